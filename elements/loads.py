@@ -1,0 +1,20 @@
+"""Nodal loads: forces and moments, fixed (global) or follower (node axes), functions of time."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["nodal_wrenches"]
+
+
+def nodal_wrenches(loads, t: float, R: np.ndarray, n_nodes: int) -> np.ndarray:
+    """Sum of all nodal loads at time ``t`` as node wrenches (n_nodes, 6), global axes."""
+    out = np.zeros((n_nodes, 6))
+    for ld in loads:
+        f = np.asarray(ld.force(t), dtype=float)
+        m = np.asarray(ld.moment(t), dtype=float)
+        if ld.follower:
+            f, m = R[ld.node] @ f, R[ld.node] @ m
+        out[ld.node, :3] += f
+        out[ld.node, 3:] += m
+    return out

@@ -1,0 +1,84 @@
+"""Sparse symmetric positive definite solves with CHOLMOD (scikit-sparse).
+
+The iteration matrix keeps one sparsity pattern per topology: :class:`SparseCholesky` runs
+CHOLMOD's symbolic analysis once on that pattern and refactorizes numerically afterwards.
+Matrices whose computed pattern lost some entries (exact zeros) are embedded into the fixed
+pattern first, since CHOLMOD's numeric factorization requires the analysed pattern.
+There is no fallback solver: without CHOLMOD, flexmb stops and says how to install it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .errors import BackendError, SolverError
+
+__all__ = ["BACKEND", "SparseCholesky", "require_cholmod", "symbolic_analysis_count"]
+
+BACKEND = "cholmod"
+_INSTALL = (
+    "install it with: apt-get install -y libsuitesparse-dev && "
+    "pip install 'scikit-sparse>=0.4.16,<0.5'"
+)
+_counter = {"analyze": 0}
+
+
+def require_cholmod():
+    """Import and return ``sksparse.cholmod``, or raise BackendError with install advice."""
+    try:
+        from sksparse import cholmod
+    except ImportError as exc:  # pragma: no cover - exercised only on broken installs
+        raise BackendError(f"CHOLMOD (scikit-sparse) cannot be imported ({exc}); {_INSTALL}.") from exc
+    return cholmod
+
+
+def symbolic_analysis_count() -> int:
+    """Number of CHOLMOD symbolic analyses run in this process (for tests and benchmarks)."""
+    return _counter["analyze"]
+
+
+class SparseCholesky:
+    """CHOLMOD Cholesky factor of matrices sharing one pattern.
+
+    ``pattern`` is a symmetric CSC matrix whose structure contains every matrix passed to
+    :meth:`factorize`. Counts: ``n_analyze`` (1 per instance), ``n_factorize``.
+    """
+
+    backend = BACKEND
+
+    def __init__(self, pattern: sp.spmatrix) -> None:
+        self._cholmod = require_cholmod()
+        P = sp.csc_matrix(pattern, dtype=float)
+        P.sum_duplicates()
+        P.sort_indices()
+        self.pattern = P
+        self._keys = P.indices.astype(np.int64) + np.repeat(np.arange(P.shape[1], dtype=np.int64), np.diff(P.indptr)) * P.shape[0]
+        self._factor = self._cholmod.analyze(P, mode="auto")
+        _counter["analyze"] += 1
+        self.n_analyze = 1
+        self.n_factorize = 0
+
+    def embed(self, A: sp.spmatrix) -> sp.csc_matrix:
+        """Return A on the fixed pattern (entries outside the pattern are an error)."""
+        A = sp.csc_matrix(A)
+        A.sort_indices()
+        keys = A.indices.astype(np.int64) + np.repeat(np.arange(A.shape[1], dtype=np.int64), np.diff(A.indptr)) * A.shape[0]
+        pos = np.searchsorted(self._keys, keys)
+        if pos.size and (pos.max() >= self._keys.size or np.any(self._keys[pos] != keys)):
+            raise SolverError("internal error: matrix entry outside the analysed sparsity pattern")
+        data = np.zeros(self._keys.size)
+        np.add.at(data, pos, A.data)
+        return sp.csc_matrix((data, self.pattern.indices, self.pattern.indptr), shape=self.pattern.shape)
+
+    def factorize(self, A: sp.spmatrix) -> None:
+        """Numeric refactorization of A (pattern-compatible); raises SolverError if not SPD."""
+        try:
+            self._factor.cholesky_inplace(self.embed(A))
+        except self._cholmod.CholmodNotPositiveDefiniteError as exc:
+            raise SolverError(f"iteration matrix is not positive definite ({exc})") from exc
+        self.n_factorize += 1
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        """Solve A x = b with the current factor."""
+        return self._factor(b)

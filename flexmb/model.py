@@ -1,0 +1,528 @@
+"""Model description: a mutable :class:`ModelBuilder` compiled into an immutable :class:`Model`.
+
+Everything is given in the *assembly configuration* (all joint coordinates zero), in global
+coordinates: node positions and orientations, joint points and axes. Initial joint
+coordinates ``q0`` and velocities ``u0`` then move the mechanism from there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import ModelError
+from .joints import JOINT_KINDS, JointKind
+from .rotations import expm
+from .timefunctions import ScalarDrive, as_time_function
+from .topology import GROUND, Tree, build_tree, path_matrix, secondary_path_matrix
+
+__all__ = ["ModelBuilder", "Model", "NodalLoad"]
+
+
+def _vec(value: Any, n: int, what: str) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"{what}: {value!r} is not a list of {n} numbers.") from None
+    if arr.shape != (n,):
+        raise ModelError(f"{what}: expected {n} numbers, got shape {arr.shape}.")
+    if not np.all(np.isfinite(arr)):
+        raise ModelError(f"{what}: {arr.tolist()} contains NaN or inf; give finite numbers.")
+    return arr
+
+
+def _mat3(value: Any, what: str) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
+    if arr.shape != (3, 3):
+        raise ModelError(f"{what}: expected a 3x3 matrix, got shape {arr.shape}.")
+    if not np.all(np.isfinite(arr)):
+        raise ModelError(f"{what}: contains NaN or inf; give finite numbers.")
+    return arr
+
+
+def _unit(value: Any, what: str) -> np.ndarray:
+    a = _vec(value, 3, what)
+    n = np.linalg.norm(a)
+    if n < 1e-12:
+        raise ModelError(f"{what}: axis {a.tolist()} has zero length; give a nonzero direction.")
+    return a / n
+
+
+@dataclass(frozen=True)
+class NodalLoad:
+    """Force and moment on a node as functions of time; ``follower`` loads are given in the
+    node frame and turn with it, fixed loads are global."""
+
+    name: str
+    node: int
+    force: Callable[[float], np.ndarray]
+    moment: Callable[[float], np.ndarray]
+    follower: bool
+
+
+@dataclass
+class _Joint:
+    name: str
+    kind: JointKind
+    parent: int
+    child: int
+    point: np.ndarray | None
+    axes: list[np.ndarray]
+    q0: np.ndarray
+    u0: np.ndarray
+
+
+class ModelBuilder:
+    """Collects nodes, bodies, joints, drives and loads; :meth:`compile` checks them and
+    returns an immutable :class:`Model`.
+
+    Example::
+
+        mb = ModelBuilder(gravity=(0, -9.81, 0))
+        mb.add_node("tip", position=(1, 0, 0))
+        mb.add_body("rod", node="tip", mass=1.0, com=(-0.5, 0, 0), inertia=np.diag([0, 1, 1]) / 12)
+        mb.add_joint("pin", "revolute", parent="ground", child="tip", point=(0, 0, 0), axis=(0, 0, 1))
+        model = mb.compile()
+    """
+
+    def __init__(self, gravity: Sequence[float] = (0.0, 0.0, 0.0)) -> None:
+        self._nodes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._bodies: dict[str, tuple[int, float, np.ndarray, np.ndarray]] = {}
+        self._joints: dict[str, _Joint] = {}
+        self._drives: dict[tuple[str, int], ScalarDrive] = {}
+        self._springs: dict[tuple[str, int], tuple[float, float, float]] = {}
+        self._loads: dict[str, NodalLoad] = {}
+        self.gravity = _vec(gravity, 3, "gravity")
+
+    # ------------------------------------------------------------------ nodes, bodies
+    def add_node(self, name: str, position: Sequence[float], rotation: Any = None) -> str:
+        """Add a node (6-DOF frame) at ``position`` with orientation ``rotation`` (3x3, columns
+        = node axes in global coordinates; identity by default)."""
+        self._check_new_name(name, self._nodes, "node")
+        x = _vec(position, 3, f"node '{name}' position")
+        R = np.eye(3) if rotation is None else _mat3(rotation, f"node '{name}' rotation")
+        if np.abs(R.T @ R - np.eye(3)).max() > 1e-9 or np.linalg.det(R) < 0:
+            raise ModelError(f"node '{name}' rotation is not a proper rotation matrix (R^T R = I, det R = 1).")
+        self._nodes[name] = (x, R)
+        return name
+
+    def add_body(
+        self,
+        name: str,
+        node: str,
+        mass: float,
+        com: Sequence[float] = (0.0, 0.0, 0.0),
+        inertia: Any = None,
+    ) -> str:
+        """Add a rigid body on ``node``: ``mass``, centre of mass ``com`` (node axes, relative to
+        the node) and ``inertia`` tensor about the centre of mass in node axes (3x3)."""
+        self._check_new_name(name, self._bodies, "body")
+        n = self._node_index(node, f"body '{name}'")
+        if not (isinstance(mass, (int, float, np.floating)) and math.isfinite(mass)) or mass <= 0:
+            raise ModelError(f"body '{name}': mass {mass!r} must be a positive finite number.")
+        c = _vec(com, 3, f"body '{name}' com")
+        J = np.zeros((3, 3)) if inertia is None else _mat3(inertia, f"body '{name}' inertia")
+        if np.abs(J - J.T).max() > 1e-12 * max(1.0, np.abs(J).max()):
+            raise ModelError(f"body '{name}': inertia tensor is not symmetric: {J.tolist()}.")
+        ev = np.linalg.eigvalsh(J)
+        tol = 1e-12 * max(1.0, ev.max())
+        if ev.min() < -tol:
+            raise ModelError(f"body '{name}': inertia tensor is not positive semi-definite (principal moments {ev.tolist()}).")
+        if ev[0] + ev[1] < ev[2] - tol:
+            raise ModelError(
+                f"body '{name}': principal moments {ev.tolist()} violate the triangle inequality "
+                "(J1 + J2 >= J3); no physical body has them."
+            )
+        self._bodies[name] = (n, float(mass), c, J)
+        return name
+
+    # ------------------------------------------------------------------ joints
+    def add_joint(
+        self,
+        name: str,
+        kind: str,
+        parent: str,
+        child: str,
+        point: Sequence[float] | None = None,
+        axis: Sequence[float] | None = None,
+        axes: Sequence[Sequence[float]] | None = None,
+        q0: Sequence[float] | float | None = None,
+        u0: Sequence[float] | float | None = None,
+    ) -> str:
+        """Add a joint of ``kind`` (fixed, revolute, prismatic, cylindrical, universal,
+        spherical, free) from ``parent`` (a node or ``"ground"``) to ``child``.
+
+        ``point`` (default: the child node) and ``axis``/``axes`` are global, in the assembly
+        configuration. Universal joints take two axes (first fixed in the parent, second in the
+        child). ``q0``/``u0`` are the initial coordinates and velocities; a ball's (spherical,
+        free) three coordinates are a rotation vector and the child's body angular velocity
+        relative to the parent.
+        """
+        self._check_new_name(name, self._joints, "joint")
+        if kind not in JOINT_KINDS:
+            raise ModelError(f"joint '{name}': unknown kind {kind!r}; use one of {sorted(JOINT_KINDS)}.")
+        jk = JOINT_KINDS[kind]
+        p = GROUND if parent == "ground" else self._node_index(parent, f"joint '{name}' parent")
+        c = self._node_index(child, f"joint '{name}' child")
+        if p == c:
+            raise ModelError(f"joint '{name}': parent and child are the same node '{child}'.")
+        given = [] if axes is None else list(axes)
+        if axis is not None:
+            given = [axis] + given
+        if kind in ("free", "spherical", "fixed"):
+            if given:
+                raise ModelError(f"joint '{name}': a {kind} joint takes no axis.")
+        elif len(given) != jk.n_axes:
+            raise ModelError(f"joint '{name}': a {kind} joint needs {jk.n_axes} axis/axes, got {len(given)}.")
+        ax = [_unit(a, f"joint '{name}' axis {i + 1}") for i, a in enumerate(given)]
+        if kind == "universal" and abs(ax[0] @ ax[1]) > 1 - 1e-9:
+            raise ModelError(f"joint '{name}': the two universal-joint axes are parallel.")
+        pt = None if point is None else _vec(point, 3, f"joint '{name}' point")
+        q0a = np.zeros(jk.n_u) if q0 is None else np.atleast_1d(np.asarray(q0, dtype=float))
+        u0a = np.zeros(jk.n_u) if u0 is None else np.atleast_1d(np.asarray(u0, dtype=float))
+        for arr, what in ((q0a, "q0"), (u0a, "u0")):
+            if arr.shape != (jk.n_u,):
+                raise ModelError(f"joint '{name}': {what} needs {jk.n_u} values, got {arr.size}.")
+            if not np.all(np.isfinite(arr)):
+                raise ModelError(f"joint '{name}': {what} {arr.tolist()} contains NaN or inf.")
+        self._joints[name] = _Joint(name, jk, p, c, pt, ax, q0a, u0a)
+        return name
+
+    def add_drive(
+        self,
+        joint: str,
+        position: Callable[[float], float],
+        velocity: Callable[[float], float] | None = None,
+        acceleration: Callable[[float], float] | None = None,
+        dof: int = 0,
+    ) -> None:
+        """Drive coordinate ``dof`` of ``joint`` (rheonomic): ``q(t) = position(t)``. Without
+        ``velocity``/``acceleration`` the derivatives are computed (complex step)."""
+        jt = self._joint(joint, "drive")
+        self._check_dof(jt, dof, "drive")
+        if (joint, dof) in self._drives:
+            raise ModelError(f"drive: coordinate {dof} of joint '{joint}' is already driven; drive it once.")
+        for f, what in ((position, "position"), (velocity, "velocity"), (acceleration, "acceleration")):
+            if f is not None and not callable(f):
+                raise ModelError(f"drive of joint '{joint}': {what} must be a function of time.")
+        d = ScalarDrive(position, velocity, acceleration)
+        vals = d(0.0)
+        if not all(math.isfinite(v) for v in vals):
+            raise ModelError(f"drive of joint '{joint}': q, q', q'' at t = 0 are {vals}: not finite.")
+        self._drives[(joint, dof)] = d
+
+    def add_joint_spring(
+        self, joint: str, stiffness: float, damping: float = 0.0, rest: float = 0.0, dof: int = 0
+    ) -> None:
+        """Linear spring and damper on coordinate ``dof`` of ``joint``:
+        ``tau = -stiffness (q - rest) - damping q'``."""
+        jt = self._joint(joint, "joint spring")
+        self._check_dof(jt, dof, "joint spring")
+        for v, what in ((stiffness, "stiffness"), (damping, "damping"), (rest, "rest")):
+            if not math.isfinite(v):
+                raise ModelError(f"joint spring on '{joint}': {what} {v!r} is not finite.")
+        if stiffness < 0 or damping < 0:
+            raise ModelError(f"joint spring on '{joint}': stiffness and damping must be >= 0.")
+        self._springs[(joint, dof)] = (float(stiffness), float(damping), float(rest))
+
+    def add_load(
+        self,
+        name: str,
+        node: str,
+        force: Any = (0.0, 0.0, 0.0),
+        moment: Any = (0.0, 0.0, 0.0),
+        follower: bool = False,
+    ) -> str:
+        """Nodal force and moment (constant 3-vectors or functions of time returning them);
+        ``follower=True`` gives them in node axes so they turn with the node."""
+        self._check_new_name(name, self._loads, "load")
+        n = self._node_index(node, f"load '{name}'")
+        self._loads[name] = NodalLoad(
+            name, n, as_time_function(force, f"load '{name}' force"),
+            as_time_function(moment, f"load '{name}' moment"), bool(follower),
+        )
+        return name
+
+    # ------------------------------------------------------------------ helpers
+    def _check_new_name(self, name: str, table: dict, what: str) -> None:
+        if not isinstance(name, str) or not name:
+            raise ModelError(f"{what} name {name!r} must be a non-empty string.")
+        if name == "ground":
+            raise ModelError(f"{what} name 'ground' is reserved for the fixed frame.")
+        if name in table:
+            raise ModelError(f"duplicate {what} name '{name}': every {what} needs its own name.")
+
+    def _node_index(self, name: str, who: str) -> int:
+        if name not in self._nodes:
+            raise ModelError(f"{who}: unknown node '{name}'. Known nodes: {list(self._nodes)[:20]}.")
+        return list(self._nodes).index(name)
+
+    def _joint(self, name: str, who: str) -> _Joint:
+        if name not in self._joints:
+            raise ModelError(f"{who}: unknown joint '{name}'. Known joints: {list(self._joints)[:20]}.")
+        return self._joints[name]
+
+    @staticmethod
+    def _check_dof(jt: _Joint, dof: int, who: str) -> None:
+        if not 0 <= dof < jt.kind.n_scalar:
+            raise ModelError(
+                f"{who} on joint '{jt.name}': dof {dof} is not a scalar coordinate of a {jt.kind.name} "
+                f"joint (it has {jt.kind.n_scalar}; ball rotations cannot be driven or sprung)."
+            )
+
+    # ------------------------------------------------------------------ compile
+    def compile(self) -> Model:
+        """Check the description, build the spanning tree and return an immutable Model."""
+        if not self._nodes:
+            raise ModelError("the model has no nodes; add_node() first.")
+        return Model._compile(self)
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True)
+class Model:
+    """Immutable compiled model: flat arrays over nodes, tree joints, bodies and coordinates.
+
+    Tree joints are ordered parents first. Velocity coordinates ``u`` (length ``n_u``) are
+    the joints' coordinates in that order; scalar coordinates ``q`` (length ``n_q``) omit the
+    balls, whose rotations are kept as matrices (``n_ball`` of them).
+    """
+
+    node_names: tuple[str, ...]
+    X0: np.ndarray
+    R0: np.ndarray
+    gravity: np.ndarray
+    tree: Tree
+    joint_names: tuple[str, ...]
+    joint_kinds: tuple[JointKind, ...]
+    joint_parent: np.ndarray
+    joint_child: np.ndarray
+    joint_point: np.ndarray  # in parent node axes (global for ground)
+    joint_axes: np.ndarray  # (n_joints, 3, 3): axis i in parent node axes
+    joint_child_offset: np.ndarray  # child origin - joint point, parent axes
+    joint_child_rot: np.ndarray  # R_parent^T R_child at assembly
+    joint_u_start: np.ndarray
+    joint_q_start: np.ndarray
+    joint_ball: np.ndarray  # ball index or -1
+    coordinate_names: tuple[str, ...]
+    u_is_ball: np.ndarray
+    u_to_q: np.ndarray  # scalar index of each u or -1
+    q0: np.ndarray
+    balls0: np.ndarray
+    u0: np.ndarray
+    body_names: tuple[str, ...]
+    body_node: np.ndarray
+    body_mass: np.ndarray
+    body_com: np.ndarray
+    body_inertia: np.ndarray
+    loads: tuple[NodalLoad, ...]
+    driven: np.ndarray  # u indices that are driven
+    drives: tuple[ScalarDrive, ...]
+    spring_u: np.ndarray
+    spring_k: np.ndarray
+    spring_c: np.ndarray
+    spring_rest: np.ndarray
+    auto_free_nodes: tuple[str, ...] = field(default=())
+
+    # -------------------------------------------------------------- sizes
+    @property
+    def n_nodes(self) -> int:
+        return len(self.node_names)
+
+    @property
+    def n_joints(self) -> int:
+        return len(self.joint_names)
+
+    @property
+    def n_u(self) -> int:
+        return int(self.u_is_ball.size)
+
+    @property
+    def n_q(self) -> int:
+        return int(self.q0.size)
+
+    @property
+    def n_ball(self) -> int:
+        return int(self.balls0.shape[0])
+
+    @property
+    def free_u(self) -> np.ndarray:
+        """Velocity coordinates that are unknowns (not driven)."""
+        mask = np.ones(self.n_u, dtype=bool)
+        mask[self.driven] = False
+        return np.flatnonzero(mask)
+
+    def path_matrix(self) -> np.ndarray:
+        """Preliminary path matrix pi (nodes x tree joints), Issa & Arczewski §2."""
+        return path_matrix(self.tree)
+
+    def secondary_path_matrix(self) -> np.ndarray:
+        """Secondary path matrix pi* (nodes x tree joints), Issa & Arczewski §2."""
+        return secondary_path_matrix(self.tree)
+
+    def joint_index(self, name: str) -> int:
+        """Index of the tree joint called ``name``."""
+        try:
+            return self.joint_names.index(name)
+        except ValueError:
+            raise ModelError(f"unknown joint '{name}'. Known joints: {list(self.joint_names)[:20]}.") from None
+
+    def node_index(self, name: str) -> int:
+        """Index of the node called ``name``."""
+        try:
+            return self.node_names.index(name)
+        except ValueError:
+            raise ModelError(f"unknown node '{name}'. Known nodes: {list(self.node_names)[:20]}.") from None
+
+    def coordinate_index(self, joint: str, dof: int = 0) -> int:
+        """Index in ``u`` of coordinate ``dof`` of ``joint``."""
+        j = self.joint_index(joint)
+        if not 0 <= dof < self.joint_kinds[j].n_u:
+            raise ModelError(f"joint '{joint}' has no coordinate {dof}.")
+        return int(self.joint_u_start[j] + dof)
+
+    def initial_state(self):
+        """The state at t = 0 from the joints' q0 and u0 (drives override their coordinates)."""
+        from .state import State
+
+        st = State(0.0, self.q0.copy(), self.balls0.copy(), self.u0.copy(), np.zeros(self.n_u))
+        st.apply_drives(self, 0.0)
+        return st
+
+    def info(self) -> str:
+        """Human-readable summary: nodes, bodies, joints, the tree and the coordinate count."""
+        lines = [f"nodes: {self.n_nodes}, bodies: {len(self.body_names)}, tree joints: {self.n_joints}"]
+        lines.append(f"coordinates: {self.n_u} velocity ({len(self.driven)} driven, {self.free_u.size} free)")
+        for k, name in enumerate(self.joint_names):
+            p = "ground" if self.joint_parent[k] == GROUND else self.node_names[self.joint_parent[k]]
+            lines.append(f"  {name}: {self.joint_kinds[k].name} {p} -> {self.node_names[self.joint_child[k]]}")
+        if self.auto_free_nodes:
+            lines.append(f"free nodes (no joint): {list(self.auto_free_nodes)}")
+        lines.append("loops: none")
+        return "\n".join(lines)
+
+    # -------------------------------------------------------------- compile
+    @classmethod
+    def _compile(cls, mb: ModelBuilder) -> Model:
+        node_names = list(mb._nodes)
+        nn = len(node_names)
+        X0 = np.array([mb._nodes[n][0] for n in node_names])
+        R0 = np.array([mb._nodes[n][1] for n in node_names])
+        joints = list(mb._joints.values())
+        # nodes reached by no joint become free nodes (free joint to ground)
+        touched = {j.child for j in joints} | {j.parent for j in joints}
+        auto = [i for i in range(nn) if i not in touched]
+        for i in auto:
+            joints.append(_Joint(f"{node_names[i]}:free", JOINT_KINDS["free"], GROUND, i, None, [], np.zeros(6), np.zeros(6)))
+        names = [j.name for j in joints]
+        tree = build_tree(nn, [(j.parent, j.child) for j in joints], names, node_names)
+        # a node reached from ground only through other paths still needs orientation: reversal
+        nj = len(tree.order)
+        jp = np.zeros((nj, 3))
+        jax = np.zeros((nj, 3, 3))
+        jrc = np.zeros((nj, 3))
+        jC = np.zeros((nj, 3, 3))
+        kinds, jnames, u_start, q_start, jball = [], [], [], [], []
+        coord_names: list[str] = []
+        u_is_ball: list[bool] = []
+        q0: list[float] = []
+        u0: list[float] = []
+        balls0: list[np.ndarray] = []
+        nu = nq = 0
+        for k, j_idx in enumerate(tree.order):
+            jt = joints[j_idx]
+            p, c = int(tree.parent[k]), int(tree.child[k])
+            rev = bool(tree.reversed[k])
+            if rev and jt.kind.name not in ("revolute", "prismatic", "cylindrical", "fixed"):
+                raise ModelError(
+                    f"joint '{jt.name}' ({jt.kind.name}) is reached from its child side: give it with its "
+                    f"parent on the ground side of the tree (swap parent '{node_names[jt.parent] if jt.parent >= 0 else 'ground'}' and child '{node_names[jt.child]}')."
+                )
+            Xp, Rp = (np.zeros(3), np.eye(3)) if p == GROUND else (X0[p], R0[p])
+            P = jt.point if jt.point is not None else X0[jt.child]
+            jp[k] = Rp.T @ (P - Xp)
+            sign = -1.0 if rev else 1.0
+            if jt.kind.name == "free":
+                jax[k] = np.eye(3)  # translations along the parent's axes
+            else:
+                for i, a in enumerate(jt.axes):
+                    jax[k, i] = sign * (Rp.T @ a)
+            jrc[k] = Rp.T @ (X0[c] - P)
+            jC[k] = Rp.T @ R0[c]
+            kinds.append(jt.kind)
+            jnames.append(jt.name)
+            u_start.append(nu)
+            q_start.append(nq)
+            jball.append(len(balls0) if jt.kind.has_ball else -1)
+            # coordinates
+            ci = 0
+            for comp, _ in jt.kind.components:
+                if comp == "B":
+                    rv = jt.q0[ci:ci + 3]
+                    balls0.append(expm(rv))
+                    u0.extend(jt.u0[ci:ci + 3])
+                    coord_names += [f"{jt.name}.w{a}" for a in "xyz"]
+                    u_is_ball += [True] * 3
+                    ci += 3
+                else:
+                    q0.append(jt.q0[ci])
+                    u0.append(jt.u0[ci])
+                    coord_names.append(f"{jt.name}.{comp.lower()}{ci}" if jt.kind.n_u > 1 else f"{jt.name}.q")
+                    u_is_ball.append(False)
+                    ci += 1
+            nu += jt.kind.n_u
+            nq += jt.kind.n_scalar
+        u_is_ball_a = np.array(u_is_ball, dtype=bool)
+        u_to_q = np.full(nu, -1, dtype=int)
+        u_to_q[~u_is_ball_a] = np.arange(nq)
+        # drives and springs refer to (joint name, scalar dof)
+        jstart = dict(zip(jnames, u_start))
+        scalar_u = {}
+        for k, name in enumerate(jnames):
+            s = [u_start[k] + i for i, (cmp, _) in enumerate(_expand(kinds[k])) if cmp != "B"]
+            scalar_u[name] = s
+        driven = sorted((scalar_u[jn][dof], d) for (jn, dof), d in mb._drives.items())
+        springs = sorted((scalar_u[jn][dof],) + v for (jn, dof), v in mb._springs.items())
+        bodies = list(mb._bodies.items())
+        del jstart
+        f = _frozen
+        return cls(
+            node_names=tuple(node_names),
+            X0=f(X0), R0=f(R0), gravity=f(mb.gravity.copy()), tree=tree,
+            joint_names=tuple(jnames), joint_kinds=tuple(kinds),
+            joint_parent=f(tree.parent), joint_child=f(tree.child),
+            joint_point=f(jp), joint_axes=f(jax), joint_child_offset=f(jrc), joint_child_rot=f(jC),
+            joint_u_start=f(np.array(u_start, dtype=int)), joint_q_start=f(np.array(q_start, dtype=int)),
+            joint_ball=f(np.array(jball, dtype=int)),
+            coordinate_names=tuple(coord_names), u_is_ball=f(u_is_ball_a), u_to_q=f(u_to_q),
+            q0=f(np.array(q0, dtype=float)), balls0=f(np.array(balls0).reshape(-1, 3, 3)), u0=f(np.array(u0, dtype=float)),
+            body_names=tuple(b for b, _ in bodies),
+            body_node=f(np.array([v[0] for _, v in bodies], dtype=int)),
+            body_mass=f(np.array([v[1] for _, v in bodies], dtype=float)),
+            body_com=f(np.array([v[2] for _, v in bodies]).reshape(-1, 3)),
+            body_inertia=f(np.array([v[3] for _, v in bodies]).reshape(-1, 3, 3)),
+            loads=tuple(mb._loads.values()),
+            driven=f(np.array([u for u, _ in driven], dtype=int)), drives=tuple(d for _, d in driven),
+            spring_u=f(np.array([s[0] for s in springs], dtype=int)),
+            spring_k=f(np.array([s[1] for s in springs], dtype=float)),
+            spring_c=f(np.array([s[2] for s in springs], dtype=float)),
+            spring_rest=f(np.array([s[3] for s in springs], dtype=float)),
+            auto_free_nodes=tuple(node_names[i] for i in auto),
+        )
+
+
+def _expand(kind: JointKind) -> list[tuple[str, int | None]]:
+    """Components with the ball expanded into its three velocity coordinates."""
+    out: list[tuple[str, int | None]] = []
+    for comp, ax in kind.components:
+        out += [(comp, ax)] * (3 if comp == "B" else 1)
+    return out

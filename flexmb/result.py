@@ -1,0 +1,111 @@
+"""Simulation results as numpy arrays over time, saved and loaded without pickle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Result", "load"]
+
+
+@dataclass
+class Result:
+    """Time histories of a run (first axis = output time).
+
+    t (nt,); q (nt, n_u): coordinates, a ball's three entries being its rotation vector;
+    u, udot (nt, n_u); x (nt, N, 3), R (nt, N, 3, 3): node poses; drive_forces (nt, n_driven);
+    reactions (nt, n_joints, 6): force and moment on each joint's child (about the joint
+    point, global axes); energy: dict of (nt,) arrays kinetic, potential, dissipated,
+    drive_work, load_work; newton_iterations (nt,); status: how the run ended.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    u: np.ndarray
+    udot: np.ndarray
+    x: np.ndarray
+    R: np.ndarray
+    drive_forces: np.ndarray
+    reactions: np.ndarray
+    energy: dict[str, np.ndarray]
+    newton_iterations: np.ndarray
+    coordinate_names: tuple[str, ...] = ()
+    node_names: tuple[str, ...] = ()
+    joint_names: tuple[str, ...] = ()
+    driven_names: tuple[str, ...] = ()
+    status: str = "finished"
+    stats: dict[str, float] = field(default_factory=dict)
+
+    def coordinate(self, name: str) -> np.ndarray:
+        """Time history of the coordinate called ``name`` (see ``coordinate_names``)."""
+        return self.q[:, self._index(self.coordinate_names, name, "coordinate")]
+
+    def node_position(self, name: str) -> np.ndarray:
+        """Position history (nt, 3) of the node called ``name``."""
+        return self.x[:, self._index(self.node_names, name, "node")]
+
+    def reaction(self, name: str) -> np.ndarray:
+        """Reaction wrench history (nt, 6) of the joint called ``name``."""
+        return self.reactions[:, self._index(self.joint_names, name, "joint")]
+
+    def drive_force(self, name: str) -> np.ndarray:
+        """Actuator force/torque history of the driven coordinate called ``name``."""
+        return self.drive_forces[:, self._index(self.driven_names, name, "driven coordinate")]
+
+    @property
+    def total_energy(self) -> np.ndarray:
+        """Kinetic + potential + dissipated - work of drives and loads (constant if balanced)."""
+        e = self.energy
+        return e["kinetic"] + e["potential"] + e["dissipated"] - e["drive_work"] - e["load_work"]
+
+    @staticmethod
+    def _index(names, name, what) -> int:
+        from .errors import ModelError
+
+        try:
+            return list(names).index(name)
+        except ValueError:
+            raise ModelError(f"unknown {what} '{name}'; known: {list(names)[:20]}.") from None
+
+    def save(self, path: str | Path) -> Path:
+        """Write the result to an ``.npz`` file (no pickled objects)."""
+        path = Path(path)
+        arrays: dict[str, np.ndarray] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "energy":
+                for k, a in v.items():
+                    arrays[f"energy__{k}"] = a
+            elif f.name == "stats":
+                arrays["stats__keys"] = np.array(list(v), dtype=str)
+                arrays["stats__values"] = np.array(list(v.values()), dtype=float)
+            elif isinstance(v, tuple):
+                arrays[f.name] = np.array(v, dtype=str)
+            elif isinstance(v, str):
+                arrays[f.name] = np.array(v)
+            else:
+                arrays[f.name] = v
+        np.savez_compressed(path, **arrays)
+        return path
+
+
+def load(path: str | Path) -> Result:
+    """Read a result written by :meth:`Result.save` (``allow_pickle=False``)."""
+    with np.load(path, allow_pickle=False) as z:
+        kw: dict = {}
+        energy = {}
+        for f in fields(Result):
+            if f.name == "energy":
+                energy = {k[8:]: z[k] for k in z.files if k.startswith("energy__")}
+                kw["energy"] = energy
+            elif f.name == "stats":
+                kw["stats"] = dict(zip(z["stats__keys"].tolist(), z["stats__values"].tolist()))
+            elif f.name in ("coordinate_names", "node_names", "joint_names", "driven_names"):
+                kw[f.name] = tuple(z[f.name].tolist())
+            elif f.name == "status":
+                kw[f.name] = str(z[f.name])
+            else:
+                kw[f.name] = z[f.name]
+    return Result(**kw)
