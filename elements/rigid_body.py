@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmb.rotations import skew
+from flexmb.rotations import cross, skew
 
 __all__ = ["mass_blocks", "gyroscopic", "gravity_wrench", "potential_energy", "kinetic_energy"]
 
@@ -45,9 +45,9 @@ def mass_blocks(R: np.ndarray, mass: np.ndarray, com: np.ndarray, inertia: np.nd
 def gyroscopic(R: np.ndarray, w: np.ndarray, mass: np.ndarray, com: np.ndarray, inertia: np.ndarray) -> np.ndarray:
     """Eq. (2): velocity-dependent inertia force (n,6) for node angular velocities w (n,3)."""
     cg, Jg = _cg_Jg(R, com, inertia)
-    wwc = np.cross(w, np.cross(w, cg))
+    wwc = cross(w, cross(w, cg))
     lin = mass[:, None] * wwc
-    ang = mass[:, None] * np.cross(cg, wwc) + np.cross(w, np.einsum("bij,bj->bi", Jg, w))
+    ang = mass[:, None] * cross(cg, wwc) + cross(w, np.einsum("bij,bj->bi", Jg, w))
     return np.concatenate([lin, ang], axis=1)
 
 
@@ -55,7 +55,7 @@ def gravity_wrench(R: np.ndarray, mass: np.ndarray, com: np.ndarray, g: np.ndarr
     """Gravity force at the centre of mass as a node wrench (n,6) about the node origin."""
     cg = np.einsum("bij,bj->bi", R, com)
     f = mass[:, None] * g[None, :]
-    return np.concatenate([f, np.cross(cg, f)], axis=1)
+    return np.concatenate([f, cross(cg, f)], axis=1)
 
 
 def potential_energy(x: np.ndarray, R: np.ndarray, mass: np.ndarray, com: np.ndarray, g: np.ndarray) -> float:

@@ -19,7 +19,7 @@ from flexmb.elements import loads as load_kernels
 from flexmb.elements import rigid_body
 
 from .kinematics import Kinematics, TreePattern, forward_kinematics
-from .topology import GROUND
+from .rotations import cross, skew
 
 __all__ = ["Assembler", "Evaluation"]
 
@@ -29,36 +29,74 @@ class Evaluation:
     """Everything the solvers need at one state.
 
     Mb (N,6,6) node masses; bias (N,6) = M zeta + g - f_ext; loads (N,6) nodal loads only;
-    B velocity transformation; tau (n_u) joint spring/damper forces.
+    tau (n_u) joint spring/damper forces. Products with B and B^T run as sums along the tree
+    (path sums down, subtree sums up) without forming B; ``B`` builds it on request.
     """
 
     kin: Kinematics
     Mb: np.ndarray
     bias: np.ndarray
     loads: np.ndarray
-    B: sp.csc_matrix
     tau: np.ndarray
+
+    @property
+    def B(self) -> sp.csc_matrix:
+        """Velocity-transformation matrix (6N x n_u): node twists = B u."""
+        return self.kin.B()
+
+    def twists(self, u: np.ndarray) -> np.ndarray:
+        """Node twists (N,6) for generalized velocities u, i.e. (B u) per node."""
+        p, kin = self.kin.pattern, self.kin
+        inc = np.zeros((p.joint_child.size, 6))
+        np.add.at(inc, p.coord_joint, kin.S * u[:, None])
+        A = p.path_sum(inc, p.joint_child)
+        return np.concatenate([A[:, :3] + cross(A[:, 3:], kin.x), A[:, 3:]], axis=1)
+
+    def project(self, w: np.ndarray) -> np.ndarray:
+        """Generalized forces B^T w for node wrenches w (N,6) about the node origins."""
+        p, kin = self.kin.pattern, self.kin
+        Wsp = np.concatenate([w[:, :3], w[:, 3:] + cross(kin.x, w[:, :3])], axis=1)
+        Wc = p.subtree_sum(Wsp)
+        return np.einsum("ki,ki->k", kin.S, Wc[p.coord_child])
 
     def node_wrenches(self, udot: np.ndarray) -> np.ndarray:
         """Per-node M (B udot + zeta) + g - f (N,6): what each node needs from its joint."""
-        a = (self.B @ udot).reshape(-1, 6)
-        return np.einsum("nij,nj->ni", self.Mb, a) + self.bias
+        return np.einsum("nij,nj->ni", self.Mb, self.twists(udot)) + self.bias
 
     def residual(self, udot: np.ndarray) -> np.ndarray:
         """Eq. (1) for all velocity coordinates."""
-        return self.B.T @ self.node_wrenches(udot).reshape(-1) - self.tau
+        return self.project(self.node_wrenches(udot)) - self.tau
 
 
 class Assembler:
-    """Evaluates eq. (1) and M̄ for a model; index structures are built once."""
+    """Evaluates eq. (1) and M̄ for a model; index structures are built once.
+
+    M̄ is computed as in the composite-rigid-body algorithm: with I_i the spatial inertia of
+    node i at the global origin and I^C_j = sum over the subtree of joint j,
+    M̄_ab = S_a^T I^C_{j(a)} S_b for every coordinate b on the path from j(a) to ground;
+    this equals B^T M B (checked in the tests) at O(pairs) cost.
+    """
 
     def __init__(self, model) -> None:
         self.model = model
         self.pattern = TreePattern(model)
+        p = self.pattern
         N = model.n_nodes
         blk = np.arange(N)[:, None, None] * 6
         self._Mrows = (blk + np.arange(6)[None, :, None] + np.zeros((1, 1, 6), dtype=int)).ravel()
         self._Mcols = (blk + np.arange(6)[None, None, :] + np.zeros((1, 6, 1), dtype=int)).ravel()
+        # coordinate pairs (a, b): b on the path from joint(a) to ground
+        ps = model.secondary_path_matrix()
+        starts, counts = model.joint_u_start, np.array([k.n_u for k in model.joint_kinds], dtype=int)
+        pa, pb = [], []
+        for a in range(model.n_u):
+            anc = np.flatnonzero(ps[p.coord_child[a]] < 0)
+            bs = np.concatenate([np.arange(starts[j], starts[j] + counts[j]) for j in anc]) if anc.size else np.zeros(0, int)
+            pa.append(np.full(bs.size, a))
+            pb.append(bs)
+        self._pa = np.concatenate(pa) if pa else np.zeros(0, int)
+        self._pb = np.concatenate(pb) if pb else np.zeros(0, int)
+        self._patterns: dict[bytes, tuple] = {}
 
     def mass_matrix_nodes(self, Mb: np.ndarray) -> sp.csr_matrix:
         """Block-diagonal node mass matrix (6N x 6N)."""
@@ -85,11 +123,55 @@ class Assembler:
         if m.spring_u.size:
             qk = state.q[m.u_to_q[m.spring_u]]
             tau[m.spring_u] = -m.spring_k * (qk - m.spring_rest) - m.spring_c * state.u[m.spring_u]
-        return Evaluation(kin, Mb, bias, loads, kin.B(), tau)
+        return Evaluation(kin, Mb, bias, loads, tau)
 
-    def mbar(self, ev: Evaluation, cols: np.ndarray | None = None) -> sp.csc_matrix:
-        """Generalized mass matrix M̄ = B^T M B (restricted to ``cols`` if given)."""
-        B = ev.B if cols is None else ev.B[:, cols]
+    # ------------------------------------------------------------------ M̄ and S
+    def _pair_values(self, ev: Evaluation) -> np.ndarray:
+        kin, p = ev.kin, self.pattern
+        X = np.zeros((self.model.n_nodes, 6, 6))
+        X[:, :3, :3] = np.eye(3)
+        X[:, 3:, 3:] = np.eye(3)
+        X[:, :3, 3:] = -skew(kin.x)
+        IO = np.swapaxes(X, 1, 2) @ ev.Mb @ X
+        IC = p.subtree_sum(IO)
+        F = np.einsum("kij,kj->ki", IC[p.coord_child], kin.S)
+        return np.einsum("pi,pi->p", F[self._pa], kin.S[self._pb])
+
+    def _free_pattern(self, cols: np.ndarray) -> tuple:
+        key = cols.tobytes()
+        if key not in self._patterns:
+            n = self.model.n_u
+            loc = np.full(n, -1)
+            loc[cols] = np.arange(cols.size)
+            pa, pb = self._pa, self._pb
+            keep = (loc[pa] >= 0) & (loc[pb] >= 0)
+            src = np.flatnonzero(keep)
+            off = src[pa[src] != pb[src]]
+            same_joint = self.pattern.coord_joint[pa[off]] == self.pattern.coord_joint[pb[off]]
+            mirror = off[~same_joint]  # pairs with a strict ancestor appear once: mirror them
+            rows = np.concatenate([loc[pa[src]], loc[pb[mirror]]])
+            colsx = np.concatenate([loc[pb[src]], loc[pa[mirror]]])
+            source = np.concatenate([src, mirror])
+            order = np.lexsort((rows, colsx))
+            indices = rows[order].astype(np.int32)
+            indptr = np.searchsorted(colsx[order], np.arange(cols.size + 1)).astype(np.int32)
+            diag_pos = np.flatnonzero(indices == np.repeat(np.arange(cols.size), np.diff(indptr)))
+            self._patterns[key] = (source[order], indices, indptr, diag_pos)
+        return self._patterns[key]
+
+    def mbar(self, ev: Evaluation, cols: np.ndarray | None = None, diag: np.ndarray | None = None) -> sp.csc_matrix:
+        """Generalized mass matrix M̄ (restricted to ``cols``; plus ``diag`` on its diagonal),
+        always on the same sparsity pattern for the same ``cols``."""
+        cols = np.arange(self.model.n_u) if cols is None else np.asarray(cols)
+        src, indices, indptr, diag_pos = self._free_pattern(cols)
+        data = self._pair_values(ev)[src]
+        if diag is not None:
+            data[diag_pos] += diag
+        return sp.csc_matrix((data, indices, indptr), shape=(cols.size, cols.size))
+
+    def mbar_via_B(self, ev: Evaluation) -> sp.csc_matrix:
+        """M̄ = B^T M B by sparse products (reference for tests; slower)."""
+        B = ev.B
         return sp.csc_matrix(B.T @ (self.mass_matrix_nodes(ev.Mb) @ B))
 
     def stiffness_damping_diag(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -103,13 +185,8 @@ class Assembler:
 
     def structural_pattern(self, cols: np.ndarray) -> sp.csc_matrix:
         """Sparsity pattern of M̄ restricted to ``cols`` (all ones), independent of values."""
-        p = self.pattern
-        Bp = p.assemble(np.ones((p.pair_node.size, 6)))[:, cols]
-        N = self.model.n_nodes
-        Mp = self.mass_matrix_nodes(np.ones((N, 6, 6)))
-        P = sp.csc_matrix(Bp.T @ (Mp @ Bp)) + sp.eye(len(cols), format="csc")
-        P.data[:] = 1.0
-        return P
+        src, indices, indptr, _ = self._free_pattern(np.asarray(cols))
+        return sp.csc_matrix((np.ones(indices.size), indices, indptr), shape=(len(cols), len(cols)))
 
     def reactions(self, ev: Evaluation, udot: np.ndarray) -> np.ndarray:
         """Joint reaction wrenches (n_joints, 6): force and moment (about the current joint
@@ -118,19 +195,10 @@ class Assembler:
         m = self.model
         kin = ev.kin
         w = ev.node_wrenches(udot)
-        Wsp = np.concatenate([w[:, :3], w[:, 3:] + np.cross(kin.x, w[:, :3])], axis=1)  # at origin
-        out = np.zeros((m.n_joints, 6))
-        acc = Wsp.copy()
-        eon = m.tree.edge_of_node
-        for k in range(m.n_joints - 1, -1, -1):
-            c = m.joint_child[k]
-            out[k] = acc[c]
-            p = m.joint_parent[k]
-            if p != GROUND:
-                acc[p] += acc[c]
-        del eon
+        Wsp = np.concatenate([w[:, :3], w[:, 3:] + cross(kin.x, w[:, :3])], axis=1)  # at origin
+        out = self.pattern.subtree_sum(Wsp)[m.joint_child]
         F = out[:, :3]
-        out[:, 3:] -= np.cross(kin.joint_point, F)
+        out[:, 3:] -= cross(kin.joint_point, F)
         return out
 
     def energies(self, ev: Evaluation, state) -> tuple[float, float]:

@@ -80,9 +80,7 @@ class GeneralizedAlpha:
 
     def _factorize(self, ev: Evaluation, gp: float, bp: float) -> None:
         t0 = _time.perf_counter()
-        S = self.asm.mbar(ev, self.free)
-        if gp or bp:
-            S = S + _diag(gp * self.c_diag + bp * self.k_diag)
+        S = self.asm.mbar(ev, self.free, diag=gp * self.c_diag + bp * self.k_diag)
         self.timings["assembly"] += _time.perf_counter() - t0
         t0 = _time.perf_counter()
         self.chol.factorize(S)
@@ -96,8 +94,8 @@ class GeneralizedAlpha:
 
     @staticmethod
     def _scale(ev: Evaluation, udot: np.ndarray) -> float:
-        a = np.abs(ev.B.T @ np.einsum("nij,nj->ni", ev.Mb, (ev.B @ udot).reshape(-1, 6)).ravel())
-        b = np.abs(ev.B.T @ ev.bias.ravel())
+        a = np.abs(ev.project(np.einsum("nij,nj->ni", ev.Mb, ev.twists(udot))))
+        b = np.abs(ev.project(ev.bias))
         return float(a.max(initial=0) + b.max(initial=0) + np.abs(ev.tau).max(initial=0)) + 1e-300
 
     # ------------------------------------------------------------------ API
@@ -127,6 +125,7 @@ class GeneralizedAlpha:
         t1 = st.t + h
         r_hist = []
         nfac = 0
+        last_dx = np.inf
         for it in range(self.max_iter + 1):
             a1 = (af * st.udot + (1 - af) * udot1 - am * a) / (1 - am)
             dq = st.u + h * ((0.5 - b) * a + b * a1)
@@ -145,7 +144,7 @@ class GeneralizedAlpha:
                                   f"{_names(m, free[~np.isfinite(r)])}", t1)
             rn = float(np.abs(r).max())
             r_hist.append(rn)
-            if rn <= self.rtol * self._scale(ev, udot1):
+            if rn <= self.rtol * self._scale(ev, udot1) or (it > 0 and last_dx <= 1e-13 * (np.abs(udot1).max() + 1e-300)):
                 return st1, a1, ev, StepInfo(it, nfac, rn, h)
             if it == self.max_iter or (len(r_hist) > 3 and rn > 1e3 * min(r_hist)):
                 worst = free[np.argsort(-np.abs(r))[:3]]
@@ -156,8 +155,10 @@ class GeneralizedAlpha:
             if it == 0:
                 self._factorize(ev, gp, bp)
                 nfac += 1
+            dx = self._solve(r)
+            last_dx = float(np.abs(dx).max())
             udot1 = udot1.copy()
-            udot1[free] -= self._solve(r)
+            udot1[free] -= dx
         raise AssertionError("unreachable")
 
     def advance(self, st: State, a: np.ndarray, h: float) -> tuple[State, np.ndarray, Evaluation, StepInfo]:
@@ -184,12 +185,6 @@ class GeneralizedAlpha:
                 return st, a, ev, StepInfo(total_it, total_fac, info.residual, h)
             if halvings and hh < h:
                 hh = min(2 * hh, h)
-
-
-def _diag(v: np.ndarray):
-    import scipy.sparse as sp
-
-    return sp.diags(v, format="csc")
 
 
 def _names(model, idx) -> list[str]:

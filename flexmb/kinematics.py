@@ -21,8 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .rotations import axis_angle
-from .topology import GROUND
+from .rotations import axis_angle, cross
 
 __all__ = ["Kinematics", "TreePattern", "forward_kinematics", "motion_cross"]
 
@@ -31,7 +30,7 @@ def motion_cross(V: np.ndarray, S: np.ndarray) -> np.ndarray:
     """Spatial motion cross product ``V x S`` for 6-vectors ordered ``(v, w)``."""
     v, w = V[..., :3], V[..., 3:]
     sv, sw = S[..., :3], S[..., 3:]
-    return np.concatenate([np.cross(w, sv) + np.cross(v, sw), np.cross(w, sw)], axis=-1)
+    return np.concatenate([cross(w, sv) + cross(v, sw), cross(w, sw)], axis=-1)
 
 
 class TreePattern:
@@ -56,6 +55,70 @@ class TreePattern:
         self.indices = rows[order].astype(np.int32)
         self.indptr = np.searchsorted(cols[order], np.arange(n_u + 1)).astype(np.int32)
         self.shape = (6 * n_nodes, n_u)
+        # ---- vectorised kinematics: component slots per joint (-1 -> padding)
+        nj = model.n_joints
+        self.axT = np.zeros((nj, 3, 3))
+        self.axR = np.zeros((nj, 2, 3))
+        self.uT = np.full((nj, 3), -1)
+        self.qT = np.full((nj, 3), -1)
+        self.uR = np.full((nj, 2), -1)
+        self.qR = np.full((nj, 2), -1)
+        self.uB = np.full((nj, 3), -1)
+        self.ball = np.where(model.joint_ball >= 0, model.joint_ball, model.n_ball)
+        for k, kind in enumerate(model.joint_kinds):
+            iu, iq = int(model.joint_u_start[k]), int(model.joint_q_start[k])
+            nt = nr = 0
+            for comp, ai in kind.components:
+                if comp == "T":
+                    self.axT[k, nt], self.uT[k, nt], self.qT[k, nt] = model.joint_axes[k, ai], iu, iq
+                    nt, iu, iq = nt + 1, iu + 1, iq + 1
+                elif comp == "R":
+                    self.axR[k, nr], self.uR[k, nr], self.qR[k, nr] = model.joint_axes[k, ai], iu, iq
+                    nr, iu, iq = nr + 1, iu + 1, iq + 1
+                else:
+                    self.uB[k] = np.arange(iu, iu + 3)
+                    iu += 3
+        # parent node of each joint (N = ground) and pointer-jumping schedule over nodes
+        self.joint_parent_ext = np.where(model.joint_parent < 0, n_nodes, model.joint_parent)
+        jump = np.full(n_nodes + 1, n_nodes)
+        jump[model.joint_child] = self.joint_parent_ext
+        self.jumps: list[np.ndarray] = []
+        while np.any(jump != n_nodes):
+            self.jumps.append(jump)
+            jump = jump[jump]
+        # depth-first preorder: every subtree is a contiguous range [first, last)
+        children: list[list[int]] = [[] for _ in range(n_nodes + 1)]
+        for k in range(nj):
+            children[self.joint_parent_ext[k]].append(int(model.joint_child[k]))
+        order: list[int] = []
+        stack = list(reversed(children[n_nodes]))
+        while stack:
+            i = stack.pop()
+            order.append(i)
+            stack.extend(reversed(children[i]))
+        self.preorder = np.array(order, dtype=int)
+        pos = np.empty(n_nodes, dtype=int)
+        pos[self.preorder] = np.arange(n_nodes)
+        size = np.ones(n_nodes + 1, dtype=int)
+        parent_of_node = np.full(n_nodes, n_nodes)
+        parent_of_node[model.joint_child] = self.joint_parent_ext
+        for i in reversed(order):  # children before parents
+            size[parent_of_node[i]] += size[i]
+        size = size[:n_nodes]
+        self.sub_first = pos
+        self.sub_last = pos + size
+        self.joint_child = model.joint_child
+        self.coord_joint = np.repeat(np.arange(nj), [kd.n_u for kd in model.joint_kinds])
+        self.coord_child = model.joint_child[self.coord_joint]
+
+    def path_sum(self, local: np.ndarray, child: np.ndarray) -> np.ndarray:
+        """Per node: sum of per-joint values along its path from ground."""
+        return _tree_sum(local, child, self.jumps, len(self.sub_first))
+
+    def subtree_sum(self, values: np.ndarray) -> np.ndarray:
+        """Per node: sum of per-node values over its subtree (preorder cumulative sums)."""
+        cs = np.concatenate([np.zeros((1,) + values.shape[1:]), np.cumsum(values[self.preorder], axis=0)])
+        return cs[self.sub_last] - cs[self.sub_first]
 
     def assemble(self, values: np.ndarray) -> sp.csc_matrix:
         """B from pair values of shape (n_pairs, 6)."""
@@ -87,83 +150,94 @@ class Kinematics:
         p = self.pattern
         S = self.S[p.pair_coord]
         w = S[:, 3:]
-        v = S[:, :3] + np.cross(w, self.x[p.pair_node])
+        v = S[:, :3] + cross(w, self.x[p.pair_node])
         return p.assemble(np.concatenate([v, w], axis=1))
 
     def node_twist_from_spatial(self, A: np.ndarray) -> np.ndarray:
         """Node-origin form (a, alpha) of per-node spatial accelerations A (N,6)."""
         w = self.V[:, 3:]
-        return np.concatenate([A[:, :3] + np.cross(A[:, 3:], self.x) + np.cross(w, self.V[:, :3]), A[:, 3:]], axis=1)
+        return np.concatenate([A[:, :3] + cross(A[:, 3:], self.x) + cross(w, self.V[:, :3]), A[:, 3:]], axis=1)
 
 
 def forward_kinematics(model, state, pattern: TreePattern) -> Kinematics:
-    """Recursive pass over the tree (parents first): poses, twists, bias accelerations."""
+    """Poses, twists and bias accelerations of all nodes, vectorised over joints.
+
+    Each joint's local transform (translation, rotations, ball) is computed for all joints at
+    once; composition down the tree and the sums ``V = sum S_k u_k``, ``A = sum (V_k- x S_k) u_k``
+    along each node's path are parallel prefix operations (pointer jumping, ceil(log2 depth)
+    vectorised rounds) instead of a Python loop over joints.
+    """
+    t = pattern
     N = model.n_nodes
-    x = np.zeros((N, 3))
-    R = np.zeros((N, 3, 3))
-    Vs = np.zeros((N, 6))
-    As = np.zeros((N, 6))
-    S = np.zeros((model.n_u, 6))
-    jpt = np.zeros((model.n_joints, 3))
-    q, u, balls = state.q, state.u, state.balls
-    eye = np.eye(3)
-    zero6 = np.zeros(6)
-    for k in range(model.n_joints):
-        p, c = model.joint_parent[k], model.joint_child[k]
-        if p == GROUND:
-            xp, Rp, Vp, Ap = np.zeros(3), eye, zero6, zero6
-        else:
-            xp, Rp, Vp, Ap = x[p], R[p], Vs[p], As[p]
-        kind = model.joint_kinds[k]
-        ax = model.joint_axes[k]
-        C = model.joint_child_rot[k]
-        us = model.joint_u_start[k]
-        qs = model.joint_q_start[k]
-        t_loc = model.joint_point[k].copy()
-        Q = eye
-        V = Vp.copy()
-        A = Ap.copy()
-        iu, iq = us, qs
-        ball_rot = None
-        for comp, ai in kind.components:
-            if comp == "T":
-                tau = Rp @ ax[ai]
-                Sk = np.concatenate([tau, np.zeros(3)])
-                t_loc = t_loc + ax[ai] * q[iq]
-                A += motion_cross(Vp, Sk) * u[iu]
-                V += Sk * u[iu]
-                S[iu] = Sk
-                iu += 1
-                iq += 1
-        P = xp + Rp @ t_loc
-        jpt[k] = P
-        for comp, ai in kind.components:
-            if comp == "R":
-                g = Rp @ (Q @ ax[ai])
-                Sk = np.concatenate([np.cross(P, g), g])
-                A += motion_cross(V, Sk) * u[iu]
-                V += Sk * u[iu]
-                S[iu] = Sk
-                Q = Q @ axis_angle(ax[ai], q[iq])
-                iu += 1
-                iq += 1
-            elif comp == "B":
-                ball_rot = balls[model.joint_ball[k]]
-                G = Rp @ Q @ C @ ball_rot  # columns: ball axes (child axes)
-                Vb = V.copy()
-                for a in range(3):
-                    g = G[:, a]
-                    Sk = np.concatenate([np.cross(P, g), g])
-                    A += motion_cross(Vb, Sk) * u[iu]
-                    V += Sk * u[iu]
-                    S[iu] = Sk
-                    iu += 1
-        Qrel = Q if ball_rot is None else Q @ C @ ball_rot @ C.T
-        x[c] = P + Rp @ (Qrel @ model.joint_child_offset[k])
-        R[c] = Rp @ Qrel @ C
-        Vs[c] = V
-        As[c] = A
+    qpad = np.append(state.q, 0.0)
+    upad = np.append(state.u, 0.0)
+    # ---- local joint transforms (all joints at once)
+    t_loc = model.joint_point + np.einsum("kij,ki->kj", t.axT, qpad[t.qT])
+    th = qpad[t.qR]
+    Q1 = axis_angle(t.axR[:, 0], th[:, 0])
+    Q2 = axis_angle(t.axR[:, 1], th[:, 1])
+    Qb = np.concatenate([state.balls.reshape(-1, 3, 3), np.eye(3)[None]], axis=0)[t.ball]
+    C = model.joint_child_rot
+    Q = Q1 @ Q2
+    L = Q @ C @ Qb  # child rotation in parent axes
+    Qrel = L @ np.swapaxes(C, 1, 2)
+    d = t_loc + np.einsum("kij,kj->ki", Qrel, model.joint_child_offset)
+    # ---- compose down the tree: M_i maps node-i axes to global
+    M = np.zeros((N + 1, 4, 4))
+    M[:, 3, 3] = 1.0
+    M[N, :3, :3] = np.eye(3)
+    M[model.joint_child, :3, :3] = L
+    M[model.joint_child, :3, 3] = d
+    for jump in t.jumps:
+        M = M[jump] @ M
+    x = M[:N, :3, 3].copy()
+    R = M[:N, :3, :3].copy()
+    # ---- coordinate axes (spatial, at the global origin)
+    par = t.joint_parent_ext
+    Rp = M[par, :3, :3]
+    xp = M[par, :3, 3]
+    P = xp + np.einsum("kij,kj->ki", Rp, t_loc)
+    gT = np.einsum("kij,kaj->kai", Rp, t.axT)  # (nj, 3 comps, 3)
+    RpQ1 = Rp @ Q1
+    gR = np.stack([np.einsum("kij,kj->ki", Rp, t.axR[:, 0]), np.einsum("kij,kj->ki", RpQ1, t.axR[:, 1])], axis=1)
+    gB = np.swapaxes(Rp @ L, 1, 2)  # rows = ball axes (child axes, global)
+    zeros = np.zeros_like(gT)
+    ST = np.concatenate([gT, zeros], axis=2)
+    SR = np.concatenate([cross(P[:, None, :], gR), gR], axis=2)
+    SB = np.concatenate([cross(P[:, None, :], gB), gB], axis=2)
+    uT, uR, uB = upad[t.uT], upad[t.uR], upad[t.uB]
+    S = np.zeros((model.n_u + 1, 6))
+    S[t.uT] = ST
+    S[t.uR] = SR
+    S[t.uB] = SB
+    S = S[:-1]
+    # ---- velocities: per-joint increments, then prefix sums along the tree
+    VT = np.einsum("kai,ka->ki", ST, uT)
+    VR0 = SR[:, 0] * uR[:, :1]
+    VR1 = SR[:, 1] * uR[:, 1:]
+    VB = np.einsum("kai,ka->ki", SB, uB)
+    Vs = _tree_sum(VT + VR0 + VR1 + VB, model.joint_child, t.jumps, N)
+    Vp = np.concatenate([Vs, np.zeros((1, 6))])[par]
+    V1 = Vp + VT
+    V2 = V1 + VR0
+    V3 = V2 + VR1
+    dA = (
+        np.einsum("kai,ka->ki", motion_cross(Vp[:, None, :], ST), uT)
+        + motion_cross(V1, SR[:, 0]) * uR[:, :1]
+        + motion_cross(V2, SR[:, 1]) * uR[:, 1:]
+        + np.einsum("kai,ka->ki", motion_cross(V3[:, None, :], SB), uB)
+    )
+    As = _tree_sum(dA, model.joint_child, t.jumps, N)
     w = Vs[:, 3:]
-    v = Vs[:, :3] + np.cross(w, x)
-    zeta = np.concatenate([As[:, :3] + np.cross(As[:, 3:], x) + np.cross(w, v), As[:, 3:]], axis=1)
-    return Kinematics(x, R, np.concatenate([v, w], axis=1), zeta, S, jpt, Vs, As, pattern)
+    v = Vs[:, :3] + cross(w, x)
+    zeta = np.concatenate([As[:, :3] + cross(As[:, 3:], x) + cross(w, v), As[:, 3:]], axis=1)
+    return Kinematics(x, R, np.concatenate([v, w], axis=1), zeta, S, P, Vs, As, pattern)
+
+
+def _tree_sum(local: np.ndarray, child: np.ndarray, jumps: list[np.ndarray], N: int) -> np.ndarray:
+    """Sum of per-joint values along every node's path from ground (pointer jumping)."""
+    acc = np.zeros((N + 1,) + local.shape[1:])
+    acc[child] = local
+    for jump in jumps:
+        acc = acc + acc[jump]
+    return acc[:N]

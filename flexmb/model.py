@@ -443,9 +443,10 @@ class Model:
             p, c = int(tree.parent[k]), int(tree.child[k])
             rev = bool(tree.reversed[k])
             if rev and jt.kind.name not in ("revolute", "prismatic", "cylindrical", "fixed"):
+                pname = node_names[jt.parent] if jt.parent >= 0 else "ground"
                 raise ModelError(
                     f"joint '{jt.name}' ({jt.kind.name}) is reached from its child side: give it with its "
-                    f"parent on the ground side of the tree (swap parent '{node_names[jt.parent] if jt.parent >= 0 else 'ground'}' and child '{node_names[jt.child]}')."
+                    f"parent on the ground side of the tree (swap parent '{pname}' and child '{node_names[jt.child]}')."
                 )
             Xp, Rp = (np.zeros(3), np.eye(3)) if p == GROUND else (X0[p], R0[p])
             P = jt.point if jt.point is not None else X0[jt.child]

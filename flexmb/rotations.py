@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["skew", "expm", "logm", "axis_angle"]
+__all__ = ["skew", "expm", "logm", "axis_angle", "cross"]
 
 
 def skew(v: np.ndarray) -> np.ndarray:
@@ -67,3 +67,10 @@ def logm(R: np.ndarray) -> np.ndarray:
 def axis_angle(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
     """Rotation about unit ``axis`` by ``angle`` (broadcast over leading axes)."""
     return expm(np.asarray(axis, dtype=float) * np.asarray(angle, dtype=float)[..., None])
+
+
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cross product over the last axis (broadcasting), without np.cross's overhead."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)

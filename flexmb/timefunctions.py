@@ -9,9 +9,9 @@ differences are used for both.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
-import warnings
 
 import numpy as np
 
