@@ -15,7 +15,8 @@ class Result:
     """Time histories of a run (first axis = output time).
 
     t (nt,); q (nt, n_u): coordinates, a ball's three entries being its rotation vector;
-    u, udot (nt, n_u); x (nt, N, 3), R (nt, N, 3, 3): node poses; drive_forces (nt, n_driven);
+    u, udot (nt, n_u); x (nt, N, 3), R (nt, N, 3, 3): node poses;
+    joint_points (nt, n_joints, 3): current joint points; twists (nt, N, 6): node (v, w); drive_forces (nt, n_driven);
     reactions (nt, n_joints, 6): force and moment on each joint's child (about the joint
     point, global axes); energy: dict of (nt,) arrays kinetic, potential, dissipated,
     drive_work, load_work; newton_iterations (nt,); status: how the run ended.
@@ -27,6 +28,8 @@ class Result:
     udot: np.ndarray
     x: np.ndarray
     R: np.ndarray
+    joint_points: np.ndarray
+    twists: np.ndarray
     drive_forces: np.ndarray
     reactions: np.ndarray
     energy: dict[str, np.ndarray]

@@ -22,7 +22,7 @@ class _Recorder:
     def __init__(self, model, integ: GeneralizedAlpha) -> None:
         self.m = model
         self.integ = integ
-        self.rows: dict[str, list] = {k: [] for k in ("t", "q", "u", "udot", "x", "R", "drive", "react", "T", "V", "it")}
+        self.rows: dict[str, list] = {k: [] for k in ("t", "q", "u", "udot", "x", "R", "jp", "tw", "drive", "react", "T", "V", "it")}
         self.work = {"dissipated": [0.0], "drive_work": [0.0], "load_work": [0.0]}
         self._prev_power: tuple[float, float, float] | None = None
 
@@ -53,6 +53,8 @@ class _Recorder:
         R["udot"].append(st.udot.copy())
         R["x"].append(ev.kin.x)
         R["R"].append(ev.kin.R)
+        R["jp"].append(ev.kin.joint_point)
+        R["tw"].append(ev.kin.V)
         R["drive"].append(drive)
         R["react"].append(asm.reactions(ev, st.udot))
         R["T"].append(T)
@@ -68,7 +70,8 @@ class _Recorder:
         return Result(
             t=np.array(R["t"]), q=np.array(R["q"]).reshape(n, m.n_u), u=np.array(R["u"]).reshape(n, m.n_u),
             udot=np.array(R["udot"]).reshape(n, m.n_u), x=np.array(R["x"]).reshape(n, m.n_nodes, 3),
-            R=np.array(R["R"]).reshape(n, m.n_nodes, 3, 3),
+            R=np.array(R["R"]).reshape(n, m.n_nodes, 3, 3), joint_points=np.array(R["jp"]).reshape(n, m.n_joints, 3),
+            twists=np.array(R["tw"]).reshape(n, m.n_nodes, 6),
             drive_forces=np.array(R["drive"]).reshape(n, m.driven.size),
             reactions=np.array(R["react"]).reshape(n, m.n_joints, 6), energy=energy,
             newton_iterations=np.array(R["it"], dtype=int), coordinate_names=m.coordinate_names,
