@@ -167,6 +167,8 @@ class ModelBuilder:
             raise ModelError(f"joint '{name}': unknown kind {kind!r}; use one of {sorted(JOINT_KINDS)}.")
         jk = JOINT_KINDS[kind]
         p = GROUND if parent == "ground" else self._node_index(parent, f"joint '{name}' parent")
+        if child == "ground":
+            raise ModelError(f"joint '{name}': ground cannot be a child; give ground as the parent.")
         c = self._node_index(child, f"joint '{name}' child")
         if p == c:
             raise ModelError(f"joint '{name}': parent and child are the same node '{child}'.")
@@ -406,7 +408,7 @@ class Model:
             p = "ground" if self.joint_parent[k] == GROUND else self.node_names[self.joint_parent[k]]
             lines.append(f"  {name}: {self.joint_kinds[k].name} {p} -> {self.node_names[self.joint_child[k]]}")
         if self.auto_free_nodes:
-            lines.append(f"free nodes (no joint): {list(self.auto_free_nodes)}")
+            lines.append(f"free nodes (free joint to ground added): {list(self.auto_free_nodes)}")
         lines.append("loops: none")
         return "\n".join(lines)
 
@@ -419,8 +421,26 @@ class Model:
         R0 = np.array([mb._nodes[n][1] for n in node_names])
         joints = list(mb._joints.values())
         # nodes reached by no joint become free nodes (free joint to ground)
-        touched = {j.child for j in joints} | {j.parent for j in joints}
-        auto = [i for i in range(nn) if i not in touched]
+        # one node of every group of nodes with no joint path to ground (a lone node, or a
+        # floating chain) gets a free joint to ground: the first declared node of the group
+        root = list(range(nn + 1))  # union-find; index nn = ground
+
+        def find(i: int) -> int:
+            while root[i] != i:
+                root[i] = root[root[i]]
+                i = root[i]
+            return i
+
+        for j in joints:
+            a, b = find(nn if j.parent == GROUND else j.parent), find(j.child)
+            root[a] = b
+        grounded = find(nn)
+        auto, seen = [], set()
+        for i in range(nn):
+            r = find(i)
+            if r != grounded and r not in seen:
+                seen.add(r)
+                auto.append(i)
         for i in auto:
             joints.append(_Joint(f"{node_names[i]}:free", JOINT_KINDS["free"], GROUND, i, None, [], np.zeros(6), np.zeros(6)))
         names = [j.name for j in joints]

@@ -22,7 +22,8 @@ class _Recorder:
     def __init__(self, model, integ: GeneralizedAlpha) -> None:
         self.m = model
         self.integ = integ
-        self.rows: dict[str, list] = {k: [] for k in ("t", "q", "u", "udot", "x", "R", "jp", "tw", "drive", "react", "T", "V", "it")}
+        keys = ("t", "q", "u", "udot", "x", "R", "jp", "tw", "drive", "react", "T", "V", "it")
+        self.rows: dict[str, list] = {k: [] for k in keys}
         self.work = {"dissipated": [0.0], "drive_work": [0.0], "load_work": [0.0]}
         self._prev_power: tuple[float, float, float] | None = None
 
