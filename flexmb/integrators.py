@@ -144,7 +144,9 @@ class GeneralizedAlpha:
                                   f"{_names(m, free[~np.isfinite(r)])}", t1)
             rn = float(np.abs(r).max())
             r_hist.append(rn)
-            if rn <= self.rtol * self._scale(ev, udot1) or (it > 0 and last_dx <= 1e-13 * (np.abs(udot1).max() + 1e-300)):
+            if it == 0:
+                scale = self._scale(ev, udot1)
+            if rn <= self.rtol * scale or (it > 0 and last_dx <= 1e-13 * (np.abs(udot1).max() + 1e-300)):
                 return st1, a1, ev, StepInfo(it, nfac, rn, h)
             if it == self.max_iter or (len(r_hist) > 3 and rn > 1e3 * min(r_hist)):
                 worst = free[np.argsort(-np.abs(r))[:3]]
