@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from flexmb.elements import bushing as bushing_kernels
 from flexmb.elements import loads as load_kernels
 from flexmb.elements import rigid_body
 
@@ -38,6 +39,10 @@ class Evaluation:
     bias: np.ndarray
     loads: np.ndarray
     tau: np.ndarray
+    elem_K: np.ndarray | None = None  # (n_el, 12, 12) element tangents in node twists
+    elem_C: np.ndarray | None = None
+    strain_energy: float = 0.0
+    element_dissipation: float = 0.0  # power dissipated by element dampers
 
     @property
     def B(self) -> sp.csc_matrix:
@@ -97,6 +102,17 @@ class Assembler:
         self._pa = np.concatenate(pa) if pa else np.zeros(0, int)
         self._pb = np.concatenate(pb) if pb else np.zeros(0, int)
         self._patterns: dict[bytes, tuple] = {}
+        # element node-dof indices (ground dofs dropped) for K and C scatter
+        nb = len(model.bushing_names)
+        ia = np.where(model.bushing_a < 0, N, model.bushing_a)
+        self._bush_ia, self._bush_ib = ia, model.bushing_b
+        dof = np.concatenate([6 * ia[:, None] + np.arange(6), 6 * model.bushing_b[:, None] + np.arange(6)], axis=1)
+        rr = np.repeat(dof[:, :, None], 12, axis=2)
+        cc = np.repeat(dof[:, None, :], 12, axis=1)
+        keep = (rr < 6 * N) & (cc < 6 * N)
+        self._el_keep = keep.reshape(nb, -1) if nb else np.zeros((0, 144), bool)
+        self._el_rows = rr[keep]
+        self._el_cols = cc[keep]
 
     def mass_matrix_nodes(self, Mb: np.ndarray) -> sp.csr_matrix:
         """Block-diagonal node mass matrix (6N x 6N)."""
@@ -123,7 +139,45 @@ class Assembler:
         if m.spring_u.size:
             qk = state.q[m.u_to_q[m.spring_u]]
             tau[m.spring_u] = -m.spring_k * (qk - m.spring_rest) - m.spring_c * state.u[m.spring_u]
-        return Evaluation(kin, Mb, bias, loads, tau)
+        ev = Evaluation(kin, Mb, bias, loads, tau)
+        if len(m.bushing_names):
+            self._bushings(ev)
+        return ev
+
+    def _bushings(self, ev: Evaluation) -> None:
+        """Bushing forces into the bias (as applied forces), tangents and energies."""
+        m, kin = self.model, ev.kin
+        xe = np.concatenate([kin.x, np.zeros((1, 3))])
+        Re = np.concatenate([kin.R, np.eye(3)[None]])
+        Ve = np.concatenate([kin.V, np.zeros((1, 6))])
+        ia, ib = self._bush_ia, self._bush_ib
+        fa, fb, K, C, energy, power = bushing_kernels.forces(
+            xe[ia], Re[ia], xe[ib], Re[ib], Ve[ia], Ve[ib], m.bushing_sa, m.bushing_Ea, m.bushing_sb,
+            m.bushing_Eb, m.bushing_mode, m.bushing_K, m.bushing_C)
+        be = np.concatenate([ev.bias, np.zeros((1, 6))])
+        np.add.at(be, ia, -fa)
+        np.add.at(be, ib, -fb)
+        ev.bias = be[:-1]
+        ev.elem_K, ev.elem_C = K, C
+        ev.strain_energy = float(energy.sum())
+        ev.element_dissipation = float(power.sum())
+
+    def element_matrix(self, ev: Evaluation, ck: float, cc: float) -> sp.csr_matrix | None:
+        """Node-level sparse matrix ck K + cc C of all elements (6N x 6N), or None."""
+        if ev.elem_K is None:
+            return None
+        N6 = 6 * self.model.n_nodes
+        data = (ck * ev.elem_K + cc * ev.elem_C).reshape(len(ev.elem_K), -1)[self._el_keep]
+        return sp.csr_matrix((data, (self._el_rows, self._el_cols)), shape=(N6, N6))
+
+    def iteration_matrix(self, ev: Evaluation, cols: np.ndarray, gp: float, bp: float, diag: np.ndarray) -> sp.csc_matrix:
+        """S = M̄ + γ' C̄ + β' K̄ on the coordinates ``cols`` (joint springs in ``diag``)."""
+        S = self.mbar(ev, cols, diag=diag)
+        E = self.element_matrix(ev, bp, gp)
+        if E is not None:
+            B = ev.B[:, cols]
+            S = S + sp.csc_matrix(B.T @ (E @ B))
+        return S
 
     # ------------------------------------------------------------------ M̄ and S
     def _pair_values(self, ev: Evaluation) -> np.ndarray:
@@ -184,9 +238,19 @@ class Assembler:
         return k[cols], c[cols]
 
     def structural_pattern(self, cols: np.ndarray) -> sp.csc_matrix:
-        """Sparsity pattern of M̄ restricted to ``cols`` (all ones), independent of values."""
-        src, indices, indptr, _ = self._free_pattern(np.asarray(cols))
-        return sp.csc_matrix((np.ones(indices.size), indices, indptr), shape=(len(cols), len(cols)))
+        """Sparsity pattern of the iteration matrix on ``cols`` (all ones), independent of values:
+        M̄'s pattern united with that of B^T K B for the elements."""
+        cols = np.asarray(cols)
+        src, indices, indptr, _ = self._free_pattern(cols)
+        P = sp.csc_matrix((np.ones(indices.size), indices, indptr), shape=(len(cols), len(cols)))
+        if self._el_rows.size:
+            p = self.pattern
+            Bp = p.assemble(np.ones((p.pair_node.size, 6)))[:, cols]
+            N6 = 6 * self.model.n_nodes
+            Ep = sp.csr_matrix((np.ones(self._el_rows.size), (self._el_rows, self._el_cols)), shape=(N6, N6))
+            P = sp.csc_matrix(P + Bp.T @ (Ep @ Bp))
+            P.data[:] = 1.0
+        return P
 
     def reactions(self, ev: Evaluation, udot: np.ndarray) -> np.ndarray:
         """Joint reaction wrenches (n_joints, 6): force and moment (about the current joint
@@ -202,7 +266,7 @@ class Assembler:
         return out
 
     def energies(self, ev: Evaluation, state) -> tuple[float, float]:
-        """Kinetic energy and potential energy (gravity + joint springs)."""
+        """Kinetic energy and potential energy (gravity + joint springs + element strain)."""
         m = self.model
         T = rigid_body.kinetic_energy(ev.Mb, ev.kin.V)
         V = 0.0
@@ -211,4 +275,4 @@ class Assembler:
         if m.spring_u.size:
             qk = state.q[m.u_to_q[m.spring_u]]
             V += float(0.5 * np.sum(m.spring_k * (qk - m.spring_rest) ** 2))
-        return T, V
+        return T, V + ev.strain_energy

@@ -63,6 +63,7 @@ class GeneralizedAlpha:
         self.rho_inf = rho_inf
         self.am, self.af, self.gamma, self.beta = alpha_parameters(rho_inf)
         self.rtol = rtol
+        self.atol_udot = 1e-12
         self.max_iter = max_iter
         self.max_halvings = max_halvings
         self.asm = Assembler(model)
@@ -80,7 +81,7 @@ class GeneralizedAlpha:
 
     def _factorize(self, ev: Evaluation, gp: float, bp: float) -> None:
         t0 = _time.perf_counter()
-        S = self.asm.mbar(ev, self.free, diag=gp * self.c_diag + bp * self.k_diag)
+        S = self.asm.iteration_matrix(ev, self.free, gp, bp, gp * self.c_diag + bp * self.k_diag)
         self.timings["assembly"] += _time.perf_counter() - t0
         t0 = _time.perf_counter()
         self.chol.factorize(S)
@@ -146,7 +147,10 @@ class GeneralizedAlpha:
             r_hist.append(rn)
             if it == 0:
                 scale = self._scale(ev, udot1)
-            if rn <= self.rtol * scale or (it > 0 and last_dx <= 1e-13 * (np.abs(udot1).max() + 1e-300)):
+                # increments this small change positions by < 1e-14 and velocities by < 1e-11
+                # of what the step itself moves them: below round-off of stiff forces
+                dx_tol = self.atol_udot + 1e-11 * (np.abs(udot1[free]).max() + np.abs(st.u[free]).max() / h)
+            if rn <= self.rtol * scale or (it > 0 and last_dx <= dx_tol):
                 return st1, a1, ev, StepInfo(it, nfac, rn, h)
             if it == self.max_iter or (len(r_hist) > 3 and rn > 1e3 * min(r_hist)):
                 worst = free[np.argsort(-np.abs(r))[:3]]

@@ -52,6 +52,33 @@ def _unit(value: Any, what: str) -> np.ndarray:
     return a / n
 
 
+def _matrix6(value: Any, what: str) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
+    if arr.shape == (6,):
+        arr = np.diag(arr)
+    if arr.shape != (6, 6):
+        raise ModelError(f"{what}: give 6 diagonal values or a 6x6 matrix, got shape {arr.shape}.")
+    if not np.all(np.isfinite(arr)):
+        raise ModelError(f"{what}: contains NaN or inf.")
+    scale = max(1.0, float(np.abs(arr).max()))
+    if np.abs(arr - arr.T).max() > 1e-12 * scale:
+        raise ModelError(f"{what}: the matrix is not symmetric; a spring–damper needs a symmetric matrix.")
+    ev = np.linalg.eigvalsh(arr)
+    if ev.min() < -1e-12 * scale:
+        raise ModelError(f"{what}: the matrix is indefinite (eigenvalue {ev.min():.3g}); it must be positive semi-definite.")
+    return arr
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A closed loop of the mechanism and the elastic link(s) that cut it."""
+
+    cut: str
+    joints: tuple[str, ...]
+    nodes: tuple[str, ...]
+    elements: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class NodalLoad:
     """Force and moment on a node as functions of time; ``follower`` loads are given in the
@@ -96,6 +123,7 @@ class ModelBuilder:
         self._drives: dict[tuple[str, int], ScalarDrive] = {}
         self._springs: dict[tuple[str, int], tuple[float, float, float]] = {}
         self._loads: dict[str, NodalLoad] = {}
+        self._bushings: dict[str, tuple] = {}
         self.gravity = _vec(gravity, 3, "gravity")
 
     # ------------------------------------------------------------------ nodes, bodies
@@ -249,6 +277,42 @@ class ModelBuilder:
         )
         return name
 
+    def add_bushing(
+        self,
+        name: str,
+        node_a: str,
+        node_b: str,
+        stiffness: Any,
+        damping: Any = None,
+        point: Sequence[float] | None = None,
+        axes: Any = None,
+        free_rotation: str | None = None,
+    ) -> str:
+        """Elastic link (6x6 spring–damper) between the frames of ``node_a`` (or ``"ground"``)
+        and ``node_b`` at ``point`` (default: node_b) with bushing axes ``axes`` (3x3, columns,
+        default global). ``stiffness``/``damping``: 6 diagonal values or a symmetric positive
+        semi-definite 6x6 matrix on (translations, rotations) in bushing axes; a zero entry
+        leaves that direction free. ``free_rotation``: ``"x"``, ``"y"`` or ``"z"`` leaves the
+        rotation about that bushing axis free for any angle (a revolute bushing), ``"all"``
+        leaves all rotations free (a spherical bushing). Bushings may close loops."""
+        self._check_new_name(name, self._bushings, "bushing")
+        self._check_new_name(name, self._joints, "joint or bushing")
+        a = GROUND if node_a == "ground" else self._node_index(node_a, f"bushing '{name}'")
+        b = self._node_index(node_b, f"bushing '{name}'")
+        if a == b:
+            raise ModelError(f"bushing '{name}': both ends are node '{node_b}'.")
+        K = _matrix6(stiffness, f"bushing '{name}' stiffness")
+        C = _matrix6(np.zeros(6) if damping is None else damping, f"bushing '{name}' damping")
+        modes = {None: -1, "x": 0, "y": 1, "z": 2, "all": 3}
+        if free_rotation not in modes:
+            raise ModelError(f"bushing '{name}': free_rotation {free_rotation!r} must be one of {list(modes)}.")
+        P = None if point is None else _vec(point, 3, f"bushing '{name}' point")
+        E = np.eye(3) if axes is None else _mat3(axes, f"bushing '{name}' axes")
+        if np.abs(E.T @ E - np.eye(3)).max() > 1e-9 or np.linalg.det(E) < 0:
+            raise ModelError(f"bushing '{name}': axes are not a proper rotation matrix (orthonormal columns, det 1).")
+        self._bushings[name] = (a, b, P, E, K, C, modes[free_rotation])
+        return name
+
     # ------------------------------------------------------------------ helpers
     def _check_new_name(self, name: str, table: dict, what: str) -> None:
         if not isinstance(name, str) or not name:
@@ -334,6 +398,17 @@ class Model:
     spring_c: np.ndarray
     spring_rest: np.ndarray
     auto_free_nodes: tuple[str, ...] = field(default=())
+    bushing_names: tuple[str, ...] = field(default=())
+    bushing_a: np.ndarray = field(default_factory=lambda: np.zeros(0, int))  # -1 = ground
+    bushing_b: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    bushing_sa: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    bushing_Ea: np.ndarray = field(default_factory=lambda: np.zeros((0, 3, 3)))
+    bushing_sb: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    bushing_Eb: np.ndarray = field(default_factory=lambda: np.zeros((0, 3, 3)))
+    bushing_mode: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    bushing_K: np.ndarray = field(default_factory=lambda: np.zeros((0, 6, 6)))
+    bushing_C: np.ndarray = field(default_factory=lambda: np.zeros((0, 6, 6)))
+    loops: tuple[Loop, ...] = field(default=())
 
     # -------------------------------------------------------------- sizes
     @property
@@ -409,7 +484,14 @@ class Model:
             lines.append(f"  {name}: {self.joint_kinds[k].name} {p} -> {self.node_names[self.joint_child[k]]}")
         if self.auto_free_nodes:
             lines.append(f"free nodes (free joint to ground added): {list(self.auto_free_nodes)}")
-        lines.append("loops: none")
+        lines.append(f"bushings: {len(self.bushing_names)}")
+        if not self.loops:
+            lines.append("loops: none")
+        for i, lp in enumerate(self.loops, 1):
+            lines.append(
+                f"loop {i}: cut at {lp.cut}; joints {list(lp.joints)}; nodes {list(lp.nodes)}; "
+                f"elastic links {list(lp.elements)}"
+            )
         return "\n".join(lines)
 
     # -------------------------------------------------------------- compile
@@ -538,6 +620,8 @@ class Model:
             spring_c=f(np.array([s[2] for s in springs], dtype=float)),
             spring_rest=f(np.array([s[3] for s in springs], dtype=float)),
             auto_free_nodes=tuple(node_names[i] for i in auto),
+            **_compile_bushings(mb, X0, R0),
+            loops=_find_loops(node_names, [j for j in joints if not j.name.endswith(":free")], mb._bushings),
         )
 
 
@@ -547,3 +631,76 @@ def _expand(kind: JointKind) -> list[tuple[str, int | None]]:
     for comp, ax in kind.components:
         out += [(comp, ax)] * (3 if comp == "B" else 1)
     return out
+
+
+def _compile_bushings(mb: ModelBuilder, X0: np.ndarray, R0: np.ndarray) -> dict:
+    """Attachment offsets and axes of every bushing in its two node frames."""
+    items = list(mb._bushings.items())
+    n = len(items)
+    out = dict(
+        bushing_names=tuple(k for k, _ in items), bushing_a=np.zeros(n, int), bushing_b=np.zeros(n, int),
+        bushing_sa=np.zeros((n, 3)), bushing_Ea=np.zeros((n, 3, 3)), bushing_sb=np.zeros((n, 3)),
+        bushing_Eb=np.zeros((n, 3, 3)), bushing_mode=np.zeros(n, int), bushing_K=np.zeros((n, 6, 6)),
+        bushing_C=np.zeros((n, 6, 6)),
+    )
+    for i, (_, (a, b, P, E, K, C, mode)) in enumerate(items):
+        P = X0[b] if P is None else P
+        Xa, Ra = (np.zeros(3), np.eye(3)) if a == GROUND else (X0[a], R0[a])
+        out["bushing_a"][i], out["bushing_b"][i] = a, b
+        out["bushing_sa"][i], out["bushing_Ea"][i] = Ra.T @ (P - Xa), Ra.T @ E
+        out["bushing_sb"][i], out["bushing_Eb"][i] = R0[b].T @ (P - X0[b]), R0[b].T @ E
+        out["bushing_mode"][i], out["bushing_K"][i], out["bushing_C"][i] = mode, K, C
+    for k, v in out.items():
+        if isinstance(v, np.ndarray):
+            out[k] = _frozen(v)
+    return out
+
+
+def _find_loops(node_names: list[str], joints: list, bushings: dict) -> tuple[Loop, ...]:
+    """Loops closed by elastic links: adding the links one by one to the joint graph, a link whose
+    ends are already connected closes a loop; the loop is the graph path between them."""
+    from collections import deque
+
+    adj: dict[int, list[tuple[int, str, str]]] = {}
+
+    def link(a: int, b: int, name: str, kind: str) -> None:
+        adj.setdefault(a, []).append((b, name, kind))
+        adj.setdefault(b, []).append((a, name, kind))
+
+    def path(a: int, b: int):
+        prev: dict[int, tuple[int, str, str] | None] = {a: None}
+        queue = deque([a])
+        while queue:
+            n = queue.popleft()
+            if n == b:
+                break
+            for m, name, kind in adj.get(n, []):
+                if m not in prev:
+                    prev[m] = (n, name, kind)
+                    queue.append(m)
+        if b not in prev:
+            return None
+        nodes, edges = [b], []
+        while prev[nodes[-1]] is not None:
+            n, name, kind = prev[nodes[-1]]
+            edges.append((name, kind))
+            nodes.append(n)
+        return nodes[::-1], edges[::-1]
+
+    for j in joints:
+        if j.kind.name != "free":  # a free joint constrains nothing: it closes no loop
+            link(j.parent, j.child, j.name, "joint")
+    loops = []
+    for name, (a, b, *_rest) in bushings.items():
+        found = path(a, b)
+        if found is not None:
+            nodes, edges = found
+            nm = ["ground" if x == GROUND else node_names[x] for x in nodes]
+            loops.append(Loop(
+                cut=f"bushing '{name}'",
+                joints=tuple(e for e, k in edges if k == "joint"),
+                nodes=tuple(nm),
+                elements=(name,) + tuple(e for e, k in edges if k == "element"),
+            ))
+        link(a, b, name, "element")
+    return tuple(loops)

@@ -41,6 +41,7 @@ class _Recorder:
         drive = r[m.driven] if m.driven.size else np.zeros(0)
         T, V = asm.energies(ev, st)
         p_diss = float(np.sum(m.spring_c * st.u[m.spring_u] ** 2)) if m.spring_u.size else 0.0
+        p_diss += ev.element_dissipation
         p_drive = float(np.dot(drive, st.u[m.driven])) if m.driven.size else 0.0
         p_load = float(np.sum(ev.loads * ev.kin.V))
         if self._prev_power is not None:
