@@ -119,9 +119,10 @@ class Assembler:
         N = self.model.n_nodes
         return sp.csr_matrix((Mb.ravel(), (self._Mrows, self._Mcols)), shape=(6 * N, 6 * N))
 
-    def evaluate(self, state, load_factor: float = 1.0) -> Evaluation:
+    def evaluate(self, state, load_factor: float = 1.0, elastic_cuts: bool = True) -> Evaluation:
         """Kinematics, masses and forces at ``state``; gravity and nodal loads are scaled by
-        ``load_factor`` (load stepping of the static solve)."""
+        ``load_factor`` (load stepping of the static solve); ``elastic_cuts=False`` leaves the
+        bushings' forces out (the rigid-equivalent model of flexmb.rigid)."""
         m = self.model
         kin = forward_kinematics(m, state, self.pattern)
         N = m.n_nodes
@@ -140,7 +141,7 @@ class Assembler:
             qk = state.q[m.u_to_q[m.spring_u]]
             tau[m.spring_u] = -m.spring_k * (qk - m.spring_rest) - m.spring_c * state.u[m.spring_u]
         ev = Evaluation(kin, Mb, bias, loads, tau)
-        if len(m.bushing_names):
+        if len(m.bushing_names) and elastic_cuts:
             self._bushings(ev)
         return ev
 
@@ -252,13 +253,15 @@ class Assembler:
             P.data[:] = 1.0
         return P
 
-    def reactions(self, ev: Evaluation, udot: np.ndarray) -> np.ndarray:
+    def reactions(self, ev: Evaluation, udot: np.ndarray, extra: np.ndarray | None = None) -> np.ndarray:
         """Joint reaction wrenches (n_joints, 6): force and moment (about the current joint
         point, global axes) that the parent exerts on the child's subtree. Their projection on
         the joint's axes is the joint's generalized force (drive + spring)."""
         m = self.model
         kin = ev.kin
         w = ev.node_wrenches(udot)
+        if extra is not None:  # further node wrenches (inertial minus applied sense)
+            w = w + extra
         Wsp = np.concatenate([w[:, :3], w[:, 3:] + cross(kin.x, w[:, :3])], axis=1)  # at origin
         out = self.pattern.subtree_sum(Wsp)[m.joint_child]
         F = out[:, :3]
