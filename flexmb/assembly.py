@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from flexmb.elements import beam as beam_kernels
 from flexmb.elements import bushing as bushing_kernels
 from flexmb.elements import loads as load_kernels
 from flexmb.elements import rigid_body
@@ -43,6 +44,10 @@ class Evaluation:
     elem_C: np.ndarray | None = None
     strain_energy: float = 0.0
     element_dissipation: float = 0.0  # power dissipated by element dampers
+    Mc: sp.csr_matrix | None = None  # constant node-coupling mass (beam translations)
+    beam_forces: np.ndarray | None = None  # (n_beam, 6) N, Vy, Vz, T, My, Mz
+    beam_energy: np.ndarray | None = None  # (n_beam,)
+    elem_K_material: np.ndarray | None = None
 
     @property
     def B(self) -> sp.csc_matrix:
@@ -66,7 +71,11 @@ class Evaluation:
 
     def node_wrenches(self, udot: np.ndarray) -> np.ndarray:
         """Per-node M (B udot + zeta) + g - f (N,6): what each node needs from its joint."""
-        return np.einsum("nij,nj->ni", self.Mb, self.twists(udot)) + self.bias
+        a = self.twists(udot)
+        w = np.einsum("nij,nj->ni", self.Mb, a) + self.bias
+        if self.Mc is not None:
+            w += (self.Mc @ a.ravel()).reshape(-1, 6)
+        return w
 
     def residual(self, udot: np.ndarray) -> np.ndarray:
         """Eq. (1) for all velocity coordinates."""
@@ -91,28 +100,39 @@ class Assembler:
         self._Mrows = (blk + np.arange(6)[None, :, None] + np.zeros((1, 1, 6), dtype=int)).ravel()
         self._Mcols = (blk + np.arange(6)[None, None, :] + np.zeros((1, 6, 1), dtype=int)).ravel()
         # coordinate pairs (a, b): b on the path from joint(a) to ground
-        ps = model.secondary_path_matrix()
         starts, counts = model.joint_u_start, np.array([k.n_u for k in model.joint_kinds], dtype=int)
         pa, pb = [], []
         for a in range(model.n_u):
-            anc = np.flatnonzero(ps[p.coord_child[a]] < 0)
-            bs = np.concatenate([np.arange(starts[j], starts[j] + counts[j]) for j in anc]) if anc.size else np.zeros(0, int)
+            anc = p.ancestors[p.coord_child[a]]
+            bs = np.concatenate([np.arange(starts[j], starts[j] + counts[j]) for j in anc]) if anc else np.zeros(0, int)
             pa.append(np.full(bs.size, a))
             pb.append(bs)
         self._pa = np.concatenate(pa) if pa else np.zeros(0, int)
         self._pb = np.concatenate(pb) if pb else np.zeros(0, int)
         self._patterns: dict[bytes, tuple] = {}
-        # element node-dof indices (ground dofs dropped) for K and C scatter
-        nb = len(model.bushing_names)
-        ia = np.where(model.bushing_a < 0, N, model.bushing_a)
-        self._bush_ia, self._bush_ib = ia, model.bushing_b
-        dof = np.concatenate([6 * ia[:, None] + np.arange(6), 6 * model.bushing_b[:, None] + np.arange(6)], axis=1)
+        # two-node elements (bushings, then beams): node pairs, ground = N
+        ia = np.concatenate([np.where(model.bushing_a < 0, N, model.bushing_a), model.beam_a]).astype(int)
+        ib = np.concatenate([model.bushing_b, model.beam_b]).astype(int)
+        self._bush_ia, self._bush_ib = ia[: len(model.bushing_names)], ib[: len(model.bushing_names)]
+        ne = ia.size
+        dof = np.concatenate([6 * ia[:, None] + np.arange(6), 6 * ib[:, None] + np.arange(6)], axis=1)
         rr = np.repeat(dof[:, :, None], 12, axis=2)
         cc = np.repeat(dof[:, None, :], 12, axis=1)
         keep = (rr < 6 * N) & (cc < 6 * N)
-        self._el_keep = keep.reshape(nb, -1) if nb else np.zeros((0, 144), bool)
+        self._el_keep = keep.reshape(ne, 144)
         self._el_rows = rr[keep]
         self._el_cols = cc[keep]
+        # constant consistent translational mass of the beams (6N x 6N, linear rows only)
+        self.Mc = None
+        if len(model.beam_names):
+            a, b, m3, m6 = model.beam_a, model.beam_b, model.beam_mass / 3, model.beam_mass / 6
+            r, c, v = [], [], []
+            for (i, j, w) in ((a, a, m3), (b, b, m3), (a, b, m6), (b, a, m6)):
+                for k in range(3):
+                    r.append(6 * i + k)
+                    c.append(6 * j + k)
+                    v.append(w)
+            self.Mc = sp.csr_matrix((np.concatenate(v), (np.concatenate(r), np.concatenate(c))), shape=(6 * N, 6 * N))
 
     def mass_matrix_nodes(self, Mb: np.ndarray) -> sp.csr_matrix:
         """Block-diagonal node mass matrix (6N x 6N)."""
@@ -140,10 +160,53 @@ class Assembler:
         if m.spring_u.size:
             qk = state.q[m.u_to_q[m.spring_u]]
             tau[m.spring_u] = -m.spring_k * (qk - m.spring_rest) - m.spring_c * state.u[m.spring_u]
-        ev = Evaluation(kin, Mb, bias, loads, tau)
+        ev = Evaluation(kin, Mb, bias, loads, tau, Mc=self.Mc)
+        Ks, Cs, Km = [], [], []
         if len(m.bushing_names) and elastic_cuts:
             self._bushings(ev)
+            Ks.append(ev.elem_K)
+            Cs.append(ev.elem_C)
+            Km.append(ev.elem_K)
+        if len(m.beam_names):
+            K, C, Kmat = self._beams(ev, state, load_factor)
+            Ks.append(K)
+            Cs.append(C)
+            Km.append(Kmat)
+        if Ks:
+            ev.elem_K, ev.elem_C, ev.elem_K_material = np.concatenate(Ks), np.concatenate(Cs), np.concatenate(Km)
+            if not elastic_cuts and len(m.bushing_names):  # keep the pattern: zero bushing blocks
+                z = np.zeros((len(m.bushing_names), 12, 12))
+                ev.elem_K, ev.elem_C, ev.elem_K_material = (np.concatenate([z, a]) for a in (ev.elem_K, ev.elem_C, ev.elem_K_material))
         return ev
+
+    def _beams(self, ev: Evaluation, state, load_factor: float):
+        """Beam internal and damping forces, rotary inertia, weight, tangents and energies."""
+        m, kin = self.model, ev.kin
+        a, b = m.beam_a, m.beam_b
+        x1, R1, x2, R2 = kin.x[a], kin.R[a], kin.x[b], kin.R[b]
+        V = np.concatenate([kin.V[a], kin.V[b]], axis=1)
+        f, energy, fl, power, Bl = beam_kernels.internal_forces(x1, R1, x2, R2, V, m.beam_C1, m.beam_C2, m.beam_L0,
+                                                                m.beam_Kl, m.beam_alpha)
+        np.add.at(ev.bias, a, -f[:, :6])
+        np.add.at(ev.bias, b, -f[:, 6:])
+        # rotary inertia (lumped, section frame) with its gyroscopic moment
+        for node, T in ((a, R1 @ m.beam_C1), (b, R2 @ m.beam_C2)):
+            J = T @ (m.beam_rotary[:, :, None] * np.swapaxes(T, 1, 2))
+            w = kin.V[node, 3:]
+            np.add.at(ev.Mb[:, 3:, 3:], node, J)
+            np.add.at(ev.bias[:, 3:], node, cross(w, np.einsum("nij,nj->ni", J, w)) + np.einsum("nij,nj->ni", J, kin.zeta[node, 3:]))
+        # weight: half of each element's mass at each end
+        wgt = 0.5 * load_factor * m.beam_mass[:, None] * m.gravity[None, :]
+        np.add.at(ev.bias[:, :3], a, -wgt)
+        np.add.at(ev.bias[:, :3], b, -wgt)
+        ev.bias += (self.Mc @ kin.zeta.ravel()).reshape(-1, 6)
+        ev.strain_energy += float(energy.sum())
+        ev.element_dissipation += float(power.sum())
+        ev.beam_forces = beam_kernels.section_forces(fl, m.beam_L0)
+        ev.beam_energy = energy
+        K, Kmat = beam_kernels.tangent(x1, R1, x2, R2, m.beam_C1, m.beam_C2, m.beam_L0, m.beam_Kl)
+        C = m.beam_alpha[:, None, None] * Kmat
+        return K, C, Kmat
 
     def _bushings(self, ev: Evaluation) -> None:
         """Bushing forces into the bias (as applied forces), tangents and energies."""
@@ -163,18 +226,22 @@ class Assembler:
         ev.strain_energy = float(energy.sum())
         ev.element_dissipation = float(power.sum())
 
-    def element_matrix(self, ev: Evaluation, ck: float, cc: float) -> sp.csr_matrix | None:
-        """Node-level sparse matrix ck K + cc C of all elements (6N x 6N), or None."""
+    def element_matrix(self, ev: Evaluation, ck: float, cc: float, material_only: bool = False) -> sp.csr_matrix | None:
+        """Node-level sparse matrix ck K + cc C of all elements plus the constant coupling mass
+        (6N x 6N), or None. ``material_only`` drops the geometric stiffness."""
         if ev.elem_K is None:
-            return None
+            return ev.Mc
         N6 = 6 * self.model.n_nodes
-        data = (ck * ev.elem_K + cc * ev.elem_C).reshape(len(ev.elem_K), -1)[self._el_keep]
-        return sp.csr_matrix((data, (self._el_rows, self._el_cols)), shape=(N6, N6))
+        K = ev.elem_K_material if material_only else ev.elem_K
+        data = (ck * K + cc * ev.elem_C).reshape(len(K), -1)[self._el_keep]
+        E = sp.csr_matrix((data, (self._el_rows, self._el_cols)), shape=(N6, N6))
+        return E if ev.Mc is None else E + ev.Mc
 
-    def iteration_matrix(self, ev: Evaluation, cols: np.ndarray, gp: float, bp: float, diag: np.ndarray) -> sp.csc_matrix:
+    def iteration_matrix(self, ev: Evaluation, cols: np.ndarray, gp: float, bp: float, diag: np.ndarray,
+                         material_only: bool = False) -> sp.csc_matrix:
         """S = M̄ + γ' C̄ + β' K̄ on the coordinates ``cols`` (joint springs in ``diag``)."""
-        S = self.mbar(ev, cols, diag=diag)
-        E = self.element_matrix(ev, bp, gp)
+        S = self.mbar(ev, cols, diag=diag, with_elements=False)
+        E = self.element_matrix(ev, bp, gp, material_only)
         if E is not None:
             B = ev.B[:, cols]
             S = S + sp.csc_matrix(B.T @ (E @ B))
@@ -214,20 +281,26 @@ class Assembler:
             self._patterns[key] = (source[order], indices, indptr, diag_pos)
         return self._patterns[key]
 
-    def mbar(self, ev: Evaluation, cols: np.ndarray | None = None, diag: np.ndarray | None = None) -> sp.csc_matrix:
-        """Generalized mass matrix M̄ (restricted to ``cols``; plus ``diag`` on its diagonal),
-        always on the same sparsity pattern for the same ``cols``."""
+    def mbar(self, ev: Evaluation, cols: np.ndarray | None = None, diag: np.ndarray | None = None,
+             with_elements: bool = True) -> sp.csc_matrix:
+        """Generalized mass matrix M̄ (restricted to ``cols``; plus ``diag`` on its diagonal).
+        Node-block part by composite inertias on a fixed pattern, plus B^T Mc B of the beams."""
         cols = np.arange(self.model.n_u) if cols is None else np.asarray(cols)
         src, indices, indptr, diag_pos = self._free_pattern(cols)
         data = self._pair_values(ev)[src]
         if diag is not None:
             data[diag_pos] += diag
-        return sp.csc_matrix((data, indices, indptr), shape=(cols.size, cols.size))
+        M = sp.csc_matrix((data, indices, indptr), shape=(cols.size, cols.size))
+        if with_elements and ev.Mc is not None:
+            B = ev.B[:, cols]
+            M = M + sp.csc_matrix(B.T @ (ev.Mc @ B))
+        return M
 
     def mbar_via_B(self, ev: Evaluation) -> sp.csc_matrix:
         """M̄ = B^T M B by sparse products (reference for tests; slower)."""
         B = ev.B
-        return sp.csc_matrix(B.T @ (self.mass_matrix_nodes(ev.Mb) @ B))
+        M = self.mass_matrix_nodes(ev.Mb) + (ev.Mc if ev.Mc is not None else 0)
+        return sp.csc_matrix(B.T @ (M @ B))
 
     def stiffness_damping_diag(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Diagonal K̄ and C̄ of the joint springs/dampers on the coordinates ``cols``."""
@@ -249,6 +322,8 @@ class Assembler:
             Bp = p.assemble(np.ones((p.pair_node.size, 6)))[:, cols]
             N6 = 6 * self.model.n_nodes
             Ep = sp.csr_matrix((np.ones(self._el_rows.size), (self._el_rows, self._el_cols)), shape=(N6, N6))
+            if self.Mc is not None:
+                Ep = Ep + abs(self.Mc)
             P = sp.csc_matrix(P + Bp.T @ (Ep @ Bp))
             P.data[:] = 1.0
         return P
@@ -272,10 +347,16 @@ class Assembler:
         """Kinetic energy and potential energy (gravity + joint springs + element strain)."""
         m = self.model
         T = rigid_body.kinetic_energy(ev.Mb, ev.kin.V)
+        if ev.Mc is not None:
+            v = ev.kin.V.ravel()
+            T += 0.5 * float(v @ (ev.Mc @ v))
         V = 0.0
         if len(m.body_names):
             V += rigid_body.potential_energy(ev.kin.x[m.body_node], ev.kin.R[m.body_node], m.body_mass, m.body_com, m.gravity)
         if m.spring_u.size:
             qk = state.q[m.u_to_q[m.spring_u]]
             V += float(0.5 * np.sum(m.spring_k * (qk - m.spring_rest) ** 2))
+        if len(m.beam_names):
+            xm = 0.5 * (ev.kin.x[m.beam_a] + ev.kin.x[m.beam_b])
+            V -= float(np.sum(m.beam_mass * (xm @ m.gravity)))
         return T, V + ev.strain_energy

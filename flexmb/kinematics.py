@@ -39,10 +39,14 @@ class TreePattern:
 
     def __init__(self, model) -> None:
         n_nodes, n_u = model.n_nodes, model.n_u
-        ps = model.secondary_path_matrix()
+        # joints on the path from ground to each node (tree order: parents first)
+        self.ancestors: list[list[int]] = [[] for _ in range(n_nodes)]
+        for k in range(model.n_joints):
+            p = model.joint_parent[k]
+            self.ancestors[model.joint_child[k]] = ([] if p < 0 else self.ancestors[p]) + [k]
         nodes, coords = [], []
         for i in range(n_nodes):
-            for k in np.flatnonzero(ps[i] < 0):
+            for k in self.ancestors[i]:
                 s, n = model.joint_u_start[k], model.joint_kinds[k].n_u
                 nodes.extend([i] * n)
                 coords.extend(range(s, s + n))

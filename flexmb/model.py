@@ -52,6 +52,39 @@ def _unit(value: Any, what: str) -> np.ndarray:
     return a / n
 
 
+@dataclass(frozen=True)
+class BeamSection:
+    """Beam section: Young's modulus E, shear modulus G, area A, second moments Iy, Iz (about
+    the section axes e2, e3), torsion constant J, density rho; shear factors ky, kz for a
+    Timoshenko section (None: Euler–Bernoulli)."""
+
+    E: float
+    G: float
+    A: float
+    Iy: float
+    Iz: float
+    J: float
+    rho: float
+    ky: float | None = None
+    kz: float | None = None
+
+    def __post_init__(self) -> None:
+        for f in ("E", "G", "A", "Iy", "Iz", "J", "rho") + (("ky",) if self.ky is not None else ()) + (
+                ("kz",) if self.kz is not None else ()):
+            v = getattr(self, f)
+            if not (isinstance(v, (int, float, np.floating)) and math.isfinite(v) and v > 0):
+                raise ModelError(f"beam section: {f} = {v!r} must be a positive finite number.")
+
+
+def _section_frame(axis: np.ndarray, z_hint: np.ndarray, who: str) -> np.ndarray:
+    e1 = axis / np.linalg.norm(axis)
+    e2 = np.cross(z_hint, e1)
+    if np.linalg.norm(e2) < 1e-9:
+        raise ModelError(f"{who}: z_hint {z_hint.tolist()} is parallel to the beam axis; give another direction.")
+    e2 /= np.linalg.norm(e2)
+    return np.stack([e1, e2, np.cross(e1, e2)], axis=1)
+
+
 def _matrix6(value: Any, what: str) -> np.ndarray:
     arr = np.asarray(value, dtype=float)
     if arr.shape == (6,):
@@ -124,6 +157,7 @@ class ModelBuilder:
         self._springs: dict[tuple[str, int], tuple[float, float, float]] = {}
         self._loads: dict[str, NodalLoad] = {}
         self._bushings: dict[str, tuple] = {}
+        self._beams: dict[str, tuple] = {}
         self.gravity = _vec(gravity, 3, "gravity")
 
     # ------------------------------------------------------------------ nodes, bodies
@@ -313,6 +347,77 @@ class ModelBuilder:
         self._bushings[name] = (a, b, P, E, K, C, modes[free_rotation])
         return name
 
+    def add_beam(
+        self,
+        name: str,
+        node_a: str,
+        node_b: str,
+        section: BeamSection,
+        z_hint: Sequence[float] = (0.0, 0.0, 1.0),
+        damping: float = 0.0,
+        _link: str | None = None,
+    ) -> str:
+        """One co-rotational beam element between two existing nodes (flexmb.elements.beam).
+
+        The section's local axes: e1 from node_a to node_b, e2 = z_hint x e1 (normalised),
+        e3 = e1 x e2; so with the default z_hint a beam in the x–y plane bends in that plane
+        about e3 (using Iz). ``damping``: stiffness-proportional factor α [s] on the
+        deformational velocities."""
+        self._check_new_name(name, self._beams, "beam element")
+        a = self._node_index(node_a, f"beam element '{name}'")
+        b = self._node_index(node_b, f"beam element '{name}'")
+        if not isinstance(section, BeamSection):
+            raise ModelError(f"beam element '{name}': section must be a flexmb.BeamSection.")
+        xa, xb = self._nodes[node_a][0], self._nodes[node_b][0]
+        L0 = float(np.linalg.norm(xb - xa))
+        if L0 < 1e-12:
+            raise ModelError(f"beam element '{name}': nodes '{node_a}' and '{node_b}' coincide (zero length).")
+        if not (math.isfinite(damping) and damping >= 0):
+            raise ModelError(f"beam element '{name}': damping {damping!r} must be >= 0.")
+        E0 = _section_frame(xb - xa, _vec(z_hint, 3, f"beam element '{name}' z_hint"), f"beam element '{name}'")
+        self._beams[name] = (a, b, section, E0, L0, float(damping), node_a, node_b, _link or name)
+        return name
+
+    def add_flexible_link(
+        self,
+        name: str,
+        point_a: Sequence[float],
+        point_b: Sequence[float],
+        n_elements: int,
+        section: BeamSection,
+        node_a: str | None = None,
+        node_b: str | None = None,
+        z_hint: Sequence[float] = (0.0, 0.0, 1.0),
+        damping: float = 0.0,
+    ) -> list[str]:
+        """A beam of ``n_elements`` elements from ``point_a`` to ``point_b``. Its end nodes are
+        new nodes ``name.0`` and ``name.<n>`` unless ``node_a``/``node_b`` name existing nodes to
+        share (a body's node: the link is then fixed to that body); interior nodes are free.
+        Join the ends to bodies or ground with any joint. Returns the node names, a to b."""
+        if not isinstance(n_elements, (int, np.integer)) or n_elements < 1:
+            raise ModelError(f"flexible link '{name}': n_elements {n_elements!r} must be a positive integer.")
+        pa = _vec(point_a, 3, f"flexible link '{name}' point_a")
+        pb = _vec(point_b, 3, f"flexible link '{name}' point_b")
+        if np.linalg.norm(pb - pa) < 1e-12:
+            raise ModelError(f"flexible link '{name}': point_a and point_b coincide; a beam needs a length.")
+        for nd, p in ((node_a, pa), (node_b, pb)):
+            if nd is not None:
+                self._node_index(nd, f"flexible link '{name}'")
+                if np.linalg.norm(self._nodes[nd][0] - p) > 1e-9 * max(1.0, np.linalg.norm(p)):
+                    raise ModelError(f"flexible link '{name}': node '{nd}' is not at the link's end point {p.tolist()}.")
+        E0 = _section_frame(pb - pa, _vec(z_hint, 3, f"flexible link '{name}' z_hint"), f"flexible link '{name}'")
+        names = []
+        for i in range(n_elements + 1):
+            if i == 0 and node_a is not None:
+                names.append(node_a)
+            elif i == n_elements and node_b is not None:
+                names.append(node_b)
+            else:
+                names.append(self.add_node(f"{name}.{i}", pa + (pb - pa) * i / n_elements, E0))
+        for i in range(n_elements):
+            self.add_beam(f"{name}.e{i}", names[i], names[i + 1], section, z_hint, damping, _link=name)
+        return names
+
     # ------------------------------------------------------------------ helpers
     def _check_new_name(self, name: str, table: dict, what: str) -> None:
         if not isinstance(name, str) or not name:
@@ -408,6 +513,17 @@ class Model:
     bushing_mode: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
     bushing_K: np.ndarray = field(default_factory=lambda: np.zeros((0, 6, 6)))
     bushing_C: np.ndarray = field(default_factory=lambda: np.zeros((0, 6, 6)))
+    beam_names: tuple[str, ...] = field(default=())
+    beam_link: tuple[str, ...] = field(default=())
+    beam_a: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    beam_b: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    beam_C1: np.ndarray = field(default_factory=lambda: np.zeros((0, 3, 3)))
+    beam_C2: np.ndarray = field(default_factory=lambda: np.zeros((0, 3, 3)))
+    beam_L0: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    beam_Kl: np.ndarray = field(default_factory=lambda: np.zeros((0, 7, 7)))
+    beam_alpha: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    beam_mass: np.ndarray = field(default_factory=lambda: np.zeros(0))  # rho A L0
+    beam_rotary: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))  # rho L0/2 (Iy+Iz, Iy, Iz)
     loops: tuple[Loop, ...] = field(default=())
 
     # -------------------------------------------------------------- sizes
@@ -621,7 +737,12 @@ class Model:
             spring_rest=f(np.array([s[3] for s in springs], dtype=float)),
             auto_free_nodes=tuple(node_names[i] for i in auto),
             **_compile_bushings(mb, X0, R0),
-            loops=_find_loops(node_names, [j for j in joints if not j.name.endswith(":free")], mb._bushings),
+            **_compile_beams(mb, X0, R0),
+            loops=_find_loops(
+                node_names, [j for j in joints if not j.name.endswith(":free")],
+                [(n, f"bushing '{n}'", v[0], v[1]) for n, v in mb._bushings.items()]
+                + [(n, f"beam '{v[8]}' (element '{n}')", v[0], v[1]) for n, v in mb._beams.items()],
+            ),
         )
 
 
@@ -656,7 +777,7 @@ def _compile_bushings(mb: ModelBuilder, X0: np.ndarray, R0: np.ndarray) -> dict:
     return out
 
 
-def _find_loops(node_names: list[str], joints: list, bushings: dict) -> tuple[Loop, ...]:
+def _find_loops(node_names: list[str], joints: list, links: list[tuple[str, str, int, int]]) -> tuple[Loop, ...]:
     """Loops closed by elastic links: adding the links one by one to the joint graph, a link whose
     ends are already connected closes a loop; the loop is the graph path between them."""
     from collections import deque
@@ -691,16 +812,50 @@ def _find_loops(node_names: list[str], joints: list, bushings: dict) -> tuple[Lo
         if j.kind.name != "free":  # a free joint constrains nothing: it closes no loop
             link(j.parent, j.child, j.name, "joint")
     loops = []
-    for name, (a, b, *_rest) in bushings.items():
+    for name, label, a, b in links:
         found = path(a, b)
         if found is not None:
             nodes, edges = found
             nm = ["ground" if x == GROUND else node_names[x] for x in nodes]
             loops.append(Loop(
-                cut=f"bushing '{name}'",
+                cut=label,
                 joints=tuple(e for e, k in edges if k == "joint"),
                 nodes=tuple(nm),
                 elements=(name,) + tuple(e for e, k in edges if k == "element"),
             ))
         link(a, b, name, "element")
     return tuple(loops)
+
+
+def _compile_beams(mb: ModelBuilder, X0: np.ndarray, R0: np.ndarray) -> dict:
+    """Element arrays of all beams: node offsets of the section frame, stiffness, masses."""
+    from flexmb.elements.beam import local_stiffness
+
+    items = list(mb._beams.items())
+    n = len(items)
+    out: dict = dict(beam_names=tuple(k for k, _ in items), beam_link=tuple(v[8] for _, v in items))
+    if not n:
+        return out
+    a = np.array([v[0] for _, v in items], dtype=int)
+    b = np.array([v[1] for _, v in items], dtype=int)
+    secs = [v[2] for _, v in items]
+    E0 = np.array([v[3] for _, v in items])
+    L0 = np.array([v[4] for _, v in items])
+    g = {f: np.array([getattr(s, f) for s in secs], dtype=float) for f in ("E", "G", "A", "Iy", "Iz", "J", "rho")}
+    timo = [s.ky is not None for s in secs]
+    if any(timo) and not all(timo):
+        Kl = np.concatenate([local_stiffness(L0[i:i + 1], *(g[f][i] for f in ("E", "G", "A", "Iy", "Iz", "J")),
+                                             secs[i].ky, secs[i].kz) for i in range(n)])
+    else:
+        Kl = local_stiffness(L0, g["E"], g["G"], g["A"], g["Iy"], g["Iz"], g["J"],
+                             None if not timo[0] else np.array([s.ky for s in secs]),
+                             None if not timo[0] else np.array([s.kz for s in secs]))
+    out.update(
+        beam_a=a, beam_b=b, beam_C1=np.swapaxes(R0[a], 1, 2) @ E0, beam_C2=np.swapaxes(R0[b], 1, 2) @ E0, beam_L0=L0,
+        beam_Kl=Kl, beam_alpha=np.array([v[5] for _, v in items]), beam_mass=g["rho"] * g["A"] * L0,
+        beam_rotary=(g["rho"] * L0 / 2)[:, None] * np.stack([g["Iy"] + g["Iz"], g["Iy"], g["Iz"]], axis=1),
+    )
+    for k, v in out.items():
+        if isinstance(v, np.ndarray):
+            out[k] = _frozen(v)
+    return out
