@@ -129,7 +129,7 @@ def section_forces(fl: np.ndarray, L0: np.ndarray) -> np.ndarray:
     return np.stack([N, Vy, Vz, T, 0.5 * (My2 - My1), 0.5 * (Mz2 - Mz1)], axis=1)
 
 
-def tangent(x1, R1, x2, R2, C1, C2, L0, Kl, eps: float = 1e-7) -> tuple[np.ndarray, np.ndarray]:
+def tangent(x1, R1, x2, R2, C1, C2, L0, Kl, eps: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
     """Stiffness (n,12,12) = -d(elastic node forces)/d(node motions) by central differences of
     the exact internal forces along the 24 node motions of each element (all elements in one
     vectorised call), symmetrised; and its material part Bl^T K_l Bl."""

@@ -4,5 +4,7 @@ from .errors import BackendError, FlexmbError, LoopError, ModelError, SolverErro
 from .model import BeamSection, Model, ModelBuilder
 from .state import State
 
-__all__ = ["BackendError", "BeamSection", "FlexmbError", "LoopError", "Model", "ModelBuilder", "ModelError", "SolverError", "State"]
+__all__ = [
+    "BackendError", "BeamSection", "FlexmbError", "LoopError", "Model", "ModelBuilder", "ModelError", "SolverError", "State",
+]
 __version__ = "0.1.0"

@@ -176,7 +176,8 @@ class Assembler:
             ev.elem_K, ev.elem_C, ev.elem_K_material = np.concatenate(Ks), np.concatenate(Cs), np.concatenate(Km)
             if not elastic_cuts and len(m.bushing_names):  # keep the pattern: zero bushing blocks
                 z = np.zeros((len(m.bushing_names), 12, 12))
-                ev.elem_K, ev.elem_C, ev.elem_K_material = (np.concatenate([z, a]) for a in (ev.elem_K, ev.elem_C, ev.elem_K_material))
+                ev.elem_K, ev.elem_C, ev.elem_K_material = (
+                    np.concatenate([z, a]) for a in (ev.elem_K, ev.elem_C, ev.elem_K_material))
         return ev
 
     def _beams(self, ev: Evaluation, state, load_factor: float):
@@ -194,7 +195,8 @@ class Assembler:
             J = T @ (m.beam_rotary[:, :, None] * np.swapaxes(T, 1, 2))
             w = kin.V[node, 3:]
             np.add.at(ev.Mb[:, 3:, 3:], node, J)
-            np.add.at(ev.bias[:, 3:], node, cross(w, np.einsum("nij,nj->ni", J, w)) + np.einsum("nij,nj->ni", J, kin.zeta[node, 3:]))
+            gyro = cross(w, np.einsum("nij,nj->ni", J, w)) + np.einsum("nij,nj->ni", J, kin.zeta[node, 3:])
+            np.add.at(ev.bias[:, 3:], node, gyro)
         # weight: half of each element's mass at each end
         wgt = 0.5 * load_factor * m.beam_mass[:, None] * m.gravity[None, :]
         np.add.at(ev.bias[:, :3], a, -wgt)
@@ -238,10 +240,16 @@ class Assembler:
         return E if ev.Mc is None else E + ev.Mc
 
     def iteration_matrix(self, ev: Evaluation, cols: np.ndarray, gp: float, bp: float, diag: np.ndarray,
-                         material_only: bool = False) -> sp.csc_matrix:
-        """S = M̄ + γ' C̄ + β' K̄ on the coordinates ``cols`` (joint springs in ``diag``)."""
+                         material_only: bool = False, with_mass: bool = True) -> sp.csc_matrix:
+        """S = M̄ + γ' C̄ + β' K̄ on the coordinates ``cols`` (joint springs in ``diag``);
+        ``with_mass=False`` gives γ' C̄ + β' K̄ alone (the static tangent), same pattern."""
         S = self.mbar(ev, cols, diag=diag, with_elements=False)
+        if not with_mass:
+            S.data[:] = 0.0
+            S = S + sp.diags(diag, format="csc")
         E = self.element_matrix(ev, bp, gp, material_only)
+        if not with_mass and E is not None and ev.Mc is not None:
+            E = E - ev.Mc
         if E is not None:
             B = ev.B[:, cols]
             S = S + sp.csc_matrix(B.T @ (E @ B))

@@ -44,8 +44,9 @@ def logm(R: np.ndarray) -> np.ndarray:
     R = np.asarray(R, dtype=float)
     tr = np.trace(R, axis1=-2, axis2=-1)
     c = np.clip(0.5 * (tr - 1.0), -1.0, 1.0)
-    th = np.arccos(c)
     w = np.stack([R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0], R[..., 1, 0] - R[..., 0, 1]], axis=-1)
+    # atan2 keeps full precision for small angles (arccos of the trace loses half the digits)
+    th = np.arctan2(0.5 * np.linalg.norm(w, axis=-1), c)
     s = np.sin(th)
     small = th < 1e-6
     near_pi = th > np.pi - 1e-4

@@ -1,0 +1,157 @@
+"""Co-rotational beam element: statics against closed forms, linearised frequencies,
+objectivity, exact variations, and bad input (issue 3, items 1–4 and 9 so far)."""
+
+import numpy as np
+import pytest
+
+import flexmb as fm
+from flexmb.assembly import Assembler
+from flexmb.elements.beam import deformations, internal_forces, local_stiffness
+from flexmb.modal import natural_frequencies
+from flexmb.rotations import expm
+from flexmb.statics import static_equilibrium
+
+E, G, A, I, L, RHO = 2.1e11, 8e10, 1e-3, 1e-7, 1.0, 7800.0
+
+
+def cantilever(n, section=None, load=None, moment=None):
+    sec = section or fm.BeamSection(E, G, A, I, I, 2 * I, RHO)
+    mb = fm.ModelBuilder()
+    nodes = mb.add_flexible_link("b", (0, 0, 0), (L, 0, 0), n, sec)
+    mb.add_joint("clamp", "fixed", "ground", nodes[0])
+    if load is not None or moment is not None:
+        mb.add_load("tip", nodes[-1], force=load if load is not None else (0, 0, 0),
+                    moment=moment if moment is not None else (0, 0, 0))
+    return mb.compile(), nodes
+
+
+def tip_position(model, nodes, st):
+    return Assembler(model).evaluate(st).kin.x[model.node_index(nodes[-1])]
+
+
+def test_cantilever_tip_deflection_euler_bernoulli_and_timoshenko():
+    P = 10.0  # small: deflection/L ~ 1.6e-4, geometric nonlinearity ~1e-8
+    m, nodes = cantilever(8, load=(0, -P, 0))
+    d = -tip_position(m, nodes, static_equilibrium(m, load_steps=1))[1]
+    assert d == pytest.approx(P * L**3 / (3 * E * I), rel=1e-3)
+    kappa = 5 / 6
+    sec = fm.BeamSection(E, G, A, I, I, 2 * I, RHO, ky=kappa, kz=kappa)
+    m, nodes = cantilever(8, section=sec, load=(0, -P, 0))
+    d = -tip_position(m, nodes, static_equilibrium(m, load_steps=1))[1]
+    assert d == pytest.approx(P * L**3 / (3 * E * I) + P * L / (kappa * G * A), rel=1e-3)
+
+
+def rollup_error(n):
+    m, nodes = cantilever(n, moment=(0, 0, 2 * np.pi * E * I / L))
+    st = static_equilibrium(m, load_steps=8)
+    x = Assembler(m).evaluate(st).kin.x
+    R = L / (2 * np.pi)
+    s = np.linspace(0, L, n + 1)
+    exact = np.stack([R * np.sin(s / R), R * (1 - np.cos(s / R)), 0 * s], 1)
+    got = x[[m.node_index(k) for k in nodes]]
+    return np.linalg.norm(got[-1]), np.abs(got - exact).max()
+
+
+def test_rollup_into_a_full_circle_converges():
+    tip8, err8 = rollup_error(8)
+    tip16, err16 = rollup_error(16)
+    tip32, err32 = rollup_error(32)
+    assert tip16 < 1e-3 * L
+    # node positions against the exact circle: second order in the element size
+    assert err16 < 0.35 * err8 and err32 < 0.35 * err16
+
+
+def test_cantilever_bending_frequencies():
+    m, _ = cantilever(16)
+    f, _ = natural_frequencies(m, n_modes=8)
+    fb = np.unique(np.round(f, 6))[:3]  # y and z bending coincide (Iy = Iz)
+    exact = np.array([1.8751, 4.6941, 7.8548]) ** 2 * np.sqrt(E * I / (RHO * A * L**4)) / (2 * np.pi)
+    err = np.abs(fb / exact - 1)
+    assert err[0] < 5e-3 and err[1] < 5e-3
+
+
+@pytest.mark.xfail(strict=True, reason="third bending frequency is 1.1 % high with 16 elements: the translational "
+                   "mass is the linear-interpolation consistent mass; the cubic (Hermite) consistent mass of the "
+                   "co-rotated frame is not implemented yet (issue 3)")
+def test_cantilever_third_frequency_within_half_percent():
+    m, _ = cantilever(16)
+    f, _ = natural_frequencies(m, n_modes=8)
+    fb = np.unique(np.round(f, 6))[:3]
+    exact = 7.8548**2 * np.sqrt(E * I / (RHO * A * L**4)) / (2 * np.pi)
+    assert abs(fb[2] / exact - 1) < 5e-3
+
+
+def random_element(rng, n=6):
+    x1 = rng.normal(size=(n, 3))
+    x2 = x1 + rng.normal(size=(n, 3))
+    R1, R2 = expm(0.4 * rng.normal(size=(n, 3))), expm(0.4 * rng.normal(size=(n, 3)))
+    C1, C2 = expm(0.3 * rng.normal(size=(n, 3))), expm(0.3 * rng.normal(size=(n, 3)))
+    L0 = np.linalg.norm(x2 - x1, axis=1) * rng.uniform(0.9, 1.1, n)
+    Kl = local_stiffness(L0, E, G, A, I, 2 * I, 3 * I)
+    return x1, R1, x2, R2, C1, C2, L0, Kl
+
+
+def test_internal_forces_are_objective():
+    rng = np.random.default_rng(3)
+    x1, R1, x2, R2, C1, C2, L0, Kl = random_element(rng)
+    z = np.zeros((len(L0), 12))
+    f, *_ = internal_forces(x1, R1, x2, R2, z, C1, C2, L0, Kl, np.zeros(len(L0)))
+    for _ in range(5):
+        Q, c = expm(rng.normal(size=3) * 2.0), rng.normal(size=3) * 10
+        g, *_ = internal_forces(x1 @ Q.T + c, Q @ R1, x2 @ Q.T + c, Q @ R2, z, C1, C2, L0, Kl, np.zeros(len(L0)))
+        rotated = np.concatenate([f[:, 0:3] @ Q.T, f[:, 3:6] @ Q.T, f[:, 6:9] @ Q.T, f[:, 9:12] @ Q.T], axis=1)
+        assert np.abs(g - rotated).max() <= 1e-10 * np.abs(f).max()
+
+
+def test_undeformed_beam_in_any_rigid_pose_has_no_internal_force():
+    rng = np.random.default_rng(4)
+    n = 5
+    x1 = rng.normal(size=(n, 3))
+    E0 = expm(rng.normal(size=(n, 3)))
+    L0 = rng.uniform(0.5, 2, n)
+    x2 = x1 + L0[:, None] * E0[:, :, 0]
+    Rn1, Rn2 = expm(rng.normal(size=(n, 3))), expm(rng.normal(size=(n, 3)))  # node frames, arbitrary
+    C1, C2 = np.swapaxes(Rn1, 1, 2) @ E0, np.swapaxes(Rn2, 1, 2) @ E0
+    Kl = local_stiffness(L0, E, G, A, I, 2 * I, 3 * I)
+    Q, c = expm(rng.normal(size=3) * 3), rng.normal(size=3)
+    f, energy, *_ = internal_forces(x1 @ Q.T + c, Q @ Rn1, x2 @ Q.T + c, Q @ Rn2, np.zeros((n, 12)), C1, C2, L0, Kl,
+                                    np.zeros(n))
+    assert np.abs(f).max() < 1e-12 * E * A and np.abs(energy).max() < 1e-20 * E * A
+
+
+def test_variations_match_finite_differences():
+    rng = np.random.default_rng(5)
+    x1, R1, x2, R2, C1, C2, L0, _ = random_element(rng)
+    n = len(L0)
+    _, Bl, _ = deformations(x1, R1, x2, R2, C1, C2, L0)
+    eps = 1e-5  # central differences: truncation ~eps^2, round-off ~1e-16/eps
+    for j in range(12):
+        X = np.zeros(12)
+        X[j] = eps
+
+        def at(s, X=X):
+            Y = s * X
+            return deformations(x1 + Y[:3], expm(np.tile(Y[3:6], (n, 1))) @ R1, x2 + Y[6:9],
+                                expm(np.tile(Y[9:], (n, 1))) @ R2, C1, C2, L0)[0]
+
+        assert np.abs((at(1) - at(-1)) / (2 * eps) - Bl[:, :, j]).max() < 1e-8
+
+
+@pytest.mark.parametrize("field", ["E", "G", "A", "Iy", "Iz", "J", "rho"])
+@pytest.mark.parametrize("value", [0.0, -1.0, float("nan")])
+def test_bad_section_property_is_named(field, value):
+    kw = dict(E=E, G=G, A=A, Iy=I, Iz=I, J=2 * I, rho=RHO)
+    kw[field] = value
+    with pytest.raises(fm.ModelError, match=field):
+        fm.BeamSection(**kw)
+
+
+def test_zero_length_beam_and_coincident_points_are_refused():
+    sec = fm.BeamSection(E, G, A, I, I, 2 * I, RHO)
+    mb = fm.ModelBuilder()
+    mb.add_node("p", (0, 0, 0))
+    mb.add_node("q", (0, 0, 0))
+    with pytest.raises(fm.ModelError, match="el7"):
+        mb.add_beam("el7", "p", "q", sec)
+    with pytest.raises(fm.ModelError, match="arm3"):
+        mb.add_flexible_link("arm3", (1, 1, 1), (1, 1, 1), 4, sec)
