@@ -40,14 +40,23 @@ class Evaluation:
     bias: np.ndarray
     loads: np.ndarray
     tau: np.ndarray
-    elem_K: np.ndarray | None = None  # (n_el, 12, 12) element tangents in node twists
-    elem_C: np.ndarray | None = None
+    bushing_K: np.ndarray | None = None  # (n_bushing, 12, 12) tangents in node twists
+    bushing_C: np.ndarray | None = None
     strain_energy: float = 0.0
     element_dissipation: float = 0.0  # power dissipated by element dampers
     Mc: sp.csr_matrix | None = None  # constant node-coupling mass (beam translations)
     beam_forces: np.ndarray | None = None  # (n_beam, 6) N, Vy, Vz, T, My, Mz
     beam_energy: np.ndarray | None = None  # (n_beam,)
-    elem_K_material: np.ndarray | None = None
+    _tangents: object = None  # callable -> (K, C, K_material) of all elements
+    _tangent_cache: tuple | None = None
+
+    def element_tangents(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Element stiffness, damping and material stiffness (n_el, 12, 12), or None."""
+        if self._tangents is None:
+            return None
+        if self._tangent_cache is None:
+            self._tangent_cache = self._tangents()
+        return self._tangent_cache
 
     @property
     def B(self) -> sp.csc_matrix:
@@ -161,26 +170,36 @@ class Assembler:
             qk = state.q[m.u_to_q[m.spring_u]]
             tau[m.spring_u] = -m.spring_k * (qk - m.spring_rest) - m.spring_c * state.u[m.spring_u]
         ev = Evaluation(kin, Mb, bias, loads, tau, Mc=self.Mc)
-        Ks, Cs, Km = [], [], []
-        if len(m.bushing_names) and elastic_cuts:
+        nb = len(m.bushing_names)
+        if nb and elastic_cuts:
             self._bushings(ev)
-            Ks.append(ev.elem_K)
-            Cs.append(ev.elem_C)
-            Km.append(ev.elem_K)
         if len(m.beam_names):
-            K, C, Kmat = self._beams(ev, state, load_factor)
-            Ks.append(K)
-            Cs.append(C)
-            Km.append(Kmat)
-        if Ks:
-            ev.elem_K, ev.elem_C, ev.elem_K_material = np.concatenate(Ks), np.concatenate(Cs), np.concatenate(Km)
-            if not elastic_cuts and len(m.bushing_names):  # keep the pattern: zero bushing blocks
-                z = np.zeros((len(m.bushing_names), 12, 12))
-                ev.elem_K, ev.elem_C, ev.elem_K_material = (
-                    np.concatenate([z, a]) for a in (ev.elem_K, ev.elem_C, ev.elem_K_material))
+            self._beams(ev, load_factor)
+        if nb or len(m.beam_names):
+            ev._tangents = lambda: self._element_tangents(ev, elastic_cuts)
         return ev
 
-    def _beams(self, ev: Evaluation, state, load_factor: float):
+    def _element_tangents(self, ev: Evaluation, elastic_cuts: bool):
+        """(K, C, K_material) of all two-node elements, bushings first (computed on demand:
+        only the iteration matrix needs them)."""
+        m = self.model
+        nb = len(m.bushing_names)
+        Ks, Cs, Km = [], [], []
+        if nb:
+            z = np.zeros((nb, 12, 12))
+            Ks.append(ev.bushing_K if elastic_cuts else z)
+            Cs.append(ev.bushing_C if elastic_cuts else z)
+            Km.append(ev.bushing_K if elastic_cuts else z)
+        if len(m.beam_names):
+            a, b = m.beam_a, m.beam_b
+            kin = ev.kin
+            K, Kmat = beam_kernels.tangent(kin.x[a], kin.R[a], kin.x[b], kin.R[b], m.beam_C1, m.beam_C2, m.beam_L0, m.beam_Kl)
+            Ks.append(K)
+            Cs.append(m.beam_alpha[:, None, None] * Kmat)
+            Km.append(Kmat)
+        return np.concatenate(Ks), np.concatenate(Cs), np.concatenate(Km)
+
+    def _beams(self, ev: Evaluation, load_factor: float) -> None:
         """Beam internal and damping forces, rotary inertia, weight, tangents and energies."""
         m, kin = self.model, ev.kin
         a, b = m.beam_a, m.beam_b
@@ -206,9 +225,6 @@ class Assembler:
         ev.element_dissipation += float(power.sum())
         ev.beam_forces = beam_kernels.section_forces(fl, m.beam_L0)
         ev.beam_energy = energy
-        K, Kmat = beam_kernels.tangent(x1, R1, x2, R2, m.beam_C1, m.beam_C2, m.beam_L0, m.beam_Kl)
-        C = m.beam_alpha[:, None, None] * Kmat
-        return K, C, Kmat
 
     def _bushings(self, ev: Evaluation) -> None:
         """Bushing forces into the bias (as applied forces), tangents and energies."""
@@ -224,18 +240,19 @@ class Assembler:
         np.add.at(be, ia, -fa)
         np.add.at(be, ib, -fb)
         ev.bias = be[:-1]
-        ev.elem_K, ev.elem_C = K, C
+        ev.bushing_K, ev.bushing_C = K, C
         ev.strain_energy = float(energy.sum())
         ev.element_dissipation = float(power.sum())
 
     def element_matrix(self, ev: Evaluation, ck: float, cc: float, material_only: bool = False) -> sp.csr_matrix | None:
         """Node-level sparse matrix ck K + cc C of all elements plus the constant coupling mass
         (6N x 6N), or None. ``material_only`` drops the geometric stiffness."""
-        if ev.elem_K is None:
+        tg = ev.element_tangents()
+        if tg is None:
             return ev.Mc
         N6 = 6 * self.model.n_nodes
-        K = ev.elem_K_material if material_only else ev.elem_K
-        data = (ck * K + cc * ev.elem_C).reshape(len(K), -1)[self._el_keep]
+        K = tg[2] if material_only else tg[0]
+        data = (ck * K + cc * tg[1]).reshape(len(K), -1)[self._el_keep]
         E = sp.csr_matrix((data, (self._el_rows, self._el_cols)), shape=(N6, N6))
         return E if ev.Mc is None else E + ev.Mc
 

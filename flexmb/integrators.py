@@ -64,6 +64,7 @@ class GeneralizedAlpha:
         self.am, self.af, self.gamma, self.beta = alpha_parameters(rho_inf)
         self.rtol = rtol
         self.atol_udot = 1e-12
+        self.length_scale = max(1.0, float(np.abs(model.X0).max(initial=0.0)))
         self.max_iter = max_iter
         self.max_halvings = max_halvings
         self.asm = Assembler(model)
@@ -150,7 +151,11 @@ class GeneralizedAlpha:
                 # increments this small change positions by < 1e-14 and velocities by < 1e-11
                 # of what the step itself moves them: below round-off of stiff forces
                 dx_tol = self.atol_udot + 1e-11 * (np.abs(udot1[free]).max() + np.abs(st.u[free]).max() / h)
-            if rn <= self.rtol * scale or (it > 0 and last_dx <= dx_tol):
+                # or: the correction moves positions only at round-off level (stiff elements
+                # make the residual itself noisy at ~eps * stiffness * size)
+                vscale = np.abs(st.u[free]).max() + h * np.abs(udot1[free]).max() + 1e-3 * self.length_scale / h
+            roundoff = it > 0 and bp * last_dx <= 16 * np.finfo(float).eps * self.length_scale and gp * last_dx <= 1e-11 * vscale
+            if rn <= self.rtol * scale or (it > 0 and last_dx <= dx_tol) or roundoff:
                 return st1, a1, ev, StepInfo(it, nfac, rn, h)
             if it == self.max_iter or (len(r_hist) > 3 and rn > 1e3 * min(r_hist)):
                 worst = free[np.argsort(-np.abs(r))[:3]]
