@@ -16,6 +16,7 @@ then a SolverError names the time, the residual and the coordinates that diverge
 
 from __future__ import annotations
 
+import logging
 import time as _time
 from dataclasses import dataclass
 
@@ -27,6 +28,8 @@ from .linalg import SparseCholesky
 from .state import State
 
 __all__ = ["GeneralizedAlpha", "alpha_parameters", "StepInfo"]
+
+log = logging.getLogger("flexmb")
 
 
 def alpha_parameters(rho_inf: float) -> tuple[float, float, float, float]:
@@ -72,6 +75,8 @@ class GeneralizedAlpha:
         self.chol = SparseCholesky(self.asm.structural_pattern(self.free)) if self.free.size else None
         self.k_diag, self.c_diag = self.asm.stiffness_damping_diag(self.free)
         self.timings = {"assembly": 0.0, "factorization": 0.0, "solve": 0.0}
+        self.modified_newton = 0
+        self._t = 0.0
 
     # ------------------------------------------------------------------ helpers
     def _evaluate(self, st: State) -> Evaluation:
@@ -85,7 +90,16 @@ class GeneralizedAlpha:
         S = self.asm.iteration_matrix(ev, self.free, gp, bp, gp * self.c_diag + bp * self.k_diag)
         self.timings["assembly"] += _time.perf_counter() - t0
         t0 = _time.perf_counter()
-        self.chol.factorize(S)
+        try:
+            self.chol.factorize(S)
+        except SolverError:
+            # compressive geometric stiffness made S indefinite: modified Newton without it
+            S = self.asm.iteration_matrix(ev, self.free, gp, bp, gp * self.c_diag + bp * self.k_diag, material_only=True)
+            self.chol.factorize(S)
+            self.modified_newton += 1
+            if self.modified_newton == 1:
+                log.warning("t = %.6g: iteration matrix not positive definite; geometric stiffness dropped "
+                            "(modified Newton); counted in stats['modified_newton_steps']", self._t)
         self.timings["factorization"] += _time.perf_counter() - t0
 
     def _solve(self, r: np.ndarray) -> np.ndarray:
@@ -164,6 +178,7 @@ class GeneralizedAlpha:
                     f"history {', '.join(f'{x:.1e}' for x in r_hist[-4:])}); largest residuals in "
                     f"{_names(m, worst)}", t1)
             if it == 0:
+                self._t = t1
                 self._factorize(ev, gp, bp)
                 nfac += 1
             dx = self._solve(r)

@@ -40,6 +40,9 @@ class Result:
     driven_names: tuple[str, ...] = ()
     status: str = "finished"
     stats: dict[str, float] = field(default_factory=dict)
+    element_forces: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 6)))
+    element_energy: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    element_names: tuple[str, ...] = ()
 
     def coordinate(self, name: str) -> np.ndarray:
         """Time history of the coordinate called ``name`` (see ``coordinate_names``)."""
@@ -52,6 +55,10 @@ class Result:
     def reaction(self, name: str) -> np.ndarray:
         """Reaction wrench history (nt, 6) of the joint called ``name``."""
         return self.reactions[:, self._index(self.joint_names, name, "joint")]
+
+    def element_force(self, name: str) -> np.ndarray:
+        """Section forces (nt, 6) N, Vy, Vz, T, My, Mz of the beam element called ``name``."""
+        return self.element_forces[:, self._index(self.element_names, name, "beam element")]
 
     def drive_force(self, name: str) -> np.ndarray:
         """Actuator force/torque history of the driven coordinate called ``name``."""
@@ -105,7 +112,7 @@ def load(path: str | Path) -> Result:
                 kw["energy"] = energy
             elif f.name == "stats":
                 kw["stats"] = dict(zip(z["stats__keys"].tolist(), z["stats__values"].tolist()))
-            elif f.name in ("coordinate_names", "node_names", "joint_names", "driven_names"):
+            elif f.name in ("coordinate_names", "node_names", "joint_names", "driven_names", "element_names"):
                 kw[f.name] = tuple(z[f.name].tolist())
             elif f.name == "status":
                 kw[f.name] = str(z[f.name])

@@ -22,7 +22,7 @@ class _Recorder:
     def __init__(self, model, integ: GeneralizedAlpha) -> None:
         self.m = model
         self.integ = integ
-        keys = ("t", "q", "u", "udot", "x", "R", "jp", "tw", "drive", "react", "T", "V", "it")
+        keys = ("t", "q", "u", "udot", "x", "R", "jp", "tw", "drive", "react", "T", "V", "it", "ef", "ee")
         self.rows: dict[str, list] = {k: [] for k in keys}
         self.work = {"dissipated": [0.0], "drive_work": [0.0], "load_work": [0.0]}
         self._prev_power: tuple[float, float, float] | None = None
@@ -62,6 +62,9 @@ class _Recorder:
         R["T"].append(T)
         R["V"].append(V)
         R["it"].append(iterations)
+        nb = len(m.beam_names)
+        R["ef"].append(ev.beam_forces if nb else np.zeros((0, 6)))
+        R["ee"].append(ev.beam_energy if nb else np.zeros(0))
 
     def result(self, status: str, stats: dict) -> Result:
         m, R = self.m, self.rows
@@ -79,6 +82,8 @@ class _Recorder:
             newton_iterations=np.array(R["it"], dtype=int), coordinate_names=m.coordinate_names,
             node_names=m.node_names, joint_names=m.joint_names,
             driven_names=tuple(m.coordinate_names[k] for k in m.driven), status=status, stats=stats,
+            element_forces=np.array(R["ef"]).reshape(n, len(m.beam_names), 6),
+            element_energy=np.array(R["ee"]).reshape(n, len(m.beam_names)), element_names=m.beam_names,
         )
 
 
@@ -133,6 +138,7 @@ def simulate(
         "wall_time": wall, "steps": float(i if n_steps else 0), "newton_iterations": float(total_it),
         "factorizations": float(integ.chol.n_factorize if integ.chol else 0),
         "symbolic_analyses": float(integ.chol.n_analyze if integ.chol else 0),
+        "modified_newton_steps": float(integ.modified_newton),
         **{f"time_{k}": v for k, v in integ.timings.items()},
     }
     return rec.result(status, stats)
