@@ -149,3 +149,21 @@ def tangent(x1, R1, x2, R2, C1, C2, L0, Kl, eps: float = 1e-6) -> tuple[np.ndarr
     K = 0.5 * (K + np.swapaxes(K, 1, 2))
     _, Bl0, _ = deformations(x1, R1, x2, R2, C1, C2, L0)
     return K, np.swapaxes(Bl0, 1, 2) @ Kl @ Bl0
+
+
+def tangent_approx(x1, R1, x2, R2, C1, C2, L0, Kl) -> tuple[np.ndarray, np.ndarray]:
+    """Material stiffness Bl^T K_l Bl plus the string (axial-force) geometric stiffness
+    N/l [[P, -P], [-P, P]] on the translations, P = I - r1 r1^T: the dominant geometric term
+    of slender links; analytic and cheap. Returns (K, K_material)."""
+    p, Bl, Rr = deformations(x1, R1, x2, R2, C1, C2, L0)
+    Km = np.swapaxes(Bl, 1, 2) @ Kl @ Bl
+    N = Kl[:, 0, 0] * p[:, 0]
+    r1 = Rr[:, :, 0]
+    l = L0 + p[:, 0]
+    P = (N / l)[:, None, None] * (np.eye(3) - r1[:, :, None] * r1[:, None, :])
+    K = Km.copy()
+    K[:, 0:3, 0:3] += P
+    K[:, 6:9, 6:9] += P
+    K[:, 0:3, 6:9] -= P
+    K[:, 6:9, 0:3] -= P
+    return K, Km

@@ -100,8 +100,12 @@ class Assembler:
     this equals B^T M B (checked in the tests) at O(pairs) cost.
     """
 
-    def __init__(self, model) -> None:
+    def __init__(self, model, exact_tangent: bool = False) -> None:
+        """``exact_tangent``: beam stiffness by differentiating the exact internal forces (for
+        the static solve); otherwise material + string stiffness (enough for Newton in time
+        steps, several times cheaper)."""
         self.model = model
+        self.exact_tangent = exact_tangent
         self.pattern = TreePattern(model)
         p = self.pattern
         N = model.n_nodes
@@ -193,7 +197,8 @@ class Assembler:
         if len(m.beam_names):
             a, b = m.beam_a, m.beam_b
             kin = ev.kin
-            K, Kmat = beam_kernels.tangent(kin.x[a], kin.R[a], kin.x[b], kin.R[b], m.beam_C1, m.beam_C2, m.beam_L0, m.beam_Kl)
+            tangent = beam_kernels.tangent if self.exact_tangent else beam_kernels.tangent_approx
+            K, Kmat = tangent(kin.x[a], kin.R[a], kin.x[b], kin.R[b], m.beam_C1, m.beam_C2, m.beam_L0, m.beam_Kl)
             Ks.append(K)
             Cs.append(m.beam_alpha[:, None, None] * Kmat)
             Km.append(Kmat)

@@ -141,7 +141,7 @@ class GeneralizedAlpha:
         t1 = st.t + h
         r_hist = []
         nfac = 0
-        last_dx = np.inf
+        last_dx = prev_dx = np.inf
         for it in range(self.max_iter + 1):
             a1 = (af * st.udot + (1 - af) * udot1 - am * a) / (1 - am)
             dq = st.u + h * ((0.5 - b) * a + b * a1)
@@ -168,8 +168,14 @@ class GeneralizedAlpha:
                 # or: the correction moves positions only at round-off level (stiff elements
                 # make the residual itself noisy at ~eps * stiffness * size)
                 vscale = np.abs(st.u[free]).max() + h * np.abs(udot1[free]).max() + 1e-3 * self.length_scale / h
-            roundoff = it > 0 and bp * last_dx <= 16 * np.finfo(float).eps * self.length_scale and gp * last_dx <= 1e-11 * vscale
-            if rn <= self.rtol * scale or (it > 0 and last_dx <= dx_tol) or roundoff:
+            # the next correction, estimated from the contraction rate (Hairer & Wanner IV.8)
+            nxt = last_dx
+            if it > 1 and prev_dx > 0:
+                theta = last_dx / prev_dx
+                nxt = theta / (1 - theta) * last_dx if theta < 0.5 else last_dx
+            eps_pos = 16 * np.finfo(float).eps * self.length_scale
+            roundoff = it > 0 and bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale
+            if rn <= self.rtol * scale or (it > 0 and nxt <= dx_tol) or roundoff:
                 return st1, a1, ev, StepInfo(it, nfac, rn, h)
             if it == self.max_iter or (len(r_hist) > 3 and rn > 1e3 * min(r_hist)):
                 worst = free[np.argsort(-np.abs(r))[:3]]
@@ -182,7 +188,7 @@ class GeneralizedAlpha:
                 self._factorize(ev, gp, bp)
                 nfac += 1
             dx = self._solve(r)
-            last_dx = float(np.abs(dx).max())
+            prev_dx, last_dx = last_dx, float(np.abs(dx).max())
             udot1 = udot1.copy()
             udot1[free] -= dx
         raise AssertionError("unreachable")

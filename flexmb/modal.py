@@ -19,7 +19,7 @@ __all__ = ["natural_frequencies"]
 def natural_frequencies(model, state: State | None = None, n_modes: int = 6) -> tuple[np.ndarray, np.ndarray]:
     """The ``n_modes`` lowest natural frequencies [Hz] and mode shapes (n_u, n_modes; rows of
     driven coordinates are zero) about ``state`` (default: the initial state)."""
-    asm = Assembler(model)
+    asm = Assembler(model, exact_tangent=True)
     st = model.initial_state() if state is None else state.copy()
     free = model.free_u
     if n_modes >= free.size:

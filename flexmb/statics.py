@@ -32,7 +32,7 @@ def static_equilibrium(
 
     Raises SolverError naming the load step and the coordinates that do not converge.
     """
-    asm = Assembler(model)
+    asm = Assembler(model, exact_tangent=True)
     st = (model.initial_state() if state is None else state.copy())
     st.t = t
     st.u[:] = 0.0
