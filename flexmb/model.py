@@ -808,12 +808,24 @@ def _find_loops(node_names: list[str], joints: list, links: list[tuple[str, str,
             nodes.append(n)
         return nodes[::-1], edges[::-1]
 
+    root: dict[int, int] = {}
+
+    def find(i: int) -> int:
+        root.setdefault(i, i)
+        while root[i] != i:
+            root[i] = root[root[i]]
+            i = root[i]
+        return i
+
     for j in joints:
         if j.kind.name != "free":  # a free joint constrains nothing: it closes no loop
             link(j.parent, j.child, j.name, "joint")
+            root[find(j.parent)] = find(j.child)
     loops = []
     for name, label, a, b in links:
-        found = path(a, b)
+        ra, rb = find(a), find(b)
+        found = path(a, b) if ra == rb else None  # search the graph only when a loop closes
+        root[ra] = rb
         if found is not None:
             nodes, edges = found
             nm = ["ground" if x == GROUND else node_names[x] for x in nodes]
