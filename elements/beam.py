@@ -22,9 +22,27 @@ Bernoulli). Internal nodal forces f = Bl^T K_l p_l (exact gradient: conservative
 objective, a rigid motion leaves p_l unchanged). Damping on the deformational velocities:
 f_d = Bl^T (α K_l) Bl v (stiffness-proportional, Zahariev eq. 13).
 
-Mass: consistent translational mass ρA L0/6 [[2I, I], [I, 2I]] (constant in global axes) and
-nodal rotary inertia ρ L0/2 diag(Iy + Iz, Iy, Iz) in the section frame, with its gyroscopic
-moment w x J w.
+Mass (co-rotated consistent mass): the kinetic energy is that of the small-displacement
+element seen from the co-rotated frame,
+
+    T = 1/2 v_l^T M_l v_l,   v_l = R~^T v,   R~ = diag(R_r, R_r, R_r, R_r)                     (5)
+
+with M_l the 12x12 consistent mass of cubic (Hermite) bending, linear axial and torsional
+interpolation, Rayleigh rotary inertia included (Przemieniecki 1968, §11). It is exact for rigid
+motions and gives the O(h^4) convergence of bending frequencies. With M = R~ M_l R~^T, the
+co-rotated frame's spin W = R_r W_r v (W_r from (3)) and the spatial angular velocities of the
+nodes, the Lagrange equations on SO(3) (Hamel term for spatial angular velocities) give the
+inertia node forces
+
+    f_in = M a + [W]x~ p - M [W]x~ v - (R_r W_r)^T sum_k p_k x v_k - (0, w1 x p_th1, 0, w2 x p_th2)   (6)
+
+with p = M v and k over the four 3-blocks of v; v^T f_in = dT/dt exactly. Gravity acts on the
+Hermite-interpolated centre of mass
+
+    V_g = -m g . (x_mid + R_r d_l),   d_l = L0/12 (0, th1z - th2z, -(th1y - th2y))              (7)
+
+and its node forces are the exact gradient (consistent load: m g/2 and the end moments
+m g L0/12 of a straight element), so a freely falling element stays undeformed.
 """
 
 from __future__ import annotations
@@ -33,7 +51,10 @@ import numpy as np
 
 from flexmb.rotations import cross, logm, skew
 
-__all__ = ["local_stiffness", "deformations", "internal_forces", "section_forces"]
+__all__ = [
+    "local_stiffness", "local_mass", "deformations", "internal_forces", "section_forces", "mass_apply", "global_mass",
+    "inertia_forces", "kinetic_energy", "gravity_forces", "tangent", "tangent_approx",
+]
 
 
 def _jl_inv(phi: np.ndarray) -> np.ndarray:
@@ -63,7 +84,9 @@ def local_stiffness(L0, E, G, A, Iy, Iz, J, ky=None, kz=None) -> np.ndarray:
 
 
 def deformations(x1, R1, x2, R2, C1, C2, L0):
-    """Local deformations p_l (n,7), their derivative Bl (n,7,12), and the co-rotated frame."""
+    """Local deformations p_l (n,7) of eq. (2), their derivative Bl (n,7,12) of eq. (3)–(4), the
+    co-rotated frame R_r (n,3,3) of eq. (1) and W_r (n,3,12): the co-rotated frame's spin in its own
+    axes per unit node motion (x1, w1, x2, w2)."""
     d = x2 - x1
     l = np.linalg.norm(d, axis=-1)
     r1 = d / l[:, None]
@@ -102,20 +125,117 @@ def deformations(x1, R1, x2, R2, C1, C2, L0):
         M = np.zeros((n, 3, 12))
         M[:, :, sl] = RrT
         Bl[:, 1 + 3 * i: 4 + 3 * i] = _jl_inv(th) @ (M - Wr)
-    return p, Bl, Rr
+    return p, Bl, Rr, Wr
 
 
 def internal_forces(x1, R1, x2, R2, V, C1, C2, L0, Kl, alpha):
     """Node forces (n,12) = -(elastic + damping) on (F1, M1, F2, M2), strain energy (n,), local
     forces f_l (n,7), dissipated power (n,) and the matrices Bl (n,7,12)."""
-    p, Bl, _ = deformations(x1, R1, x2, R2, C1, C2, L0)
+    p, Bl, *_ = deformations(x1, R1, x2, R2, C1, C2, L0)
+    return elastic_forces(p, Bl, V, Kl, alpha) + (Bl,)
+
+
+def elastic_forces(p, Bl, V, Kl, alpha):
+    """Elastic and damping node forces -Bl^T K_l (p + alpha p') (n,12), strain energy (n,), local
+    forces K_l p (n,7) and dissipated power (n,), from precomputed deformations."""
     fl = np.einsum("nij,nj->ni", Kl, p)
     pdot = np.einsum("nij,nj->ni", Bl, V)
     fd = alpha[:, None] * np.einsum("nij,nj->ni", Kl, pdot)
     f = -np.einsum("nji,nj->ni", Bl, fl + fd)
     energy = 0.5 * np.einsum("ni,ni->n", p, fl)
     power = np.einsum("ni,ni->n", pdot, fd)
-    return f, energy, fl, power, Bl
+    return f, energy, fl, power
+
+
+_T0 = np.array([[156, 0, 54, 0], [0, 0, 0, 0], [54, 0, 156, 0], [0, 0, 0, 0]], dtype=float)
+_T1 = np.array([[0, 22, 0, -13], [22, 0, 13, 0], [0, 13, 0, -22], [-13, 0, -22, 0]], dtype=float)
+_T2 = np.array([[0, 0, 0, 0], [0, 4, 0, -3], [0, 0, 0, 0], [0, -3, 0, 4]], dtype=float)
+_R0 = np.array([[36, 0, -36, 0], [0, 0, 0, 0], [-36, 0, 36, 0], [0, 0, 0, 0]], dtype=float)
+_R1 = np.array([[0, 3, 0, 3], [3, 0, -3, 0], [0, -3, 0, -3], [3, 0, -3, 0]], dtype=float)
+_R2 = np.array([[0, 0, 0, 0], [0, 4, 0, -1], [0, 0, 0, 0], [0, -1, 0, 4]], dtype=float)
+
+
+def local_mass(L0, rhoA, rhoIy, rhoIz) -> np.ndarray:
+    """Consistent mass M_l (n,12,12) of eq. (5) on local (u1, th1, u2, th2): linear axial and
+    torsional, cubic (Hermite) bending with Rayleigh rotary inertia (Przemieniecki §11).
+    rhoA: mass per length; rhoIy, rhoIz: rotary inertia per length about the section axes."""
+    L0, rhoA, rhoIy, rhoIz = np.broadcast_arrays(*(np.atleast_1d(np.asarray(a, dtype=float)) for a in (L0, rhoA, rhoIy, rhoIz)))
+    n = L0.size
+    M = np.zeros((n, 12, 12))
+    m = rhoA * L0
+    ip = (rhoIy + rhoIz) * L0
+    for (i, j), c in (((0, 0), 2), ((0, 6), 1), ((6, 0), 1), ((6, 6), 2)):
+        M[:, i, j] = m * c / 6
+        M[:, i + 3, j + 3] = ip * c / 6
+    # bending: translation v (y) with th_z (dv/ds = th_z); w (z) with th_y (dw/ds = -th_y); entries are
+    # m/420 (T0 + s T1 L + T2 L^2) + rho I/(30 L) (R0 + s R1 L + R2 L^2), s = +1 (y) or -1 (z)
+    for dofs, s, rI in (((1, 5, 7, 11), 1.0, rhoIz), ((2, 4, 8, 10), -1.0, rhoIy)):
+        L = L0[:, None, None]
+        H = (m / 420)[:, None, None] * (_T0 + s * _T1 * L + _T2 * L * L)
+        H += (rI / (30 * L0))[:, None, None] * (_R0 + s * _R1 * L + _R2 * L * L)
+        M[:, np.array(dofs)[:, None], np.array(dofs)[None, :]] = H
+    return M
+
+
+def _to_local(Rr, v):
+    """Blockwise R_r^T v for node vectors v (n,12) -> (n,4,3)."""
+    return np.einsum("nji,nkj->nki", Rr, v.reshape(-1, 4, 3))
+
+
+def _to_global(Rr, vl):
+    """Blockwise R_r vl for local block vectors (n,4,3) -> (n,12)."""
+    return np.einsum("nij,nkj->nki", Rr, vl).reshape(-1, 12)
+
+
+def mass_apply(Rr, Ml, a) -> np.ndarray:
+    """M a = R~ M_l R~^T a (n,12) for node accelerations a (n,12) (eq. 5)."""
+    al = _to_local(Rr, a).reshape(-1, 12)
+    return _to_global(Rr, np.einsum("nij,nj->ni", Ml, al).reshape(-1, 4, 3))
+
+
+def global_mass(Rr, Ml) -> np.ndarray:
+    """Element mass M = R~ M_l R~^T (n,12,12) in global node components (eq. 5)."""
+    n = Rr.shape[0]
+    M = Ml.reshape(n, 4, 3, 4, 3)
+    M = np.einsum("nia,nkalb,njb->nkilj", Rr, M, Rr)
+    return M.reshape(n, 12, 12)
+
+
+def kinetic_energy(Rr, Ml, V) -> np.ndarray:
+    """T (n,) of eq. (5) for node twists V (n,12)."""
+    vl = _to_local(Rr, V).reshape(-1, 12)
+    return 0.5 * np.einsum("ni,nij,nj->n", vl, Ml, vl)
+
+
+def inertia_forces(Rr, Wr, Ml, V) -> np.ndarray:
+    """Velocity-dependent inertia node forces of eq. (6) (everything but M a), (n,12)."""
+    Vb = V.reshape(-1, 4, 3)
+    P = mass_apply(Rr, Ml, V).reshape(-1, 4, 3)
+    W = np.einsum("nij,njk,nk->ni", Rr, Wr, V)  # spin of the co-rotated frame, global
+    WxV = cross(W[:, None, :], Vb)
+    g = cross(W[:, None, :], P).reshape(-1, 12) - mass_apply(Rr, Ml, WxV.reshape(-1, 12))
+    g -= np.einsum("nij,njk,ni->nk", Rr, Wr, cross(P, Vb).sum(axis=1))
+    g = g.reshape(-1, 4, 3)
+    g[:, 1] -= cross(Vb[:, 1], P[:, 1])
+    g[:, 3] -= cross(Vb[:, 3], P[:, 3])
+    return g.reshape(-1, 12)
+
+
+def gravity_forces(p, Bl, Rr, Wr, x1, x2, mass, L0, g) -> tuple[np.ndarray, np.ndarray]:
+    """Weight of the elements as node forces (n,12) and potential energy (n,) of eq. (7)."""
+    dl = (L0 / 12)[:, None] * np.stack([np.zeros_like(L0), p[:, 3] - p[:, 6], p[:, 5] - p[:, 2]], axis=1)
+    c = np.einsum("nij,nj->ni", Rr, dl)
+    mg = mass[:, None] * g[None, :]
+    energy = -np.einsum("ni,ni->n", mg, 0.5 * (x1 + x2) + c)
+    f = np.zeros((p.shape[0], 12))
+    f[:, 0:3] = 0.5 * mg
+    f[:, 6:9] = 0.5 * mg
+    Wg = np.einsum("nij,njk->nik", Rr, Wr)
+    f += np.einsum("nik,ni->nk", Wg, cross(c, mg))
+    # d(d_l)/dX = D Bl with D picking (th1z - th2z, th2y - th1y) scaled by L0/12
+    gl = np.einsum("nji,nj->ni", Rr, mg) * (L0 / 12)[:, None]
+    f += gl[:, 1:2] * (Bl[:, 3] - Bl[:, 6]) + gl[:, 2:3] * (Bl[:, 5] - Bl[:, 2])
+    return f, energy
 
 
 def section_forces(fl: np.ndarray, L0: np.ndarray) -> np.ndarray:
@@ -130,12 +250,19 @@ def section_forces(fl: np.ndarray, L0: np.ndarray) -> np.ndarray:
 
 
 def tangent(x1, R1, x2, R2, C1, C2, L0, Kl, eps: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
-    """Stiffness (n,12,12) = -d(elastic node forces)/d(node motions) by central differences of
-    the exact internal forces along the 24 node motions of each element (all elements in one
-    vectorised call), symmetrised; and its material part Bl^T K_l Bl."""
+    """Consistent stiffness (n,12,12) = -d(elastic node forces)/d(node motions) and its material
+    part Bl^T K_l Bl. With f = Bl^T f_l the tangent is Bl^T K_l Bl + d(Bl^T)/dX f_l: the material part
+    is analytic, the geometric part is the central difference of Bl(X)^T f_l with the local forces
+    f_l frozen at X, along the 24 node motions of each element (all elements in one vectorised call;
+    rotations along the retraction R <- expm(dw) R), symmetrised. Differencing only the geometric
+    part keeps the truncation error proportional to the stress (zero at rest) instead of EA eps^2/L^3
+    of the axial stiffness, which would swamp the bending stiffness of slender elements."""
     from flexmb.rotations import expm
 
     n = x1.shape[0]
+    p0, Bl0, *_ = deformations(x1, R1, x2, R2, C1, C2, L0)
+    fl0 = np.einsum("nij,nj->ni", Kl, p0)
+    Km = np.swapaxes(Bl0, 1, 2) @ Kl @ Bl0
     steps = np.concatenate([np.eye(12), -np.eye(12)]) * eps  # (24, 12)
     X = np.repeat(steps[None], n, axis=0).reshape(-1, 12)  # element-major
     rep = lambda a: np.repeat(a, 24, axis=0)  # noqa: E731
@@ -143,19 +270,18 @@ def tangent(x1, R1, x2, R2, C1, C2, L0, Kl, eps: float = 1e-6) -> tuple[np.ndarr
     x2p = rep(x2) + X[:, 6:9]
     R1p = expm(X[:, 3:6]) @ rep(R1)
     R2p = expm(X[:, 9:12]) @ rep(R2)
-    p, Bl, _ = deformations(x1p, R1p, x2p, R2p, rep(C1), rep(C2), rep(L0))
-    f = np.einsum("nji,nj->ni", Bl, np.einsum("nij,nj->ni", rep(Kl), p)).reshape(n, 24, 12)
-    K = ((f[:, :12] - f[:, 12:]) / (2 * eps)).transpose(0, 2, 1)
-    K = 0.5 * (K + np.swapaxes(K, 1, 2))
-    _, Bl0, _ = deformations(x1, R1, x2, R2, C1, C2, L0)
-    return K, np.swapaxes(Bl0, 1, 2) @ Kl @ Bl0
+    _, Bl, *_ = deformations(x1p, R1p, x2p, R2p, rep(C1), rep(C2), rep(L0))
+    f = np.einsum("nji,nj->ni", Bl, rep(fl0)).reshape(n, 24, 12)
+    Kg = ((f[:, :12] - f[:, 12:]) / (2 * eps)).transpose(0, 2, 1)
+    K = Km + 0.5 * (Kg + np.swapaxes(Kg, 1, 2))
+    return K, Km
 
 
 def tangent_approx(x1, R1, x2, R2, C1, C2, L0, Kl) -> tuple[np.ndarray, np.ndarray]:
     """Material stiffness Bl^T K_l Bl plus the string (axial-force) geometric stiffness
     N/l [[P, -P], [-P, P]] on the translations, P = I - r1 r1^T: the dominant geometric term
     of slender links; analytic and cheap. Returns (K, K_material)."""
-    p, Bl, Rr = deformations(x1, R1, x2, R2, C1, C2, L0)
+    p, Bl, Rr, _ = deformations(x1, R1, x2, R2, C1, C2, L0)
     Km = np.swapaxes(Bl, 1, 2) @ Kl @ Bl
     N = Kl[:, 0, 0] * p[:, 0]
     r1 = Rr[:, :, 0]

@@ -44,9 +44,13 @@ class Evaluation:
     bushing_C: np.ndarray | None = None
     strain_energy: float = 0.0
     element_dissipation: float = 0.0  # power dissipated by element dampers
-    Mc: sp.csr_matrix | None = None  # constant node-coupling mass (beam translations)
+    beam_frame: np.ndarray | None = None  # (n_beam,3,3) co-rotated frames R_r (element mass, beam.py eq. 5)
+    beam_Ml: np.ndarray | None = None  # (n_beam,12,12) local consistent masses
+    beam_nodes: tuple[np.ndarray, np.ndarray] | None = None
     beam_forces: np.ndarray | None = None  # (n_beam, 6) N, Vy, Vz, T, My, Mz
     beam_energy: np.ndarray | None = None  # (n_beam,)
+    beam_kinetic: float = 0.0
+    beam_weight_energy: float = 0.0
     _tangents: object = None  # callable -> (K, C, K_material) of all elements
     _tangent_cache: tuple | None = None
 
@@ -82,9 +86,24 @@ class Evaluation:
         """Per-node M (B udot + zeta) + g - f (N,6): what each node needs from its joint."""
         a = self.twists(udot)
         w = np.einsum("nij,nj->ni", self.Mb, a) + self.bias
-        if self.Mc is not None:
-            w += (self.Mc @ a.ravel()).reshape(-1, 6)
+        if self.beam_frame is not None:
+            w += self.beam_mass_forces(a)
         return w
+
+    def beam_mass_forces(self, a: np.ndarray) -> np.ndarray:
+        """Node forces (N,6) of the beams' element masses for node accelerations a (N,6)."""
+        ia, ib = self.beam_nodes
+        f = beam_kernels.mass_apply(self.beam_frame, self.beam_Ml, np.concatenate([a[ia], a[ib]], axis=1))
+        out = np.zeros_like(a)
+        np.add.at(out, ia, f[:, :6])
+        np.add.at(out, ib, f[:, 6:])
+        return out
+
+    def element_masses(self) -> np.ndarray | None:
+        """Element mass matrices (n_beam,12,12) in global node components, or None."""
+        if self.beam_frame is None:
+            return None
+        return beam_kernels.global_mass(self.beam_frame, self.beam_Ml)
 
     def residual(self, udot: np.ndarray) -> np.ndarray:
         """Eq. (1) for all velocity coordinates."""
@@ -135,18 +154,6 @@ class Assembler:
         self._el_keep = keep.reshape(ne, 144)
         self._el_rows = rr[keep]
         self._el_cols = cc[keep]
-        # constant consistent translational mass of the beams (6N x 6N, linear rows only)
-        self.Mc = None
-        if len(model.beam_names):
-            a, b, m3, m6 = model.beam_a, model.beam_b, model.beam_mass / 3, model.beam_mass / 6
-            r, c, v = [], [], []
-            for (i, j, w) in ((a, a, m3), (b, b, m3), (a, b, m6), (b, a, m6)):
-                for k in range(3):
-                    r.append(6 * i + k)
-                    c.append(6 * j + k)
-                    v.append(w)
-            self.Mc = sp.csr_matrix((np.concatenate(v), (np.concatenate(r), np.concatenate(c))), shape=(6 * N, 6 * N))
-
     def mass_matrix_nodes(self, Mb: np.ndarray) -> sp.csr_matrix:
         """Block-diagonal node mass matrix (6N x 6N)."""
         N = self.model.n_nodes
@@ -173,7 +180,7 @@ class Assembler:
         if m.spring_u.size:
             qk = state.q[m.u_to_q[m.spring_u]]
             tau[m.spring_u] = -m.spring_k * (qk - m.spring_rest) - m.spring_c * state.u[m.spring_u]
-        ev = Evaluation(kin, Mb, bias, loads, tau, Mc=self.Mc)
+        ev = Evaluation(kin, Mb, bias, loads, tau)
         nb = len(m.bushing_names)
         if nb and elastic_cuts:
             self._bushings(ev)
@@ -205,27 +212,23 @@ class Assembler:
         return np.concatenate(Ks), np.concatenate(Cs), np.concatenate(Km)
 
     def _beams(self, ev: Evaluation, load_factor: float) -> None:
-        """Beam internal and damping forces, rotary inertia, weight, tangents and energies."""
+        """Beam elastic and damping forces, consistent-mass inertia (beam.py eq. 5–6), weight
+        (eq. 7), section forces and energies."""
         m, kin = self.model, ev.kin
         a, b = m.beam_a, m.beam_b
-        x1, R1, x2, R2 = kin.x[a], kin.R[a], kin.x[b], kin.R[b]
+        x1, x2 = kin.x[a], kin.x[b]
         V = np.concatenate([kin.V[a], kin.V[b]], axis=1)
-        f, energy, fl, power, Bl = beam_kernels.internal_forces(x1, R1, x2, R2, V, m.beam_C1, m.beam_C2, m.beam_L0,
-                                                                m.beam_Kl, m.beam_alpha)
-        np.add.at(ev.bias, a, -f[:, :6])
-        np.add.at(ev.bias, b, -f[:, 6:])
-        # rotary inertia (lumped, section frame) with its gyroscopic moment
-        for node, T in ((a, R1 @ m.beam_C1), (b, R2 @ m.beam_C2)):
-            J = T @ (m.beam_rotary[:, :, None] * np.swapaxes(T, 1, 2))
-            w = kin.V[node, 3:]
-            np.add.at(ev.Mb[:, 3:, 3:], node, J)
-            gyro = cross(w, np.einsum("nij,nj->ni", J, w)) + np.einsum("nij,nj->ni", J, kin.zeta[node, 3:])
-            np.add.at(ev.bias[:, 3:], node, gyro)
-        # weight: half of each element's mass at each end
-        wgt = 0.5 * load_factor * m.beam_mass[:, None] * m.gravity[None, :]
-        np.add.at(ev.bias[:, :3], a, -wgt)
-        np.add.at(ev.bias[:, :3], b, -wgt)
-        ev.bias += (self.Mc @ kin.zeta.ravel()).reshape(-1, 6)
+        p, Bl, Rr, Wr = beam_kernels.deformations(x1, kin.R[a], x2, kin.R[b], m.beam_C1, m.beam_C2, m.beam_L0)
+        f, energy, fl, power = beam_kernels.elastic_forces(p, Bl, V, m.beam_Kl, m.beam_alpha)
+        fg, eg = beam_kernels.gravity_forces(p, Bl, Rr, Wr, x1, x2, m.beam_mass, m.beam_L0, m.gravity)
+        zeta = np.concatenate([kin.zeta[a], kin.zeta[b]], axis=1)
+        w = (beam_kernels.inertia_forces(Rr, Wr, m.beam_Ml, V) + beam_kernels.mass_apply(Rr, m.beam_Ml, zeta)
+             - f - load_factor * fg)
+        np.add.at(ev.bias, a, w[:, :6])
+        np.add.at(ev.bias, b, w[:, 6:])
+        ev.beam_frame, ev.beam_Ml, ev.beam_nodes = Rr, m.beam_Ml, (a, b)
+        ev.beam_kinetic = float(beam_kernels.kinetic_energy(Rr, m.beam_Ml, V).sum())
+        ev.beam_weight_energy = float(eg.sum())
         ev.strain_energy += float(energy.sum())
         ev.element_dissipation += float(power.sum())
         ev.beam_forces = beam_kernels.section_forces(fl, m.beam_L0)
@@ -249,17 +252,22 @@ class Assembler:
         ev.strain_energy = float(energy.sum())
         ev.element_dissipation = float(power.sum())
 
-    def element_matrix(self, ev: Evaluation, ck: float, cc: float, material_only: bool = False) -> sp.csr_matrix | None:
-        """Node-level sparse matrix ck K + cc C of all elements plus the constant coupling mass
-        (6N x 6N), or None. ``material_only`` drops the geometric stiffness."""
+    def element_matrix(self, ev: Evaluation, ck: float, cc: float, material_only: bool = False,
+                       cm: float = 1.0) -> sp.csr_matrix | None:
+        """Node-level sparse matrix ck K + cc C + cm M of all two-node elements (6N x 6N), or None.
+        ``material_only`` drops the geometric stiffness."""
         tg = ev.element_tangents()
-        if tg is None:
-            return ev.Mc
+        Me = ev.element_masses() if cm else None
+        if tg is None and Me is None:
+            return None
         N6 = 6 * self.model.n_nodes
-        K = tg[2] if material_only else tg[0]
-        data = (ck * K + cc * tg[1]).reshape(len(K), -1)[self._el_keep]
-        E = sp.csr_matrix((data, (self._el_rows, self._el_cols)), shape=(N6, N6))
-        return E if ev.Mc is None else E + ev.Mc
+        nb = len(self.model.bushing_names)
+        data = np.zeros((nb + len(self.model.beam_names), 12, 12))
+        if tg is not None:
+            data += ck * (tg[2] if material_only else tg[0]) + cc * tg[1]
+        if Me is not None:
+            data[nb:] += cm * Me
+        return sp.csr_matrix((data.reshape(len(data), -1)[self._el_keep], (self._el_rows, self._el_cols)), shape=(N6, N6))
 
     def iteration_matrix(self, ev: Evaluation, cols: np.ndarray, gp: float, bp: float, diag: np.ndarray,
                          material_only: bool = False, with_mass: bool = True) -> sp.csc_matrix:
@@ -269,9 +277,7 @@ class Assembler:
         if not with_mass:
             S.data[:] = 0.0
             S = S + sp.diags(diag, format="csc")
-        E = self.element_matrix(ev, bp, gp, material_only)
-        if not with_mass and E is not None and ev.Mc is not None:
-            E = E - ev.Mc
+        E = self.element_matrix(ev, bp, gp, material_only, cm=1.0 if with_mass else 0.0)
         if E is not None:
             B = ev.B[:, cols]
             S = S + sp.csc_matrix(B.T @ (E @ B))
@@ -314,22 +320,24 @@ class Assembler:
     def mbar(self, ev: Evaluation, cols: np.ndarray | None = None, diag: np.ndarray | None = None,
              with_elements: bool = True) -> sp.csc_matrix:
         """Generalized mass matrix M̄ (restricted to ``cols``; plus ``diag`` on its diagonal).
-        Node-block part by composite inertias on a fixed pattern, plus B^T Mc B of the beams."""
+        Node-block part by composite inertias on a fixed pattern, plus B^T M_e B of the beams."""
         cols = np.arange(self.model.n_u) if cols is None else np.asarray(cols)
         src, indices, indptr, diag_pos = self._free_pattern(cols)
         data = self._pair_values(ev)[src]
         if diag is not None:
             data[diag_pos] += diag
         M = sp.csc_matrix((data, indices, indptr), shape=(cols.size, cols.size))
-        if with_elements and ev.Mc is not None:
+        if with_elements and ev.beam_frame is not None:
             B = ev.B[:, cols]
-            M = M + sp.csc_matrix(B.T @ (ev.Mc @ B))
+            M = M + sp.csc_matrix(B.T @ (self.element_matrix(ev, 0.0, 0.0, cm=1.0) @ B))
         return M
 
     def mbar_via_B(self, ev: Evaluation) -> sp.csc_matrix:
         """M̄ = B^T M B by sparse products (reference for tests; slower)."""
         B = ev.B
-        M = self.mass_matrix_nodes(ev.Mb) + (ev.Mc if ev.Mc is not None else 0)
+        M = self.mass_matrix_nodes(ev.Mb)
+        if ev.beam_frame is not None:
+            M = M + self.element_matrix(ev, 0.0, 0.0, cm=1.0)
         return sp.csc_matrix(B.T @ (M @ B))
 
     def stiffness_damping_diag(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -352,8 +360,6 @@ class Assembler:
             Bp = p.assemble(np.ones((p.pair_node.size, 6)))[:, cols]
             N6 = 6 * self.model.n_nodes
             Ep = sp.csr_matrix((np.ones(self._el_rows.size), (self._el_rows, self._el_cols)), shape=(N6, N6))
-            if self.Mc is not None:
-                Ep = Ep + abs(self.Mc)
             P = sp.csc_matrix(P + Bp.T @ (Ep @ Bp))
             P.data[:] = 1.0
         return P
@@ -377,16 +383,12 @@ class Assembler:
         """Kinetic energy and potential energy (gravity + joint springs + element strain)."""
         m = self.model
         T = rigid_body.kinetic_energy(ev.Mb, ev.kin.V)
-        if ev.Mc is not None:
-            v = ev.kin.V.ravel()
-            T += 0.5 * float(v @ (ev.Mc @ v))
+        T += ev.beam_kinetic
         V = 0.0
         if len(m.body_names):
             V += rigid_body.potential_energy(ev.kin.x[m.body_node], ev.kin.R[m.body_node], m.body_mass, m.body_com, m.gravity)
         if m.spring_u.size:
             qk = state.q[m.u_to_q[m.spring_u]]
             V += float(0.5 * np.sum(m.spring_k * (qk - m.spring_rest) ** 2))
-        if len(m.beam_names):
-            xm = 0.5 * (ev.kin.x[m.beam_a] + ev.kin.x[m.beam_b])
-            V -= float(np.sum(m.beam_mass * (xm @ m.gravity)))
+        V += ev.beam_weight_energy
         return T, V + ev.strain_energy

@@ -523,7 +523,7 @@ class Model:
     beam_Kl: np.ndarray = field(default_factory=lambda: np.zeros((0, 7, 7)))
     beam_alpha: np.ndarray = field(default_factory=lambda: np.zeros(0))
     beam_mass: np.ndarray = field(default_factory=lambda: np.zeros(0))  # rho A L0
-    beam_rotary: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))  # rho L0/2 (Iy+Iz, Iy, Iz)
+    beam_Ml: np.ndarray = field(default_factory=lambda: np.zeros((0, 12, 12)))  # local consistent masses
     loops: tuple[Loop, ...] = field(default=())
 
     # -------------------------------------------------------------- sizes
@@ -841,7 +841,7 @@ def _find_loops(node_names: list[str], joints: list, links: list[tuple[str, str,
 
 def _compile_beams(mb: ModelBuilder, X0: np.ndarray, R0: np.ndarray) -> dict:
     """Element arrays of all beams: node offsets of the section frame, stiffness, masses."""
-    from flexmb.elements.beam import local_stiffness
+    from flexmb.elements.beam import local_mass, local_stiffness
 
     items = list(mb._beams.items())
     n = len(items)
@@ -865,7 +865,7 @@ def _compile_beams(mb: ModelBuilder, X0: np.ndarray, R0: np.ndarray) -> dict:
     out.update(
         beam_a=a, beam_b=b, beam_C1=np.swapaxes(R0[a], 1, 2) @ E0, beam_C2=np.swapaxes(R0[b], 1, 2) @ E0, beam_L0=L0,
         beam_Kl=Kl, beam_alpha=np.array([v[5] for _, v in items]), beam_mass=g["rho"] * g["A"] * L0,
-        beam_rotary=(g["rho"] * L0 / 2)[:, None] * np.stack([g["Iy"] + g["Iz"], g["Iy"], g["Iz"]], axis=1),
+        beam_Ml=local_mass(L0, g["rho"] * g["A"], g["rho"] * g["Iy"], g["rho"] * g["Iz"]),
     )
     for k, v in out.items():
         if isinstance(v, np.ndarray):
