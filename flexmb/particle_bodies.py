@@ -251,8 +251,9 @@ def add_particle_body(
         warnings.warn(
             f"{who}: negative particle masses ({items}). The particle set is still dynamically equivalent to the "
             "body (same mass, centre of mass and inertia), but the node-level mass matrix is indefinite at those "
-            "nodes; flexmb's generalized mass matrix stays positive definite as long as the nodes move with the body, "
-            "which compile() checks. Move the primaries closer to the centre of mass to make all masses positive.",
+            "nodes; the generalized mass matrix stays positive definite as long as those nodes move with the body (and, "
+            "for a planar or rod model, the body moves in its plane): compile() checks both. Move the primaries "
+            "closer to the centre of mass to make all masses positive.",
             pk.NegativeParticleMassWarning, stacklevel=3)
 
     # ---- create nodes, fixed joints and point masses
