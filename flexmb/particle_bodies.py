@@ -252,15 +252,15 @@ def add_particle_body(
             f"{who}: negative particle masses ({items}). The particle set is still dynamically equivalent to the "
             "body (same mass, centre of mass and inertia), but the node-level mass matrix is indefinite at those "
             "nodes; the generalized mass matrix stays positive definite as long as those nodes move with the body (and, "
-            "for a planar or rod model, the body moves in its plane): compile() checks both. Move the primaries "
-            "closer to the centre of mass to make all masses positive.",
+            "for a planar or rod model, the body moves in its plane): compile() checks both. For positive masses, "
+            "place the primaries about one radius of gyration from the centre of mass, around it.",
             pk.NegativeParticleMassWarning, stacklevel=3)
 
     # ---- create nodes, fixed joints and point masses
     for nm in [f"{name}.{i + 1}" for i, v in enumerate(prim_names) if v is None] + (
             [f"{name}.m{i + 1}{j + 1}" for (i, j), v in zip(pairs, mid_names) if v is None]):
-        if nm in mb._nodes:
-            raise ModelError(f"{who}: a node called '{nm}' already exists; rename the body or give the node.")
+        if nm in mb._nodes or f"{nm}:fixed" in mb._joints:
+            raise ModelError(f"{who}: a node '{nm}' or joint '{nm}:fixed' already exists; rename the body or give the node.")
     for k in range(len(m)):
         if f"{name}.p{k + 1}" in mb._bodies:
             raise ModelError(f"{who}: a body called '{name}.p{k + 1}' already exists; rename the particle body.")
@@ -541,4 +541,5 @@ def _check_definiteness(model, st0, candidates: list[int]) -> None:
             f"particle body '{name}': its negative particle masses at nodes {', '.join(neg)} give the particles an "
             f"indefinite inertia (principal moments {[_fmt(e) for e in evp]}), and the model lets the body rotate about "
             f"such an axis: the generalized mass matrix is indefinite (eigenvalue {_fmt(lam.min())}). Move the primary "
-            "particles closer to the centre of mass so that all masses are positive, or use kind='spatial'.")
+            "particles (about one radius of gyration from the centre of mass) so that all masses are positive, "
+            "or use kind='spatial'.")

@@ -65,6 +65,24 @@ def test_uniform_rod_gives_one_sixth_one_sixth_two_thirds():
     assert np.allclose(model.X0[model.node_index("rod.m12")], (0.2 + L / 2, 0.1, 0.0))
 
 
+def test_midpoint_particles_on_given_nodes_and_rod_inertia_from_a_tensor():
+    mb = fm.ModelBuilder()
+    mb.add_node("a", (0, 0, 0))
+    mb.add_node("b", (2, 0, 0))
+    mb.add_node("mid", (1, 0, 0))
+    mb.add_joint("pin", "revolute", "ground", "a", axis=(0, 0, 1))
+    mb.add_joint("ab", "fixed", "a", "b")
+    mb.add_joint("am", "fixed", "a", "mid")
+    with pytest.raises(fm.ModelError, match="midpoint node 'b'.*is not at the midpoint"):
+        mb.add_particle_body("rod", "a", 1.0, (1, 0, 0), 1 / 3, ["a", "b"], kind="rod", midpoint_nodes=["b"])
+    # a tensor: the transverse moment about the plane normal z (the axial moment is ignored)
+    nodes = mb.add_particle_body("rod", "a", 1.0, (1, 0, 0), np.diag([0.05, 0.3, 1 / 3]), ["a", "b"], kind="rod",
+                                 midpoint_nodes=["mid"], plane_normal=(0, 0, 1))
+    model = mb.compile()
+    assert nodes == ("a", "b", "mid") and "rod.m12" not in model.node_names
+    assert np.allclose(model.particle_body_masses[0], [1 / 6, 1 / 6, 2 / 3], rtol=1e-14)
+
+
 # ---------------------------------------------------------------------- 2. random bodies
 def test_random_planar_bodies_reproduce_mass_centre_and_polar_moment():
     rng = np.random.default_rng(1)
