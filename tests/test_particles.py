@@ -19,6 +19,9 @@ from flexmb.simulate import simulate
 from flexmb.state import State
 
 G = (0.0, -9.81, 0.0)
+# negative particle masses are legitimate in several tests; the warning itself is checked in
+# test_negative_particle_masses_warn_and_are_refused_where_they_make_mbar_indefinite
+pytestmark = pytest.mark.filterwarnings("ignore::flexmb.elements.particles.NegativeParticleMassWarning")
 
 
 def random_rotation(rng):
@@ -187,10 +190,10 @@ def double_pendulum(particles: bool):
 def test_double_pendulum_with_particles_moves_like_the_rigid_one():
     rigid, part = double_pendulum(False), double_pendulum(True)
     assert len(part.particle_body_nodes[1]) == 4
-    ra = simulate(rigid, 0.8, 2e-3, rho_inf=0.9)
-    rb = simulate(part, 0.8, 2e-3, rho_inf=0.9)
+    ra = simulate(rigid, 0.6, 2e-3, rho_inf=0.9)
+    rb = simulate(part, 0.6, 2e-3, rho_inf=0.9)
     assert ra.status == rb.status == "finished"
-    assert np.abs(ra.q).max() > 1.0  # it really swings
+    assert np.ptp(ra.coordinate("j2.q")) > 1.0  # it really swings (2.26 rad)
     for name in ("j1.q", "j2.q"):
         assert np.abs(ra.coordinate(name) - rb.coordinate(name)).max() < 1e-8
     assert np.abs(ra.energy["kinetic"] - rb.energy["kinetic"]).max() < 1e-8 * ra.energy["kinetic"].max()
@@ -368,10 +371,10 @@ def test_free_body_under_particle_loads_moves_like_the_rigid_body_under_the_wren
             mb.add_joint("att", "fixed", "ref", "P")
             mb.add_load("f", "P", force=force)
             mb.add_load("c", "ref", moment=couple, follower=True)
-        res = simulate(mb.compile(), 0.6, 2e-3, rho_inf=0.9)
+        res = simulate(mb.compile(), 0.4, 2e-3, rho_inf=0.9)
         assert res.status == "finished"
         out.append((res.node_position("ref"), res.R[:, 0]))
-    assert np.abs(out[0][0]).max() > 0.1
+    assert np.abs(out[0][0]).max() > 0.05
     assert np.abs(out[0][0] - out[1][0]).max() < 1e-8 and np.abs(out[0][1] - out[1][1]).max() < 1e-8
 
 
