@@ -1,4 +1,5 @@
-"""Nodal loads: forces and moments, fixed (global) or follower (node axes), functions of time."""
+"""Nodal loads: forces and moments, fixed (global) or follower (axes of the node or of another
+node, ``axes_node``), functions of time."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ def nodal_wrenches(loads, t: float, R: np.ndarray, n_nodes: int) -> np.ndarray:
         f = np.asarray(ld.force(t), dtype=float)
         m = np.asarray(ld.moment(t), dtype=float)
         if ld.follower:
-            f, m = R[ld.node] @ f, R[ld.node] @ m
+            Rk = R[ld.node if ld.axes_node < 0 else ld.axes_node]
+            f, m = Rk @ f, Rk @ m
         out[ld.node, :3] += f
         out[ld.node, 3:] += m
     return out

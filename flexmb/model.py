@@ -115,13 +115,15 @@ class Loop:
 @dataclass(frozen=True)
 class NodalLoad:
     """Force and moment on a node as functions of time; ``follower`` loads are given in the
-    node frame and turn with it, fixed loads are global."""
+    node frame (or in the frame of node ``axes_node`` if >= 0) and turn with it, fixed loads
+    are global."""
 
     name: str
     node: int
     force: Callable[[float], np.ndarray]
     moment: Callable[[float], np.ndarray]
     follower: bool
+    axes_node: int = -1
 
 
 @dataclass
@@ -158,6 +160,7 @@ class ModelBuilder:
         self._loads: dict[str, NodalLoad] = {}
         self._bushings: dict[str, tuple] = {}
         self._beams: dict[str, tuple] = {}
+        self._particle_bodies: dict[str, Any] = {}  # name -> particle_bodies.ParticleBodySpec
         self.gravity = _vec(gravity, 3, "gravity")
 
     # ------------------------------------------------------------------ nodes, bodies
@@ -418,6 +421,71 @@ class ModelBuilder:
             self.add_beam(f"{name}.e{i}", names[i], names[i + 1], section, z_hint, damping, _link=name)
         return names
 
+    # ------------------------------------------------------------------ particle bodies
+    def add_particle_body(
+        self,
+        name: str,
+        reference_node: str,
+        mass: float,
+        com: Sequence[float] = (0.0, 0.0, 0.0),
+        inertia: Any = None,
+        particle_nodes: Sequence[str | Sequence[float]] = (),
+        kind: str = "planar",
+        midpoint_nodes: Sequence[str] | None = None,
+        plane_normal: Sequence[float] | None = None,
+    ) -> tuple[str, ...]:
+        """A rigid body described by dynamically equivalent particles on nodes (Attia §2;
+        kernels in flexmb.elements.particles, glue in flexmb.particle_bodies).
+
+        ``mass``, ``com`` and ``inertia`` as in :meth:`add_body`: centre of mass in the axes of
+        ``reference_node`` relative to it, inertia about the centre of mass in those axes (for
+        ``planar``/``rod`` also a scalar: the moment about the plane normal / about an axis
+        normal to the rod, through the centre of mass). ``particle_nodes``: the primary
+        particles, each a node name (its position now is the particle's place) or a global
+        point (a node fixed to the reference node is created there). ``kind``:
+
+        * ``"planar"``: 3 primaries; a 4th particle at the midpoint of 1 and 3; masses from
+          Attia's 4×4 system (eq. 2.1): mass, centre of mass (in the plane), polar moment;
+        * ``"rod"``: the 2 end particles and their midpoint: mass, centre of mass (on the line),
+          transverse moment;
+        * ``"spatial"``: 4 non-coplanar primaries and 6 midpoints of the pairs (1,2), (1,3),
+          (1,4), (2,3), (2,4), (3,4): mass, centre of mass, all six inertia components;
+        * ``"general"``: any particles, spatial conditions, or planar ones if ``plane_normal``
+          is given; least-norm masses, refused when no exact solution exists.
+
+        Midpoint particles go on ``midpoint_nodes`` if given (nodes at the midpoints), else on
+        new nodes ``<name>.m13`` … fixed to the reference node. Each particle becomes a point
+        mass ``<name>.p<k>`` on its node, so bodies sharing a joint node both add mass to it.
+        Singular placements and non-physical inertias raise ModelError; negative particle
+        masses warn (NegativeParticleMassWarning). :meth:`compile` refuses particles on nodes
+        that do not move with the body. Returns the particle node names (primaries first)."""
+        from .particle_bodies import add_particle_body
+
+        self._check_new_name(name, self._particle_bodies, "particle body")
+        return add_particle_body(self, name, reference_node, mass, com, inertia, particle_nodes, kind,
+                                 midpoint_nodes, plane_normal)
+
+    def add_particle_load(
+        self,
+        name: str,
+        body: str,
+        force: Any = None,
+        point: Sequence[float] | None = None,
+        couple: Any = None,
+        follower: bool = False,
+    ) -> tuple[str, ...]:
+        """A force at ``point`` of particle body ``body`` and/or a couple on it, distributed over
+        the body's primary particles as nodal loads (Attia §3): the force with the α of eq.
+        (3.2) (same resultant and moment about any point; ``point`` in the reference node's
+        axes relative to it, default the reference node), the couple as least-norm particle
+        forces with zero resultant. ``force``/``couple``: 3-vectors or functions of time.
+        The force is global unless ``follower``; the couple is always in the reference node's
+        axes (body-fixed: a couple fixed in space would need orientation-dependent particle
+        forces — apply it with :meth:`add_load` on the reference node). Returns the load names."""
+        from .particle_bodies import add_particle_load
+
+        return add_particle_load(self, name, body, force, point, couple, follower)
+
     # ------------------------------------------------------------------ helpers
     def _check_new_name(self, name: str, table: dict, what: str) -> None:
         if not isinstance(name, str) or not name:
@@ -450,7 +518,12 @@ class ModelBuilder:
         """Check the description, build the spanning tree and return an immutable Model."""
         if not self._nodes:
             raise ModelError("the model has no nodes; add_node() first.")
-        return Model._compile(self)
+        model = Model._compile(self)
+        if self._particle_bodies:
+            from .particle_bodies import check_particle_bodies
+
+            check_particle_bodies(model)
+        return model
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -525,6 +598,13 @@ class Model:
     beam_mass: np.ndarray = field(default_factory=lambda: np.zeros(0))  # rho A L0
     beam_Ml: np.ndarray = field(default_factory=lambda: np.zeros((0, 12, 12)))  # local consistent masses
     loops: tuple[Loop, ...] = field(default=())
+    # particle bodies (Attia): each particle is also a point-mass body "<name>.p<k>" above
+    particle_body_names: tuple[str, ...] = field(default=())
+    particle_body_nodes: tuple[tuple[int, ...], ...] = field(default=())  # node index of each particle
+    particle_body_masses: tuple[tuple[float, ...], ...] = field(default=())  # its mass (may be negative)
+    particle_body_reference: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    particle_body_kinds: tuple[str, ...] = field(default=())
+    particle_body_planar: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
 
     # -------------------------------------------------------------- sizes
     @property
@@ -738,12 +818,19 @@ class Model:
             auto_free_nodes=tuple(node_names[i] for i in auto),
             **_compile_bushings(mb, X0, R0),
             **_compile_beams(mb, X0, R0),
+            **_compile_particles(mb),
             loops=_find_loops(
                 node_names, [j for j in joints if not j.name.endswith(":free")],
                 [(n, f"bushing '{n}'", v[0], v[1]) for n, v in mb._bushings.items()]
                 + [(n, f"beam '{v[8]}' (element '{n}')", v[0], v[1]) for n, v in mb._beams.items()],
             ),
         )
+
+
+def _compile_particles(mb: ModelBuilder) -> dict:
+    from .particle_bodies import compile_particle_bodies
+
+    return {k: _frozen(v) if isinstance(v, np.ndarray) else v for k, v in compile_particle_bodies(mb).items()}
 
 
 def _expand(kind: JointKind) -> list[tuple[str, int | None]]:

@@ -1,0 +1,545 @@
+"""Particle bodies in a model (Attia 2005 §2–3, §5; DESIGN.md §5): building, loads, checks.
+
+A particle body is a rigid body given by its mass, centre of mass and inertia and *described*
+by dynamically equivalent particles on nodes of the model. Every particle is compiled into
+a point-mass rigid body (mass m_i, centre of mass at the node, no inertia) on its node, so
+the assembly needs nothing new: the node-level mass of a particle is m_i I on the node's
+translations, and two bodies whose particles share a joint-centre node both put their mass
+on it (Attia §2: "two adjacent rigid bodies contribute to the mass concentrated at the joint
+connecting them"; §5: the overlapped mass matrices of eq. 5.2).
+
+Why this is exact in flexmb: a node that moves with the body has the translational velocity
+v_ref + ω_ref × (x_p − x_ref) for every generalized velocity, so the particles' kinetic
+energy Σ ½ m_i |v_i|² is ½ m |v_G|² + ½ ω·J ω whenever the set reproduces m, the centre of
+mass and J — the particles' contribution to M̄ = BᵀMB (Attia eq. 6.3) is the rigid body's.
+:func:`check_particle_bodies` therefore refuses a particle on a node that does not move with
+its body (checked on the rows of B at the initial and at a random state).
+
+Midpoint (secondary) particles sit on nodes at the midpoints: either nodes the user names
+(``midpoint_nodes``) or nodes created here, ``<body>.m13`` etc., joined to the reference
+node by a fixed joint (no coordinates). Primary particles may likewise be given as points,
+which creates nodes ``<body>.1`` … fixed to the reference node.
+
+Planar and rod models reproduce only the planar quantities (mass, in-plane centre of mass,
+polar moment about the plane normal; a rod's transverse moment): they are exact for motion in
+their plane. If the model lets such a body rotate out of its plane, a warning says so; if
+negative particle masses give the particles an indefinite inertia about such an axis, M̄ is
+indefinite and the model is refused.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from flexmb.elements import particles as pk
+
+from .errors import ModelError
+
+__all__ = ["ParticleBodySpec", "add_particle_body", "add_particle_load", "compile_particle_bodies",
+           "check_particle_bodies", "PARTICLE_KINDS"]
+
+PARTICLE_KINDS = ("planar", "rod", "spatial", "general")
+_N_PRIMARY = {"planar": 3, "rod": 2, "spatial": 4}
+_MIDPOINTS = {"planar": ((0, 2),), "rod": ((0, 1),), "spatial": pk.SPATIAL_PAIRS, "general": ()}
+_TOL = 1e-9  # relative geometric tolerance (positions, planarity)
+
+
+@dataclass(frozen=True)
+class ParticleBodySpec:
+    """A particle body as the builder keeps it: node indices of its particles (primaries
+    first, then the midpoints), their masses, the reference node and the particle kind."""
+
+    name: str
+    kind: str
+    reference: int
+    nodes: tuple[int, ...]
+    node_names: tuple[str, ...]
+    masses: tuple[float, ...]
+    n_primary: int
+    planar: bool  # planar conditions (planar, rod, general with plane_normal)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _as_inertia(value: Any, who: str, scalar_ok: bool) -> np.ndarray | float:
+    """A scalar moment (planar/rod) or a physical 3×3 inertia tensor; refuses otherwise."""
+    if value is None:
+        raise ModelError(f"{who}: give the inertia ({'a scalar moment about the plane normal or ' if scalar_ok else ''}"
+                         "a 3x3 tensor about the centre of mass, in the reference node's axes).")
+    arr = np.asarray(value, dtype=float)
+    if arr.shape in ((), (1,)):
+        if not scalar_ok:
+            raise ModelError(f"{who}: a spatial particle body needs the full 3x3 inertia tensor, not a scalar.")
+        J = float(arr.reshape(()))
+        if not math.isfinite(J) or J < 0:
+            raise ModelError(f"{who}: moment of inertia {J!r} must be a finite number >= 0; no physical body has it.")
+        return J
+    if arr.shape != (3, 3) or not np.all(np.isfinite(arr)):
+        raise ModelError(f"{who}: inertia must be {'a number or ' if scalar_ok else ''}a finite 3x3 matrix, got {arr.tolist()}.")
+    scale = max(1e-300, float(np.abs(arr).max()))
+    if np.abs(arr - arr.T).max() > 1e-12 * scale:
+        raise ModelError(f"{who}: inertia tensor is not symmetric: {arr.tolist()}.")
+    ev = np.linalg.eigvalsh(arr)
+    tol = 1e-12 * max(scale, 1e-300)
+    if ev.min() < -tol:
+        raise ModelError(f"{who}: inertia tensor is not positive semi-definite (principal moments "
+                         f"{[_fmt(e) for e in ev]}); no physical body has it.")
+    if ev[0] + ev[1] < ev[2] - tol:
+        raise ModelError(f"{who}: principal moments {[_fmt(e) for e in ev]} violate the triangle inequality "
+                         "(J1 + J2 >= J3); no physical body has them.")
+    return arr
+
+
+def _vector(value: Any, what: str) -> np.ndarray:
+    try:
+        a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"{what}: {value!r} is not a node name or a list of 3 numbers.") from None
+    if a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ModelError(f"{what}: expected 3 finite numbers, got {value!r}.")
+    return a
+
+
+def add_particle_body(
+    mb,
+    name: str,
+    reference_node: str,
+    mass: float,
+    com: Any = (0.0, 0.0, 0.0),
+    inertia: Any = None,
+    particle_nodes: Any = (),
+    kind: str = "planar",
+    midpoint_nodes: Any = None,
+    plane_normal: Any = None,
+) -> tuple[str, ...]:
+    """Implementation of :meth:`flexmb.ModelBuilder.add_particle_body` (see there)."""
+    who = f"particle body '{name}'"
+    if not isinstance(name, str) or not name:
+        raise ModelError(f"particle body name {name!r} must be a non-empty string.")
+    if name in mb._particle_bodies:
+        raise ModelError(f"duplicate particle body name '{name}': every particle body needs its own name.")
+    if kind not in PARTICLE_KINDS:
+        raise ModelError(f"{who}: unknown kind {kind!r}; use one of {list(PARTICLE_KINDS)}.")
+    if reference_node == "ground" or reference_node not in mb._nodes:
+        raise ModelError(f"{who}: reference node {reference_node!r} is not a node of the model (known: {list(mb._nodes)[:20]}).")
+    x_ref, R_ref = mb._nodes[reference_node]
+    if not (isinstance(mass, (int, float, np.floating)) and math.isfinite(mass) and mass > 0):
+        raise ModelError(f"{who}: mass {mass!r} must be a positive finite number.")
+    mass = float(mass)
+    c = x_ref + R_ref @ _vector(com, f"{who} com")
+    J_in = _as_inertia(inertia, who, scalar_ok=kind != "spatial" and not (kind == "general" and plane_normal is None))
+    J = J_in if np.ndim(J_in) == 0 else R_ref @ J_in @ R_ref.T
+    n_normal = None
+    if plane_normal is not None:
+        n_normal = _vector(plane_normal, f"{who} plane_normal")
+        if np.linalg.norm(n_normal) < 1e-12:
+            raise ModelError(f"{who}: plane_normal has zero length.")
+        n_normal = n_normal / np.linalg.norm(n_normal)
+
+    # ---- primary particles: node names or points (nodes fixed to the reference created below)
+    entries = list(particle_nodes) if not isinstance(particle_nodes, str) else [particle_nodes]
+    need = _N_PRIMARY.get(kind)
+    if need is not None and len(entries) != need:
+        raise ModelError(f"{who}: a {kind} particle body takes {need} primary particles in particle_nodes, got {len(entries)}.")
+    if kind == "general" and not entries:
+        raise ModelError(f"{who}: give the particles' nodes (or points) in particle_nodes.")
+    prim_names: list[str | None] = []
+    prim_pos = []
+    for i, e in enumerate(entries):
+        if isinstance(e, str):
+            if e == "ground" or e not in mb._nodes:
+                raise ModelError(f"{who}: particle {i + 1}: unknown node {e!r} (known: {list(mb._nodes)[:20]}).")
+            prim_names.append(e)
+            prim_pos.append(mb._nodes[e][0])
+        else:
+            prim_names.append(None)
+            prim_pos.append(_vector(e, f"{who} particle {i + 1}"))
+    P = np.array(prim_pos, dtype=float).reshape(-1, 3)
+    label = [f"particle {i + 1} ({'node ' + repr(nm) if nm else 'point ' + str(P[i].tolist())})"
+             for i, nm in enumerate(prim_names)]
+    size = max(float(np.linalg.norm(P - P.mean(axis=0), axis=1).max()), float(np.linalg.norm(c - P.mean(axis=0))), 1e-300)
+
+    # ---- placement checks (singular systems refused saying which particle to move)
+    _check_placement(who, kind, P, label, size)
+
+    # ---- midpoint (secondary) particles
+    pairs = _MIDPOINTS[kind]
+    mids = np.array([(P[i] + P[j]) / 2 for i, j in pairs]).reshape(-1, 3)
+    mid_names: list[str | None] = [None] * len(pairs)
+    if midpoint_nodes is not None:
+        if kind == "general":
+            raise ModelError(f"{who}: a general particle body has no midpoint particles; list every node in particle_nodes.")
+        given = [midpoint_nodes] if isinstance(midpoint_nodes, str) else list(midpoint_nodes)
+        if len(given) != len(pairs):
+            raise ModelError(f"{who}: midpoint_nodes needs {len(pairs)} node(s), for the pairs "
+                             f"{[(i + 1, j + 1) for i, j in pairs]}; got {len(given)}.")
+        for k, (nm, (i, j)) in enumerate(zip(given, pairs)):
+            if nm not in mb._nodes:
+                raise ModelError(f"{who}: midpoint node {nm!r} is not a node of the model.")
+            if np.linalg.norm(mb._nodes[nm][0] - mids[k]) > _TOL * size:
+                raise ModelError(f"{who}: midpoint node '{nm}' at {mb._nodes[nm][0].tolist()} is not at the midpoint "
+                                 f"{mids[k].tolist()} of particles {i + 1} and {j + 1}.")
+            mid_names[k] = nm
+    X = np.vstack([P, mids])
+
+    # ---- the linear system for the masses (solved in centred, scaled coordinates)
+    o = X.mean(axis=0)
+    L = max(float(np.sqrt(np.mean(np.sum((X - o) ** 2, axis=1)))), 1e-300)
+    planar = kind in ("planar", "rod") or (kind == "general" and n_normal is not None)
+    if kind == "rod":
+        e = (P[1] - P[0]) / np.linalg.norm(P[1] - P[0])
+        off = (c - P[0]) - ((c - P[0]) @ e) * e
+        if np.linalg.norm(off) > _TOL * size:
+            raise ModelError(f"{who}: the centre of mass is {_fmt(np.linalg.norm(off))} off the line through the rod's "
+                             "end particles; a rod model holds only bodies whose centre of mass is on that line "
+                             "(use kind='planar' or 'spatial').")
+        Jt = _rod_moment(who, J, e, n_normal)
+        A = pk.rod_system(((X - o) @ e / L)[None])
+        b = pk.rod_rhs(np.array([1.0]), np.array([(c - o) @ e / L]), np.array([Jt / (mass * L * L)]))
+    elif planar:
+        if kind == "planar":
+            n = np.cross(P[1] - P[0], P[2] - P[0])
+            n /= np.linalg.norm(n)
+            if n_normal is not None and np.linalg.norm(np.cross(n, n_normal)) > 1e-6:
+                raise ModelError(f"{who}: plane_normal {n_normal.tolist()} is not normal to the plane of the primary particles.")
+        else:
+            n = n_normal
+            dev = np.abs((X - X[0]) @ n).max()
+            if dev > _TOL * size:
+                raise ModelError(f"{who}: the particles do not lie in one plane normal to plane_normal "
+                                 f"(out of plane by {_fmt(dev)}).")
+        dev = abs((c - X[0]) @ n)
+        if dev > _TOL * size:
+            raise ModelError(f"{who}: the centre of mass is {_fmt(dev)} out of the particles' plane; a planar particle "
+                             "model cannot carry it (use kind='spatial').")
+        e1 = X[1] - X[0] if kind == "general" else P[2] - P[0]
+        e1 = e1 - (e1 @ n) * n
+        if np.linalg.norm(e1) < 1e-300:
+            e1 = np.cross(n, [1.0, 0, 0]) if abs(n[0]) < 0.9 else np.cross(n, [0, 1.0, 0])
+        e1 /= np.linalg.norm(e1)
+        e2 = np.cross(n, e1)
+        xi = np.stack([(X - o) @ e1, (X - o) @ e2], axis=1) / L
+        Jn = J if np.ndim(J) == 0 else float(n @ J @ n)
+        A = pk.planar_system(xi[None])
+        b = pk.planar_rhs(np.array([1.0]), np.array([[(c - o) @ e1, (c - o) @ e2]]) / L, np.array([Jn / (mass * L * L)]))
+    else:
+        A = pk.spatial_system(((X - o) / L)[None])
+        b = pk.spatial_rhs(np.array([1.0]), ((c - o) / L)[None], (J / (mass * L * L))[None])
+    m, rcond, res = pk.solve_masses(A, b)
+    m = m[0] * mass
+    if kind != "general" and rcond[0] < 1e-10:  # geometric checks above catch the known cases
+        raise ModelError(f"{who}: the particles' linear system is singular (rcond {rcond[0]:.1e}); move the primary particles "
+                         "apart (not collinear in the plane, not coplanar in space).")
+    if res[0] > 1e-9:
+        conds = "mass, centre of mass and polar moment" if planar else "mass, centre of mass and the six inertia components"
+        raise ModelError(f"{who}: no particle masses on these {len(X)} particles reproduce the body's {conds} "
+                         f"(rank {np.linalg.matrix_rank(A[0], 1e-10)} of {A.shape[1]} conditions); add particles or move them "
+                         "(e.g. not all on one line or plane).")
+
+    # ---- negative masses: still equivalent, but say what it means
+    all_label = label + [f"midpoint particle of {i + 1} and {j + 1}" for i, j in pairs]
+    neg = np.flatnonzero(m < -1e-12 * mass)
+    if neg.size:
+        items = ", ".join(f"{all_label[k]}: {_fmt(m[k])} kg" for k in neg)
+        warnings.warn(
+            f"{who}: negative particle masses ({items}). The particle set is still dynamically equivalent to the "
+            "body (same mass, centre of mass and inertia), but the node-level mass matrix is indefinite at those "
+            "nodes; the generalized mass matrix stays positive definite as long as those nodes move with the body (and, "
+            "for a planar or rod model, the body moves in its plane): compile() checks both. For positive masses, "
+            "place the primaries about one radius of gyration from the centre of mass, around it.",
+            pk.NegativeParticleMassWarning, stacklevel=3)
+
+    # ---- create nodes, fixed joints and point masses
+    for nm in [f"{name}.{i + 1}" for i, v in enumerate(prim_names) if v is None] + (
+            [f"{name}.m{i + 1}{j + 1}" for (i, j), v in zip(pairs, mid_names) if v is None]):
+        if nm in mb._nodes or f"{nm}:fixed" in mb._joints:
+            raise ModelError(f"{who}: a node '{nm}' or joint '{nm}:fixed' already exists; rename the body or give the node.")
+    for k in range(len(m)):
+        if f"{name}.p{k + 1}" in mb._bodies:
+            raise ModelError(f"{who}: a body called '{name}.p{k + 1}' already exists; rename the particle body.")
+    node_names: list[str] = []
+    for i, nm in enumerate(prim_names):
+        if nm is None:
+            nm = mb.add_node(f"{name}.{i + 1}", P[i], R_ref)
+            mb.add_joint(f"{nm}:fixed", "fixed", reference_node, nm)
+        node_names.append(nm)
+    for (i, j), nm, x in zip(pairs, mid_names, mids):
+        if nm is None:
+            nm = mb.add_node(f"{name}.m{i + 1}{j + 1}", x, R_ref)
+            mb.add_joint(f"{nm}:fixed", "fixed", reference_node, nm)
+        node_names.append(nm)
+    idx = []
+    for k, (nm, mk) in enumerate(zip(node_names, m)):
+        n_idx = list(mb._nodes).index(nm)
+        idx.append(n_idx)
+        mb._bodies[f"{name}.p{k + 1}"] = (n_idx, float(mk), np.zeros(3), np.zeros((3, 3)))
+    mb._particle_bodies[name] = ParticleBodySpec(
+        name, kind, list(mb._nodes).index(reference_node), tuple(idx), tuple(node_names), tuple(float(v) for v in m),
+        len(P), planar)
+    return tuple(node_names)
+
+
+def _check_placement(who: str, kind: str, P: np.ndarray, label: list[str], size: float) -> None:
+    """Refuse primary placements whose system is singular, naming the particle to move."""
+    def coincide(i: int, j: int) -> bool:
+        return np.linalg.norm(P[i] - P[j]) <= _TOL * size
+
+    if kind == "rod":
+        if coincide(0, 1):
+            raise ModelError(f"{who}: {label[0]} and {label[1]} coincide: the rod's 3x3 system is singular; "
+                             "move particle 2 to the rod's other end.")
+        return
+    if kind == "planar":
+        if coincide(0, 2):
+            raise ModelError(f"{who}: {label[0]} and {label[2]} coincide: the midpoint particle and the 4x4 system "
+                             "(Attia eq. 2.1) need distinct points; move particle 3.")
+        area = np.linalg.norm(np.cross(P[1] - P[0], P[2] - P[0])) / np.linalg.norm(P[2] - P[0]) ** 2
+        if area <= _TOL:
+            raise ModelError(f"{who}: primary particles 1, 2, 3 are collinear ({', '.join(label)}): the 4x4 system "
+                             "(Attia eq. 2.1) is singular; move particle 2 off the line through particles 1 and 3 "
+                             "(or use kind='rod' for a rod).")
+        return
+    if kind == "spatial":
+        for i, j in pk.SPATIAL_PAIRS:
+            if coincide(i, j):
+                raise ModelError(f"{who}: {label[i]} and {label[j]} coincide: the 10x10 system is singular; "
+                                 f"move particle {j + 1}.")
+        a = np.cross(P[1] - P[0], P[2] - P[0])
+        if np.linalg.norm(a) <= _TOL * size * size:
+            raise ModelError(f"{who}: primary particles 1, 2, 3 are collinear ({', '.join(label[:3])}): the 10x10 "
+                             "system is singular; move particle 3 off the line through particles 1 and 2.")
+        vol = abs(a @ (P[3] - P[0])) / (np.linalg.norm(a) * size)
+        if vol <= _TOL:
+            raise ModelError(f"{who}: the four primary particles are coplanar ({', '.join(label)}): the 10x10 system "
+                             "is singular; move particle 4 out of the plane of particles 1, 2 and 3.")
+
+
+def _rod_moment(who: str, J: np.ndarray | float, e: np.ndarray, n: np.ndarray | None) -> float:
+    """The rod's transverse moment: the scalar given, n·J·n for a tensor and plane normal n,
+    or the (equal) transverse moments of a tensor symmetric about the rod."""
+    if np.ndim(J) == 0:
+        return float(J)
+    if n is not None:
+        if abs(n @ e) > 1e-6:
+            raise ModelError(f"{who}: plane_normal {n.tolist()} is not normal to the rod.")
+        return float(n @ J @ n)
+    a1 = np.cross(e, [1.0, 0, 0]) if abs(e[0]) < 0.9 else np.cross(e, [0, 1.0, 0])
+    a1 /= np.linalg.norm(a1)
+    a2 = np.cross(e, a1)
+    j11, j22, j12 = a1 @ J @ a1, a2 @ J @ a2, a1 @ J @ a2
+    if abs(j11 - j22) + abs(j12) > 1e-9 * max(abs(j11), abs(j22), 1e-300):
+        raise ModelError(f"{who}: the inertia tensor's moments about axes normal to the rod differ ({_fmt(j11)}, "
+                         f"{_fmt(j22)}); give plane_normal (the plane of motion) or a scalar moment.")
+    return float(j11)
+
+
+def add_particle_load(
+    mb,
+    name: str,
+    body: str,
+    force: Any = None,
+    point: Any = None,
+    couple: Any = None,
+    follower: bool = False,
+) -> tuple[str, ...]:
+    """Implementation of :meth:`flexmb.ModelBuilder.add_particle_load` (see there)."""
+    from .model import NodalLoad
+    from .timefunctions import as_time_function
+
+    who = f"particle load '{name}'"
+    if body not in mb._particle_bodies:
+        raise ModelError(f"{who}: unknown particle body {body!r} (known: {list(mb._particle_bodies)[:20]}).")
+    spec: ParticleBodySpec = mb._particle_bodies[body]
+    if force is None and couple is None:
+        raise ModelError(f"{who}: give a force, a couple or both.")
+    node_list = list(mb._nodes)
+    ref_name = node_list[spec.reference]
+    x_ref, R_ref = mb._nodes[ref_name]
+    prim = spec.node_names[: spec.n_primary]
+    P = np.array([mb._nodes[nm][0] for nm in prim])
+    zero = np.zeros(3)
+
+    def fun(value: Any, what: str):
+        f = as_time_function(value, f"{who} {what}")
+        v = np.asarray(f(0.0), dtype=float)
+        if v.shape != (3,) or not np.all(np.isfinite(v)):
+            raise ModelError(f"{who}: {what} must be 3 finite numbers (or a function of time returning them), got {v.tolist()}.")
+        return f, v
+
+    alpha = np.zeros(len(prim))
+    if force is not None:
+        ff, _ = fun(force, "force")
+        xp = x_ref + R_ref @ (np.zeros(3) if point is None else _vector(point, f"{who} point"))
+        alpha, miss = pk.force_distribution(P[None], xp[None])
+        alpha = alpha[0]
+        if miss[0] > 1e-9:
+            where = "on the rod's line" if spec.kind == "rod" else "in the plane of the primary particles"
+            raise ModelError(f"{who}: the point of application {xp.tolist()} is not {where}; the primary particles of "
+                             f"body '{body}' cannot carry a force there (Attia eq. 3.1).")
+    H = np.zeros((len(prim), 3, 3))
+    if couple is not None:
+        fc, c0 = fun(couple, "couple")
+        G, Pc = pk.couple_distribution(P[None])
+        # forces in reference axes for a couple in reference axes: R^T G_i R
+        H = np.einsum("ji,kjl,lm->kim", R_ref, G[0], R_ref)
+        Pref = R_ref.T @ Pc[0] @ R_ref
+        if np.linalg.norm(c0 - Pref @ c0) > 1e-9 * max(np.linalg.norm(c0), 1e-300):
+            raise ModelError(f"{who}: the couple {c0.tolist()} has a component the particles of body '{body}' cannot carry "
+                             "(a rod's particles carry no couple about the rod's axis); remove that component.")
+    names = []
+    for i, nm in enumerate(prim):
+        n_idx = node_list.index(nm)
+        if force is not None and not follower and alpha[i] != 0.0:
+            lname = f"{name}.p{i + 1}"
+            mb._check_new_name(lname, mb._loads, "load")
+            mb._loads[lname] = NodalLoad(lname, n_idx, (lambda t, a=alpha[i], f=ff: a * np.asarray(f(t), float)),
+                                         (lambda t: zero), False)
+            names.append(lname)
+        if couple is not None or (force is not None and follower):
+            a_i = alpha[i] if (force is not None and follower) else 0.0
+            f_force = ff if (force is not None and follower) else None
+            H_i = H[i] if couple is not None else None
+            f_couple = fc if couple is not None else None
+
+            def body_force(t, a=a_i, f=f_force, Hm=H_i, g=f_couple):
+                out = np.zeros(3)
+                if f is not None:
+                    out = out + a * np.asarray(f(t), float)
+                if g is not None:
+                    out = out + Hm @ np.asarray(g(t), float)
+                return out
+
+            lname = f"{name}.p{i + 1}:body"
+            mb._check_new_name(lname, mb._loads, "load")
+            mb._loads[lname] = NodalLoad(lname, n_idx, body_force, (lambda t: zero), True, axes_node=spec.reference)
+            names.append(lname)
+    return tuple(names)
+
+
+def compile_particle_bodies(mb) -> dict:
+    """Model fields describing the particle bodies (their point masses are ordinary bodies)."""
+    specs = list(mb._particle_bodies.values())
+    return dict(
+        particle_body_names=tuple(s.name for s in specs),
+        particle_body_nodes=tuple(s.nodes for s in specs),
+        particle_body_masses=tuple(s.masses for s in specs),
+        particle_body_reference=np.array([s.reference for s in specs], dtype=int),
+        particle_body_kinds=tuple(s.kind for s in specs),
+        particle_body_planar=np.array([s.planar for s in specs], dtype=bool),
+    )
+
+
+# ---------------------------------------------------------------------- compile-time checks
+def check_particle_bodies(model, seed: int = 12345) -> None:
+    """Refuse particles on nodes that do not move with their body; warn about planar bodies
+    that can turn out of their plane; refuse negative masses that make M̄ indefinite."""
+    from .kinematics import TreePattern, forward_kinematics
+    from .rotations import expm, skew
+    from .state import State
+
+    pat = TreePattern(model)
+    st0 = model.initial_state()
+    rng = np.random.default_rng(seed)
+    st1 = st0.copy()
+    st1.q = st0.q + 0.5 * rng.standard_normal(st0.q.shape)
+    if model.n_ball:
+        st1.balls = st0.balls @ expm(0.5 * rng.standard_normal((model.n_ball, 3)))
+    scale = max(1.0, float(np.abs(model.X0).max(initial=0.0)))
+    out_of_plane = []
+    for st in (st0, st1):
+        kin = forward_kinematics(model, State(st.t, st.q, st.balls, st.u, st.udot), pat)
+        B = kin.B().tocsr()
+        for b, name in enumerate(model.particle_body_names):
+            r = int(model.particle_body_reference[b])
+            nodes = np.array(model.particle_body_nodes[b])
+            Vr = B[6 * r: 6 * r + 3].toarray()
+            W = B[6 * r + 3: 6 * r + 6].toarray()
+            for k, p in enumerate(nodes):
+                Vp = B[6 * p: 6 * p + 3].toarray()
+                d = kin.x[p] - kin.x[r]
+                err = np.abs(Vp - (Vr - skew(d) @ W))
+                if err.size and err.max() > 1e-8 * scale:
+                    col = int(np.argmax(err.max(axis=0)))
+                    raise ModelError(
+                        f"particle body '{name}': particle {k + 1} is on node '{model.node_names[p]}', which does not "
+                        f"move with the body (reference node '{model.node_names[r]}'): coordinate "
+                        f"'{model.coordinate_names[col]}' moves it differently from the body's point there. Put the "
+                        "particle on a node fixed to the body (the reference node, a node joined to it by a fixed joint, "
+                        "or the centre node of a revolute/spherical joint of the body).")
+            if st is st0 and model.particle_body_planar[b] and W.size:
+                Xp = kin.x[nodes]
+                if model.particle_body_kinds[b] == "rod":
+                    e = Xp[1] - Xp[0]
+                    e /= np.linalg.norm(e)
+                    leak = np.abs(e @ W).max()
+                    what = "about the rod's axis (the rod's particles have no inertia about it)"
+                else:
+                    n = _plane_normal(Xp)
+                    if n is None:
+                        continue
+                    leak = np.abs(W - np.outer(n, n @ W)).max()
+                    what = "out of its plane (the planar particles reproduce only the polar moment about the normal)"
+                if leak > 1e-8:
+                    out_of_plane.append((b, what))
+    for b, what in out_of_plane:
+        warnings.warn(f"particle body '{model.particle_body_names[b]}' can rotate {what}; its motion is then not that "
+                      "of the rigid body it replaces. Use kind='spatial' for bodies that move in space.", stacklevel=3)
+    _check_definiteness(model, st0, [b for b, _ in out_of_plane])
+
+
+def _plane_normal(X: np.ndarray) -> np.ndarray | None:
+    d = X - X.mean(axis=0)
+    _, s, vt = np.linalg.svd(d)
+    return vt[2] if s[1] > 1e-12 * max(s[0], 1e-300) else None
+
+
+def _check_definiteness(model, st0, candidates: list[int]) -> None:
+    """Among bodies that can rotate out of their plane, those whose negative masses give the
+    particles an indefinite inertia can make M̄ indefinite: test M̄ at the initial state."""
+    from .assembly import Assembler
+    from .kinematics import TreePattern, forward_kinematics
+
+    bad = []
+    kin = forward_kinematics(model, st0, TreePattern(model)) if candidates else None
+    for b in candidates:
+        m = np.array(model.particle_body_masses[b])
+        if m.min() >= 0:
+            continue
+        _, _, Jp = pk.particle_properties(m[None], kin.x[np.array(model.particle_body_nodes[b])][None])
+        ev = np.linalg.eigvalsh(Jp[0])
+        if ev.min() < -1e-12 * np.abs(ev).max():
+            bad.append((b, ev))
+    if not bad:
+        return
+    asm = Assembler(model)
+    ev = asm.evaluate(st0)
+    M = asm.mbar(ev, model.free_u)
+    if M.shape[0] > 3000:  # large models: a Cholesky attempt instead of the spectrum
+        from .errors import SolverError
+        from .linalg import SparseCholesky
+
+        try:
+            SparseCholesky(M).factorize(M)
+            return
+        except SolverError:
+            lam = np.array([-np.inf])
+    else:
+        lam = np.linalg.eigvalsh(M.toarray())
+    if lam.size and lam.min() < -1e-10 * np.abs(lam[np.isfinite(lam)]).max(initial=1.0):
+        b, evp = bad[0]
+        name = model.particle_body_names[b]
+        neg = [f"'{model.node_names[n]}' ({_fmt(mm)} kg)" for n, mm in zip(model.particle_body_nodes[b],
+                                                                           model.particle_body_masses[b]) if mm < 0]
+        raise ModelError(
+            f"particle body '{name}': its negative particle masses at nodes {', '.join(neg)} give the particles an "
+            f"indefinite inertia (principal moments {[_fmt(e) for e in evp]}), and the model lets the body rotate about "
+            f"such an axis: the generalized mass matrix is indefinite (eigenvalue {_fmt(lam.min())}). Move the primary "
+            "particles (about one radius of gyration from the centre of mass) so that all masses are positive, "
+            "or use kind='spatial'.")
