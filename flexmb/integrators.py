@@ -3,8 +3,11 @@
 
     S = M̄ + γ' C̄ + β' K̄,   γ' = γ (1-αf) / ((1-αm) β h) · β h ... see _coefficients     (DESIGN §4)
 
-factorized by CHOLMOD: one symbolic analysis per simulation, numeric refactorization once per
-time step (reused by the step's Newton iterations). Update (Arnold & Brüls eq. 13–16):
+factorized by CHOLMOD: one symbolic analysis per simulation; the numeric factor is reused over
+Newton iterations and over time steps (modified Newton) while the iterations contract fast, and
+refreshed at the current iterate when they do not (contraction rate above ``theta_refresh``, more
+than ``reuse_iterations`` iterations on an old factor, divergence, or a new step size). A step's
+result is the same either way (same residual tolerance). Update (Arnold & Brüls eq. 13–16):
 
     (1-αm) a_{n+1} + αm a_n = (1-αf) udot_{n+1} + αf udot_n
     u_{n+1} = u_n + h (1-γ) a_n + h γ a_{n+1}
@@ -58,10 +61,20 @@ class GeneralizedAlpha:
 
     ``rho_inf``: spectral radius at infinite frequency (1: no numerical dissipation);
     ``rtol``: Newton tolerance on the residual relative to the force scale;
-    ``max_iter``: Newton iterations per attempt; ``max_halvings``: step halvings on failure.
+    ``max_iter``: Newton iterations per attempt; ``max_halvings``: step halvings on failure;
+    ``reuse_factor``: keep the factorized iteration matrix across steps while Newton contracts
+    at least as fast as ``theta_refresh`` — True, False (refactorize at the first iteration of every
+    step) or "auto" (the default: reuse only while a refactorization, matrix assembly included,
+    measurably costs more than ``reuse_cost_ratio`` residual evaluations; small models, whose
+    factorization is cheap, then refactorize every step and need fewer iterations).
     """
 
-    def __init__(self, model, rho_inf: float = 0.9, rtol: float = 1e-10, max_iter: int = 30, max_halvings: int = 10) -> None:
+    theta_refresh = 0.25
+    reuse_iterations = 5
+    reuse_cost_ratio = 2.0
+
+    def __init__(self, model, rho_inf: float = 0.9, rtol: float = 1e-10, max_iter: int = 30, max_halvings: int = 10,
+                 reuse_factor: bool | str = "auto") -> None:
         self.model = model
         self.rho_inf = rho_inf
         self.am, self.af, self.gamma, self.beta = alpha_parameters(rho_inf)
@@ -76,17 +89,34 @@ class GeneralizedAlpha:
         self.k_diag, self.c_diag = self.asm.stiffness_damping_diag(self.free)
         self.timings = {"assembly": 0.0, "factorization": 0.0, "solve": 0.0}
         self.modified_newton = 0
+        if reuse_factor not in (True, False, "auto"):
+            raise ValueError(f"reuse_factor = {reuse_factor!r} must be True, False or 'auto'")
+        self.reuse_factor = reuse_factor
+        self._cost = {"evaluation": 0.0, "factorization": 0.0}  # running means [s]
+        self._factor_key: tuple[float, float] | None = None  # (γ', β') of the current factor
         self._t = 0.0
 
     # ------------------------------------------------------------------ helpers
     def _evaluate(self, st: State) -> Evaluation:
         t0 = _time.perf_counter()
         ev = self.asm.evaluate(st)
-        self.timings["assembly"] += _time.perf_counter() - t0
+        dt = _time.perf_counter() - t0
+        self.timings["assembly"] += dt
+        self._track("evaluation", dt)
         return ev
 
+    def _track(self, what: str, seconds: float) -> None:
+        c = self._cost
+        c[what] = seconds if c[what] == 0.0 else 0.9 * c[what] + 0.1 * seconds
+
+    def _reusing(self) -> bool:
+        """Whether to keep the factor over steps (see ``reuse_factor``)."""
+        if self.reuse_factor != "auto":
+            return bool(self.reuse_factor)
+        return self._cost["factorization"] > self.reuse_cost_ratio * self._cost["evaluation"]
+
     def _factorize(self, ev: Evaluation, gp: float, bp: float) -> None:
-        t0 = _time.perf_counter()
+        t_start = t0 = _time.perf_counter()
         S = self.asm.iteration_matrix(ev, self.free, gp, bp, gp * self.c_diag + bp * self.k_diag)
         self.timings["assembly"] += _time.perf_counter() - t0
         t0 = _time.perf_counter()
@@ -101,6 +131,8 @@ class GeneralizedAlpha:
                 log.warning("t = %.6g: iteration matrix not positive definite; geometric stiffness dropped "
                             "(modified Newton); counted in stats['modified_newton_steps']", self._t)
         self.timings["factorization"] += _time.perf_counter() - t0
+        self._track("factorization", _time.perf_counter() - t_start)
+        self._factor_key = (gp, bp)
 
     def _solve(self, r: np.ndarray) -> np.ndarray:
         t0 = _time.perf_counter()
@@ -125,6 +157,7 @@ class GeneralizedAlpha:
             r = ev.residual(st.udot)[self.free]
             self._factorize(ev, 0.0, 0.0)
             st.udot[self.free] = -self._solve(r)
+            self._factor_key = None  # the mass matrix alone is no iteration matrix
         _check_finite(st, self.model)
         return st, ev
 
@@ -137,11 +170,14 @@ class GeneralizedAlpha:
         gp = g * h * c_a
         bp = b * h * h * c_a
         udot1 = st.udot.copy()
+        udot_start = udot1.copy()
         free = self.free
         t1 = st.t + h
-        r_hist = []
+        r_hist: list[float] = []
         nfac = 0
-        last_dx = prev_dx = np.inf
+        dxs: list[float] = []  # correction sizes since the last factorization
+        fresh = False  # factor computed during this step
+        restarted = False
         for it in range(self.max_iter + 1):
             a1 = (af * st.udot + (1 - af) * udot1 - am * a) / (1 - am)
             dq = st.u + h * ((0.5 - b) * a + b * a1)
@@ -168,27 +204,38 @@ class GeneralizedAlpha:
                 # or: the correction moves positions only at round-off level (stiff elements
                 # make the residual itself noisy at ~eps * stiffness * size)
                 vscale = np.abs(st.u[free]).max() + h * np.abs(udot1[free]).max() + 1e-3 * self.length_scale / h
-            # the next correction, estimated from the contraction rate (Hairer & Wanner IV.8)
-            nxt = last_dx
-            if it > 1 and prev_dx > 0:
-                theta = last_dx / prev_dx
-                nxt = theta / (1 - theta) * last_dx if theta < 0.5 else last_dx
+            # the next correction, estimated from the contraction rate theta (Hairer & Wanner IV.8;
+            # with an old factor Newton converges linearly and the same estimate holds)
+            theta = dxs[-1] / dxs[-2] if len(dxs) > 1 and dxs[-2] > 0 else np.inf
+            nxt = theta / (1 - theta) * dxs[-1] if theta < 0.5 else (dxs[-1] if dxs else np.inf)
             eps_pos = 16 * np.finfo(float).eps * self.length_scale
-            roundoff = it > 0 and bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale
-            if rn <= self.rtol * scale or (it > 0 and nxt <= dx_tol) or roundoff:
+            roundoff = bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale
+            if rn <= self.rtol * scale or nxt <= dx_tol or roundoff:
                 return st1, a1, ev, StepInfo(it, nfac, rn, h)
-            if it == self.max_iter or (len(r_hist) > 3 and rn > 1e3 * min(r_hist)):
+            diverging = len(r_hist) > 3 and rn > 1e3 * min(r_hist)
+            if not fresh and (diverging or len(dxs) >= self.reuse_iterations) and not restarted:
+                # an old factor led the iteration astray or too slowly: restart with a fresh one
+                restarted = True
+                udot1 = udot_start.copy()
+                self._factor_key = None
+                r_hist.clear()
+                dxs.clear()
+                continue
+            if it == self.max_iter or diverging:
                 worst = free[np.argsort(-np.abs(r))[:3]]
                 raise SolverError(
                     f"t = {t1:.6g}: Newton did not converge in {it} iterations (residual {rn:.3e}, "
                     f"history {', '.join(f'{x:.1e}' for x in r_hist[-4:])}); largest residuals in "
                     f"{_names(m, worst)}", t1)
-            if it == 0:
+            slow = not fresh and theta != np.inf and theta > self.theta_refresh
+            if self._factor_key != (gp, bp) or (not fresh and not self._reusing()) or slow:
                 self._t = t1
                 self._factorize(ev, gp, bp)
                 nfac += 1
+                fresh = True
+                dxs.clear()  # the contraction rate restarts with the new factor
             dx = self._solve(r)
-            prev_dx, last_dx = last_dx, float(np.abs(dx).max())
+            dxs.append(float(np.abs(dx).max()))
             udot1 = udot1.copy()
             udot1[free] -= dx
         raise AssertionError("unreachable")

@@ -98,11 +98,15 @@ def simulate(
     state: State | None = None,
     raise_on_failure: bool = False,
     callback: Callable[[State, object], None] | None = None,
+    reuse_factor: bool | str = "auto",
 ) -> Result:
     """Integrate ``model`` from its initial state (or ``state``) to ``t_end`` with step ``dt``.
 
-    Records every ``output_every``-th step. On a Newton failure the steps computed so far are
-    returned with ``status`` saying why (or the SolverError is raised if ``raise_on_failure``).
+    Records every ``output_every``-th step. ``reuse_factor``: keep the factorized iteration matrix
+    across steps while Newton converges fast: True, False (refactorize every step) or "auto"
+    (reuse where refactorizing costs more than a few residual evaluations); same results.
+    On a Newton failure the steps computed so far are returned with ``status`` saying why (or
+    the SolverError is raised if ``raise_on_failure``).
     ``result.stats`` holds wall time, steps, Newton iterations, factorizations, symbolic
     analyses and the time split (assembly, factorization, solve).
     """
@@ -110,7 +114,7 @@ def simulate(
         if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
             raise ValueError(f"{what} = {v!r} must be a positive finite number")
     wall0 = _time.perf_counter()
-    integ = GeneralizedAlpha(model, rho_inf=rho_inf, rtol=rtol, max_halvings=max_halvings)
+    integ = GeneralizedAlpha(model, rho_inf=rho_inf, rtol=rtol, max_halvings=max_halvings, reuse_factor=reuse_factor)
     st = model.initial_state() if state is None else state.copy()
     st, ev = integ.initial_acceleration(st)
     a = st.udot.copy()
