@@ -69,18 +69,11 @@ class Evaluation:
 
     def twists(self, u: np.ndarray) -> np.ndarray:
         """Node twists (N,6) for generalized velocities u, i.e. (B u) per node."""
-        p, kin = self.kin.pattern, self.kin
-        inc = np.zeros((p.joint_child.size, 6))
-        np.add.at(inc, p.coord_joint, kin.S * u[:, None])
-        A = p.path_sum(inc, p.joint_child)
-        return np.concatenate([A[:, :3] + cross(A[:, 3:], kin.x), A[:, 3:]], axis=1)
+        return self.kin.pattern.twists(self.kin.S, u, self.kin.x)
 
     def project(self, w: np.ndarray) -> np.ndarray:
         """Generalized forces B^T w for node wrenches w (N,6) about the node origins."""
-        p, kin = self.kin.pattern, self.kin
-        Wsp = np.concatenate([w[:, :3], w[:, 3:] + cross(kin.x, w[:, :3])], axis=1)
-        Wc = p.subtree_sum(Wsp)
-        return np.einsum("ki,ki->k", kin.S, Wc[p.coord_child])
+        return self.kin.pattern.project(self.kin.S, w, self.kin.x)
 
     def node_wrenches(self, udot: np.ndarray) -> np.ndarray:
         """Per-node M (B udot + zeta) + g - f (N,6): what each node needs from its joint."""

@@ -11,7 +11,8 @@ coordinate's axis ``S_k`` is ``(P x g, g)`` for a rotation about the unit axis `
 where ``V_k-`` is the spatial velocity of the frame carrying axis k and ``x`` the motion
 cross product. Column k of B holds, for every node i downstream of coordinate k, the node
 twist ``(S_v + S_w x x_i, S_w)`` (Issa & Arczewski eq. 4.9, 4.13; its block pattern is the
-secondary path matrix pi*).
+secondary path matrix pi*). The recursions run as compiled loops over the joints in tree order
+(numba): O(n) per evaluation, no temporaries per joint.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
-from .rotations import axis_angle, cross
+from .rotations import cross
 
 __all__ = ["Kinematics", "TreePattern", "forward_kinematics", "motion_cross"]
 
@@ -59,16 +61,16 @@ class TreePattern:
         self.indices = rows[order].astype(np.int32)
         self.indptr = np.searchsorted(cols[order], np.arange(n_u + 1)).astype(np.int32)
         self.shape = (6 * n_nodes, n_u)
-        # ---- vectorised kinematics: component slots per joint (-1 -> padding)
+        # ---- compiled kinematics: component slots per joint (-1 -> none)
         nj = model.n_joints
         self.axT = np.zeros((nj, 3, 3))
         self.axR = np.zeros((nj, 2, 3))
-        self.uT = np.full((nj, 3), -1)
-        self.qT = np.full((nj, 3), -1)
-        self.uR = np.full((nj, 2), -1)
-        self.qR = np.full((nj, 2), -1)
-        self.uB = np.full((nj, 3), -1)
-        self.ball = np.where(model.joint_ball >= 0, model.joint_ball, model.n_ball)
+        self.uT = np.full((nj, 3), -1, dtype=np.int64)
+        self.qT = np.full((nj, 3), -1, dtype=np.int64)
+        self.uR = np.full((nj, 2), -1, dtype=np.int64)
+        self.qR = np.full((nj, 2), -1, dtype=np.int64)
+        self.uB = np.full((nj, 3), -1, dtype=np.int64)
+        self.ball = np.asarray(model.joint_ball, dtype=np.int64)
         for k, kind in enumerate(model.joint_kinds):
             iu, iq = int(model.joint_u_start[k]), int(model.joint_q_start[k])
             nt = nr = 0
@@ -82,14 +84,10 @@ class TreePattern:
                 else:
                     self.uB[k] = np.arange(iu, iu + 3)
                     iu += 3
-        # parent node of each joint (N = ground) and pointer-jumping schedule over nodes
-        self.joint_parent_ext = np.where(model.joint_parent < 0, n_nodes, model.joint_parent)
-        jump = np.full(n_nodes + 1, n_nodes)
-        jump[model.joint_child] = self.joint_parent_ext
-        self.jumps: list[np.ndarray] = []
-        while np.any(jump != n_nodes):
-            self.jumps.append(jump)
-            jump = jump[jump]
+        # parent node of each joint (N = ground), coordinate ranges of the joints
+        self.joint_parent_ext = np.where(model.joint_parent < 0, n_nodes, model.joint_parent).astype(np.int64)
+        self.coord_start = np.asarray(model.joint_u_start, dtype=np.int64)
+        self.coord_count = np.array([kd.n_u for kd in model.joint_kinds], dtype=np.int64)
         # depth-first preorder: every subtree is a contiguous range [first, last)
         children: list[list[int]] = [[] for _ in range(n_nodes + 1)]
         for k in range(nj):
@@ -111,13 +109,25 @@ class TreePattern:
         size = size[:n_nodes]
         self.sub_first = pos
         self.sub_last = pos + size
-        self.joint_child = model.joint_child
+        self.joint_child = np.asarray(model.joint_child, dtype=np.int64)
         self.coord_joint = np.repeat(np.arange(nj), [kd.n_u for kd in model.joint_kinds])
         self.coord_child = model.joint_child[self.coord_joint]
 
-    def path_sum(self, local: np.ndarray, child: np.ndarray) -> np.ndarray:
-        """Per node: sum of per-joint values along its path from ground."""
-        return _tree_sum(local, child, self.jumps, len(self.sub_first))
+    def twists(self, S: np.ndarray, u: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Node twists (N,6) (velocity of the node origin, angular velocity) = B u, for spatial
+        coordinate axes S (n_u,6) and node positions x (N,3)."""
+        A = np.empty((x.shape[0], 6))
+        _path_sum(self.joint_parent_ext, self.joint_child, self.coord_start, self.coord_count, S,
+                  np.ascontiguousarray(u, dtype=float), A)
+        A[:, :3] += cross(A[:, 3:], x)
+        return A
+
+    def project(self, S: np.ndarray, w: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Generalized forces B^T w (n_u,) for node wrenches w (N,6) about the node origins."""
+        W = np.concatenate([w[:, :3], w[:, 3:] + cross(x, w[:, :3])], axis=1)
+        out = np.empty(S.shape[0])
+        _project(self.joint_parent_ext, self.joint_child, self.coord_start, self.coord_count, S, W, out)
+        return out
 
     def subtree_sum(self, values: np.ndarray) -> np.ndarray:
         """Per node: sum of per-node values over its subtree (preorder cumulative sums)."""
@@ -164,84 +174,210 @@ class Kinematics:
 
 
 def forward_kinematics(model, state, pattern: TreePattern) -> Kinematics:
-    """Poses, twists and bias accelerations of all nodes, vectorised over joints.
-
-    Each joint's local transform (translation, rotations, ball) is computed for all joints at
-    once; composition down the tree and the sums ``V = sum S_k u_k``, ``A = sum (V_k- x S_k) u_k``
-    along each node's path are parallel prefix operations (pointer jumping, ceil(log2 depth)
-    vectorised rounds) instead of a Python loop over joints.
-    """
+    """Poses, twists and bias accelerations of all nodes: one compiled pass over the joints in
+    tree order (parents first), per joint the local transform (translations, rotations, ball),
+    the coordinate axes S_k and the recursions of the module docstring."""
     t = pattern
     N = model.n_nodes
-    qpad = np.append(state.q, 0.0)
-    upad = np.append(state.u, 0.0)
-    # ---- local joint transforms (all joints at once)
-    t_loc = model.joint_point + np.einsum("kij,ki->kj", t.axT, qpad[t.qT])
-    th = qpad[t.qR]
-    Q1 = axis_angle(t.axR[:, 0], th[:, 0])
-    Q2 = axis_angle(t.axR[:, 1], th[:, 1])
-    Qb = np.concatenate([state.balls.reshape(-1, 3, 3), np.eye(3)[None]], axis=0)[t.ball]
-    C = model.joint_child_rot
-    Q = Q1 @ Q2
-    L = Q @ C @ Qb  # child rotation in parent axes
-    Qrel = L @ np.swapaxes(C, 1, 2)
-    d = t_loc + np.einsum("kij,kj->ki", Qrel, model.joint_child_offset)
-    # ---- compose down the tree: M_i maps node-i axes to global
-    M = np.zeros((N + 1, 4, 4))
-    M[:, 3, 3] = 1.0
-    M[N, :3, :3] = np.eye(3)
-    M[model.joint_child, :3, :3] = L
-    M[model.joint_child, :3, 3] = d
-    for jump in t.jumps:
-        M = M[jump] @ M
-    x = M[:N, :3, 3].copy()
-    R = M[:N, :3, :3].copy()
-    # ---- coordinate axes (spatial, at the global origin)
-    par = t.joint_parent_ext
-    Rp = M[par, :3, :3]
-    xp = M[par, :3, 3]
-    P = xp + np.einsum("kij,kj->ki", Rp, t_loc)
-    gT = np.einsum("kij,kaj->kai", Rp, t.axT)  # (nj, 3 comps, 3)
-    RpQ1 = Rp @ Q1
-    gR = np.stack([np.einsum("kij,kj->ki", Rp, t.axR[:, 0]), np.einsum("kij,kj->ki", RpQ1, t.axR[:, 1])], axis=1)
-    gB = np.swapaxes(Rp @ L, 1, 2)  # rows = ball axes (child axes, global)
-    zeros = np.zeros_like(gT)
-    ST = np.concatenate([gT, zeros], axis=2)
-    SR = np.concatenate([cross(P[:, None, :], gR), gR], axis=2)
-    SB = np.concatenate([cross(P[:, None, :], gB), gB], axis=2)
-    uT, uR, uB = upad[t.uT], upad[t.uR], upad[t.uB]
-    S = np.zeros((model.n_u + 1, 6))
-    S[t.uT] = ST
-    S[t.uR] = SR
-    S[t.uB] = SB
-    S = S[:-1]
-    # ---- velocities: per-joint increments, then prefix sums along the tree
-    VT = np.einsum("kai,ka->ki", ST, uT)
-    VR0 = SR[:, 0] * uR[:, :1]
-    VR1 = SR[:, 1] * uR[:, 1:]
-    VB = np.einsum("kai,ka->ki", SB, uB)
-    Vs = _tree_sum(VT + VR0 + VR1 + VB, model.joint_child, t.jumps, N)
-    Vp = np.concatenate([Vs, np.zeros((1, 6))])[par]
-    V1 = Vp + VT
-    V2 = V1 + VR0
-    V3 = V2 + VR1
-    dA = (
-        np.einsum("kai,ka->ki", motion_cross(Vp[:, None, :], ST), uT)
-        + motion_cross(V1, SR[:, 0]) * uR[:, :1]
-        + motion_cross(V2, SR[:, 1]) * uR[:, 1:]
-        + np.einsum("kai,ka->ki", motion_cross(V3[:, None, :], SB), uB)
-    )
-    As = _tree_sum(dA, model.joint_child, t.jumps, N)
+    x = np.empty((N, 3))
+    R = np.empty((N, 3, 3))
+    Vs = np.empty((N, 6))
+    As = np.empty((N, 6))
+    S = np.zeros((model.n_u, 6))
+    P = np.empty((model.n_joints, 3))
+    balls = state.balls.reshape(-1, 3, 3)
+    _forward(t.joint_parent_ext, model.joint_child, model.joint_point, t.axT, t.axR, t.qT, t.qR, t.uT, t.uR, t.uB,
+             t.ball, model.joint_child_rot, model.joint_child_offset, np.ascontiguousarray(state.q, dtype=float),
+             np.ascontiguousarray(balls, dtype=float), np.ascontiguousarray(state.u, dtype=float), x, R, Vs, As, S, P)
     w = Vs[:, 3:]
     v = Vs[:, :3] + cross(w, x)
     zeta = np.concatenate([As[:, :3] + cross(As[:, 3:], x) + cross(w, v), As[:, 3:]], axis=1)
     return Kinematics(x, R, np.concatenate([v, w], axis=1), zeta, S, P, Vs, As, pattern)
 
 
-def _tree_sum(local: np.ndarray, child: np.ndarray, jumps: list[np.ndarray], N: int) -> np.ndarray:
-    """Sum of per-joint values along every node's path from ground (pointer jumping)."""
-    acc = np.zeros((N + 1,) + local.shape[1:])
-    acc[child] = local
-    for jump in jumps:
-        acc = acc + acc[jump]
-    return acc[:N]
+# ---------------------------------------------------------------------------- compiled kernels
+
+@njit(cache=True)
+def _rot(a0, a1, a2, th, out):
+    """Rotation by angle th about the unit axis (a0, a1, a2) (Rodrigues) into out (3,3)."""
+    s, c = np.sin(th), np.cos(th)
+    v = 1.0 - c
+    out[0, 0] = c + a0 * a0 * v
+    out[0, 1] = a0 * a1 * v - a2 * s
+    out[0, 2] = a0 * a2 * v + a1 * s
+    out[1, 0] = a1 * a0 * v + a2 * s
+    out[1, 1] = c + a1 * a1 * v
+    out[1, 2] = a1 * a2 * v - a0 * s
+    out[2, 0] = a2 * a0 * v - a1 * s
+    out[2, 1] = a2 * a1 * v + a0 * s
+    out[2, 2] = c + a2 * a2 * v
+
+
+@njit(cache=True)
+def _mm(A, B, out):
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
+
+
+@njit(cache=True)
+def _mcross_add(V, S, u, out):
+    """out += (V x S) u: spatial motion cross product of 6-vectors (v, w)."""
+    out[0] += u * (V[4] * S[2] - V[5] * S[1] + V[1] * S[5] - V[2] * S[4])
+    out[1] += u * (V[5] * S[0] - V[3] * S[2] + V[2] * S[3] - V[0] * S[5])
+    out[2] += u * (V[3] * S[1] - V[4] * S[0] + V[0] * S[4] - V[1] * S[3])
+    out[3] += u * (V[4] * S[5] - V[5] * S[4])
+    out[4] += u * (V[5] * S[3] - V[3] * S[5])
+    out[5] += u * (V[3] * S[4] - V[4] * S[3])
+
+
+@njit(cache=True)
+def _axis_row(S, k, P, g):
+    """S[k] = (P x g, g): a rotation axis g through P (spatial, at the origin)."""
+    S[k, 0] = P[1] * g[2] - P[2] * g[1]
+    S[k, 1] = P[2] * g[0] - P[0] * g[2]
+    S[k, 2] = P[0] * g[1] - P[1] * g[0]
+    S[k, 3] = g[0]
+    S[k, 4] = g[1]
+    S[k, 5] = g[2]
+
+
+@njit(cache=True)
+def _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, q, balls, u, x, R, Vs, As, S, P):
+    """Kernel of forward_kinematics: joints in tree order; parent index N means ground."""
+    nj = parent.size
+    N = x.shape[0]
+    Q1 = np.empty((3, 3))
+    Q2 = np.empty((3, 3))
+    Q = np.empty((3, 3))
+    QC = np.empty((3, 3))
+    L = np.empty((3, 3))
+    Qrel = np.empty((3, 3))
+    RpQ1 = np.empty((3, 3))
+    tl = np.empty(3)
+    d = np.empty(3)
+    g = np.empty(3)
+    Vp = np.empty(6)
+    Ap = np.empty(6)
+    Rp = np.empty((3, 3))
+    xp = np.empty(3)
+    for k in range(nj):
+        p = parent[k]
+        c = child[k]
+        if p == N:
+            for i in range(3):
+                xp[i] = 0.0
+                for j in range(3):
+                    Rp[i, j] = 1.0 if i == j else 0.0
+            for i in range(6):
+                Vp[i] = 0.0
+                Ap[i] = 0.0
+        else:
+            for i in range(3):
+                xp[i] = x[p, i]
+                for j in range(3):
+                    Rp[i, j] = R[p, i, j]
+            for i in range(6):
+                Vp[i] = Vs[p, i]
+                Ap[i] = As[p, i]
+        # local transform: translations, two rotations, ball
+        for i in range(3):
+            tl[i] = jpoint[k, i]
+        for m in range(3):
+            if qT[k, m] >= 0:
+                for i in range(3):
+                    tl[i] += axT[k, m, i] * q[qT[k, m]]
+        th0 = q[qR[k, 0]] if qR[k, 0] >= 0 else 0.0
+        th1 = q[qR[k, 1]] if qR[k, 1] >= 0 else 0.0
+        _rot(axR[k, 0, 0], axR[k, 0, 1], axR[k, 0, 2], th0, Q1)
+        _rot(axR[k, 1, 0], axR[k, 1, 1], axR[k, 1, 2], th1, Q2)
+        _mm(Q1, Q2, Q)
+        _mm(Q, C[k], QC)
+        if ball[k] >= 0:
+            _mm(QC, balls[ball[k]], L)
+        else:
+            L[:, :] = QC
+        for i in range(3):  # Qrel = L C^T
+            for j in range(3):
+                Qrel[i, j] = L[i, 0] * C[k, j, 0] + L[i, 1] * C[k, j, 1] + L[i, 2] * C[k, j, 2]
+        for i in range(3):
+            d[i] = tl[i] + Qrel[i, 0] * coff[k, 0] + Qrel[i, 1] * coff[k, 1] + Qrel[i, 2] * coff[k, 2]
+        # child pose and joint point
+        for i in range(3):
+            x[c, i] = xp[i] + Rp[i, 0] * d[0] + Rp[i, 1] * d[1] + Rp[i, 2] * d[2]
+            P[k, i] = xp[i] + Rp[i, 0] * tl[0] + Rp[i, 1] * tl[1] + Rp[i, 2] * tl[2]
+        for i in range(3):
+            for j in range(3):
+                R[c, i, j] = Rp[i, 0] * L[0, j] + Rp[i, 1] * L[1, j] + Rp[i, 2] * L[2, j]
+        # coordinate axes and the velocity / bias-acceleration recursions (module docstring)
+        for i in range(6):
+            Vs[c, i] = Vp[i]
+            As[c, i] = Ap[i]
+        for m in range(3):  # translations along parent axes, velocity of the frame before: Vp
+            kk = uT[k, m]
+            if kk >= 0:
+                for i in range(3):
+                    S[kk, i] = Rp[i, 0] * axT[k, m, 0] + Rp[i, 1] * axT[k, m, 1] + Rp[i, 2] * axT[k, m, 2]
+                    S[kk, 3 + i] = 0.0
+                _mcross_add(Vp, S[kk], u[kk], As[c])
+        for m in range(3):
+            kk = uT[k, m]
+            if kk >= 0:
+                for i in range(6):
+                    Vs[c, i] += S[kk, i] * u[kk]
+        _mm(Rp, Q1, RpQ1)
+        for m in range(2):
+            kk = uR[k, m]
+            if kk >= 0:
+                M = Rp if m == 0 else RpQ1
+                for i in range(3):
+                    g[i] = M[i, 0] * axR[k, m, 0] + M[i, 1] * axR[k, m, 1] + M[i, 2] * axR[k, m, 2]
+                _axis_row(S, kk, P[k], g)
+                _mcross_add(Vs[c], S[kk], u[kk], As[c])
+                for i in range(6):
+                    Vs[c, i] += S[kk, i] * u[kk]
+        if uB[k, 0] >= 0:  # ball: axes = the child's axes (columns of R_c)
+            for m in range(3):
+                kk = uB[k, m]
+                for i in range(3):
+                    g[i] = R[c, i, m]
+                _axis_row(S, kk, P[k], g)
+            for m in range(3):
+                kk = uB[k, m]
+                _mcross_add(Vs[c], S[kk], u[kk], As[c])
+            for m in range(3):
+                kk = uB[k, m]
+                for i in range(6):
+                    Vs[c, i] += S[kk, i] * u[kk]
+
+
+@njit(cache=True)
+def _path_sum(parent, child, coord_start, coord_count, S, u, out):
+    """out[node] = sum of S_k u_k over the coordinates on the node's path (spatial, at the origin)."""
+    N = out.shape[0]
+    for k in range(parent.size):
+        p = parent[k]
+        c = child[k]
+        for i in range(6):
+            out[c, i] = 0.0 if p == N else out[p, i]
+        for kk in range(coord_start[k], coord_start[k] + coord_count[k]):
+            for i in range(6):
+                out[c, i] += S[kk, i] * u[kk]
+
+
+@njit(cache=True)
+def _project(parent, child, coord_start, coord_count, S, W, out):
+    """out_k = S_k . (sum of the spatial wrenches W over the subtree of coordinate k's joint);
+    W (N,6) is overwritten with the subtree sums."""
+    N = W.shape[0]
+    for k in range(parent.size - 1, -1, -1):
+        c = child[k]
+        for kk in range(coord_start[k], coord_start[k] + coord_count[k]):
+            s = 0.0
+            for i in range(6):
+                s += S[kk, i] * W[c, i]
+            out[kk] = s
+        p = parent[k]
+        if p != N:
+            for i in range(6):
+                W[p, i] += W[c, i]
