@@ -37,7 +37,7 @@ class ProgressBar:
         self._start = _time.monotonic()
         self._last_draw = -1.0
         self._last_tenth = -1
-        self._drawn = False
+        self._printed_steps = -1
 
     def fraction(self) -> float:
         span = self.t_end - self.t0
@@ -66,11 +66,11 @@ class ProgressBar:
                 self._last_draw = now
                 self.stream.write("\r" + self.line())
                 self.stream.flush()
-                self._drawn = True
         else:
             tenth = int(10 * self.fraction())
             if tenth > self._last_tenth:
                 self._last_tenth = tenth
+                self._printed_steps = self.steps
                 self.stream.write(self.line() + "\n")
                 self.stream.flush()
 
@@ -78,6 +78,6 @@ class ProgressBar:
         """Draw the final state and end the line."""
         if self.tty:
             self.stream.write("\r" + self.line() + "\n")
-        elif int(10 * self.fraction()) != self._last_tenth:
+        elif self._printed_steps != self.steps:
             self.stream.write(self.line() + "\n")
         self.stream.flush()

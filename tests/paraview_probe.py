@@ -1,9 +1,9 @@
 """Run by ParaView's ``pvbatch`` (not by pytest): open a time series the way a user would and
 print, as one JSON line prefixed ``PROBE``, what ParaView sees at every time step.
 
-usage: pvbatch paraview_probe.py FILE [READER]
+usage: pvbatch paraview_probe.py FILE[@READER] ...
 READER: a paraview.simple reader name (PVDReader, Xdmf3ReaderT, Xdmf3ReaderS, XDMFReader);
-default: whatever ParaView picks for the file (OpenDataFile).
+default: whatever ParaView picks for the file (OpenDataFile). One PROBE line per file.
 
 Per time step: number of points and cells, the point and cell arrays with their number of
 components, and checksums computed inside ParaView from the data it read (sum of the point
@@ -65,8 +65,12 @@ def main(path, reader=None):
         steps.append({"time": t, "points": n_pts, "cells": n_cells, "point_sum": psum,
                       "point_arrays": {k: list(v) for k, v in parrays.items()},
                       "cell_arrays": {k: list(v) for k, v in carrays.items()}})
-    print("PROBE " + json.dumps({"reader": src.GetXMLName(), "times": times, "steps": steps}))
+    print("PROBE " + json.dumps({"file": path, "asked": reader, "reader": src.GetXMLName(), "times": times,
+                                 "steps": steps}), flush=True)
+    pv.Delete(src)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)
+    for spec in sys.argv[1:]:
+        path, _, reader = spec.partition("@")
+        main(path, reader or None)
