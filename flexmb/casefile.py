@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import math
 import numbers
 import re
 import sys
@@ -170,10 +171,10 @@ def resolve_params(case: Case, overrides: dict[str, Any]) -> dict[str, Any]:
                             "values are Python literals: 2.5, 3, 'text', [1, 2], True") from None
     for key in ("t_end", "dt"):
         v = params[key]
-        if not (isinstance(v, (int, float)) and v > 0 and v == v and v != float("inf")):
+        if not (isinstance(v, numbers.Real) and math.isfinite(v) and v > 0):
             raise CaseError(f"{key} = {v!r} must be a positive number", f"e.g. --param {key}=0.001")
     rho = params.get("rho_inf", 0.9)
-    if not (isinstance(rho, (int, float)) and 0.0 <= rho <= 1.0):
+    if not (isinstance(rho, numbers.Real) and 0.0 <= rho <= 1.0):
         raise CaseError(f"rho_inf = {rho!r} must lie in [0, 1]", "1: no numerical dissipation; 0.8 damps high frequencies")
     oe = params.get("output_every", 1)
     if not (isinstance(oe, int) and oe >= 1):

@@ -140,6 +140,7 @@ def _standard_plots(result, out: Path) -> list[Path]:
 # ---------------------------------------------------------------------------------- commands
 def cmd_run(args) -> int:
     """flexmb run: simulate a case, stream the result, write ParaView files, plots and summary."""
+    from .errors import SolverError
     from .export import write_pvd
     from .progress import ProgressBar
     from .result import load
@@ -167,6 +168,11 @@ def cmd_run(args) -> int:
         t = f"t = {res.t[-1]:.6g} s" if res.t.size else "the start"
         print(f"flexmb: interrupted at {t}; {res.t.size} output rows saved in {out}", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except SolverError as exc:  # before the first step (initial accelerations): nothing to continue from
+        if bar:
+            bar.close()
+        raise CliError(f"run failed at the start: {exc}", f"the run directory {out} records it; check the model "
+                       "(flexmb info) and its initial state", EXIT_RUN_FAILED) from exc
     if bar:
         bar.close()
     res = load(out)  # what is on disk is what the user gets
@@ -280,9 +286,8 @@ def cmd_plot(args) -> int:
 # ---------------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``flexmb`` command."""
-    p = _Parser(prog="flexmb", description="flexmb: sparse finite-element flexible multibody dynamics.",
-                epilog="exit codes: 0 ok, 1 run failed or incomplete, 2 usage or bad input, 3 internal error, "
-                       "130 interrupted", formatter_class=argparse.RawDescriptionHelpFormatter)
+    codes = "exit codes: 0 ok, 1 run failed or incomplete, 2 usage or bad input, 3 internal error, 130 interrupted"
+    p = _Parser(prog="flexmb", description="flexmb: sparse finite-element flexible multibody dynamics.", epilog=codes)
     p.add_argument("--version", action="version", version=f"flexmb {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -294,7 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--param", "-p", action="append", metavar="NAME=VALUE",
                         help="set a case parameter; VALUE is a Python literal (2.5, 'text', [1, 2]) or a bare word")
 
-    r = sub.add_parser("run", help="run a case file", description="Run a case file: simulate, stream the result to "
+    r = sub.add_parser("run", epilog=codes, help="run a case file", description="Run a case file: simulate, stream the result to "
                        "DIR, write ParaView files (DIR/paraview), plots (DIR/*.png) and the case's summary.")
     r.add_argument("case", metavar="CASE", help="case file (Python, with DEFAULTS and build())")
     params(r)
@@ -308,14 +313,14 @@ def build_parser() -> argparse.ArgumentParser:
     common(r)
     r.set_defaults(func=cmd_run)
 
-    i = sub.add_parser("info", help="describe a case's model", description="Print the nodes, bodies, elements, "
+    i = sub.add_parser("info", epilog=codes, help="describe a case's model", description="Print the nodes, bodies, elements, "
                        "joints, the joint tree, the loops and where each is cut, and the degrees of freedom.")
     i.add_argument("case", metavar="CASE")
     params(i)
     common(i)
     i.set_defaults(func=cmd_info)
 
-    e = sub.add_parser("export", help="write a result for ParaView", description="Write a result (run directory or "
+    e = sub.add_parser("export", epilog=codes, help="write a result for ParaView", description="Write a result (run directory or "
                        ".npz) for ParaView: pvd = VTU files + .pvd collection (default), xdmf = XDMF 3 + HDF5.")
     e.add_argument("result", metavar="RESULT")
     e.add_argument("--format", choices=("pvd", "xdmf"), default="pvd", help="file format (default pvd)")
@@ -326,7 +331,8 @@ def build_parser() -> argparse.ArgumentParser:
     common(e)
     e.set_defaults(func=cmd_export)
 
-    pl = sub.add_parser("plot", help="plot time histories", description="Plot quantities of a result into PNG files: "
+    pl = sub.add_parser("plot", epilog=codes, help="plot time histories",
+                        description="Plot quantities of a result into PNG files: "
                         + "; ".join(f"'{k}' = {v}" for k, v in PLOT_WORDS.items())
                         + "; or names of coordinates (together in one plot), nodes (x, y, z) or beam elements "
                         "(their six section forces).")

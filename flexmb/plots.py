@@ -51,14 +51,18 @@ def plot_node_positions(result, names, path: str | Path, title: str = "") -> Pat
 
 def plot_energy(result, path: str | Path, title: str = "") -> Path:
     """Energy balance: kinetic, potential, strain, dissipated, work of drives and loads, and
-    the balance T + V + U + D - W (constant when the integration conserves the balance)."""
+    the balance T + V + U + D - W (constant when the integration conserves the balance), all
+    as changes since the first output time (so small terms stay visible beside a large
+    gravity potential)."""
     e = result.energy
     fig, ax = plt.subplots(figsize=(7, 4))
-    for k, label in ENERGY_TERMS:
-        if k in e and np.any(e[k] != 0):
-            ax.plot(result.t, e[k], label=label)
-    ax.plot(result.t, result.total_energy, "k--", label="balance T + V + U + D - W")
-    return _finish(fig, ax, path, title or "energy balance", "energy [J]")
+    if len(result.t):
+        for k, label in ENERGY_TERMS:
+            if k in e and np.any(e[k] != e[k][0]):
+                ax.plot(result.t, e[k] - e[k][0], label=label)
+        bal = result.total_energy
+        ax.plot(result.t, bal - bal[0], "k--", label=f"balance T + V + U + D - W (drift {np.ptp(bal):.3g} J)")
+    return _finish(fig, ax, path, title or "energy balance (changes since the first output)", "energy change [J]")
 
 
 def plot_drive_forces(result, path: str | Path, title: str = "") -> Path:

@@ -42,15 +42,15 @@ def assert_one_line_error(err: str, *words: str) -> None:
 
 def test_run_writes_results_paraview_files_plots_and_summary(tmp_path):
     out = tmp_path / "arm"
-    p = cli("run", str(ARM), "--t-end", "0.1", "--param", "m2=1.5", "--out", str(out))
+    p = cli("run", str(ARM), "--t-end", "0.05", "--param", "m2=1.5", "--out", str(out))
     assert p.returncode == EXIT_OK, p.stderr
     assert "status: finished" in p.stdout and "torque_vs_eq8_max_rel_error" in p.stdout
     assert "steps/s" in p.stderr and "Newton" in p.stderr and "left" in p.stderr  # the progress bar
     res = fm.load(out)
-    assert res.status == "finished" and len(res.t) == 101 and res.t[-1] == pytest.approx(0.1)
+    assert res.status == "finished" and len(res.t) == 51 and res.t[-1] == pytest.approx(0.05)
     assert res.meta["params"]["m2"] == 1.5 and res.meta["case_name"] == "sharma_saha_arm"
     pvd = out / "paraview" / "sharma_saha_arm.pvd"
-    assert pvd.exists() and len(list((out / "paraview").glob("*.vtu"))) == 101
+    assert pvd.exists() and len(list((out / "paraview").glob("*.vtu"))) == 51
     for png in ("energy.png", "coordinates.png", "drive_forces.png", "angles.png", "torques.png"):
         assert (out / png).read_bytes()[:8] == PNG, png
     summary = json.loads((out / "summary.json").read_text())
@@ -106,7 +106,7 @@ def test_param_values_are_literals_never_code(tmp_path, capsys, monkeypatch):
 
 def test_output_directory_is_not_overwritten_unless_asked(tmp_path, capsys):
     out = tmp_path / "run"
-    args = ["run", str(FOUR_BAR), "--t-end", "0.004", "--out", str(out), "-q"]
+    args = ["run", str(FOUR_BAR), "--t-end", "0.002", "--out", str(out), "-q"]
     assert main(args) == EXIT_OK
     first = (out / "meta.json").read_text()
     assert main(args) == EXIT_USAGE
