@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -53,7 +54,13 @@ class _Parser(argparse.ArgumentParser):
 
 # ---------------------------------------------------------------------------------- helpers
 def _say(msg: str = "") -> None:
-    print(msg, flush=True)
+    """Print to stdout; a closed pipe (``flexmb run ... | head``) silences further output
+    instead of failing the command."""
+    try:
+        print(msg, flush=True)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 def _case_and_params(args) -> tuple:
