@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["FlexmbError", "ModelError", "LoopError", "SolverError", "BackendError"]
+__all__ = ["FlexmbError", "ModelError", "LoopError", "SolverError", "BackendError", "ResultFileError"]
 
 
 class FlexmbError(Exception):
@@ -27,3 +27,7 @@ class SolverError(FlexmbError, RuntimeError):
 
 class BackendError(FlexmbError, ImportError):
     """The sparse Cholesky backend (CHOLMOD through scikit-sparse) is unavailable."""
+
+
+class ResultFileError(FlexmbError, ValueError):
+    """A result file or run directory is missing, not written by flexmb, or damaged."""

@@ -64,14 +64,15 @@ class GeneralizedAlpha:
     ``max_iter``: Newton iterations per attempt; ``max_halvings``: step halvings on failure;
     ``reuse_factor``: keep the factorized iteration matrix across steps while Newton contracts
     at least as fast as ``theta_refresh`` — True, False (refactorize at the first iteration of every
-    step) or "auto" (the default: reuse only while a refactorization, matrix assembly included,
-    measurably costs more than ``reuse_cost_ratio`` residual evaluations; small models, whose
-    factorization is cheap, then refactorize every step and need fewer iterations).
+    step) or "auto" (the default: reuse for models with at least ``reuse_min_coordinates`` free
+    coordinates, where a refactorization costs more than the extra iterations; smaller models
+    refactorize every step and need fewer iterations). The choice depends on the model only,
+    so a run is reproducible bit for bit.
     """
 
     theta_refresh = 0.25
     reuse_iterations = 5
-    reuse_cost_ratio = 2.0
+    reuse_min_coordinates = 120
 
     def __init__(self, model, rho_inf: float = 0.9, rtol: float = 1e-10, max_iter: int = 30, max_halvings: int = 10,
                  reuse_factor: bool | str = "auto") -> None:
@@ -92,7 +93,6 @@ class GeneralizedAlpha:
         if reuse_factor not in (True, False, "auto"):
             raise ValueError(f"reuse_factor = {reuse_factor!r} must be True, False or 'auto'")
         self.reuse_factor = reuse_factor
-        self._cost = {"evaluation": 0.0, "factorization": 0.0}  # running means [s]
         self._factor_key: tuple[float, float] | None = None  # (γ', β') of the current factor
         self._t = 0.0
 
@@ -100,23 +100,17 @@ class GeneralizedAlpha:
     def _evaluate(self, st: State) -> Evaluation:
         t0 = _time.perf_counter()
         ev = self.asm.evaluate(st)
-        dt = _time.perf_counter() - t0
-        self.timings["assembly"] += dt
-        self._track("evaluation", dt)
+        self.timings["assembly"] += _time.perf_counter() - t0
         return ev
-
-    def _track(self, what: str, seconds: float) -> None:
-        c = self._cost
-        c[what] = seconds if c[what] == 0.0 else 0.9 * c[what] + 0.1 * seconds
 
     def _reusing(self) -> bool:
         """Whether to keep the factor over steps (see ``reuse_factor``)."""
         if self.reuse_factor != "auto":
             return bool(self.reuse_factor)
-        return self._cost["factorization"] > self.reuse_cost_ratio * self._cost["evaluation"]
+        return self.free.size >= self.reuse_min_coordinates
 
     def _factorize(self, ev: Evaluation, gp: float, bp: float) -> None:
-        t_start = t0 = _time.perf_counter()
+        t0 = _time.perf_counter()
         S = self.asm.iteration_matrix(ev, self.free, gp, bp, gp * self.c_diag + bp * self.k_diag)
         self.timings["assembly"] += _time.perf_counter() - t0
         t0 = _time.perf_counter()
@@ -131,7 +125,6 @@ class GeneralizedAlpha:
                 log.warning("t = %.6g: iteration matrix not positive definite; geometric stiffness dropped "
                             "(modified Newton); counted in stats['modified_newton_steps']", self._t)
         self.timings["factorization"] += _time.perf_counter() - t0
-        self._track("factorization", _time.perf_counter() - t_start)
         self._factor_key = (gp, bp)
 
     def _solve(self, r: np.ndarray) -> np.ndarray:

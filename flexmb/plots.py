@@ -1,4 +1,5 @@
-"""Time-history plots (matplotlib, PNG): coordinates, drive forces, energy balance."""
+"""Time-history plots (matplotlib, Agg backend, PNG): coordinates, node positions, drive
+forces, beam element forces and the energy balance."""
 
 from __future__ import annotations
 
@@ -10,7 +11,23 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-__all__ = ["plot_coordinates", "plot_energy", "plot_drive_forces"]
+__all__ = ["plot_coordinates", "plot_energy", "plot_drive_forces", "plot_element_forces", "plot_node_positions"]
+
+ENERGY_TERMS = (("kinetic", "kinetic T"), ("potential", "potential V (gravity, springs)"), ("strain", "strain U (elements)"),
+                ("dissipated", "dissipated D"), ("drive_work", "work of drives W_d"), ("load_work", "work of loads W_l"))
+
+
+def _finish(fig, ax, path, title: str, ylabel: str) -> Path:
+    ax.set_xlabel("time t [s]")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return Path(path)
 
 
 def plot_coordinates(result, names, path: str | Path, title: str = "") -> Path:
@@ -18,35 +35,34 @@ def plot_coordinates(result, names, path: str | Path, title: str = "") -> Path:
     fig, ax = plt.subplots(figsize=(7, 4))
     for n in names:
         ax.plot(result.t, result.coordinate(n), label=n)
-    ax.set_xlabel("time t [s]")
-    ax.set_ylabel("coordinate [rad or m]")
-    ax.set_title(title or "generalized coordinates")
-    ax.grid(True, alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return Path(path)
+    return _finish(fig, ax, path, title or "generalized coordinates", "coordinate [rad or m]")
+
+
+def plot_node_positions(result, names, path: str | Path, title: str = "") -> Path:
+    """x, y, z of the nodes ``names`` over time."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for n in names:
+        x = result.node_position(n)
+        for a, c in enumerate("xyz"):
+            if np.ptp(x[:, a]) > 0 or a < 2:
+                ax.plot(result.t, x[:, a], label=f"{n} {c}")
+    return _finish(fig, ax, path, title or "node positions", "position [m]")
 
 
 def plot_energy(result, path: str | Path, title: str = "") -> Path:
-    """Energy balance: kinetic, potential, dissipated, work of drives and loads, and the
-    balance T + V + D - W (constant when the integration conserves the balance)."""
+    """Energy balance: kinetic, potential, strain, dissipated, work of drives and loads, and
+    the balance T + V + U + D - W (constant when the integration conserves the balance), all
+    as changes since the first output time (so small terms stay visible beside a large
+    gravity potential)."""
     e = result.energy
     fig, ax = plt.subplots(figsize=(7, 4))
-    for k in ("kinetic", "potential", "dissipated", "drive_work", "load_work"):
-        if np.any(e[k] != 0):
-            ax.plot(result.t, e[k], label=k.replace("_", " "))
-    ax.plot(result.t, result.total_energy, "k--", label="T + V + D - W")
-    ax.set_xlabel("time t [s]")
-    ax.set_ylabel("energy [J]")
-    ax.set_title(title or "energy balance")
-    ax.grid(True, alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return Path(path)
+    if len(result.t):
+        for k, label in ENERGY_TERMS:
+            if k in e and np.any(e[k] != e[k][0]):
+                ax.plot(result.t, e[k] - e[k][0], label=label)
+        bal = result.total_energy
+        ax.plot(result.t, bal - bal[0], "k--", label=f"balance T + V + U + D - W (drift {np.ptp(bal):.3g} J)")
+    return _finish(fig, ax, path, title or "energy balance (changes since the first output)", "energy change [J]")
 
 
 def plot_drive_forces(result, path: str | Path, title: str = "") -> Path:
@@ -54,12 +70,30 @@ def plot_drive_forces(result, path: str | Path, title: str = "") -> Path:
     fig, ax = plt.subplots(figsize=(7, 4))
     for i, n in enumerate(result.driven_names):
         ax.plot(result.t, result.drive_forces[:, i], label=n)
-    ax.set_xlabel("time t [s]")
-    ax.set_ylabel("drive force [N] / torque [N m]")
-    ax.set_title(title or "drive forces (inverse dynamics)")
-    ax.grid(True, alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return Path(path)
+    return _finish(fig, ax, path, title or "drive forces (inverse dynamics)", "drive force [N] / torque [N m]")
+
+
+def plot_element_forces(result, path: str | Path, names=None, title: str = "") -> Path:
+    """Section forces of beam elements: for each element in ``names`` its axial and shear
+    forces (top) and torque and bending moments (bottom); without ``names``, the largest
+    magnitude over all elements of each quantity (the envelope)."""
+    fig, (af, am) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    F = result.element_forces
+    if names:
+        for n in names:
+            f = result.element_force(n)
+            for c, lab in enumerate(("N", "Vy", "Vz")):
+                af.plot(result.t, f[:, c], label=f"{n} {lab}")
+            for c, lab in enumerate(("T", "My", "Mz")):
+                am.plot(result.t, f[:, 3 + c], label=f"{n} {lab}")
+    elif F.shape[1]:
+        af.plot(result.t, np.abs(F[:, :, 0]).max(axis=1), label="max |N| (axial)")
+        af.plot(result.t, np.hypot(F[:, :, 1], F[:, :, 2]).max(axis=1), label="max |V| (shear)")
+        am.plot(result.t, np.abs(F[:, :, 3]).max(axis=1), label="max |T| (torque)")
+        am.plot(result.t, np.hypot(F[:, :, 4], F[:, :, 5]).max(axis=1), label="max |M| (bending)")
+    af.set_ylabel("force [N]")
+    af.grid(True, alpha=0.3)
+    if af.get_legend_handles_labels()[0]:
+        af.legend(fontsize="small")
+    af.set_title(title or ("beam section forces" if names else "beam section forces: largest over all elements"))
+    return _finish(fig, am, path, "", "moment [N m]")

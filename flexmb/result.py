@@ -1,7 +1,13 @@
-"""Simulation results as numpy arrays over time, saved and loaded without pickle."""
+"""Simulation results as numpy arrays over time, saved and loaded without pickle.
+
+Two file forms, both read by :func:`load` (``flexmb.load``): a single ``.npz`` written by
+:meth:`Result.save`, and the run directory that :func:`flexmb.simulate.simulate` streams to
+while it runs (``out=``; see :mod:`flexmb.runfiles`).
+"""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -18,8 +24,12 @@ class Result:
     u, udot (nt, n_u); x (nt, N, 3), R (nt, N, 3, 3): node poses;
     joint_points (nt, n_joints, 3): current joint points; twists (nt, N, 6): node (v, w); drive_forces (nt, n_driven);
     reactions (nt, n_joints, 6): force and moment on each joint's child (about the joint
-    point, global axes); energy: dict of (nt,) arrays kinetic, potential, dissipated,
-    drive_work, load_work; newton_iterations (nt,); status: how the run ended.
+    point, global axes); energy: dict of (nt,) arrays kinetic, potential (gravity and joint
+    springs), strain (elements: beams, bushings), dissipated, drive_work, load_work;
+    newton_iterations (nt,); status: how the run ended (``finished``, ``failed: <reason>``,
+    ``interrupted``, ``incomplete: ...`` for a streamed run that wrote no end record);
+    drawing: the model topology the ParaView export needs (flexmb.drawing.drawing_of);
+    meta: JSON-able facts about the run (case, parameters, settings).
     """
 
     t: np.ndarray
@@ -43,6 +53,8 @@ class Result:
     element_forces: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 6)))
     element_energy: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     element_names: tuple[str, ...] = ()
+    drawing: dict[str, np.ndarray] = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)
 
     def coordinate(self, name: str) -> np.ndarray:
         """Time history of the coordinate called ``name`` (see ``coordinate_names``)."""
@@ -66,9 +78,10 @@ class Result:
 
     @property
     def total_energy(self) -> np.ndarray:
-        """Kinetic + potential + dissipated - work of drives and loads (constant if balanced)."""
+        """Kinetic + potential + strain + dissipated - work of drives and loads (constant if balanced)."""
         e = self.energy
-        return e["kinetic"] + e["potential"] + e["dissipated"] - e["drive_work"] - e["load_work"]
+        strain = e.get("strain", 0.0)
+        return e["kinetic"] + e["potential"] + strain + e["dissipated"] - e["drive_work"] - e["load_work"]
 
     @staticmethod
     def _index(names, name, what) -> int:
@@ -85,9 +98,11 @@ class Result:
         arrays: dict[str, np.ndarray] = {}
         for f in fields(self):
             v = getattr(self, f.name)
-            if f.name == "energy":
+            if f.name in ("energy", "drawing"):
                 for k, a in v.items():
-                    arrays[f"energy__{k}"] = a
+                    arrays[f"{f.name}__{k}"] = np.asarray(a)
+            elif f.name == "meta":
+                arrays["meta__json"] = np.array(json.dumps(v, default=_jsonable))
             elif f.name == "stats":
                 arrays["stats__keys"] = np.array(list(v), dtype=str)
                 arrays["stats__values"] = np.array(list(v.values()), dtype=float)
@@ -101,15 +116,45 @@ class Result:
         return path
 
 
+def _jsonable(v):
+    """JSON fallback for numpy scalars/arrays and other objects (as text)."""
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    return str(v)
+
+
 def load(path: str | Path) -> Result:
-    """Read a result written by :meth:`Result.save` (``allow_pickle=False``)."""
+    """Read a result: a run directory streamed by ``simulate(..., out=DIR)`` (also one whose
+    run was killed: ``status`` then starts with ``incomplete``) or an ``.npz`` written by
+    :meth:`Result.save`. Never unpickles (``allow_pickle=False``)."""
+    from .errors import ResultFileError
+
+    path = Path(path)
+    if path.is_dir():
+        from .runfiles import load_run
+
+        return load_run(path)
+    if not path.is_file():
+        raise ResultFileError(f"result '{path}' does not exist; give a run directory or a .npz written by flexmb.")
+    try:
+        return _load_npz(path)
+    except (OSError, ValueError, KeyError) as exc:
+        raise ResultFileError(f"'{path}' is not a flexmb result file ({type(exc).__name__}: {exc}).") from None
+
+
+def _load_npz(path: Path) -> Result:
     with np.load(path, allow_pickle=False) as z:
         kw: dict = {}
-        energy = {}
         for f in fields(Result):
-            if f.name == "energy":
-                energy = {k[8:]: z[k] for k in z.files if k.startswith("energy__")}
-                kw["energy"] = energy
+            if f.name in ("energy", "drawing"):
+                pre = f"{f.name}__"
+                kw[f.name] = {k[len(pre):]: z[k] for k in z.files if k.startswith(pre)}
+            elif f.name == "meta":
+                kw["meta"] = json.loads(str(z["meta__json"])) if "meta__json" in z.files else {}
+            elif f.name in ("element_forces", "element_energy", "element_names") and f.name not in z.files:
+                continue
             elif f.name == "stats":
                 kw["stats"] = dict(zip(z["stats__keys"].tolist(), z["stats__values"].tolist()))
             elif f.name in ("coordinate_names", "node_names", "joint_names", "driven_names", "element_names"):

@@ -1,31 +1,45 @@
 """Run a model in time: generalized-α steps, outputs (poses, drive forces, joint reactions,
-energy balance) recorded into a :class:`~flexmb.result.Result`."""
+energy balance) recorded into a :class:`~flexmb.result.Result` and, with ``out=``, streamed
+to a run directory as they are computed (flexmb.runfiles)."""
 
 from __future__ import annotations
 
 import math
 import time as _time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
+from .drawing import drawing_of
 from .errors import SolverError
 from .integrators import GeneralizedAlpha
 from .result import Result
 from .rotations import logm
+from .runfiles import RunWriter
 from .state import State
 
 __all__ = ["simulate"]
 
 
+_ROW_KEYS = ("t", "q", "u", "udot", "x", "R", "joint_points", "twists", "drive_forces", "reactions",
+             "newton_iterations", "element_forces", "element_energy")
+_ENERGY_KEYS = ("kinetic", "potential", "strain", "dissipated", "drive_work", "load_work")
+
+
 class _Recorder:
-    def __init__(self, model, integ: GeneralizedAlpha) -> None:
+    """Output rows of a run; also streams them to a RunWriter when one is given. The work of
+    dampers, drives and loads is integrated over every step (trapezoidal rule), whatever the
+    output interval."""
+
+    def __init__(self, model, integ: GeneralizedAlpha, writer: RunWriter | None = None) -> None:
         self.m = model
         self.integ = integ
-        keys = ("t", "q", "u", "udot", "x", "R", "jp", "tw", "drive", "react", "T", "V", "it", "ef", "ee")
-        self.rows: dict[str, list] = {k: [] for k in keys}
-        self.work = {"dissipated": [0.0], "drive_work": [0.0], "load_work": [0.0]}
-        self._prev_power: tuple[float, float, float] | None = None
+        self.writer = writer
+        self.rows: dict[str, list] = {k: [] for k in _ROW_KEYS + tuple(f"energy__{k}" for k in _ENERGY_KEYS)}
+        self.work = {"dissipated": 0.0, "drive_work": 0.0, "load_work": 0.0}
+        self._prev: tuple[float, tuple[float, float, float]] | None = None
+        self._drive = np.zeros(0)
 
     def _q_out(self, st: State) -> np.ndarray:
         m = self.m
@@ -35,55 +49,59 @@ class _Recorder:
             q[m.u_is_ball] = logm(st.balls).reshape(-1)
         return q
 
-    def record(self, st: State, ev, iterations: int, h: float) -> None:
-        m, asm = self.m, self.integ.asm
-        r = ev.residual(st.udot)
-        drive = r[m.driven] if m.driven.size else np.zeros(0)
-        T, V = asm.energies(ev, st)
+    def step(self, st: State, ev) -> None:
+        """Add the work done over the step that ended at ``st`` (call after every step)."""
+        m = self.m
+        self._drive = ev.residual(st.udot)[m.driven] if m.driven.size else np.zeros(0)
         p_diss = float(np.sum(m.spring_c * st.u[m.spring_u] ** 2)) if m.spring_u.size else 0.0
         p_diss += ev.element_dissipation
-        p_drive = float(np.dot(drive, st.u[m.driven])) if m.driven.size else 0.0
+        p_drive = float(np.dot(self._drive, st.u[m.driven])) if m.driven.size else 0.0
         p_load = float(np.sum(ev.loads * ev.kin.V))
-        if self._prev_power is not None:
-            for key, p, p0 in zip(("dissipated", "drive_work", "load_work"), (p_diss, p_drive, p_load), self._prev_power):
-                self.work[key].append(self.work[key][-1] + 0.5 * h * (p + p0))
-        self._prev_power = (p_diss, p_drive, p_load)
-        R = self.rows
-        R["t"].append(st.t)
-        R["q"].append(self._q_out(st))
-        R["u"].append(st.u.copy())
-        R["udot"].append(st.udot.copy())
-        R["x"].append(ev.kin.x)
-        R["R"].append(ev.kin.R)
-        R["jp"].append(ev.kin.joint_point)
-        R["tw"].append(ev.kin.V)
-        R["drive"].append(drive)
-        R["react"].append(asm.reactions(ev, st.udot))
-        R["T"].append(T)
-        R["V"].append(V)
-        R["it"].append(iterations)
-        nb = len(m.beam_names)
-        R["ef"].append(ev.beam_forces if nb else np.zeros((0, 6)))
-        R["ee"].append(ev.beam_energy if nb else np.zeros(0))
+        power = (p_diss, p_drive, p_load)
+        if self._prev is not None:
+            h = st.t - self._prev[0]
+            for key, p, p0 in zip(("dissipated", "drive_work", "load_work"), power, self._prev[1]):
+                self.work[key] += 0.5 * h * (p + p0)
+        self._prev = (st.t, power)
 
-    def result(self, status: str, stats: dict) -> Result:
+    def record(self, st: State, ev, iterations: int) -> None:
+        """Store an output row at ``st`` (after :meth:`step` for that state)."""
+        m, asm = self.m, self.integ.asm
+        T, V = asm.energies(ev, st)
+        nb = len(m.beam_names)
+        row = {
+            "t": st.t, "q": self._q_out(st), "u": st.u.copy(), "udot": st.udot.copy(), "x": ev.kin.x, "R": ev.kin.R,
+            "joint_points": ev.kin.joint_point, "twists": ev.kin.V, "drive_forces": self._drive,
+            "reactions": asm.reactions(ev, st.udot), "newton_iterations": np.int64(iterations),
+            "element_forces": ev.beam_forces if nb else np.zeros((0, 6)),
+            "element_energy": ev.beam_energy if nb else np.zeros(0),
+            # element strain energy apart from gravity and joint springs (energies() sums them)
+            "energy__kinetic": T, "energy__potential": V - ev.strain_energy, "energy__strain": ev.strain_energy,
+            **{f"energy__{k}": v for k, v in self.work.items()},
+        }
+        for k, v in row.items():
+            self.rows[k].append(v)
+        if self.writer is not None:
+            self.writer.append(row)
+
+    def result(self, status: str, stats: dict, meta: dict | None = None) -> Result:
         m, R = self.m, self.rows
         n = len(R["t"])
-        energy = {"kinetic": np.array(R["T"]), "potential": np.array(R["V"])}
-        for k, v in self.work.items():
-            energy[k] = np.array(v[:n])
+        nb = len(m.beam_names)
         return Result(
-            t=np.array(R["t"]), q=np.array(R["q"]).reshape(n, m.n_u), u=np.array(R["u"]).reshape(n, m.n_u),
+            t=np.array(R["t"], dtype=float), q=np.array(R["q"]).reshape(n, m.n_u), u=np.array(R["u"]).reshape(n, m.n_u),
             udot=np.array(R["udot"]).reshape(n, m.n_u), x=np.array(R["x"]).reshape(n, m.n_nodes, 3),
-            R=np.array(R["R"]).reshape(n, m.n_nodes, 3, 3), joint_points=np.array(R["jp"]).reshape(n, m.n_joints, 3),
-            twists=np.array(R["tw"]).reshape(n, m.n_nodes, 6),
-            drive_forces=np.array(R["drive"]).reshape(n, m.driven.size),
-            reactions=np.array(R["react"]).reshape(n, m.n_joints, 6), energy=energy,
-            newton_iterations=np.array(R["it"], dtype=int), coordinate_names=m.coordinate_names,
+            R=np.array(R["R"]).reshape(n, m.n_nodes, 3, 3), joint_points=np.array(R["joint_points"]).reshape(n, m.n_joints, 3),
+            twists=np.array(R["twists"]).reshape(n, m.n_nodes, 6),
+            drive_forces=np.array(R["drive_forces"], dtype=float).reshape(n, m.driven.size),
+            reactions=np.array(R["reactions"]).reshape(n, m.n_joints, 6),
+            energy={k: np.array(R[f"energy__{k}"], dtype=float) for k in _ENERGY_KEYS},
+            newton_iterations=np.array(R["newton_iterations"], dtype=np.int64), coordinate_names=m.coordinate_names,
             node_names=m.node_names, joint_names=m.joint_names,
             driven_names=tuple(m.coordinate_names[k] for k in m.driven), status=status, stats=stats,
-            element_forces=np.array(R["ef"]).reshape(n, len(m.beam_names), 6),
-            element_energy=np.array(R["ee"]).reshape(n, len(m.beam_names)), element_names=m.beam_names,
+            element_forces=np.array(R["element_forces"], dtype=float).reshape(n, nb, 6),
+            element_energy=np.array(R["element_energy"], dtype=float).reshape(n, nb), element_names=m.beam_names,
+            drawing=drawing_of(m), meta=dict(meta or {}),
         )
 
 
@@ -98,6 +116,8 @@ def simulate(
     state: State | None = None,
     raise_on_failure: bool = False,
     callback: Callable[[State, object], None] | None = None,
+    out: str | Path | RunWriter | None = None,
+    progress: Callable[[float, int], None] | None = None,
     reuse_factor: bool | str = "auto",
 ) -> Result:
     """Integrate ``model`` from its initial state (or ``state``) to ``t_end`` with step ``dt``.
@@ -109,40 +129,65 @@ def simulate(
     the SolverError is raised if ``raise_on_failure``).
     ``result.stats`` holds wall time, steps, Newton iterations, factorizations, symbolic
     analyses and the time split (assembly, factorization, solve).
+
+    ``out``: a directory (or a :class:`flexmb.runfiles.RunWriter`) the output rows are streamed
+    to while the run goes, closed with the run's status; it must not exist yet (or be empty).
+    ``progress(t, newton_iterations)`` is called after every accepted step. Ctrl-C
+    (KeyboardInterrupt) closes the streamed run with status ``interrupted`` and is then
+    re-raised, so scripts stop as the user asked; ``flexmb.load(out)`` returns what was computed.
     """
     for v, what in ((t_end, "t_end"), (dt, "dt")):
         if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
             raise ValueError(f"{what} = {v!r} must be a positive finite number")
     wall0 = _time.perf_counter()
     integ = GeneralizedAlpha(model, rho_inf=rho_inf, rtol=rtol, max_halvings=max_halvings, reuse_factor=reuse_factor)
-    st = model.initial_state() if state is None else state.copy()
-    st, ev = integ.initial_acceleration(st)
-    a = st.udot.copy()
-    rec = _Recorder(model, integ)
-    rec.record(st, ev, 0, dt)
-    n_steps = int(round(t_end / dt))
+    writer = out if (out is None or isinstance(out, RunWriter)) else RunWriter(out)
+    rec = _Recorder(model, integ, writer)
+    settings = {"t_end": t_end, "dt": dt, "rho_inf": rho_inf, "output_every": output_every, "rtol": rtol,
+                "max_halvings": max_halvings, "reuse_factor": reuse_factor}
+    if writer is not None:
+        writer.begin(rec.result("running", {}), settings)
     status = "finished"
-    total_it = total_fac = 0
-    for i in range(1, n_steps + 1):
-        try:
-            st, a, ev, info = integ.advance(st, a, dt)
-        except SolverError as exc:
-            status = f"failed: {exc}"
-            if raise_on_failure:
-                raise
-            break
-        total_it += info.iterations
-        total_fac += info.factorizations
-        if callback is not None:
-            callback(st, ev)
-        if i % output_every == 0 or i == n_steps:
-            rec.record(st, ev, info.iterations, dt * (1 if not rec.rows["t"] else (st.t - rec.rows["t"][-1]) / dt))
-    wall = _time.perf_counter() - wall0
-    stats = {
-        "wall_time": wall, "steps": float(i if n_steps else 0), "newton_iterations": float(total_it),
-        "factorizations": float(integ.chol.n_factorize if integ.chol else 0),
-        "symbolic_analyses": float(integ.chol.n_analyze if integ.chol else 0),
-        "modified_newton_steps": float(integ.modified_newton),
-        **{f"time_{k}": v for k, v in integ.timings.items()},
-    }
-    return rec.result(status, stats)
+    n_ok = total_it = 0
+    try:
+        st = model.initial_state() if state is None else state.copy()
+        st, ev = integ.initial_acceleration(st)
+        a = st.udot.copy()
+        rec.step(st, ev)
+        rec.record(st, ev, 0)
+        n_steps = int(round(t_end / dt))
+        for i in range(1, n_steps + 1):
+            try:
+                st, a, ev, info = integ.advance(st, a, dt)
+            except SolverError as exc:
+                status = f"failed: {exc}"
+                if raise_on_failure:
+                    raise
+                break
+            n_ok += 1
+            total_it += info.iterations
+            rec.step(st, ev)
+            if callback is not None:
+                callback(st, ev)
+            if i % output_every == 0 or i == n_steps:
+                rec.record(st, ev, info.iterations)
+            if progress is not None:
+                progress(st.t, info.iterations)
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    except BaseException as exc:
+        if status == "finished":
+            status = f"failed: {type(exc).__name__}: {exc}"
+        raise
+    finally:
+        stats = {
+            "wall_time": _time.perf_counter() - wall0, "steps": float(n_ok), "newton_iterations": float(total_it),
+            "factorizations": float(integ.chol.n_factorize if integ.chol else 0),
+            "symbolic_analyses": float(integ.chol.n_analyze if integ.chol else 0),
+            "modified_newton_steps": float(integ.modified_newton),
+            **{f"time_{k}": v for k, v in integ.timings.items()},
+        }
+        if writer is not None:
+            writer.close(status, stats)
+    return rec.result(status, stats, {"settings": settings})

@@ -1,0 +1,83 @@
+"""A small progress bar for simulations (stderr): simulated time, steps per second, Newton
+iterations per step and the estimated time left. On a terminal it redraws one line at most
+ten times a second; otherwise (a log file, CI) it prints a line at every tenth of the run."""
+
+from __future__ import annotations
+
+import sys
+import time as _time
+from typing import TextIO
+
+__all__ = ["ProgressBar"]
+
+
+def _clock(seconds: float) -> str:
+    if seconds != seconds or seconds == float("inf"):
+        return "--:--"
+    s = int(round(seconds))
+    h, m = divmod(s, 3600)
+    m, s = divmod(m, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
+
+
+class ProgressBar:
+    """Call ``update(t, newton_iterations)`` after every step (the ``progress`` argument of
+    :func:`flexmb.simulate.simulate`), ``close()`` at the end."""
+
+    def __init__(self, t_end: float, t0: float = 0.0, stream: TextIO | None = None, width: int = 24,
+                 interval: float = 0.1) -> None:
+        self.t0, self.t_end = t0, t_end
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.width = width
+        self.interval = interval
+        self.steps = 0
+        self.iterations = 0
+        self.t = t0
+        self._start = _time.monotonic()
+        self._last_draw = -1.0
+        self._last_tenth = -1
+        self._printed_steps = -1
+
+    def fraction(self) -> float:
+        span = self.t_end - self.t0
+        return min(1.0, max(0.0, (self.t - self.t0) / span)) if span > 0 else 1.0
+
+    def line(self) -> str:
+        """The current status line."""
+        el = _time.monotonic() - self._start
+        f = self.fraction()
+        rate = self.steps / el if el > 0 else 0.0
+        it = self.iterations / self.steps if self.steps else 0.0
+        eta = el * (1 - f) / f if f > 0 else float("inf")
+        filled = int(round(f * self.width))
+        bar = "#" * filled + "-" * (self.width - filled)
+        return (f"t = {self.t:.4g}/{self.t_end:.4g} s [{bar}] {100 * f:5.1f}%  {rate:7.1f} steps/s  "
+                f"Newton {it:4.2f} it/step  elapsed {_clock(el)}  left {_clock(eta)}")
+
+    def update(self, t: float, newton_iterations: int = 0) -> None:
+        """Account for one accepted step ending at time ``t``."""
+        self.t = t
+        self.steps += 1
+        self.iterations += int(newton_iterations)
+        now = _time.monotonic()
+        if self.tty:
+            if now - self._last_draw >= self.interval:
+                self._last_draw = now
+                self.stream.write("\r" + self.line())
+                self.stream.flush()
+        else:
+            tenth = int(10 * self.fraction())
+            if tenth > self._last_tenth:
+                self._last_tenth = tenth
+                self._printed_steps = self.steps
+                self.stream.write(self.line() + "\n")
+                self.stream.flush()
+
+    def close(self) -> None:
+        """Draw the final state and end the line."""
+        if self.tty:
+            self.stream.write("\r" + self.line() + "\n")
+        elif self._printed_steps != self.steps:
+            self.stream.write(self.line() + "\n")
+        self.stream.flush()

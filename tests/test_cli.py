@@ -1,0 +1,184 @@
+"""The ``flexmb`` command (issue 4): ``run`` writes the streamed result, ParaView files, plots
+and the case's summary; ``info`` lists the loops and their cuts; bad input (case path,
+parameter name, parameter value, existing output) gives one error line plus a hint and exit
+code 2, without a traceback; a failed run exits 1, Ctrl-C 130. The exit codes are the ones
+documented in flexmb/cli.py."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import flexmb as fm
+from flexmb.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, main
+
+ROOT = Path(__file__).resolve().parents[1]
+ARM = ROOT / "cases" / "sharma_saha_arm.py"
+FOUR_BAR = ROOT / "tests" / "cases" / "four_bar.py"
+FLEXMB = Path(sys.executable).parent / "flexmb"  # the console script of the installed package
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def cli(*args: str, timeout: float = 300, **kw) -> subprocess.CompletedProcess:
+    assert FLEXMB.exists(), "the flexmb console script is not installed (pip install -e .)"
+    return subprocess.run([str(FLEXMB), *args], capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def assert_one_line_error(err: str, *words: str) -> None:
+    """stderr is 'flexmb: error: ...' (one line) plus at most one hint line, no traceback."""
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert "Traceback" not in err
+    assert 1 <= len(lines) <= 2 and lines[0].startswith("flexmb: error: "), err
+    assert len(lines) == 1 or lines[1].startswith("  hint: "), err
+    for w in words:
+        assert w in err, (w, err)
+
+
+def test_run_writes_results_paraview_files_plots_and_summary(tmp_path):
+    out = tmp_path / "arm"
+    p = cli("run", str(ARM), "--t-end", "0.05", "--param", "m2=1.5", "--out", str(out))
+    assert p.returncode == EXIT_OK, p.stderr
+    assert "status: finished" in p.stdout and "torque_vs_eq8_max_rel_error" in p.stdout
+    assert "steps/s" in p.stderr and "Newton" in p.stderr and "left" in p.stderr  # the progress bar
+    res = fm.load(out)
+    assert res.status == "finished" and len(res.t) == 51 and res.t[-1] == pytest.approx(0.05)
+    assert res.meta["params"]["m2"] == 1.5 and res.meta["case_name"] == "sharma_saha_arm"
+    pvd = out / "paraview" / "sharma_saha_arm.pvd"
+    assert pvd.exists() and len(list((out / "paraview").glob("*.vtu"))) == 51
+    for png in ("energy.png", "coordinates.png", "drive_forces.png", "angles.png", "torques.png"):
+        assert (out / png).read_bytes()[:8] == PNG, png
+    summary = json.loads((out / "summary.json").read_text())
+    # the case's own check: inverse-dynamics torques equal the closed form built on eq. (8)
+    assert summary["torque_vs_eq8_max_rel_error"] < 1e-10
+    # a bad --param value is refused by the real process with exit code 2
+    p = cli("run", str(ARM), "--param", "m2=heavy", "--out", str(tmp_path / "x"))
+    assert p.returncode == EXIT_USAGE
+    assert_one_line_error(p.stderr, "m2", "expected a number")
+    assert not (tmp_path / "x").exists()
+
+
+def test_info_lists_loops_cuts_tree_and_dofs(capsys):
+    assert main(["info", str(FOUR_BAR), "--param", "n_elements=3"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "loops: 1" in out and "loop 1: cut at beam 'coupler'" in out
+    assert "joints A, O2, O4, B" in out
+    assert "degrees of freedom: 16 velocity coordinates = 15 unknown + 1 driven" in out  # 4 revolute + 2 free nodes
+    assert "O2: revolute (driven) -> crank" in out and "3 beam element(s)" in out
+
+
+@pytest.mark.parametrize("args, words", [
+    (["run", "no/such/case.py"], ["case file 'no/such/case.py' not found"]),
+    (["info", "no/such/case.py"], ["not found"]),
+    (["run", str(FOUR_BAR), "--param", "stiffness=3"], ["unknown parameter 'stiffness'", "known parameters:", "alpha"]),
+    (["run", str(FOUR_BAR), "--param", "E=soft"], ["'E' = 'soft'", "expected a number"]),
+    (["run", str(FOUR_BAR), "--param", "n_elements=2.5"], ["expected an integer"]),
+    (["run", str(FOUR_BAR), "--param", "E"], ["name=value"]),
+    (["run", str(FOUR_BAR), "--param", "E=1e9)"], ["not a Python literal"]),
+    (["run", str(FOUR_BAR), "--dt", "-1"], ["dt"]),
+    (["run", str(FOUR_BAR), "--param", "rho_inf=2"], ["rho_inf"]),
+    (["run", str(FOUR_BAR), "--param", "E=-1"], ["model error", "E = -1.0"]),
+    (["run", str(FOUR_BAR), "--t-end", "abc"], ["invalid float value"]),
+    (["export", "no/such/run"], ["does not exist"]),
+    (["frobnicate"], ["invalid choice"]),
+    ([], ["required"]),
+])
+def test_bad_input_gives_one_line_and_exit_code_2(args, words, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(args) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert_one_line_error(err, *words)
+    assert not (tmp_path / "runs").exists()  # nothing written
+
+
+def test_param_values_are_literals_never_code(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    marker = tmp_path / "pwned"
+    code = main(["run", str(FOUR_BAR), "--param", f"E=__import__('os').system('touch {marker}')"])
+    assert code == EXIT_USAGE and not marker.exists()
+    assert_one_line_error(capsys.readouterr().err, "not a Python literal")
+
+
+def test_output_directory_is_not_overwritten_unless_asked(tmp_path, capsys):
+    out = tmp_path / "run"
+    args = ["run", str(FOUR_BAR), "--t-end", "0.002", "--out", str(out), "-q"]
+    assert main(args) == EXIT_OK
+    first = (out / "meta.json").read_text()
+    assert main(args) == EXIT_USAGE
+    assert_one_line_error(capsys.readouterr().err, "already exists", "--overwrite")
+    assert (out / "meta.json").read_text() == first
+    assert main(args + ["--overwrite"]) == EXIT_OK
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("precious")
+    assert main(["run", str(FOUR_BAR), "--out", str(mine), "--overwrite", "-q"]) == EXIT_USAGE
+    assert_one_line_error(capsys.readouterr().err, "not a flexmb run directory")
+    assert (mine / "thesis.tex").read_text() == "precious"
+
+
+def test_failed_run_exits_1_and_keeps_its_steps(tmp_path, capsys):
+    out = tmp_path / "fail"
+    code = main(["run", str(FOUR_BAR), "--param", "fail_at=0.01", "--out", str(out), "-q"])
+    assert code == EXIT_RUN_FAILED
+    cap = capsys.readouterr()
+    assert "status: failed: " in cap.out
+    err = [ln for ln in cap.err.splitlines() if ln.startswith("flexmb: error")]
+    assert len(err) == 1 and "run did not finish" in err[0] and "Traceback" not in cap.err
+    res = fm.load(out)
+    assert res.status.startswith("failed: ") and len(res.t) == 5 and res.t[-1] == pytest.approx(0.008)
+    assert (out / "paraview" / "four_bar.pvd").exists() and (out / "energy.png").exists()
+
+
+def test_export_and_plot_commands(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["run", str(FOUR_BAR), "--t-end", "0.01", "--out", str(out), "-q"]) == EXIT_OK
+    assert main(["export", str(out), "--format", "xdmf"]) == EXIT_OK
+    assert (out / "paraview" / "four_bar.xdmf").exists() and (out / "paraview" / "four_bar.h5").exists()
+    assert main(["export", str(out), "--format", "xdmf"]) == EXIT_USAGE  # exists already
+    assert main(["export", str(out), "--format", "xdmf", "--overwrite", "--every", "2"]) == EXIT_OK
+    capsys.readouterr()
+    assert main(["plot", str(out), "energy", "forces", "drives", "O4.q", "coupler.e1", "coupler.2"]) == EXIT_OK
+    made = capsys.readouterr().out.split()
+    names = sorted(Path(m).name for m in made)
+    assert names == ["coordinates.png", "drive_forces.png", "element_forces.png", "element_forces_selected.png",
+                     "energy.png", "nodes.png"]
+    for m in made:
+        assert Path(m).read_bytes()[:8] == PNG
+    assert main(["plot", str(out), "O5.q"]) == EXIT_USAGE
+    assert_one_line_error(capsys.readouterr().err, "unknown quantity 'O5.q'", "energy")
+
+
+def test_ctrl_c_exits_130_and_closes_the_run(tmp_path):
+    """SIGINT (what Ctrl-C sends) to a running `flexmb run`: exit code 130, the run directory
+    loads with status 'interrupted' and the rows computed so far."""
+    out = tmp_path / "long"
+    proc = subprocess.Popen([str(FLEXMB), "run", str(FOUR_BAR), "--t-end", "1000", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 180
+        while not list(out.glob("chunk_*.npz")):  # a chunk is written within 2 s of wall time
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == EXIT_INTERRUPTED, stderr
+    assert "Traceback" not in stderr and "interrupted at t = " in stderr
+    res = fm.load(out)
+    assert res.status == "interrupted" and len(res.t) >= 2
+    assert np.allclose(np.diff(res.t), 2e-3, rtol=1e-9)  # every step up to the interrupt, no gap
+
+
+def test_help_everywhere():
+    for args in ([], ["run"], ["info"], ["export"], ["plot"]):
+        p = cli(*args, "--help", timeout=60)
+        assert p.returncode == 0 and "usage: flexmb" in p.stdout, args
+    assert "exit codes" in cli("--help").stdout
