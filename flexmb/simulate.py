@@ -44,6 +44,8 @@ class _Recorder:
         p_diss += ev.element_dissipation
         p_drive = float(np.dot(drive, st.u[m.driven])) if m.driven.size else 0.0
         p_load = float(np.sum(ev.loads * ev.kin.V))
+        if m.jforce_u.size:  # applied joint forces work like loads
+            p_load += float(np.dot([f(st.t) for f in m.jforce_f], st.u[m.jforce_u]))
         if self._prev_power is not None:
             for key, p, p0 in zip(("dissipated", "drive_work", "load_work"), (p_diss, p_drive, p_load), self._prev_power):
                 self.work[key].append(self.work[key][-1] + 0.5 * h * (p + p0))
