@@ -211,35 +211,15 @@ def _builder(p: dict, driven: bool, start: dict | None = None, forces=None) -> f
 
 
 def consistent_start(model: fm.Model) -> dict:
-    """Initial joint coordinates and rates {joint: (q0, u0)} of the driven model in which the
-    elastic platform starts exactly on the rigid motion: rates and accelerations that close
-    every loop for the drives at t = 0 (flexmb.rigid; the platform starts with Table A1's
-    velocity), then positions moved by Newton on the elastic equations of motion (bushing
-    stiffness as tangent) until the stiff cuts carry the rigid cut forces. Without this the
-    unloaded cuts would let the platform drop for a few steps and ring (a start-up transient
-    of ~0.05 s)."""
-    import scipy.sparse.linalg as spla
-
-    from flexmb.assembly import Assembler
-    from flexmb.rigid import RigidModel
+    """Initial joint coordinates and rates {joint: (q0, u0)} of the driven model, with the
+    elastic platform starting exactly on the rigid motion (flexmb.rigid.preloaded_state):
+    rates that close every loop for the drives' rates at t = 0 (the platform starts with
+    Table A1's velocity) and cuts pre-loaded with the rigid cut forces. Without this the
+    unloaded cuts would let the platform drop for a few steps and ring (~0.05 s)."""
+    from flexmb.rigid import preloaded_state
     from flexmb.rotations import logm
 
-    st = RigidModel(model).solve_motion(model.initial_state())
-    asm = Assembler(model)
-    free = model.free_u
-    k_diag = asm.stiffness_damping_diag(free)[0]
-    for _ in range(30):
-        ev = asm.evaluate(st)
-        r = ev.residual(st.udot)[free]
-        # stiff cuts: position round-off (1e-16 m) alone gives k * 1e-16 ~ 1e-8 N of residual
-        if np.abs(r).max() <= 1e-8 * float(np.abs(ev.project(ev.bias)).max()):
-            break
-        K = asm.iteration_matrix(ev, free, 0.0, 1.0, k_diag, with_mass=False)
-        dq = np.zeros(model.n_u)
-        dq[free] = spla.spsolve(K.tocsc(), -r)
-        st = st.retract(model, dq)
-    else:
-        raise fm.SolverError("Stewart platform: the pre-loaded initial state did not converge.", 0.0)
+    st = preloaded_state(model)
     q = np.zeros(model.n_u)
     q[~model.u_is_ball] = st.q
     if model.n_ball:
