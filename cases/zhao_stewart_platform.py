@@ -273,7 +273,8 @@ def power_balance(res, model: fm.Model, params: dict) -> tuple[np.ndarray, np.nd
     F, M = np.asarray(p["force"]), np.asarray(p["torque"])
     p_in = np.einsum("tk,tk->t", res.drive_forces, res.u[:, model.driven])
     p_in += res.twists[:, i, :3] @ F + res.twists[:, i, 3:] @ M
-    E = res.energy["kinetic"] + res.energy["potential"] + res.energy["dissipated"]
+    e = res.energy
+    E = e["kinetic"] + e["potential"] + e.get("strain", 0.0) + e["dissipated"]  # strain: kept apart in newer results
     dE = (E[2:] - E[:-2]) / (res.t[2:] - res.t[:-2])
     return p_in[1:-1], dE
 
