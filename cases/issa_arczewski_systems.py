@@ -25,7 +25,8 @@ printed π1, π1*, π2, π2* (§2). Each body's centre of mass lies midway betwe
 floating body's centre of mass).
 
 The paper shows no motion; the run is a free motion under gravity from nonzero coordinates and
-rates (no drives, no dissipation with ρ∞ = 1), and the summary reports what must hold: the
+rates (no drives, no dissipation with ρ∞ = 1; the prismatic joints have no stops, so their
+sliders are flung outward), and the summary reports what must hold: the
 printed path matrices, the joint constraint equations evaluated from the node poses alone,
 and the energy balance.
 
