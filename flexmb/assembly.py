@@ -3,7 +3,7 @@
     B^T [ M (B udot + zeta) + g(V) - f_ext ] - tau(q, u) = r                     (1)
 
 M: node-level mass (rigid bodies, elements/rigid_body.py), g: gyroscopic forces, f_ext:
-gravity and nodal loads, tau: joint springs and dampers. ``r`` is zero for the unknown
+gravity and nodal loads, tau: joint springs and dampers and applied joint forces. ``r`` is zero for the unknown
 coordinates; for a driven coordinate it is the actuator force/torque (inverse dynamics).
 M̄ = B^T M B (Attia eq. 6.3; Issa & Arczewski eq. 3.7).
 """
@@ -173,6 +173,8 @@ class Assembler:
         if m.spring_u.size:
             qk = state.q[m.u_to_q[m.spring_u]]
             tau[m.spring_u] = -m.spring_k * (qk - m.spring_rest) - m.spring_c * state.u[m.spring_u]
+        if m.jforce_u.size:  # applied joint forces (ModelBuilder.add_joint_force), scaled like the loads
+            tau[m.jforce_u] += load_factor * np.array([float(f(state.t)) for f in m.jforce_f])
         ev = Evaluation(kin, Mb, bias, loads, tau)
         nb = len(m.bushing_names)
         if nb and elastic_cuts:

@@ -157,6 +157,7 @@ class ModelBuilder:
         self._joints: dict[str, _Joint] = {}
         self._drives: dict[tuple[str, int], ScalarDrive] = {}
         self._springs: dict[tuple[str, int], tuple[float, float, float]] = {}
+        self._joint_forces: dict[tuple[str, int], Callable[[float], float]] = {}
         self._loads: dict[str, NodalLoad] = {}
         self._bushings: dict[str, tuple] = {}
         self._beams: dict[str, tuple] = {}
@@ -295,6 +296,27 @@ class ModelBuilder:
         if stiffness < 0 or damping < 0:
             raise ModelError(f"joint spring on '{joint}': stiffness and damping must be >= 0.")
         self._springs[(joint, dof)] = (float(stiffness), float(damping), float(rest))
+
+    def add_joint_force(self, joint: str, force: float | Callable[[float], float], dof: int = 0) -> None:
+        """Applied generalized force on coordinate ``dof`` of ``joint`` (a force along a prismatic
+        axis, a torque about a revolute axis): a number or a function of time ``force(t)``. It
+        enters tau of eq. (1) like a joint spring, and its work is reported as load work. On a
+        driven coordinate the drive force is then what the actuator adds to it."""
+        jt = self._joint(joint, "joint force")
+        self._check_dof(jt, dof, "joint force")
+        if (joint, dof) in self._joint_forces:
+            raise ModelError(f"joint force: coordinate {dof} of joint '{joint}' already has one; give their sum once.")
+        if not callable(force) and not (isinstance(force, (int, float, np.floating)) and math.isfinite(force)):
+            raise ModelError(f"joint force on '{joint}': {force!r} must be a finite number or a function of time.")
+        f = force if callable(force) else _constant(float(force))
+        try:
+            v0 = float(f(0.0))
+        except Exception as exc:
+            raise ModelError(f"joint force on '{joint}': force(0.0) failed ({exc}); "
+                             "give a function of time returning a number.") from None
+        if not math.isfinite(v0):
+            raise ModelError(f"joint force on '{joint}': force(0.0) = {v0!r} is not finite.")
+        self._joint_forces[(joint, dof)] = f
 
     def add_load(
         self,
@@ -526,6 +548,15 @@ class ModelBuilder:
         return model
 
 
+def _constant(value: float) -> Callable[[float], float]:
+    """The function of time that always returns ``value``."""
+
+    def f(t: float) -> float:
+        return value
+
+    return f
+
+
 def _frozen(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a)
     a.setflags(write=False)
@@ -575,6 +606,8 @@ class Model:
     spring_k: np.ndarray
     spring_c: np.ndarray
     spring_rest: np.ndarray
+    jforce_u: np.ndarray = field(default_factory=lambda: np.zeros(0, int))  # coordinates with applied joint forces
+    jforce_f: tuple[Callable[[float], float], ...] = field(default=())
     auto_free_nodes: tuple[str, ...] = field(default=())
     bushing_names: tuple[str, ...] = field(default=())
     bushing_a: np.ndarray = field(default_factory=lambda: np.zeros(0, int))  # -1 = ground
@@ -791,6 +824,7 @@ class Model:
             scalar_u[name] = s
         driven = sorted((scalar_u[jn][dof], d) for (jn, dof), d in mb._drives.items())
         springs = sorted((scalar_u[jn][dof],) + v for (jn, dof), v in mb._springs.items())
+        jforces = sorted(((scalar_u[jn][dof], f) for (jn, dof), f in mb._joint_forces.items()), key=lambda x: x[0])
         bodies = list(mb._bodies.items())
         del jstart
         f = _frozen
@@ -815,6 +849,7 @@ class Model:
             spring_k=f(np.array([s[1] for s in springs], dtype=float)),
             spring_c=f(np.array([s[2] for s in springs], dtype=float)),
             spring_rest=f(np.array([s[3] for s in springs], dtype=float)),
+            jforce_u=f(np.array([u for u, _ in jforces], dtype=int)), jforce_f=tuple(fn for _, fn in jforces),
             auto_free_nodes=tuple(node_names[i] for i in auto),
             **_compile_bushings(mb, X0, R0),
             **_compile_beams(mb, X0, R0),

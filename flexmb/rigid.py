@@ -14,7 +14,9 @@ directions (nonzero diagonal stiffness, minus a free rotation) made rigid:
   constraint velocity along the motion: relative accuracy ~1e-10);
 * rigid inverse dynamics: drive forces tau and cut forces lambda from
   r(udot) = E_d^T tau + J^T lambda (r: the generalized residual without bushing forces),
-  and the joint reactions that go with them.
+  and the joint reactions that go with them (for an overconstrained loop lambda is not unique:
+  the least-squares one is returned; the drive forces are unique);
+* a pre-loaded start for the elastic model on the rigid motion (preloaded_state).
 
 This is an analysis aid: at a singular configuration J loses rank and the rigid solution fails
 (with a message saying so), which is exactly where the elastic model keeps going.
@@ -33,7 +35,7 @@ from .errors import ModelError, SolverError
 from .rotations import logm
 from .state import State
 
-__all__ = ["RigidModel", "RigidResult", "rigid_inverse_dynamics"]
+__all__ = ["RigidModel", "RigidResult", "preloaded_state", "rigid_inverse_dynamics"]
 
 
 @dataclass
@@ -195,3 +197,31 @@ def rigid_inverse_dynamics(model, times, state: State | None = None) -> RigidRes
         reactions=np.array(rows["react"]).reshape(n, m.n_joints, 6), sigma_min=np.array(rows["sig"]),
         cut_names=rm.cut_names,
     )
+
+
+def preloaded_state(model, state: State | None = None, rtol: float = 1e-8, max_iter: int = 30) -> State:
+    """A start for the elastic model on the motion of its rigid equivalent: rates and
+    accelerations that close every cut for the drives (:meth:`RigidModel.solve_motion`), then
+    positions moved by Newton on the elastic equations of motion (tangent: the cuts' stiffness
+    B^T K B) until the stiff cuts carry the forces that motion needs. Unloaded stiff cuts would
+    instead let the mechanism drop for a few steps and ring. Stops at ``rtol`` times the force
+    scale (stiff cuts make position round-off alone worth ~ k * 1e-16 of residual)."""
+    import scipy.sparse.linalg as spla
+
+    st = RigidModel(model).solve_motion(model.initial_state() if state is None else state)
+    asm = Assembler(model)
+    free = model.free_u
+    if not free.size:
+        return st
+    k_diag = asm.stiffness_damping_diag(free)[0]
+    for _ in range(max_iter):
+        ev = asm.evaluate(st)
+        r = ev.residual(st.udot)[free]
+        if np.abs(r).max() <= rtol * float(np.abs(ev.project(ev.bias)).max() + np.abs(ev.tau).max(initial=0.0)):
+            return st
+        K = asm.iteration_matrix(ev, free, 0.0, 1.0, k_diag, with_mass=False)
+        dq = np.zeros(model.n_u)
+        dq[free] = spla.spsolve(K.tocsc(), -r)
+        st = st.retract(model, dq)
+    raise SolverError(f"preloaded_state: the cuts' equilibrium did not converge in {max_iter} iterations "
+                      f"(residual {np.abs(r).max():.3e}).", st.t)

@@ -57,6 +57,8 @@ class _Recorder:
         p_diss += ev.element_dissipation
         p_drive = float(np.dot(self._drive, st.u[m.driven])) if m.driven.size else 0.0
         p_load = float(np.sum(ev.loads * ev.kin.V))
+        if m.jforce_u.size:  # applied joint forces work like loads
+            p_load += float(np.dot([f(st.t) for f in m.jforce_f], st.u[m.jforce_u]))
         power = (p_diss, p_drive, p_load)
         if self._prev is not None:
             h = st.t - self._prev[0]

@@ -18,111 +18,34 @@ B (6N x n_u) is checked three ways: its block pattern is that of eqs. (4.9)/(4.1
 nonzero exactly where pi*[i, j] < 0); its blocks are the Table 1 blocks written for node twists;
 and it is the derivative of the node poses with respect to the generalized coordinates (central
 finite differences). Then a dynamic run is checked against the joints' constraint equations,
-evaluated from the node poses alone.
+evaluated from the node poses alone, and the case (cases/issa_arczewski_systems.py, which holds
+the builders used here) is run shortened: its printed π, π* must be the paper's and its run must
+keep the joints and the energy.
 """
+
+import importlib.util
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-import flexmb as fm
 from flexmb.assembly import Assembler
-from flexmb.rotations import expm, logm
+from flexmb.rotations import logm
 from flexmb.simulate import simulate
+
+# the systems are built by the case (cases/issa_arczewski_systems.py); the references below
+# are typed from the paper, independently of it
+CASE = Path(__file__).resolve().parents[1] / "cases" / "issa_arczewski_systems.py"
+_spec = importlib.util.spec_from_file_location("issa_arczewski_systems", CASE)
+ia = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ia)
+System, grounded_system, floating_system = ia.System, ia.grounded_system, ia.floating_system
 
 PI1 = np.array([[-1, 1, 0, 0], [0, -1, 1, 0], [0, 0, -1, 1], [0, 0, 0, -1]])
 PI1_STAR = np.array([[-1, 0, 0, 0], [-2, -1, 0, 0], [-3, -2, -1, 0], [-4, -3, -2, -1]])
 PI2 = np.array([[-1, 1, 0, 0, 1], [0, -1, 1, 0, 0], [0, 0, -1, 1, 0], [0, 0, 0, -1, 0], [0, 0, 0, 0, -1]])
 PI2_STAR = np.array([[-1, 0, 0, 0, 0], [-2, -1, 0, 0, 0], [-3, -2, -1, 0, 0], [-4, -3, -2, -1, 0], [-2, 0, 0, 0, -1]])
-
-
-def unit(v):
-    v = np.asarray(v, dtype=float)
-    return v / np.linalg.norm(v)
-
-
-class System:
-    """A model plus the assembly-configuration data the independent checks need."""
-
-    def __init__(self, gravity=(0.0, 0.0, -9.81)):
-        self.mb = fm.ModelBuilder(gravity=gravity)
-        self.X0: dict[str, np.ndarray] = {}
-        self.R0: dict[str, np.ndarray] = {}
-        self.joints: list[dict] = []  # name, kind, parent, child, point, axis
-
-    def node(self, name, x, R, mass, com_global, inertia_diag):
-        x = np.asarray(x, dtype=float)
-        self.X0[name], self.R0[name] = x, R
-        self.mb.add_node(name, position=x, rotation=R)
-        com = R.T @ (np.asarray(com_global, dtype=float) - x)  # node axes
-        self.mb.add_body(f"body{name}", node=name, mass=mass, com=com, inertia=np.diag(inertia_diag))
-
-    def joint(self, name, kind, parent, child, point=None, axis=None, q0=None, u0=None):
-        kw = {}
-        if axis is not None:
-            kw["axis"] = axis
-        if point is not None:
-            kw["point"] = point
-        self.mb.add_joint(name, kind, parent, child, q0=q0, u0=u0, **kw)
-        self.joints.append(dict(name=name, kind=kind, parent=parent, child=child,
-                                point=None if point is None else np.asarray(point, float),
-                                axis=None if axis is None else unit(axis)))
-
-    def compile(self):
-        self.model = self.mb.compile()
-        return self
-
-
-def frames(seed, n):
-    rng = np.random.default_rng(seed)
-    return [expm(rng.normal(size=3)) for _ in range(n)]
-
-
-def grounded_system(q0=(0.4, -0.7, 0.15, 1.1), u0=(0.8, -1.2, 0.5, 2.0)) -> System:
-    """Fig. 1/3. Basic points p1..p6; axes u1, u2, u5 and the prismatic direction u3."""
-    p = {1: (0.0, 0.0, 0.0), 2: (0.9, 0.3, 0.2), 3: (1.2, 0.8, 0.5), 4: (1.5, 1.3, 0.8), 5: (1.9, 1.5, 1.3), 6: (2.5, 1.3, 1.9)}
-    p = {k: np.array(v) for k, v in p.items()}
-    u1 = unit((0.0, 0.2, 1.0))
-    u2 = unit((1.0, -0.5, 0.3))
-    u3 = unit(p[4] - p[3])
-    u5 = unit((0.2, 1.0, -0.6))
-    Rs = frames(1, 4)
-    s = System()
-    # nodes = reference points 1, 2, 4, 5 of bodies 1..4; CoMs between consecutive basic points
-    s.node("1", p[1], Rs[0], 2.0, 0.5 * (p[1] + p[2]), (0.02, 0.15, 0.16))
-    s.node("2", p[2], Rs[1], 1.5, 0.5 * (p[2] + p[3]), (0.05, 0.08, 0.10))
-    s.node("3", p[4], Rs[2], 1.0, 0.5 * (p[4] + p[5]), (0.03, 0.04, 0.05))
-    s.node("4", p[5], Rs[3], 0.8, 0.5 * (p[5] + p[6]), (0.01, 0.06, 0.065))
-    s.joint("R1", "revolute", "ground", "1", point=p[1], axis=u1, q0=q0[0], u0=u0[0])
-    s.joint("R2", "revolute", "1", "2", point=p[2], axis=u2, q0=q0[1], u0=u0[1])
-    s.joint("P3", "prismatic", "2", "3", point=p[3], axis=u3, q0=q0[2], u0=u0[2])
-    s.joint("R5", "revolute", "3", "4", point=p[5], axis=u5, q0=q0[3], u0=u0[3])
-    return s.compile()
-
-
-def floating_system(q_free=(0.1, -0.2, 0.3, 0.5, -0.4, 0.9), u_free=(0.3, 1.0, 2.0, 0.5, -0.7, 0.9),
-                    q0=(0.6, -0.5, 0.1, 0.8), u0=(1.5, -1.0, 0.4, -2.0)) -> System:
-    """Fig. 2/4. Basic points p1..p8; axes u2, u3, u7, prismatic direction u4."""
-    p = {1: (0.0, 0.0, 1.0), 2: (0.6, 0.2, 1.1), 3: (1.1, 0.6, 1.3), 4: (1.4, 1.0, 1.2), 5: (1.7, 1.5, 1.0),
-         6: (2.2, 1.7, 1.2), 7: (-0.5, 0.3, 0.8), 8: (-1.0, 0.9, 0.5)}
-    p = {k: np.array(v) for k, v in p.items()}
-    u2 = unit((0.3, -0.4, 1.0))
-    u3 = unit((1.0, 0.6, 0.2))
-    u4 = unit(p[5] - p[4])
-    u7 = unit((-0.2, 1.0, 0.7))
-    Rs = frames(2, 5)
-    s = System()
-    # body 1's reference point 1 is its centre of mass (Issa & Arczewski: d_ij from the floating body's CoM)
-    s.node("1", p[1], Rs[0], 3.0, p[1], (0.2, 0.25, 0.3))
-    s.node("2", p[2], Rs[1], 1.2, 0.5 * (p[2] + p[3]), (0.02, 0.05, 0.06))
-    s.node("3", p[3], Rs[2], 1.0, 0.5 * (p[3] + p[4]), (0.03, 0.03, 0.05))
-    s.node("4", p[5], Rs[3], 0.7, 0.5 * (p[5] + p[6]), (0.01, 0.04, 0.045))
-    s.node("5", p[7], Rs[4], 0.9, 0.5 * (p[7] + p[8]), (0.02, 0.05, 0.05))
-    s.joint("F1", "free", "ground", "1", q0=q_free, u0=u_free)
-    s.joint("R2", "revolute", "1", "2", point=p[2], axis=u2, q0=q0[0], u0=u0[0])
-    s.joint("R3", "revolute", "2", "3", point=p[3], axis=u3, q0=q0[1], u0=u0[1])
-    s.joint("P4", "prismatic", "3", "4", point=p[4], axis=u4, q0=q0[2], u0=u0[2])
-    s.joint("R7", "revolute", "1", "5", point=p[7], axis=u7, q0=q0[3], u0=u0[3])
-    return s.compile()
 
 
 SYSTEMS = {"grounded": (grounded_system, PI1, PI1_STAR), "floating": (floating_system, PI2, PI2_STAR)}
@@ -337,3 +260,32 @@ def test_simulation_keeps_joint_constraints(which):
             assert np.abs(perp).max() <= tol, jd["name"]
             slide.append(np.abs(d).max())
     assert slide and max(slide) > 1e-2  # the prismatic joint actually slid
+
+
+# ---------------------------------------------------------------------------- the case, shortened
+def parse_matrix(text: str) -> np.ndarray:
+    """Rows of integers from the case's printed '[[a b] [c d]]'."""
+    rows = re.findall(r"\[([-\d ]+)\]", text)
+    return np.array([[int(v) for v in r.split()] for r in rows])
+
+
+@pytest.mark.parametrize("which", SYSTEMS)
+def test_case_prints_the_papers_path_matrices_and_keeps_the_joints(which, tmp_path):
+    _, pi, pi_star = SYSTEMS[which]
+    p = {**ia.DEFAULTS, "system": which, "t_end": 0.3}
+    model = ia.build(**p)
+    res = simulate(model, p["t_end"], p["dt"], rho_inf=p["rho_inf"])
+    assert res.status == "finished"
+    s = ia.postprocess(res, model, p, tmp_path)
+    label = "1" if which == "grounded" else "2"
+    np.testing.assert_array_equal(parse_matrix(s[f"pi_{label}"]), pi)
+    np.testing.assert_array_equal(parse_matrix(s[f"pi_{label}*"]), pi_star)
+    assert s["path_matrices_equal_paper"] is True
+    assert (tmp_path / "path_matrices.txt").read_text().count("pi_") == 2
+    # joint constraints from node poses: round-off only (see test_simulation_keeps_joint_constraints)
+    assert s["joint_constraint_violation_max"] < 1e-9
+    # no dissipation (rho_inf = 1, no dampers): energy kept to the step's O(h^2) error
+    assert s["kinetic_energy_max_J"] > 1.0
+    assert s["energy_drift_J"] < 1e-4 * s["kinetic_energy_max_J"]
+    for f in ("joint_coordinates.png", "energy.png"):
+        assert (tmp_path / f).stat().st_size > 1000
