@@ -14,14 +14,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 from flexmb.elements import beam as beam_kernels
+from flexmb.elements import beam_compiled, rigid_body
 from flexmb.elements import bushing as bushing_kernels
 from flexmb.elements import loads as load_kernels
-from flexmb.elements import rigid_body
 
 from .kinematics import Kinematics, TreePattern, forward_kinematics
-from .rotations import cross, skew
+from .rotations import cross
 
 __all__ = ["Assembler", "Evaluation"]
 
@@ -85,11 +86,8 @@ class Evaluation:
 
     def beam_mass_forces(self, a: np.ndarray) -> np.ndarray:
         """Node forces (N,6) of the beams' element masses for node accelerations a (N,6)."""
-        ia, ib = self.beam_nodes
-        f = beam_kernels.mass_apply(self.beam_frame, self.beam_Ml, np.concatenate([a[ia], a[ib]], axis=1))
         out = np.zeros_like(a)
-        np.add.at(out, ia, f[:, :6])
-        np.add.at(out, ib, f[:, 6:])
+        beam_compiled.mass_apply(*self.beam_nodes, self.beam_frame, self.beam_Ml, np.ascontiguousarray(a), out)
         return out
 
     def element_masses(self) -> np.ndarray | None:
@@ -134,7 +132,8 @@ class Assembler:
             pb.append(bs)
         self._pa = np.concatenate(pa) if pa else np.zeros(0, int)
         self._pb = np.concatenate(pb) if pb else np.zeros(0, int)
-        self._patterns: dict[bytes, tuple] = {}
+        self._patterns: dict = {}
+        self._beam_nz = beam_compiled.mass_pattern(model.beam_Ml)
         # two-node elements (bushings, then beams): node pairs, ground = N
         ia = np.concatenate([np.where(model.bushing_a < 0, N, model.bushing_a), model.beam_a]).astype(int)
         ib = np.concatenate([model.bushing_b, model.beam_b]).astype(int)
@@ -208,26 +207,20 @@ class Assembler:
 
     def _beams(self, ev: Evaluation, load_factor: float) -> None:
         """Beam elastic and damping forces, consistent-mass inertia (beam.py eq. 5–6), weight
-        (eq. 7), section forces and energies."""
+        (eq. 7), section forces and energies: one compiled pass (elements/beam_compiled.py)."""
         m, kin = self.model, ev.kin
-        a, b = m.beam_a, m.beam_b
-        x1, x2 = kin.x[a], kin.x[b]
-        V = np.concatenate([kin.V[a], kin.V[b]], axis=1)
-        p, Bl, Rr, Wr = beam_kernels.deformations(x1, kin.R[a], x2, kin.R[b], m.beam_C1, m.beam_C2, m.beam_L0)
-        f, energy, fl, power = beam_kernels.elastic_forces(p, Bl, V, m.beam_Kl, m.beam_alpha)
-        fg, eg = beam_kernels.gravity_forces(p, Bl, Rr, Wr, x1, x2, m.beam_mass, m.beam_L0, m.gravity)
-        zeta = np.concatenate([kin.zeta[a], kin.zeta[b]], axis=1)
-        w = (beam_kernels.inertia_forces(Rr, Wr, m.beam_Ml, V) + beam_kernels.mass_apply(Rr, m.beam_Ml, zeta)
-             - f - load_factor * fg)
-        np.add.at(ev.bias, a, w[:, :6])
-        np.add.at(ev.bias, b, w[:, 6:])
-        ev.beam_frame, ev.beam_Ml, ev.beam_nodes = Rr, m.beam_Ml, (a, b)
-        ev.beam_kinetic = float(beam_kernels.kinetic_energy(Rr, m.beam_Ml, V).sum())
-        ev.beam_weight_energy = float(eg.sum())
-        ev.strain_energy += float(energy.sum())
-        ev.element_dissipation += float(power.sum())
+        n = len(m.beam_names)
+        frames, fl, en = np.empty((n, 3, 3)), np.empty((n, 7)), np.empty((n, 4))
+        beam_compiled.residual(m.beam_a, m.beam_b, kin.x, kin.R, kin.V, kin.zeta, m.beam_C1, m.beam_C2, m.beam_L0,
+                               m.beam_Kl, m.beam_alpha, m.beam_Ml, *self._beam_nz, m.beam_mass, m.gravity,
+                               float(load_factor), ev.bias, frames, fl, en)
+        ev.beam_frame, ev.beam_Ml, ev.beam_nodes = frames, m.beam_Ml, (m.beam_a, m.beam_b)
+        ev.beam_kinetic = float(en[:, 2].sum())
+        ev.beam_weight_energy = float(en[:, 3].sum())
+        ev.strain_energy += float(en[:, 0].sum())
+        ev.element_dissipation += float(en[:, 1].sum())
         ev.beam_forces = beam_kernels.section_forces(fl, m.beam_L0)
-        ev.beam_energy = energy
+        ev.beam_energy = en[:, 0]
 
     def _bushings(self, ev: Evaluation) -> None:
         """Bushing forces into the bias (as applied forces), tangents and energies."""
@@ -247,27 +240,56 @@ class Assembler:
         ev.strain_energy = float(energy.sum())
         ev.element_dissipation = float(power.sum())
 
+    def element_blocks(self, ev: Evaluation, ck: float, cc: float, material_only: bool = False,
+                       cm: float = 1.0) -> np.ndarray | None:
+        """ck K + cc C + cm M of every two-node element (bushings, then beams) as (n_el,12,12), or
+        None. In time steps the beams' K is the material plus string stiffness (compiled); with
+        ``exact_tangent`` their full consistent tangent (beam.tangent). ``material_only`` drops
+        the geometric stiffness."""
+        m = self.model
+        nb, nbeam = len(m.bushing_names), len(m.beam_names)
+        if nb + nbeam == 0:
+            return None
+        data = np.zeros((nb + nbeam, 12, 12))
+        if nb and ev.bushing_K is not None:
+            data[:nb] = ck * ev.bushing_K + cc * ev.bushing_C
+        if nbeam and not self.exact_tangent:
+            kin = ev.kin
+            beam_compiled.element_matrices(m.beam_a, m.beam_b, kin.x, kin.R, m.beam_C1, m.beam_C2, m.beam_L0, m.beam_Kl,
+                                           m.beam_alpha, m.beam_Ml, float(ck), float(cc), float(cm), bool(material_only),
+                                           data[nb:])
+        elif nbeam:
+            tg = ev.element_tangents()
+            data[nb:] = ck * (tg[2][nb:] if material_only else tg[0][nb:]) + cc * tg[1][nb:]
+            if cm:
+                data[nb:] += cm * ev.element_masses()
+        return data
+
     def element_matrix(self, ev: Evaluation, ck: float, cc: float, material_only: bool = False,
                        cm: float = 1.0) -> sp.csr_matrix | None:
-        """Node-level sparse matrix ck K + cc C + cm M of all two-node elements (6N x 6N), or None.
-        ``material_only`` drops the geometric stiffness."""
-        tg = ev.element_tangents()
-        Me = ev.element_masses() if cm else None
-        if tg is None and Me is None:
+        """Node-level sparse matrix ck K + cc C + cm M of all two-node elements (6N x 6N), or None."""
+        data = self.element_blocks(ev, ck, cc, material_only, cm)
+        if data is None:
             return None
         N6 = 6 * self.model.n_nodes
-        nb = len(self.model.bushing_names)
-        data = np.zeros((nb + len(self.model.beam_names), 12, 12))
-        if tg is not None:
-            data += ck * (tg[2] if material_only else tg[0]) + cc * tg[1]
-        if Me is not None:
-            data[nb:] += cm * Me
         return sp.csr_matrix((data.reshape(len(data), -1)[self._el_keep], (self._el_rows, self._el_cols)), shape=(N6, N6))
 
     def iteration_matrix(self, ev: Evaluation, cols: np.ndarray, gp: float, bp: float, diag: np.ndarray,
                          material_only: bool = False, with_mass: bool = True) -> sp.csc_matrix:
         """S = M̄ + γ' C̄ + β' K̄ on the coordinates ``cols`` (joint springs in ``diag``);
-        ``with_mass=False`` gives γ' C̄ + β' K̄ alone (the static tangent), same pattern."""
+        ``with_mass=False`` gives γ' C̄ + β' K̄ alone (the static tangent). Assembled in place on
+        the structural pattern (flexmb/iteration_matrix.py; scatter maps built once per ``cols``)."""
+        from .iteration_matrix import IterationMatrix
+
+        cols = np.asarray(cols)
+        key = ("S", cols.tobytes())
+        if key not in self._patterns:
+            self._patterns[key] = IterationMatrix(self, cols)
+        return self._patterns[key].assemble(ev, gp, bp, diag, material_only, with_mass)
+
+    def iteration_matrix_via_B(self, ev: Evaluation, cols: np.ndarray, gp: float, bp: float, diag: np.ndarray,
+                               material_only: bool = False, with_mass: bool = True) -> sp.csc_matrix:
+        """The same matrix by sparse products M̄ + B^T E B (reference for tests; slower)."""
         S = self.mbar(ev, cols, diag=diag, with_elements=False)
         if not with_mass:
             S.data[:] = 0.0
@@ -280,15 +302,12 @@ class Assembler:
 
     # ------------------------------------------------------------------ M̄ and S
     def _pair_values(self, ev: Evaluation) -> np.ndarray:
-        kin, p = ev.kin, self.pattern
-        X = np.zeros((self.model.n_nodes, 6, 6))
-        X[:, :3, :3] = np.eye(3)
-        X[:, 3:, 3:] = np.eye(3)
-        X[:, :3, 3:] = -skew(kin.x)
-        IO = np.swapaxes(X, 1, 2) @ ev.Mb @ X
-        IC = p.subtree_sum(IO)
-        F = np.einsum("kij,kj->ki", IC[p.coord_child], kin.S)
-        return np.einsum("pi,pi->p", F[self._pa], kin.S[self._pb])
+        """M̄_ab = S_a^T I^C_j(a) S_b for the coordinate pairs (a, b) (class docstring), compiled."""
+        p = self.pattern
+        out = np.empty(self._pa.size)
+        _composite_pairs(ev.Mb, ev.kin.x, p.joint_parent_ext, p.joint_child, p.coord_start, p.coord_count, ev.kin.S,
+                         self._pa, self._pb, out)
+        return out
 
     def _free_pattern(self, cols: np.ndarray) -> tuple:
         key = cols.tobytes()
@@ -387,3 +406,57 @@ class Assembler:
             V += float(0.5 * np.sum(m.spring_k * (qk - m.spring_rest) ** 2))
         V += ev.beam_weight_energy
         return T, V + ev.strain_energy
+
+
+@njit(cache=True)
+def _composite_pairs(Mb, x, parent, child, coord_start, coord_count, S, pa, pb, out):
+    """Composite spatial inertias at the origin, I_i = X_i^T M_i X_i with X_i = [[I, -[x_i]], [0, I]]
+    summed over subtrees, then out_p = S_pa^T I^C S_pb (the composite-rigid-body algorithm)."""
+    N = Mb.shape[0]
+    IC = np.zeros((N, 6, 6))
+    X = np.zeros((6, 6))
+    T = np.empty((6, 6))
+    for i in range(N):
+        nz = False
+        for r in range(6):
+            for c in range(6):
+                if Mb[i, r, c] != 0.0:
+                    nz = True
+        if not nz:
+            continue
+        for r in range(6):
+            for c in range(6):
+                X[r, c] = 1.0 if r == c else 0.0
+        X[0, 4], X[0, 5] = x[i, 2], -x[i, 1]  # -[x]: v_node = v_O - [x] w
+        X[1, 3], X[1, 5] = -x[i, 2], x[i, 0]
+        X[2, 3], X[2, 4] = x[i, 1], -x[i, 0]
+        for r in range(6):
+            for c in range(6):
+                s = 0.0
+                for k in range(6):
+                    s += Mb[i, r, k] * X[k, c]
+                T[r, c] = s
+        for r in range(6):
+            for c in range(6):
+                s = 0.0
+                for k in range(6):
+                    s += X[k, r] * T[k, c]
+                IC[i, r, c] = s
+    for k in range(parent.size - 1, -1, -1):
+        if parent[k] != N:
+            IC[parent[k]] += IC[child[k]]
+    n_u = S.shape[0]
+    F = np.empty((n_u, 6))
+    for k in range(parent.size):
+        c = child[k]
+        for a in range(coord_start[k], coord_start[k] + coord_count[k]):
+            for r in range(6):
+                s = 0.0
+                for q in range(6):
+                    s += IC[c, r, q] * S[a, q]
+                F[a, r] = s
+    for t in range(pa.size):
+        s = 0.0
+        for r in range(6):
+            s += F[pa[t], r] * S[pb[t], r]
+        out[t] = s

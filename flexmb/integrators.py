@@ -64,15 +64,18 @@ class GeneralizedAlpha:
     ``max_iter``: Newton iterations per attempt; ``max_halvings``: step halvings on failure;
     ``reuse_factor``: keep the factorized iteration matrix across steps while Newton contracts
     at least as fast as ``theta_refresh`` — True, False (refactorize at the first iteration of every
-    step) or "auto" (the default: reuse for models with at least ``reuse_min_coordinates`` free
-    coordinates, where a refactorization costs more than the extra iterations; smaller models
-    refactorize every step and need fewer iterations). The choice depends on the model only,
-    so a run is reproducible bit for bit.
+    step) or "auto" (the default: reuse where the iteration matrix has on average at least
+    ``reuse_min_density`` nonzeros per column — long serial chains, whose M̄ is dense and costly
+    to factorize; elsewhere, e.g. beams, whose stiff axial links make an old matrix a poor one
+    after a few degrees of rotation, a fresh factor per step needs about half the iterations and
+    is faster). The choice depends on the model only, so a run is reproducible bit for bit.
+    ``rtol`` bounds both the residual (relative to the force scale) and, at a tenth of it, the
+    last Newton correction relative to the size of the accelerations.
     """
 
     theta_refresh = 0.25
     reuse_iterations = 5
-    reuse_min_coordinates = 120
+    reuse_min_density = 150
 
     def __init__(self, model, rho_inf: float = 0.9, rtol: float = 1e-10, max_iter: int = 30, max_halvings: int = 10,
                  reuse_factor: bool | str = "auto") -> None:
@@ -107,7 +110,7 @@ class GeneralizedAlpha:
         """Whether to keep the factor over steps (see ``reuse_factor``)."""
         if self.reuse_factor != "auto":
             return bool(self.reuse_factor)
-        return self.free.size >= self.reuse_min_coordinates
+        return self.chol is not None and self.chol.pattern.nnz >= self.reuse_min_density * self.free.size
 
     def _factorize(self, ev: Evaluation, gp: float, bp: float) -> None:
         t0 = _time.perf_counter()
@@ -191,9 +194,9 @@ class GeneralizedAlpha:
             r_hist.append(rn)
             if it == 0:
                 scale = self._scale(ev, udot1)
-                # increments this small change positions by < 1e-14 and velocities by < 1e-11
-                # of what the step itself moves them: below round-off of stiff forces
-                dx_tol = self.atol_udot + 1e-11 * (np.abs(udot1[free]).max() + np.abs(st.u[free]).max() / h)
+                # corrections this small change the accelerations by < rtol/10 of their size (and the
+                # velocities by h times that): with the default rtol, below round-off of stiff forces
+                dx_tol = self.atol_udot + 0.1 * self.rtol * (np.abs(udot1[free]).max() + np.abs(st.u[free]).max() / h)
                 # or: the correction moves positions only at round-off level (stiff elements
                 # make the residual itself noisy at ~eps * stiffness * size)
                 vscale = np.abs(st.u[free]).max() + h * np.abs(udot1[free]).max() + 1e-3 * self.length_scale / h

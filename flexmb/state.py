@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from .rotations import expm
+from numba import njit
 
 __all__ = ["State"]
 
@@ -40,5 +39,29 @@ class State:
         sc = ~model.u_is_ball
         out.q = self.q + dq[sc]
         if model.n_ball:
-            out.balls = self.balls @ expm(dq[model.u_is_ball].reshape(-1, 3))
+            out.balls = np.empty_like(self.balls)
+            _retract_balls(self.balls, np.ascontiguousarray(dq[model.u_is_ball]).reshape(-1, 3), out.balls)
         return out
+
+
+@njit(cache=True)
+def _retract_balls(balls, phi, out):
+    """out_i = balls_i expm(phi_i) (Rodrigues), for every ball."""
+    E = np.empty((3, 3))
+    for n in range(balls.shape[0]):
+        p0, p1, p2 = phi[n, 0], phi[n, 1], phi[n, 2]
+        th2 = p0 * p0 + p1 * p1 + p2 * p2
+        if th2 < 1e-12:
+            a, b = 1.0 - th2 / 6.0, 0.5 - th2 / 24.0
+        else:
+            th = np.sqrt(th2)
+            a, b = np.sin(th) / th, (1.0 - np.cos(th)) / th2
+        E[0, 0] = 1.0 - b * (p1 * p1 + p2 * p2)
+        E[1, 1] = 1.0 - b * (p0 * p0 + p2 * p2)
+        E[2, 2] = 1.0 - b * (p0 * p0 + p1 * p1)
+        E[0, 1], E[1, 0] = -a * p2 + b * p0 * p1, a * p2 + b * p0 * p1
+        E[0, 2], E[2, 0] = a * p1 + b * p0 * p2, -a * p1 + b * p0 * p2
+        E[1, 2], E[2, 1] = -a * p0 + b * p1 * p2, a * p0 + b * p1 * p2
+        for i in range(3):
+            for j in range(3):
+                out[n, i, j] = balls[n, i, 0] * E[0, j] + balls[n, i, 1] * E[1, j] + balls[n, i, 2] * E[2, j]

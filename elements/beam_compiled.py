@@ -1,0 +1,386 @@
+"""Compiled (numba) kernels of the co-rotational beam: the hot path of every Newton iteration.
+
+They compute, element by element in one pass, exactly what the vectorised reference kernels of
+``beam.py`` compute (the tests compare both): the co-rotated frame and local deformations (eq.
+1–4), elastic and damping forces, the consistent-mass inertia forces (eq. 5–6), the weight (eq.
+7), and, for the iteration matrix, the element matrices ck K + cc C + cm M with K the material
+stiffness plus the string (axial force) geometric stiffness.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["residual", "mass_apply", "element_matrices", "mass_pattern"]
+
+
+@njit(cache=True)
+def _log(M, out):
+    """Rotation vector of the rotation matrix M (3,3) (angle in [0, pi]) into out (3)."""
+    w0 = M[2, 1] - M[1, 2]
+    w1 = M[0, 2] - M[2, 0]
+    w2 = M[1, 0] - M[0, 1]
+    c = 0.5 * (M[0, 0] + M[1, 1] + M[2, 2] - 1.0)
+    c = min(1.0, max(-1.0, c))
+    sn = 0.5 * np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    th = np.arctan2(sn, c)
+    if th < 1e-6:
+        f = 0.5 + th * th / 12.0
+        out[0], out[1], out[2] = f * w0, f * w1, f * w2
+    elif th < np.pi - 1e-4:
+        f = th / (2.0 * np.sin(th))
+        out[0], out[1], out[2] = f * w0, f * w1, f * w2
+    else:  # near pi: axis from the symmetric part (R + R^T)/2 = c I + (1 - c) n n^T
+        best, k = -1.0, 0
+        for i in range(3):
+            if M[i, i] > best:
+                best, k = M[i, i], i
+        for i in range(3):
+            out[i] = (0.5 * (M[i, k] + M[k, i]) - (c if i == k else 0.0)) / (1.0 - c)
+        nn = np.sqrt(out[0] * out[0] + out[1] * out[1] + out[2] * out[2])
+        s = out[0] * w0 + out[1] * w1 + out[2] * w2
+        f = (-th if s < 0 else th) / nn
+        for i in range(3):
+            out[i] *= f
+
+
+@njit(cache=True)
+def _jl_inv(phi, out):
+    """Inverse left Jacobian of SO(3) at the rotation vector phi into out (3,3)."""
+    th2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
+    th = np.sqrt(th2)
+    if th < 1e-4:
+        c = 1.0 / 12.0 + th2 / 720.0
+    else:
+        c = 1.0 / th2 - (1.0 + np.cos(th)) / (2.0 * th * np.sin(th))
+    # K = [phi]x, K K = phi phi^T - |phi|^2 I
+    p0, p1, p2 = phi[0], phi[1], phi[2]
+    out[0, 0] = 1.0 + c * (p0 * p0 - th2)
+    out[1, 1] = 1.0 + c * (p1 * p1 - th2)
+    out[2, 2] = 1.0 + c * (p2 * p2 - th2)
+    out[0, 1] = 0.5 * p2 + c * p0 * p1
+    out[1, 0] = -0.5 * p2 + c * p0 * p1
+    out[0, 2] = -0.5 * p1 + c * p0 * p2
+    out[2, 0] = 0.5 * p1 + c * p0 * p2
+    out[1, 2] = 0.5 * p0 + c * p1 * p2
+    out[2, 1] = -0.5 * p0 + c * p1 * p2
+
+
+@njit(cache=True)
+def _cross(a, b, out):
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit(cache=True)
+def _corotated(x1, R1, x2, R2, C1, C2, L0, Rr, p, Bl, Wr, work):
+    """Co-rotated frame Rr (3,3), local deformations p (7), Bl (7,12) and Wr (3,12) (beam.py
+    eq. 1–4) of one element; returns the current chord length."""
+    T1, T2, A, J, M = work[0], work[1], work[2], work[3], work[4]
+    vec = work[5]
+    r1, q, r3, r2, th, v = vec[0, 0:3], vec[0, 3:6], vec[0, 6:9], vec[0, 9:12], vec[1, 0:3], vec[1, 3:6]
+    for i in range(3):
+        r1[i] = x2[i] - x1[i]
+    l = np.sqrt(r1[0] * r1[0] + r1[1] * r1[1] + r1[2] * r1[2])
+    for i in range(3):
+        r1[i] /= l
+    for i in range(3):
+        for j in range(3):
+            T1[i, j] = R1[i, 0] * C1[0, j] + R1[i, 1] * C1[1, j] + R1[i, 2] * C1[2, j]
+            T2[i, j] = R2[i, 0] * C2[0, j] + R2[i, 1] * C2[1, j] + R2[i, 2] * C2[2, j]
+    for i in range(3):
+        q[i] = 0.5 * (T1[i, 1] + T2[i, 1])
+    _cross(r1, q, r3)
+    n3 = np.sqrt(r3[0] * r3[0] + r3[1] * r3[1] + r3[2] * r3[2])
+    for i in range(3):
+        r3[i] /= n3
+    _cross(r3, r1, r2)
+    for i in range(3):
+        Rr[i, 0], Rr[i, 1], Rr[i, 2] = r1[i], r2[i], r3[i]
+    p[0] = l - L0
+    qa = r1[0] * q[0] + r1[1] * q[1] + r1[2] * q[2]
+    qb = r2[0] * q[0] + r2[1] * q[1] + r2[2] * q[2]
+    # Wr rows (eq. 3)
+    for j in range(12):
+        Wr[0, j] = Wr[1, j] = Wr[2, j] = 0.0
+    for i in range(3):
+        Wr[1, i] = r3[i] / l
+        Wr[1, 6 + i] = -r3[i] / l
+        Wr[2, i] = -r2[i] / l
+        Wr[2, 6 + i] = r2[i] / l
+    for j in range(12):
+        Wr[0, j] = qa / qb * Wr[1, j]
+    _cross(T1[:, 1], r3, v)
+    for i in range(3):
+        Wr[0, 3 + i] += 0.5 * v[i] / qb
+    _cross(T2[:, 1], r3, v)
+    for i in range(3):
+        Wr[0, 9 + i] += 0.5 * v[i] / qb
+    for j in range(12):
+        Bl[0, j] = 0.0
+    for i in range(3):
+        Bl[0, i] = -r1[i]
+        Bl[0, 6 + i] = r1[i]
+    for e in range(2):
+        T = T1 if e == 0 else T2
+        for i in range(3):  # A = Rr^T T
+            for j in range(3):
+                A[i, j] = Rr[0, i] * T[0, j] + Rr[1, i] * T[1, j] + Rr[2, i] * T[2, j]
+        _log(A, th)
+        for i in range(3):
+            p[1 + 3 * e + i] = th[i]
+        _jl_inv(th, J)
+        # rows 1+3e.. of Bl = J (M - Wr), M = Rr^T in the columns of node e's rotation
+        for i in range(3):
+            for j in range(12):
+                M[i, j] = -Wr[i, j]
+            for j in range(3):
+                M[i, 6 * e + 3 + j] += Rr[j, i]
+        for i in range(3):
+            for j in range(12):
+                Bl[1 + 3 * e + i, j] = J[i, 0] * M[0, j] + J[i, 1] * M[1, j] + J[i, 2] * M[2, j]
+    return l
+
+
+@njit(cache=True)
+def _rot_blocks(Rr, v, out, transpose):
+    """Blockwise Rr v (or Rr^T v) for a 12-vector of four 3-blocks."""
+    for b in range(4):
+        for i in range(3):
+            s = 0.0
+            for j in range(3):
+                s += (Rr[j, i] if transpose else Rr[i, j]) * v[3 * b + j]
+            out[3 * b + i] = s
+
+
+@njit(cache=True)
+def _mass_times(Rr, Ml, a, out, tmp1, tmp2):
+    """out = R~ Ml R~^T a (eq. 5) for a 12-vector a (out, tmp1, tmp2 distinct arrays)."""
+    _rot_blocks(Rr, a, tmp1, True)
+    for i in range(12):
+        s = 0.0
+        for j in range(12):
+            s += Ml[i, j] * tmp1[j]
+        tmp2[i] = s
+    _rot_blocks(Rr, tmp2, out, False)
+
+
+@njit(cache=True)
+def _local_mass_times(Ml, nz_r, nz_c, v, out):
+    """out = Ml v using the nonzero pattern (nz_r, nz_c) of the local consistent mass."""
+    for i in range(12):
+        out[i] = 0.0
+    for t in range(nz_r.size):
+        out[nz_r[t]] += Ml[nz_r[t], nz_c[t]] * v[nz_c[t]]
+
+
+@njit(cache=True)
+def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g, load_factor, bias, frames, fl_out,
+             energies):
+    """Adds every beam's inertia (eq. 6, with M zeta), minus its elastic, damping (Zahariev eq. 13)
+    and weight (eq. 7) forces, to the node wrenches ``bias`` (N,6). Stores the co-rotated frames
+    (n,3,3), local forces K_l p (n,7) and per element (n,4): strain energy, dissipated power,
+    kinetic energy, weight potential. (nz_r, nz_c): nonzero pattern of the local masses.
+
+    The inertia terms are formed in the co-rotated frame (v_l = R~^T V, spin W_l = W_r V):
+    R~ [W_l x P_l + M_l (zeta_l - W_l x v_l) - (w_l x P_l at the rotations)] - W_r^T sum P_l x v_l,
+    which is eq. (6) plus M zeta rotated into the frame (the cross products are frame-invariant)."""
+    n = a.size
+    Rr = np.empty((3, 3))
+    p = np.empty(7)
+    Bl = np.empty((7, 12))
+    Wr = np.empty((3, 12))
+    work = np.empty((6, 3, 12))
+    Ve = np.empty(12)
+    vl = np.empty(12)
+    zl = np.empty(12)
+    Pl = np.empty(12)
+    t1 = np.empty(12)
+    fl_ = np.empty(12)
+    fl = np.empty(7)
+    pdot = np.empty(7)
+    fd = np.empty(7)
+    f = np.empty(12)
+    Om = np.empty(3)
+    s3 = np.empty(3)
+    tmp = np.empty(3)
+    c = np.empty(3)
+    mg = np.empty(3)
+    for e in range(n):
+        ia, ib = a[e], b[e]
+        for i in range(6):
+            Ve[i], Ve[6 + i] = V[ia, i], V[ib, i]
+        _corotated(x[ia], R[ia], x[ib], R[ib], C1[e], C2[e], L0[e], Rr, p, Bl, Wr, work)
+        frames[e] = Rr
+        # elastic and damping: f = Bl^T (K p + alpha K Bl V)  (the bias holds inertial minus applied)
+        for i in range(7):
+            s = 0.0
+            for j in range(12):
+                s += Bl[i, j] * Ve[j]
+            pdot[i] = s
+        for i in range(7):
+            s0 = 0.0
+            s1 = 0.0
+            for j in range(7):
+                s0 += Kl[e, i, j] * p[j]
+                s1 += Kl[e, i, j] * pdot[j]
+            fl[i] = s0
+            fd[i] = alpha[e] * s1
+            fl_out[e, i] = s0
+        U = 0.0
+        Pd = 0.0
+        for i in range(7):
+            U += 0.5 * p[i] * fl[i]
+            Pd += pdot[i] * fd[i]
+        for j in range(12):
+            s = 0.0
+            for i in range(7):
+                s += Bl[i, j] * (fl[i] + fd[i])
+            f[j] = s
+        # inertia in the co-rotated frame
+        for k in range(4):
+            for i in range(3):
+                vl[3 * k + i] = Rr[0, i] * Ve[3 * k] + Rr[1, i] * Ve[3 * k + 1] + Rr[2, i] * Ve[3 * k + 2]
+        for k in range(2):
+            node = ia if k == 0 else ib
+            for h in range(2):
+                for i in range(3):
+                    zl[6 * k + 3 * h + i] = (Rr[0, i] * zeta[node, 3 * h] + Rr[1, i] * zeta[node, 3 * h + 1]
+                                             + Rr[2, i] * zeta[node, 3 * h + 2])
+        _local_mass_times(Ml[e], nz_r, nz_c, vl, Pl)
+        T = 0.0
+        for i in range(12):
+            T += 0.5 * vl[i] * Pl[i]
+        for i in range(3):
+            s = 0.0
+            for j in range(12):
+                s += Wr[i, j] * Ve[j]
+            Om[i] = s
+        for k in range(4):  # zl <- zeta_l - W_l x v_l
+            _cross(Om, vl[3 * k:3 * k + 3], tmp)
+            for i in range(3):
+                zl[3 * k + i] -= tmp[i]
+        _local_mass_times(Ml[e], nz_r, nz_c, zl, fl_)
+        s3[:] = 0.0
+        for k in range(4):
+            _cross(Om, Pl[3 * k:3 * k + 3], tmp)
+            for i in range(3):
+                fl_[3 * k + i] += tmp[i]
+            _cross(Pl[3 * k:3 * k + 3], vl[3 * k:3 * k + 3], tmp)
+            s3 += tmp
+        for k in (1, 3):  # Hamel term of the spatial angular velocities
+            _cross(vl[3 * k:3 * k + 3], Pl[3 * k:3 * k + 3], tmp)
+            for i in range(3):
+                fl_[3 * k + i] -= tmp[i]
+        _rot_blocks(Rr, fl_, t1, False)
+        for j in range(12):
+            f[j] += t1[j] - (Wr[0, j] * s3[0] + Wr[1, j] * s3[1] + Wr[2, j] * s3[2])
+        # weight (eq. 7): -f_g into the bias
+        lf = load_factor * mass[e] / 12.0 * L0[e]
+        dl1 = L0[e] / 12.0 * (p[3] - p[6])
+        dl2 = L0[e] / 12.0 * (p[5] - p[2])
+        for i in range(3):
+            c[i] = Rr[i, 1] * dl1 + Rr[i, 2] * dl2
+            mg[i] = load_factor * mass[e] * g[i]
+        Wg = 0.0
+        for i in range(3):
+            Wg -= mg[i] * (0.5 * (x[ia, i] + x[ib, i]) + c[i])
+        _cross(c, mg, s3)
+        for i in range(3):
+            tmp[i] = Rr[0, i] * s3[0] + Rr[1, i] * s3[1] + Rr[2, i] * s3[2]
+        gy = lf * (Rr[0, 1] * g[0] + Rr[1, 1] * g[1] + Rr[2, 1] * g[2])
+        gz = lf * (Rr[0, 2] * g[0] + Rr[1, 2] * g[1] + Rr[2, 2] * g[2])
+        for j in range(12):
+            fg = Wr[0, j] * tmp[0] + Wr[1, j] * tmp[1] + Wr[2, j] * tmp[2]
+            fg += gy * (Bl[3, j] - Bl[6, j]) + gz * (Bl[5, j] - Bl[2, j])
+            f[j] -= fg
+        for i in range(3):
+            f[i] -= 0.5 * mg[i]
+            f[6 + i] -= 0.5 * mg[i]
+        for i in range(6):
+            bias[ia, i] += f[i]
+            bias[ib, i] += f[6 + i]
+        energies[e, 0] = U
+        energies[e, 1] = Pd
+        energies[e, 2] = T
+        energies[e, 3] = Wg
+
+
+def mass_pattern(Ml: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Nonzero pattern (rows, cols) shared by the local masses Ml (n,12,12)."""
+    r, c = np.nonzero(np.any(Ml != 0.0, axis=0)) if len(Ml) else (np.zeros(0, int), np.zeros(0, int))
+    return r.astype(np.int64), c.astype(np.int64)
+
+
+@njit(cache=True)
+def mass_apply(a, b, frames, Ml, acc, out):
+    """Adds the element masses times the node accelerations acc (N,6) to out (N,6) (eq. 5)."""
+    Ae = np.empty(12)
+    F = np.empty(12)
+    t1 = np.empty(12)
+    t2 = np.empty(12)
+    for e in range(a.size):
+        ia, ib = a[e], b[e]
+        for i in range(6):
+            Ae[i], Ae[6 + i] = acc[ia, i], acc[ib, i]
+        _mass_times(frames[e], Ml[e], Ae, F, t1, t2)
+        for i in range(6):
+            out[ia, i] += F[i]
+            out[ib, i] += F[6 + i]
+
+
+@njit(cache=True)
+def element_matrices(a, b, x, R, C1, C2, L0, Kl, alpha, Ml, ck, cc, cm, material_only, out):
+    """out (n,12,12) = ck K + cc C + cm M per element: K = Bl^T K_l Bl plus the string stiffness
+    N/l [[P, -P], [-P, P]] (P = I - r1 r1^T, unless ``material_only``), C = alpha Bl^T K_l Bl,
+    M = R~ M_l R~^T."""
+    Rr = np.empty((3, 3))
+    p = np.empty(7)
+    Bl = np.empty((7, 12))
+    Wr = np.empty((3, 12))
+    work = np.empty((6, 3, 12))
+    KB = np.empty((7, 12))
+    MR = np.empty((12, 12))
+    for e in range(a.size):
+        ia, ib = a[e], b[e]
+        l = _corotated(x[ia], R[ia], x[ib], R[ib], C1[e], C2[e], L0[e], Rr, p, Bl, Wr, work)
+        for i in range(7):
+            for j in range(12):
+                s = 0.0
+                for k in range(7):
+                    s += Kl[e, i, k] * Bl[k, j]
+                KB[i, j] = s
+        cmat = ck + cc * alpha[e]
+        for i in range(12):
+            for j in range(12):
+                s = 0.0
+                for k in range(7):
+                    s += Bl[k, i] * KB[k, j]
+                out[e, i, j] = cmat * s
+        if not material_only:
+            N = Kl[e, 0, 0] * p[0] / l * ck
+            for i in range(3):
+                for j in range(3):
+                    Pij = N * ((1.0 if i == j else 0.0) - Rr[i, 0] * Rr[j, 0])
+                    out[e, i, j] += Pij
+                    out[e, 6 + i, 6 + j] += Pij
+                    out[e, i, 6 + j] -= Pij
+                    out[e, 6 + i, j] -= Pij
+        if cm != 0.0:
+            # M = R~ Ml R~^T: MR = Ml R~^T (blockwise), then R~ MR
+            for i in range(12):
+                for bj in range(4):
+                    for j in range(3):
+                        s = 0.0
+                        for k in range(3):
+                            s += Ml[e, i, 3 * bj + k] * Rr[j, k]
+                        MR[i, 3 * bj + j] = s
+            for bi in range(4):
+                for i in range(3):
+                    for j in range(12):
+                        s = 0.0
+                        for k in range(3):
+                            s += Rr[i, k] * MR[3 * bi + k, j]
+                        out[e, 3 * bi + i, j] += cm * s

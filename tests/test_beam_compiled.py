@@ -1,0 +1,122 @@
+"""The compiled beam kernels (elements/beam_compiled.py) compute what the vectorised reference
+kernels of elements/beam.py compute, to round-off, on random deformed and moving elements."""
+
+import numpy as np
+
+from flexmb.elements import beam, beam_compiled
+from flexmb.rotations import expm
+
+
+def random_state(seed: int, n: int = 7):
+    rng = np.random.default_rng(seed)
+    L0 = rng.uniform(0.2, 2.0, n)
+    E0 = expm(rng.normal(size=(n, 3)))
+    x = np.zeros((2 * n, 3))
+    R = np.zeros((2 * n, 3, 3))
+    x[:n] = rng.normal(size=(n, 3))
+    x[n:] = x[:n] + L0[:, None] * E0[:, :, 0] * rng.uniform(0.98, 1.02, (n, 1)) + 0.03 * rng.normal(size=(n, 3))
+    R[:n] = expm(0.3 * rng.normal(size=(n, 3))) @ E0
+    R[n:] = expm(0.3 * rng.normal(size=(n, 3))) @ E0
+    R0 = expm(rng.normal(size=(2 * n, 3)))  # assembly rotations of the nodes
+    C1 = np.swapaxes(R0[:n], 1, 2) @ E0
+    C2 = np.swapaxes(R0[n:], 1, 2) @ E0
+    R = R @ np.swapaxes(E0, 1, 2).repeat(1, 0)[np.r_[np.arange(n), np.arange(n)]] @ R0  # node frames carry C
+    a, b = np.arange(n), np.arange(n, 2 * n)
+    E, G, A, Iy, Iz, J, rho = 7e10, 2.7e10, 4e-4, 2e-7, 3e-7, 4e-7, 3000.0
+    Kl = beam.local_stiffness(L0, E, G, A, Iy, Iz, J)
+    Ml = beam.local_mass(L0, rho * A, rho * Iy, rho * Iz)
+    V = rng.normal(size=(2 * n, 6))
+    zeta = rng.normal(size=(2 * n, 6))
+    alpha = rng.uniform(0, 1e-3, n)
+    return dict(a=a, b=b, x=x, R=R, V=V, zeta=zeta, C1=C1, C2=C2, L0=L0, Kl=Kl, Ml=Ml, alpha=alpha,
+                mass=rho * A * L0, g=np.array([0.3, -9.81, 1.1]))
+
+
+def reference_bias(s, load_factor):
+    a, b, x, R = s["a"], s["b"], s["x"], s["R"]
+    V = np.concatenate([s["V"][a], s["V"][b]], axis=1)
+    p, Bl, Rr, Wr = beam.deformations(x[a], R[a], x[b], R[b], s["C1"], s["C2"], s["L0"])
+    f, energy, fl, power = beam.elastic_forces(p, Bl, V, s["Kl"], s["alpha"])
+    fg, eg = beam.gravity_forces(p, Bl, Rr, Wr, x[a], x[b], s["mass"], s["L0"], s["g"])
+    zeta = np.concatenate([s["zeta"][a], s["zeta"][b]], axis=1)
+    w = beam.inertia_forces(Rr, Wr, s["Ml"], V) + beam.mass_apply(Rr, s["Ml"], zeta) - f - load_factor * fg
+    bias = np.zeros((len(x), 6))
+    np.add.at(bias, a, w[:, :6])
+    np.add.at(bias, b, w[:, 6:])
+    T = beam.kinetic_energy(Rr, s["Ml"], V)
+    return bias, Rr, fl, np.stack([energy, power, T, load_factor * eg], axis=1)
+
+
+def test_compiled_residual_equals_reference():
+    for seed in range(3):
+        s = random_state(seed)
+        n = len(s["L0"])
+        ref, Rr, fl, en = reference_bias(s, 0.7)
+        bias = np.zeros((len(s["x"]), 6))
+        frames, fl_c, en_c = np.zeros((n, 3, 3)), np.zeros((n, 7)), np.zeros((n, 4))
+        beam_compiled.residual(s["a"], s["b"], s["x"], s["R"], s["V"], s["zeta"], s["C1"], s["C2"], s["L0"], s["Kl"],
+                               s["alpha"], s["Ml"], *beam_compiled.mass_pattern(s["Ml"]), s["mass"], s["g"], 0.7, bias,
+                               frames, fl_c, en_c)
+        assert np.abs(bias - ref).max() <= 1e-9 * np.abs(ref).max()
+        assert np.abs(frames - Rr).max() < 1e-13
+        assert np.abs(fl_c - fl).max() <= 1e-9 * np.abs(fl).max()
+        assert np.allclose(en_c, en, rtol=1e-9, atol=1e-9 * np.abs(en).max())
+
+
+def test_compiled_mass_apply_and_element_matrices_equal_reference():
+    s = random_state(7)
+    a, b, x, R = s["a"], s["b"], s["x"], s["R"]
+    n = len(a)
+    _, _, Rr, _ = beam.deformations(x[a], R[a], x[b], R[b], s["C1"], s["C2"], s["L0"])
+    acc = np.random.default_rng(1).normal(size=(len(x), 6))
+    out = np.zeros((len(x), 6))
+    beam_compiled.mass_apply(a, b, Rr, s["Ml"], acc, out)
+    f = beam.mass_apply(Rr, s["Ml"], np.concatenate([acc[a], acc[b]], axis=1))
+    ref = np.zeros_like(out)
+    np.add.at(ref, a, f[:, :6])
+    np.add.at(ref, b, f[:, 6:])
+    assert np.abs(out - ref).max() <= 1e-12 * np.abs(ref).max()
+    ck, cc, cm = 0.37, 0.011, 1.3
+    for material_only in (False, True):
+        got = np.zeros((n, 12, 12))
+        beam_compiled.element_matrices(a, b, x, R, s["C1"], s["C2"], s["L0"], s["Kl"], s["alpha"], s["Ml"], ck, cc, cm,
+                                       material_only, got)
+        K, Km = beam.tangent_approx(x[a], R[a], x[b], R[b], s["C1"], s["C2"], s["L0"], s["Kl"])
+        ref = ck * (Km if material_only else K) + cc * s["alpha"][:, None, None] * Km + cm * beam.global_mass(Rr, s["Ml"])
+        assert np.abs(got - ref).max() <= 1e-10 * np.abs(ref).max()
+
+
+def test_scattered_iteration_matrix_equals_sparse_products():
+    """S assembled in place (flexmb/iteration_matrix.py) equals M̄ + B^T E B by sparse products, for
+    a mechanism with a driven joint, beams hanging off a tree, a bushing to ground and a free body."""
+    import flexmb as fm
+    from flexmb.assembly import Assembler
+
+    mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
+    mb.add_node("hub", (0, 0, 0))
+    mb.add_body("hub", "hub", 2.0, (0.1, 0, 0), np.diag([0.1, 0.2, 0.3]))
+    mb.add_node("arm", (0.5, 0, 0))
+    mb.add_body("arm", "arm", 1.0, (0.2, 0.1, 0), np.diag([0.05, 0.1, 0.1]))
+    mb.add_joint("h", "revolute", "ground", "hub", axis=(0, 0, 1), q0=0.3, u0=1.0)
+    mb.add_joint("s", "spherical", "hub", "arm", point=(0.5, 0, 0), q0=(0.1, 0.2, -0.1), u0=(0.3, 0.1, 0.2))
+    sec = fm.BeamSection(7e10, 2.7e10, 4e-4, 2e-7, 3e-7, 4e-7, 3000.0)
+    nodes = mb.add_flexible_link("link", (0.5, 0, 0), (1.5, 0.2, 0.1), 3, sec, node_a="arm", damping=1e-3)
+    mb.add_node("free", (2.0, 0.0, 0.0))
+    mb.add_body("free", "free", 1.0, (0, 0, 0), np.eye(3) * 0.01)
+    mb.add_bushing("tie", nodes[-1], "free", stiffness=np.full(6, 1e5), damping=np.full(6, 10.0))
+    mb.add_bushing("ground_tie", "ground", "free", stiffness=[1e4, 1e4, 1e4, 0, 0, 0])
+    mb.add_drive("h", lambda t: 0.3 + t)
+    m = mb.compile()
+    asm = Assembler(m)
+    st = m.initial_state()
+    st.u[:] = np.random.default_rng(0).normal(size=m.n_u)
+    st.apply_drives(m, 0.0)
+    ev = asm.evaluate(st)
+    cols = m.free_u
+    diag = np.linspace(1.0, 2.0, cols.size)
+    for material_only in (False, True):
+        for with_mass in (True, False):
+            A = asm.iteration_matrix(ev, cols, 0.01, 3e-5, diag, material_only, with_mass).toarray()
+            B = asm.iteration_matrix_via_B(ev, cols, 0.01, 3e-5, diag, material_only, with_mass).toarray()
+            assert np.abs(A - B).max() <= 1e-12 * np.abs(B).max()
+            assert np.abs(A - A.T).max() <= 1e-12 * np.abs(B).max()
