@@ -201,23 +201,9 @@ def postprocess(result, model, params: dict, out_dir: Path) -> dict:
     return summary
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Standalone run: ``python cases/attia_3rrr.py [out_dir]`` (the CLI is the usual way)."""
-    from flexmb.export import write_pvd
-    from flexmb.simulate import simulate
+if __name__ == "__main__":  # standalone: the same as `flexmb run <this file> [options]`
+    import sys
 
-    out = Path((argv or sys.argv[1:] or ["runs/attia_3rrr"])[0])
-    p = dict(DEFAULTS)
-    model = build(**p)
-    res = simulate(model, p["t_end"], p["dt"], rho_inf=p["rho_inf"], output_every=p["output_every"])
-    out.mkdir(parents=True, exist_ok=True)
-    res.save(out / "result.npz")
-    pvd = write_pvd(res, model, out / "paraview", name="attia_3rrr", every=10)
-    print(__doc__.splitlines()[0])
-    for k, v in {**postprocess(res, model, p, out), "paraview": str(pvd)}.items():
-        print(f"  {k}: {v}")
-    return 0 if res.status == "finished" else 1
+    from flexmb.cli import main
 
-
-if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(["run", __file__, *sys.argv[1:]]))

@@ -39,9 +39,7 @@ Run:  flexmb run cases/bennett_linkage.py     or     python cases/bennett_linkag
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -281,27 +279,9 @@ def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
     return summary
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="runs/bennett_linkage", help="output folder")
-    ap.add_argument("--violation", type=float, default=0.0, help="twist violation [rad] of the model run")
-    args = ap.parse_args(argv)
-    from flexmb.export import write_pvd
-    from flexmb.simulate import simulate
+if __name__ == "__main__":  # standalone: the same as `flexmb run <this file> [options]`
+    import sys
 
-    p = {**DEFAULTS, "violation": args.violation}
-    t0 = time.perf_counter()
-    model = build(**p)
-    res = simulate(model, p["t_end"], p["dt"], rho_inf=p["rho_inf"])
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_pvd(res, model, out / "paraview", name="bennett", every=10)
-    s = postprocess(res, model, p, out)
-    s["wall_time_s"] = round(time.perf_counter() - t0, 1)
-    for k, v in s.items():
-        print(f"{k}: {v}")
-    return 0
+    from flexmb.cli import main
 
-
-if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(["run", __file__, *sys.argv[1:]]))

@@ -125,3 +125,11 @@ def postprocess(result, model, params: dict, out_dir: Path) -> dict:
         "max_axial_force_constant_speed_N": float(np.abs(N[~start]).max(initial=0.0)),
         "constant_speed_bound_N": b["constant_speed_N"],
     }
+
+
+if __name__ == "__main__":  # standalone: the same as `flexmb run <this file> [options]`
+    import sys
+
+    from flexmb.cli import main
+
+    sys.exit(main(["run", __file__, *sys.argv[1:]]))

@@ -30,14 +30,12 @@ sliders are flung outward), and the summary reports what must hold: the
 printed path matrices, the joint constraint equations evaluated from the node poses alone,
 and the energy balance.
 
-Run:  flexmb run cases/issa_arczewski_systems.py     or     python cases/issa_arczewski_systems.py [--system floating]
+Run:  flexmb run cases/issa_arczewski_systems.py     or     python cases/issa_arczewski_systems.py --param system=floating
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -249,27 +247,9 @@ def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
     }
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--system", default=DEFAULTS["system"], choices=["grounded", "floating"])
-    ap.add_argument("--out", default=None, help="output folder (default runs/issa_arczewski_<system>)")
-    args = ap.parse_args(argv)
-    from flexmb.export import write_pvd
-    from flexmb.simulate import simulate
+if __name__ == "__main__":  # standalone: the same as `flexmb run <this file> [options]`
+    import sys
 
-    p = {**DEFAULTS, "system": args.system}
-    out = Path(args.out or f"runs/issa_arczewski_{args.system}")
-    t0 = time.perf_counter()
-    model = build(**p)
-    res = simulate(model, p["t_end"], p["dt"], rho_inf=p["rho_inf"])
-    out.mkdir(parents=True, exist_ok=True)
-    write_pvd(res, model, out / "paraview", name=args.system, every=20)
-    summary = postprocess(res, model, p, out)
-    summary["wall_time_s"] = round(time.perf_counter() - t0, 1)
-    for k, v in summary.items():
-        print(f"{k}: {v}")
-    return 0
+    from flexmb.cli import main
 
-
-if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(["run", __file__, *sys.argv[1:]]))
