@@ -6,8 +6,8 @@ horizontal (along +x) under gravity g = 9.81 m/s^2 in -y; h = 1e-3 s, generalize
 rho_inf = 0.8, t = 0 ... t_end (default 1 s).
 
 * flexmb: 3-D co-rotational Euler-Bernoulli beam (``fm.BeamSection`` without shear factors,
-  G = E/2.6, J = 2I), revolute joint to ground about z, ``simulate(rho_inf=0.8)`` with its
-  default Newton tolerance (rtol = 1e-10) and CHOLMOD.
+  G = E/2.6, J = 2I), revolute joint to ground about z, ``simulate(rho_inf=0.8)`` with Newton
+  tolerance --fm-rtol (default 1e-10, flexmb's default; one flexmb row per value), CHOLMOD.
 * exudyn: 2-D geometrically exact (Simo-Reissner) beam ``ObjectBeamGeometricallyExact2D`` on
   ``NodeRigidBody2D`` nodes, bending EI, axial EA, shear GA with G = E/2.6 (no correction factor),
   cross-section inertia rho*I, mass per length rho*A, weight by ``LoadMassProportional`` per
@@ -132,7 +132,7 @@ def _flexmb_model(n: int):
     return m, m.node_index(nodes[-1])
 
 
-def _run_flexmb(n: int, t_end: float, dt: float, budget_s: float, kernel_timing: bool) -> dict:
+def _run_flexmb(n: int, t_end: float, dt: float, budget_s: float, kernel_timing: bool, rtol: float) -> dict:
     from flexmb.simulate import simulate
 
     acc = _wrap_kernels() if kernel_timing else None
@@ -144,7 +144,7 @@ def _run_flexmb(n: int, t_end: float, dt: float, budget_s: float, kernel_timing:
     n_total = int(round(t_end / dt))
     probe = min(PROBE_STEPS, n_total)
     t0 = time.perf_counter()
-    pres = simulate(m, probe * dt, dt, rho_inf=RHO_INF, output_every=100)
+    pres = simulate(m, probe * dt, dt, rho_inf=RHO_INF, output_every=100, rtol=rtol)
     probe_s = time.perf_counter() - t0
     per_step = probe_s / max(probe, 1)
     n_run = n_total if per_step * n_total <= budget_s else max(1, int(budget_s / per_step))
@@ -159,7 +159,7 @@ def _run_flexmb(n: int, t_end: float, dt: float, budget_s: float, kernel_timing:
         last["t"] = float(st.t)
         last["tip"] = ev.kin.x[tip, :2].tolist()
 
-    res = simulate(m, n_run * dt, dt, rho_inf=RHO_INF, output_every=100, callback=count)
+    res = simulate(m, n_run * dt, dt, rho_inf=RHO_INF, output_every=100, callback=count, rtol=rtol)
     s = res.stats
     steps = last["steps"]
     status = res.status
@@ -167,7 +167,8 @@ def _run_flexmb(n: int, t_end: float, dt: float, budget_s: float, kernel_timing:
         status = f"shortened (--max-minutes; probe {1e3 * per_step:.0f} ms/step)"
     out = {
         "program": "flexmb", "n": n, "dof": int(m.n_u), "dof_note": f"{m.n_u} (3-D, 6/node + pin)",
-        "settings": f"gen-α ρ∞={RHO_INF}, Newton rtol=1e-10 (default), CHOLMOD, output every 100 steps",
+        "settings": f"gen-α ρ∞={RHO_INF}, Newton rtol={rtol:g}, CHOLMOD, factor reuse 'auto', output every 100 steps",
+        "rtol": rtol,
         "status": status, "steps": steps, "t_covered": last["t"], "t_end": t_end,
         "wall_s": s["wall_time"], "newton_it": s["newton_iterations"], "factorizations": s["factorizations"],
         "modified_newton_steps": s.get("modified_newton_steps", 0.0),
@@ -289,7 +290,7 @@ def _worker_cmd(args, program: str, n: int, rtol: float | None) -> list[str]:
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", program, "--n", str(n), "--t-end", repr(args.t_end),
            "--dt", repr(args.dt), "--max-minutes", repr(args.max_minutes), "--stall-seconds", repr(args.stall_seconds)]
     if rtol is not None:
-        cmd += ["--exu-rtol", repr(rtol)]
+        cmd += ["--exu-rtol" if program == "exudyn" else "--fm-rtol", repr(rtol)]
     if not args.kernel_timing:
         cmd.append("--no-kernel-timing")
     return cmd
@@ -336,7 +337,8 @@ def _row(r: dict) -> str:
         parts += [f"fact {1e3 * fac / steps:.2f}", f"solve {1e3 * sol / steps:.3f}", f"other {1e3 * other / steps:.2f}"]
         split = " / ".join(parts)
     tip = f"({r['tip'][0]:.5f}, {r['tip'][1]:.5f})" if r.get("tip") else "–"
-    settings = "ρ∞=0.8, rtol 1e-10, CHOLMOD" if r["program"] == "flexmb" else f"ρ∞=0.8, rel.tol {r['rtol']:.0e}, EigenSparse"
+    settings = (f"ρ∞=0.8, rtol {r['rtol']:.0e}, CHOLMOD" if r["program"] == "flexmb"
+                else f"ρ∞=0.8, rel.tol {r['rtol']:.0e}, EigenSparse")
     return (f"| {r['n']} | {r['dof_note']} | {r['program']} | {settings} | {r['status']} | {steps} ({r['t_covered']:.3f} s) "
             f"| {r['wall_s']:.2f} | {_f(per, '.3f')} | {_f(r['newton_it'] / steps if steps else None, '.2f')} "
             f"| {_f(r['factorizations'] / steps if steps else None, '.2f')} | {r['peak_mb']:.0f} ({r['base_mb']:.0f}) "
@@ -368,7 +370,7 @@ def _report(results: list[dict], host: dict, args) -> str:
     for r in results:
         if "build_s" not in r:
             continue
-        label = f"N={r['n']} {r['program']}" + (f" (rel.tol {r['rtol']:.0e})" if r["program"] == "exudyn" else "")
+        label = f"N={r['n']} {r['program']}" + (f" (rel.tol {r['rtol']:.0e})" if r.get("rtol") else "")
         parts = []
         if r.get("tip") and r["n"] in (10, 100) and abs(r["t_covered"] - 1.0) < 1e-9:
             dx, dy = r["tip"][0] - TIP_REF[0], r["tip"][1] - TIP_REF[1]
@@ -395,6 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-minutes", type=float, default=10.0, help="time budget per run (see docstring)")
     p.add_argument("--programs", default="exudyn,flexmb")
     p.add_argument("--exu-rtol", default="1e-4", help="exudyn newton.relativeTolerance values, comma-separated")
+    p.add_argument("--fm-rtol", default="1e-10", help="flexmb Newton rtol values, comma-separated (1e-10: its default)")
     p.add_argument("--stall-seconds", type=float, default=60.0, help="exudyn: stop if < 10 steps of progress in this time")
     p.add_argument("--blas-threads", type=int, default=0)
     p.add_argument("--no-kernel-timing", dest="kernel_timing", action="store_false")
@@ -404,11 +407,12 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     ns = [int(v) for v in args.n.split(",") if v.strip()]
     rtols = [float(v) for v in args.exu_rtol.split(",") if v.strip()]
+    fm_rtols = [float(v) for v in args.fm_rtol.split(",") if v.strip()]
     budget = 60.0 * args.max_minutes
 
     if args.worker:
         if args.worker == "flexmb":
-            out = _run_flexmb(ns[0], args.t_end, args.dt, budget, args.kernel_timing)
+            out = _run_flexmb(ns[0], args.t_end, args.dt, budget, args.kernel_timing, fm_rtols[0])
         else:
             out = _run_exudyn(ns[0], args.t_end, args.dt, budget, rtols[0], args.stall_seconds)
         print(MARK + json.dumps(out), flush=True)
@@ -419,8 +423,8 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for n in ns:
         for prog in programs:
-            for rtol in (rtols if prog == "exudyn" else [None]):
-                print(f"running {prog} N={n}" + (f" rel.tol={rtol:g}" if rtol is not None else "")
+            for rtol in (rtols if prog == "exudyn" else fm_rtols):
+                print(f"running {prog} N={n} rel.tol={rtol:g}"
                       + f" (load avg {os.getloadavg()[0]:.2f}) ...", file=sys.stderr, flush=True)
                 r = _run_worker(args, prog, n, rtol)
                 print("  " + _row(r), file=sys.stderr, flush=True)
