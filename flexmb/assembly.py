@@ -161,11 +161,8 @@ class Assembler:
         Mb = np.zeros((N, 6, 6))
         bias = np.zeros((N, 6))
         if len(m.body_names):
-            Rb = kin.R[m.body_node]
-            np.add.at(Mb, m.body_node, rigid_body.mass_blocks(Rb, m.body_mass, m.body_com, m.body_inertia))
-            gy = rigid_body.gyroscopic(Rb, kin.V[m.body_node, 3:], m.body_mass, m.body_com, m.body_inertia)
-            gr = rigid_body.gravity_wrench(Rb, m.body_mass, m.body_com, m.gravity)
-            np.add.at(bias, m.body_node, gy - load_factor * gr)
+            rigid_body.accumulate(m.body_node, kin.R, np.ascontiguousarray(kin.V[:, 3:]), m.body_mass, m.body_com,
+                                  m.body_inertia, m.gravity, float(load_factor), Mb, bias)
         loads = load_factor * load_kernels.nodal_wrenches(m.loads, state.t, kin.R, N)
         bias += np.einsum("nij,nj->ni", Mb, kin.zeta) - loads
         tau = np.zeros(m.n_u)

@@ -120,3 +120,26 @@ def test_scattered_iteration_matrix_equals_sparse_products():
             B = asm.iteration_matrix_via_B(ev, cols, 0.01, 3e-5, diag, material_only, with_mass).toarray()
             assert np.abs(A - B).max() <= 1e-12 * np.abs(B).max()
             assert np.abs(A - A.T).max() <= 1e-12 * np.abs(B).max()
+
+
+def test_compiled_rigid_body_pass_equals_reference_kernels():
+    from flexmb.elements import rigid_body
+
+    rng = np.random.default_rng(4)
+    N, nb = 5, 7
+    node = rng.integers(0, N, nb)  # several bodies share nodes
+    R = expm(rng.normal(size=(N, 3)))
+    w = rng.normal(size=(N, 3))
+    mass = rng.uniform(0.5, 3, nb)
+    com = rng.normal(size=(nb, 3))
+    A = rng.normal(size=(nb, 3, 3))
+    inertia = A @ np.swapaxes(A, 1, 2) + np.eye(3)
+    g = np.array([0.1, -9.81, 0.3])
+    Mb, bias = np.zeros((N, 6, 6)), np.zeros((N, 6))
+    rigid_body.accumulate(node, R, w, mass, com, inertia, g, 0.8, Mb, bias)
+    Mref, bref = np.zeros((N, 6, 6)), np.zeros((N, 6))
+    np.add.at(Mref, node, rigid_body.mass_blocks(R[node], mass, com, inertia))
+    gy = rigid_body.gyroscopic(R[node], w[node], mass, com, inertia)
+    np.add.at(bref, node, gy - 0.8 * rigid_body.gravity_wrench(R[node], mass, com, g))
+    assert np.abs(Mb - Mref).max() <= 1e-13 * np.abs(Mref).max()
+    assert np.abs(bias - bref).max() <= 1e-13 * np.abs(bref).max()
