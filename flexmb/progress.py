@@ -38,6 +38,7 @@ class ProgressBar:
         self._last_draw = -1.0
         self._last_tenth = -1
         self._printed_steps = -1
+        self._first: tuple[float, float] | None = None  # (clock, fraction) at the first step
 
     def fraction(self) -> float:
         span = self.t_end - self.t0
@@ -49,7 +50,12 @@ class ProgressBar:
         f = self.fraction()
         rate = self.steps / el if el > 0 else 0.0
         it = self.iterations / self.steps if self.steps else 0.0
-        eta = el * (1 - f) / f if f > 0 else float("inf")
+        # time left from the progress since the first step (which carries start-up and compilation)
+        if self._first is not None and f > self._first[1]:
+            t1, f1 = self._first
+            eta = (_time.monotonic() - t1) * (1 - f) / (f - f1)
+        else:
+            eta = float("inf")
         filled = int(round(f * self.width))
         bar = "#" * filled + "-" * (self.width - filled)
         return (f"t = {self.t:.4g}/{self.t_end:.4g} s [{bar}] {100 * f:5.1f}%  {rate:7.1f} steps/s  "
@@ -59,6 +65,8 @@ class ProgressBar:
         """Account for one accepted step ending at time ``t``."""
         self.t = t
         self.steps += 1
+        if self._first is None:
+            self._first = (_time.monotonic(), self.fraction())
         self.iterations += int(newton_iterations)
         now = _time.monotonic()
         if self.tty:
