@@ -32,7 +32,7 @@ FAST = dict(Omega_s=6.0, T_s=6.0, t_end=8.0, dt=0.01, rho_inf=0.8)
 SLOW = dict(Omega_s=0.4, T_s=6.0, t_end=8.0, dt=0.02, rho_inf=0.8)
 RTOL = 1e-6  # Newton tolerance: changes w by < 1e-5 m here (checked against 1e-10), halves the iterations
 PEAK_WINDOW = 4.5  # s: the peak deflection comes shortly after Ts/2 = 3 s
-SOUTHWELL_1 = 1.193  # first bending mode, zero hub radius (e.g. Wright et al. 1982, Hodges & Rutkowski 1981)
+SOUTHWELL_1 = 1.193  # classical value, uniform cantilever, first mode, zero hub radius (quoted from memory)
 
 
 def _runs(params: dict, meshes, t_end: float | None = None) -> dict:
