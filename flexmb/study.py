@@ -182,7 +182,7 @@ def _write_json(path: Path, obj: Any) -> None:
     from .result import _jsonable
 
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(obj, indent=1, default=_jsonable))
+    tmp.write_text(json.dumps(obj, indent=1, default=_jsonable), encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -369,7 +369,7 @@ def write_table(path: Path, rows: list[dict], varied: list[str]) -> Path:
     for r in rows:
         w.writerow([_cell(r.get(c)) for c in cols])
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(buf.getvalue())
+    tmp.write_text(buf.getvalue(), encoding="utf-8")
     os.replace(tmp, path)
     return path
 
@@ -398,7 +398,7 @@ def read_table(path: str | Path) -> dict[str, np.ndarray | list]:
     if p.is_dir():
         p = p / "summary.csv"
     try:
-        text = p.read_text()
+        text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise StudyError(f"cannot read the sweep table '{p}': {exc.strerror}",
                          "give a summary.csv or a sweep directory") from None
@@ -479,13 +479,18 @@ def _local_workers(workers: int | None) -> int:
         return os.cpu_count() or 1
 
 
-def _dask_client(scheduler: str):
+def _require_dask(scheduler: str) -> None:
     try:
-        from distributed import Client
+        import distributed  # noqa: F401
     except ImportError:
         raise StudyError(f"a Dask scheduler ({scheduler}) was given but dask.distributed is not installed",
                          "pip install 'flexmb[cluster]' (dask[distributed]), or leave out --scheduler to run on "
                          "local processes") from None
+
+
+def _dask_client(scheduler: str):
+    from distributed import Client
+
     try:
         return Client(scheduler, timeout=20)
     except (OSError, TimeoutError) as exc:
@@ -544,6 +549,8 @@ def sweep(case: str | Path | Any, grid: Mapping[str, Sequence[Any]] | None = Non
         raise StudyError(f"unknown parameter '{unknown[0]}' for case '{cs.name}'",
                          f"known parameters: {', '.join(sorted(cs.defaults))}")
     overrides = [{**base, **p} for p in points]
+    if client is None and scheduler is not None:
+        _require_dask(scheduler)
     out = Path(out_dir) if out_dir is not None else Path("runs") / f"{cs.name}_sweep"
     outputs = list(outputs)
     spec = {"format": SWEEP_FORMAT, "case": case_path, "case_name": cs.name, "params": _json_normal(base),
