@@ -15,7 +15,7 @@ import numpy as np
 import flexmb as fm
 
 DEFAULTS = dict(length=1.0, E=0.7e9, n_elements=2, alpha=1e-3, theta0=0.0, tip_mass=0.5, fail_at=-1.0,
-                t_end=0.06, dt=2e-3, rho_inf=0.8)
+                t_end=0.04, dt=2e-3, rho_inf=0.8)
 
 
 def build(**params) -> fm.Model:
