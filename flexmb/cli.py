@@ -346,8 +346,7 @@ def _ranges(specs: list[str]) -> dict:
         except ValueError:
             raise CliError(f"--range '{spec}' is not of the form name=lo:hi or name=lo:hi:log",
                            "e.g. --range damping=0:0.1 --range EA=1e5:1e8:log") from None
-        lo_, hi_ = (int(lo), int(hi)) if lo.is_integer() and hi.is_integer() and "." not in parts[0] + parts[1] else (lo, hi)
-        out[name.strip()] = (lo_, hi_, "log") if len(parts) == 3 else (lo_, hi_)
+        out[name.strip()] = (lo, hi, "log") if len(parts) == 3 else (lo, hi)  # integers if the default is one
     return out
 
 
@@ -388,9 +387,9 @@ def cmd_sweep(args) -> int:
         raise CliError("--samples needs the ranges to draw from", "e.g. --range damping=0:0.1 --range EA=1e5:1e8:log")
     out = Path(args.out) if args.out else Path("runs") / f"{case.name}_sweep"
     where = f"Dask scheduler {args.scheduler}" if args.scheduler else (
-        "this process" if args.workers == 0 else f"{args.workers or 'all'} local worker processes")
+        "the command's own process" if args.workers == 0 else f"{args.workers or 'all'} local worker processes")
     _say(case.title)
-    _say(f"sweep of {case.path} -> {out} on {where}")
+    _say(f"sweep of {case.path} -> {out}, runs on {where}")
     try:
         s = sweep(case, grid=grid, runs=runs, samples=args.samples, ranges=ranges, seed=args.seed, params=base,
                   outputs=args.output or [], out_dir=out, scheduler=args.scheduler, workers=args.workers,

@@ -591,6 +591,8 @@ def sweep(case: str | Path | Any, grid: Mapping[str, Sequence[Any]] | None = Non
     skipped = len(rows) + sum(1 for _, sim in tasks if not sim)
     stream = sys.stderr if progress is True else (progress or None)
     bar = SweepProgress(len(overrides), len(rows), stream) if stream else None
+    if bar and tasks:
+        bar._write(bar.line(), redraw=True)
 
     def with_params(i: int, row: dict) -> dict:
         return {"run": dirs[i].name, **{k: points[i][k] for k in varied if k in points[i]}, **row}
