@@ -479,6 +479,19 @@ def _local_workers(workers: int | None) -> int:
         return os.cpu_count() or 1
 
 
+def _stop_workers(pool: cf.ProcessPoolExecutor) -> None:
+    """Terminate the worker processes of ``pool`` (Ctrl-C: do not finish the queued runs)."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python >= 3.14
+    if terminate is not None:
+        terminate()
+        return
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            proc.terminate()
+        except (OSError, ValueError):
+            pass
+
+
 def _require_dask(scheduler: str) -> None:
     try:
         import distributed  # noqa: F401
@@ -562,6 +575,9 @@ def sweep(case: str | Path | Any, grid: Mapping[str, Sequence[Any]] | None = Non
             raise StudyError(f"'{out}' exists and is not a flexmb sweep directory", "choose another output directory")
         if not resume:
             raise StudyError(f"sweep directory '{out}' already exists", "resume it (the default) or choose another one")
+        if old.get("case") != case_path:
+            raise StudyError(f"sweep directory '{out}' holds a sweep of another case ({old.get('case')})",
+                             "choose another output directory")
     width = max(4, len(str(len(overrides) - 1)))
     dirs = [out / f"run_{i:0{width}d}" for i in range(len(overrides))]
 
@@ -609,6 +625,7 @@ def sweep(case: str | Path | Any, grid: Mapping[str, Sequence[Any]] | None = Non
     write_table(table, [rows[k] for k in sorted(rows)], varied)
     interrupted = False
     own_client = own_pool = None
+    futures: dict = {}
     try:
         if not tasks:
             pass
@@ -647,7 +664,17 @@ def sweep(case: str | Path | Any, grid: Mapping[str, Sequence[Any]] | None = Non
         interrupted = True
     finally:
         if own_pool is not None:
-            own_pool.shutdown(wait=not interrupted, cancel_futures=True)
+            if interrupted:  # let the runs under way close their files (Ctrl-C reached them too), then stop them
+                for fut in futures:
+                    fut.cancel()
+                cf.wait([f for f in futures if not f.done()], timeout=2.0)
+                _stop_workers(own_pool)
+            own_pool.shutdown(wait=True, cancel_futures=True)
+        if interrupted and futures and client is not None and not isinstance(client, cf.Executor):
+            try:
+                client.cancel(list(futures))  # Dask: drop the queued tasks of this sweep
+            except Exception:  # the cluster may be gone already
+                pass
         if own_client is not None:
             own_client.close()
         if bar:
