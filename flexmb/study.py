@@ -40,6 +40,7 @@ the sweep directory at the same path (a shared file system): they write the run 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import csv
 import fnmatch
 import io
@@ -479,6 +480,23 @@ def _local_workers(workers: int | None) -> int:
         return os.cpu_count() or 1
 
 
+_ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@contextlib.contextmanager
+def _one_thread_per_worker():
+    """While worker processes are spawned: one BLAS/OpenMP thread each (as Dask's nanny does),
+    so N workers on N cores do not oversubscribe them; variables the user set are kept."""
+    added = [k for k in _ONE_THREAD if k not in os.environ]
+    for k in added:
+        os.environ[k] = "1"
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
+
+
 def _stop_workers(pool: cf.ProcessPoolExecutor) -> None:
     """Terminate the worker processes of ``pool`` (Ctrl-C: do not finish the queued runs)."""
     terminate = getattr(pool, "terminate_workers", None)  # Python >= 3.14
@@ -640,8 +658,9 @@ def sweep(case: str | Path | Any, grid: Mapping[str, Sequence[Any]] | None = Non
                 client = own_pool = cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"),
                                                            initializer=_watch_parent, initargs=(os.getpid(),))
             if isinstance(client, cf.Executor):
-                futures = {client.submit(run_one, case_path, i, overrides[i], str(dirs[i]), outputs, postprocess, sim): (i, sim)
-                           for i, sim in tasks}
+                with _one_thread_per_worker() if own_pool is not None else contextlib.nullcontext():
+                    futures = {client.submit(run_one, case_path, i, overrides[i], str(dirs[i]), outputs, postprocess, sim):
+                               (i, sim) for i, sim in tasks}  # the pool spawns its processes on these submits
                 done_iter = cf.as_completed(futures)
             else:
                 from distributed import as_completed
