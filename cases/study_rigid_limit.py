@@ -5,7 +5,9 @@ Sweeps the coupler's axial stiffness EA of ``cases/four_bar_rigid_limit.py`` ove
 closed-form rigid four-bar versus EA on log–log axes, with the slope fitted over the
 asymptotic range. A compliance error of a statically loaded link goes like force/EA, so the
 slope should be −1 where the deformation is small (EA ≳ 1e5 N here) and flatten where the
-error meets the Newton tolerance (EA ≳ 1e10 N).
+compliance error falls below the time-step error of the integrator (EA ≳ 1e10 N at dt = 2 ms:
+measured 7.1e-9 rad there, 2.3e-9 rad at dt = 1 ms, unchanged with a 100 times tighter Newton
+tolerance).
 
 Run:  python cases/study_rigid_limit.py [--out DIR] [--ea 1e4,1e5,...] [--fit 1e5:1e9] [--workers N | --scheduler ADDR]
 
