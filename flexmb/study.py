@@ -255,8 +255,12 @@ def _clear_run_dir(d: Path) -> None:
 
     if not d.exists():
         return
-    ours = {"params.json", "row.json"}
-    if is_run_dir(d) or all(f.name in ours for f in d.iterdir()):
+    ours = {"params.json", "row.json", "meta.json", "end.json"}
+
+    def own(name: str) -> bool:  # also a chunk or a temporary file a killed run left half-written
+        return name in ours or name.startswith("chunk_") or (name.startswith(".") and name.endswith(".tmp"))
+
+    if is_run_dir(d) or all(own(f.name) for f in d.iterdir()):
         shutil.rmtree(d)
     else:
         raise StudyError(f"'{d}' holds files that are not a flexmb run; it is not deleted",
@@ -412,11 +416,12 @@ def read_table(path: str | Path) -> dict[str, np.ndarray | list]:
 
 # ------------------------------------------------------------------------------ progress
 class SweepProgress:
-    """Progress of a whole sweep on stderr: runs done / total, failures, elapsed, time left
-    (from the mean wall time of the runs simulated so far and the number of workers)."""
+    """Progress of a whole sweep on stderr: runs done / total (``done`` and ``skipped`` found
+    on disk, ``failed`` among them), failures, elapsed, time left (elapsed time per run
+    simulated so far, times the runs left: the workers' parallelism is in it)."""
 
-    def __init__(self, total: int, skipped: int, stream: TextIO | None = None) -> None:
-        self.total, self.done, self.failed = total, skipped, 0
+    def __init__(self, total: int, done: int, skipped: int, failed: int = 0, stream: TextIO | None = None) -> None:
+        self.total, self.done, self.failed = total, done, failed
         self.ran = 0
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
@@ -624,7 +629,8 @@ def sweep(case: str | Path | Any, grid: Mapping[str, Sequence[Any]] | None = Non
     table = out / "summary.csv"
     skipped = len(rows) + sum(1 for _, sim in tasks if not sim)
     stream = sys.stderr if progress is True else (progress or None)
-    bar = SweepProgress(len(overrides), len(rows), stream) if stream else None
+    failed0 = sum(1 for r in rows.values() if r.get("status") != "finished")
+    bar = SweepProgress(len(overrides), len(rows), skipped, failed0, stream) if stream else None
     if bar and tasks:
         bar._write(bar.line(), redraw=True)
 

@@ -5,6 +5,7 @@ without repeating a finished run and ends with the table of an uninterrupted swe
 parameter sets (build() raises, a bad value, a Newton failure) are recorded with their reason
 while the other runs complete. The tiny case is tests/cases/flexible_pendulum.py."""
 
+import io
 import json
 import os
 import signal
@@ -173,8 +174,14 @@ def test_killed_sweep_resumes_without_repeating_finished_runs(reference, tmp_pat
 def test_failing_parameter_sets_are_recorded_and_the_others_complete(reference, tmp_path, capsys):
     runs = [{}, {"n_elements": 0}, {"fail_at": 0.02}, {"E": "steel"}, {"theta0": 0.3, "E": 2.8e9}]
     out = tmp_path / "failing"
-    s = sweep(CASE, runs=runs, outputs=OUTPUTS, out_dir=out, workers=1, progress=False)
+    log = io.StringIO()
+    s = sweep(CASE, runs=runs, outputs=OUTPUTS, out_dir=out, workers=1, progress=log)
     assert (s.n_runs, s.ran, s.skipped, s.failed) == (5, 5, 0, 3)
+    # progress of the whole sweep: one line per finished task, each failure named with its reason
+    lines = log.getvalue().splitlines()
+    assert lines[0].startswith("sweep: 0/5 runs done (0 skipped, 0 failed)") and "left" in lines[0]
+    assert lines[-1].startswith("sweep: 5/5 runs done (0 skipped, 3 failed)") and "left 00:00" in lines[-1]
+    assert sum(ln.startswith("run_0001: error: build() failed") for ln in lines) == 1
     tab = read_table(s.table)
     assert tab["status"] == ["finished", "error", "failed", "error", "finished"]
     assert tab["reason"][0] == "" and tab["reason"][4] == ""
