@@ -14,7 +14,9 @@ executions, each into a fresh sweep directory:
   imported flexmb (cluster start-up is printed apart).
 
 The results of the three are checked to be identical (bit for bit) before the times are
-printed. The machine's load average is printed: other work on it slows every execution.
+printed, with the mean wall time of one simulation inside its worker (if it grows with the
+number of workers, the cores are shared with other work). The machine's load average is
+printed too: other work on it slows every execution.
 
 Run:  python benchmarks/sweep_backends.py [--runs 8] [--t-end 0.2] [--workers 2]
 """
@@ -30,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 import flexmb as fm
-from flexmb.study import run_one, sweep
+from flexmb.study import read_table, run_one, sweep
 
 CASE = Path(__file__).resolve().parents[1] / "cases" / "four_bar_rigid_limit.py"
 
@@ -51,6 +53,7 @@ def main() -> None:
     grid = {"EA": [float(v) for v in np.logspace(5, 9, args.runs)]}
     params = {"t_end": args.t_end}
     times: dict[str, float] = {}
+    per_run: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         run_one(str(CASE), 0, {"t_end": 0.01}, str(tmp / "warm"), postprocess=False)  # load kernels here
@@ -68,6 +71,8 @@ def main() -> None:
             t0 = time.perf_counter()
             sweep(CASE, grid=grid, params=params, out_dir=tmp / "dask", client=client, postprocess=False, progress=False)
             times["dask"] = time.perf_counter() - t0
+        for name in times:
+            per_run[name] = float(np.mean(read_table(tmp / name)["wall_time_s"]))
         for i in range(args.runs):
             ref = fm.load(tmp / "serial" / f"run_{i:04d}")
             for name in ("local", "dask"):
@@ -77,7 +82,8 @@ def main() -> None:
     print(f"{args.runs} runs of {CASE.name}, t_end = {args.t_end} s each; {args.workers} workers; "
           f"load average {load[0]:.2f} {load[1]:.2f}; results identical across executions")
     for name, t in times.items():
-        print(f"  {name:7s} {t:7.2f} s   ({t / args.runs:.2f} s per run; speed-up vs serial {times['serial'] / t:.2f})")
+        print(f"  {name:7s} {t:7.2f} s   ({t / args.runs:.2f} s per run; speed-up vs serial {times['serial'] / t:.2f}; "
+              f"one simulation takes {per_run[name]:.2f} s inside its worker)")
     print(f"  (Dask LocalCluster start-up and worker warm-up: {t_cluster:.2f} s, not counted above)")
 
 
