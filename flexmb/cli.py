@@ -4,12 +4,15 @@
     flexmb info CASE [--param name=value ...]
     flexmb export RESULT [--format pvd|xdmf] [--out DIR] [--every N] [--overwrite]
     flexmb plot RESULT QUANTITY ... [--out DIR]
+    flexmb sweep CASE --grid name=v1,v2,... | --runs FILE.json | --samples N --range name=lo:hi [--seed S]
+                 [--param name=value ...] [--output SPEC ...] [--workers N | --scheduler tcp://host:port] [--out DIR]
 
 Exit codes (scripts can rely on them):
 
-    0    success (the run finished)
+    0    success (the run finished; for sweep: every run finished)
     1    the run stopped early (Newton failure), its result is incomplete, or the case's
-         postprocess failed; the results computed so far are on disk
+         postprocess failed; the results computed so far are on disk (for sweep: at least one
+         run failed; the others completed and the table records every run)
     2    usage error or bad input: bad option, missing case file, unknown parameter, bad
          value, model error, output directory exists, unreadable result
     3    internal error in flexmb (a bug: rerun with --debug and report the traceback)
@@ -290,6 +293,121 @@ def cmd_plot(args) -> int:
     return EXIT_OK
 
 
+def _split_values(text: str) -> list[str]:
+    """``v1,v2,...`` split at the commas outside brackets and quotes."""
+    items, depth, quote, cur = [], 0, "", ""
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    items.append(cur)
+    return [i.strip() for i in items]
+
+
+def _grid(specs: list[str]) -> dict:
+    from .casefile import CaseError, parse_param
+
+    grid: dict = {}
+    for spec in specs:
+        name, sep, values = spec.partition("=")
+        name = name.strip()
+        items = _split_values(values) if sep else []
+        if not sep or not name or not values.strip() or any(not v for v in items):
+            raise CliError(f"--grid '{spec}' is not of the form name=v1,v2,...",
+                           "e.g. --grid damping=0,0.01,0.05 --grid E=1e9,1e10")
+        if name in grid:
+            raise CliError(f"--grid '{name}' is given twice", "give all values of a parameter in one --grid name=v1,v2,...")
+        try:
+            grid[name] = [parse_param(f"{name}={v}")[1] for v in items]
+        except CaseError as exc:
+            raise CliError(f"--grid {exc}".replace("--param ", ""), exc.hint) from exc
+    return grid
+
+
+def _ranges(specs: list[str]) -> dict:
+    out: dict = {}
+    for spec in specs:
+        name, sep, rng = spec.partition("=")
+        parts = rng.split(":")
+        try:
+            if not sep or not name.strip() or len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] != "log"):
+                raise ValueError
+            lo, hi = float(parts[0]), float(parts[1])
+        except ValueError:
+            raise CliError(f"--range '{spec}' is not of the form name=lo:hi or name=lo:hi:log",
+                           "e.g. --range damping=0:0.1 --range EA=1e5:1e8:log") from None
+        out[name.strip()] = (lo, hi, "log") if len(parts) == 3 else (lo, hi)  # integers if the default is one
+    return out
+
+
+def cmd_sweep(args) -> int:
+    """flexmb sweep: run a case over a grid, a list of runs or random samples; summary table."""
+    from .casefile import CaseError, load_case, parse_param
+    from .study import StudyError, sweep
+
+    try:
+        case = load_case(args.case)
+        base = dict(parse_param(p) for p in args.param or [])
+    except CaseError as exc:
+        raise CliError(str(exc), exc.hint) from exc
+    if args.t_end is not None:
+        base["t_end"] = args.t_end
+    if args.dt is not None:
+        base["dt"] = args.dt
+    how = [w for w, v in (("--grid", args.grid), ("--runs", args.runs), ("--samples", args.samples)) if v]
+    if len(how) != 1:
+        raise CliError(f"give one of --grid, --runs or --samples (got {', '.join(how) or 'none'})",
+                       "e.g. --grid damping=0,0.01,0.05, or --samples 20 --range damping=0:0.1 --seed 1")
+    if args.range and not args.samples:
+        raise CliError("--range is for --samples", "give --samples N with the ranges")
+    grid = _grid(args.grid) if args.grid else None
+    runs = None
+    if args.runs:
+        try:
+            runs = json.loads(Path(args.runs).read_text())
+        except OSError as exc:
+            raise CliError(f"cannot read --runs file '{args.runs}': {exc.strerror}",
+                           "give a JSON file: a list of objects") from None
+        except ValueError as exc:
+            raise CliError(f"--runs file '{args.runs}' is not JSON: {exc}", "a list of objects, e.g. [{\"E\": 1e9}]") from None
+        if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+            raise CliError(f"--runs file '{args.runs}' must hold a list of objects", "e.g. [{\"E\": 1e9}, {\"E\": 1e10}]")
+    ranges = _ranges(args.range or []) if args.samples else None
+    if args.samples and not ranges:
+        raise CliError("--samples needs the ranges to draw from", "e.g. --range damping=0:0.1 --range EA=1e5:1e8:log")
+    out = Path(args.out) if args.out else Path("runs") / f"{case.name}_sweep"
+    where = f"Dask scheduler {args.scheduler}" if args.scheduler else (
+        "the command's own process" if args.workers == 0 else f"{args.workers or 'all'} local worker processes")
+    _say(case.title)
+    _say(f"sweep of {case.path} -> {out}, runs on {where}")
+    try:
+        s = sweep(case, grid=grid, runs=runs, samples=args.samples, ranges=ranges, seed=args.seed, params=base,
+                  outputs=args.output or [], out_dir=out, scheduler=args.scheduler, workers=args.workers,
+                  retry_failed=args.retry_failed, postprocess=not args.no_postprocess, progress=not args.quiet)
+    except StudyError as exc:
+        raise CliError(str(exc), exc.hint) from exc
+    except KeyboardInterrupt:
+        print(f"flexmb: sweep interrupted; the finished runs and their table are in {out}; run the same command again to "
+              "resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    for r in s.rows:
+        if r.get("status") != "finished":
+            _say(f"  {r['run']}: {r['status']}: {r.get('reason', '')}")
+    _say(f"sweep: {s.line()}")
+    _say(f"table:  {s.table}  (flexmb.study.read_table('{s.table}'))")
+    return EXIT_OK if s.failed == 0 else EXIT_RUN_FAILED
+
+
 # ---------------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``flexmb`` command."""
@@ -348,6 +466,39 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--out", metavar="DIR", help="output directory (default: RESULT/plots)")
     common(pl)
     pl.set_defaults(func=cmd_plot)
+
+    sw = sub.add_parser("sweep", epilog=codes, help="run a case for many parameter sets (local processes or Dask)",
+                        description="Run a case file for every combination of --grid values, the runs of a JSON file, "
+                        "or --samples random sets, each into its own result directory DIR/run_NNNN, and write "
+                        "DIR/summary.csv: one row per run with its parameters, status, wall time, steps, Newton "
+                        "iterations, energy-balance error, peak axial force, the case's summary and the --output "
+                        "columns. Runs go to local worker processes (all cores), or to a Dask cluster with "
+                        "--scheduler. Rerunning the same command resumes: finished runs are skipped. A failing run "
+                        "is recorded with its reason and the sweep goes on.")
+    sw.add_argument("case", metavar="CASE", help="case file (Python, with DEFAULTS and build())")
+    sw.add_argument("--grid", "-g", action="append", metavar="NAME=V1,V2,...",
+                    help="values of a parameter (Python literals, as for --param); several --grid: every combination")
+    sw.add_argument("--runs", metavar="FILE.json", help="a JSON list of objects, one per run (parameter name -> value)")
+    sw.add_argument("--samples", type=int, metavar="N", help="N random parameter sets drawn from the --range's")
+    sw.add_argument("--range", action="append", metavar="NAME=LO:HI[:log]",
+                    help="uniform (or log-uniform) range of a parameter for --samples; integers for integer parameters")
+    sw.add_argument("--seed", type=int, default=0, help="random seed of --samples (default 0)")
+    params(sw)
+    sw.add_argument("--t-end", type=float, help="end time [s] of every run (default: the case's t_end)")
+    sw.add_argument("--dt", type=float, help="time step [s] of every run (default: the case's dt)")
+    sw.add_argument("--output", "-o", action="append", metavar="SPEC",
+                    help="an extra column: node:NAME (final position), coordinate:NAME (final value), "
+                    "peak_force:PATTERN (peak |axial force| over the beam elements matching the glob), or a bare name")
+    sw.add_argument("--out", metavar="DIR", help="sweep directory (default: runs/<case name>_sweep); an existing one is resumed")
+    sw.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: all cores; 0: in this process)")
+    sw.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster of this scheduler (tcp://host:8786); "
+                    "needs dask.distributed (pip install 'flexmb[cluster]') and the case file and DIR on a shared file system")
+    sw.add_argument("--retry-failed", action="store_true",
+                    help="on resume, run the failed runs again (default: keep their record)")
+    sw.add_argument("--no-postprocess", action="store_true", help="skip the case's postprocess (its plots and summary columns)")
+    sw.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    common(sw)
+    sw.set_defaults(func=cmd_sweep)
     return p
 
 

@@ -1,0 +1,45 @@
+"""The study scripts of cases/ (issue 7): the rigid-limit study, run end to end on a short
+grid, measures the 1/EA law (slope -1 on log-log axes) and writes its plot and study.json; the
+six-link study says why it cannot run (missing case, missing parameter, missing link elements)
+instead of failing."""
+
+import json
+
+import numpy as np
+from conftest import load_case
+
+from flexmb.plots import plt
+
+rigid_limit = load_case("study_rigid_limit")
+six_link = load_case("study_six_link_damping")
+
+
+def test_rigid_limit_study_measures_slope_minus_one(tmp_path, capsys):
+    out = tmp_path / "rl"
+    code = rigid_limit.main(["--out", str(out), "--ea", "1e5,1e6,1e7", "--fit", "1e5:1e7", "--t-end", "0.2",
+                             "--workers", "0"])
+    assert code == 0
+    study = json.loads((out / "study.json").read_text())
+    assert abs(study["slope"] + 1) < 0.02  # compliance error ~ 1/EA
+    # the fit is the least-squares line through the table's points, recomputed here
+    ea, err = np.array(study["EA_N"]), np.array(study["rocker_error_max_rad"])
+    assert study["slope"] == np.polyfit(np.log10(ea), np.log10(err), 1)[0]
+    assert (out / "rocker_error_vs_EA.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "fitted slope" in capsys.readouterr().out
+
+
+def test_six_link_study_explains_why_it_cannot_run(tmp_path, capsys):
+    assert six_link.main(["--case", str(tmp_path / "missing.py"), "--out", str(tmp_path / "s")]) == 0
+    assert "skipped" in capsys.readouterr().err and not (tmp_path / "s").exists()
+    case = tmp_path / "no_damping.py"
+    case.write_text('"""A case without damping."""\nDEFAULTS = dict(t_end=1.0, dt=0.1)\ndef build(**p):\n    return None\n')
+    assert "has no 'damping' parameter" in six_link.why_not_ready(case)
+    case = tmp_path / "other_links.py"
+    case.write_text('"""A case whose beams are not links 3 and 5."""\nimport flexmb as fm\n'
+                    "DEFAULTS = dict(damping=0.0, t_end=1.0, dt=0.1)\n"
+                    "def build(**p):\n    mb = fm.ModelBuilder()\n"
+                    "    sec = fm.BeamSection(1e9, 4e8, 1e-4, 1e-8, 1e-8, 2e-8, 1000.0)\n"
+                    "    mb.add_flexible_link('arm', (0, 0, 0), (1, 0, 0), 2, sec)\n    return mb.compile()\n")
+    reason = six_link.why_not_ready(case)
+    assert "link3.e*" in reason and "link5.e*" in reason and "arm" in reason
+    plt.close("all")
