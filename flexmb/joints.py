@@ -38,6 +38,7 @@ class JointKind:
 
     @property
     def has_ball(self) -> bool:
+        """Whether the kind has a ball (three rotation coordinates on SO(3))."""
         return any(c == "B" for c, _ in self.components)
 
 

@@ -642,22 +642,27 @@ class Model:
     # -------------------------------------------------------------- sizes
     @property
     def n_nodes(self) -> int:
+        """Number of nodes (6-DOF frames)."""
         return len(self.node_names)
 
     @property
     def n_joints(self) -> int:
+        """Number of tree joints (user joints plus the free joints of free nodes)."""
         return len(self.joint_names)
 
     @property
     def n_u(self) -> int:
+        """Number of velocity coordinates (driven ones included)."""
         return int(self.u_is_ball.size)
 
     @property
     def n_q(self) -> int:
+        """Number of scalar (vector-space) position coordinates; ball rotations are kept apart."""
         return int(self.q0.size)
 
     @property
     def n_ball(self) -> int:
+        """Number of ball rotations (spherical and free joints), each an SO(3) matrix."""
         return int(self.balls0.shape[0])
 
     @property

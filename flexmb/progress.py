@@ -41,6 +41,7 @@ class ProgressBar:
         self._first: tuple[float, float] | None = None  # (clock, fraction) at the first step
 
     def fraction(self) -> float:
+        """Fraction of the simulated time span done, in [0, 1]."""
         span = self.t_end - self.t0
         return min(1.0, max(0.0, (self.t - self.t0) / span)) if span > 0 else 1.0
 

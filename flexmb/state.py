@@ -22,6 +22,7 @@ class State:
     udot: np.ndarray
 
     def copy(self) -> State:
+        """A deep copy (arrays copied)."""
         return State(self.t, self.q.copy(), self.balls.copy(), self.u.copy(), self.udot.copy())
 
     def apply_drives(self, model, t: float) -> None:
