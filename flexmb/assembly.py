@@ -20,6 +20,7 @@ from flexmb.elements import bushing as bushing_kernels
 from flexmb.elements import loads as load_kernels
 from flexmb.elements import rigid_body
 
+from .friction import JointFriction
 from .kinematics import Kinematics, TreePattern, forward_kinematics
 from .rotations import cross, skew
 
@@ -52,6 +53,7 @@ class Evaluation:
     beam_kinetic: float = 0.0
     beam_weight_energy: float = 0.0
     _tangents: object = None  # callable -> (K, C, K_material) of all elements
+    friction: JointFriction | None = None  # bearing friction (flexmb/friction.py), implicit in udot
     _tangent_cache: tuple | None = None
 
     def element_tangents(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -100,7 +102,11 @@ class Evaluation:
 
     def residual(self, udot: np.ndarray) -> np.ndarray:
         """Eq. (1) for all velocity coordinates."""
-        return self.project(self.node_wrenches(udot)) - self.tau
+        w = self.node_wrenches(udot)
+        r = self.project(w) - self.tau
+        if self.friction is not None:  # bearing friction torques from the reactions = subtree sums of w
+            r[self.friction.u] -= self.friction.torques(w)
+        return r
 
 
 class Assembler:
@@ -176,6 +182,8 @@ class Assembler:
         if m.jforce_u.size:  # applied joint forces (ModelBuilder.add_joint_force), scaled like the loads
             tau[m.jforce_u] += load_factor * np.array([float(f(state.t)) for f in m.jforce_f])
         ev = Evaluation(kin, Mb, bias, loads, tau)
+        if m.friction_u.size:
+            ev.friction = JointFriction(m, kin, self.pattern, state.u)
         nb = len(m.bushing_names)
         if nb and elastic_cuts:
             self._bushings(ev)
@@ -268,6 +276,8 @@ class Assembler:
                          material_only: bool = False, with_mass: bool = True) -> sp.csc_matrix:
         """S = M̄ + γ' C̄ + β' K̄ on the coordinates ``cols`` (joint springs in ``diag``);
         ``with_mass=False`` gives γ' C̄ + β' K̄ alone (the static tangent), same pattern."""
+        if ev.friction is not None:  # bearing friction: its viscous slope near rest (flexmb/friction.py)
+            diag = diag + gp * ev.friction.damping_diag(cols)
         S = self.mbar(ev, cols, diag=diag, with_elements=False)
         if not with_mass:
             S.data[:] = 0.0
