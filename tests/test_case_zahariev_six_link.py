@@ -27,7 +27,7 @@ from flexmb.simulate import simulate
 
 case = load_case("zahariev_six_link")
 P = case.DEFAULTS
-T_SHORT = 0.6
+T_SHORT = 0.5
 
 
 def pts(model):
@@ -176,10 +176,11 @@ def test_damping_lowers_the_axial_force_oscillation_and_energy_balances(short_ru
     Fu = case.axial_forces(m_u, undamped)["link3"][late]
     assert np.ptp(Fu) > 30 * np.ptp(Fd)
     assert np.abs(Fu).max() > 1e3 > 10 * np.abs(Fd).max()  # kN oscillation (Fig. 9) vs admissible (Fig. 10)
-    # energy: T + U + D - W constant with damping (the elastic dissipation is counted) ...
+    # energy: T + U + D - W constant with damping (the beams' dissipation is counted; what is left
+    # is the integrator's numerical dissipation in the start transient, < 1 % of the drive work) ...
     E, W = damped.total_energy, damped.energy["drive_work"]
-    assert np.abs(W).max() > 0.1
-    assert np.abs(E - E[0]).max() < 0.02 * np.abs(W).max() + 0.02 * damped.energy["dissipated"][-1]
+    assert damped.energy["dissipated"][-1] > 0.5 * np.abs(W).max() > 0.5
+    assert np.abs(E - E[0]).max() < 0.01 * np.abs(W).max()
     # ... and without it the integrator only removes energy (numerical dissipation, ρ∞ < 1)
     Eu = undamped.total_energy
     assert (Eu - Eu[0]).max() < 1e-6 * np.abs(undamped.energy["drive_work"]).max()
