@@ -21,6 +21,7 @@ from flexmb.elements import beam_compiled, rigid_body
 from flexmb.elements import bushing as bushing_kernels
 from flexmb.elements import loads as load_kernels
 
+from .friction import JointFriction
 from .kinematics import Kinematics, TreePattern, forward_kinematics
 from .rotations import cross
 
@@ -53,6 +54,7 @@ class Evaluation:
     beam_kinetic: float = 0.0
     beam_weight_energy: float = 0.0
     _tangents: object = None  # callable -> (K, C, K_material) of all elements
+    friction: JointFriction | None = None  # bearing friction (flexmb/friction.py), implicit in udot
     _tangent_cache: tuple | None = None
 
     def element_tangents(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -98,7 +100,11 @@ class Evaluation:
 
     def residual(self, udot: np.ndarray) -> np.ndarray:
         """Eq. (1) for all velocity coordinates."""
-        return self.project(self.node_wrenches(udot)) - self.tau
+        w = self.node_wrenches(udot)
+        r = self.project(w) - self.tau
+        if self.friction is not None:  # bearing friction torques from the reactions = subtree sums of w
+            r[self.friction.u] -= self.friction.torques(w)
+        return r
 
 
 class Assembler:
@@ -172,6 +178,8 @@ class Assembler:
         if m.jforce_u.size:  # applied joint forces (ModelBuilder.add_joint_force), scaled like the loads
             tau[m.jforce_u] += load_factor * np.array([float(f(state.t)) for f in m.jforce_f])
         ev = Evaluation(kin, Mb, bias, loads, tau)
+        if m.friction_u.size:
+            ev.friction = JointFriction(m, kin, self.pattern, state.u)
         nb = len(m.bushing_names)
         if nb and elastic_cuts:
             self._bushings(ev)
@@ -275,9 +283,12 @@ class Assembler:
                          material_only: bool = False, with_mass: bool = True) -> sp.csc_matrix:
         """S = M̄ + γ' C̄ + β' K̄ on the coordinates ``cols`` (joint springs in ``diag``);
         ``with_mass=False`` gives γ' C̄ + β' K̄ alone (the static tangent). Assembled in place on
-        the structural pattern (flexmb/iteration_matrix.py; scatter maps built once per ``cols``)."""
+        the structural pattern (flexmb/iteration_matrix.py; scatter maps built once per ``cols``).
+        Bearing friction adds its viscous slope near rest to the diagonal (flexmb/friction.py)."""
         from .iteration_matrix import IterationMatrix
 
+        if ev.friction is not None:
+            diag = diag + gp * ev.friction.damping_diag(cols)
         cols = np.asarray(cols)
         key = ("S", cols.tobytes())
         if key not in self._patterns:
@@ -287,6 +298,8 @@ class Assembler:
     def iteration_matrix_via_B(self, ev: Evaluation, cols: np.ndarray, gp: float, bp: float, diag: np.ndarray,
                                material_only: bool = False, with_mass: bool = True) -> sp.csc_matrix:
         """The same matrix by sparse products M̄ + B^T E B (reference for tests; slower)."""
+        if ev.friction is not None:
+            diag = diag + gp * ev.friction.damping_diag(cols)
         S = self.mbar(ev, cols, diag=diag, with_elements=False)
         if not with_mass:
             S.data[:] = 0.0

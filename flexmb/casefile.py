@@ -8,6 +8,10 @@ A case is a Python file with
   passed; missing parameters come from DEFAULTS);
 * optionally ``postprocess(result, model, params, out_dir) -> dict`` — the case's own plots
   and files, and a summary (str -> number/str) to print;
+* optionally ``monitor(model, params) -> callback`` — a ``simulate`` callback ``(state,
+  evaluation) -> str | None`` run after every step; a returned string ends the run with status
+  ``stopped: <string>`` (e.g. a mechanism driven into a singular configuration,
+  flexmb.monitors.SingularityMonitor); the postprocess then still runs;
 * a module docstring whose first line is a one-line title.
 
 Parameter values given on the command line are Python *literals* (``ast.literal_eval``: numbers,
@@ -62,6 +66,11 @@ class Case:
     def build(self, params: dict[str, Any]):
         """The model for ``params`` (run settings left out)."""
         return self.module.build(**{k: v for k, v in params.items() if k not in RUN_SETTINGS})
+
+    def monitor(self, model, params: dict[str, Any]):
+        """The case's run callback (None when it defines no ``monitor``)."""
+        f = getattr(self.module, "monitor", None)
+        return f(model, dict(params)) if f is not None else None
 
     def postprocess(self, result, model, params: dict[str, Any], out_dir: Path) -> dict:
         """The case's own outputs and summary ({} when it defines no postprocess)."""

@@ -9,7 +9,8 @@
 
 Exit codes (scripts can rely on them):
 
-    0    success (the run finished; for sweep: every run finished)
+    0    success (the run finished, or the case's monitor stopped it: status "stopped: ..."; for sweep:
+         every run finished)
     1    the run stopped early (Newton failure), its result is incomplete, or the case's
          postprocess failed; the results computed so far are on disk (for sweep: at least one
          run failed; the others completed and the table records every run)
@@ -94,6 +95,19 @@ def _build(case, params):
                        "run with --debug for the traceback") from exc
 
 
+def _monitor(case, params, model):
+    """The case's run callback (casefile: optional ``monitor``), or None."""
+    from .errors import FlexmbError
+
+    try:
+        return case.monitor(model, params)
+    except FlexmbError as exc:
+        raise CliError(f"model error in case '{case.name}' (monitor): {exc}", "check the parameters") from exc
+    except Exception as exc:
+        raise CliError(f"case '{case.name}': monitor() failed: {type(exc).__name__}: {exc}",
+                       "run with --debug for the traceback") from exc
+
+
 def _load_result(path: str):
     from .errors import ResultFileError
     from .result import load
@@ -161,6 +175,7 @@ def cmd_run(args) -> int:
     out = Path(args.out) if args.out else Path("runs") / case.name
     _check_out_dir(out, args.overwrite)
     model = _build(case, params)
+    callback = _monitor(case, params, model)
     _say(f"{case.title}")
     _say(f"case {case.path} -> {out}   t_end = {params['t_end']:g} s, dt = {params['dt']:g} s, "
          f"rho_inf = {params.get('rho_inf', 0.9):g}, {model.n_u} coordinates")
@@ -170,7 +185,8 @@ def cmd_run(args) -> int:
     bar = ProgressBar(params["t_end"], stream=sys.stderr) if not args.quiet else None
     try:
         simulate(model, params["t_end"], params["dt"], rho_inf=params.get("rho_inf", 0.9),
-                 output_every=params.get("output_every", 1), out=writer, progress=bar.update if bar else None)
+                 output_every=params.get("output_every", 1), out=writer, progress=bar.update if bar else None,
+                 callback=callback)
     except KeyboardInterrupt:
         if bar:
             bar.close()
@@ -188,7 +204,8 @@ def cmd_run(args) -> int:
     res = load(out)  # what is on disk is what the user gets
     pvd = write_pvd(res, None, out / "paraview", case.name, _frames_every(len(res.t), args.every))
     plots = _standard_plots(res, out)
-    code = EXIT_OK if res.status == "finished" else EXIT_RUN_FAILED
+    # "stopped: ...": the case's monitor ended the run as designed (e.g. at a singular configuration)
+    code = EXIT_OK if res.status == "finished" or res.status.startswith("stopped:") else EXIT_RUN_FAILED
     summary: dict = {"status": res.status, "steps": int(res.stats.get("steps", 0)), "output_rows": int(res.t.size),
                      "final_time_s": float(res.t[-1]) if res.t.size else 0.0,
                      "wall_time_s": round(res.stats.get("wall_time", float("nan")), 3),

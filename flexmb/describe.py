@@ -77,6 +77,7 @@ def describe(model, limit: int = 40) -> str:
     for k in range(m.n_joints):
         children.setdefault(int(m.joint_parent[k]), []).append(k)
     driven_joints = {m.joint_names[int(k)] for k in np.searchsorted(m.joint_u_start, m.driven, side="right") - 1}
+    friction = {int(k): (mu, r) for k, mu, r in zip(m.friction_joint, m.friction_mu, m.friction_radius)}
     out.append("tree (joint: kind -> child node):")
     rows = ["  ground"]
 
@@ -85,6 +86,8 @@ def describe(model, limit: int = 40) -> str:
         for n, k in enumerate(kids):
             last = n == len(kids) - 1
             tag = " (driven)" if m.joint_names[k] in driven_joints else ""
+            if k in friction:
+                tag += f" (bearing friction mu = {friction[k][0]:g}, pin radius {friction[k][1]:g})"
             rows.append(f"  {prefix}{'`- ' if last else '|- '}{m.joint_names[k]}: {m.joint_kinds[k].name}{tag} "
                         f"-> {m.node_names[int(m.joint_child[k])]}")
             walk(int(m.joint_child[k]), prefix + ("   " if last else "|  "))

@@ -158,6 +158,7 @@ class ModelBuilder:
         self._drives: dict[tuple[str, int], ScalarDrive] = {}
         self._springs: dict[tuple[str, int], tuple[float, float, float]] = {}
         self._joint_forces: dict[tuple[str, int], Callable[[float], float]] = {}
+        self._frictions: dict[str, tuple[float, float, float]] = {}  # joint -> (mu, pin radius, omega_eps)
         self._loads: dict[str, NodalLoad] = {}
         self._bushings: dict[str, tuple] = {}
         self._beams: dict[str, tuple] = {}
@@ -317,6 +318,24 @@ class ModelBuilder:
         if not math.isfinite(v0):
             raise ModelError(f"joint force on '{joint}': force(0.0) = {v0!r} is not finite.")
         self._joint_forces[(joint, dof)] = f
+
+    def add_joint_friction(self, joint: str, mu: float, pin_radius: float, omega_eps: float = 1e-3) -> None:
+        """Coulomb friction in the bearing of revolute ``joint`` (Zahariev & Cuadrado §1, §5): the
+        torque -mu pin_radius |F_perp| tanh(q'/omega_eps) on its coordinate, F_perp the joint's
+        reaction force normal to the axis (implicit in the accelerations); ``omega_eps`` [rad/s]
+        regularises sign(q') near rest (flexmb/friction.py, eq. 1, explains the choice)."""
+        jt = self._joint(joint, "joint friction")
+        if jt.kind.name != "revolute":
+            raise ModelError(f"joint friction on '{joint}': only revolute joints have a bearing model here "
+                             f"(it is {jt.kind.name}); give a revolute joint.")
+        if joint in self._frictions:
+            raise ModelError(f"joint friction: joint '{joint}' already has friction; give it once.")
+        for v, what, lo in ((mu, "mu", 0.0), (pin_radius, "pin_radius", None), (omega_eps, "omega_eps", None)):
+            ok = isinstance(v, (int, float, np.floating)) and math.isfinite(v) and (v >= lo if lo is not None else v > 0)
+            if not ok:
+                raise ModelError(f"joint friction on '{joint}': {what} = {v!r} must be a finite number "
+                                 f"{'>= 0' if lo is not None else '> 0'}.")
+        self._frictions[joint] = (float(mu), float(pin_radius), float(omega_eps))
 
     def add_load(
         self,
@@ -608,6 +627,12 @@ class Model:
     spring_rest: np.ndarray
     jforce_u: np.ndarray = field(default_factory=lambda: np.zeros(0, int))  # coordinates with applied joint forces
     jforce_f: tuple[Callable[[float], float], ...] = field(default=())
+    # bearing friction (ModelBuilder.add_joint_friction, flexmb/friction.py): tree joint, its coordinate, mu, r, omega_eps
+    friction_joint: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    friction_u: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    friction_mu: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    friction_radius: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    friction_omega_eps: np.ndarray = field(default_factory=lambda: np.zeros(0))
     auto_free_nodes: tuple[str, ...] = field(default=())
     bushing_names: tuple[str, ...] = field(default=())
     bushing_a: np.ndarray = field(default_factory=lambda: np.zeros(0, int))  # -1 = ground
@@ -830,6 +855,7 @@ class Model:
         driven = sorted((scalar_u[jn][dof], d) for (jn, dof), d in mb._drives.items())
         springs = sorted((scalar_u[jn][dof],) + v for (jn, dof), v in mb._springs.items())
         jforces = sorted(((scalar_u[jn][dof], f) for (jn, dof), f in mb._joint_forces.items()), key=lambda x: x[0])
+        fric = sorted((jnames.index(jn),) + v for jn, v in mb._frictions.items())  # (tree joint, mu, r, omega_eps)
         bodies = list(mb._bodies.items())
         del jstart
         f = _frozen
@@ -855,6 +881,11 @@ class Model:
             spring_c=f(np.array([s[2] for s in springs], dtype=float)),
             spring_rest=f(np.array([s[3] for s in springs], dtype=float)),
             jforce_u=f(np.array([u for u, _ in jforces], dtype=int)), jforce_f=tuple(fn for _, fn in jforces),
+            friction_joint=f(np.array([c[0] for c in fric], dtype=int)),
+            friction_u=f(np.array([u_start[c[0]] for c in fric], dtype=int)),
+            friction_mu=f(np.array([c[1] for c in fric], dtype=float)),
+            friction_radius=f(np.array([c[2] for c in fric], dtype=float)),
+            friction_omega_eps=f(np.array([c[3] for c in fric], dtype=float)),
             auto_free_nodes=tuple(node_names[i] for i in auto),
             **_compile_bushings(mb, X0, R0),
             **_compile_beams(mb, X0, R0),

@@ -26,7 +26,8 @@ class Result:
     reactions (nt, n_joints, 6): force and moment on each joint's child (about the joint
     point, global axes); energy: dict of (nt,) arrays kinetic, potential (gravity and joint
     springs), strain (elements: beams, bushings), dissipated, drive_work, load_work;
-    newton_iterations (nt,); status: how the run ended (``finished``, ``failed: <reason>``,
+    newton_iterations (nt,); status: how the run ended (``finished``, ``stopped: <reason>`` (a
+    callback/monitor ended it), ``failed: <reason>``,
     ``interrupted``, ``incomplete: ...`` for a streamed run that wrote no end record);
     drawing: the model topology the ParaView export needs (flexmb.drawing.drawing_of);
     meta: JSON-able facts about the run (case, parameters, settings).

@@ -145,6 +145,9 @@ def rigid_inverse_dynamics(model, times, state: State | None = None) -> RigidRes
     """Drive forces, cut forces and joint reactions of the rigid-equivalent mechanism moving
     as its drives prescribe, at the given ``times``. Raises SolverError where the rigid model
     is singular or the drives and cuts cannot supply the forces the motion needs."""
+    if model.friction_u.size:
+        raise ModelError("rigid inverse dynamics: the model has bearing friction, whose torques depend on the cut "
+                         "forces this solver computes; it is not supported here: simulate the elastic model instead.")
     rm = RigidModel(model)
     m, asm = model, rm.asm
     st = model.initial_state() if state is None else state.copy()

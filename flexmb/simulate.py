@@ -55,6 +55,8 @@ class _Recorder:
         self._drive = ev.residual(st.udot)[m.driven] if m.driven.size else np.zeros(0)
         p_diss = float(np.sum(m.spring_c * st.u[m.spring_u] ** 2)) if m.spring_u.size else 0.0
         p_diss += ev.element_dissipation
+        if ev.friction is not None:  # bearing friction (flexmb/friction.py) dissipates -sum(tau u)
+            p_diss -= ev.friction.power(ev.node_wrenches(st.udot))
         p_drive = float(np.dot(self._drive, st.u[m.driven])) if m.driven.size else 0.0
         p_load = float(np.sum(ev.loads * ev.kin.V))
         if m.jforce_u.size:  # applied joint forces work like loads
@@ -117,7 +119,7 @@ def simulate(
     max_halvings: int = 10,
     state: State | None = None,
     raise_on_failure: bool = False,
-    callback: Callable[[State, object], None] | None = None,
+    callback: Callable[[State, object], str | None] | None = None,
     out: str | Path | RunWriter | None = None,
     progress: Callable[[float, int], None] | None = None,
     reuse_factor: bool | str = "auto",
@@ -134,7 +136,9 @@ def simulate(
 
     ``out``: a directory (or a :class:`flexmb.runfiles.RunWriter`) the output rows are streamed
     to while the run goes, closed with the run's status; it must not exist yet (or be empty).
-    ``progress(t, newton_iterations)`` is called after every accepted step. Ctrl-C
+    ``callback(state, evaluation)`` is called after every accepted step; if it returns a
+    non-empty string the run ends there with ``status = "stopped: <that string>"`` (the last
+    step is recorded). ``progress(t, newton_iterations)`` is called after every accepted step. Ctrl-C
     (KeyboardInterrupt) closes the streamed run with status ``interrupted`` and is then
     re-raised, so scripts stop as the user asked; ``flexmb.load(out)`` returns what was computed.
     """
@@ -170,11 +174,15 @@ def simulate(
             total_it += info.iterations
             rec.step(st, ev)
             if callback is not None:
-                callback(st, ev)
-            if i % output_every == 0 or i == n_steps:
+                stop = callback(st, ev)
+                if stop:  # a monitor ends the run (e.g. flexmb.monitors.SingularityMonitor)
+                    status = f"stopped: {stop}"
+            if i % output_every == 0 or i == n_steps or status != "finished":
                 rec.record(st, ev, info.iterations)
             if progress is not None:
                 progress(st.t, info.iterations)
+            if status != "finished":
+                break
     except KeyboardInterrupt:
         status = "interrupted"
         raise
