@@ -34,9 +34,7 @@ Run:  flexmb run cases/bearing_friction_self_locking.py [--param theta0_deg=6]
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -160,27 +158,9 @@ def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
     return summary
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="runs/bearing_friction_self_locking", help="output folder")
-    ap.add_argument("--theta0-deg", type=float, default=DEFAULTS["theta0_deg"])
-    args = ap.parse_args(argv)
-    from flexmb.export import write_pvd
-    from flexmb.simulate import simulate
+if __name__ == "__main__":  # standalone: the same as `flexmb run <this file> [options]`
+    import sys
 
-    p = {**DEFAULTS, "theta0_deg": args.theta0_deg}
-    t0 = time.perf_counter()
-    model = build(**p)
-    res = simulate(model, p["t_end"], p["dt"], rho_inf=p["rho_inf"])
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_pvd(res, model, out / "paraview", name="bearing_friction_self_locking", every=10)
-    s = postprocess(res, model, p, out)
-    s["wall_time_s"] = round(time.perf_counter() - t0, 1)
-    for k, v in s.items():
-        print(f"{k}: {v}")
-    return 0
+    from flexmb.cli import main
 
-
-if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(["run", __file__, *sys.argv[1:]]))

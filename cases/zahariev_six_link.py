@@ -63,9 +63,7 @@ Run:  flexmb run cases/zahariev_six_link.py     or     python cases/zahariev_six
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -431,26 +429,9 @@ def _how_it_ended(status: str, t: float, limit: float) -> str:
     return f"the run ended at t = {t:.3f} s with status '{status[:80]}'"
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="runs/zahariev_six_link", help="output folder")
-    args = ap.parse_args(argv)
-    from flexmb.export import write_pvd
-    from flexmb.simulate import simulate
+if __name__ == "__main__":  # standalone: the same as `flexmb run <this file> [options]`
+    import sys
 
-    p = dict(DEFAULTS)
-    t0 = time.perf_counter()
-    model = build(**p)
-    res = simulate(model, p["t_end"], p["dt"], rho_inf=p["rho_inf"], callback=monitor(model, p))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_pvd(res, model, out / "paraview", name="zahariev_six_link", every=20)
-    s = postprocess(res, model, p, out)
-    s["wall_time_s"] = round(time.perf_counter() - t0, 1)
-    for k, v in s.items():
-        print(f"{k}: {v}")
-    return 0
+    from flexmb.cli import main
 
-
-if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(["run", __file__, *sys.argv[1:]]))
