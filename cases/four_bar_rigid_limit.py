@@ -54,8 +54,9 @@ def crank_increment(t, omega: float, T: float):
     return omega * (t - T / 2) + 0 * t
 
 
-def build(**params) -> fm.Model:
-    """The four-bar with the beam coupler."""
+def builder(**params) -> tuple[fm.ModelBuilder, list[str]]:
+    """The four-bar with the beam coupler, not yet compiled (for variants that add to it), and the
+    coupler's node names."""
     p = {**DEFAULTS, **params}
     if not (p["EA"] > 0 and p["EI"] > 0 and p["rho_A"] > 0):
         raise fm.ModelError(f"EA = {p['EA']!r}, EI = {p['EI']!r}, rho_A = {p['rho_A']!r} must all be positive.")
@@ -77,7 +78,12 @@ def build(**params) -> fm.Model:
     mb.add_joint("A", "revolute", "crank", nodes[0], point=A, axis=z)
     mb.add_joint("B", "revolute", "rocker", nodes[-1], point=B, axis=z)
     mb.add_drive("O2", lambda t: crank_increment(t, p["omega"], p["T"]))
-    return mb.compile()
+    return mb, nodes
+
+
+def build(**params) -> fm.Model:
+    """The four-bar with the beam coupler."""
+    return builder(**params)[0].compile()
 
 
 def rocker_error(result) -> np.ndarray:
