@@ -133,7 +133,7 @@ def _flexmb_model(n: int):
 
 
 def _run_flexmb(n: int, t_end: float, dt: float, budget_s: float, kernel_timing: bool, rtol: float) -> dict:
-    from flexmb.simulate import simulate
+    from flexmb.solvers.simulate import simulate
 
     acc = _wrap_kernels() if kernel_timing else None
     base_mb = _peak_mb()

@@ -41,9 +41,9 @@ import numpy as np
 import scipy
 
 import flexmb as fm
-from flexmb import integrators
-from flexmb.linalg import BACKEND
-from flexmb.simulate import simulate
+from flexmb.engine.linalg import BACKEND
+from flexmb.solvers import generalized_alpha as integrators
+from flexmb.solvers.simulate import simulate
 
 LINK_LENGTH = 0.1  # m
 LINK_MASS = 0.1  # kg

@@ -32,13 +32,13 @@ from pathlib import Path
 import numpy as np
 
 import flexmb as fm
-from flexmb.study import read_table, run_one, sweep
+from flexmb.app.study import read_table, run_one, sweep
 
 CASE = Path(__file__).resolve().parents[1] / "cases" / "four_bar_rigid_limit.py"
 
 
 def _warm_worker() -> str:
-    import flexmb.simulate  # noqa: F401
+    import flexmb.solvers.simulate  # noqa: F401
 
     return "ok"
 

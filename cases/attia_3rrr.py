@@ -6,7 +6,7 @@ generalised planar linkages", ANZIAM J. 46 (2005), §7, Figure 3, Table 1 and Fi
 
 Mechanism (Attia §7, Fig. 3): an end-effector platform constrained by three serial RR leg
 trains, nine revolute joints in all, two independent loops, three degrees of freedom. Every
-body is an equivalent particle model (flexmb.particle_bodies): each rod has particles at its
+body is an equivalent particle model (flexmb.builder.particle_bodies): each rod has particles at its
 two joint centres and its midpoint (Attia §2, rod remark; masses m/6, m/6, 2m/3), the
 platform has primary particles at its three joint centres and a secondary particle at the
 midpoint of the pair 3–5 (Attia: "a secondary particle at the middle of any pair of them").
@@ -143,9 +143,9 @@ def postprocess(result, model, params: dict, out_dir: Path) -> dict:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from flexmb.rigid import RigidModel
+    from flexmb.analysis.rigid import RigidModel
     from flexmb.rotations import expm
-    from flexmb.simulate import simulate
+    from flexmb.solvers.simulate import simulate
     from flexmb.state import State
 
     p = {**DEFAULTS, **params}
@@ -204,6 +204,6 @@ def postprocess(result, model, params: dict, out_dir: Path) -> dict:
 if __name__ == "__main__":  # standalone: the same as `flexmb run <this file> [options]`
     import sys
 
-    from flexmb.cli import main
+    from flexmb.app.cli import main
 
     sys.exit(main(["run", __file__, *sys.argv[1:]]))

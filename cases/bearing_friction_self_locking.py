@@ -9,7 +9,7 @@ origin, connecting rod A–B of length ``b``, slider B on the x-axis (an in-line
 The crank starts at rest at ``theta0_deg`` above the outer dead centre (θ = 0: crank and rod
 collinear along +x, the singular configuration where a force on the slider gives no torque on
 the crank). A constant force ``P`` pushes the slider towards O. Pins O, A, B have Coulomb
-friction (flexmb.friction: torque μ r |F_⊥| tanh(ω/ω_ε), F_⊥ the pin's reaction force, implicit
+friction (flexmb.engine.friction: torque μ r |F_⊥| tanh(ω/ω_ε), F_⊥ the pin's reaction force, implicit
 in the accelerations) with coefficient ``mu`` and pin radius ``pin_radius`` (friction circles of
 radius ρ = μ r).
 
@@ -105,8 +105,8 @@ def locking_angle(p: dict) -> float:
 
 def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
     """Twin run with/without friction; crank angle and friction torques; summary vs the hand rule."""
-    from flexmb.plots import plt
-    from flexmb.simulate import simulate
+    from flexmb.results.plots import plt
+    from flexmb.solvers.simulate import simulate
 
     p = {**DEFAULTS, **params}
     out_dir = Path(out_dir)
@@ -161,6 +161,6 @@ def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
 if __name__ == "__main__":  # standalone: the same as `flexmb run <this file> [options]`
     import sys
 
-    from flexmb.cli import main
+    from flexmb.app.cli import main
 
     sys.exit(main(["run", __file__, *sys.argv[1:]]))

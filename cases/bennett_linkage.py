@@ -19,7 +19,7 @@ joint 2 -> link 2 -> joint 3 -> link 3; the loop is closed at joint 4 by a stiff
 bushing (``free_rotation="z"`` about the joint's axis; translations and the two bending
 rotations elastic) — the elastic link of Zahariev & Cuadrado. Joint 1 turns by ``sweep`` rad
 along a cycloidal rest-to-rest profile in ``T`` seconds; gravity acts along -z (joint 1's axis).
-The run starts with the cut pre-loaded by gravity (flexmb.rigid.preloaded_state).
+The run starts with the cut pre-loaded by gravity (flexmb.analysis.rigid.preloaded_state).
 
 Geometry chosen (Fig. 1c has no numbers): a = 0.3 m, α = 30°, β = 60°, hence b = a sin β / sin α
 = 0.3√3 m; links are uniform 1 kg rods along their common normals; the start angle θ1 = 1 rad.
@@ -31,7 +31,7 @@ misfit.
 
 Postprocess: both models run (the one asked for and its twin); the plot shows the bushing's
 elastic force and deformation over the drive angle for both, and the summary compares them with
-a rigid estimate (exact proportions: flexmb.rigid inverse dynamics, the forces that gravity and
+a rigid estimate (exact proportions: flexmb.analysis.rigid inverse dynamics, the forces that gravity and
 inertia need) and with stiffness × misfit (violated).
 
 Run:  flexmb run cases/bennett_linkage.py     or     python cases/bennett_linkage.py [--out DIR]
@@ -134,8 +134,8 @@ def _builder(p: dict, q0: dict | None = None) -> fm.ModelBuilder:
 
 def build(**params) -> fm.Model:
     """The linkage (exact Bennett proportions unless ``violation`` is nonzero), starting with
-    the cut pre-loaded by gravity and the drive's initial acceleration (flexmb.rigid.preloaded_state)."""
-    from flexmb.rigid import preloaded_state
+    the cut pre-loaded by gravity and the drive's initial acceleration (flexmb.analysis.rigid.preloaded_state)."""
+    from flexmb.analysis.rigid import preloaded_state
 
     p = {**DEFAULTS, **params}
     m0 = _builder(p).compile()
@@ -160,8 +160,8 @@ def bushing_deformation(model: fm.Model, res) -> np.ndarray:
 
 def mobility(model: fm.Model) -> tuple[int, np.ndarray]:
     """Instantaneous mobility in the assembly configuration = coordinates - rank of the rigid
-    closure Jacobian (flexmb.rigid), and that Jacobian's singular values."""
-    from flexmb.rigid import RigidModel
+    closure Jacobian (flexmb.analysis.rigid), and that Jacobian's singular values."""
+    from flexmb.analysis.rigid import RigidModel
 
     st = model.initial_state()
     st.q[:] = 0.0  # the assembly configuration: the rigid geometry, before any pre-load
@@ -177,8 +177,8 @@ def compliant_cut_forces(model: fm.Model, times) -> np.ndarray:
     (rigid inverse dynamics) leaves them undetermined; with the elastic cut they are K d with
     the compatible deformation d = J_f dq_f that balances the free coordinates' rows:
     J_f^T K J_f dq_f = -r_f (r: inertia minus applied forces on the rigid motion)."""
-    from flexmb.assembly import Assembler
-    from flexmb.rigid import RigidModel
+    from flexmb.analysis.rigid import RigidModel
+    from flexmb.engine.assembly import Assembler
 
     rm = RigidModel(model)
     asm = Assembler(model)
@@ -202,9 +202,9 @@ def compliant_cut_forces(model: fm.Model, times) -> np.ndarray:
 def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
     """Run the twin (violated if this one is exact, else exact), plot the cut's elastic force
     and deformation over the drive angle for both, compare with the rigid estimate."""
-    from flexmb.plots import plt
-    from flexmb.rigid import rigid_inverse_dynamics
-    from flexmb.simulate import simulate
+    from flexmb.analysis.rigid import rigid_inverse_dynamics
+    from flexmb.results.plots import plt
+    from flexmb.solvers.simulate import simulate
 
     p = {**DEFAULTS, **params}
     out_dir = Path(out_dir)
@@ -282,6 +282,6 @@ def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
 if __name__ == "__main__":  # standalone: the same as `flexmb run <this file> [options]`
     import sys
 
-    from flexmb.cli import main
+    from flexmb.app.cli import main
 
     sys.exit(main(["run", __file__, *sys.argv[1:]]))

@@ -130,6 +130,6 @@ def postprocess(result, model, params: dict, out_dir: Path) -> dict:
 if __name__ == "__main__":  # standalone: the same as `flexmb run <this file> [options]`
     import sys
 
-    from flexmb.cli import main
+    from flexmb.app.cli import main
 
     sys.exit(main(["run", __file__, *sys.argv[1:]]))

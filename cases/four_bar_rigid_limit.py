@@ -94,7 +94,7 @@ def rocker_error(result) -> np.ndarray:
 
 def postprocess(result, model, params: dict, out_dir: Path) -> dict:
     """Rocker angle against the closed-form rigid four-bar: plot and largest/RMS error."""
-    from flexmb.plots import plt  # pyplot on the Agg backend
+    from flexmb.results.plots import plt  # pyplot on the Agg backend
 
     err = rocker_error(result)
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -112,6 +112,6 @@ def postprocess(result, model, params: dict, out_dir: Path) -> dict:
 
 
 if __name__ == "__main__":
-    from flexmb.cli import main
+    from flexmb.app.cli import main
 
     sys.exit(main(["run", __file__, *sys.argv[1:]]))

@@ -217,7 +217,7 @@ def matrix_text(a: np.ndarray) -> str:
 def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
     """Path matrices against the paper's printed ones, joint constraints and energy balance of
     the run, plots of the joint coordinates and of the energy."""
-    from flexmb.plots import plot_coordinates, plot_energy
+    from flexmb.results.plots import plot_coordinates, plot_energy
 
     p = {**DEFAULTS, **params}
     out_dir = Path(out_dir)
@@ -250,6 +250,6 @@ def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
 if __name__ == "__main__":  # standalone: the same as `flexmb run <this file> [options]`
     import sys
 
-    from flexmb.cli import main
+    from flexmb.app.cli import main
 
     sys.exit(main(["run", __file__, *sys.argv[1:]]))

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 import flexmb as fm
-from flexmb.plots import plot_coordinates, plot_drive_forces
+from flexmb.results.plots import plot_coordinates, plot_drive_forces
 
 DEFAULTS = dict(m1=1.0, m2=1.0, a1=1.0, a2=0.8, g=9.81, theta1_0=-np.pi / 2, theta2_0=0.0,
                 delta1=np.pi / 2, delta2=np.pi / 3, T=2.0, t_end=2.0, dt=1e-3, rho_inf=1.0)
@@ -84,6 +84,6 @@ def postprocess(result, model, params: dict, out_dir: Path) -> dict:
 
 
 if __name__ == "__main__":
-    from flexmb.cli import main
+    from flexmb.app.cli import main
 
     sys.exit(main(["run", __file__, *sys.argv[1:]]))

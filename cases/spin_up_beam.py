@@ -242,8 +242,8 @@ def bounds(params: dict) -> dict:
 # ---------------------------------------------------------------------------------------------
 def postprocess(result, model, params: dict, out_dir: Path) -> dict:
     """Run the other meshes, the two linear models; plot tip deflection vs time; summary."""
-    from flexmb.plots import plt
-    from flexmb.simulate import simulate
+    from flexmb.results.plots import plt
+    from flexmb.solvers.simulate import simulate
 
     p = {**DEFAULTS, **params}
     out_dir = Path(out_dir)
@@ -316,6 +316,6 @@ def postprocess(result, model, params: dict, out_dir: Path) -> dict:
 
 
 if __name__ == "__main__":
-    from flexmb.cli import main
+    from flexmb.app.cli import main
 
     sys.exit(main(["run", __file__, *sys.argv[1:]]))

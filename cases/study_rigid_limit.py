@@ -11,7 +11,7 @@ tolerance).
 
 Run:  python cases/study_rigid_limit.py [--out DIR] [--ea 1e4,1e5,...] [--fit 1e5:1e9] [--workers N | --scheduler ADDR]
 
-Writes DIR/summary.csv (the sweep table, flexmb.study.read_table), DIR/run_NNNN (each run's
+Writes DIR/summary.csv (the sweep table, flexmb.app.study.read_table), DIR/run_NNNN (each run's
 result and its rocker-error plot), DIR/rocker_error_vs_EA.png and DIR/study.json (the slope).
 Rerunning resumes: finished runs are not repeated.
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from flexmb.study import StudyError, read_table, sweep
+from flexmb.app.study import StudyError, read_table, sweep
 
 CASE = Path(__file__).resolve().with_name("four_bar_rigid_limit.py")
 EA_VALUES = "1e4,1e5,1e6,1e7,1e8,1e9,1e10"
@@ -42,7 +42,7 @@ def fit_slope(ea: np.ndarray, err: np.ndarray, lo: float, hi: float) -> tuple[fl
 
 def plot(ea: np.ndarray, err: np.ndarray, slope: float, icept: float, lo: float, hi: float, path: Path) -> Path:
     """Log–log plot of the rocker-angle error versus EA with the fitted line."""
-    from flexmb.plots import plt
+    from flexmb.results.plots import plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.loglog(ea, err, "o-", label="flexmb: max |θ4 − θ4 rigid|")

@@ -14,7 +14,7 @@ damping"), so the default grid is 0 to 4 times the case's own default damping, a
 covers the first ``--t-end`` = 2 s (the exaggerated forces when leaving the initial singular
 configuration) to keep the study to minutes; ``--t-end 8`` covers the paper's whole motion.
 
-Writes DIR/summary.csv (the sweep table, flexmb.study.read_table), DIR/run_NNNN (each run's
+Writes DIR/summary.csv (the sweep table, flexmb.app.study.read_table), DIR/run_NNNN (each run's
 result), DIR/peak_force_vs_damping.png and DIR/study.json. Rerunning resumes. If the six-link
 case file is not there (or lacks the ``damping`` parameter or the link 3 and 5 elements), the
 study says so and stops without running anything (exit code 0: skipped).
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from flexmb.study import StudyError, read_table, sweep
+from flexmb.app.study import StudyError, read_table, sweep
 
 CASE = Path(__file__).resolve().with_name("zahariev_six_link.py")
 FACTORS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)  # default grid: these multiples of the case's own damping
@@ -40,7 +40,7 @@ LINKS = ("link3", "link5")
 
 def why_not_ready(case_path: Path) -> str:
     """'' if the six-link case has what the study needs, else what is missing."""
-    from flexmb.casefile import CaseError, load_case
+    from flexmb.app.casefile import CaseError, load_case
 
     if not case_path.is_file():
         return f"the six-link case file {case_path} is not there yet"
@@ -63,7 +63,7 @@ def why_not_ready(case_path: Path) -> str:
 
 def plot(damping: np.ndarray, peaks: dict[str, np.ndarray], path: Path) -> Path:
     """Peak axial force of each link versus the damping parameter."""
-    from flexmb.plots import plt
+    from flexmb.results.plots import plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for link, p in peaks.items():
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.damping:
         values = [float(v) for v in args.damping.split(",")]
     else:
-        from flexmb.casefile import load_case
+        from flexmb.app.casefile import load_case
 
         d0 = float(load_case(case).defaults["damping"])
         values = [f * d0 for f in FACTORS] if d0 > 0 else list(FALLBACK)

@@ -49,7 +49,7 @@ A, B); links 3 and 5 are beams of ``n_elements`` co-rotational elements (Iy = Iz
 G = E/2.6: the paper gives only Iz; out-of-plane motion is not excited) pinned at O3, O5 to
 ground and at C, D to link 4: the two loops close only through them. ``damping`` is the
 stiffness-proportional α of the beams (Zahariev eq. 13); the paper gives no value. A
-:class:`flexmb.monitors.SingularityMonitor` computes along the run the smallest singular value
+:class:`flexmb.analysis.monitors.SingularityMonitor` computes along the run the smallest singular value
 of the rigid loop-closure Jacobian (links 3 and 5 as rigid two-force members) and ends the run,
 with status ``stopped: ...``, when an axial force exceeds the elastic limit
 ``yield_strain``·EA: the stiff forces grow without bound past the next singular configuration.
@@ -166,8 +166,8 @@ def force_limit(p: dict) -> float:
 
 def monitor(model: fm.Model, params: dict):
     """σ_min of the rigid loop-closure Jacobian along the run; stop when the stiff forces exceed
-    the elastic limit (flexmb.monitors.SingularityMonitor)."""
-    from flexmb.monitors import SingularityMonitor
+    the elastic limit (flexmb.analysis.monitors.SingularityMonitor)."""
+    from flexmb.analysis.monitors import SingularityMonitor
 
     p = {**DEFAULTS, **params}
     return SingularityMonitor(model, every=1, force_limit=force_limit(p),
@@ -214,7 +214,7 @@ def concurrency_gap(model: fm.Model, x: np.ndarray) -> np.ndarray:
 def sigma_history(model: fm.Model, result, stride: int = 1, dense_tail: float = 0.3) -> tuple[np.ndarray, np.ndarray]:
     """(t, σ_min) of the rigid loop-closure Jacobian at every ``stride``-th output row, and at
     every row of the last ``dense_tail`` seconds (where σ_min falls fast)."""
-    from flexmb.monitors import RigidClosure, state_from_result
+    from flexmb.analysis.monitors import RigidClosure, state_from_result
 
     rc = RigidClosure(model)
     rows = np.union1d(np.arange(0, result.t.size, stride), np.flatnonzero(result.t >= result.t[-1] - dense_tail))
@@ -272,9 +272,9 @@ def rigid_transfer(model: fm.Model, result, p: dict, t_max: float, stride: int =
 
 def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
     """Run the twin (damped/undamped), plot Fig. 8, 9, 10 and σ_min, compare with the paper."""
-    from flexmb.monitors import next_singular
-    from flexmb.plots import plt
-    from flexmb.simulate import simulate
+    from flexmb.analysis.monitors import next_singular
+    from flexmb.results.plots import plt
+    from flexmb.solvers.simulate import simulate
 
     p = {**DEFAULTS, **params}
     out_dir = Path(out_dir)
@@ -432,6 +432,6 @@ def _how_it_ended(status: str, t: float, limit: float) -> str:
 if __name__ == "__main__":  # standalone: the same as `flexmb run <this file> [options]`
     import sys
 
-    from flexmb.cli import main
+    from flexmb.app.cli import main
 
     sys.exit(main(["run", __file__, *sys.argv[1:]]))

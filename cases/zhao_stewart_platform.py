@@ -22,7 +22,7 @@ acts only about z: with bushing axes (x, y, z) = (b, a, b × a) the deformation 
 for any angles (φ_y, the other bending of the cross, has zero stiffness). The translations are
 stiff in all three directions. The prismatic coordinates are driven with the leg lengths of the
 inverse kinematics, q_p(t) = |C_p(t) - A_p| - L0 (closed form, with analytic rates), and the
-actuator forces are read off their rows (Result.drive_forces). flexmb.rigid gives the forces
+actuator forces are read off their rows (Result.drive_forces). flexmb.analysis.rigid gives the forces
 of the rigid-equivalent mechanism at the same instants for comparison.
 
 Geometry chosen where the paper is silent or contradicts itself (reasoning):
@@ -55,11 +55,11 @@ Geometry chosen where the paper is silent or contradicts itself (reasoning):
   along the leg (as the paper says of T_C).
 
 Start. The six cuts would start unloaded and let the platform drop for a few steps; instead the
-initial rates close every loop for the drives' rates (flexmb.rigid), and the positions are
+initial rates close every loop for the drives' rates (flexmb.analysis.rigid), and the positions are
 pre-loaded so the stiff cuts already carry the rigid cut forces (:func:`consistent_start`).
 
 Checks (postprocess; tests/test_case_zhao_stewart_platform.py runs them on 0.3 s):
-the rigid-equivalent inverse dynamics (flexmb.rigid) at every ``rigid_every`` seconds; the power
+the rigid-equivalent inverse dynamics (flexmb.analysis.rigid) at every ``rigid_every`` seconds; the power
 balance Σ F ḋ + external power = d(T + V)/dt + dissipation; and a forward run in which the
 computed forces (a cubic spline in time) push UNDRIVEN legs (ModelBuilder.add_joint_force) over
 the first ``forward_t_end`` seconds. The forward run cannot follow for the whole 10 s: a platform
@@ -210,11 +210,11 @@ def _builder(p: dict, driven: bool, start: dict | None = None, forces=None) -> f
 
 def consistent_start(model: fm.Model) -> dict:
     """Initial joint coordinates and rates {joint: (q0, u0)} of the driven model, with the
-    elastic platform starting exactly on the rigid motion (flexmb.rigid.preloaded_state):
+    elastic platform starting exactly on the rigid motion (flexmb.analysis.rigid.preloaded_state):
     rates that close every loop for the drives' rates at t = 0 (the platform starts with
     Table A1's velocity) and cuts pre-loaded with the rigid cut forces. Without this the
     unloaded cuts would let the platform drop for a few steps and ring (~0.05 s)."""
-    from flexmb.rigid import preloaded_state
+    from flexmb.analysis.rigid import preloaded_state
     from flexmb.rotations import logm
 
     st = preloaded_state(model)
@@ -283,9 +283,9 @@ def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
     power balance and, if asked, a forward run with the forces applied to undriven legs."""
     from scipy.interpolate import CubicSpline
 
-    from flexmb.plots import plt
-    from flexmb.rigid import rigid_inverse_dynamics
-    from flexmb.simulate import simulate
+    from flexmb.analysis.rigid import rigid_inverse_dynamics
+    from flexmb.results.plots import plt
+    from flexmb.solvers.simulate import simulate
 
     p = {**DEFAULTS, **params}
     out_dir = Path(out_dir)
@@ -395,6 +395,6 @@ def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
 if __name__ == "__main__":  # standalone: the same as `flexmb run <this file> [options]`
     import sys
 
-    from flexmb.cli import main
+    from flexmb.app.cli import main
 
     sys.exit(main(["run", __file__, *sys.argv[1:]]))

@@ -1,12 +1,23 @@
-"""flexmb: sparse finite-element flexible multibody dynamics."""
+"""flexmb: sparse finite-element flexible multibody dynamics.
 
-from .errors import BackendError, FlexmbError, LoopError, ModelError, ResultFileError, SolverError
-from .model import BeamSection, Model, ModelBuilder
-from .result import Result, load
-from .state import State
+The public face: build a model (:class:`ModelBuilder` -> immutable :class:`Model`), run it
+(:func:`simulate`, :func:`sweep`), read results (:func:`load` -> :class:`Result`), describe a
+model (:func:`describe`). The folders under flexmb/ show the pipeline: builder/ (input and
+compiler), engine/ (kinematics, assembly, iteration matrix, CHOLMOD), solvers/ (time
+integration, statics, modal), analysis/ (rigid-equivalent loops, monitors), results/ (result
+files, ParaView, plots) and app/ (case files, the run pipeline, sweeps, the CLI).
+"""
+
+from flexmb.app.describe import describe
+from flexmb.app.study import sweep
+from flexmb.errors import BackendError, FlexmbError, LoopError, ModelError, ResultFileError, SolverError
+from flexmb.model import BeamSection, Model, ModelBuilder
+from flexmb.results.result import Result, load
+from flexmb.solvers.simulate import simulate
+from flexmb.state import State
 
 __all__ = [
     "BackendError", "BeamSection", "FlexmbError", "LoopError", "Model", "ModelBuilder", "ModelError", "Result",
-    "ResultFileError", "SolverError", "State", "load",
+    "ResultFileError", "SolverError", "State", "describe", "load", "simulate", "sweep",
 ]
 __version__ = "0.1.0"

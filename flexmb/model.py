@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ModelError
-from .joints import JOINT_KINDS, JointKind
-from .rotations import expm
-from .timefunctions import ScalarDrive, as_time_function
-from .topology import GROUND, Tree, build_tree, path_matrix, secondary_path_matrix
+from flexmb.errors import ModelError
+from flexmb.joints import JOINT_KINDS, JointKind
+from flexmb.rotations import expm
+from flexmb.timefunctions import ScalarDrive, as_time_function
+from flexmb.topology import GROUND, Tree, build_tree, path_matrix, secondary_path_matrix
 
 __all__ = ["ModelBuilder", "Model", "NodalLoad"]
 
@@ -476,7 +476,7 @@ class ModelBuilder:
         plane_normal: Sequence[float] | None = None,
     ) -> tuple[str, ...]:
         """A rigid body described by dynamically equivalent particles on nodes (Attia §2;
-        kernels in flexmb.elements.particles, glue in flexmb.particle_bodies).
+        kernels in flexmb.elements.particles, glue in flexmb.builder.particle_bodies).
 
         ``mass``, ``com`` and ``inertia`` as in :meth:`add_body`: centre of mass in the axes of
         ``reference_node`` relative to it, inertia about the centre of mass in those axes (for
@@ -500,7 +500,7 @@ class ModelBuilder:
         Singular placements and non-physical inertias raise ModelError; negative particle
         masses warn (NegativeParticleMassWarning). :meth:`compile` refuses particles on nodes
         that do not move with the body. Returns the particle node names (primaries first)."""
-        from .particle_bodies import add_particle_body
+        from flexmb.builder.particle_bodies import add_particle_body
 
         self._check_new_name(name, self._particle_bodies, "particle body")
         return add_particle_body(self, name, reference_node, mass, com, inertia, particle_nodes, kind,
@@ -523,7 +523,7 @@ class ModelBuilder:
         The force is global unless ``follower``; the couple is always in the reference node's
         axes (body-fixed: a couple fixed in space would need orientation-dependent particle
         forces — apply it with :meth:`add_load` on the reference node). Returns the load names."""
-        from .particle_bodies import add_particle_load
+        from flexmb.builder.particle_bodies import add_particle_load
 
         return add_particle_load(self, name, body, force, point, couple, follower)
 
@@ -561,7 +561,7 @@ class ModelBuilder:
             raise ModelError("the model has no nodes; add_node() first.")
         model = Model._compile(self)
         if self._particle_bodies:
-            from .particle_bodies import check_particle_bodies
+            from flexmb.builder.particle_bodies import check_particle_bodies
 
             check_particle_bodies(model)
         return model
@@ -728,7 +728,7 @@ class Model:
 
     def initial_state(self):
         """The state at t = 0 from the joints' q0 and u0 (drives override their coordinates)."""
-        from .state import State
+        from flexmb.state import State
 
         st = State(0.0, self.q0.copy(), self.balls0.copy(), self.u0.copy(), np.zeros(self.n_u))
         st.apply_drives(self, 0.0)
@@ -899,7 +899,7 @@ class Model:
 
 
 def _compile_particles(mb: ModelBuilder) -> dict:
-    from .particle_bodies import compile_particle_bodies
+    from flexmb.builder.particle_bodies import compile_particle_bodies
 
     return {k: _frozen(v) if isinstance(v, np.ndarray) else v for k, v in compile_particle_bodies(mb).items()}
 

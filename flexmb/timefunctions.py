@@ -22,7 +22,7 @@ _CS = 1e-30
 
 def as_time_function(value: Any, name: str) -> Callable[[float], np.ndarray]:
     """Wrap a constant vector or a callable ``f(t)`` into a callable returning a float array."""
-    from .errors import ModelError
+    from flexmb.errors import ModelError
 
     if callable(value):
         return value

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import LoopError
+from flexmb.errors import LoopError
 
 __all__ = ["Tree", "build_tree", "path_matrix", "secondary_path_matrix"]
 

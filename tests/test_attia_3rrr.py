@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from flexmb.simulate import simulate
+from flexmb.solvers.simulate import simulate
 
 _spec = importlib.util.spec_from_file_location("attia_3rrr", Path(__file__).parents[1] / "cases" / "attia_3rrr.py")
 case = importlib.util.module_from_spec(_spec)

@@ -6,8 +6,8 @@ import importlib
 import numpy as np
 
 import flexmb as fm
-import flexmb.linalg
-from flexmb.simulate import simulate
+import flexmb.engine.linalg
+from flexmb.solvers.simulate import simulate
 
 
 def double_pendulum() -> fm.Model:
@@ -22,17 +22,17 @@ def double_pendulum() -> fm.Model:
 
 
 def test_backend_is_cholmod():
-    assert flexmb.linalg.BACKEND == "cholmod"
+    assert flexmb.engine.linalg.BACKEND == "cholmod"
     cholmod = importlib.import_module("sksparse.cholmod")
     assert hasattr(cholmod, "analyze")
-    assert flexmb.linalg.require_cholmod() is cholmod
+    assert flexmb.engine.linalg.require_cholmod() is cholmod
 
 
 def test_one_symbolic_analysis_per_simulation():
     model = double_pendulum()
-    before = flexmb.linalg.symbolic_analysis_count()
+    before = flexmb.engine.linalg.symbolic_analysis_count()
     res = simulate(model, t_end=0.2, dt=1e-3, reuse_factor=False)
-    after = flexmb.linalg.symbolic_analysis_count()
+    after = flexmb.engine.linalg.symbolic_analysis_count()
     assert res.status == "finished"
     assert res.stats["steps"] == 200
     assert res.stats["symbolic_analyses"] == 1

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.assembly import Assembler
 from flexmb.elements.beam import deformations, internal_forces, local_stiffness
-from flexmb.modal import natural_frequencies
+from flexmb.engine.assembly import Assembler
 from flexmb.rotations import expm
-from flexmb.statics import static_equilibrium
+from flexmb.solvers.modal import natural_frequencies
+from flexmb.solvers.statics import static_equilibrium
 
 E, G, A, I, L, RHO = 2.1e11, 8e10, 1e-3, 1e-7, 1.0, 7800.0
 
@@ -180,7 +180,7 @@ def test_zero_length_beam_and_coincident_points_are_refused():
 def test_first_frequency_from_free_vibration_time_history():
     """Release the cantilever from its static deflection under a tip load and measure the
     period of the tip motion (no damping, rho_inf = 1): within 1 % of the analytic f1."""
-    from flexmb.simulate import simulate
+    from flexmb.solvers.simulate import simulate
 
     n = 8
     loaded, nodes = cantilever(n, load=(0, -1.0, 0))

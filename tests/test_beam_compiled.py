@@ -90,7 +90,7 @@ def test_scattered_iteration_matrix_equals_sparse_products():
     """S assembled in place (flexmb/iteration_matrix.py) equals M̄ + B^T E B by sparse products, for
     a mechanism with a driven joint, beams hanging off a tree, a bushing to ground and a free body."""
     import flexmb as fm
-    from flexmb.assembly import Assembler
+    from flexmb.engine.assembly import Assembler
 
     mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
     mb.add_node("hub", (0, 0, 0))

@@ -7,7 +7,7 @@ import numpy as np
 import flexmb as fm
 from flexmb.elements import beam
 from flexmb.rotations import expm
-from flexmb.simulate import simulate
+from flexmb.solvers.simulate import simulate
 
 E, G, A, I, RHO = 7e10, 2.7e10, 4e-4, 2e-7, 3000.0
 

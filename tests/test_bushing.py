@@ -7,7 +7,7 @@ import pytest
 import flexmb as fm
 from flexmb.elements.bushing import deformation
 from flexmb.rotations import axis_angle, expm
-from flexmb.simulate import simulate
+from flexmb.solvers.simulate import simulate
 
 
 @pytest.mark.parametrize("mode", [-1, 0, 1, 2, 3])

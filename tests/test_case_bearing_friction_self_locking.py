@@ -16,7 +16,7 @@ import pytest
 from conftest import load_case
 from scipy.optimize import brentq, fsolve
 
-from flexmb.simulate import simulate
+from flexmb.solvers.simulate import simulate
 
 case = load_case("bearing_friction_self_locking")
 P = case.DEFAULTS
@@ -102,7 +102,7 @@ def test_locks_inside_the_friction_circles_and_moves_outside(theta_star):
 def test_tangent_slope_in_the_iteration_matrix_fails_at_the_lock(monkeypatch):
     """Why flexmb/friction.py puts the secant slope into the iteration matrix: the crank that
     starts to slide and then sticks within a step makes Newton on the tangent slope cycle."""
-    from flexmb import friction
+    from flexmb.engine import friction
 
     model = case.build(theta0_deg=3.0, J_flywheel=1e-6, P=100.0)  # light crank, hard push: sticks within a step
     ok = simulate(model, 0.05, P["dt"], rho_inf=P["rho_inf"])

@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 from scipy.optimize import least_squares
 
-from flexmb.assembly import Assembler
-from flexmb.rigid import RigidModel, rigid_inverse_dynamics
-from flexmb.simulate import simulate
+from flexmb.analysis.rigid import RigidModel, rigid_inverse_dynamics
+from flexmb.engine.assembly import Assembler
+from flexmb.solvers.simulate import simulate
 
 CASE = Path(__file__).resolve().parents[1] / "cases" / "bennett_linkage.py"
 spec = importlib.util.spec_from_file_location("bennett_linkage", CASE)

@@ -5,7 +5,7 @@ tenfold smaller error) while the mechanism stays on the rigid motion's branch.""
 import numpy as np
 from conftest import load_case
 
-from flexmb.simulate import simulate
+from flexmb.solvers.simulate import simulate
 
 case = load_case("four_bar_rigid_limit")
 

@@ -6,7 +6,7 @@ model's assembly positions):
   masses and sections, the two loops closed only through the beams of links 3 and 5;
 * the initial configuration IS singular: the lines of links 2, 3 and 5 meet in one point, the
   2×2 rigid loop-closure Jacobian (w.r.t. link 2's and link 4's angles) has zero determinant,
-  and flexmb.monitors' σ_min is zero there;
+  and flexmb.analysis.monitors' σ_min is zero there;
 * the next singular configuration of the rigid mechanism is at t = 8 s: the loops close at
   t = 7.95 s and cannot close at 8.05 s (least squares from a grid of starts);
 * a shortened run leaves the singular configuration (σ_min, concurrency gap grow), follows the
@@ -22,8 +22,8 @@ import pytest
 from conftest import load_case
 from scipy.optimize import least_squares
 
-from flexmb.monitors import RigidClosure, SingularityMonitor
-from flexmb.simulate import simulate
+from flexmb.analysis.monitors import RigidClosure, SingularityMonitor
+from flexmb.solvers.simulate import simulate
 
 case = load_case("zahariev_six_link")
 P = case.DEFAULTS

@@ -10,7 +10,7 @@ Checks, each against something computed here:
 * inverse kinematics: the driven coordinates are the leg lengths |C_p(t) - A_p| - 1 from Table A1;
 * the leg forces three ways: (1) power balance Σ F ḋ + external power = d(T + V)/dt with T and V
   computed here from the recorded node poses and twists; (2) the rigid-equivalent inverse
-  dynamics (flexmb.rigid); (3) a forward run with the forces applied to undriven legs
+  dynamics (flexmb.analysis.rigid); (3) a forward run with the forces applied to undriven legs
   (add_joint_force) reproduces the platform's trajectory.
 """
 
@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from flexmb.analysis.rigid import rigid_inverse_dynamics
 from flexmb.elements import bushing as bushing_kernels
-from flexmb.rigid import rigid_inverse_dynamics
 from flexmb.rotations import expm
-from flexmb.simulate import simulate
+from flexmb.solvers.simulate import simulate
 
 CASE = Path(__file__).resolve().parents[1] / "cases" / "zhao_stewart_platform.py"
 spec = importlib.util.spec_from_file_location("zhao_stewart_platform", CASE)

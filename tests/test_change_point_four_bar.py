@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from conftest import load_case
 
-from flexmb.simulate import simulate
+from flexmb.solvers.simulate import simulate
 
 case = load_case("change_point_four_bar")
 P = case.DEFAULTS

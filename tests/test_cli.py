@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, main
+from flexmb.app.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, main
 
 ROOT = Path(__file__).resolve().parents[1]
 ARM = ROOT / "cases" / "sharma_saha_arm.py"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from flexmb.simulate import simulate
+from flexmb.solvers.simulate import simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "cases"))
 import four_bar  # noqa: E402

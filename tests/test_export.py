@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 from meshio.xdmf import TimeSeriesReader
 
-from flexmb.casefile import load_case
-from flexmb.drawing import CELL_KINDS, FORCE_NAMES, drawing_of, frames, lines
-from flexmb.export import write_pvd, write_xdmf
-from flexmb.simulate import simulate
+from flexmb.app.casefile import load_case
+from flexmb.results.drawing import CELL_KINDS, FORCE_NAMES, drawing_of, frames, lines
+from flexmb.results.paraview import write_pvd, write_xdmf
+from flexmb.solvers.simulate import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = Path(__file__).resolve().parent / "paraview_probe.py"

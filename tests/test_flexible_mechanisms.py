@@ -6,7 +6,7 @@ import numpy as np
 from conftest import load_case
 
 import flexmb as fm
-from flexmb.simulate import simulate
+from flexmb.solvers.simulate import simulate
 
 # the Grashof crank-rocker of cases/four_bar_rigid_limit.py (crank 0.3, coupler 1, rocker 0.8, ground 1 m)
 case = load_case("four_bar_rigid_limit")

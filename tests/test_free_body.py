@@ -8,7 +8,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import flexmb as fm
-from flexmb.simulate import simulate
+from flexmb.solvers.simulate import simulate
 
 J = np.diag([1.0, 2.0, 3.0])  # kg m², distinct principal inertias, intermediate axis = body y
 # spin about the intermediate axis, perturbed so that the flips come every ≈ 5.75 s: four

@@ -15,7 +15,7 @@ spec = importlib.util.spec_from_file_location("sharma_saha_arm", CASE)
 arm = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(arm)
 
-from flexmb.simulate import simulate  # noqa: E402
+from flexmb.solvers.simulate import simulate  # noqa: E402
 
 P = {**arm.DEFAULTS, "m1": 1.3, "m2": 0.7, "a1": 0.9, "a2": 1.1, "t_end": 1.0, "dt": 2e-3}
 

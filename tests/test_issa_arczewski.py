@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flexmb.assembly import Assembler
+from flexmb.engine.assembly import Assembler
 from flexmb.rotations import logm
-from flexmb.simulate import simulate
+from flexmb.solvers.simulate import simulate
 
 # the systems are built by the case (cases/issa_arczewski_systems.py); the references below
 # are typed from the paper, independently of it

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.simulate import simulate
+from flexmb.solvers.simulate import simulate
 
 M, L = 2.0, 1.5
 J_PIVOT = M * L**2 / 3

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.simulate import simulate
+from flexmb.solvers.simulate import simulate
 
 G = 9.81
 

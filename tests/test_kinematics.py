@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.assembly import Assembler
+from flexmb.engine.assembly import Assembler
 from flexmb.rotations import expm
 
 KINDS = ["revolute", "prismatic", "cylindrical", "universal", "spherical", "free", "fixed", "revolute"]

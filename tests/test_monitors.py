@@ -1,4 +1,4 @@
-"""flexmb.monitors: the rigid-equivalent loop closure of beam-cut loops, its smallest singular
+"""flexmb.analysis.monitors: the rigid-equivalent loop closure of beam-cut loops, its smallest singular
 value along a run, and monitors that stop a run (simulate callbacks, case files' ``monitor``).
 
 Hand check: in a four-bar whose coupler A–B is a pinned beam, the rigid coupler is the distance
@@ -16,9 +16,9 @@ import pytest
 from conftest import load_case
 
 import flexmb as fm
-from flexmb.cli import EXIT_OK, main
-from flexmb.monitors import RigidClosure, SingularityMonitor, state_from_result
-from flexmb.simulate import simulate
+from flexmb.analysis.monitors import RigidClosure, SingularityMonitor, state_from_result
+from flexmb.app.cli import EXIT_OK, main
+from flexmb.solvers.simulate import simulate
 
 four_bar = load_case("change_point_four_bar")
 

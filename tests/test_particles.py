@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.assembly import Assembler
 from flexmb.elements import particles as pk
 from flexmb.elements.loads import nodal_wrenches
-from flexmb.kinematics import TreePattern, forward_kinematics
+from flexmb.engine.assembly import Assembler
+from flexmb.engine.kinematics import TreePattern, forward_kinematics
 from flexmb.rotations import expm
-from flexmb.simulate import simulate
+from flexmb.solvers.simulate import simulate
 from flexmb.state import State
 
 G = (0.0, -9.81, 0.0)

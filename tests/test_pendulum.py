@@ -11,7 +11,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import flexmb as fm
-from flexmb.simulate import simulate
+from flexmb.solvers.simulate import simulate
 
 G = 9.81
 L = 1.0

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.runfiles import RunWriter
-from flexmb.simulate import simulate
+from flexmb.results.rundir import RunWriter
+from flexmb.solvers.simulate import simulate
 
 CASES = Path(__file__).resolve().parent / "cases"
 sys.path.insert(0, str(CASES))
@@ -77,8 +77,8 @@ def test_sigkill_mid_run_leaves_every_flushed_step(tmp_path):
         import sys
         sys.path.insert(0, {str(CASES)!r})
         import four_bar
-        from flexmb.runfiles import RunWriter
-        from flexmb.simulate import simulate
+        from flexmb.results.rundir import RunWriter
+        from flexmb.solvers.simulate import simulate
         simulate(four_bar.build(), 1000.0, 2e-3, rho_inf=0.8,
                  out=RunWriter(sys.argv[1], flush_rows=10, flush_seconds=1e9))
     """))

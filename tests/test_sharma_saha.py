@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.assembly import Assembler
+from flexmb.engine.assembly import Assembler
 from flexmb.rotations import expm
 
 N_CASES = 100

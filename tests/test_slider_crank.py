@@ -1,5 +1,5 @@
 """Slider-crank with driven crank (issue 2, item 6): its loop is closed through the guide
-bushing of tests/test_bushing.py; the rigid-equivalent model (flexmb.rigid) gives piston
+bushing of tests/test_bushing.py; the rigid-equivalent model (flexmb.analysis.rigid) gives piston
 position, crank torque and crank-pin reaction, checked here against closed forms written by
 hand: the kinematics, the Lagrange equation in the crank angle, and a free-body balance of
 connecting rod and slider."""
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from test_bushing import G_, L_, M2, M3, R_, TH0, W, closed_form_crank_torque, slider_crank
 
-from flexmb.rigid import RigidModel, rigid_inverse_dynamics
+from flexmb.analysis.rigid import RigidModel, rigid_inverse_dynamics
 
 H = 1e-20
 

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 from conftest import load_case
 
-from flexmb.simulate import simulate
+from flexmb.solvers.simulate import simulate
 
 case = load_case("spin_up_beam")
 

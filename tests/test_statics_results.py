@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.export import write_pvd
-from flexmb.result import load
-from flexmb.simulate import simulate
-from flexmb.statics import static_equilibrium
+from flexmb.results.paraview import write_pvd
+from flexmb.results.result import load
+from flexmb.solvers.simulate import simulate
+from flexmb.solvers.statics import static_equilibrium
 
 
 def spring_pendulum(k=5.0, k2=3.0):

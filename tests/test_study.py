@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.casefile import load_case, resolve_params
-from flexmb.cli import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, _split_values, main
-from flexmb.simulate import simulate
-from flexmb.study import TIMING_COLUMNS, read_table, sample_runs, sweep
+from flexmb.app.casefile import load_case, resolve_params
+from flexmb.app.cli import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, _split_values, main
+from flexmb.app.study import TIMING_COLUMNS, read_table, sample_runs, sweep
+from flexmb.solvers.simulate import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE = ROOT / "tests" / "cases" / "flexible_pendulum.py"

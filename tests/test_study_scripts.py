@@ -8,7 +8,7 @@ import json
 import numpy as np
 from conftest import load_case
 
-from flexmb.plots import plt
+from flexmb.results.plots import plt
 
 rigid_limit = load_case("study_rigid_limit")
 six_link = load_case("study_six_link_damping")

@@ -4,7 +4,7 @@ SIGKILL, a Newton failure or Ctrl-C keeps every output row computed so far.
 A run directory holds
 
 * ``meta.json`` — format tag, names (coordinates, nodes, joints, drives, beam elements), the
-  shape and dtype of every per-row field, the drawing topology (flexmb.drawing), settings and
+  shape and dtype of every per-row field, the drawing topology (flexmb.results.drawing), settings and
   the caller's facts (case, parameters); written once, before the first step;
 * ``chunk_00000.npz``, ``chunk_00001.npz``, … — consecutive blocks of output rows (plain
   arrays, no pickle), each written to a temporary name, flushed to disk and renamed
@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import ResultFileError
-from .result import Result, _jsonable
+from flexmb.errors import ResultFileError
+from flexmb.results.result import Result, _jsonable
 
 __all__ = ["RunWriter", "load_run", "is_run_dir", "FORMAT"]
 
@@ -163,7 +163,7 @@ class RunWriter:
 
 
 def load_run(path: str | Path) -> Result:
-    """Read a run directory into a :class:`~flexmb.result.Result` (no pickle). A run with no
+    """Read a run directory into a :class:`~flexmb.results.result.Result` (no pickle). A run with no
     end record gets ``status = "incomplete: ..."`` naming the last time reached."""
     p = Path(path)
     if not is_run_dir(p):

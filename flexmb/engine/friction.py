@@ -8,7 +8,7 @@ A revolute joint k with friction coefficient μ and pin radius r carries the fri
 on its coordinate: it opposes the relative rotation rate u_k, and its size is the classical
 journal-bearing torque μ r |F_⊥| (the pin's friction circle has radius μ r; for small μ,
 r sin(atan μ) ≈ μ r). F_⊥ is the part normal to the axis g of the joint's reaction force F: the
-force that the parent exerts on the child's subtree (:meth:`flexmb.assembly.Assembler.reactions`),
+force that the parent exerts on the child's subtree (:meth:`flexmb.engine.assembly.Assembler.reactions`),
 i.e. the subtree sum of the node wrenches w = M (B u̇ + ζ) + g - f (force part; a force along
 the axis loads a thrust face, not the pin, and is left out).
 
@@ -20,7 +20,7 @@ equations smooth for Newton. tanh is smooth and odd, dissipative for every u (τ
 slope at zero is finite.
 
 Implicitness: F depends on the accelerations u̇ (the reactions carry inertia forces), so (1)
-enters the residual of the equations of motion (flexmb.assembly.Evaluation.residual) through
+enters the residual of the equations of motion (flexmb.engine.assembly.Evaluation.residual) through
 the same node wrenches w(u̇) whose subtree sums give B^T w. The Newton iteration matrix gets
 only the friction's viscous part: writing (1) as τ = -c(u) u with the secant coefficient
 c = μ r |F_⊥| tanh(u/ω_ε)/u ≥ 0 (→ μ r |F_⊥|/ω_ε at rest), γ' c is added to the diagonal
@@ -35,7 +35,7 @@ slower (the integrator may halve the step). The dependence of |F_⊥| on u̇ is 
 matrix: Newton converges linearly, at a rate ~ μ r / (lever arm of the bodies' inertia), fast
 for pins small compared with the links (measured: 2–5 iterations per step in the tests).
 
-Power: Σ τ_k u_k ≤ 0; its negative is added to the dissipated energy (flexmb.simulate).
+Power: Σ τ_k u_k ≤ 0; its negative is added to the dissipated energy (flexmb.solvers.simulate).
 """
 
 from __future__ import annotations

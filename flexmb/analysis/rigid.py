@@ -29,11 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from flexmb.elements import bushing as bushing_kernels
-
-from .assembly import Assembler
-from .errors import ModelError, SolverError
-from .rotations import logm
-from .state import State
+from flexmb.engine.assembly import Assembler
+from flexmb.errors import ModelError, SolverError
+from flexmb.rotations import logm
+from flexmb.state import State
 
 __all__ = ["RigidModel", "RigidResult", "preloaded_state", "rigid_inverse_dynamics"]
 

@@ -20,10 +20,9 @@ from flexmb.elements import beam as beam_kernels
 from flexmb.elements import beam_compiled, rigid_body
 from flexmb.elements import bushing as bushing_kernels
 from flexmb.elements import loads as load_kernels
-
-from .friction import JointFriction
-from .kinematics import Kinematics, TreePattern, forward_kinematics
-from .rotations import cross
+from flexmb.engine.friction import JointFriction
+from flexmb.engine.kinematics import Kinematics, TreePattern, forward_kinematics
+from flexmb.rotations import cross
 
 __all__ = ["Assembler", "Evaluation"]
 
@@ -160,7 +159,7 @@ class Assembler:
     def evaluate(self, state, load_factor: float = 1.0, elastic_cuts: bool = True) -> Evaluation:
         """Kinematics, masses and forces at ``state``; gravity and nodal loads are scaled by
         ``load_factor`` (load stepping of the static solve); ``elastic_cuts=False`` leaves the
-        bushings' forces out (the rigid-equivalent model of flexmb.rigid)."""
+        bushings' forces out (the rigid-equivalent model of flexmb.analysis.rigid)."""
         m = self.model
         kin = forward_kinematics(m, state, self.pattern)
         N = m.n_nodes
@@ -285,7 +284,7 @@ class Assembler:
         ``with_mass=False`` gives γ' C̄ + β' K̄ alone (the static tangent). Assembled in place on
         the structural pattern (flexmb/iteration_matrix.py; scatter maps built once per ``cols``).
         Bearing friction adds its viscous slope near rest to the diagonal (flexmb/friction.py)."""
-        from .iteration_matrix import IterationMatrix
+        from flexmb.engine.iteration_matrix import IterationMatrix
 
         if ev.friction is not None:
             diag = diag + gp * ev.friction.damping_diag(cols)

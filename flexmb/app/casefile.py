@@ -11,7 +11,7 @@ A case is a Python file with
 * optionally ``monitor(model, params) -> callback`` — a ``simulate`` callback ``(state,
   evaluation) -> str | None`` run after every step; a returned string ends the run with status
   ``stopped: <string>`` (e.g. a mechanism driven into a singular configuration,
-  flexmb.monitors.SingularityMonitor); the postprocess then still runs;
+  flexmb.analysis.monitors.SingularityMonitor); the postprocess then still runs;
 * a module docstring whose first line is a one-line title.
 
 Parameter values given on the command line are Python *literals* (``ast.literal_eval``: numbers,

@@ -1,6 +1,6 @@
 """Run a model in time: generalized-α steps, outputs (poses, drive forces, joint reactions,
-energy balance) recorded into a :class:`~flexmb.result.Result` and, with ``out=``, streamed
-to a run directory as they are computed (flexmb.runfiles)."""
+energy balance) recorded into a :class:`~flexmb.results.result.Result` and, with ``out=``, streamed
+to a run directory as they are computed (flexmb.results.rundir)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .drawing import drawing_of
-from .errors import SolverError
-from .integrators import GeneralizedAlpha
-from .result import Result
-from .rotations import logm
-from .runfiles import RunWriter
-from .state import State
+from flexmb.errors import SolverError
+from flexmb.results.drawing import drawing_of
+from flexmb.results.result import Result
+from flexmb.results.rundir import RunWriter
+from flexmb.rotations import logm
+from flexmb.solvers.generalized_alpha import GeneralizedAlpha
+from flexmb.state import State
 
 __all__ = ["simulate"]
 
@@ -134,7 +134,7 @@ def simulate(
     ``result.stats`` holds wall time, steps, Newton iterations, factorizations, symbolic
     analyses and the time split (assembly, factorization, solve).
 
-    ``out``: a directory (or a :class:`flexmb.runfiles.RunWriter`) the output rows are streamed
+    ``out``: a directory (or a :class:`flexmb.results.rundir.RunWriter`) the output rows are streamed
     to while the run goes, closed with the run's status; it must not exist yet (or be empty).
     ``callback(state, evaluation)`` is called after every accepted step; if it returns a
     non-empty string the run ends there with ``status = "stopped: <that string>"`` (the last
@@ -175,7 +175,7 @@ def simulate(
             rec.step(st, ev)
             if callback is not None:
                 stop = callback(st, ev)
-                if stop:  # a monitor ends the run (e.g. flexmb.monitors.SingularityMonitor)
+                if stop:  # a monitor ends the run (e.g. flexmb.analysis.monitors.SingularityMonitor)
                     status = f"stopped: {stop}"
             if i % output_every == 0 or i == n_steps or status != "finished":
                 rec.record(st, ev, info.iterations)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse.linalg as spla
 
-from .assembly import Assembler
-from .errors import SolverError
-from .state import State
+from flexmb.engine.assembly import Assembler
+from flexmb.errors import SolverError
+from flexmb.state import State
 
 __all__ = ["natural_frequencies"]
 

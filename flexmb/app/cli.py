@@ -33,7 +33,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from . import __version__
+from flexmb import __version__
 
 __all__ = ["main", "EXIT_OK", "EXIT_RUN_FAILED", "EXIT_USAGE", "EXIT_INTERNAL", "EXIT_INTERRUPTED"]
 
@@ -68,7 +68,7 @@ def _say(msg: str = "") -> None:
 
 
 def _case_and_params(args) -> tuple:
-    from .casefile import CaseError, load_case, parse_param, resolve_params
+    from flexmb.app.casefile import CaseError, load_case, parse_param, resolve_params
 
     try:
         case = load_case(args.case)
@@ -84,7 +84,7 @@ def _case_and_params(args) -> tuple:
 
 
 def _build(case, params):
-    from .errors import FlexmbError
+    from flexmb.errors import FlexmbError
 
     try:
         return case.build(params)
@@ -97,7 +97,7 @@ def _build(case, params):
 
 def _monitor(case, params, model):
     """The case's run callback (casefile: optional ``monitor``), or None."""
-    from .errors import FlexmbError
+    from flexmb.errors import FlexmbError
 
     try:
         return case.monitor(model, params)
@@ -109,8 +109,8 @@ def _monitor(case, params, model):
 
 
 def _load_result(path: str):
-    from .errors import ResultFileError
-    from .result import load
+    from flexmb.errors import ResultFileError
+    from flexmb.results.result import load
 
     try:
         return load(path)
@@ -119,7 +119,7 @@ def _load_result(path: str):
 
 
 def _check_out_dir(out: Path, overwrite: bool) -> None:
-    from .runfiles import is_run_dir
+    from flexmb.results.rundir import is_run_dir
 
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         if not overwrite:
@@ -148,7 +148,7 @@ def _frames_every(n_rows: int, every: int | None) -> int:
 
 
 def _standard_plots(result, out: Path) -> list[Path]:
-    from .plots import plot_coordinates, plot_drive_forces, plot_element_forces, plot_energy
+    from flexmb.results.plots import plot_coordinates, plot_drive_forces, plot_element_forces, plot_energy
 
     made = [plot_energy(result, out / "energy.png")]
     coords = _default_coordinates(result)
@@ -164,12 +164,12 @@ def _standard_plots(result, out: Path) -> list[Path]:
 # ---------------------------------------------------------------------------------- commands
 def cmd_run(args) -> int:
     """flexmb run: simulate a case, stream the result, write ParaView files, plots and summary."""
-    from .errors import SolverError
-    from .export import write_pvd
-    from .progress import ProgressBar
-    from .result import load
-    from .runfiles import RunWriter
-    from .simulate import simulate
+    from flexmb.app.progress import ProgressBar
+    from flexmb.errors import SolverError
+    from flexmb.results.paraview import write_pvd
+    from flexmb.results.result import load
+    from flexmb.results.rundir import RunWriter
+    from flexmb.solvers.simulate import simulate
 
     case, params = _case_and_params(args)
     out = Path(args.out) if args.out else Path("runs") / case.name
@@ -235,7 +235,7 @@ def cmd_run(args) -> int:
 
 def cmd_info(args) -> int:
     """flexmb info: describe the case's model."""
-    from .describe import describe
+    from flexmb.app.describe import describe
 
     case, params = _case_and_params(args)
     model = _build(case, params)
@@ -246,7 +246,7 @@ def cmd_info(args) -> int:
 
 def cmd_export(args) -> int:
     """flexmb export: write a result for ParaView."""
-    from .export import export
+    from flexmb.results.paraview import export
 
     res = _load_result(args.result)
     src = Path(args.result)
@@ -266,7 +266,7 @@ PLOT_WORDS = {"energy": "energy balance (all terms)", "coordinates": "the first 
 
 def cmd_plot(args) -> int:
     """flexmb plot: PNG time histories of named quantities."""
-    from .plots import plot_coordinates, plot_drive_forces, plot_element_forces, plot_energy, plot_node_positions
+    from flexmb.results.plots import plot_coordinates, plot_drive_forces, plot_element_forces, plot_energy, plot_node_positions
 
     res = _load_result(args.result)
     src = Path(args.result)
@@ -332,7 +332,7 @@ def _split_values(text: str) -> list[str]:
 
 
 def _grid(specs: list[str]) -> dict:
-    from .casefile import CaseError, parse_param
+    from flexmb.app.casefile import CaseError, parse_param
 
     grid: dict = {}
     for spec in specs:
@@ -369,8 +369,8 @@ def _ranges(specs: list[str]) -> dict:
 
 def cmd_sweep(args) -> int:
     """flexmb sweep: run a case over a grid, a list of runs or random samples; summary table."""
-    from .casefile import CaseError, load_case, parse_param
-    from .study import StudyError, sweep
+    from flexmb.app.casefile import CaseError, load_case, parse_param
+    from flexmb.app.study import StudyError, sweep
 
     try:
         case = load_case(args.case)
@@ -421,7 +421,7 @@ def cmd_sweep(args) -> int:
         if r.get("status") != "finished":
             _say(f"  {r['run']}: {r['status']}: {r.get('reason', '')}")
     _say(f"sweep: {s.line()}")
-    _say(f"table:  {s.table}  (flexmb.study.read_table('{s.table}'))")
+    _say(f"table:  {s.table}  (flexmb.app.study.read_table('{s.table}'))")
     return EXIT_OK if s.failed == 0 else EXIT_RUN_FAILED
 
 

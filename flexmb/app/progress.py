@@ -22,7 +22,7 @@ def _clock(seconds: float) -> str:
 
 class ProgressBar:
     """Call ``update(t, newton_iterations)`` after every step (the ``progress`` argument of
-    :func:`flexmb.simulate.simulate`), ``close()`` at the end."""
+    :func:`flexmb.solvers.simulate.simulate`), ``close()`` at the end."""
 
     def __init__(self, t_end: float, t0: float = 0.0, stream: TextIO | None = None, width: int = 24,
                  interval: float = 0.1) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import BackendError, SolverError
+from flexmb.errors import BackendError, SolverError
 
 __all__ = ["BACKEND", "SparseCholesky", "require_cholmod", "symbolic_analysis_count"]
 

@@ -25,7 +25,7 @@ ends in space. Of the six conditions,
 * what remains is the distance condition c = |x_b - x_a| - L0 (L0: the assembly distance):
   a two-force member. Its row is J = e^T (v_b - v_a) / u with e the unit chord, i.e. the
   generalized force B^T w of a unit pair of opposite forces along the chord (virtual work),
-  computed here by :meth:`flexmb.assembly.Evaluation.project`.
+  computed here by :meth:`flexmb.engine.assembly.Evaluation.project`.
 
 So for pinned (or ball-jointed) links the rigid equivalent is exactly the distance constraint,
 and the smallest singular value of the distance-constraint Jacobian over the undriven
@@ -33,8 +33,8 @@ coordinates vanishes exactly where the rigid mechanism is singular (its left nul
 the self-stress of the rigid links: forces the links could carry with no load, which is why the
 elastic forces grow without bound there when the drive pushes on). Links whose ends are clamped
 to a body, or pinned by non-parallel axes, keep more of the six conditions; they are refused
-with a message (use a stiff bushing cut, whose constrained directions flexmb.rigid handles).
-Bushing cuts are included as in :class:`flexmb.rigid.RigidModel` (its constrained directions).
+with a message (use a stiff bushing cut, whose constrained directions flexmb.analysis.rigid handles).
+Bushing cuts are included as in :class:`flexmb.analysis.rigid.RigidModel` (its constrained directions).
 """
 
 from __future__ import annotations
@@ -43,10 +43,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .assembly import Assembler, Evaluation
-from .errors import ModelError
-from .rotations import expm
-from .state import State
+from flexmb.engine.assembly import Assembler, Evaluation
+from flexmb.errors import ModelError
+from flexmb.rotations import expm
+from flexmb.state import State
 
 __all__ = ["RigidClosure", "SingularityMonitor", "flexible_link_ends", "next_singular", "state_from_result"]
 
@@ -99,7 +99,7 @@ class RigidClosure:
             self._check_two_force(n, a, b)
         self.rigid = None
         if bushings and len(model.bushing_names):
-            from .rigid import RigidModel
+            from flexmb.analysis.rigid import RigidModel
 
             self.rigid = RigidModel(model)
         self.constraint_names = tuple(f"{n}.distance" for n in self.link_names) + (

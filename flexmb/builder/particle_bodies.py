@@ -37,8 +37,7 @@ from typing import Any
 import numpy as np
 
 from flexmb.elements import particles as pk
-
-from .errors import ModelError
+from flexmb.errors import ModelError
 
 __all__ = ["ParticleBodySpec", "add_particle_body", "add_particle_load", "compile_particle_bodies",
            "check_particle_bodies", "PARTICLE_KINDS"]
@@ -350,8 +349,8 @@ def add_particle_load(
     follower: bool = False,
 ) -> tuple[str, ...]:
     """Implementation of :meth:`flexmb.ModelBuilder.add_particle_load` (see there)."""
-    from .model import NodalLoad
-    from .timefunctions import as_time_function
+    from flexmb.model import NodalLoad
+    from flexmb.timefunctions import as_time_function
 
     who = f"particle load '{name}'"
     if body not in mb._particle_bodies:
@@ -440,9 +439,9 @@ def compile_particle_bodies(mb) -> dict:
 def check_particle_bodies(model, seed: int = 12345) -> None:
     """Refuse particles on nodes that do not move with their body; warn about planar bodies
     that can turn out of their plane; refuse negative masses that make M̄ indefinite."""
-    from .kinematics import TreePattern, forward_kinematics
-    from .rotations import expm, skew
-    from .state import State
+    from flexmb.engine.kinematics import TreePattern, forward_kinematics
+    from flexmb.rotations import expm, skew
+    from flexmb.state import State
 
     pat = TreePattern(model)
     st0 = model.initial_state()
@@ -503,8 +502,8 @@ def _plane_normal(X: np.ndarray) -> np.ndarray | None:
 def _check_definiteness(model, st0, candidates: list[int]) -> None:
     """Among bodies that can rotate out of their plane, those whose negative masses give the
     particles an indefinite inertia can make M̄ indefinite: test M̄ at the initial state."""
-    from .assembly import Assembler
-    from .kinematics import TreePattern, forward_kinematics
+    from flexmb.engine.assembly import Assembler
+    from flexmb.engine.kinematics import TreePattern, forward_kinematics
 
     bad = []
     kin = forward_kinematics(model, st0, TreePattern(model)) if candidates else None
@@ -522,8 +521,8 @@ def _check_definiteness(model, st0, candidates: list[int]) -> None:
     ev = asm.evaluate(st0)
     M = asm.mbar(ev, model.free_u)
     if M.shape[0] > 3000:  # large models: a Cholesky attempt instead of the spectrum
-        from .errors import SolverError
-        from .linalg import SparseCholesky
+        from flexmb.engine.linalg import SparseCholesky
+        from flexmb.errors import SolverError
 
         try:
             SparseCholesky(M).factorize(M)

@@ -1,8 +1,8 @@
 """Simulation results as numpy arrays over time, saved and loaded without pickle.
 
 Two file forms, both read by :func:`load` (``flexmb.load``): a single ``.npz`` written by
-:meth:`Result.save`, and the run directory that :func:`flexmb.simulate.simulate` streams to
-while it runs (``out=``; see :mod:`flexmb.runfiles`).
+:meth:`Result.save`, and the run directory that :func:`flexmb.solvers.simulate.simulate` streams to
+while it runs (``out=``; see :mod:`flexmb.results.rundir`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class Result:
     newton_iterations (nt,); status: how the run ended (``finished``, ``stopped: <reason>`` (a
     callback/monitor ended it), ``failed: <reason>``,
     ``interrupted``, ``incomplete: ...`` for a streamed run that wrote no end record);
-    drawing: the model topology the ParaView export needs (flexmb.drawing.drawing_of);
+    drawing: the model topology the ParaView export needs (flexmb.results.drawing.drawing_of);
     meta: JSON-able facts about the run (case, parameters, settings).
     """
 
@@ -86,7 +86,7 @@ class Result:
 
     @staticmethod
     def _index(names, name, what) -> int:
-        from .errors import ModelError
+        from flexmb.errors import ModelError
 
         try:
             return list(names).index(name)
@@ -130,11 +130,11 @@ def load(path: str | Path) -> Result:
     """Read a result: a run directory streamed by ``simulate(..., out=DIR)`` (also one whose
     run was killed: ``status`` then starts with ``incomplete``) or an ``.npz`` written by
     :meth:`Result.save`. Never unpickles (``allow_pickle=False``)."""
-    from .errors import ResultFileError
+    from flexmb.errors import ResultFileError
 
     path = Path(path)
     if path.is_dir():
-        from .runfiles import load_run
+        from flexmb.results.rundir import load_run
 
         return load_run(path)
     if not path.is_file():

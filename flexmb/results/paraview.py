@@ -1,4 +1,4 @@
-"""ParaView output (DESIGN §6): what :mod:`flexmb.drawing` draws, written as
+"""ParaView output (DESIGN §6): what :mod:`flexmb.results.drawing` draws, written as
 
 * ``pvd`` (default): one VTU file per drawn output time (meshio) and a ``.pvd`` collection
   whose time values are the simulation times — ParaView's *PVD reader*;
@@ -23,7 +23,7 @@ from xml.sax.saxutils import quoteattr
 import meshio
 import numpy as np
 
-from .drawing import drawing_of, frames, lines
+from flexmb.results.drawing import drawing_of, frames, lines
 
 __all__ = ["FORMATS", "write_pvd", "write_xdmf", "export"]
 
@@ -34,7 +34,7 @@ def _drawing(result, model) -> dict[str, np.ndarray]:
     if model is not None:
         return drawing_of(model)
     if not result.drawing:
-        from .errors import ResultFileError
+        from flexmb.errors import ResultFileError
 
         raise ResultFileError("this result holds no drawing topology (saved by an older flexmb); "
                               "export it with its model: write_pvd(result, model, ...).")
@@ -81,7 +81,7 @@ def write_xdmf(result, model=None, out_dir: str | Path = ".", name: str = "mecha
     try:
         import h5py
     except ImportError:  # pragma: no cover - h5py is a dependency
-        from .errors import BackendError
+        from flexmb.errors import BackendError
 
         raise BackendError("XDMF export needs h5py (pip install h5py); or export to pvd.") from None
     out = Path(out_dir)

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .rotations import cross
+from flexmb.rotations import cross
 
 __all__ = ["Kinematics", "TreePattern", "forward_kinematics", "motion_cross"]
 

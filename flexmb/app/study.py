@@ -1,7 +1,7 @@
 """Parameter studies: sweeps of a case file over a grid, a list of runs or random samples, run
 on local worker processes (default) or on a Dask distributed cluster, resumable.
 
-    from flexmb.study import sweep, read_table
+    from flexmb.app.study import sweep, read_table
     s = sweep("cases/four_bar_rigid_limit.py", grid={"EA": [1e5, 1e6, 1e7]}, out_dir="runs/ea")
     tab = read_table(s.table)              # dict of columns: numpy arrays (numbers) or lists (text)
 
@@ -11,7 +11,7 @@ A sweep directory holds
   chosen outputs and the counts of the last invocation (runs, ran, failed, skipped);
 * ``run_0000``, ``run_0001``, … — one per run, numbered in the order of the run list (a grid
   is expanded with the first name varying slowest): the run's streamed result directory
-  (``flexmb.load(DIR)``, see flexmb.runfiles), the case's postprocess files, ``params.json``
+  (``flexmb.load(DIR)``, see flexmb.results.rundir), the case's postprocess files, ``params.json``
   (the overrides and the resolved parameters) and ``row.json`` (its row of the table, written
   last, atomically);
 * ``summary.csv`` — one row per run: the varied parameters, how the run ended (``status``:
@@ -61,8 +61,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from .errors import FlexmbError
-from .progress import _clock
+from flexmb.app.progress import _clock
+from flexmb.errors import FlexmbError
 
 __all__ = ["StudyError", "SweepSummary", "sweep", "read_table", "expand_grid", "sample_runs", "run_one"]
 
@@ -165,7 +165,7 @@ _CASES: dict[str, Any] = {}
 
 
 def _case(path: str):
-    from .casefile import load_case
+    from flexmb.app.casefile import load_case
 
     if path not in _CASES:
         _CASES[path] = load_case(path)
@@ -174,13 +174,13 @@ def _case(path: str):
 
 def _json_normal(obj: Any) -> Any:
     """``obj`` as it reads back from JSON (tuples -> lists, numpy scalars -> numbers)."""
-    from .result import _jsonable
+    from flexmb.results.result import _jsonable
 
     return json.loads(json.dumps(obj, default=_jsonable))
 
 
 def _write_json(path: Path, obj: Any) -> None:
-    from .result import _jsonable
+    from flexmb.results.result import _jsonable
 
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(json.dumps(obj, indent=1, default=_jsonable), encoding="utf-8")
@@ -251,7 +251,7 @@ def _named_outputs(res, model, params: dict, outputs: Sequence[Any]) -> dict[str
 
 def _clear_run_dir(d: Path) -> None:
     """Remove an unfinished run directory of this sweep (only flexmb's own files)."""
-    from .runfiles import is_run_dir
+    from flexmb.results.rundir import is_run_dir
 
     if not d.exists():
         return
@@ -277,10 +277,10 @@ def run_one(case_path: str, index: int, overrides: dict[str, Any], run_dir: str,
     ``params.json`` and ``row.json`` there. Never raises for a bad run: a bad parameter or a
     build()/postprocess() exception gives ``status`` "error", a Newton failure "failed", each
     with its ``reason``."""
-    from .casefile import CaseError, resolve_params
-    from .result import load
-    from .runfiles import RunWriter
-    from .simulate import simulate
+    from flexmb.app.casefile import CaseError, resolve_params
+    from flexmb.results.result import load
+    from flexmb.results.rundir import RunWriter
+    from flexmb.solvers.simulate import simulate
 
     d = Path(run_dir)
     row: dict[str, Any] = {"run": d.name, "status": "error", "reason": ""}
@@ -540,7 +540,7 @@ def sweep(case: str | Path | Any, grid: Mapping[str, Sequence[Any]] | None = Non
           outputs: Sequence[str | Callable] = (), out_dir: str | Path | None = None, client: Any = None,
           scheduler: str | None = None, workers: int | None = None, resume: bool = True, retry_failed: bool = False,
           postprocess: bool = True, progress: bool | TextIO = True) -> SweepSummary:
-    """Run the case file ``case`` (a path or a loaded :class:`flexmb.casefile.Case`) for many
+    """Run the case file ``case`` (a path or a loaded :class:`flexmb.app.casefile.Case`) for many
     parameter sets and collect a summary table.
 
     The runs: ``grid`` (name -> values, every combination), ``runs`` (a list of dicts) or
@@ -555,7 +555,7 @@ def sweep(case: str | Path | Any, grid: Mapping[str, Sequence[Any]] | None = Non
     local processes (default: all cores; 0 = in this process). ``progress``: True (stderr),
     False or a stream. Returns a :class:`SweepSummary`; Ctrl-C stops the sweep after writing
     the table of the runs done (``interrupted``), then raises KeyboardInterrupt."""
-    from .casefile import Case, CaseError, load_case
+    from flexmb.app.casefile import Case, CaseError, load_case
 
     try:
         cs = case if isinstance(case, Case) else load_case(case)

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .assembly import Assembler, Evaluation
-from .errors import SolverError
-from .linalg import SparseCholesky
-from .state import State
+from flexmb.engine.assembly import Assembler, Evaluation
+from flexmb.engine.linalg import SparseCholesky
+from flexmb.errors import SolverError
+from flexmb.state import State
 
 __all__ = ["GeneralizedAlpha", "alpha_parameters", "StepInfo"]
 

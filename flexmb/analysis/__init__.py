@@ -1,0 +1,1 @@
+"""Rigid-equivalent analysis of cut loops and run monitors (singular configurations)."""

@@ -1,0 +1,1 @@
+"""One module per stage of an evaluation: kinematics, assembly, iteration matrix, friction, CHOLMOD."""

@@ -1,0 +1,1 @@
+"""The Result type, streamed run directories, drawing topology, ParaView export and plots."""

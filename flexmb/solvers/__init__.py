@@ -1,0 +1,1 @@
+"""Time integration (generalized-α), the simulation loop, statics and modal analysis."""
