@@ -6,7 +6,6 @@ import pytest
 
 import flexmb as fm
 from flexmb.elements.beam import deformations, internal_forces, local_stiffness
-from flexmb.engine.assembly import Assembler
 from flexmb.rotations import expm
 from flexmb.solvers.modal import natural_frequencies
 from flexmb.solvers.statics import static_equilibrium
@@ -26,7 +25,7 @@ def cantilever(n, section=None, load=None, moment=None):
 
 
 def tip_position(model, nodes, st):
-    return Assembler(model).evaluate(st).kin.x[model.node_index(nodes[-1])]
+    return st.node_position(nodes[-1])
 
 
 def test_cantilever_tip_deflection_euler_bernoulli_and_timoshenko():
@@ -43,8 +42,7 @@ def test_cantilever_tip_deflection_euler_bernoulli_and_timoshenko():
 
 def rollup_error(n):
     m, nodes = cantilever(n, moment=(0, 0, 2 * np.pi * E * I / L))
-    st = static_equilibrium(m, load_steps=8)
-    x = Assembler(m).evaluate(st).kin.x
+    x = static_equilibrium(m, load_steps=8).x
     R = L / (2 * np.pi)
     s = np.linspace(0, L, n + 1)
     exact = np.stack([R * np.sin(s / R), R * (1 - np.cos(s / R)), 0 * s], 1)
@@ -59,6 +57,28 @@ def test_rollup_into_a_full_circle_converges():
     assert tip16 < 1e-3 * L
     # node positions against the exact circle: second order in the element size
     assert err16 < 0.35 * err8 and err32 < 0.35 * err16
+
+
+def test_rollup_finds_its_own_load_steps():
+    """Issue 12.5: the 16-element cantilever rolled into a full circle by its end moment
+    M = 2 pi EI / L needs load steps; one or two fixed steps fail (Newton stalls for 50
+    iterations), load_steps="auto" (the default) finds them from one requested step: the whole
+    load and half of it fail, then quarter steps converge. The tip returns to the clamp (for a
+    pure moment every element bends to the same arc, so the polygon of nodes closes exactly)."""
+    m, nodes = cantilever(16, moment=(0, 0, 2 * np.pi * E * I / L))
+    for n in (1, 2):
+        with pytest.raises(fm.SolverError, match="did not converge.*Use more load_steps"):
+            static_equilibrium(m, load_steps=n)
+    res = static_equilibrium(m)
+    assert np.linalg.norm(res.node_position(nodes[-1])) < 1e-12 * L
+    assert np.abs(res.R[m.node_index(nodes[-1])] - np.eye(3)).max() < 1e-9  # turned by 2 pi
+    assert res.rejected == (1.0, 0.5)
+    assert np.array_equal(res.load_factors, [0.25, 0.5, 0.75, 1.0])
+    assert res.iterations.shape == (4,) and np.all(res.iterations > 4) and res.total_iterations == res.iterations.sum()
+    assert res.residual < 1e-10 * 2 * np.pi * E * I / L
+    # the same equilibrium as four fixed steps
+    fixed = static_equilibrium(m, load_steps=4)
+    assert np.abs(fixed.x - res.x).max() < 1e-12
 
 
 def bending_frequency_errors(n: int, I: float) -> np.ndarray:
@@ -184,7 +204,7 @@ def test_first_frequency_from_free_vibration_time_history():
 
     n = 8
     loaded, nodes = cantilever(n, load=(0, -1.0, 0))
-    st = static_equilibrium(loaded, load_steps=1)
+    st = static_equilibrium(loaded, load_steps=1).state
     free, _ = cantilever(n)
     f1 = 1.8751**2 * np.sqrt(E * I / (RHO * A * L**4)) / (2 * np.pi)
     res = simulate(free, 3.2 / f1, 1 / (f1 * 200), rho_inf=1.0, state=st)

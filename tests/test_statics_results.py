@@ -26,7 +26,7 @@ def spring_pendulum(k=5.0, k2=3.0):
 
 def test_static_equilibrium_satisfies_hand_written_balance():
     k1, k2, g = 5.0, 3.0, 9.81
-    st = static_equilibrium(spring_pendulum(k1, k2))
+    st = static_equilibrium(spring_pendulum(k1, k2)).state
     t1, t2 = st.q
     # moment balance of both links about their joints (written by hand)
     m2_arm = 0.5 * g * 0.5 * np.cos(t1 + t2)
@@ -38,9 +38,39 @@ def test_static_equilibrium_satisfies_hand_written_balance():
 
 def test_static_equilibrium_is_at_rest_in_dynamics():
     model = spring_pendulum()
-    st = static_equilibrium(model)
+    st = static_equilibrium(model).state
     res = simulate(model, 0.2, 1e-3, state=st)
     assert np.abs(res.u).max() < 1e-8
+
+
+def test_automatic_load_steps_take_one_step_where_it_converges_and_report_it():
+    """load_steps="auto" (the default) tries the whole load first: the stiffly sprung pendulum
+    takes one step; the soft one (sagging by 1.07 rad) fails at the whole load, halves and takes
+    two, to the equilibrium of ten fixed steps."""
+    stiff = static_equilibrium(spring_pendulum(20.0, 20.0))
+    assert np.array_equal(stiff.load_factors, [1.0]) and stiff.rejected == ()
+    assert stiff.iterations.shape == (1,) and 2 <= stiff.iterations[0] <= 10
+    model = spring_pendulum()
+    res = static_equilibrium(model)
+    assert res.rejected == (1.0,) and np.array_equal(res.load_factors, [0.5, 1.0])
+    ten = static_equilibrium(model, load_steps=10)
+    assert ten.iterations.shape == (10,) and np.array_equal(ten.load_factors, np.arange(1, 11) / 10)
+    assert np.abs(res.state.q - ten.state.q).max() < 1e-9
+    assert np.array_equal(res.node_position("b"), res.x[1])
+
+
+def test_automatic_load_steps_give_up_with_the_reason():
+    """A body on a vertical prismatic joint without a spring has no static equilibrium under
+    gravity: every increment meets a singular tangent; the solver halves down to min_increment and
+    says why it gave up."""
+    mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
+    mb.add_node("slider", (0, 0, 0))
+    mb.add_body("slider", "slider", 1.0)
+    mb.add_joint("guide", "prismatic", "ground", "slider", axis=(0, 1, 0))
+    with pytest.raises(fm.SolverError, match=r"singular tangent.*gave up at load factor 0: .*min_increment = 0\.001"):
+        static_equilibrium(mb.compile(), min_increment=1e-3)
+    with pytest.raises(ValueError, match="load_steps"):
+        static_equilibrium(spring_pendulum(), load_steps=0)
 
 
 def test_result_round_trip(tmp_path):

@@ -1,13 +1,30 @@
 """Static equilibrium: Newton iterations on the generalized forces with load stepping.
 
-Solves  r(q) = B^T (g_ext-free bias) - tau = 0  for the free coordinates at u = 0 (DESIGN §4),
-with gravity and nodal loads scaled by λ = 1/n, 2/n, …, 1 (each step starts from the previous
-equilibrium). With elements (beams, bushings) the tangent is their assembled stiffness B^T K B plus the joint
-springs (sparse); for rigid trees it is formed by central differences of the residual along the
-Lie-group retraction (one residual pair per free coordinate).
+Solves  r(q; λ) = B^T (bias - λ f_ext) - tau = 0  for the free coordinates at u = 0 (DESIGN §4, eq. (1)
+of flexmb/engine/assembly.py with udot = 0): gravity, nodal loads and applied joint forces are scaled
+by the load factor λ, which goes from 0 to 1 in load steps; each step's Newton iteration starts from
+the previous equilibrium. With elements (beams, bushings) the tangent is their assembled consistent
+stiffness B^T K B plus the joint springs (sparse); for rigid trees it is formed by central
+differences of the residual along the Lie-group retraction (one residual pair per free coordinate).
+
+Load steps are either fixed (``load_steps=n``: λ = 1/n, 2/n, …, 1) or chosen by the solver
+(``load_steps="auto"``, the default), a continuation in λ with the increment rule
+
+    Δλ_0 = 1 (the whole load in one step);
+    Newton fails (no convergence in ``max_iter`` iterations, non-finite residual or step,
+        singular tangent)  ->  back to the last equilibrium, Δλ <- Δλ / 2;
+    Newton converges in n <= 4 iterations  ->  λ <- λ + Δλ, Δλ <- 2 Δλ;
+    converges in n > 4 iterations          ->  λ <- λ + Δλ, Δλ unchanged;
+    (Δλ is cut to 1 - λ at the end; the solve is refused when Δλ would fall below ``min_increment``)
+
+so an easy problem is one step, and a hard one (the 16-element cantilever rolled into a circle by
+its end moment 2πEI/L, which fails in one or two fixed steps) finds its own steps: there 1 and
+1/2 fail, and λ = 0.25, 0.5, 1 converge in 7, 7 and 8 iterations (tests/test_beam.py).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -17,21 +34,84 @@ from flexmb.engine.assembly import Assembler
 from flexmb.errors import SolverError
 from flexmb.state import State
 
-__all__ = ["static_equilibrium"]
+__all__ = ["StaticResult", "static_equilibrium"]
+
+#: Newton iterations at or below which the automatic load stepping doubles its increment
+FAST_ITERATIONS = 4
+
+
+@dataclass
+class StaticResult:
+    """Equilibrium found by :func:`static_equilibrium`.
+
+    ``state``: the equilibrium State (u = udot = 0; drives at their values at ``t``);
+    ``x`` (N,3), ``R`` (N,3,3): node positions and rotations there; ``load_factors``: the load
+    factor λ reached by each accepted load step (the last is 1); ``iterations``: Newton
+    iterations of each accepted step; ``rejected``: load factors that were tried and failed
+    (automatic stepping halved the increment there); ``residual``: largest generalized-force
+    residual at the end [N or N m].
+    """
+
+    state: State
+    x: np.ndarray
+    R: np.ndarray
+    load_factors: np.ndarray
+    iterations: np.ndarray
+    rejected: tuple[float, ...]
+    residual: float
+    node_names: tuple[str, ...]
+
+    @property
+    def total_iterations(self) -> int:
+        """Newton iterations of the accepted steps, summed."""
+        return int(self.iterations.sum())
+
+    def node_position(self, name: str) -> np.ndarray:
+        """Position (3,) of the node called ``name``."""
+        try:
+            return self.x[self.node_names.index(name)]
+        except ValueError:
+            from flexmb.errors import ModelError
+
+            raise ModelError(f"unknown node '{name}'. Known nodes: {list(self.node_names)[:20]}.") from None
+
+
+class _NewtonFailure(Exception):
+    """One load step's Newton iteration failed (internal: the caller halves or raises)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 def static_equilibrium(
     model,
-    load_steps: int = 10,
+    load_steps: int | str = "auto",
     tol: float = 1e-10,
     max_iter: int = 50,
     state: State | None = None,
     t: float = 0.0,
-) -> State:
-    """Equilibrium state of ``model`` under its loads at time ``t`` (drives held at q(t)).
+    min_increment: float = 1.0 / 2**16,
+) -> StaticResult:
+    """Equilibrium of ``model`` under its loads at time ``t`` (drives held at q(t)), from
+    ``state`` (default: the model's initial state).
 
-    Raises SolverError naming the load step and the coordinates that do not converge.
+    ``load_steps``: ``"auto"`` (the increment rule of the module docstring: start with the whole
+    load, halve the increment where Newton fails, double it after a step that converged in at most
+    4 iterations; give up below ``min_increment``) or a number n of equal steps. Each step converges
+    when the largest residual is at most ``tol`` times the force scale (largest of the loads and
+    joint forces, at least 1) or the Newton step stalls below 1e-13 of the coordinates; at most
+    ``max_iter`` iterations per step. Returns a :class:`StaticResult` (``.state``, ``.x``,
+    ``.load_factors``, ``.iterations``). Raises SolverError naming the load factor and the
+    coordinates that do not converge.
     """
+    auto = isinstance(load_steps, str)
+    if auto and load_steps != "auto":
+        raise ValueError(f"load_steps = {load_steps!r}: give 'auto' or a positive integer number of steps")
+    if not auto and not (isinstance(load_steps, (int, np.integer)) and not isinstance(load_steps, bool) and load_steps >= 1):
+        raise ValueError(f"load_steps = {load_steps!r}: give 'auto' or a positive integer number of steps")
+    if not (isinstance(min_increment, (int, float)) and 0 < min_increment <= 1):
+        raise ValueError(f"min_increment = {min_increment!r} must be a number in (0, 1]")
     asm = Assembler(model, exact_tangent=True)
     st = (model.initial_state() if state is None else state.copy())
     st.t = t
@@ -41,32 +121,77 @@ def static_equilibrium(
     st.u[model.driven] = 0.0
     st.udot[model.driven] = 0.0
     free = model.free_u
-    if not free.size:
-        return st
-    n_u = model.n_u
-    # with elements: their assembled tangent B^T K B (+ joint springs); otherwise (rigid trees)
-    # central differences of the residual along the retraction
-    use_elements = bool(len(model.beam_names) or len(model.bushing_names))
-    k_diag = asm.stiffness_damping_diag(free)[0]
-    for step in range(1, load_steps + 1):
-        lam = step / load_steps
+    lams: list[float] = []
+    its: list[int] = []
+    rejected: list[float] = []
+    if free.size:
+        solver = _Newton(model, asm, free, tol, max_iter)
+        if not auto:
+            for step in range(1, load_steps + 1):
+                lam = step / load_steps
+                try:
+                    st, n = solver.solve(st, lam)
+                except _NewtonFailure as exc:
+                    raise SolverError(exc.message + (" Use more load_steps." if "converge" in exc.message else ""),
+                                      t) from None
+                lams.append(lam)
+                its.append(n)
+        else:
+            lam, dlam = 0.0, 1.0
+            while lam < 1.0:
+                target = 1.0 if dlam >= 1.0 - lam else lam + dlam
+                try:
+                    st, n = solver.solve(st, target)
+                except _NewtonFailure as exc:
+                    rejected.append(target)
+                    dlam *= 0.5
+                    if dlam < min_increment:
+                        raise SolverError(
+                            f"{exc.message} Automatic load stepping gave up at load factor {lam:.6g}: the increment "
+                            f"{2 * dlam:.3g} failed and min_increment = {min_increment:.3g} ({len(rejected)} failed "
+                            "tries).", t) from None
+                    continue
+                lams.append(target)
+                its.append(n)
+                lam = target
+                if n <= FAST_ITERATIONS:
+                    dlam *= 2.0
+    ev = asm.evaluate(st)
+    res = float(np.abs(ev.residual(st.udot)[free]).max(initial=0.0))
+    return StaticResult(st, ev.kin.x, ev.kin.R, np.array(lams, dtype=float), np.array(its, dtype=int), tuple(rejected),
+                        res, model.node_names)
+
+
+class _Newton:
+    """Newton iterations on r(q; λ) = 0 over the coordinates ``free`` (module docstring)."""
+
+    def __init__(self, model, asm: Assembler, free: np.ndarray, tol: float, max_iter: int) -> None:
+        self.model, self.asm, self.free, self.tol, self.max_iter = model, asm, free, tol, max_iter
+        # with elements: their assembled tangent B^T K B (+ joint springs); otherwise (rigid trees)
+        # central differences of the residual along the retraction
+        self.use_elements = bool(len(model.beam_names) or len(model.bushing_names))
+        self.k_diag = asm.stiffness_damping_diag(free)[0]
+
+    def solve(self, st: State, lam: float) -> tuple[State, int]:
+        """Equilibrium at load factor ``lam`` from ``st``: (state, iterations); raises _NewtonFailure."""
+        model, asm, free = self.model, self.asm, self.free
         last_dx = np.inf
-        for it in range(max_iter + 1):
+        for it in range(self.max_iter + 1):
             ev = asm.evaluate(st, load_factor=lam)
             r = ev.residual(st.udot)[free]
             scale = float(np.abs(ev.project(ev.bias)).max(initial=0.0) + np.abs(ev.tau).max(initial=0.0)) + 1e-300
             if not np.all(np.isfinite(r)):
-                raise SolverError(f"static solve, load factor {lam:.3g}: non-finite residual", t)
-            if np.abs(r).max() <= tol * max(scale, 1.0) or last_dx <= 1e-13 * (1.0 + np.abs(st.q).max(initial=0.0)):
-                break
-            if it == max_iter:
+                raise _NewtonFailure(f"static solve, load factor {lam:.3g}: non-finite residual.")
+            if np.abs(r).max() <= self.tol * max(scale, 1.0) or last_dx <= 1e-13 * (1.0 + np.abs(st.q).max(initial=0.0)):
+                return st, it
+            if it == self.max_iter:
                 worst = [model.coordinate_names[free[i]] for i in np.argsort(-np.abs(r))[:3]]
-                raise SolverError(
-                    f"static solve did not converge at load factor {lam:.3g} after {max_iter} iterations "
-                    f"(residual {np.abs(r).max():.3e}); largest residuals in {worst}. Use more load_steps.", t)
+                raise _NewtonFailure(
+                    f"static solve did not converge at load factor {lam:.3g} after {self.max_iter} iterations "
+                    f"(residual {np.abs(r).max():.3e}); largest residuals in {worst}.")
             try:
-                if use_elements:
-                    K = asm.iteration_matrix(ev, free, 0.0, 1.0, k_diag, with_mass=False)
+                if self.use_elements:
+                    K = asm.iteration_matrix(ev, free, 0.0, 1.0, self.k_diag, with_mass=False)
                     dx = spla.spsolve(sp.csc_matrix(K), -r)
                 else:
                     K = _fd_tangent(model, asm, st, lam, free)
@@ -74,13 +199,13 @@ def static_equilibrium(
                 if not np.all(np.isfinite(dx)):
                     raise np.linalg.LinAlgError
             except (np.linalg.LinAlgError, RuntimeError):
-                raise SolverError(f"static solve: singular tangent at load factor {lam:.3g} (a mechanism with "
-                                  "no stiffness against its loads has no static equilibrium).", t) from None
+                raise _NewtonFailure(f"static solve: singular tangent at load factor {lam:.3g} (a mechanism with "
+                                     "no stiffness against its loads has no static equilibrium).") from None
             last_dx = float(np.abs(dx).max())
-            dq = np.zeros(n_u)
+            dq = np.zeros(model.n_u)
             dq[free] = dx
             st = st.retract(model, dq)
-    return st
+        raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _fd_tangent(model, asm: Assembler, st: State, lam: float, free: np.ndarray) -> np.ndarray:
