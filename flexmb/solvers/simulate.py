@@ -17,6 +17,7 @@ from flexmb.results.result import Result
 from flexmb.results.rundir import RunWriter
 from flexmb.rotations import logm
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha
+from flexmb.solvers.initial import relaxed_start
 from flexmb.state import State
 
 __all__ = ["simulate"]
@@ -155,8 +156,9 @@ def simulate(
         writer.begin(rec.result("running", {}), settings)
     status = "finished"
     n_ok = total_it = 0
+    start_meta: dict = {}  # the relaxed start (flexmb/solvers/initial.py): free FE nodes carried along, strain energy
     try:
-        st = model.initial_state() if state is None else state.copy()
+        st, start_meta = relaxed_start(model) if state is None else (state.copy(), {})
         st, ev = integ.initial_acceleration(st)
         a = st.udot.copy()
         rec.step(st, ev)
@@ -200,4 +202,4 @@ def simulate(
         }
         if writer is not None:
             writer.close(status, stats)
-    return rec.result(status, stats, {"settings": settings})
+    return rec.result(status, stats, {"settings": settings, **start_meta})

@@ -1,0 +1,316 @@
+"""Initial states that carry the elastic elements along with what holds them.
+
+A model is built in its *assembly configuration* (all joint coordinates zero), where every beam
+and bushing is unstrained. A joint's ``q0``/``u0`` (or a drive's q(0), q'(0)) then moves the
+bodies beyond it, but not the *free FE nodes* — the nodes that no joint holds (beam interior and
+tip nodes, nodes carried only by bushings), whose free joints to ground start at zero. Left
+there, a beam hanging from a body turned by q0 = 0.2 rad starts stretched by the body's
+motion (issue 11.10: 3.3e6 J of strain energy, 3.3e7 N of axial force in tests/test_initial.py's
+steel beam; the run fails within a millisecond). :func:`relax_free_nodes` places them:
+
+Held and relaxed coordinates. Every node either hangs from ground through user joints only
+(*held*: its pose follows from the held coordinates q_c — all user-joint and driven coordinates)
+or belongs to the subtree of an automatic free joint (a *cluster*, moved by that joint's six
+coordinates). A cluster is relaxed when a chain of elements links it to a held node or to ground;
+its free-joint coordinates q_f are the unknowns. Clusters of a floating elastic body linked to
+nothing held keep their coordinates (they have no load to carry and no support to follow).
+
+Positions. With no external loads (gravity, nodal loads and joint forces off: load factor 0) and
+u = 0, the relaxed coordinates solve the static balance of the element forces
+
+    r_f(q_f; q_c) = [B^T f_el(q)]_f = 0,        Newton:  K_ff Δq_f = -r_f                    (1)
+
+(K: the elements' consistent tangent B^T K_e B, flexmb.solvers.statics). Predictor: each relaxed
+cluster is first carried rigidly by the held node it is nearest to in the element graph (breadth
+first from the held nodes), with that node's rigid displacement from its assembly pose:
+
+    Q = R_c R0_c^T,   x_r = x_c + Q (X0_r - X0_c),   R_r = Q R0_r                              (2)
+
+so a link hanging from one body is already unstrained (Newton then takes zero iterations); a link
+between two bodies that moved differently is bent into its elastic equilibrium by (1). Where a
+strain-free configuration exists (the user's assembly moved rigidly), (1) restores it.
+
+Velocities. The free nodes take the velocities that make the elastic deformation rate
+stationary: with the material stiffness K_m = Σ B_e^T G_e^T K_l G_e B_e (ṗ_l = G_e B_e u the local
+deformation rates of the elements), u_f minimises the deformation-rate energy ½ u^T K_m u
+(equivalently the dissipation of stiffness-proportional damping, Zahariev eq. 13):
+
+    K_m,ff u_f = -K_m,fc u_c                                                                   (3)
+
+A rigid motion has ṗ_l = 0, so a link carried by one body gets exactly that body's velocity
+field v_i = v_c + ω_c × (x_i - x_c), ω_i = ω_c (the predictor (2) differentiated, used as the
+start of (3)); a link between two bodies gets the quasi-static elastic interpolation.
+
+Both linear solves are Jacobi-scaled and regularised by 1e-12 (relative), so directions without
+stiffness (a rotation a spherical bushing leaves free) keep the predictor instead of failing.
+A model whose held coordinates are all at the assembly configuration (q = 0, u = 0) is returned
+unchanged, bit for bit.
+
+Report. The start's strain energy is logged (logger ``flexmb``) and returned; where an element
+stays strained — a loop that cannot close at the given q0, a relaxation that did not converge —
+a :class:`StartWarning` names the element with the largest equivalent strain ε = sqrt(U / U_ref)
+(beam: U_ref = EA L0 / 2, the energy of 100 % stretch; bushing: U_ref = k ℓ² / 2, k its largest
+translational stiffness, ℓ the model's size) when ε > ``warn_strain`` (default 1e-6).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from flexmb.elements import bushing as bushing_kernels
+from flexmb.engine.assembly import Assembler
+from flexmb.state import State
+
+__all__ = ["StartReport", "StartWarning", "relax_free_nodes", "relaxed_start"]
+
+log = logging.getLogger("flexmb")
+
+
+class StartWarning(UserWarning):
+    """The initial state leaves an element strained (it starts loaded, not at rest)."""
+
+
+@dataclass
+class StartReport:
+    """What the start did: ``relaxed_nodes`` (names of the nodes placed by the relaxation),
+    ``moved`` (positions relaxed), ``velocities`` (velocities relaxed), ``iterations`` (Newton
+    iterations of eq. (1)), ``strain_energy`` [J] of the start, and the element with the largest
+    equivalent strain (``worst_element``, ``worst_strain``)."""
+
+    relaxed_nodes: tuple[str, ...] = ()
+    moved: bool = False
+    velocities: bool = False
+    iterations: int = 0
+    strain_energy: float = 0.0
+    worst_element: str = ""
+    worst_strain: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def as_meta(self) -> dict:
+        """A JSON-ready summary (for a Result's meta)."""
+        return {"relaxed_nodes": len(self.relaxed_nodes), "positions_relaxed": self.moved,
+                "velocities_relaxed": self.velocities, "newton_iterations": self.iterations,
+                "strain_energy": self.strain_energy, "worst_element": self.worst_element,
+                "worst_equivalent_strain": self.worst_strain}
+
+
+class _Plan:
+    """Which automatic free joints are relaxed, and the held node (or ground) carrying each."""
+
+    def __init__(self, model) -> None:
+        N = model.n_nodes
+        auto = {model.node_index(n) for n in model.auto_free_nodes}
+        cluster = np.full(N, -1)
+        for k in range(model.n_joints):  # tree order: parents first
+            c, p = int(model.joint_child[k]), int(model.joint_parent[k])
+            if c in auto and p < 0 and model.joint_kinds[k].name == "free":
+                cluster[c] = k
+            else:
+                cluster[c] = -1 if p < 0 else cluster[p]
+        adj: list[list[int]] = [[] for _ in range(N + 1)]  # node N: ground
+        for a, b in zip(np.where(model.bushing_a < 0, N, model.bushing_a), model.bushing_b):
+            adj[a].append(int(b))
+            adj[b].append(int(a))
+        for a, b in zip(model.beam_a, model.beam_b):
+            adj[a].append(int(b))
+            adj[b].append(int(a))
+        members: dict[int, list[int]] = {}
+        for i in range(N):
+            if cluster[i] >= 0:
+                members.setdefault(int(cluster[i]), []).append(i)
+        carrier = np.full(N + 1, -2)
+        held = [i for i in range(N) if cluster[i] < 0] + [N]
+        carrier[held] = held
+        queue = deque(held)
+        joint_carrier: dict[int, int] = {}
+        while queue:
+            i = queue.popleft()
+            for j in adj[i]:
+                if carrier[j] != -2:
+                    continue
+                k = int(cluster[j])
+                joint_carrier[k] = int(carrier[i])
+                for m in members[k]:
+                    carrier[m] = carrier[i]
+                    queue.append(m)
+        self.joints = np.array(sorted(joint_carrier), dtype=int)
+        self.carrier = np.array([joint_carrier[k] for k in self.joints], dtype=int)
+        u = [np.arange(model.joint_u_start[k], model.joint_u_start[k] + 6) for k in self.joints]
+        self.coords = np.concatenate(u) if u else np.zeros(0, dtype=int)
+        self.nodes = tuple(model.node_names[i] for k in self.joints for i in members[int(k)])
+
+
+def relax_free_nodes(model, state: State | None = None, warn_strain: float = 1e-6, max_iter: int = 30,
+                     asm: Assembler | None = None) -> tuple[State, StartReport]:
+    """``state`` (default: the model's initial state) with its free FE nodes placed by the
+    relaxation of the module docstring (eq. (1)–(3)): positions by the static balance of the
+    element forces with the held coordinates fixed, velocities by eq. (3). Returns the state and a
+    :class:`StartReport`; warns (:class:`StartWarning`) naming the most strained element when its
+    equivalent strain exceeds ``warn_strain``."""
+    st = model.initial_state() if state is None else state.copy()
+    plan = _Plan(model)
+    rep = StartReport(relaxed_nodes=plan.nodes)
+    has_elements = bool(len(model.beam_names) or len(model.bushing_names))
+    at_assembly = (not np.any(st.q) and np.array_equal(st.balls, np.broadcast_to(np.eye(3), st.balls.shape)))
+    if not has_elements or (at_assembly and not np.any(st.u)):
+        return st, rep  # the assembly configuration at rest: unstrained by construction, nothing to carry
+    asm = Assembler(model, exact_tangent=True) if asm is None else asm
+    if plan.coords.size:
+        st = _predict(model, asm, st, plan, positions=not at_assembly)
+        if not at_assembly:
+            st, rep.iterations = _relax_positions(model, asm, st, plan, max_iter, rep)
+            rep.moved = True
+        if np.any(st.u):
+            st = _relax_velocities(model, asm, st, plan)
+            rep.velocities = True
+    _strain_report(model, asm, st, rep, warn_strain)
+    return st, rep
+
+
+def relaxed_start(model) -> tuple[State, dict]:
+    """The start :func:`flexmb.simulate` uses when it is given no state: the model's initial state
+    with its free FE nodes relaxed (:func:`relax_free_nodes`), and a meta entry ``{"start": ...}``
+    (:meth:`StartReport.as_meta`). Pass ``state=model.initial_state()`` to simulate to start from
+    the unrelaxed state instead."""
+    st, rep = relax_free_nodes(model)
+    return st, {"start": rep.as_meta()}
+
+
+# ----------------------------------------------------------------------------- steps
+
+def _predict(model, asm: Assembler, st: State, plan: _Plan, positions: bool) -> State:
+    """Eq. (2): every relaxed cluster root carried rigidly by its carrier (pose and velocity)."""
+    ev = asm.evaluate(st, load_factor=0.0)
+    x, R, V = ev.kin.x, ev.kin.R, ev.kin.V
+    X0, R0 = model.X0, model.R0
+    out = st.copy()
+    N = model.n_nodes
+    for k, c in zip(plan.joints, plan.carrier):
+        r = int(model.joint_child[k])
+        if c == N:  # carried by ground: the assembly pose, at rest
+            xr, Rr, vr, wr = X0[r], R0[r], np.zeros(3), np.zeros(3)
+        else:
+            Q = R[c] @ R0[c].T
+            xr = x[c] + Q @ (X0[r] - X0[c])
+            Rr = Q @ R0[r]
+            wr = V[c, 3:]
+            vr = V[c, :3] + np.cross(wr, xr - x[c])
+        iq, iu, ib = model.joint_q_start[k], model.joint_u_start[k], model.joint_ball[k]
+        if positions:  # free joint from ground: x = X0 + q_T, R = R0 ball (flexmb/engine/kinematics.py)
+            out.q[iq:iq + 3] = xr - X0[r]
+            out.balls[ib] = R0[r].T @ Rr
+        out.u[iu:iu + 3] = vr
+        out.u[iu + 3:iu + 6] = Rr.T @ wr  # ball velocities: angular velocity in the node's axes
+    return out
+
+
+def _solve_scaled(K: sp.spmatrix, rhs: np.ndarray) -> np.ndarray:
+    """K x = rhs, Jacobi-scaled and regularised by 1e-12; coordinates without stiffness get 0."""
+    K = sp.csc_matrix(K)
+    d = K.diagonal()
+    live = d > 1e-14 * max(float(d.max(initial=0.0)), 1e-300)
+    x = np.zeros(rhs.size)
+    if not live.any():
+        return x
+    s = 1.0 / np.sqrt(d[live])
+    A = sp.diags(s) @ K[live][:, live] @ sp.diags(s) + 1e-12 * sp.identity(int(live.sum()))
+    x[live] = s * spla.spsolve(sp.csc_matrix(A), s * rhs[live])
+    return x
+
+
+def _relax_positions(model, asm: Assembler, st: State, plan: _Plan, max_iter: int,
+                     rep: StartReport) -> tuple[State, int]:
+    """Eq. (1) by Newton from the predictor, at u = 0 and load factor 0."""
+    f = plan.coords
+    cur = st.copy()
+    cur.u[:] = 0.0
+    cur.udot[:] = 0.0
+    zero = np.zeros(f.size)
+    best, best_r, r0 = cur, np.inf, None
+    for it in range(max_iter + 1):
+        ev = asm.evaluate(cur, load_factor=0.0)
+        r = ev.residual(cur.udot)[f]
+        rmax = float(np.abs(r).max())
+        if not np.isfinite(rmax):
+            break
+        if rmax < best_r:
+            best, best_r = cur, rmax
+        r0 = rmax if r0 is None else r0
+        if rmax <= 1e-12 * r0 or rmax == 0.0:
+            break
+        if it == max_iter:
+            rep.notes.append(f"relaxation did not converge in {max_iter} iterations (residual {rmax:.3e})")
+            break
+        K = asm.iteration_matrix(ev, f, 0.0, 1.0, zero, with_mass=False)
+        dx = _solve_scaled(K, -r)
+        if not np.all(np.isfinite(dx)):
+            rep.notes.append("relaxation met a singular tangent")
+            break
+        dq = np.zeros(model.n_u)
+        dq[f] = dx
+        new = cur.retract(model, dq)
+        if float(np.abs(dx).max()) <= 1e-14 * (1.0 + float(np.abs(cur.q).max(initial=0.0))):
+            cur = new
+            break
+        cur = new
+    out = best.copy()
+    out.u[:] = st.u
+    out.udot[:] = st.udot
+    return out, it
+
+
+def _relax_velocities(model, asm: Assembler, st: State, plan: _Plan) -> State:
+    """Eq. (3): K_m,ff u_f = -K_m,fc u_c, solved as a correction of the predicted u_f."""
+    f = plan.coords
+    ev = asm.evaluate(st, load_factor=0.0)
+    Km = asm.element_matrix(ev, 1.0, 0.0, material_only=True, cm=0.0)
+    w = (Km @ ev.twists(st.u).reshape(-1)).reshape(-1, 6)
+    g = ev.project(w)[f]
+    K = asm.iteration_matrix(ev, f, 0.0, 1.0, np.zeros(f.size), material_only=True, with_mass=False)
+    out = st.copy()
+    out.u[f] += _solve_scaled(K, -g)
+    return out
+
+
+def _strain_report(model, asm: Assembler, st: State, rep: StartReport, warn_strain: float) -> None:
+    """Strain energy of the start, equivalent strains per element, log and warning."""
+    ev = asm.evaluate(st, load_factor=0.0)
+    rep.strain_energy = float(ev.strain_energy)
+    names, eps = [], []
+    if len(model.beam_names):
+        Uref = 0.5 * model.beam_Kl[:, 0, 0] * model.beam_L0**2  # EA L0 / 2
+        names += list(model.beam_names)
+        eps += list(np.sqrt(np.maximum(ev.beam_energy, 0.0) / Uref))
+    if len(model.bushing_names):
+        N = model.n_nodes
+        xe = np.concatenate([ev.kin.x, np.zeros((1, 3))])
+        Re = np.concatenate([ev.kin.R, np.eye(3)[None]])
+        ia = np.where(model.bushing_a < 0, N, model.bushing_a)
+        d, _ = bushing_kernels.deformation(xe[ia], Re[ia], xe[model.bushing_b], Re[model.bushing_b], model.bushing_sa,
+                                           model.bushing_Ea, model.bushing_sb, model.bushing_Eb, model.bushing_mode)
+        U = 0.5 * np.einsum("ni,nij,nj->n", d, model.bushing_K, d)
+        kt = np.diagonal(model.bushing_K, axis1=1, axis2=2)[:, :3].max(axis=1)
+        size = max(float(np.ptp(model.X0, axis=0).max(initial=0.0)), 1e-3)
+        Uref = 0.5 * np.where(kt > 0, kt, np.diagonal(model.bushing_K, axis1=1, axis2=2).max(axis=1)) * size**2
+        names += list(model.bushing_names)
+        eps += list(np.sqrt(np.maximum(U, 0.0) / np.maximum(Uref, 1e-300)))
+    if eps:
+        i = int(np.argmax(eps))
+        rep.worst_element, rep.worst_strain = names[i], float(eps[i])
+    log.info("start: %d free FE nodes relaxed (%d Newton iterations), strain energy %.3g J, largest equivalent "
+             "strain %.3g in '%s'", len(rep.relaxed_nodes), rep.iterations, rep.strain_energy, rep.worst_strain,
+             rep.worst_element)
+    if rep.worst_strain > warn_strain:
+        why = "; ".join(rep.notes) or "its loop cannot close at the given q0/drives, or it is held by joints only"
+        warnings.warn(
+            f"the start strains element '{rep.worst_element}' (equivalent strain {rep.worst_strain:.3g}, strain energy "
+            f"of the start {rep.strain_energy:.3g} J): the run starts loaded, not at rest ({why}). Give consistent "
+            "joint coordinates (flexmb.solvers.initial.consistent_state) or a relaxed state.",
+            StartWarning, stacklevel=3)
