@@ -145,3 +145,198 @@ def test_a_start_that_cannot_close_its_loop_is_warned_naming_the_element():
     with warnings.catch_warnings():
         warnings.simplefilter("error", StartWarning)
         relax_free_nodes(planar_four_bar_with_beam_coupler())
+
+
+# ----------------------------------------------------------------------------- closed-loop starts (issue 11.15, 12.4)
+
+def _perp(th):
+    return np.array([-np.sin(th), np.cos(th)])
+
+
+def four_bar_angles(th2, a, b, c, d):
+    """Closed-form coupler and rocker angles (th3, th4) of the four-bar with ground pins A = 0 and
+    D = (d, 0), crank AB = a at th2, coupler BC = b, rocker DC = c (the branch with C left of the
+    line from B to D)."""
+    B = a * np.array([np.cos(th2), np.sin(th2)])
+    D = np.array([d, 0.0])
+    dist = np.linalg.norm(D - B)
+    e = (D - B) / dist
+    x = (b**2 - c**2 + dist**2) / (2 * dist)
+    C = B + x * e + np.sqrt(max(b**2 - x**2, 0.0)) * np.array([-e[1], e[0]])
+    return np.arctan2(*(C - B)[::-1]), np.arctan2(*(C - D)[::-1])
+
+
+def four_bar_rates(th2, a, b, c, d):
+    """Coupler and rocker angular speeds per unit crank speed: a w2 e'(th2) + b w3 e'(th3) = c w4 e'(th4)."""
+    th3, th4 = four_bar_angles(th2, a, b, c, d)
+    return np.linalg.solve(np.column_stack([b * _perp(th3), -c * _perp(th4)]), -a * _perp(th2))
+
+
+def four_bar_crank_acceleration(th2, w2, a, b, c, d, masses, g, h=1e-5):
+    """Lagrange's equation of the rigid four-bar in the crank angle: m(th) th'' + m'(th) th'^2 / 2 + V'(th) = 0,
+    m the generalized inertia of the three uniform rods from the closed-form rates, V their weight's
+    potential; derivatives by central differences (h = 1e-5: error ~1e-10)."""
+    m1, m2, m3 = masses
+
+    def inertia_and_potential(t):
+        th3, th4 = four_bar_angles(t, a, b, c, d)
+        r3, r4 = four_bar_rates(t, a, b, c, d)
+        B = a * np.array([np.cos(t), np.sin(t)])
+        C = np.array([d, 0.0]) + c * np.array([np.cos(th4), np.sin(th4)])
+        v1, v3 = 0.5 * a * _perp(t), 0.5 * c * r4 * _perp(th4)
+        v2 = a * _perp(t) + 0.5 * b * r3 * _perp(th3)
+        M = (m1 * (v1 @ v1 + a**2 / 12) + m2 * (v2 @ v2 + b**2 / 12 * r3**2) + m3 * (v3 @ v3 + c**2 / 12 * r4**2))
+        return M, g * (m1 * B[1] / 2 + m2 * (B[1] + C[1]) / 2 + m3 * C[1] / 2)
+
+    (Mp, Vp), (Mm, Vm), (M0, _) = (inertia_and_potential(th2 + h), inertia_and_potential(th2 - h),
+                                   inertia_and_potential(th2))
+    return -((Vp - Vm) / (2 * h) + 0.5 * (Mp - Mm) / (2 * h) * w2**2) / M0
+
+
+def bushing_four_bar(a=0.3, b=1.0, c=0.8, d=1.0, th2=1.0, masses=(1.0, 2.0, 1.5), k=1e8, g=9.81, u0=0.0):
+    """Rigid crank (pin A at the origin), coupler (on the crank at pin B) and rocker (pin D at (d, 0)),
+    uniform rods, built at crank angle th2; the loop cut by a revolute bushing at C between coupler
+    and rocker (translations k, bending rotations k/100, damped). No drive."""
+    th3, th4 = four_bar_angles(th2, a, b, c, d)
+    B = a * np.array([np.cos(th2), np.sin(th2), 0.0])
+    D = np.array([d, 0.0, 0.0])
+    C = D + c * np.array([np.cos(th4), np.sin(th4), 0.0])
+    mb = fm.ModelBuilder(gravity=(0, -g, 0))
+
+    def rod(name, p, q, mass):
+        e = (q - p) / np.linalg.norm(q - p)
+        mb.add_node(name, p)
+        mb.add_body(name, name, mass, (q - p) / 2, mass * np.linalg.norm(q - p) ** 2 / 12 * (np.eye(3) - np.outer(e, e)))
+
+    rod("crank", np.zeros(3), B, masses[0])
+    rod("coupler", B, C, masses[1])
+    rod("rocker", D, C, masses[2])
+    z = (0, 0, 1)
+    mb.add_joint("A", "revolute", "ground", "crank", point=(0, 0, 0), axis=z, u0=u0)
+    mb.add_joint("B", "revolute", "crank", "coupler", point=B, axis=z)
+    mb.add_joint("D", "revolute", "ground", "rocker", point=D, axis=z)
+    K = np.array([k, k, k, k / 100, k / 100, 0.0])
+    mb.add_bushing("C", "coupler", "rocker", stiffness=K, damping=1e-3 * K, point=C, free_rotation="z")
+    return mb.compile(), (th2, th3, th4)
+
+
+GEOMETRY = dict(a=0.3, b=1.0, c=0.8, d=1.0)
+
+
+def test_consistent_start_of_an_undriven_four_bar_from_the_crank():
+    """Issue 12.4: crank angle and speed given (1.5 rad, 2 rad/s; built at 1 rad), no drive: the
+    coupler and rocker take the closed-form angles and speeds, the cut starts unloaded (its
+    deformation and the closure rate J u vanish), and the run follows the rigid four-bar (1e-6 rad),
+    while the start with the same crank speed and the rest at rest rings (rocker off by > 1e-5 rad)."""
+    from flexmb.analysis.rigid import RigidModel
+    from flexmb.solvers.initial import consistent_state
+
+    m, (th2, th3, th4) = bushing_four_bar(u0=2.0)
+    st = consistent_state(m, {"A.q": (0.5, 2.0)})
+    e3, e4 = four_bar_angles(th2 + 0.5, **GEOMETRY)
+    w3, w4 = 2.0 * four_bar_rates(th2 + 0.5, **GEOMETRY)
+    q = dict(zip(m.coordinate_names, st.q))
+    u = dict(zip(m.coordinate_names, st.u))
+    assert q["A.q"] == 0.5 and u["A.q"] == 2.0
+    assert q["D.q"] == pytest.approx(e4 - th4, abs=1e-12) and u["D.q"] == pytest.approx(w4, abs=1e-12)
+    assert q["B.q"] == pytest.approx(e3 - th3 - 0.5, abs=1e-12) and u["B.q"] == pytest.approx(w3 - 2.0, abs=1e-12)
+    c, J = RigidModel(m).closure(st)
+    assert np.abs(c).max() < 1e-14 and np.abs(J @ st.u).max() < 1e-13
+    assert Assembler(m).evaluate(st).strain_energy < 1e-20
+
+    def rocker_error(res):
+        th4_cf = np.array([four_bar_angles(t, **GEOMETRY)[1] for t in th2 + res.coordinate("A.q")])
+        return np.abs(res.coordinate("D.q") - (th4_cf - th4)).max()
+
+    assert rocker_error(fm.simulate(m, 0.3, 1e-3, state=st)) < 1e-6
+    assert rocker_error(fm.simulate(m, 0.3, 1e-3)) > 1e-5  # u0 on the crank only: the cut is hit at the start
+    with pytest.raises(fm.SolverError, match="rank 2 < 3.*1 more degree"):  # nothing given: the mobility is free
+        consistent_state(m)
+    # a list of names takes the values from the model's q0/u0
+    st2 = consistent_state(m, ["A"])
+    assert st2.u[m.coordinate_index("A")] == 2.0 and np.abs(RigidModel(m).closure(st2)[1] @ st2.u).max() < 1e-13
+
+
+def test_preloaded_state_works_without_drives():
+    """Issue 11.15: preloaded_state on the undriven four-bar (today: "Matrix is exactly singular",
+    then "did not converge (residual nan)"). From the consistent start, the rigid accelerations
+    (Gauss's principle) equal Lagrange's equation of the closed-form four-bar, and the preloaded
+    elastic state satisfies the elastic equations of motion with them: the cut carries the
+    force of the motion (strain energy > 0, residual ~ 0) and moves the crank by < 1e-7 rad."""
+    from flexmb.analysis.rigid import RigidModel, consistent_motion, preloaded_state
+    from flexmb.solvers.initial import consistent_state
+
+    masses = (1.0, 2.0, 1.5)
+    m, (th2, _, _) = bushing_four_bar(masses=masses)
+    st = consistent_state(m, {"A.q": (0.5, 2.0)})
+    ref = four_bar_crank_acceleration(th2 + 0.5, 2.0, **GEOMETRY, masses=masses, g=9.81)
+    rigid, n_free = consistent_motion(m, st)
+    assert n_free == 1 and np.abs(rigid.u - st.u).max() < 1e-14  # a consistent velocity is kept
+    assert rigid.udot[0] == pytest.approx(ref, rel=1e-7)
+    pre = preloaded_state(m, st)
+    # the elastic start differs from the rigid one by the cut's compliance (1e8 N/m: positions by
+    # ~3e-8 rad): accelerations within 1e-6 of g / b
+    assert np.abs(pre.udot - rigid.udot).max() < 1e-6 * 9.81 / GEOMETRY["b"]
+    ev = Assembler(m).evaluate(pre)
+    assert ev.strain_energy > 1e-8
+    assert np.abs(ev.residual(pre.udot)).max() < 1e-8 * np.abs(ev.project(ev.bias)).max()
+    assert abs(pre.q[0] - 0.5) < 1e-7
+    assert np.abs(RigidModel(m).closure(pre)[1] @ pre.u).max() < 1e-6  # closure rate at the (elastic) positions
+    # from the model's own state (assembly, crank speed only): velocities projected mass-orthogonally on J u = 0
+    m2, _ = bushing_four_bar(masses=masses, u0=2.0)
+    pre2 = preloaded_state(m2)
+    assert np.abs(RigidModel(m2).closure(pre2)[1] @ pre2.u).max() < 1e-6 * np.abs(pre2.u).max()
+    Mbar = Assembler(m2).mbar(Assembler(m2).evaluate(pre2)).toarray()
+    du = pre2.u - m2.initial_state().u
+    _, J = RigidModel(m2).closure(pre2)
+    null = np.linalg.svd(J)[2][2:].T  # the four-bar's free motion
+    assert np.abs(null.T @ Mbar @ du).max() < 1e-6 * np.abs(Mbar @ du).max()  # the change is M-orthogonal to it
+
+
+def test_consistent_start_at_the_folded_change_point_needs_the_branch():
+    """The change-point four-bar (all links 1 m) folded (crank along -x, C on A): given the crank
+    alone, coupler and rocker speeds are not determined (three branches leave this configuration),
+    which the start refuses, naming the coordinates; given the rocker's speed too it starts on the
+    branch that speed chooses: equal to the crank's, the parallelogram (the coupler translates,
+    w3 = 0); zero, the branch where C rests on A (the coupler turns with the crank)."""
+    from flexmb.analysis.rigid import RigidModel
+    from flexmb.solvers.initial import consistent_state
+
+    m, _ = bushing_four_bar(a=1.0, b=1.0, c=1.0, d=1.0, th2=np.pi)
+    with pytest.raises(fm.SolverError, match=r"\['B.q', 'D.q'\] are not determined.*rank 1 < 2.*singular configuration"):
+        consistent_state(m, {"A.q": (0.0, 1.0)})
+    for w4, w3 in ((1.0, 0.0), (0.0, 1.0)):
+        st = consistent_state(m, {"A.q": (0.0, 1.0), "D.q": (0.0, w4)})
+        assert st.u[m.coordinate_index("B")] == pytest.approx(w3 - 1.0, abs=1e-12)
+        assert np.abs(RigidModel(m).closure(st)[1] @ st.u).max() < 1e-13
+    with pytest.raises(fm.SolverError, match="do not close"):
+        consistent_state(m, {"A.q": (0.0, 1.0), "D.q": (0.5, 0.0)})  # a rocker angle the loop cannot reach
+    with pytest.raises(fm.ModelError, match="'E.q' is no coordinate"):
+        consistent_state(m, {"E.q": 0.0})
+
+
+def test_consistent_start_of_a_loop_cut_through_a_beam():
+    """The four-bar whose coupler is a 4-element beam (the loop closes through it), crank turned
+    by 0.1 rad at 1 rad/s: the rocker takes the closed-form angle and speed (rigid coupler = the
+    distance condition of RigidClosure), the pins turn the beam onto its chord and the relaxation
+    places its interior nodes: no strain, every beam node turns at the closed-form coupler speed."""
+    from flexmb.analysis.monitors import RigidClosure
+    from flexmb.solvers.initial import consistent_state
+
+    m = planar_four_bar_with_beam_coupler()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StartWarning)
+        st = consistent_state(m, {"A.q": (0.1, 1.0)})
+    th3, th4 = four_bar_angles(np.pi / 2, **GEOMETRY)
+    e3, e4 = four_bar_angles(np.pi / 2 + 0.1, **GEOMETRY)
+    w3, w4 = four_bar_rates(np.pi / 2 + 0.1, **GEOMETRY)
+    D = m.coordinate_index("D")
+    assert st.q[m.u_to_q[D]] == pytest.approx(e4 - th4, abs=1e-12) and st.u[D] == pytest.approx(w4, abs=1e-12)
+    ev = Assembler(m).evaluate(st)
+    assert ev.strain_energy < 1e-20
+    c, J = RigidClosure(m).closure(st)
+    assert np.abs(c).max() < 1e-14 and np.abs(J @ st.u).max() < 1e-13
+    beam = [m.node_index(f"coupler.{i}") for i in range(5)]
+    assert np.abs(ev.kin.V[beam, 5] - w3).max() < 1e-12 and np.abs(ev.kin.V[beam, 3:5]).max() < 1e-14
+    chord = ev.kin.x[beam[-1]] - ev.kin.x[beam[0]]
+    assert np.arctan2(chord[1], chord[0]) == pytest.approx(e3, abs=1e-12)

@@ -34,7 +34,8 @@ from flexmb.errors import ModelError, SolverError
 from flexmb.rotations import logm
 from flexmb.state import State
 
-__all__ = ["RigidModel", "RigidResult", "preloaded_state", "rigid_inverse_dynamics"]
+__all__ = ["RigidModel", "RigidResult", "consistent_motion", "constrained_solution", "preloaded_state",
+           "rigid_inverse_dynamics"]
 
 
 @dataclass
@@ -201,18 +202,123 @@ def rigid_inverse_dynamics(model, times, state: State | None = None) -> RigidRes
     )
 
 
+def constrained_solution(J: np.ndarray, b: np.ndarray, M: np.ndarray, g: np.ndarray | None = None,
+                         rtol: float = 1e-9) -> tuple[np.ndarray, int, np.ndarray]:
+    """Minimiser x of  1/2 x^T M x + g^T x  subject to  J x = b  (b in J's range; otherwise its
+    least-squares part), by the null-space method:
+
+        x = p + N z,   p = J^+ b (minimum norm, truncated SVD at ``rtol`` sigma_max),
+        N: orthonormal basis of null(J),   (N^T M N) z = -N^T (M p + g).
+
+    Redundant constraints (rank J < rows) are fine. Returns (x, rank of J, N). Used for the
+    velocity projection (g = 0: the smallest kinetic-energy change that closes the cuts) and for
+    the constrained accelerations (g = h: Gauss's principle) of :func:`consistent_motion`."""
+    n = J.shape[1]
+    if J.shape[0] == 0:
+        rank, p, N = 0, np.zeros(n), np.eye(n)
+    else:
+        U, s, Vt = np.linalg.svd(J, full_matrices=True)
+        rank = int(np.sum(s > rtol * s.max(initial=0.0))) if s.size and s.max() > 0 else 0
+        p = Vt[:rank].T @ ((U[:, :rank].T @ b) / s[:rank])
+        N = Vt[rank:].T
+    if N.shape[1]:
+        g = np.zeros(n) if g is None else g
+        A = N.T @ M @ N
+        try:
+            z = np.linalg.solve(A, -N.T @ (M @ p + g))
+        except np.linalg.LinAlgError:
+            raise SolverError("the mass matrix is singular along the free motion of the rigid mechanism (a massless "
+                              "coordinate it leaves free): its accelerations are not determined.", 0.0) from None
+        p = p + N @ z
+    return p, rank, N
+
+
+def consistent_motion(model, st: State, rm: RigidModel | None = None, hold: np.ndarray | None = None,
+                      rtol: float = 1e-9) -> tuple[State, int]:
+    """Velocities and accelerations of the rigid equivalent (bushing cuts rigid) for any number of
+    drives, the coordinates ``hold`` (and the driven ones) kept at their values in ``st``.
+
+    With f the other coordinates, J_f their columns of the closure Jacobian, M = M̄_ff and
+    h = r(udot_f = 0) the generalized residual of eq. (1) without the bushings' forces:
+
+    * velocities: u = u_g + δ, δ_f minimising 1/2 δ^T M δ subject to J_f δ_f = -J u_g — the
+      mass-orthogonal projection of the given u_g on J u = 0, i.e. the velocities right after an
+      impulsive closure of the rigid cuts (a consistent u_g is kept);
+    * accelerations by Gauss's principle of least constraint: udot_f minimising
+      1/2 udot^T M udot + h^T udot subject to J_f udot_f = -J_h udot_h - gamma (gamma = d/dt(J) u,
+      as in :meth:`RigidModel.solve_motion`), i.e. the rigid constrained dynamics
+      M udot_f + h_f = J_f^T lambda, J_f udot_f = -J_h udot_h - gamma, with redundant constraints
+      allowed (lambda is then not unique; udot is).
+
+    Returns the state and the number of degrees of freedom left free (dim null J_f). Bearing
+    friction is not supported (its torques depend on the cut forces). Four-bar with its crank
+    turning at 2 rad/s, no drive: the crank's acceleration equals Lagrange's equation of the
+    closed-form four-bar to 1e-7 (tests/test_initial.py)."""
+    if model.friction_u.size:
+        raise ModelError("consistent motion: the model has bearing friction, whose torques depend on the cut forces; "
+                         "it is not supported here.")
+    rm = RigidModel(model) if rm is None else rm
+    st = st.copy()
+    held = np.zeros(model.n_u, dtype=bool)
+    held[model.driven] = True
+    if hold is not None:
+        held[np.asarray(hold, dtype=int)] = True
+    f = np.flatnonzero(~held)
+    ev = rm.asm.evaluate(st, elastic_cuts=False)
+    M = rm.asm.mbar(ev, f).toarray()
+    _, J = rm.closure(st, ev)
+    du, _, N = constrained_solution(J[:, f], -J @ st.u, M, rtol=rtol)
+    st.u[f] += du
+    eps = 1e-6 / max(1.0, float(np.abs(st.u).max()))
+    gamma = (rm._constraint_rate(st.retract(model, eps * st.u)) - rm._constraint_rate(st.retract(model, -eps * st.u))) / (2 * eps)
+    st.udot[f] = 0.0
+    ev = rm.asm.evaluate(st, elastic_cuts=False)
+    _, J = rm.closure(st, ev)
+    h = ev.residual(st.udot)[f]
+    st.udot[f], _, N = constrained_solution(J[:, f], -J[:, held] @ st.udot[held] - gamma, M, h, rtol=rtol)
+    return st, int(N.shape[1])
+
+
 def preloaded_state(model, state: State | None = None, rtol: float = 1e-8, max_iter: int = 30) -> State:
     """A start for the elastic model on the motion of its rigid equivalent: rates and
-    accelerations that close every cut for the drives (:meth:`RigidModel.solve_motion`), then
-    positions moved by Newton on the elastic equations of motion (tangent: the cuts' stiffness
-    B^T K B) until the stiff cuts carry the forces that motion needs. Unloaded stiff cuts would
-    instead let the mechanism drop for a few steps and ring. Stops at ``rtol`` times the force
-    scale (stiff cuts make position round-off alone worth ~ k * 1e-16 of residual)."""
+    accelerations that close every cut, then positions moved by Newton on the elastic equations of
+    motion (tangent: the cuts' stiffness B^T K B) until the stiff cuts carry the forces that
+    motion needs. Unloaded stiff cuts would instead let the mechanism drop for a few steps and
+    ring. Stops at ``rtol`` times the force scale (stiff cuts make position round-off alone worth
+    ~ k * 1e-16 of residual).
+
+    Works with and without drives:
+
+    * where the drives determine the motion (closure Jacobian over the undriven coordinates of
+      full column rank): J_f u_f = -J_d u_d, J_f udot_f = -J_d udot_d - gamma
+      (:meth:`RigidModel.solve_motion`), Newton steps solved with the sparse tangent;
+    * with undriven degrees of freedom (a four-bar with no drive): the loops are first closed
+      (:meth:`RigidModel.solve_positions`, minimum-norm steps), velocities and accelerations come
+      from the dynamics (:func:`consistent_motion`: the given velocities projected
+      mass-orthogonally on the closure, accelerations by Gauss's principle). The tangent K is
+      singular along the free motion (K N = 0, N from the Jacobi-scaled eigenvalues below 1e-10):
+      there the residual is taken by the accelerations, udot_f += N z with
+      (N^T M̄ N) z = -N^T r, and the positions move in K's range only (the mechanism is not moved
+      along its free motion), so the elastic equations of motion hold at the start. To start from given independent coordinates
+      (crank angle and speed), build the state with flexmb.solvers.initial.consistent_state first.
+
+    At a singular configuration of the rigid mechanism the free motion changes dimension; the
+    projection and Gauss's principle still give one answer (the documented choice), but the
+    forces the cuts must carry grow without bound near it."""
     import scipy.sparse.linalg as spla
 
-    st = RigidModel(model).solve_motion(model.initial_state() if state is None else state)
-    asm = Assembler(model)
+    rm = RigidModel(model)
+    st = model.initial_state() if state is None else state.copy()
     free = model.free_u
+    _, J = rm.closure(st)
+    Jf = J[:, free]
+    determined = (not free.size) or (Jf.shape[0] >= free.size
+                                     and np.linalg.matrix_rank(Jf, tol=1e-9 * max(np.abs(Jf).max(), 1e-300)) == free.size)
+    if determined:
+        st = rm.solve_motion(st)
+    else:
+        st, _ = consistent_motion(model, rm.solve_positions(st), rm)
+    asm = Assembler(model)
     if not free.size:
         return st
     k_diag = asm.stiffness_damping_diag(free)[0]
@@ -223,7 +329,22 @@ def preloaded_state(model, state: State | None = None, rtol: float = 1e-8, max_i
             return st
         K = asm.iteration_matrix(ev, free, 0.0, 1.0, k_diag, with_mass=False)
         dq = np.zeros(model.n_u)
-        dq[free] = spla.spsolve(K.tocsc(), -r)
+        if determined:
+            dq[free] = spla.spsolve(K.tocsc(), -r)
+        else:  # K singular along the free motion: that part of r is taken by the accelerations
+            Kd = K.toarray()
+            d = np.abs(np.diagonal(Kd))
+            s = 1.0 / np.sqrt(np.where(d > 0, d, 1.0))
+            w, W = np.linalg.eigh(s[:, None] * Kd * s[None, :])
+            null = w <= 1e-10 * max(float(np.abs(w).max()), 1e-300)
+            if null.any():
+                Nk = s[:, None] * W[:, null]  # K Nk = 0
+                Mb = asm.mbar(ev, free).toarray()
+                dz = np.linalg.solve(Nk.T @ Mb @ Nk, -Nk.T @ r)
+                st.udot[free] += Nk @ dz
+                r = r + Mb @ (Nk @ dz)
+            Wr = W[:, ~null]
+            dq[free] = s * (Wr @ ((Wr.T @ (-s * r)) / w[~null]))
         st = st.retract(model, dq)
     raise SolverError(f"preloaded_state: the cuts' equilibrium did not converge in {max_iter} iterations "
                       f"(residual {np.abs(r).max():.3e}).", st.t)

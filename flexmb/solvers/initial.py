@@ -41,8 +41,9 @@ A rigid motion has ṗ_l = 0, so a link carried by one body gets exactly that bo
 field v_i = v_c + ω_c × (x_i - x_c), ω_i = ω_c (the predictor (2) differentiated, used as the
 start of (3)); a link between two bodies gets the quasi-static elastic interpolation.
 
-Both linear solves are Jacobi-scaled and regularised by 1e-12 (relative), so directions without
-stiffness (a rotation a spherical bushing leaves free) keep the predictor instead of failing.
+Both linear solves are Jacobi-scaled, regularised by 1e-12 (relative) and refined, so directions
+without stiffness (a rotation a spherical bushing leaves free) keep the predictor instead of
+failing, and the others are solved to round-off.
 A model whose held coordinates are all at the assembly configuration (q = 0, u = 0) is returned
 unchanged, bit for bit.
 
@@ -68,7 +69,7 @@ from flexmb.elements import bushing as bushing_kernels
 from flexmb.engine.assembly import Assembler
 from flexmb.state import State
 
-__all__ = ["StartReport", "StartWarning", "relax_free_nodes", "relaxed_start"]
+__all__ = ["StartReport", "StartWarning", "consistent_state", "relax_free_nodes", "relaxed_start"]
 
 log = logging.getLogger("flexmb")
 
@@ -148,14 +149,17 @@ class _Plan:
 
 
 def relax_free_nodes(model, state: State | None = None, warn_strain: float = 1e-6, max_iter: int = 30,
-                     asm: Assembler | None = None) -> tuple[State, StartReport]:
+                     asm: Assembler | None = None, extra: np.ndarray | None = None) -> tuple[State, StartReport]:
     """``state`` (default: the model's initial state) with its free FE nodes placed by the
     relaxation of the module docstring (eq. (1)–(3)): positions by the static balance of the
-    element forces with the held coordinates fixed, velocities by eq. (3). Returns the state and a
-    :class:`StartReport`; warns (:class:`StartWarning`) naming the most strained element when its
-    equivalent strain exceeds ``warn_strain``."""
+    element forces with the held coordinates fixed, velocities by eq. (3); ``extra``: further
+    coordinates to relax with them (the pins of beam-cut links, :func:`consistent_state`). Returns
+    the state and a :class:`StartReport`; warns (:class:`StartWarning`) naming the most strained
+    element when its equivalent strain exceeds ``warn_strain``."""
     st = model.initial_state() if state is None else state.copy()
     plan = _Plan(model)
+    if extra is not None and len(extra):
+        plan.coords = np.union1d(plan.coords, np.asarray(extra, dtype=int))
     rep = StartReport(relaxed_nodes=plan.nodes)
     has_elements = bool(len(model.beam_names) or len(model.bushing_names))
     at_assembly = (not np.any(st.q) and np.array_equal(st.balls, np.broadcast_to(np.eye(3), st.balls.shape)))
@@ -212,7 +216,9 @@ def _predict(model, asm: Assembler, st: State, plan: _Plan, positions: bool) -> 
 
 
 def _solve_scaled(K: sp.spmatrix, rhs: np.ndarray) -> np.ndarray:
-    """K x = rhs, Jacobi-scaled and regularised by 1e-12; coordinates without stiffness get 0."""
+    """K x = rhs, Jacobi-scaled (A = S K S, S = diag(K)^-1/2) and regularised, A + 1e-12 I, then
+    refined (x += (A + 1e-12 I)^-1 (b - A x) while that halves the residual): exact where K is
+    stiff, the least change where it has (almost) no stiffness; coordinates without any get 0."""
     K = sp.csc_matrix(K)
     d = K.diagonal()
     live = d > 1e-14 * max(float(d.max(initial=0.0)), 1e-300)
@@ -220,8 +226,23 @@ def _solve_scaled(K: sp.spmatrix, rhs: np.ndarray) -> np.ndarray:
     if not live.any():
         return x
     s = 1.0 / np.sqrt(d[live])
-    A = sp.diags(s) @ K[live][:, live] @ sp.diags(s) + 1e-12 * sp.identity(int(live.sum()))
-    x[live] = s * spla.spsolve(sp.csc_matrix(A), s * rhs[live])
+    A = sp.csc_matrix(sp.diags(s) @ K[live][:, live] @ sp.diags(s))
+    try:
+        lu = spla.splu(sp.csc_matrix(A + 1e-12 * sp.identity(A.shape[0])))
+    except RuntimeError:  # exactly singular even so: report as non-finite
+        return np.full(rhs.size, np.nan)
+    b = s * rhs[live]
+    y = lu.solve(b)
+    res = float(np.linalg.norm(b - A @ y))
+    for _ in range(4):
+        if res <= 1e-15 * float(np.linalg.norm(b)):
+            break
+        y_new = y + lu.solve(b - A @ y)
+        res_new = float(np.linalg.norm(b - A @ y_new))
+        if not res_new < 0.5 * res:
+            break
+        y, res = y_new, res_new
+    x[live] = s * y
     return x
 
 
@@ -275,7 +296,9 @@ def _relax_velocities(model, asm: Assembler, st: State, plan: _Plan) -> State:
     g = ev.project(w)[f]
     K = asm.iteration_matrix(ev, f, 0.0, 1.0, np.zeros(f.size), material_only=True, with_mass=False)
     out = st.copy()
-    out.u[f] += _solve_scaled(K, -g)
+    du = _solve_scaled(K, -g)
+    if np.all(np.isfinite(du)):  # else keep the predictor (2)
+        out.u[f] += du
     return out
 
 
@@ -301,7 +324,7 @@ def _strain_report(model, asm: Assembler, st: State, rep: StartReport, warn_stra
         Uref = 0.5 * np.where(kt > 0, kt, np.diagonal(model.bushing_K, axis1=1, axis2=2).max(axis=1)) * size**2
         names += list(model.bushing_names)
         eps += list(np.sqrt(np.maximum(U, 0.0) / np.maximum(Uref, 1e-300)))
-    if eps:
+    if eps and max(eps) > 0:
         i = int(np.argmax(eps))
         rep.worst_element, rep.worst_strain = names[i], float(eps[i])
     log.info("start: %d free FE nodes relaxed (%d Newton iterations), strain energy %.3g J, largest equivalent "
@@ -314,3 +337,157 @@ def _strain_report(model, asm: Assembler, st: State, rep: StartReport, warn_stra
             f"of the start {rep.strain_energy:.3g} J): the run starts loaded, not at rest ({why}). Give consistent "
             "joint coordinates (flexmb.solvers.initial.consistent_state) or a relaxed state.",
             StartWarning, stacklevel=3)
+
+
+# ----------------------------------------------------------------------------- consistent starts
+
+def consistent_state(model, independent=None, state: State | None = None, tol: float = 1e-12, max_iter: int = 50,
+                     relax: bool = True, rtol: float = 1e-9) -> State:
+    """A start of a closed-loop mechanism whose cuts are unloaded: positions and velocities of all
+    tree coordinates from the independent ones the user gives, by a position and velocity
+    analysis of the rigid-equivalent loops (bushing cuts as in flexmb.analysis.rigid.RigidModel,
+    beam-cut loops as the distance conditions of flexmb.analysis.monitors.RigidClosure), then the
+    free FE nodes relaxed (:func:`relax_free_nodes`; with ``relax``).
+
+    ``independent``: the coordinates the user gives — a mapping from a coordinate name
+    (``model.coordinate_names``, e.g. ``"A.q"``) or the name of a one-coordinate joint (``"A"``) to a
+    value q or a pair (q, u); or a list of names whose values are taken from ``state`` (default:
+    the model's initial state, i.e. q0/u0). Driven coordinates are always held at their drive's
+    values. With c(q) the closure residuals (link length changes, bushing deformations in their
+    constrained directions), J = dc/du, H the held and D the other coordinates:
+
+        positions:   Newton  J_D Δq_D = -c  (minimum-norm least squares), until |c| <= tol (1 + size) (1)
+        velocities:  J_Z u_Z = -(J u)|_{u_Z = 0}                                                   (2)
+
+    Z: the columns of J_D that are not zero (coordinates the loops involve; the others — a beam's
+    interior nodes, a pendulum hanging off the mechanism — keep their values and the relaxation
+    places the free FE nodes among them, with the pins of beam-cut links turned to their chords).
+    (2) must determine u_Z: where J_Z loses column rank (smallest singular value below ``rtol``
+    times the largest) the start is refused with a SolverError naming the undetermined
+    coordinates: either the mechanism has more degrees of freedom than were given, or it is at a
+    singular configuration (a change point, where the rigid loops can leave on more than one
+    branch) — there, give one more coordinate (its velocity chooses the branch; e.g. crank and
+    rocker of the folded change-point four-bar). Given values that cannot close the loops are
+    refused the same way. Four-bar with a bushing cut, crank at 1.5 rad turning at 2 rad/s: the
+    rocker's angle and speed equal the closed-form four-bar's to 1e-12 (tests/test_initial.py)."""
+    from flexmb.errors import ModelError, SolverError
+
+    st = model.initial_state() if state is None else state.copy()
+    st.apply_drives(model, st.t)
+    held = np.zeros(model.n_u, dtype=bool)
+    held[model.driven] = True
+    for k, q, u in _independent_values(model, independent, st):
+        if held[k] and k in set(model.driven.tolist()):
+            raise ModelError(f"consistent start: coordinate '{model.coordinate_names[k]}' is driven; its value comes from "
+                             "the drive, do not give it as independent.")
+        held[k] = True
+        if q is not None:
+            st.q[model.u_to_q[k]] = q
+        if u is not None:
+            st.u[k] = u
+    closure, pins = _loop_closure(model)
+    if closure is not None:
+        D = np.flatnonzero(~held)
+        size = 1.0 + float(np.ptp(model.X0, axis=0).max(initial=0.0))
+        for it in range(max_iter + 1):
+            c, J = closure.closure(st)
+            worst = int(np.argmax(np.abs(c))) if c.size else 0
+            if not c.size or np.abs(c).max() <= tol * size:
+                break
+            dx = np.linalg.lstsq(J[:, D], -c, rcond=None)[0] if D.size else np.zeros(0)
+            if it == max_iter or not np.all(np.isfinite(dx)) or np.abs(dx).max(initial=0.0) <= 1e-15 * size:
+                raise SolverError(
+                    f"consistent start: the loops do not close with the given coordinates (largest residual "
+                    f"{abs(c[worst]):.3e} in '{closure.constraint_names[worst]}' after {it} iterations): the given "
+                    "values put the mechanism where it cannot be assembled; give values on a reachable configuration.",
+                    st.t)
+            dq = np.zeros(model.n_u)
+            dq[D] = dx
+            st = st.retract(model, dq)
+        c, J = closure.closure(st)
+        norms = np.linalg.norm(J[:, D], axis=0)
+        Z = D[norms > 1e-9 * max(float(norms.max(initial=0.0)), 1e-300)]
+        u0 = st.u.copy()
+        u0[Z] = 0.0
+        b = -J @ u0
+        if Z.size:
+            U, s, Vt = np.linalg.svd(J[:, Z], full_matrices=True)
+            rank = int(np.sum(s > rtol * s.max(initial=0.0)))
+            if rank < Z.size:
+                v = Vt[-1]
+                moving = [model.coordinate_names[Z[i]] for i in np.argsort(-np.abs(v)) if abs(v[i]) > 0.1]
+                raise SolverError(
+                    f"consistent start: the coordinates {moving} are not determined by the given ones (the rigid "
+                    f"closure Jacobian over {[model.coordinate_names[i] for i in Z]} has rank {rank} < {Z.size}; "
+                    f"singular values {np.array2string(s, precision=3)}). Either the mechanism has "
+                    f"{Z.size - rank} more degree(s) of freedom than were given, or it is at a singular configuration "
+                    "(a change point, where the rigid loops can leave on more than one branch). Give one of "
+                    f"{moving} as independent too (its velocity chooses the branch).", st.t)
+            st.u[Z] = Vt[:rank].T @ ((U[:, :rank].T @ b) / s[:rank])
+        res = J @ st.u
+        scale = max(float(np.abs(J).max(initial=0.0) * np.abs(st.u).max(initial=0.0)), 1e-300)
+        if np.abs(res).max(initial=0.0) > 1e-9 * scale:
+            i = int(np.argmax(np.abs(res)))
+            raise SolverError(
+                f"consistent start: the given velocities do not close the loops (rate {res[i]:.3e} of "
+                f"'{closure.constraint_names[i]}'): give fewer independent velocities, or values the loops allow.",
+                st.t)
+    if relax:
+        st, _ = relax_free_nodes(model, st, extra=pins)
+    return st
+
+
+def _independent_values(model, independent, st: State):
+    """(u index, q or None, u or None) for every independent coordinate the user gives."""
+    from collections.abc import Mapping
+
+    from flexmb.errors import ModelError
+
+    if independent is None:
+        return []
+    items = independent.items() if isinstance(independent, Mapping) else ((n, None) for n in independent)
+    out = []
+    for name, value in items:
+        if not isinstance(name, str):
+            raise ModelError(f"consistent start: independent coordinate {name!r} must be a name, e.g. "
+                             f"{list(model.coordinate_names)[:4]}.")
+        if name in model.coordinate_names:
+            k = model.coordinate_names.index(name)
+        elif name in model.joint_names and model.joint_kinds[model.joint_index(name)].n_u == 1:
+            k = int(model.joint_u_start[model.joint_index(name)])
+        else:
+            raise ModelError(f"consistent start: '{name}' is no coordinate (nor a one-coordinate joint) of the model; "
+                             f"coordinates: {list(model.coordinate_names)[:20]}.")
+        if model.u_is_ball[k]:
+            raise ModelError(f"consistent start: '{model.coordinate_names[k]}' is a ball rotation coordinate; give the "
+                             "ball's state in `state` instead.")
+        q = u = None
+        if value is not None:
+            pair = value if isinstance(value, (tuple, list, np.ndarray)) else (value,)
+            if len(pair) not in (1, 2) or not all(isinstance(v, (int, float, np.floating)) and np.isfinite(v)
+                                                  for v in pair):
+                raise ModelError(f"consistent start: the value of '{name}' must be q or (q, u), finite numbers; got "
+                                 f"{value!r}.")
+            q = float(pair[0])
+            u = float(pair[1]) if len(pair) == 2 else None
+        out.append((k, q, u))
+    return out
+
+
+def _loop_closure(model):
+    """The rigid-equivalent closure of the model's loops (RigidClosure: the beam links that cut a
+    loop, and the bushings) and the coordinates of the pins at those links' ends; (None, []) when
+    no loop is cut and there is no bushing."""
+    from flexmb.analysis.monitors import RigidClosure
+
+    index = {n: i for i, n in enumerate(model.beam_names)}
+    links = list(dict.fromkeys(model.beam_link[index[e]] for lp in model.loops for e in lp.elements if e in index))
+    if not links and not len(model.bushing_names):
+        return None, []
+    closure = RigidClosure(model, links=links, bushings=True)
+    pins = []
+    for a, b in closure.ends:
+        for end in (a, b):
+            for k in np.flatnonzero(np.asarray(model.joint_child) == end):
+                pins.extend(range(int(model.joint_u_start[k]), int(model.joint_u_start[k]) + model.joint_kinds[k].n_u))
+    return closure, np.array(pins, dtype=int)
