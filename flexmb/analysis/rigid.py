@@ -16,7 +16,10 @@ directions (nonzero diagonal stiffness, minus a free rotation) made rigid:
   r(udot) = E_d^T tau + J^T lambda (r: the generalized residual without bushing forces),
   and the joint reactions that go with them (for an overconstrained loop lambda is not unique:
   the least-squares one is returned; the drive forces are unique);
-* a pre-loaded start for the elastic model on the rigid motion (preloaded_state).
+* the motion of a mechanism with undriven degrees of freedom (consistent_motion): velocities
+  projected mass-orthogonally on the closure, accelerations by Gauss's principle;
+* a pre-loaded start for the elastic model on the rigid motion (preloaded_state), with or without
+  drives.
 
 This is an analysis aid: at a singular configuration J loses rank and the rigid solution fails
 (with a message saying so), which is exactly where the elastic model keeps going.

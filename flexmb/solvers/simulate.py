@@ -125,7 +125,8 @@ def simulate(
     progress: Callable[[float, int], None] | None = None,
     reuse_factor: bool | str = "auto",
 ) -> Result:
-    """Integrate ``model`` from its initial state (or ``state``) to ``t_end`` with step ``dt``.
+    """Integrate ``model`` from its initial state (or ``state``) to ``t_end`` with step ``dt``; the
+    initial state with its free FE nodes carried along (flexmb.solvers.initial.relaxed_start, ``meta["start"]``).
 
     Records every ``output_every``-th step. ``reuse_factor``: keep the factorized iteration matrix
     across steps while Newton converges fast: True, False (refactorize every step) or "auto"
