@@ -340,3 +340,28 @@ def test_consistent_start_of_a_loop_cut_through_a_beam():
     assert np.abs(ev.kin.V[beam, 5] - w3).max() < 1e-12 and np.abs(ev.kin.V[beam, 3:5]).max() < 1e-14
     chord = ev.kin.x[beam[-1]] - ev.kin.x[beam[0]]
     assert np.arctan2(chord[1], chord[0]) == pytest.approx(e3, abs=1e-12)
+
+
+def test_a_floating_mechanism_carries_its_beam_along():
+    """A free-floating body (no joint to ground) with an arm on a revolute joint (q0 = 0.4,
+    u0 = 0.5) and a beam welded to the arm: the floating body is held, the beam follows the arm
+    rigidly (unrelaxed: 1.4e5 J and the run fails within a millisecond)."""
+    mb = fm.ModelBuilder()
+    mb.add_node("root", (0, 0, 0))
+    mb.add_body("root", "root", 5.0, (0, 0, 0), np.eye(3))
+    mb.add_node("arm", (0.5, 0, 0))
+    mb.add_body("arm", "arm", 1.0, (0.25, 0, 0), np.eye(3) * 0.01)
+    mb.add_joint("elbow", "revolute", "root", "arm", point=(0.5, 0, 0), axis=(0, 0, 1), q0=0.4, u0=0.5)
+    sec = fm.BeamSection(7e10, 2.7e10, 1e-4, 1e-9, 1e-9, 2e-9, 2700.0)
+    mb.add_flexible_link("tail", (1.0, 0, 0), (2.0, 0, 0), 4, sec)
+    mb.add_joint("weld", "fixed", "arm", "tail.0", point=(1.0, 0, 0))
+    m = mb.compile()
+    assert Assembler(m).evaluate(m.initial_state()).strain_energy > 1e5
+    st, rep = relax_free_nodes(m)
+    assert rep.relaxed_nodes == ("tail.1", "tail.2", "tail.3", "tail.4") and rep.strain_energy < 1e-20
+    kin = Assembler(m).evaluate(st).kin
+    arm = m.node_index("arm")
+    w = kin.V[arm, 3:]
+    assert w[2] == pytest.approx(0.5, abs=1e-15)
+    assert np.abs(kin.V[:, :3][arm:] - (kin.V[arm, :3] + np.cross(w, kin.x[arm:] - kin.x[arm]))).max() < 1e-9
+    assert fm.simulate(m, 0.05, 1e-3).status == "finished"

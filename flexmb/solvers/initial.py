@@ -12,8 +12,9 @@ Held and relaxed coordinates. Every node either hangs from ground through user j
 (*held*: its pose follows from the held coordinates q_c — all user-joint and driven coordinates)
 or belongs to the subtree of an automatic free joint (a *cluster*, moved by that joint's six
 coordinates). A cluster is relaxed when a chain of elements links it to a held node or to ground;
-its free-joint coordinates q_f are the unknowns. Clusters of a floating elastic body linked to
-nothing held keep their coordinates (they have no load to carry and no support to follow).
+its free-joint coordinates q_f are the unknowns. In a floating group linked to nothing held, the
+first cluster with joints inside (whose q0 can move its nodes) is held instead and the others
+follow it; a group of free nodes without joints keeps its coordinates (no q0 can have moved it).
 
 Positions. With no external loads (gravity, nodal loads and joint forces off: load factor 0) and
 u = 0, the relaxed coordinates solve the static balance of the element forces
@@ -133,18 +134,25 @@ class _Plan:
         carrier = np.full(N + 1, -2)
         held = [i for i in range(N) if cluster[i] < 0] + [N]
         carrier[held] = held
-        queue = deque(held)
         joint_carrier: dict[int, int] = {}
-        while queue:
-            i = queue.popleft()
-            for j in adj[i]:
-                if carrier[j] != -2:
-                    continue
-                k = int(cluster[j])
-                joint_carrier[k] = int(carrier[i])
-                for m in members[k]:
-                    carrier[m] = carrier[i]
-                    queue.append(m)
+
+        def spread(queue: deque) -> None:  # breadth first along the elements
+            while queue:
+                i = queue.popleft()
+                for j in adj[i]:
+                    if carrier[j] != -2:
+                        continue
+                    k = int(cluster[j])
+                    joint_carrier[k] = int(carrier[i])
+                    for m in members[k]:
+                        carrier[m] = carrier[i]
+                        queue.append(m)
+
+        spread(deque(held))
+        for k in sorted(members):  # a floating mechanism: its first cluster with joints inside is held
+            if len(members[k]) > 1 and carrier[members[k][0]] == -2:
+                carrier[members[k]] = members[k]
+                spread(deque(members[k]))
         self.joints = np.array(sorted(joint_carrier), dtype=int)
         self.carrier = np.array([joint_carrier[k] for k in self.joints], dtype=int)
         u = [np.arange(model.joint_u_start[k], model.joint_u_start[k] + 6) for k in self.joints]
