@@ -298,7 +298,8 @@ def test_consistent_start_at_the_folded_change_point_needs_the_branch():
     alone, coupler and rocker speeds are not determined (three branches leave this configuration),
     which the start refuses, naming the coordinates; given the rocker's speed too it starts on the
     branch that speed chooses: equal to the crank's, the parallelogram (the coupler translates,
-    w3 = 0); zero, the branch where C rests on A (the coupler turns with the crank)."""
+    w3 = 0); zero, the branch where C rests on A (the coupler turns with the crank). preloaded_state
+    there refuses too, with the closure's singular values."""
     from flexmb.analysis.rigid import RigidModel
     from flexmb.solvers.initial import consistent_state
 
@@ -309,6 +310,13 @@ def test_consistent_start_at_the_folded_change_point_needs_the_branch():
         st = consistent_state(m, {"A.q": (0.0, 1.0), "D.q": (0.0, w4)})
         assert st.u[m.coordinate_index("B")] == pytest.approx(w3 - 1.0, abs=1e-12)
         assert np.abs(RigidModel(m).closure(st)[1] @ st.u).max() < 1e-13
+    # preloaded_state there: velocities and accelerations exist (Gauss), the cut cannot carry them by small
+    # deformations (the closure lost rank along the line of the links): refused, saying so
+    from flexmb.analysis.rigid import preloaded_state
+
+    folded, _ = bushing_four_bar(a=1.0, b=1.0, c=1.0, d=1.0, th2=np.pi, u0=1.0)
+    with pytest.raises(fm.SolverError, match=r"singular values \[.*\].*singular configuration.*consistent_state"):
+        preloaded_state(folded)
     with pytest.raises(fm.SolverError, match="do not close"):
         consistent_state(m, {"A.q": (0.0, 1.0), "D.q": (0.5, 0.0)})  # a rocker angle the loop cannot reach
     with pytest.raises(fm.ModelError, match="'E.q' is no coordinate"):

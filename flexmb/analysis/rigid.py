@@ -302,12 +302,15 @@ def preloaded_state(model, state: State | None = None, rtol: float = 1e-8, max_i
       singular along the free motion (K N = 0, N from the Jacobi-scaled eigenvalues below 1e-10):
       there the residual is taken by the accelerations, udot_f += N z with
       (N^T M̄ N) z = -N^T r, and the positions move in K's range only (the mechanism is not moved
-      along its free motion), so the elastic equations of motion hold at the start. To start from given independent coordinates
-      (crank angle and speed), build the state with flexmb.solvers.initial.consistent_state first.
+      along its free motion), so the elastic equations of motion hold at the start. To start from
+      given independent coordinates (crank angle and speed), build the state with
+      flexmb.solvers.initial.consistent_state first.
 
-    At a singular configuration of the rigid mechanism the free motion changes dimension; the
-    projection and Gauss's principle still give one answer (the documented choice), but the
-    forces the cuts must carry grow without bound near it."""
+    At a singular configuration of the rigid mechanism (the folded change-point four-bar) the
+    projection and Gauss's principle still give velocities and accelerations, but the cuts cannot
+    carry the forces by small deformations (the closure has lost rank in the direction they act):
+    the Newton iteration then stops with a SolverError that gives the closure Jacobian's singular
+    values and says to start from the unloaded consistent state instead."""
     import scipy.sparse.linalg as spla
 
     rm = RigidModel(model)
@@ -349,5 +352,12 @@ def preloaded_state(model, state: State | None = None, rtol: float = 1e-8, max_i
             Wr = W[:, ~null]
             dq[free] = s * (Wr @ ((Wr.T @ (-s * r)) / w[~null]))
         st = st.retract(model, dq)
+    hint = ""
+    if not determined:
+        sv = np.linalg.svd(Jf, compute_uv=False)
+        hint = (f" The rigid closure Jacobian over the undriven coordinates has singular values "
+                f"{np.array2string(sv, precision=3)}: at (or near) a singular configuration of the rigid mechanism the "
+                "cuts cannot carry the forces of its motion by small deformations; start from the unloaded consistent "
+                "state (flexmb.solvers.initial.consistent_state) instead.")
     raise SolverError(f"preloaded_state: the cuts' equilibrium did not converge in {max_iter} iterations "
-                      f"(residual {np.abs(r).max():.3e}).", st.t)
+                      f"(residual {np.abs(r).max():.3e}).{hint}", st.t)
