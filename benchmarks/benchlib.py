@@ -1,0 +1,216 @@
+"""Plumbing shared by the benchmark scripts in this folder (not a benchmark itself).
+
+* Every measurement runs in its own subprocess (the calling script with ``--worker ...``): its
+  peak memory is that process's ``ru_maxrss`` and one run cannot warm or pollute the next. The
+  worker prints one line ``MARK + json``; :func:`run_worker` returns that dict (or a dict whose
+  ``status`` says why there is none: killed at the time limit, crashed).
+* :func:`worker_env` fixes the BLAS for the child: ``system`` (whatever ``libblas.so.3`` the
+  system selects), ``reference`` or ``openblas`` (Debian's ``/usr/lib/<arch>/{blas,lapack}`` or
+  ``openblas-pthread`` put first on ``LD_LIBRARY_PATH``), and the BLAS/OpenMP thread counts.
+* :func:`median_runs` folds repeats into one row (median of the numbers, spread of ms/step).
+* Only flexmb's public face is used (``import flexmb as fm``; ``result.stats`` keys read with
+  ``.get`` where they are optional), so the scripts survive internal changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+MARK = "FLEXMB_BENCH_RESULT "
+ARCH_LIB = "/usr/lib/x86_64-linux-gnu"
+BLAS_DIRS = {"reference": [f"{ARCH_LIB}/blas", f"{ARCH_LIB}/lapack"], "openblas": [f"{ARCH_LIB}/openblas-pthread"]}
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "benchmarks" / "results"
+
+
+def peak_mb() -> float:
+    """Peak resident memory of this process so far in MB (Linux ru_maxrss is in kB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def emit(result: dict) -> None:
+    """Worker side: hand ``result`` to the parent (one marked JSON line on stdout)."""
+    print(MARK + json.dumps(result), flush=True)
+
+
+def worker_env(blas: str = "system", threads: int = 1) -> dict:
+    """Environment for a worker: BLAS choice (``system``, ``reference``, ``openblas``) and thread counts."""
+    env = dict(os.environ)
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[k] = str(threads)
+    if blas != "system":
+        if blas not in BLAS_DIRS:
+            raise SystemExit(f"--blas {blas!r}: choose system, reference or openblas")
+        missing = [d for d in BLAS_DIRS[blas] if not os.path.isdir(d)]
+        if missing:
+            raise SystemExit(f"--blas {blas}: {missing[0]} does not exist (install Debian's libopenblas0-pthread: "
+                             "scripts/setup.sh)")
+        rest = [p for p in env.get("LD_LIBRARY_PATH", "").split(":")
+                if p and p not in sum(BLAS_DIRS.values(), [])]
+        env["LD_LIBRARY_PATH"] = ":".join(BLAS_DIRS[blas] + rest)
+    return env
+
+
+def run_worker(cmd: list[str], env: dict, timeout_s: float, cwd: str | None = None) -> dict:
+    """Run one worker; its result dict, plus ``load_before`` (1-min load average) and ``child_wall_s``."""
+    load = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout_s, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        return {"status": f"killed at the time limit ({timeout_s:.0f} s)", "load_before": load,
+                "child_wall_s": time.perf_counter() - t0}
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(MARK)]
+    if proc.returncode != 0 or not lines:
+        tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
+        return {"status": f"worker error (exit code {proc.returncode}): {tail}", "load_before": load,
+                "child_wall_s": time.perf_counter() - t0}
+    out = json.loads(lines[-1][len(MARK):])
+    out["load_before"] = load
+    out["child_wall_s"] = time.perf_counter() - t0
+    return out
+
+
+def ok(r: dict) -> bool:
+    """True if the run finished its whole simulated time."""
+    return r.get("status") == "finished"
+
+
+def repeat(run, repeats: int, label: str) -> list[dict]:
+    """``run()`` up to ``repeats`` times; a run that does not finish is not repeated (it is reported as is)."""
+    runs = []
+    for k in range(repeats):
+        r = run()
+        runs.append(r)
+        per = r.get("ms_per_step")
+        print(f"  {label} [{k + 1}/{repeats}]: {r.get('status')}"
+              + (f", {per:.4g} ms/step" if per is not None else "")
+              + f" (load {r.get('load_before', float('nan')):.2f})", file=sys.stderr, flush=True)
+        if not ok(r):
+            break
+    return runs
+
+
+def median_runs(runs: list[dict]) -> dict:
+    """One row from repeats: numbers are medians over the finished runs (all runs if none finished);
+    other fields from the run whose ms/step is the median; ``repeats`` and ``ms_spread`` (min, max) added."""
+    done = [r for r in runs if ok(r)] or runs
+    keyed = sorted(done, key=lambda r: r.get("ms_per_step", float("inf")))
+    row = dict(keyed[(len(keyed) - 1) // 2])
+    for k, v in row.items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            vals = [r[k] for r in done if isinstance(r.get(k), (int, float))]
+            if len(vals) == len(done):
+                row[k] = statistics.median(vals)
+    per = [r["ms_per_step"] for r in done if isinstance(r.get("ms_per_step"), (int, float))]
+    row["repeats"] = f"{len(done)}" + (f" of {len(runs)}" if len(done) != len(runs) else "")
+    row["ms_spread"] = (min(per), max(per)) if per else None
+    return row
+
+
+def git_commit() -> str:
+    """Short commit of the flexmb checkout, with '+ uncommitted changes' when the tree is dirty."""
+    try:
+        commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return commit + (" + uncommitted changes" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
+def package_version(name: str) -> str:
+    """Installed version of a distribution, or 'not installed'."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def host_line() -> str:
+    """Machine, interpreter and package versions in one line."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
+    except OSError:
+        pass
+    vers = ", ".join(f"{p} {package_version(p)}" for p in ("numpy", "scipy", "numba", "scikit-sparse", "exudyn"))
+    return (f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}; Python {platform.python_version()}; "
+            f"{vers}; flexmb commit {git_commit()}")
+
+
+def blas_of_child(env: dict) -> str:
+    """What ``flexmb.engine.linalg.blas_info()`` says in a child with environment ``env``."""
+    code = ("from flexmb.engine.linalg import blas_info\n"
+            "print(blas_info())")
+    try:
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
+                              cwd=str(REPO)).stdout.strip() or "unknown (blas_info printed nothing)"
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"unknown ({exc})"
+
+
+def stat(stats: dict, key: str, default=None):
+    """``result.stats[key]`` as a float, or ``default`` when this flexmb version does not report it."""
+    v = stats.get(key, default) if isinstance(stats, dict) else default
+    return float(v) if isinstance(v, (int, float)) else default
+
+
+def fmt(x, spec: str = ".3g", none: str = "–") -> str:
+    """Format a number (or '–' for None/NaN)."""
+    if x is None or (isinstance(x, float) and x != x):
+        return none
+    return format(x, spec)
+
+
+def tol_text(x) -> str:
+    """A tolerance as 1e-4, 1e-10 (or '–')."""
+    if not isinstance(x, (int, float)):
+        return "–"
+    m, e = f"{x:.6e}".split("e")
+    return f"{m.rstrip('0').rstrip('.')}e{int(e)}"
+
+
+def table(head: list[str], rows: list[list[str]]) -> str:
+    """A markdown table."""
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    out += ["| " + " | ".join(str(c).replace("|", "/") for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def write_results(name: str, text: str, results_dir: str | None) -> Path:
+    """Write ``text`` to ``<results_dir>/<YYYY-MM-DD>-<name>.md`` (default benchmarks/results) and return the path."""
+    d = Path(results_dir) if results_dir else RESULTS
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / f"{time.strftime('%Y-%m-%d')}-{name}.md"
+    path.write_text(text)
+    return path
+
+
+def command_line() -> str:
+    """The command that ran this script (for the report)."""
+    return " ".join(["python"] + [os.path.relpath(sys.argv[0], REPO) if i == 0 else a for i, a in enumerate(sys.argv)])
+
+
+def common_options(p, repeats: int = 3, max_minutes: float = 10.0) -> None:
+    """Options every script shares: repeats, BLAS, threads, time limit, results folder, raw JSON."""
+    p.add_argument("--repeats", type=int, default=repeats, help=f"runs per setting, median reported (default {repeats})")
+    p.add_argument("--blas", default="system", choices=("system", "reference", "openblas"),
+                   help="BLAS of the workers (default: the system's libblas.so.3)")
+    p.add_argument("--threads", type=int, default=1, help="OMP/OPENBLAS/MKL_NUM_THREADS of the workers (default 1)")
+    p.add_argument("--max-minutes", type=float, default=max_minutes,
+                   help=f"time limit of one worker; it is killed after that (default {max_minutes:g})")
+    p.add_argument("--results-dir", default=None, help="where the markdown goes (default benchmarks/results)")
+    p.add_argument("--json", default="", help="also write the raw results to this JSON file")
