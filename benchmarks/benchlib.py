@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import resource
@@ -214,3 +215,133 @@ def common_options(p, repeats: int = 3, max_minutes: float = 10.0) -> None:
                    help=f"time limit of one worker; it is killed after that (default {max_minutes:g})")
     p.add_argument("--results-dir", default=None, help="where the markdown goes (default benchmarks/results)")
     p.add_argument("--json", default="", help="also write the raw results to this JSON file")
+
+
+# ---------------------------------------------------------------- models
+
+def fm_chain(fm, n: int, length: float = 0.1, mass: float = 0.1, gravity: float = 9.81):
+    """flexmb: serial chain of ``n`` uniform rods (benchmarks/chain_fall.py's chain), horizontal along +x
+    at rest, revolute joints about z, the first pinned to ground at the origin. Each rod's node is at
+    its proximal joint, centre of mass at +length/2 on node x, inertia diag(0, m l^2/12, m l^2/12)."""
+    import numpy as np
+
+    mb = fm.ModelBuilder(gravity=(0.0, -gravity, 0.0))
+    inertia = np.diag([0.0, mass * length**2 / 12.0, mass * length**2 / 12.0])
+    parent = "ground"
+    for i in range(n):
+        node = f"n{i}"
+        mb.add_node(node, position=(i * length, 0.0, 0.0))
+        mb.add_body(f"link{i}", node=node, mass=mass, com=(0.5 * length, 0.0, 0.0), inertia=inertia)
+        mb.add_joint(f"j{i}", "revolute", parent=parent, child=node, point=(i * length, 0.0, 0.0), axis=(0.0, 0.0, 1.0),
+                     q0=0.0, u0=0.0)
+        parent = node
+    return mb.compile()
+
+
+def fm_warm_up(fm, dt: float = 1e-3) -> float:
+    """Compile flexmb's numba kernels (a 2-link chain and a 2-element beam, 5 steps each); seconds taken."""
+    t0 = time.perf_counter()
+    fm.simulate(fm_chain(fm, 2), 5 * dt, dt)
+    sec = fm.BeamSection(0.7e11, 0.7e11 / 2.6, 4e-4, 2e-7, 2e-7, 4e-7, 3000.0)
+    mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    nodes = mb.add_flexible_link("warm", (0.0, 0.0, 0.0), (2.0, 0.0, 0.0), 2, sec)
+    mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0.0, 0.0, 1.0))
+    fm.simulate(mb.compile(), 5 * dt, dt)
+    return time.perf_counter() - t0
+
+
+def fm_step_numbers(res, dt: float, cpu_s: float) -> dict:
+    """Per-step numbers of a flexmb result from its public stats (optional keys may be missing)."""
+    s = res.stats
+    steps = stat(s, "steps", 0.0)
+    wall = stat(s, "wall_time")
+    t_cov = float(res.t[-1]) if len(res.t) else 0.0
+    per_h = 1e3 * dt / t_cov if t_cov > 0 else None
+    return {
+        "status": res.status, "t_covered": t_cov, "steps": steps,
+        "ms_per_step": wall * per_h if per_h and wall is not None else None,
+        "cpu_ms_per_step": cpu_s * per_h if per_h else None,
+        "newton_per_step": stat(s, "newton_iterations", 0.0) / steps if steps else None,
+        "jac_per_step": stat(s, "factorizations", 0.0) / steps if steps and "factorizations" in s else None,
+    }
+
+
+# ---------------------------------------------------------------- exudyn (the peer), shared by peer_*.py
+
+def exu_settings(exu, t_end: float, dt: float, rtol: float, rho_inf: float):
+    """Simulation settings: gen-alpha rho_inf, the Newton tolerance, EigenSparse, 1 thread, no files."""
+    ss = exu.SimulationSettings()
+    ti = ss.timeIntegration
+    ti.numberOfSteps = int(round(t_end / dt))
+    ti.endTime = ti.numberOfSteps * dt
+    ti.generalizedAlpha.spectralRadius = rho_inf
+    ti.newton.relativeTolerance = rtol
+    ti.verboseMode = 0
+    ss.linearSolver.solverType = exu.LinearSolverType.EigenSparse
+    ss.solution.file.write = False
+    ss.solution.sensors.active = False
+    ss.parallel.numberOfThreads = 1
+    ss.displayComputationTime = False
+    return ss
+
+
+def exu_settings_text(exu, ss) -> str:
+    """exudyn's settings that matter for the comparison, in one line."""
+    ti, nw = ss.timeIntegration, ss.timeIntegration.newton
+    return (f"gen-α spectralRadius={ti.generalizedAlpha.spectralRadius:g}, newton.relativeTolerance={nw.relativeTolerance:g}, "
+            f"absoluteTolerance={nw.absoluteTolerance:g}, useModifiedNewton={bool(nw.useModifiedNewton)}, "
+            f"maxIterations={nw.maxIterations}, adaptiveStep={bool(ti.adaptiveStep)} (decrease "
+            f"{ti.adaptiveStepDecrease:g}, minimumStepSize {ti.minimumStepSize:g}), numerical Jacobian forODE2="
+            f"{bool(nw.numericalDifferentiation.forODE2)}, {ss.linearSolver.solverType.name}, "
+            f"{ss.parallel.numberOfThreads} thread, no solution file, exudyn {exu.__version__}")
+
+
+def run_exudyn_solver(exu, mbs, ss, dt: float, guard: bool, budget_s: float, stall_s: float) -> dict:
+    """Solve with MainSolverImplicitSecondOrder, optionally with the stall guard; the solver's counters."""
+    state = {"deadline": math.inf, "mark": (0.0, 0.0), "why": ""}
+
+    def pre_step(mbs_, t: float) -> bool:  # returning False stops exudyn's solver
+        now = time.perf_counter()
+        if now > state["deadline"]:
+            state["why"] = "time limit"
+            return False
+        w0, t0_ = state["mark"]
+        if now - w0 > stall_s:
+            if t - t0_ < 10 * dt:
+                state["why"] = f"stalled: < 10 h of progress in {stall_s:g} s"
+                return False
+            state["mark"] = (now, t)
+        return True
+
+    if guard:
+        mbs.SetPreStepUserFunction(pre_step)
+    mbs.Assemble()
+    solver = exu.MainSolverImplicitSecondOrder()
+    t0 = time.perf_counter()
+    state["deadline"], state["mark"] = t0 + budget_s, (t0, 0.0)
+    cpu0 = time.process_time()
+    error = ""
+    try:
+        success = bool(solver.SolveSystem(mbs, ss))
+    except Exception as exc:  # exudyn raises on some failures
+        success, error = False, f"{type(exc).__name__}: {exc}"
+    cpu = time.process_time() - cpu0
+    wall = time.perf_counter() - t0
+    it = solver.it
+    t_cov = float(it.currentTime)
+    end = ss.timeIntegration.endTime
+    if success and t_cov >= end - 1e-9:
+        status = "finished"
+    elif state["why"]:
+        status = f"stopped ({state['why']}; step size {it.currentStepSize:.1e} s)"
+    else:
+        msg = error or (solver.GetErrorString() if hasattr(solver, "GetErrorString") else "")
+        status = f"failed at t = {t_cov:.4g} s: {' '.join(str(msg).split())[:160] or 'solver returned False'}"
+    steps = max(int(it.currentStepIndex) - 1, 0)
+    per_h = 1e3 * dt / t_cov if t_cov > 0 else None
+    return {
+        "status": status, "t_covered": t_cov, "steps": steps, "wall_s": wall,
+        "ms_per_step": wall * per_h if per_h else None, "cpu_ms_per_step": cpu * per_h if per_h else None,
+        "newton_per_step": it.newtonStepsCount / steps if steps else None,
+        "jac_per_step": it.newtonJacobiCount / steps if steps else None, "guard": guard,
+    }

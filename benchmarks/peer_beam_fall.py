@@ -7,8 +7,8 @@ under gravity 9.81 m/s^2 along -y; h = 1e-3 s, generalized-alpha rho_inf = 0.8, 
 * flexmb: ``fm.BeamSection(E, G=E/2.6, A, Iy=I, Iz=I, J=2I, rho)`` without shear factors (Euler-Bernoulli
   co-rotational beam), ``add_flexible_link`` with N elements, revolute joint to ground about z, ``fm.simulate(
   rho_inf=0.8, rtol=...)`` with flexmb's other defaults (CHOLMOD, reuse_factor 'auto'), output rows only
-  at t = 0 and t_end (exudyn writes no solution file either). A 5-step run of a 2-element link first
-  compiles the numba kernels (reported as "warm-up", not in the row).
+  at t = 0 and t_end (exudyn writes no solution file either). 5-step runs of a 2-link chain and a
+  2-element link first compile the numba kernels (reported as "JIT warm-up", not in the row).
 * exudyn: ``ObjectBeamGeometricallyExact`` (3-D Simo-Reissner beam, 6 coordinates per node) on
   ``NodeRigidBodyRotVecLG`` or ``NodeRigidBodyRxyz`` nodes; ``exudyn.BeamSection`` stiffness
   diag(EA, GA, GA, GJ, EI, EI) with G = E/2.6, J = 2I (shear stiffness GA without correction factor:
@@ -78,10 +78,7 @@ def fm_link(fm, n: int):
 def run_flexmb(n: int, t_end: float, dt: float, rtol: float) -> dict:
     import flexmb as fm
 
-    t0 = time.perf_counter()
-    warm, _ = fm_link(fm, 2)
-    fm.simulate(warm, 5 * dt, dt, rho_inf=RHO_INF, rtol=rtol)
-    warm_s = time.perf_counter() - t0
+    warm_s = bl.fm_warm_up(fm, dt)
     base = bl.peak_mb()
     t0 = time.perf_counter()
     model, tip = fm_link(fm, n)
@@ -90,22 +87,15 @@ def run_flexmb(n: int, t_end: float, dt: float, rtol: float) -> dict:
     cpu0 = time.process_time()
     res = fm.simulate(model, t_end, dt, rho_inf=RHO_INF, rtol=rtol, output_every=n_steps)
     cpu = time.process_time() - cpu0
-    s = res.stats
-    steps = bl.stat(s, "steps", 0.0)
-    wall = bl.stat(s, "wall_time")
-    t_cov = float(res.t[-1])
-    tip_xy = [float(v) for v in res.node_position(tip)[-1][:2]]
-    per_h = 1e3 * dt / t_cov if t_cov > 0 else None
-    return {
-        "program": "flexmb", "variant": "co-rotational 3-D", "tol": rtol, "n": n, "status": res.status,
-        "t_covered": t_cov, "steps": steps, "dof": getattr(model, "n_u", None),
-        "ms_per_step": wall * per_h if per_h else None, "cpu_ms_per_step": cpu * per_h if per_h else None,
-        "newton_per_step": bl.stat(s, "newton_iterations", 0.0) / steps if steps else None,
-        "jac_per_step": bl.stat(s, "factorizations", 0.0) / steps if steps and "factorizations" in s else None,
-        "peak_mb": bl.peak_mb(), "base_mb": base, "tip": tip_xy, "build_s": build_s, "warmup_s": warm_s,
+    out = bl.fm_step_numbers(res, dt, cpu)
+    out.update({
+        "program": "flexmb", "variant": "co-rotational 3-D", "tol": rtol, "n": n, "dof": getattr(model, "n_u", None),
+        "peak_mb": bl.peak_mb(), "base_mb": base, "tip": [float(v) for v in res.node_position(tip)[-1][:2]],
+        "build_s": build_s, "warmup_s": warm_s,
         "settings": f"gen-α ρ∞={RHO_INF}, Newton rtol={rtol:g}, CHOLMOD, flexmb defaults otherwise, "
                     f"output at t=0 and t_end only",
-    }
+    })
+    return out
 
 
 # ---------------------------------------------------------------- exudyn worker
@@ -135,84 +125,6 @@ def exu_link(exu, eii, n: int, nodes_kind: str):
     return sc, mbs, nodes[-1]
 
 
-def exu_settings(exu, t_end: float, dt: float, rtol: float):
-    """Simulation settings: gen-alpha rho_inf, the Newton tolerance, EigenSparse, 1 thread, no files."""
-    ss = exu.SimulationSettings()
-    ti = ss.timeIntegration
-    ti.numberOfSteps = int(round(t_end / dt))
-    ti.endTime = ti.numberOfSteps * dt
-    ti.generalizedAlpha.spectralRadius = RHO_INF
-    ti.newton.relativeTolerance = rtol
-    ti.verboseMode = 0
-    ss.linearSolver.solverType = exu.LinearSolverType.EigenSparse
-    ss.solution.file.write = False
-    ss.solution.sensors.active = False
-    ss.parallel.numberOfThreads = 1
-    ss.displayComputationTime = False
-    return ss
-
-
-def exu_settings_text(exu, ss, rtol: float) -> str:
-    ti, nw = ss.timeIntegration, ss.timeIntegration.newton
-    return (f"gen-α spectralRadius={ti.generalizedAlpha.spectralRadius:g}, newton.relativeTolerance={rtol:g}, "
-            f"absoluteTolerance={nw.absoluteTolerance:g}, useModifiedNewton={bool(nw.useModifiedNewton)}, "
-            f"maxIterations={nw.maxIterations}, adaptiveStep={bool(ti.adaptiveStep)} (decrease "
-            f"{ti.adaptiveStepDecrease:g}, minimumStepSize {ti.minimumStepSize:g}), numerical Jacobian forODE2="
-            f"{bool(nw.numericalDifferentiation.forODE2)}, {ss.linearSolver.solverType.name}, "
-            f"{ss.parallel.numberOfThreads} thread, no solution file, exudyn {exu.__version__}")
-
-
-def run_exudyn_solver(exu, mbs, ss, dt: float, guard: bool, budget_s: float, stall_s: float) -> dict:
-    """Solve with MainSolverImplicitSecondOrder, optionally with the stall guard; the solver's counters."""
-    state = {"deadline": math.inf, "mark": (0.0, 0.0), "why": ""}
-
-    def pre_step(mbs_, t: float) -> bool:  # returning False stops exudyn's solver
-        now = time.perf_counter()
-        if now > state["deadline"]:
-            state["why"] = "time limit"
-            return False
-        w0, t0_ = state["mark"]
-        if now - w0 > stall_s:
-            if t - t0_ < 10 * dt:
-                state["why"] = f"stalled: < 10 h of progress in {stall_s:g} s"
-                return False
-            state["mark"] = (now, t)
-        return True
-
-    if guard:
-        mbs.SetPreStepUserFunction(pre_step)
-    mbs.Assemble()
-    solver = exu.MainSolverImplicitSecondOrder()
-    t0 = time.perf_counter()
-    state["deadline"], state["mark"] = t0 + budget_s, (t0, 0.0)
-    cpu0 = time.process_time()
-    error = ""
-    try:
-        success = bool(solver.SolveSystem(mbs, ss))
-    except Exception as exc:  # exudyn raises on some failures
-        success, error = False, f"{type(exc).__name__}: {exc}"
-    cpu = time.process_time() - cpu0
-    wall = time.perf_counter() - t0
-    it = solver.it
-    t_cov = float(it.currentTime)
-    end = ss.timeIntegration.endTime
-    if success and t_cov >= end - 1e-9:
-        status = "finished"
-    elif state["why"]:
-        status = f"stopped ({state['why']}; step size {it.currentStepSize:.1e} s)"
-    else:
-        msg = error or (solver.GetErrorString() if hasattr(solver, "GetErrorString") else "")
-        status = f"failed at t = {t_cov:.4g} s: {' '.join(str(msg).split())[:160] or 'solver returned False'}"
-    steps = max(int(it.currentStepIndex) - 1, 0)
-    per_h = 1e3 * dt / t_cov if t_cov > 0 else None
-    return {
-        "status": status, "t_covered": t_cov, "steps": steps, "wall_s": wall,
-        "ms_per_step": wall * per_h if per_h else None, "cpu_ms_per_step": cpu * per_h if per_h else None,
-        "newton_per_step": it.newtonStepsCount / steps if steps else None,
-        "jac_per_step": it.newtonJacobiCount / steps if steps else None, "guard": guard,
-    }
-
-
 def run_exudyn(n: int, t_end: float, dt: float, rtol: float, nodes_kind: str, guard: bool, budget_s: float,
                stall_s: float) -> dict:
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -222,15 +134,15 @@ def run_exudyn(n: int, t_end: float, dt: float, rtol: float, nodes_kind: str, gu
     base = bl.peak_mb()
     t0 = time.perf_counter()
     sc, mbs, tip = exu_link(exu, eii, n, nodes_kind)
-    ss = exu_settings(exu, t_end, dt, rtol)
+    ss = bl.exu_settings(exu, t_end, dt, rtol, RHO_INF)
     build_s = time.perf_counter() - t0
-    out = run_exudyn_solver(exu, mbs, ss, dt, guard, budget_s, stall_s)
+    out = bl.run_exudyn_solver(exu, mbs, ss, dt, guard, budget_s, stall_s)
     pos = mbs.GetNodeOutput(tip, exu.OutputVariableType.Position)
     out.update({
         "program": "exudyn", "variant": f"GeometricallyExact 3-D, {nodes_kind} nodes", "tol": rtol, "n": n,
         "dof": int(mbs.systemData.ODE2Size()), "constraints": int(mbs.systemData.AEsize()),
         "peak_mb": bl.peak_mb(), "base_mb": base, "tip": [float(pos[0]), float(pos[1])], "build_s": build_s,
-        "settings": exu_settings_text(exu, ss, rtol) + (", stall guard (pre-step function)" if guard else ""),
+        "settings": bl.exu_settings_text(exu, ss) + (", stall guard (pre-step function)" if guard else ""),
     })
     return out
 
