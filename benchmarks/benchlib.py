@@ -266,6 +266,107 @@ def fm_step_numbers(res, dt: float, cpu_s: float) -> dict:
     }
 
 
+# ---------------------------------------------------------------- CHOLMOD as a run uses it
+
+class CholmodLog:
+    """What a run asked of CHOLMOD: analyses (with their mode), numeric factorizations, solves, and a
+    copy of the last matrix factorized (``matrix``). Filled by :func:`capture_cholmod`."""
+
+    def __init__(self) -> None:
+        self.analyses, self.factorizations, self.solves = 0, 0, 0
+        self.mode, self.matrix = None, None
+
+
+class _FactorProxy:
+    """Wraps a sksparse Factor: records the matrices factorized and counts the solves."""
+
+    def __init__(self, factor, log: CholmodLog) -> None:
+        self._factor, self._log = factor, log
+
+    def cholesky_inplace(self, A, *args, **kwargs):
+        self._log.factorizations += 1
+        self._log.matrix = A.copy()
+        return self._factor.cholesky_inplace(A, *args, **kwargs)
+
+    def __call__(self, b):
+        self._log.solves += 1
+        return self._factor(b)
+
+    def solve_A(self, b):
+        self._log.solves += 1
+        return self._factor.solve_A(b)
+
+    def __getattr__(self, name):
+        return getattr(self._factor, name)
+
+
+def capture_cholmod(log: CholmodLog):
+    """Context manager: while active, ``sksparse.cholmod.analyze`` and ``cholesky`` hand out recording
+    factors (whoever calls them through the module, as flexmb does). Raises RuntimeError on exit if
+    nothing was factorized through them (flexmb no longer calls CHOLMOD that way)."""
+    import contextlib
+
+    from sksparse import cholmod
+
+    @contextlib.contextmanager
+    def cm():
+        orig_analyze, orig_cholesky = cholmod.analyze, cholmod.cholesky
+
+        def analyze(A, mode="auto", *args, **kwargs):
+            log.analyses += 1
+            log.mode = mode
+            return _FactorProxy(orig_analyze(A, mode, *args, **kwargs), log)
+
+        def cholesky(A, beta=0, mode="auto", *args, **kwargs):
+            log.analyses += 1
+            log.factorizations += 1
+            log.mode, log.matrix = mode, A.copy()
+            return _FactorProxy(orig_cholesky(A, beta, mode, *args, **kwargs), log)
+
+        cholmod.analyze, cholmod.cholesky = analyze, cholesky
+        try:
+            yield log
+        finally:
+            cholmod.analyze, cholmod.cholesky = orig_analyze, orig_cholesky
+        if log.matrix is None:
+            raise RuntimeError("no matrix was factorized through sksparse.cholmod.analyze/cholesky: flexmb calls "
+                               "CHOLMOD another way now; adapt benchmarks/benchlib.capture_cholmod")
+
+    return cm()
+
+
+def time_factor_and_solves(A, mode: str = "auto", solves: int = 2, repeats: int = 20) -> dict:
+    """Median times (ms) of CHOLMOD numeric factorizations of ``A`` on one symbolic analysis, of one
+    solve, and of one factorization + ``solves`` solves (the floor of a Newton step on that pattern)."""
+    import statistics as st
+
+    import numpy as np
+    from sksparse import cholmod
+
+    A = A.tocsc()
+    factor = cholmod.analyze(A, mode=mode)
+    factor.cholesky_inplace(A)  # first numeric factorization: allocation, not timed
+    b = np.random.default_rng(0).standard_normal(A.shape[0])
+    fac, sol, both = [], [], []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        factor.cholesky_inplace(A)
+        t1 = time.perf_counter()
+        for _ in range(solves):
+            factor(b)
+        t2 = time.perf_counter()
+        fac.append(1e3 * (t1 - t0))
+        sol.append(1e3 * (t2 - t1) / max(solves, 1))
+        both.append(1e3 * (t2 - t0))
+    try:
+        nnz_l = int(factor.L().nnz)
+    except Exception:  # informational only
+        nnz_l = None
+    return {"factor_ms": st.median(fac), "solve_ms": st.median(sol), "floor_ms": st.median(both),
+            "factor_ms_min": min(fac), "dof": int(A.shape[0]), "nnz_A": int(A.nnz), "nnz_L": nnz_l, "mode": mode,
+            "timing_repeats": repeats}
+
+
 # ---------------------------------------------------------------- exudyn (the peer), shared by peer_*.py
 
 def exu_settings(exu, t_end: float, dt: float, rtol: float, rho_inf: float):
