@@ -18,6 +18,7 @@ import json
 import math
 import os
 import platform
+import re
 import resource
 import statistics
 import subprocess
@@ -161,6 +162,12 @@ def blas_of_child(env: dict) -> str:
                               cwd=str(REPO)).stdout.strip() or "unknown (blas_info printed nothing)"
     except (OSError, subprocess.SubprocessError) as exc:
         return f"unknown ({exc})"
+
+
+def blas_short(info: str) -> str:
+    """blas_info() without the file and OpenBLAS's build string: 'OpenBLAS (pthread, 1 thread(s))'."""
+    kind = info.rsplit(" /", 1)[0] if " /" in info else info
+    return re.sub(r";[^)]*\)", ")", kind)
 
 
 def stat(stats: dict, key: str, default=None):

@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
                 base = base or {}
                 base[name] = m["factor_ms"]
             speed = base[name] / m["factor_ms"] if base and name in base else None
-            rows.append([b, t["blas"], what, f"{m['dof']} / {m['nnz_A']} / {bl.fmt(m['nnz_L'], '.0f')}",
+            rows.append([b, bl.blas_short(t["blas"]), what, f"{m['dof']} / {m['nnz_A']} / {bl.fmt(m['nnz_L'], '.0f')}",
                          bl.fmt(m["factor_ms"], ".3g"), bl.fmt(m["factor_ms_min"], ".3g"), bl.fmt(m["solve_ms"], ".3g"),
                          bl.fmt(speed, ".2f"), m["mode"], bl.fmt(t.get("load_before"), ".2f")])
     text = [
@@ -167,14 +167,17 @@ def main(argv: list[str] | None = None) -> int:
         f"({made.get('status')}; {made.get('chain_factorizations')} factorizations, {made.get('chain_solves')} solves, "
         f"flexmb's CHOLMOD mode '{made.get('chain_mode')}'); timed here in supernodal mode.",
         "",
-        bl.table(["--blas", "BLAS loaded (blas_info)", "matrix", "n / nnz(A) / nnz(L)", "factorization ms (median)",
+        "BLAS loaded (flexmb.engine.linalg.blas_info in the workers):",
+        *[f"* --blas {b}: {r['time'].get('blas', r['time'].get('status'))}" for b, r in results.items()],
+        "",
+        bl.table(["--blas", "BLAS loaded", "matrix", "n / nnz(A) / nnz(L)", "factorization ms (median)",
                   "(min)", "solve ms", f"speed-up vs {blas_list[0]}", "CHOLMOD mode", "load"], rows),
     ]
     if args.chain_run:
         runs = []
         for b, r in results.items():
             c = r.get("run", {})
-            runs.append([b, c.get("blas", "–"), c.get("status", "?"), bl.fmt(c.get("ms_per_step"), ".4g"),
+            runs.append([b, bl.blas_short(c.get("blas", "–")), c.get("status", "?"), bl.fmt(c.get("ms_per_step"), ".4g"),
                          bl.fmt(c.get("cpu_ms_per_step"), ".4g"), bl.fmt(c.get("factorization_ms_per_step"), ".4g"),
                          bl.fmt(c.get("newton_per_step"), ".2f"), bl.fmt(c.get("peak_mb"), ".0f")])
         text += ["", f"flexmb on the {args.chain_links}-link chain, {args.chain_t_end:g} s at h = {args.dt:g}, ρ∞ = 0.9, "
