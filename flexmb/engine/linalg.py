@@ -9,12 +9,15 @@ There is no fallback solver: without CHOLMOD, flexmb stops and says how to insta
 
 from __future__ import annotations
 
+import ctypes
+import os
+
 import numpy as np
 import scipy.sparse as sp
 
 from flexmb.errors import BackendError, SolverError
 
-__all__ = ["BACKEND", "SparseCholesky", "require_cholmod", "symbolic_analysis_count"]
+__all__ = ["BACKEND", "SparseCholesky", "blas_info", "require_cholmod", "symbolic_analysis_count"]
 
 BACKEND = "cholmod"
 _INSTALL = (
@@ -31,6 +34,57 @@ def require_cholmod():
     except ImportError as exc:  # pragma: no cover - exercised only on broken installs
         raise BackendError(f"CHOLMOD (scikit-sparse) cannot be imported ({exc}); {_INSTALL}.") from exc
     return cholmod
+
+
+def _blas_library(paths) -> tuple[str, str] | None:
+    """(kind, file) of the BLAS among the shared-object ``paths`` mapped into a process, or None.
+    Copies bundled inside Python wheels (numpy's ``libscipy_openblas64_``: 64-bit integers and
+    renamed symbols, which CHOLMOD cannot call) are ignored."""
+    libs = sorted(p for p in paths if p.startswith("/") and "-packages/" not in p)
+    kinds = (("libopenblas", "OpenBLAS"), ("libmkl_rt", "Intel MKL"), ("libmkl_core", "Intel MKL"), ("libblis", "BLIS"),
+             ("libtatlas", "ATLAS"), ("libsatlas", "ATLAS"), ("libatlas", "ATLAS"))
+    for prefix, kind in kinds:
+        for p in libs:
+            name = os.path.basename(p)
+            if name.startswith(prefix):
+                if kind == "OpenBLAS":
+                    where = p.lower()
+                    variant = ("pthread" if "pthread" in where or name.startswith("libopenblasp") else
+                               "OpenMP" if "openmp" in where or name.startswith("libopenblaso") else
+                               "serial" if "serial" in where else "")
+                    kind += f" ({variant})" if variant else ""
+                return kind, p
+    for p in libs:
+        if os.path.basename(p).startswith("libblas.so"):
+            return ("reference BLAS" if os.path.basename(os.path.dirname(p)) == "blas" else "BLAS of unknown kind"), p
+    return None
+
+
+def blas_info() -> str:
+    """Which BLAS CHOLMOD loaded into this process, read from ``/proc/self/maps`` after importing
+    ``sksparse.cholmod``: e.g. ``"OpenBLAS (pthread, 1 thread; OpenBLAS 0.3.21 ...) /usr/lib/...
+    /libopenblasp-r0.3.21.so"`` or ``"reference BLAS /usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0"``.
+    On Debian the system-wide choice is the ``libblas.so.3`` alternative; ``LD_LIBRARY_PATH`` can
+    select another per process."""
+    require_cholmod()
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {parts[5].strip() for parts in (ln.split(None, 5) for ln in f) if len(parts) == 6}
+    except OSError as exc:
+        return f"unknown (cannot read /proc/self/maps: {exc})"
+    found = _blas_library(paths)
+    if found is None:
+        return "unknown (no shared BLAS library is mapped into this process)"
+    kind, path = found
+    if kind.startswith("OpenBLAS"):
+        try:
+            lib = ctypes.CDLL(path)  # already loaded: the same handle, no second copy
+            lib.openblas_get_config.restype = ctypes.c_char_p
+            details = f"{lib.openblas_get_num_threads()} thread(s); {lib.openblas_get_config().decode().strip()}"
+            kind = f"{kind[:-1]}, {details})" if kind.endswith(")") else f"{kind} ({details})"
+        except (OSError, AttributeError):
+            pass
+    return f"{kind} {path}"
 
 
 def symbolic_analysis_count() -> int:

@@ -1,0 +1,131 @@
+"""Per-step cost of flexmb over the CHOLMOD floor on the falling Zahariev link (issue 14).
+
+The floor of an implicit step on a given sparsity pattern: one CHOLMOD numeric factorization plus
+two solves (the fewest a Newton step that refactorizes can do). Goal: flexmb's time per step
+<= 3 x the floor at N = 1000 and 10000 beam elements.
+
+Per N, two subprocesses:
+
+* ``run``: flexmb integrates the link of benchmarks/peer_beam_fall.py (N elements, 3-D co-rotational
+  beam, pin about z, h = 1e-3 s, rho_inf = 0.8, rtol 1e-10, output at the ends only) for --t-end s
+  after a JIT warm-up; ms per step (wall, CPU), Newton iterations and factorizations per step, and
+  flexmb's own time split (assembly / factorization / solve, where ``result.stats`` has it).
+* ``floor``: the same model runs 3 steps while ``sksparse.cholmod.analyze`` hands out recording
+  factors (benchlib.capture_cholmod): the last matrix factorized is the run's iteration matrix, on the
+  pattern and with the CHOLMOD mode flexmb uses. It is then analysed once and factorized
+  --timing-repeats times, each followed by two solves; the median of (factorization + 2 solves) is
+  the floor, with factorization and solve medians beside it.
+
+Ratio = flexmb ms per step / floor ms. Median of --repeats for both.
+
+Run (from the repository root):
+
+    python benchmarks/cholmod_floor.py                          # N = 1000, 10000; 1 s; 3 repeats
+    python benchmarks/cholmod_floor.py --n 100 --t-end 0.05 --repeats 1 --results-dir /tmp/x   # quick check
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import benchlib as bl
+from peer_beam_fall import RHO_INF, fm_link
+
+
+def run_flexmb(n: int, t_end: float, dt: float, rtol: float) -> dict:
+    import flexmb as fm
+
+    warm = bl.fm_warm_up(fm, dt)
+    model, _ = fm_link(fm, n)
+    cpu0 = time.process_time()
+    res = fm.simulate(model, t_end, dt, rho_inf=RHO_INF, rtol=rtol, output_every=int(round(t_end / dt)))
+    out = bl.fm_step_numbers(res, dt, time.process_time() - cpu0)
+    s, steps = res.stats, bl.stat(res.stats, "steps", 0.0)
+    for k in ("assembly", "factorization", "solve"):
+        v = bl.stat(s, f"time_{k}")
+        out[f"{k}_ms_per_step"] = 1e3 * v / steps if v is not None and steps else None
+    out.update({"dof": getattr(model, "n_u", None), "peak_mb": bl.peak_mb(), "warmup_s": warm,
+                "fac_per_step_run": bl.stat(s, "factorizations", 0.0) / steps if steps else None})
+    return out
+
+
+def run_floor(n: int, dt: float, rtol: float, repeats: int) -> dict:
+    import flexmb as fm
+
+    model, _ = fm_link(fm, n)
+    log = bl.CholmodLog()
+    with bl.capture_cholmod(log):
+        fm.simulate(model, 3 * dt, dt, rho_inf=RHO_INF, rtol=rtol, output_every=3)
+    out = bl.time_factor_and_solves(log.matrix, mode=log.mode or "auto", solves=2, repeats=repeats)
+    out.update({"status": "finished", "ms_per_step": out["floor_ms"], "captured_factorizations": log.factorizations,
+                "captured_solves": log.solves})
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--n", default="1000,10000", help="element counts, comma-separated")
+    p.add_argument("--t-end", type=float, default=1.0)
+    p.add_argument("--dt", type=float, default=1e-3)
+    p.add_argument("--rtol", type=float, default=1e-10)
+    p.add_argument("--timing-repeats", type=int, default=20, help="factorizations timed for the floor (median)")
+    p.add_argument("--worker", choices=("run", "floor"), help=argparse.SUPPRESS)
+    bl.common_options(p, max_minutes=20.0)
+    args = p.parse_args(argv)
+    ns = [int(v) for v in args.n.split(",") if v.strip()]
+    if args.worker == "run":
+        bl.emit(run_flexmb(ns[0], args.t_end, args.dt, args.rtol))
+        return 0
+    if args.worker == "floor":
+        bl.emit(run_floor(ns[0], args.dt, args.rtol, args.timing_repeats))
+        return 0
+
+    env = bl.worker_env(args.blas, args.threads)
+    blas = bl.blas_of_child(env)
+    budget = 60.0 * args.max_minutes
+    rows = []
+    for n in ns:
+        base = [sys.executable, os.path.abspath(__file__), "--n", str(n), "--t-end", repr(args.t_end), "--dt", repr(args.dt),
+                "--rtol", repr(args.rtol), "--timing-repeats", str(args.timing_repeats)]
+        run = bl.median_runs(bl.repeat(lambda base=base: bl.run_worker(base + ["--worker", "run"], env, budget),
+                                       args.repeats, f"N={n} flexmb run"))
+        floor = bl.median_runs(bl.repeat(lambda base=base: bl.run_worker(base + ["--worker", "floor"], env, budget),
+                                         args.repeats, f"N={n} CHOLMOD floor"))
+        ratio = (run["ms_per_step"] / floor["floor_ms"] if bl.ok(run) and bl.ok(floor) else None)
+        rows.append([n, bl.fmt(run.get("dof"), ".0f"), run.get("status", "?")[:60], bl.fmt(run.get("ms_per_step"), ".4g"),
+                     bl.fmt(run.get("cpu_ms_per_step"), ".4g"), bl.fmt(run.get("newton_per_step"), ".2f"),
+                     bl.fmt(run.get("fac_per_step_run"), ".2f"),
+                     " / ".join(bl.fmt(run.get(f"{k}_ms_per_step"), ".3g") for k in ("assembly", "factorization", "solve")),
+                     floor.get("status", "?")[:60] if not bl.ok(floor) else bl.fmt(floor.get("floor_ms"), ".4g"),
+                     f"{bl.fmt(floor.get('factor_ms'), '.3g')} / {bl.fmt(floor.get('solve_ms'), '.3g')}",
+                     f"{bl.fmt(floor.get('nnz_A'), '.0f')} / {bl.fmt(floor.get('nnz_L'), '.0f')}", str(floor.get("mode", "–")),
+                     bl.fmt(ratio, ".2f"), bl.fmt(run.get("peak_mb"), ".0f"), bl.fmt(run.get("load_before"), ".2f")])
+    text = "\n".join([
+        f"# flexmb per step over the CHOLMOD floor, falling Zahariev link ({time.strftime('%Y-%m-%d %H:%M')})",
+        "",
+        f"h = {args.dt:g} s, ρ∞ = {RHO_INF}, rtol = {args.rtol:g}, t_end = {args.t_end:g} s, output at the ends only. Floor = "
+        f"one CHOLMOD numeric factorization + two solves of the run's own iteration matrix (captured from flexmb, same "
+        f"pattern and CHOLMOD mode), median of {args.timing_repeats}.",
+        "",
+        f"Host: {bl.host_line()}",
+        f"BLAS of the workers (--blas {args.blas}, {args.threads} thread(s)): {blas}",
+        f"Command: `{bl.command_line()}`; median of {args.repeats} run(s), each in its own process.",
+        "",
+        bl.table(["N", "DOF", "status", "flexmb ms/step", "CPU ms/step", "Newton it/step", "factorizations/step",
+                  "flexmb split ms/step: assembly / factorization / solve", "floor ms", "factor / solve ms",
+                  "nnz(A) / nnz(L)", "CHOLMOD mode", "flexmb ÷ floor", "peak MB", "load"], rows),
+    ]) + "\n"
+    print(text)
+    print(f"written: {bl.write_results('cholmod_floor', text, args.results_dir)}", file=sys.stderr)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

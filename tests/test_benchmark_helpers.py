@@ -1,0 +1,59 @@
+"""The plumbing of benchmarks/ that the reported numbers rest on (no timing here): medians over
+repeats, the growth-exponent fit, the BLAS environment of the workers, and the capture of the
+matrix flexmb factorizes (cholmod_floor.py and blas_dense.py time exactly that matrix)."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import flexmb as fm
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import benchlib as bl  # noqa: E402
+from chain_scaling import fit_exponent  # noqa: E402
+
+
+def test_median_of_finished_runs_and_their_spread():
+    runs = [{"status": "finished", "ms_per_step": v, "steps": 1000, "tip": [v, 0.0]} for v in (3.0, 1.0, 2.0)]
+    row = bl.median_runs(runs)
+    assert row["ms_per_step"] == 2.0 and row["tip"] == [2.0, 0.0]  # numbers and fields of the median run
+    assert row["ms_spread"] == (1.0, 3.0) and row["repeats"] == "3"
+
+
+def test_unfinished_run_is_reported_not_mixed_in():
+    runs = [{"status": "finished", "ms_per_step": 1.0}, {"status": "stopped (stalled)", "ms_per_step": 900.0}]
+    row = bl.median_runs(runs)
+    assert row["ms_per_step"] == 1.0 and row["repeats"] == "1 of 2"
+    assert bl.median_runs(runs[1:])["status"] == "stopped (stalled)"
+
+
+def test_growth_exponent_of_a_power_law():
+    ns = [100, 300, 1000]
+    assert fit_exponent(ns, [2e-6 * n**2.5 for n in ns]) == pytest.approx(2.5, abs=1e-12)
+    assert fit_exponent([100], [1.0]) is None
+
+
+@pytest.mark.skipif(not Path(bl.BLAS_DIRS["openblas"][0]).is_dir(), reason="libopenblas0-pthread not installed")
+def test_worker_env_puts_the_chosen_blas_first(monkeypatch):
+    monkeypatch.setenv("LD_LIBRARY_PATH", f"{bl.BLAS_DIRS['reference'][0]}:/opt/x")
+    env = bl.worker_env("openblas", threads=1)
+    assert env["LD_LIBRARY_PATH"].split(":") == bl.BLAS_DIRS["openblas"] + ["/opt/x"]
+    assert env["OPENBLAS_NUM_THREADS"] == env["OMP_NUM_THREADS"] == "1"
+    assert bl.blas_of_child(env).startswith("OpenBLAS")
+    assert bl.blas_of_child(bl.worker_env("reference")).startswith("reference BLAS")
+
+
+def test_capture_returns_the_iteration_matrix_flexmb_factorizes():
+    model = bl.fm_chain(fm, 4)
+    log = bl.CholmodLog()
+    with bl.capture_cholmod(log):
+        res = fm.simulate(model, 3e-3, 1e-3)
+    assert res.status == "finished"
+    assert log.analyses == 1 and log.factorizations >= 3 and log.solves >= log.factorizations
+    S = log.matrix.toarray()
+    assert S.shape == (model.n_u, model.n_u) == (4, 4)
+    assert np.allclose(S, S.T) and np.linalg.eigvalsh(S).min() > 0  # symmetric positive definite
+    timing = bl.time_factor_and_solves(log.matrix, mode=log.mode, repeats=2)
+    assert timing["dof"] == 4 and timing["floor_ms"] >= timing["factor_ms_min"] > 0
