@@ -281,9 +281,9 @@ def load_run(path: str | Path) -> Result:
     arrays do not have the declared shapes or the same number of rows, more chunks or rows than
     end.json records, a gap in the chunk numbers."""
     p = Path(path)
-    if not is_run_dir(p):
+    if not (p / "meta.json").is_file():
         raise ResultFileError(f"'{p}' is not a flexmb run directory (no meta.json with format '{FORMAT}').")
-    meta = _read_meta(p)
+    meta = _read_meta(p)  # names meta.json and what is wrong with it, or says it is not a flexmb run
     fields = meta["fields"]
     chunks = sorted((int(m.group(1)), f) for f in p.iterdir() if (m := _CHUNK.match(f.name)))
     idx = [i for i, _ in chunks]
