@@ -30,7 +30,7 @@ from flexmb.app.casefile import load_case
 from flexmb.app.cli import EXIT_OK, EXIT_USAGE, main
 from flexmb.app.study import read_table, sweep
 from flexmb.errors import ResultFileError, RunDirError
-from flexmb.results.manifest import recorded
+from flexmb.results.manifest import clear, foreign_files, record, recorded
 from flexmb.results.paraview import safe_name, write_pvd, write_xdmf
 from flexmb.results.rundir import RunWriter
 from flexmb.solvers.simulate import simulate
@@ -215,6 +215,25 @@ def test_sweep_never_clears_a_run_folder_holding_a_users_file(tmp_path):
     (run1 / "notes.txt").unlink()
     s = sweep(case, grid={"mass": [1.0, 2.0]}, out_dir=out, workers=0, progress=False)
     assert read_table(s.table)["status"] == ["finished", "finished"] and s.ran == 1
+
+
+def test_what_a_killed_write_leaves_is_flexmbs_and_nothing_else(tmp_path):
+    """The temporary file of an atomic write killed before its rename belongs to flexmb if the
+    file it was writing does (the run format's own files always); any other file does not."""
+    d = tmp_path / "run"
+    d.mkdir()
+    (d / ".manifest.json.tmp").write_text("{")  # killed while the folder was being made
+    assert foreign_files(d) == []
+    record(d, ["summary.json"])
+    (d / ".summary.json.tmp").write_text("{")
+    (d / ".chunk_00004.npz.tmp").write_bytes(b"PK")
+    (d / ".notes.txt.tmp").write_text("an editor's backup of the user's notes")
+    assert foreign_files(d) == [".notes.txt.tmp"]
+    with pytest.raises(RunDirError, match="notes.txt.tmp"):
+        clear(d)
+    (d / ".notes.txt.tmp").unlink()
+    clear(d)
+    assert list(d.iterdir()) == []
 
 
 # ------------------------------------------------------------------------ 3: export checks every file first

@@ -183,7 +183,7 @@ def cmd_export(args) -> int:
     """flexmb export: write a result for ParaView (only inside the output folder; existing
     files only with --overwrite)."""
     # imported here: meshio and h5py take a while to load and only this command and `run` need them
-    from flexmb.results.paraview import export, planned_files, safe_name
+    from flexmb.results.paraview import check_targets, export, planned_files, safe_name
 
     if args.name is not None and safe_name(args.name, "") != args.name:
         raise CliError(f"--name {args.name!r} is not a file name (a path, '..', a leading dot or characters other than "
@@ -194,11 +194,13 @@ def cmd_export(args) -> int:
     name = args.name or safe_name(stored)  # a name read from the file is data, never a path
     out = Path(args.out) if args.out else (src / "paraview" if src.is_dir() else src.parent / f"{src.stem}_paraview")
     every = frames_every(len(res.t), args.every)
+    files = planned_files(len(res.t), args.format, name, every)
     try:
-        path = export(res, out, args.format, name, every, overwrite=args.overwrite)
+        check_targets(out, files, args.overwrite)  # before recording them: a user's file is never claimed
+        _record_in_run_dir(src, [out / f for f in files])  # before writing: see flexmb.app.run
+        path = export(res, out, args.format, name, every, overwrite=True)
     except (RunDirError, ResultFileError) as exc:
         raise CliError(str(exc), exc.hint) from exc
-    _record_in_run_dir(src, [out / f for f in planned_files(len(res.t), args.format, name, every)])
     _say(f"{args.format}: {path}  ({len(res.t)} output rows, status {res.status})")
     return EXIT_OK
 
@@ -240,23 +242,19 @@ def cmd_plot(args) -> int:
         raise CliError("this result has no driven coordinates to plot", "plot energy, coordinates or forces instead")
     if "forces" in words and not res.element_names:
         raise CliError("this result has no beam elements whose forces could be plotted", "plot energy or coordinates instead")
-    out.mkdir(parents=True, exist_ok=True)
-    made = []
-    if "energy" in words:
-        made.append(plot_energy(res, out / "energy.png"))
-    if "drives" in words:
-        made.append(plot_drive_forces(res, out / "drive_forces.png"))
-    if "forces" in words:
-        made.append(plot_element_forces(res, out / "element_forces.png"))
     if "coordinates" in words:
         coords = default_coordinates(res) + [c for c in coords if c not in default_coordinates(res)]
-    if coords:
-        made.append(plot_coordinates(res, coords, out / "coordinates.png"))
-    if nodes:
-        made.append(plot_node_positions(res, nodes, out / "nodes.png"))
-    if elements:
-        made.append(plot_element_forces(res, out / "element_forces_selected.png", names=elements))
-    _record_in_run_dir(src, made)
+    plots = [(name, draw) for name, wanted, draw in (
+        ("energy.png", "energy" in words, lambda f: plot_energy(res, f)),
+        ("drive_forces.png", "drives" in words, lambda f: plot_drive_forces(res, f)),
+        ("element_forces.png", "forces" in words, lambda f: plot_element_forces(res, f)),
+        ("coordinates.png", bool(coords), lambda f: plot_coordinates(res, coords, f)),
+        ("nodes.png", bool(nodes), lambda f: plot_node_positions(res, nodes, f)),
+        ("element_forces_selected.png", bool(elements), lambda f: plot_element_forces(res, f, names=elements)),
+    ) if wanted]
+    out.mkdir(parents=True, exist_ok=True)
+    _record_in_run_dir(src, [out / name for name, _ in plots])  # before writing: see flexmb.app.run
+    made = [draw(out / name) for name, draw in plots]
     for p in made:
         _say(str(p))
     return EXIT_OK

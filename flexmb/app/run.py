@@ -147,7 +147,7 @@ def run_case(case: Case | str | Path, overrides: Mapping[str, Any] | None = None
     # imported here, not at the top: matplotlib and meshio take a second to load, and `flexmb
     # info`/`--help`, sweeps without plots and scripts that only simulate never need them
     from flexmb.results.paraview import export, planned_files, safe_name
-    from flexmb.results.plots import standard_plots
+    from flexmb.results.plots import standard_plot_files, standard_plots
 
     cs = case if isinstance(case, Case) else load_case(case)
     params = resolve_params(cs, dict(overrides or {}))
@@ -168,14 +168,16 @@ def run_case(case: Case | str | Path, overrides: Mapping[str, Any] | None = None
                 raise
     outcome = RunOutcome(cs, params, settings, out, model, load(out))
     res = outcome.result
+    # each file is recorded in the manifest before it is written: a run killed while writing
+    # leaves nothing that a later overwrite would take for a file of the user's
     if paraview:
         name = safe_name(cs.name)
         n = frames_every(len(res.t), every)
-        outcome.paraview = export(res, out / "paraview", "pvd", name, n)
         _record(out, [out / "paraview" / f for f in planned_files(len(res.t), "pvd", name, n)])
+        outcome.paraview = export(res, out / "paraview", "pvd", name, n)
     if plots:
+        _record(out, [out / f for f in standard_plot_files(res)])
         outcome.plots = standard_plots(res, out)
-        _record(out, outcome.plots)
     outcome.summary = {"status": res.status, "steps": int(res.stats.get("steps", 0)), "output_rows": int(res.t.size),
                        "final_time_s": float(res.t[-1]) if res.t.size else 0.0,
                        "wall_time_s": round(res.stats.get("wall_time", float("nan")), 3),
@@ -190,8 +192,8 @@ def run_case(case: Case | str | Path, overrides: Mapping[str, Any] | None = None
         finally:
             _record(out, before.changed())
         outcome.summary.update(outcome.case_summary)
-    write_json(out / "summary.json", outcome.summary)
     _record(out, [out / "summary.json"])
+    write_json(out / "summary.json", outcome.summary)
     return outcome
 
 

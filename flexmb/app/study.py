@@ -233,8 +233,8 @@ def run_one(case_path: str, index: int, overrides: dict[str, Any], run_dir: str,
 
 def _finish(d: Path, info: dict, row: dict) -> dict:
     d.mkdir(parents=True, exist_ok=True)
+    manifest.record(d, ["params.json", "row.json"])  # before writing them: a kill in between leaves nothing unrecorded
     write_json(d / "params.json", info)
-    manifest.record(d, ["params.json", "row.json"])
     write_json(d / "row.json", row)
     return row
 

@@ -5,7 +5,9 @@ wrote there beyond the run format's own files, i.e. ParaView files, plots, ``sum
 sweep's ``params.json`` and ``row.json``, and the files the case's postprocess wrote. The run
 format's own files (``meta.json``, ``end.json``, ``manifest.json``, ``chunk_NNNNN.npz`` and the
 ``.<name>.tmp`` a killed write leaves) belong to flexmb when the folder has a manifest or its
-``meta.json`` says ``"format": "flexmb-run"``.
+``meta.json`` says ``"format": "flexmb-run"`` (their ``.tmp`` always: a folder killed while it
+was being made). flexmb records a file before it writes it (the case's postprocess files:
+when it returns), so a run killed while writing leaves nothing unrecorded.
 
 :func:`clear` empties such a folder for a new run: it first lists everything in it (without
 following symbolic links), and if anything is not flexmb's (a user's file, a folder flexmb did
@@ -96,8 +98,10 @@ def _is_owned(rel: str, files: set[str], format_owned: bool) -> bool:
     head, _, name = rel.rpartition("/")
     if not head and format_owned and _FORMAT_FILE.match(name):
         return True
-    m = _TMP.match(name)  # a write of an owned file that was killed before its rename
-    return bool(m) and _is_owned(f"{head}/{m.group(1)}" if head else m.group(1), files, format_owned)
+    m = _TMP.match(name)  # a write of an owned file that was killed before its rename; the format's own
+    if not m:             # (.meta.json.tmp, .manifest.json.tmp) also in a folder killed while it was being made
+        return False
+    return _is_owned(f"{head}/{m.group(1)}" if head else m.group(1), files, format_owned or not head)
 
 
 def _walk(d: Path) -> tuple[list[str], list[str], list[str]]:

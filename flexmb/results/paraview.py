@@ -34,7 +34,7 @@ import numpy as np
 from flexmb.errors import ResultFileError, RunDirError
 from flexmb.results.drawing import drawing_of, frame_indices, frames, lines
 
-__all__ = ["FORMATS", "write_pvd", "write_xdmf", "export", "planned_files", "safe_name"]
+__all__ = ["FORMATS", "write_pvd", "write_xdmf", "export", "planned_files", "check_targets", "safe_name"]
 
 FORMATS = ("pvd", "xdmf")
 _NAME = re.compile(r"^[\w+\- ][\w.+\- ]*$")  # a file name stem: letters, digits, _ + - . and spaces, no leading dot
@@ -64,6 +64,19 @@ def _target(out: Path, fname: str) -> Path:
         raise RunDirError(f"'{f}' is a symbolic link; flexmb writes its export files only inside '{out}'",
                           "remove the link or choose another output folder")
     return f
+
+
+def check_targets(out_dir: str | Path, files: list[str], overwrite: bool) -> None:
+    """RunDirError naming them if any of ``files`` exists in ``out_dir`` (without
+    ``overwrite``) or is a symbolic link (always: the write would land outside ``out_dir``)."""
+    out = Path(out_dir)
+    for f in files:
+        _target(out, f)
+    found = [] if overwrite else [f for f in files if (out / f).exists()]
+    if found:
+        shown = ", ".join(found[:6]) + (f" and {len(found) - 6} more" if len(found) > 6 else "")
+        raise RunDirError(f"'{out}' already holds {shown}", "pass --overwrite (overwrite=True) to replace them, "
+                          "or choose another output folder or name")
 
 
 def _drawing(result, model) -> dict[str, np.ndarray]:
@@ -168,13 +181,7 @@ def export(result, out_dir: str | Path, fmt: str = "pvd", name: str = "mechanism
     returns the file to open. ``overwrite=False``: refuse (RunDirError naming them) if any file
     it would write exists, before writing any."""
     _check_name(name)
-    files = planned_files(len(result.t), fmt, name, every)
-    if not overwrite:
-        found = [f for f in files if (Path(out_dir) / f).exists() or (Path(out_dir) / f).is_symlink()]
-        if found:
-            shown = ", ".join(found[:6]) + (f" and {len(found) - 6} more" if len(found) > 6 else "")
-            raise RunDirError(f"'{out_dir}' already holds {shown}", "pass --overwrite (overwrite=True) to replace them, "
-                              "or choose another output folder or name")
+    check_targets(out_dir, planned_files(len(result.t), fmt, name, every), overwrite)
     if fmt == "pvd":
         return write_pvd(result, model, out_dir, name, every)
     if fmt == "xdmf":
