@@ -81,7 +81,7 @@ def closure_jacobian_det(model: fm.Model, x: np.ndarray, a: float) -> float:
 
 
 def bounds(p: dict) -> dict:
-    """Physical bounds on the coupler's axial force (see tests/test_change_point_four_bar.py):
+    """Physical bounds on the coupler's axial force (see tests/test_case_change_point_four_bar.py):
     at constant crank speed every point of the coupler, on any rigid branch, has acceleration at
     most a W², so the coupler carries at most its whole inertia force m_c a W²; during the start
     (rigid force unbounded) the link must stay elastic: strain below 0.2 % (aluminium's yield)."""

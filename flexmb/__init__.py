@@ -12,12 +12,13 @@ from flexmb.app.describe import describe
 from flexmb.app.study import sweep
 from flexmb.errors import BackendError, FlexmbError, LoopError, ModelError, ResultFileError, SolverError
 from flexmb.model import BeamSection, Model, ModelBuilder
-from flexmb.results.result import Result, load
+from flexmb.results.load import load
+from flexmb.results.result import Result
 from flexmb.solvers.simulate import simulate
 from flexmb.state import State
+from flexmb.version import __version__
 
 __all__ = [
     "BackendError", "BeamSection", "FlexmbError", "LoopError", "Model", "ModelBuilder", "ModelError", "Result",
-    "ResultFileError", "SolverError", "State", "describe", "load", "simulate", "sweep",
+    "ResultFileError", "SolverError", "State", "__version__", "describe", "load", "simulate", "sweep",
 ]
-__version__ = "0.1.0"

@@ -1,33 +1,100 @@
-"""Exceptions raised by flexmb, each naming the offending item and what to do."""
+"""Exceptions raised by flexmb, each naming the offending item and what to do.
+
+Every exception flexmb raises derives from :class:`FlexmbError` and carries a ``hint``: one
+line saying what to do (the class's default hint unless the raise gives a sharper one). The
+command line prints ``flexmb: error: <message>`` and ``  hint: <hint>``.
+"""
 
 from __future__ import annotations
 
-__all__ = ["FlexmbError", "ModelError", "LoopError", "SolverError", "BackendError", "ResultFileError"]
+__all__ = ["FlexmbError", "ModelError", "LoopError", "SolverError", "BackendError", "ResultFileError", "RunDirError",
+           "CaseError", "CaseCodeError", "StudyError", "CliError"]
 
 
 class FlexmbError(Exception):
-    """Base class of all flexmb errors."""
+    """Base class of all flexmb errors: ``str(exc)`` names the offender, ``exc.hint`` says what to do."""
+
+    hint: str = ""
+
+    def __init__(self, message: str = "", hint: str | None = None) -> None:
+        super().__init__(message)
+        if hint is not None:
+            self.hint = hint
 
 
 class ModelError(FlexmbError, ValueError):
     """Invalid model input (names, masses, inertias, axes, NaN ...)."""
 
+    hint = "correct the named argument of the ModelBuilder call (flexmb info CASE describes the model)"
+
 
 class LoopError(ModelError):
     """A joint closes a kinematic loop that no elastic link cuts."""
 
+    hint = "cut the loop with an elastic element (a beam or a bushing) instead of a joint"
+
 
 class SolverError(FlexmbError, RuntimeError):
-    """Newton failure, non-finite state or non-positive-definite iteration matrix."""
+    """Newton failure, non-finite state or non-positive-definite iteration matrix. ``time``: the
+    simulated time where it happened (None if not known)."""
 
-    def __init__(self, message: str, time: float | None = None) -> None:
-        super().__init__(message)
+    hint = "a smaller time step often helps; check the model and its initial state (flexmb info CASE)"
+
+    def __init__(self, message: str = "", time: float | None = None, hint: str | None = None) -> None:
+        super().__init__(message, hint)
         self.time = time
 
 
 class BackendError(FlexmbError, ImportError):
-    """The sparse Cholesky backend (CHOLMOD through scikit-sparse) is unavailable."""
+    """The sparse Cholesky backend (CHOLMOD through scikit-sparse) or another required library is unavailable."""
+
+    hint = "install the missing library named in the message (README, section 'Install')"
 
 
 class ResultFileError(FlexmbError, ValueError):
-    """A result file or run directory is missing, not written by flexmb, or damaged."""
+    """A result file or run directory is missing, not written by flexmb, or damaged; the message
+    names the file and what is wrong with it."""
+
+    hint = "give a run directory written by 'flexmb run' or a .npz saved by Result.save"
+
+
+class RunDirError(FlexmbError, FileExistsError):
+    """An output folder that flexmb will not write into or replace: it exists, it is a symbolic
+    link, or it holds files flexmb did not write (listed in the message)."""
+
+    hint = "choose another output folder (--out DIR), or move the files named in the message away"
+
+
+class CaseError(FlexmbError, ValueError):
+    """Bad case file or bad case parameter (flexmb.app.casefile)."""
+
+    hint = "see the case-file protocol in the README (section 'Command line')"
+
+
+class CaseCodeError(CaseError):
+    """The case's own code raised while flexmb called it: ``step`` names the function
+    (``build``, ``monitor``), ``cause`` is the exception it raised (also ``__cause__``)."""
+
+    hint = "run with --debug for the traceback"
+
+    def __init__(self, message: str, step: str, cause: BaseException, hint: str | None = None) -> None:
+        super().__init__(message, hint)
+        self.step, self.cause = step, cause
+
+
+class StudyError(FlexmbError, ValueError):
+    """A sweep that cannot start: bad specification, unknown parameter name, a sweep directory
+    holding another sweep, a missing optional dependency (flexmb.app.study)."""
+
+    hint = "see 'flexmb sweep --help'"
+
+
+class CliError(FlexmbError):
+    """An error of the ``flexmb`` command, reported as one line plus the hint, ending the
+    command with exit code ``code`` (2: usage or bad input; see flexmb.app.cli)."""
+
+    hint = "see 'flexmb --help'"
+
+    def __init__(self, message: str = "", hint: str | None = None, code: int = 2) -> None:
+        super().__init__(message, hint)
+        self.code = code

@@ -1,21 +1,23 @@
-"""Shared test helpers: loading the case files of cases/ as modules."""
+"""Shared test helpers: the case files of cases/ loaded as flexmb loads them
+(flexmb.app.casefile: the one case loader), once per test session."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
+from flexmb.app.casefile import import_file
+from flexmb.app.casefile import load_case as load_case_file
+
 CASES = Path(__file__).resolve().parent.parent / "cases"
+_LOADED: dict[str, ModuleType] = {}
 
 
 def load_case(name: str) -> ModuleType:
-    """Import ``cases/<name>.py`` (cases/ is a folder of scripts, not a package)."""
-    key = f"flexmb_case_{name}"
-    if key not in sys.modules:
-        spec = importlib.util.spec_from_file_location(key, CASES / f"{name}.py")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[key] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules[key]
+    """The module of ``cases/<name>.py``, loaded by flexmb.app.casefile.load_case (which checks
+    the case-file protocol); a study script (no ``build``) is imported by the same loader's
+    ``import_file``."""
+    if name not in _LOADED:
+        path = CASES / f"{name}.py"
+        _LOADED[name] = import_file(path) if name.startswith("study_") else load_case_file(path).module
+    return _LOADED[name]

@@ -15,21 +15,16 @@ Checks, each computed here:
   Denavit–Hartenberg chain written out in this file.
 """
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
+from conftest import load_case
 from scipy.optimize import least_squares
 
 from flexmb.analysis.rigid import RigidModel, rigid_inverse_dynamics
 from flexmb.engine.assembly import Assembler
 from flexmb.solvers.simulate import simulate
 
-CASE = Path(__file__).resolve().parents[1] / "cases" / "bennett_linkage.py"
-spec = importlib.util.spec_from_file_location("bennett_linkage", CASE)
-bl = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bl)
+bl = load_case("bennett_linkage")
 
 P = {**bl.DEFAULTS, "T": 0.5, "sweep": 0.6, "t_end": 0.5}
 VIOL = {**P, "violation": np.radians(5.0)}

@@ -14,21 +14,16 @@ Checks, each against something computed here:
   (add_joint_force) reproduces the platform's trajectory.
 """
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
+from conftest import load_case
 
 from flexmb.analysis.rigid import rigid_inverse_dynamics
 from flexmb.elements import bushing as bushing_kernels
 from flexmb.rotations import expm
 from flexmb.solvers.simulate import simulate
 
-CASE = Path(__file__).resolve().parents[1] / "cases" / "zhao_stewart_platform.py"
-spec = importlib.util.spec_from_file_location("zhao_stewart_platform", CASE)
-z = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(z)
+z = load_case("zhao_stewart_platform")
 
 P = {**z.DEFAULTS, "t_end": 0.3}
 

@@ -5,17 +5,12 @@ drive torques must equal the Lagrange equations built on eq. (8), and the elbow 
 equal a free-body balance of link 2 written here from the closed-form kinematics.
 """
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
+from conftest import load_case
 
-CASE = Path(__file__).resolve().parents[1] / "cases" / "sharma_saha_arm.py"
-spec = importlib.util.spec_from_file_location("sharma_saha_arm", CASE)
-arm = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(arm)
+from flexmb.solvers.simulate import simulate
 
-from flexmb.solvers.simulate import simulate  # noqa: E402
+arm = load_case("sharma_saha_arm")
 
 P = {**arm.DEFAULTS, "m1": 1.3, "m2": 0.7, "a1": 0.9, "a2": 1.1, "t_end": 1.0, "dt": 2e-3}
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import flexmb as fm
+from flexmb.results.load import load
 from flexmb.results.paraview import write_pvd
-from flexmb.results.result import load
 from flexmb.solvers.simulate import simulate
 from flexmb.solvers.statics import static_equilibrium
 

@@ -1,13 +1,16 @@
 """The study scripts of cases/ (issue 7): the rigid-limit study, run end to end on a short
 grid, measures the 1/EA law (slope -1 on log-log axes) and writes its plot and study.json; the
 six-link study says why it cannot run (missing case, missing parameter, missing link elements)
-instead of failing."""
+instead of failing, and (issue 13) applies the case's monitor like `flexmb run`."""
 
 import json
 
 import numpy as np
 from conftest import load_case
 
+import flexmb as fm
+from flexmb.app.cli import main
+from flexmb.app.study import read_table
 from flexmb.results.plots import plt
 
 rigid_limit = load_case("study_rigid_limit")
@@ -57,4 +60,40 @@ def test_six_link_study_runs_on_the_six_link_case(tmp_path):
     for link in ("link3", "link5"):
         undamped, damped = study[f"peak_N_{link}"]
         assert 0 < damped < undamped
+    plt.close("all")
+
+
+def test_six_link_study_applies_the_case_monitor_and_records_the_stop(tmp_path, capsys):
+    """The sweep runs the six-link case through the same pipeline as `flexmb run`, monitor
+    included: with the elastic limit lowered to 2e-5 · EA = 560 N the SingularityMonitor stops
+    each run when a link force passes it (before, sweeps never called the monitor and ran on to
+    t_end). The stop is recorded as status 'stopped' with the monitor's reason, is no failure
+    (exit code 0), and the run equals `flexmb run` of the same parameters bit for bit."""
+    out = tmp_path / "six"
+    code = six_link.main(["--out", str(out), "--damping", "0,0.004", "--t-end", "0.3", "--param", "yield_strain=2e-5",
+                          "--workers", "0"])
+    assert code == 0
+    tab = read_table(out / "summary.csv")
+    assert tab["status"] == ["stopped", "stopped"]
+    limit = 2e-5 * 0.7e11 * 4e-4  # yield strain × E × A of the links: 560 N
+    for k in range(2):
+        reason = tab["reason"][k]
+        assert "exceeds the limit 560 N" in reason and "lines of links 2, 3 and 5 meet" in reason
+        assert tab["final_time_s"][k] < 0.3  # stopped well before t_end
+        assert max(tab["peak_N[link3.e*]"][k], tab["peak_N[link5.e*]"][k]) > limit
+        res = fm.load(out / f"run_{k:04d}")
+        assert res.status == f"stopped: {reason}"
+        F = np.abs(res.element_forces[:, :, 0]).max(axis=1)
+        assert F[-1] > limit and F[:-1].max() <= limit  # the stop is at the first output row past the limit
+    study = json.loads((out / "study.json").read_text())
+    assert study["status"] == ["stopped", "stopped"]
+    assert "2 stopped by the case's monitor" in capsys.readouterr().out
+    # the same run by the command line: the same stop, the same numbers
+    cli_out = tmp_path / "cli"
+    assert main(["run", str(six_link.CASE), "--t-end", "0.3", "--param", "yield_strain=2e-5", "--param", "damping=0.0",
+                 "--out", str(cli_out), "-q"]) == 0
+    a, b = fm.load(cli_out), fm.load(out / "run_0000")
+    assert a.status == b.status
+    for k in ("t", "q", "u", "x", "element_forces", "reactions"):
+        assert np.array_equal(getattr(a, k), getattr(b, k)), k
     plt.close("all")

@@ -3,7 +3,8 @@
 A case is a Python file with
 
 * ``DEFAULTS: dict`` — every model parameter with its default, plus the run settings
-  ``t_end``, ``dt``, ``rho_inf`` (and optionally ``output_every``);
+  ``t_end``, ``dt`` and optionally ``rho_inf``, ``output_every`` (defaults in
+  :class:`flexmb.settings.RunSettings`);
 * ``build(**params) -> flexmb.Model`` — the model from its parameters (run settings are not
   passed; missing parameters come from DEFAULTS);
 * optionally ``postprocess(result, model, params, out_dir) -> dict`` — the case's own plots
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import ast
 import importlib.util
-import math
 import numbers
 import re
 import sys
@@ -34,18 +34,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Case", "CaseError", "RUN_SETTINGS", "load_case", "parse_param", "resolve_params"]
+from flexmb.errors import CaseError
+from flexmb.settings import SETTING_NAMES, RunSettings
 
-RUN_SETTINGS = ("t_end", "dt", "rho_inf", "output_every")
+__all__ = ["Case", "CaseError", "RUN_SETTINGS", "import_file", "load_case", "parse_param", "resolve_params"]
+
+RUN_SETTINGS = SETTING_NAMES
 _BARE_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
-
-
-class CaseError(ValueError):
-    """Bad case file or bad parameter: ``message`` (one line) and a ``hint`` saying what to do."""
-
-    def __init__(self, message: str, hint: str = "") -> None:
-        super().__init__(message)
-        self.hint = hint
 
 
 @dataclass(frozen=True)
@@ -63,6 +58,10 @@ class Case:
         """DEFAULTS without the run settings."""
         return {k: v for k, v in self.defaults.items() if k not in RUN_SETTINGS}
 
+    def settings(self, params: dict[str, Any]) -> RunSettings:
+        """The run settings of ``params`` (resolved parameters of this case)."""
+        return RunSettings.from_params(params)
+
     def build(self, params: dict[str, Any]):
         """The model for ``params`` (run settings left out)."""
         return self.module.build(**{k: v for k, v in params.items() if k not in RUN_SETTINGS})
@@ -78,14 +77,14 @@ class Case:
         return dict(f(result, model, dict(params), Path(out_dir)) or {}) if f is not None else {}
 
 
-def load_case(path: str | Path) -> Case:
-    """Import the case file ``path`` and check that it follows the protocol."""
+def import_file(path: str | Path) -> ModuleType:
+    """Import the Python file ``path`` as a module named ``flexmb_case_<stem>`` (registered in
+    ``sys.modules``); CaseError naming the file and the line when it does not import."""
     p = Path(path)
     if not p.is_file():
         raise CaseError(f"case file '{p}' not found",
                         "give the path of a Python case file, e.g. cases/sharma_saha_arm.py")
-    name = p.stem
-    mod_name = f"flexmb_case_{re.sub(r'[^0-9A-Za-z_]', '_', name)}"
+    mod_name = f"flexmb_case_{re.sub(r'[^0-9A-Za-z_]', '_', p.stem)}"
     spec = importlib.util.spec_from_file_location(mod_name, p)
     if spec is None or spec.loader is None:
         raise CaseError(f"'{p}' cannot be imported as a Python file", "a case file is a .py file")
@@ -100,6 +99,14 @@ def load_case(path: str | Path) -> Case:
         line = _last_line_in(exc, p)
         raise CaseError(f"case file '{p}' failed to load{line}: {type(exc).__name__}: {exc}",
                         "run with --debug for the traceback") from exc
+    return module
+
+
+def load_case(path: str | Path) -> Case:
+    """Import the case file ``path`` and check that it follows the protocol."""
+    p = Path(path)
+    module = import_file(p)
+    name = p.stem
     defaults = getattr(module, "DEFAULTS", None)
     if not isinstance(defaults, dict) or not callable(getattr(module, "build", None)):
         raise CaseError(f"'{p}' is not a flexmb case: it needs a DEFAULTS dict and a build(**params) function",
@@ -178,14 +185,8 @@ def resolve_params(case: Case, overrides: dict[str, Any]) -> dict[str, Any]:
         except TypeError as exc:
             raise CaseError(f"parameter '{name}' = {value!r}: expected {exc} (default {params[name]!r})",
                             "values are Python literals: 2.5, 3, 'text', [1, 2], True") from None
-    for key in ("t_end", "dt"):
-        v = params[key]
-        if not (isinstance(v, numbers.Real) and math.isfinite(v) and v > 0):
-            raise CaseError(f"{key} = {v!r} must be a positive number", f"e.g. --param {key}=0.001")
-    rho = params.get("rho_inf", 0.9)
-    if not (isinstance(rho, numbers.Real) and 0.0 <= rho <= 1.0):
-        raise CaseError(f"rho_inf = {rho!r} must lie in [0, 1]", "1: no numerical dissipation; 0.8 damps high frequencies")
-    oe = params.get("output_every", 1)
-    if not (isinstance(oe, int) and oe >= 1):
-        raise CaseError(f"output_every = {oe!r} must be a positive integer", "e.g. --param output_every=10")
+    try:
+        RunSettings.from_params(params)
+    except ValueError as exc:
+        raise CaseError(str(exc), "set it in the case's DEFAULTS or with --param NAME=VALUE") from None
     return params

@@ -10,43 +10,45 @@
 Exit codes (scripts can rely on them):
 
     0    success (the run finished, or the case's monitor stopped it: status "stopped: ..."; for sweep:
-         every run finished)
+         every run finished or was stopped by the case's monitor)
     1    the run stopped early (Newton failure), its result is incomplete, or the case's
          postprocess failed; the results computed so far are on disk (for sweep: at least one
          run failed; the others completed and the table records every run)
     2    usage error or bad input: bad option, missing case file, unknown parameter, bad
-         value, model error, output directory exists, unreadable result
+         value, model error, output directory exists (or holds files flexmb did not write, or is
+         a symbolic link), unreadable or damaged result
     3    internal error in flexmb (a bug: rerun with --debug and report the traceback)
     130  interrupted by Ctrl-C (the run directory is closed with status "interrupted")
 
 Errors are one line on stderr (``flexmb: error: ...``) plus a hint line; ``--debug`` adds the
-traceback.
+traceback. This module parses, prints and maps outcomes to exit codes; the work is done by
+flexmb.app.run (the run pipeline), flexmb.app.study (sweeps) and flexmb.results.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import traceback
 from pathlib import Path
 
-from flexmb import __version__
+from flexmb.app.casefile import load_case, parse_param, resolve_params
+from flexmb.app.describe import describe
+from flexmb.app.progress import ProgressBar
+from flexmb.app.run import MAX_FRAMES, RunStart, build_model, frames_every, run_case
+from flexmb.app.study import sweep
+from flexmb.errors import CaseError, CliError, FlexmbError, ResultFileError, RunDirError, SolverError, StudyError
+from flexmb.results import manifest
+from flexmb.results.load import load
+from flexmb.results.rundir import is_run_dir
+from flexmb.version import __version__
 
-__all__ = ["main", "EXIT_OK", "EXIT_RUN_FAILED", "EXIT_USAGE", "EXIT_INTERNAL", "EXIT_INTERRUPTED"]
+__all__ = ["main", "build_parser", "CliError", "EXIT_OK", "EXIT_RUN_FAILED", "EXIT_USAGE", "EXIT_INTERNAL",
+           "EXIT_INTERRUPTED"]
 
 EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-MAX_FRAMES = 500  # default ceiling of ParaView frames written by `flexmb run`
-
-
-class CliError(Exception):
-    """An error to report as one line plus a hint, with an exit code."""
-
-    def __init__(self, message: str, hint: str = "", code: int = EXIT_USAGE) -> None:
-        super().__init__(message)
-        self.hint, self.code = hint, code
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,71 +69,27 @@ def _say(msg: str = "") -> None:
         os.dup2(devnull, sys.stdout.fileno())
 
 
-def _case_and_params(args) -> tuple:
-    from flexmb.app.casefile import CaseError, load_case, parse_param, resolve_params
-
-    try:
-        case = load_case(args.case)
-        overrides = dict(parse_param(p) for p in args.param or [])
-        if getattr(args, "t_end", None) is not None:
-            overrides["t_end"] = args.t_end
-        if getattr(args, "dt", None) is not None:
-            overrides["dt"] = args.dt
-        params = resolve_params(case, overrides)
-    except CaseError as exc:
-        raise CliError(str(exc), exc.hint) from exc
-    return case, params
+def _error(msg: str, hint: str = "") -> None:
+    print(f"flexmb: error: {msg}", file=sys.stderr)
+    if hint:
+        print(f"  hint: {hint}", file=sys.stderr)
 
 
-def _build(case, params):
-    from flexmb.errors import FlexmbError
-
-    try:
-        return case.build(params)
-    except FlexmbError as exc:
-        raise CliError(f"model error in case '{case.name}': {exc}", "check the parameters (flexmb info CASE)") from exc
-    except Exception as exc:
-        raise CliError(f"case '{case.name}': build() failed: {type(exc).__name__}: {exc}",
-                       "run with --debug for the traceback") from exc
-
-
-def _monitor(case, params, model):
-    """The case's run callback (casefile: optional ``monitor``), or None."""
-    from flexmb.errors import FlexmbError
-
-    try:
-        return case.monitor(model, params)
-    except FlexmbError as exc:
-        raise CliError(f"model error in case '{case.name}' (monitor): {exc}", "check the parameters") from exc
-    except Exception as exc:
-        raise CliError(f"case '{case.name}': monitor() failed: {type(exc).__name__}: {exc}",
-                       "run with --debug for the traceback") from exc
+def _overrides(args) -> dict:
+    """The parameter overrides of the command line (--param, --t-end, --dt)."""
+    overrides = dict(parse_param(p) for p in args.param or [])
+    if getattr(args, "t_end", None) is not None:
+        overrides["t_end"] = args.t_end
+    if getattr(args, "dt", None) is not None:
+        overrides["dt"] = args.dt
+    return overrides
 
 
 def _load_result(path: str):
-    from flexmb.errors import ResultFileError
-    from flexmb.results.result import load
-
     try:
         return load(path)
     except ResultFileError as exc:
-        raise CliError(str(exc), "give a run directory written by 'flexmb run' or a .npz saved by Result.save") from exc
-
-
-def _check_out_dir(out: Path, overwrite: bool) -> None:
-    from flexmb.results.rundir import is_run_dir
-
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        if not overwrite:
-            raise CliError(f"output directory '{out}' already exists", "pass --overwrite to replace it, or --out DIR")
-        if not is_run_dir(out):
-            raise CliError(f"'{out}' is not a flexmb run directory; --overwrite deletes only those",
-                           "choose another --out")
-
-
-def _default_coordinates(result, limit: int = 8) -> list[str]:
-    names = [n for n in result.coordinate_names if ":free." not in n]
-    return names[:limit]
+        raise CliError(str(exc), exc.hint) from exc
 
 
 def _summary_lines(summary: dict) -> list[str]:
@@ -143,119 +101,106 @@ def _summary_lines(summary: dict) -> list[str]:
     return out
 
 
-def _frames_every(n_rows: int, every: int | None) -> int:
-    return every if every else max(1, math.ceil(n_rows / MAX_FRAMES))
-
-
-def _standard_plots(result, out: Path) -> list[Path]:
-    from flexmb.results.plots import plot_coordinates, plot_drive_forces, plot_element_forces, plot_energy
-
-    made = [plot_energy(result, out / "energy.png")]
-    coords = _default_coordinates(result)
-    if coords:
-        made.append(plot_coordinates(result, coords, out / "coordinates.png"))
-    if result.driven_names:
-        made.append(plot_drive_forces(result, out / "drive_forces.png"))
-    if result.element_names:
-        made.append(plot_element_forces(result, out / "element_forces.png"))
-    return made
+def _record_in_run_dir(src: Path, paths: list[Path]) -> None:
+    """Record files an export or a plot wrote inside the run folder ``src`` in its manifest
+    (a later --overwrite of the run then removes them too)."""
+    if src.is_dir() and is_run_dir(src):
+        manifest.record(src, paths)
 
 
 # ---------------------------------------------------------------------------------- commands
 def cmd_run(args) -> int:
     """flexmb run: simulate a case, stream the result, write ParaView files, plots and summary."""
-    from flexmb.app.progress import ProgressBar
-    from flexmb.errors import SolverError
-    from flexmb.results.paraview import write_pvd
-    from flexmb.results.result import load
-    from flexmb.results.rundir import RunWriter
-    from flexmb.solvers.simulate import simulate
+    bar: ProgressBar | None = None
+    start: RunStart | None = None
 
-    case, params = _case_and_params(args)
-    out = Path(args.out) if args.out else Path("runs") / case.name
-    _check_out_dir(out, args.overwrite)
-    model = _build(case, params)
-    callback = _monitor(case, params, model)
-    _say(f"{case.title}")
-    _say(f"case {case.path} -> {out}   t_end = {params['t_end']:g} s, dt = {params['dt']:g} s, "
-         f"rho_inf = {params.get('rho_inf', 0.9):g}, {model.n_u} coordinates")
-    writer = RunWriter(out, overwrite=args.overwrite, meta={
-        "case": str(case.path), "case_name": case.name, "title": case.title, "params": params,
-        "flexmb_version": __version__})
-    bar = ProgressBar(params["t_end"], stream=sys.stderr) if not args.quiet else None
+    def on_start(s: RunStart):
+        nonlocal bar, start
+        start = s
+        st = s.settings
+        _say(f"{s.case.title}")
+        _say(f"case {s.case.path} -> {s.out}   t_end = {st.t_end:g} s, dt = {st.dt:g} s, rho_inf = {st.rho_inf:g}, "
+             f"{s.model.n_u} coordinates")
+        bar = ProgressBar(st.t_end, stream=sys.stderr) if not args.quiet else None
+        return bar.update if bar else None
+
     try:
-        simulate(model, params["t_end"], params["dt"], rho_inf=params.get("rho_inf", 0.9),
-                 output_every=params.get("output_every", 1), out=writer, progress=bar.update if bar else None,
-                 callback=callback)
+        outcome = run_case(args.case, _overrides(args), args.out, overwrite=args.overwrite, every=args.every,
+                           on_start=on_start)
     except KeyboardInterrupt:
         if bar:
             bar.close()
-        res = load(out)
+        if start is None:
+            raise
+        res = load(start.out)
         t = f"t = {res.t[-1]:.6g} s" if res.t.size else "the start"
-        print(f"flexmb: interrupted at {t}; {res.t.size} output rows saved in {out}", file=sys.stderr)
+        print(f"flexmb: interrupted at {t}; {res.t.size} output rows saved in {start.out}", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except SolverError as exc:  # before the first step (initial accelerations): nothing to continue from
+    except (CaseError, RunDirError) as exc:
         if bar:
             bar.close()
-        raise CliError(f"run failed at the start: {exc}", f"the run directory {out} records it; check the model "
-                       "(flexmb info) and its initial state", EXIT_RUN_FAILED) from exc
+        raise CliError(str(exc), exc.hint) from exc
     if bar:
         bar.close()
-    res = load(out)  # what is on disk is what the user gets
-    pvd = write_pvd(res, None, out / "paraview", case.name, _frames_every(len(res.t), args.every))
-    plots = _standard_plots(res, out)
-    # "stopped: ...": the case's monitor ended the run as designed (e.g. at a singular configuration)
-    code = EXIT_OK if res.status == "finished" or res.status.startswith("stopped:") else EXIT_RUN_FAILED
-    summary: dict = {"status": res.status, "steps": int(res.stats.get("steps", 0)), "output_rows": int(res.t.size),
-                     "final_time_s": float(res.t[-1]) if res.t.size else 0.0,
-                     "wall_time_s": round(res.stats.get("wall_time", float("nan")), 3),
-                     "newton_iterations": int(res.stats.get("newton_iterations", 0))}
-    if code == EXIT_OK:
-        try:
-            summary.update(case.postprocess(res, model, params, out))
-        except Exception as exc:
-            if args.debug:
-                traceback.print_exc()
-            print(f"flexmb: error: case '{case.name}': postprocess() failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-            print("  hint: the run itself finished and is saved; run with --debug for the traceback", file=sys.stderr)
-            code = EXIT_RUN_FAILED
-    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    res, out = outcome.result, outcome.out
+    if outcome.postprocess_exception is not None:
+        if args.debug:
+            traceback.print_exception(outcome.postprocess_exception)
+        _error(f"case '{outcome.case.name}': {outcome.postprocess_error}",
+               "the run itself finished and is saved; run with --debug for the traceback")
     _say("summary:")
-    for line in _summary_lines(summary):
+    for line in _summary_lines(outcome.summary):
         _say(line)
     _say(f"results:  {out}  (flexmb.load('{out}'))")
-    _say(f"paraview: {pvd}")
-    _say("plots:    " + ", ".join(str(p) for p in plots))
-    if code == EXIT_RUN_FAILED and res.status != "finished":
-        print(f"flexmb: error: run did not finish: {res.status}", file=sys.stderr)
-        print(f"  hint: the {res.t.size} output rows computed before are saved in {out}; a smaller --dt often helps",
-              file=sys.stderr)
-    return code
+    _say(f"paraview: {outcome.paraview}")
+    _say("plots:    " + ", ".join(str(p) for p in outcome.plots))
+    if outcome.ok:
+        return EXIT_OK
+    if not outcome.completed:
+        if outcome.kind == "failed" and res.t.size == 0:
+            _error(f"run failed at the start: {res.status.partition(': ')[2]}",
+                   f"the run directory {out} records it; check the model (flexmb info) and its initial state")
+        else:
+            _error(f"run did not finish: {res.status}",
+                   f"the {res.t.size} output rows computed before are saved in {out}; a smaller --dt often helps")
+    return EXIT_RUN_FAILED
 
 
 def cmd_info(args) -> int:
     """flexmb info: describe the case's model."""
-    from flexmb.app.describe import describe
-
-    case, params = _case_and_params(args)
-    model = _build(case, params)
+    try:
+        case = load_case(args.case)
+        params = resolve_params(case, _overrides(args))
+        model = build_model(case, params)
+    except CaseError as exc:
+        raise CliError(str(exc), exc.hint) from exc
     _say(f"{case.title}  ({case.path})")
     _say(describe(model))
     return EXIT_OK
 
 
 def cmd_export(args) -> int:
-    """flexmb export: write a result for ParaView."""
-    from flexmb.results.paraview import export
+    """flexmb export: write a result for ParaView (only inside the output folder; existing
+    files only with --overwrite)."""
+    # imported here: meshio and h5py take a while to load and only this command and `run` need them
+    from flexmb.results.paraview import check_targets, export, planned_files, safe_name
 
+    if args.name is not None and safe_name(args.name, "") != args.name:
+        raise CliError(f"--name {args.name!r} is not a file name (a path, '..', a leading dot or characters other than "
+                       "letters, digits, _ + - . and spaces)", f"e.g. --name {safe_name(args.name)}")
     res = _load_result(args.result)
     src = Path(args.result)
-    name = args.name or (res.meta.get("case_name") or (src.stem if src.is_file() else src.name) or "mechanism")
+    stored = res.meta.get("case_name") or (src.stem if src.is_file() else src.name)
+    name = args.name or safe_name(stored)  # a name read from the file is data, never a path
     out = Path(args.out) if args.out else (src / "paraview" if src.is_dir() else src.parent / f"{src.stem}_paraview")
-    target = out / f"{name}.{args.format}"
-    if target.exists() and not args.overwrite:
-        raise CliError(f"'{target}' already exists", "pass --overwrite to replace it, or --out DIR")
-    path = export(res, out, args.format, name, _frames_every(len(res.t), args.every))
+    every = frames_every(len(res.t), args.every)
+    files = planned_files(len(res.t), args.format, name, every)
+    try:
+        check_targets(out, files, args.overwrite)  # before recording them: a user's file is never claimed
+        _record_in_run_dir(src, [out / f for f in files])  # before writing: see flexmb.app.run
+        path = export(res, out, args.format, name, every, overwrite=True)
+    except (RunDirError, ResultFileError) as exc:
+        raise CliError(str(exc), exc.hint) from exc
     _say(f"{args.format}: {path}  ({len(res.t)} output rows, status {res.status})")
     return EXIT_OK
 
@@ -266,7 +211,15 @@ PLOT_WORDS = {"energy": "energy balance (all terms)", "coordinates": "the first 
 
 def cmd_plot(args) -> int:
     """flexmb plot: PNG time histories of named quantities."""
-    from flexmb.results.plots import plot_coordinates, plot_drive_forces, plot_element_forces, plot_energy, plot_node_positions
+    # imported here: matplotlib takes a second to load and only this command and `run` need it
+    from flexmb.results.plots import (
+        default_coordinates,
+        plot_coordinates,
+        plot_drive_forces,
+        plot_element_forces,
+        plot_energy,
+        plot_node_positions,
+    )
 
     res = _load_result(args.result)
     src = Path(args.result)
@@ -289,22 +242,19 @@ def cmd_plot(args) -> int:
         raise CliError("this result has no driven coordinates to plot", "plot energy, coordinates or forces instead")
     if "forces" in words and not res.element_names:
         raise CliError("this result has no beam elements whose forces could be plotted", "plot energy or coordinates instead")
-    out.mkdir(parents=True, exist_ok=True)
-    made = []
-    if "energy" in words:
-        made.append(plot_energy(res, out / "energy.png"))
-    if "drives" in words:
-        made.append(plot_drive_forces(res, out / "drive_forces.png"))
-    if "forces" in words:
-        made.append(plot_element_forces(res, out / "element_forces.png"))
     if "coordinates" in words:
-        coords = _default_coordinates(res) + [c for c in coords if c not in _default_coordinates(res)]
-    if coords:
-        made.append(plot_coordinates(res, coords, out / "coordinates.png"))
-    if nodes:
-        made.append(plot_node_positions(res, nodes, out / "nodes.png"))
-    if elements:
-        made.append(plot_element_forces(res, out / "element_forces_selected.png", names=elements))
+        coords = default_coordinates(res) + [c for c in coords if c not in default_coordinates(res)]
+    plots = [(name, draw) for name, wanted, draw in (
+        ("energy.png", "energy" in words, lambda f: plot_energy(res, f)),
+        ("drive_forces.png", "drives" in words, lambda f: plot_drive_forces(res, f)),
+        ("element_forces.png", "forces" in words, lambda f: plot_element_forces(res, f)),
+        ("coordinates.png", bool(coords), lambda f: plot_coordinates(res, coords, f)),
+        ("nodes.png", bool(nodes), lambda f: plot_node_positions(res, nodes, f)),
+        ("element_forces_selected.png", bool(elements), lambda f: plot_element_forces(res, f, names=elements)),
+    ) if wanted]
+    out.mkdir(parents=True, exist_ok=True)
+    _record_in_run_dir(src, [out / name for name, _ in plots])  # before writing: see flexmb.app.run
+    made = [draw(out / name) for name, draw in plots]
     for p in made:
         _say(str(p))
     return EXIT_OK
@@ -332,8 +282,6 @@ def _split_values(text: str) -> list[str]:
 
 
 def _grid(specs: list[str]) -> dict:
-    from flexmb.app.casefile import CaseError, parse_param
-
     grid: dict = {}
     for spec in specs:
         name, sep, values = spec.partition("=")
@@ -369,9 +317,6 @@ def _ranges(specs: list[str]) -> dict:
 
 def cmd_sweep(args) -> int:
     """flexmb sweep: run a case over a grid, a list of runs or random samples; summary table."""
-    from flexmb.app.casefile import CaseError, load_case, parse_param
-    from flexmb.app.study import StudyError, sweep
-
     try:
         case = load_case(args.case)
         base = dict(parse_param(p) for p in args.param or [])
@@ -418,7 +363,7 @@ def cmd_sweep(args) -> int:
               "resume", file=sys.stderr)
         return EXIT_INTERRUPTED
     for r in s.rows:
-        if r.get("status") != "finished":
+        if r.get("status") != "finished":  # stopped (by the case's monitor), failed or error, with the reason
             _say(f"  {r['run']}: {r['status']}: {r.get('reason', '')}")
     _say(f"sweep: {s.line()}")
     _say(f"table:  {s.table}  (flexmb.app.study.read_table('{s.table}'))")
@@ -526,13 +471,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return int(args.func(args))
-    except CliError as exc:
+    except CliError as exc:  # also the FlexmbErrors the commands turned into one
         if debug and exc.__cause__ is not None:
             traceback.print_exception(exc.__cause__)
-        print(f"flexmb: error: {exc}", file=sys.stderr)
-        if exc.hint:
-            print(f"  hint: {exc.hint}", file=sys.stderr)
+        _error(str(exc), exc.hint)
         return exc.code
+    except FlexmbError as exc:  # one the commands did not expect: still the user's input or the run, not a bug
+        if debug:
+            traceback.print_exc()
+        _error(str(exc), exc.hint)
+        return EXIT_RUN_FAILED if isinstance(exc, SolverError) else EXIT_USAGE
     except KeyboardInterrupt:
         print("flexmb: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -1,6 +1,7 @@
-"""A small progress bar for simulations (stderr): simulated time, steps per second, Newton
-iterations per step and the estimated time left. On a terminal it redraws one line at most
-ten times a second; otherwise (a log file, CI) it prints a line at every tenth of the run."""
+"""Progress on stderr. :class:`ProgressBar`, for a simulation: simulated time, steps per
+second, Newton iterations per step and the estimated time left; on a terminal it redraws one
+line at most ten times a second, otherwise (a log file, CI) it prints a line at every tenth of
+the run. :class:`SweepProgress`, for a sweep: runs done, failures, time left."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 import time as _time
 from typing import TextIO
 
-__all__ = ["ProgressBar"]
+__all__ = ["ProgressBar", "SweepProgress"]
 
 
 def _clock(seconds: float) -> str:
@@ -90,3 +91,58 @@ class ProgressBar:
         elif self._printed_steps != self.steps:
             self.stream.write(self.line() + "\n")
         self.stream.flush()
+
+
+class SweepProgress:
+    """Progress of a whole sweep on stderr: runs done / total (``done`` and ``skipped`` found
+    on disk, ``failed`` among them), failures, elapsed, time left (elapsed time per run
+    simulated so far, times the runs left: the workers' parallelism is in it). Every run that
+    did not finish gets a line with its status and reason (a run stopped by the case's monitor
+    too, though it is no failure)."""
+
+    def __init__(self, total: int, done: int, skipped: int, failed: int = 0, stream: TextIO | None = None) -> None:
+        self.total, self.done, self.failed = total, done, failed
+        self.ran = 0
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._start = _time.monotonic()
+        self._skipped = skipped
+
+    def line(self) -> str:
+        """The current status line."""
+        el = _time.monotonic() - self._start
+        left = self.total - self.done
+        eta = el / self.ran * left if self.ran else float("inf")
+        if left == 0:
+            eta = 0.0
+        return (f"sweep: {self.done}/{self.total} runs done ({self._skipped} skipped, {self.failed} failed)  "
+                f"elapsed {_clock(el)}  left {_clock(eta)}")
+
+    def show(self) -> None:
+        """Draw the current status line."""
+        self._write(self.line(), redraw=True)
+
+    def update(self, row: dict, simulated: bool) -> None:
+        """Account for one finished task."""
+        self.done += 1
+        self.ran += int(simulated)
+        if row.get("status") != "finished":
+            if row.get("status") != "stopped":
+                self.failed += 1
+            self._write(f"{row.get('run')}: {row.get('status')}: {row.get('reason')}")
+        self._write(self.line(), redraw=True)
+
+    def _write(self, text: str, redraw: bool = False) -> None:
+        try:
+            if self.tty:
+                self.stream.write(("\r" if redraw else "\r\x1b[K") + text + ("" if redraw else "\n"))
+            else:
+                self.stream.write(text + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    def close(self) -> None:
+        """End the progress line."""
+        if self.tty:
+            self._write("")

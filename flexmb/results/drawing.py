@@ -29,11 +29,14 @@ from collections.abc import Iterator
 
 import numpy as np
 
-__all__ = ["CELL_KINDS", "FORCE_NAMES", "drawing_of", "lines", "frames", "frame_indices"]
+__all__ = ["CELL_KINDS", "FORCE_NAMES", "DRAWING_KEYS", "drawing_of", "check_drawing", "lines", "frames", "frame_indices"]
 
 CELL_KINDS = ("beam", "joint", "body", "particle", "bushing")
 FORCE_NAMES = ("axial_force", "shear_force_y", "shear_force_z", "torque", "bending_moment_y", "bending_moment_z")
 _FIXED_POINT_KINDS = ("revolute", "spherical", "universal", "fixed")
+DRAWING_KEYS = ("n_nodes", "joint_parent", "joint_child", "joint_draw", "joint_child_segment", "body_node", "body_com",
+                "beam_a", "beam_b", "particle_nodes", "particle_counts", "bushing_a", "bushing_b")
+"""The arrays of a drawing (:func:`drawing_of`)."""
 
 
 def drawing_of(model) -> dict[str, np.ndarray]:
@@ -62,6 +65,42 @@ def drawing_of(model) -> dict[str, np.ndarray]:
         "bushing_a": bus_a[both],
         "bushing_b": bus_b[both],
     }
+
+
+def check_drawing(d: dict[str, np.ndarray], n_nodes: int, n_joints: int, n_beams: int) -> str:
+    """What is wrong with the drawing ``d`` of a result with ``n_nodes`` nodes, ``n_joints``
+    joints and ``n_beams`` beam elements ('' if nothing): every key of :data:`DRAWING_KEYS`,
+    integer index arrays of the right lengths pointing at existing nodes, a (n_bodies, 3)
+    float ``body_com``, particle counts that add up to the particle nodes."""
+    missing = [k for k in DRAWING_KEYS if k not in d]
+    if missing:
+        return f"the drawing lacks {', '.join(missing)}"
+    for k in DRAWING_KEYS:
+        a = d[k]
+        if not isinstance(a, np.ndarray) or a.dtype.kind not in ("f" if k == "body_com" else "iu"):
+            return f"drawing '{k}' is not an array of {'numbers' if k == 'body_com' else 'integers'}"
+    if d["n_nodes"].shape != () or int(d["n_nodes"]) != n_nodes:
+        return f"drawing 'n_nodes' is {d['n_nodes'].tolist()}, the result has {n_nodes} nodes"
+    nb = d["body_node"].shape[0] if d["body_node"].ndim == 1 else -1
+    sizes = {"joint_parent": n_joints, "joint_child": n_joints, "joint_draw": n_joints, "joint_child_segment": n_joints,
+             "body_node": nb, "beam_a": n_beams, "beam_b": n_beams, "bushing_a": d["bushing_a"].size,
+             "bushing_b": d["bushing_a"].size, "particle_counts": d["particle_counts"].size,
+             "particle_nodes": int(d["particle_counts"].sum()) if d["particle_counts"].ndim == 1 else -1}
+    for k, n in sizes.items():
+        if d[k].shape != (n,):
+            return f"drawing '{k}' has shape {d[k].shape}, expected ({n},)"
+    if d["body_com"].shape != (nb, 3):
+        return f"drawing 'body_com' has shape {d['body_com'].shape}, expected ({nb}, 3)"
+    if not np.isfinite(d["body_com"]).all():
+        return "drawing 'body_com' holds non-finite values"
+    if d["particle_counts"].size and d["particle_counts"].min() < 0:
+        return "drawing 'particle_counts' holds a negative count"
+    for k in ("joint_parent", "joint_child", "body_node", "beam_a", "beam_b", "particle_nodes", "bushing_a", "bushing_b"):
+        a = d[k]
+        lo = -1 if k == "joint_parent" else 0  # -1: the ground
+        if a.size and (a.min() < lo or a.max() >= n_nodes):
+            return f"drawing '{k}' points at node {int(a.min() if a.min() < lo else a.max())} of {n_nodes}"
+    return ""
 
 
 def lines(d: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -13,32 +13,88 @@
 
 Both take the result alone (its ``drawing``); a model may be given for results saved
 before the drawing was stored.
+
+Files are written only inside the output folder: ``name`` is a file name stem, never a path
+(:func:`safe_name` reduces a name read from a result file, such as its ``case_name``, to one),
+and a file to be written that is a symbolic link is refused. :func:`export` with
+``overwrite=False`` checks every file it would write (each ``.vtu``, the ``.pvd``; the
+``.xdmf`` and ``.h5``) before writing any.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
+import h5py
 import meshio
 import numpy as np
 
-from flexmb.results.drawing import drawing_of, frames, lines
+from flexmb.errors import ResultFileError, RunDirError
+from flexmb.results.drawing import drawing_of, frame_indices, frames, lines
 
-__all__ = ["FORMATS", "write_pvd", "write_xdmf", "export"]
+__all__ = ["FORMATS", "write_pvd", "write_xdmf", "export", "planned_files", "check_targets", "safe_name"]
 
 FORMATS = ("pvd", "xdmf")
+_NAME = re.compile(r"^[\w+\- ][\w.+\- ]*$")  # a file name stem: letters, digits, _ + - . and spaces, no leading dot
+
+
+def safe_name(name: object, fallback: str = "mechanism") -> str:
+    """``name`` (data, e.g. a result's stored case name) reduced to a file name stem: its last
+    path component, with every character other than letters, digits, ``_ + - .`` and spaces
+    replaced by ``_`` and leading dots removed; ``fallback`` if nothing is left.
+    ``"../../X"`` and ``"/some/dir/X"`` both give ``"X"``."""
+    text = str(name) if isinstance(name, str) else ""
+    text = re.split(r"[/\\]", text)[-1]
+    text = re.sub(r"[^\w.+\- ]", "_", text).lstrip(". ")
+    return text if text and _NAME.match(text) else fallback
+
+
+def _check_name(name: str) -> None:
+    if not (isinstance(name, str) and _NAME.match(name)):
+        raise ValueError(f"export name {name!r} is not a file name stem (letters, digits, _ + - . and spaces, no path, "
+                         f"no leading dot); e.g. {safe_name(name)!r}")
+
+
+def _target(out: Path, fname: str) -> Path:
+    """``out/fname``, refused if it is a symbolic link (the write would land outside ``out``)."""
+    f = out / fname
+    if f.is_symlink():
+        raise RunDirError(f"'{f}' is a symbolic link; flexmb writes its export files only inside '{out}'",
+                          "remove the link or choose another output folder")
+    return f
+
+
+def check_targets(out_dir: str | Path, files: list[str], overwrite: bool) -> None:
+    """RunDirError naming them if any of ``files`` exists in ``out_dir`` (without
+    ``overwrite``) or is a symbolic link (always: the write would land outside ``out_dir``)."""
+    out = Path(out_dir)
+    for f in files:
+        _target(out, f)
+    found = [] if overwrite else [f for f in files if (out / f).exists()]
+    if found:
+        shown = ", ".join(found[:6]) + (f" and {len(found) - 6} more" if len(found) > 6 else "")
+        raise RunDirError(f"'{out}' already holds {shown}", "pass --overwrite (overwrite=True) to replace them, "
+                          "or choose another output folder or name")
 
 
 def _drawing(result, model) -> dict[str, np.ndarray]:
     if model is not None:
         return drawing_of(model)
     if not result.drawing:
-        from flexmb.errors import ResultFileError
-
         raise ResultFileError("this result holds no drawing topology (saved by an older flexmb); "
                               "export it with its model: write_pvd(result, model, ...).")
     return result.drawing
+
+
+def planned_files(n_rows: int, fmt: str, name: str, every: int = 1) -> list[str]:
+    """The names of the files an export of a result with ``n_rows`` output rows writes."""
+    if fmt == "pvd":
+        return [f"{name}_{i:05d}.vtu" for i in frame_indices(n_rows, every)] + [f"{name}.pvd"]
+    if fmt == "xdmf":
+        return [f"{name}.h5", f"{name}.xdmf"]
+    raise ValueError(f"unknown export format {fmt!r}; use one of {FORMATS}.")
 
 
 def write_pvd(result, model=None, out_dir: str | Path = ".", name: str = "mechanism", every: int = 1) -> Path:
@@ -46,6 +102,7 @@ def write_pvd(result, model=None, out_dir: str | Path = ".", name: str = "mechan
     the .pvd path. Time values in the collection are the simulation times; ``every`` writes
     every n-th output time (the last one always). ``model``: only for results without a
     stored drawing."""
+    _check_name(name)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     d = _drawing(result, model)
@@ -54,9 +111,9 @@ def write_pvd(result, model=None, out_dir: str | Path = ".", name: str = "mechan
     for i, t, pts, pdata, cdata in frames(result, d, every):
         fname = f"{name}_{i:05d}.vtu"
         mesh = meshio.Mesh(pts, [("line", cells)], point_data=pdata, cell_data={k: [v] for k, v in cdata.items()})
-        meshio.write(out / fname, mesh)
+        meshio.write(_target(out, fname), mesh)
         entries.append(f'    <DataSet timestep="{t!r}" group="" part="0" file={quoteattr(fname)}/>')
-    pvd = out / f"{name}.pvd"
+    pvd = _target(out, f"{name}.pvd")
     pvd.write_text(
         '<?xml version="1.0"?>\n<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">\n'
         "  <Collection>\n" + "\n".join(entries) + "\n  </Collection>\n</VTKFile>\n"
@@ -78,19 +135,14 @@ def write_xdmf(result, model=None, out_dir: str | Path = ".", name: str = "mecha
     """Write ``name.xdmf`` and ``name.h5`` (HDF5, beside it) into ``out_dir``; returns the
     .xdmf path. One grid per drawn output time, with its own points; the topology is stored
     once and shared. ``every``: as in :func:`write_pvd`."""
-    try:
-        import h5py
-    except ImportError:  # pragma: no cover - h5py is a dependency
-        from flexmb.errors import BackendError
-
-        raise BackendError("XDMF export needs h5py (pip install h5py); or export to pvd.") from None
+    _check_name(name)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     d = _drawing(result, model)
     cells = lines(d)[0].astype(np.int64)
     h5name = f"{name}.h5"
     grids = []
-    with h5py.File(out / h5name, "w") as h5:
+    with h5py.File(_target(out, h5name), "w") as h5:
         h5.create_dataset("topology", data=cells)
         for i, t, pts, pdata, cdata in frames(result, d, every):
             g = f"step_{i:05d}"
@@ -114,7 +166,7 @@ def write_xdmf(result, model=None, out_dir: str | Path = ".", name: str = "mecha
                               f"        {_data_item(h5name, f'/{g}/{key}', a)}", "      </Attribute>"]
             parts.append("    </Grid>")
             grids.append("\n".join(parts))
-    xdmf = out / f"{name}.xdmf"
+    xdmf = _target(out, f"{name}.xdmf")
     xdmf.write_text(
         '<?xml version="1.0"?>\n<Xdmf Version="3.0">\n  <Domain>\n'
         f'  <Grid Name={quoteattr(name)} GridType="Collection" CollectionType="Temporal">\n'
@@ -123,9 +175,13 @@ def write_xdmf(result, model=None, out_dir: str | Path = ".", name: str = "mecha
     return xdmf
 
 
-def export(result, out_dir: str | Path, fmt: str = "pvd", name: str = "mechanism", every: int = 1, model=None) -> Path:
-    """Write ``result`` for ParaView in format ``fmt`` (``pvd`` or ``xdmf``); returns the file
-    to open."""
+def export(result, out_dir: str | Path, fmt: str = "pvd", name: str = "mechanism", every: int = 1, model=None,
+           overwrite: bool = True) -> Path:
+    """Write ``result`` for ParaView in format ``fmt`` (``pvd`` or ``xdmf``) into ``out_dir``;
+    returns the file to open. ``overwrite=False``: refuse (RunDirError naming them) if any file
+    it would write exists, before writing any."""
+    _check_name(name)
+    check_targets(out_dir, planned_files(len(result.t), fmt, name, every), overwrite)
     if fmt == "pvd":
         return write_pvd(result, model, out_dir, name, every)
     if fmt == "xdmf":

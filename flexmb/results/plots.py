@@ -11,7 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-__all__ = ["plot_coordinates", "plot_energy", "plot_drive_forces", "plot_element_forces", "plot_node_positions"]
+__all__ = ["plot_coordinates", "plot_energy", "plot_drive_forces", "plot_element_forces", "plot_node_positions",
+           "default_coordinates", "standard_plot_files", "standard_plots"]
 
 ENERGY_TERMS = (("kinetic", "kinetic T"), ("potential", "potential V (gravity, springs)"), ("strain", "strain U (elements)"),
                 ("dissipated", "dissipated D"), ("drive_work", "work of drives W_d"), ("load_work", "work of loads W_l"))
@@ -97,3 +98,32 @@ def plot_element_forces(result, path: str | Path, names=None, title: str = "") -
         af.legend(fontsize="small")
     af.set_title(title or ("beam section forces" if names else "beam section forces: largest over all elements"))
     return _finish(fig, am, path, "", "moment [N m]")
+
+
+def default_coordinates(result, limit: int = 8) -> list[str]:
+    """The first ``limit`` coordinates of ``result``, leaving out those of auto-free nodes."""
+    return [n for n in result.coordinate_names if ":free." not in n][:limit]
+
+
+def standard_plot_files(result) -> list[str]:
+    """The names of the files :func:`standard_plots` writes for ``result``."""
+    return (["energy.png"] + (["coordinates.png"] if default_coordinates(result) else [])
+            + (["drive_forces.png"] if result.driven_names else []) + (["element_forces.png"] if result.element_names else []))
+
+
+def standard_plots(result, out: str | Path) -> list[Path]:
+    """The plots every run gets, into the folder ``out`` (:func:`standard_plot_files`): energy
+    balance, the first coordinates, drive forces (if any coordinate is driven), beam section
+    forces (if any beam)."""
+    out = Path(out)
+    made = []
+    for name in standard_plot_files(result):
+        if name == "energy.png":
+            made.append(plot_energy(result, out / name))
+        elif name == "coordinates.png":
+            made.append(plot_coordinates(result, default_coordinates(result), out / name))
+        elif name == "drive_forces.png":
+            made.append(plot_drive_forces(result, out / name))
+        else:
+            made.append(plot_element_forces(result, out / name))
+    return made

@@ -1,19 +1,22 @@
-"""Simulation results as numpy arrays over time, saved and loaded without pickle.
+"""Simulation results as numpy arrays over time: the :class:`Result` type.
 
-Two file forms, both read by :func:`load` (``flexmb.load``): a single ``.npz`` written by
-:meth:`Result.save`, and the run directory that :func:`flexmb.solvers.simulate.simulate` streams to
-while it runs (``out=``; see :mod:`flexmb.results.rundir`).
+Two file forms, both read by :func:`flexmb.load` (flexmb.results.load): a single ``.npz``
+written by :meth:`Result.save` (format in flexmb.results.npz), and the run directory that
+:func:`flexmb.solvers.simulate.simulate` streams to while it runs (``out=``; see
+flexmb.results.rundir). Neither is pickled.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Result", "load"]
+from flexmb.errors import ModelError
+from flexmb.results.npz import write_result
+
+__all__ = ["Result"]
 
 
 @dataclass
@@ -86,82 +89,11 @@ class Result:
 
     @staticmethod
     def _index(names, name, what) -> int:
-        from flexmb.errors import ModelError
-
         try:
             return list(names).index(name)
         except ValueError:
             raise ModelError(f"unknown {what} '{name}'; known: {list(names)[:20]}.") from None
 
     def save(self, path: str | Path) -> Path:
-        """Write the result to an ``.npz`` file (no pickled objects)."""
-        path = Path(path)
-        arrays: dict[str, np.ndarray] = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.name in ("energy", "drawing"):
-                for k, a in v.items():
-                    arrays[f"{f.name}__{k}"] = np.asarray(a)
-            elif f.name == "meta":
-                arrays["meta__json"] = np.array(json.dumps(v, default=_jsonable))
-            elif f.name == "stats":
-                arrays["stats__keys"] = np.array(list(v), dtype=str)
-                arrays["stats__values"] = np.array(list(v.values()), dtype=float)
-            elif isinstance(v, tuple):
-                arrays[f.name] = np.array(v, dtype=str)
-            elif isinstance(v, str):
-                arrays[f.name] = np.array(v)
-            else:
-                arrays[f.name] = v
-        np.savez_compressed(path, **arrays)
-        return path
-
-
-def _jsonable(v):
-    """JSON fallback for numpy scalars/arrays and other objects (as text)."""
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    return str(v)
-
-
-def load(path: str | Path) -> Result:
-    """Read a result: a run directory streamed by ``simulate(..., out=DIR)`` (also one whose
-    run was killed: ``status`` then starts with ``incomplete``) or an ``.npz`` written by
-    :meth:`Result.save`. Never unpickles (``allow_pickle=False``)."""
-    from flexmb.errors import ResultFileError
-
-    path = Path(path)
-    if path.is_dir():
-        from flexmb.results.rundir import load_run
-
-        return load_run(path)
-    if not path.is_file():
-        raise ResultFileError(f"result '{path}' does not exist; give a run directory or a .npz written by flexmb.")
-    try:
-        return _load_npz(path)
-    except (OSError, ValueError, KeyError) as exc:
-        raise ResultFileError(f"'{path}' is not a flexmb result file ({type(exc).__name__}: {exc}).") from None
-
-
-def _load_npz(path: Path) -> Result:
-    with np.load(path, allow_pickle=False) as z:
-        kw: dict = {}
-        for f in fields(Result):
-            if f.name in ("energy", "drawing"):
-                pre = f"{f.name}__"
-                kw[f.name] = {k[len(pre):]: z[k] for k in z.files if k.startswith(pre)}
-            elif f.name == "meta":
-                kw["meta"] = json.loads(str(z["meta__json"])) if "meta__json" in z.files else {}
-            elif f.name in ("element_forces", "element_energy", "element_names") and f.name not in z.files:
-                continue
-            elif f.name == "stats":
-                kw["stats"] = dict(zip(z["stats__keys"].tolist(), z["stats__values"].tolist()))
-            elif f.name in ("coordinate_names", "node_names", "joint_names", "driven_names", "element_names"):
-                kw[f.name] = tuple(z[f.name].tolist())
-            elif f.name == "status":
-                kw[f.name] = str(z[f.name])
-            else:
-                kw[f.name] = z[f.name]
-    return Result(**kw)
+        """Write the result to an ``.npz`` file (no pickled objects; flexmb.results.npz)."""
+        return write_result(self, path)

@@ -9,74 +9,67 @@ A run directory holds
 * ``chunk_00000.npz``, ``chunk_00001.npz``, … — consecutive blocks of output rows (plain
   arrays, no pickle), each written to a temporary name, flushed to disk and renamed
   (``os.replace``: atomic), every ``flush_rows`` rows or ``flush_seconds`` of wall time;
-* ``end.json`` — how the run ended (``finished``, ``failed: <reason>``, ``interrupted``) and
-  its statistics, written (atomically) when the run stops.
+* ``end.json`` — how the run ended (``finished``, ``stopped: <reason>``, ``failed: <reason>``,
+  ``interrupted``), the numbers of rows and chunks written and the statistics, written
+  (atomically) when the run stops;
+* ``manifest.json`` — the other files flexmb wrote into the folder (flexmb.results.manifest),
+  so that ``overwrite`` removes only those.
 
 A directory without ``end.json`` belongs to a run that nobody could close (SIGKILL, power
 loss, a crashed interpreter): :func:`load_run` then reports ``incomplete: ...`` with the last
 time reached. Only whole chunks are ever visible, so the file set is consistent at any
-instant; what is lost is at most the rows since the last flush.
+instant; what is lost is at most the rows since the last flush. A run whose last chunks are
+gone (a copy cut short) loads with status ``incomplete: ...`` naming the missing chunks and
+the last time present.
+
+:func:`load_run` trusts nothing it reads: ``meta.json`` and ``end.json`` are checked field by
+field, every chunk's arrays against the shapes ``meta.json`` declares and against the file's
+real size before anything is allocated (flexmb.results.npz), and the whole against
+``end.json``; whatever does not fit gives a ResultFileError naming the file and what is wrong.
 """
 
 from __future__ import annotations
 
 import json
-import os
+import math
 import re
-import shutil
 import time as _time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from flexmb.errors import ResultFileError
-from flexmb.results.result import Result, _jsonable
+from flexmb.errors import ResultFileError, RunDirError
+from flexmb.results import manifest
+from flexmb.results.checks import check_result, names_problem, row_shapes
+from flexmb.results.files import atomic_write, write_json
+from flexmb.results.manifest import RUN_FORMAT as FORMAT
+from flexmb.results.npz import NAME_FIELDS, ROW_FIELDS, read_arrays
+from flexmb.results.result import Result
 
-__all__ = ["RunWriter", "load_run", "is_run_dir", "FORMAT"]
+__all__ = ["RunWriter", "load_run", "is_run_dir", "FORMAT", "VERSION"]
 
-FORMAT = "flexmb-run"
 VERSION = 1
-ROW_FIELDS = ("t", "q", "u", "udot", "x", "R", "joint_points", "twists", "drive_forces", "reactions",
-              "newton_iterations", "element_forces", "element_energy")
 _CHUNK = re.compile(r"^chunk_(\d+)\.npz$")
+_DTYPES = ("float64", "int64")  # what a run directory's per-row arrays are written as
 
 
 def is_run_dir(path: str | Path) -> bool:
-    """True if ``path`` is a directory holding a flexmb run (its ``meta.json`` says so)."""
-    meta = Path(path) / "meta.json"
-    try:
-        return json.loads(meta.read_text()).get("format") == FORMAT
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-def _atomic_write(path: Path, write, fsync: bool) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as f:
-        write(f)
-        f.flush()
-        if fsync:
-            os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def _write_json(path: Path, obj: dict, fsync: bool) -> None:
-    _atomic_write(path, lambda f: f.write(json.dumps(obj, indent=1, default=_jsonable).encode()), fsync)
+    """True if ``path`` is a directory whose ``meta.json`` says it holds a flexmb run (which
+    says nothing of the other files in it: see flexmb.results.manifest)."""
+    return manifest.claims_run_format(path)
 
 
 def _array_spec(a: np.ndarray) -> dict:
     return {"dtype": str(a.dtype), "shape": list(a.shape), "data": a.ravel().tolist()}
 
 
-def _array_from_spec(s: dict) -> np.ndarray:
-    return np.array(s["data"], dtype=s["dtype"]).reshape(s["shape"])
-
-
 class RunWriter:
     """Streams output rows of a simulation into the run directory ``path``.
 
-    ``overwrite``: replace an existing *run directory* (one holding a flexmb ``meta.json``);
-    any other non-empty directory is never deleted. ``meta``: JSON-able facts stored in
+    ``overwrite``: replace an existing run directory, removing only the files flexmb wrote
+    there (flexmb.results.manifest.clear); a folder holding anything else, or a symbolic link,
+    is refused (RunDirError) with nothing removed. ``meta``: JSON-able facts stored in
     meta.json (case file, parameters, ...). ``flush_rows``/``flush_seconds``: write a chunk
     after this many rows or this much wall time, whichever comes first. ``fsync``: force each
     chunk to the disk before renaming it (survives power loss, not only a killed process).
@@ -100,20 +93,33 @@ class RunWriter:
         self.opened = False
 
     # ------------------------------------------------------------------ life cycle
+    def check(self) -> None:
+        """Refuse (RunDirError, nothing touched) an output path this writer may not use: a
+        symbolic link, a file, a non-empty folder without ``overwrite``, or with it a folder
+        holding files flexmb did not write. Called by :meth:`begin`; call it earlier to refuse
+        before any work is done."""
+        p = self.path
+        if p.is_symlink():
+            raise RunDirError(f"output directory '{p}' is a symbolic link (to '{p.readlink()}'); flexmb writes runs only "
+                              "into real folders", "give the folder it points to (--out TARGET), or another one")
+        if not p.exists():
+            return
+        if not p.is_dir():
+            raise RunDirError(f"'{p}' exists and is not a directory", "choose another output path")
+        if not any(p.iterdir()):
+            return
+        if not self.overwrite:
+            raise RunDirError(f"output directory '{p}' already exists and is not empty",
+                              "pass --overwrite (overwrite=True) to replace a run there, or choose another one")
+        manifest.refuse_foreign(p, "output directory")
+
     def begin(self, result_template: Result, settings: dict) -> None:
         """Create the directory and write meta.json from the names/drawing of an empty result
         of the run (its arrays give the per-row shapes) and the run ``settings``."""
         p = self.path
-        if p.exists() and (not p.is_dir() or any(p.iterdir())):
-            if not p.is_dir():
-                raise FileExistsError(f"'{p}' exists and is not a directory; choose another output path.")
-            if not self.overwrite:
-                raise FileExistsError(f"output directory '{p}' already exists and is not empty; "
-                                      "choose another one or allow overwriting.")
-            if not is_run_dir(p):
-                raise FileExistsError(f"'{p}' is not empty and holds no flexmb run (no meta.json); "
-                                      "flexmb deletes only its own run directories. Choose another output path.")
-            shutil.rmtree(p)
+        self.check()
+        if self.overwrite:
+            manifest.clear(p, "output directory")
         p.mkdir(parents=True, exist_ok=True)
         r = result_template
         self._fields = list(ROW_FIELDS) + [f"energy__{k}" for k in r.energy]
@@ -124,12 +130,12 @@ class RunWriter:
         meta = {
             "format": FORMAT, "version": VERSION, "created": _time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "fields": shapes,
-            "names": {k: list(getattr(r, k)) for k in ("coordinate_names", "node_names", "joint_names", "driven_names",
-                                                        "element_names")},
+            "names": {k: list(getattr(r, k)) for k in NAME_FIELDS},
             "drawing": {k: _array_spec(np.asarray(v)) for k, v in r.drawing.items()},
             "settings": settings, "meta": self.meta,
         }
-        _write_json(p / "meta.json", meta, self.fsync)
+        manifest.record(p, (), self.fsync)
+        write_json(p / "meta.json", meta, self.fsync)
         self.opened = True
 
     def append(self, row: dict[str, np.ndarray | float]) -> None:
@@ -146,7 +152,7 @@ class RunWriter:
         if not self._rows:
             return
         arrays = {k: np.stack([r[k] for r in self._rows]) for k in self._fields}
-        _atomic_write(self.path / f"chunk_{self._chunk:05d}.npz", lambda f: np.savez(f, **arrays), self.fsync)
+        atomic_write(self.path / f"chunk_{self._chunk:05d}.npz", lambda f: np.savez(f, **arrays), self.fsync)
         self._chunk += 1
         self._n_rows += len(self._rows)
         self._rows = []
@@ -158,51 +164,176 @@ class RunWriter:
         self.flush()
         end = {"status": status, "rows": self._n_rows, "last_time": self._last_t, "chunks": self._chunk,
                "stats": dict(stats or {}), "ended": _time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-        _write_json(self.path / "end.json", end, self.fsync)
+        write_json(self.path / "end.json", end, self.fsync)
         self.closed = True
 
 
-def load_run(path: str | Path) -> Result:
-    """Read a run directory into a :class:`~flexmb.results.result.Result` (no pickle). A run with no
-    end record gets ``status = "incomplete: ..."`` naming the last time reached."""
-    p = Path(path)
-    if not is_run_dir(p):
+# ---------------------------------------------------------------------------------- reading
+def _bad(f: Path, what: str) -> ResultFileError:
+    return ResultFileError(f"'{f}' is damaged: {what}",
+                           "the file was cut short or changed after flexmb wrote it; run the case again")
+
+
+def _json_file(f: Path) -> Any:
+    try:
+        text = f.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ResultFileError(f"'{f}' cannot be read: {exc.strerror}", "check the file's permissions") from None
+    except UnicodeDecodeError:
+        raise _bad(f, "it is not text") from None
+    if not text.strip():
+        raise _bad(f, "it is empty")
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise _bad(f, f"it is not JSON ({exc})") from None
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _read_meta(p: Path) -> dict:
+    """meta.json, checked: format, version, fields, names, drawing, settings, meta."""
+    f = p / "meta.json"
+    meta = _json_file(f)
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ResultFileError(f"'{p}' is not a flexmb run directory (no meta.json with format '{FORMAT}').")
-    meta = json.loads((p / "meta.json").read_text())
-    if meta.get("version", 0) > VERSION:
-        raise ResultFileError(f"'{p}' was written by a newer flexmb (format version {meta['version']}); update flexmb.")
+    v = meta.get("version")
+    if not _is_int(v) or v < 1:
+        raise _bad(f, f"'version' is {v!r}, not a format version number")
+    if v > VERSION:
+        raise ResultFileError(f"'{p}' was written by a newer flexmb (format version {v}); update flexmb.",
+                              "pip install -U flexmb")
+    names = meta.get("names")
+    if not isinstance(names, dict) or any(k not in names for k in NAME_FIELDS):
+        raise _bad(f, f"'names' must hold {', '.join(NAME_FIELDS)}")
+    bad = names_problem(names)
+    if bad:
+        raise _bad(f, bad)
+    fields = meta.get("fields")
+    if not isinstance(fields, dict):
+        raise _bad(f, "'fields' (the per-row arrays and their shapes) is missing")
+    expect = row_shapes(*(len(names[k]) for k in NAME_FIELDS))
+    for k in (*ROW_FIELDS, *(f"energy__{e}" for e in ("kinetic", "potential", "dissipated", "drive_work", "load_work"))):
+        if k not in fields:
+            raise _bad(f, f"'fields' lacks '{k}'")
+    for k, spec in fields.items():
+        if not (isinstance(k, str) and (k in ROW_FIELDS or k.startswith("energy__"))):
+            raise _bad(f, f"'fields' holds an unknown field '{k}'")
+        if not (isinstance(spec, dict) and spec.get("dtype") in _DTYPES and isinstance(spec.get("shape"), list)
+                and all(_is_int(n) and n >= 0 for n in spec["shape"])):
+            raise _bad(f, f"field '{k}' is not declared as {{'shape': [n, ...], 'dtype': {' or '.join(_DTYPES)}}}")
+        want = expect.get(k, ())
+        if tuple(spec["shape"]) != want:
+            raise _bad(f, f"field '{k}' is declared with rows of shape {tuple(spec['shape'])}, its names give {want}")
+    drawing = meta.get("drawing", {})
+    if not isinstance(drawing, dict):
+        raise _bad(f, "'drawing' is not an object")
+    meta["drawing"] = {k: _drawing_array(f, k, s) for k, s in drawing.items()}
+    for k in ("settings", "meta"):
+        if not isinstance(meta.get(k, {}), dict):
+            raise _bad(f, f"'{k}' is not an object")
+    return meta
+
+
+def _drawing_array(f: Path, key: str, s: Any) -> np.ndarray:
+    if not (isinstance(s, dict) and s.get("dtype") in _DTYPES and isinstance(s.get("shape"), list)
+            and all(_is_int(n) and n >= 0 for n in s["shape"]) and isinstance(s.get("data"), list)):
+        raise _bad(f, f"drawing array '{key}' is not {{'dtype': {' or '.join(_DTYPES)}, 'shape': [...], 'data': [...]}}")
+    n = math.prod(s["shape"])
+    if len(s["data"]) != n:
+        raise _bad(f, f"drawing array '{key}' has {len(s['data'])} values for its shape {tuple(s['shape'])}")
+    num = (int, float) if s["dtype"] == "float64" else (int,)
+    if not all(isinstance(x, num) and not isinstance(x, bool) for x in s["data"]):
+        raise _bad(f, f"drawing array '{key}' holds values that are not {'numbers' if len(num) == 2 else 'integers'}")
+    try:
+        return np.array(s["data"], dtype=s["dtype"]).reshape(s["shape"])
+    except (OverflowError, ValueError) as exc:
+        raise _bad(f, f"drawing array '{key}': {exc}") from None
+
+
+def _read_end(f: Path) -> dict:
+    """end.json, checked: status (text), rows and chunks (counts), stats (numbers)."""
+    end = _json_file(f)
+    if not isinstance(end, dict):
+        raise _bad(f, "it is not a JSON object")
+    if not isinstance(end.get("status"), str) or not end["status"]:
+        raise _bad(f, "it has no 'status' (how the run ended)")
+    for k in ("rows", "chunks"):
+        if k in end and not (_is_int(end[k]) and end[k] >= 0):
+            raise _bad(f, f"'{k}' is {end[k]!r}, not a count")
+    stats = end.get("stats", {})
+    if not isinstance(stats, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                              for v in stats.values()):
+        raise _bad(f, "'stats' are not numbers")
+    end["stats"] = {str(k): float(v) for k, v in stats.items()}
+    return end
+
+
+def load_run(path: str | Path) -> Result:
+    """Read a run directory into a :class:`~flexmb.results.result.Result` (no pickle).
+
+    A run with no end record gets ``status = "incomplete: ..."`` naming the last time reached;
+    one whose last chunks are missing (fewer than end.json records) ``incomplete: ...`` naming
+    them and the last time present. ResultFileError, naming the file and what is wrong, for
+    anything damaged: JSON that is not what flexmb writes, a chunk that is cut short or whose
+    arrays do not have the declared shapes or the same number of rows, more chunks or rows than
+    end.json records, a gap in the chunk numbers."""
+    p = Path(path)
+    if not (p / "meta.json").is_file():
+        raise ResultFileError(f"'{p}' is not a flexmb run directory (no meta.json with format '{FORMAT}').")
+    meta = _read_meta(p)  # names meta.json and what is wrong with it, or says it is not a flexmb run
+    fields = meta["fields"]
     chunks = sorted((int(m.group(1)), f) for f in p.iterdir() if (m := _CHUNK.match(f.name)))
     idx = [i for i, _ in chunks]
     if idx != list(range(len(idx))):
-        raise ResultFileError(f"'{p}': chunk files {idx[:10]} are not consecutive from 0; a chunk was removed.")
-    fields = meta["fields"]
+        gap = min(set(range(len(idx))) - set(idx))
+        raise ResultFileError(f"'{p}': chunk {gap} is missing (chunk files {idx[:10]}{' ...' if len(idx) > 10 else ''} "
+                              "are not consecutive from 0); the rows after it cannot be placed in time",
+                              "copy the run directory again from where it was written")
+    end_file = p / "end.json"
+    end = _read_end(end_file) if end_file.exists() else None
+    if end is not None and "chunks" in end and len(chunks) > end["chunks"]:
+        raise _bad(end_file, f"it records {end['chunks']} chunks, the directory holds {len(chunks)}")
     parts: dict[str, list[np.ndarray]] = {k: [] for k in fields}
     for _, f in chunks:
-        try:
-            with np.load(f, allow_pickle=False) as z:
-                for k in fields:
-                    parts[k].append(z[k])
-        except (OSError, ValueError, KeyError) as exc:
-            raise ResultFileError(f"'{f}' is damaged ({type(exc).__name__}: {exc}).") from None
+        arrays = read_arrays(f, stored_only=True)
+        n = None
+        for k, s in fields.items():
+            a = arrays.get(k)
+            if a is None:
+                raise _bad(f, f"it has no array '{k}'")
+            if a.dtype != np.dtype(s["dtype"]) or a.shape[1:] != tuple(s["shape"]) or a.ndim != len(s["shape"]) + 1:
+                raise _bad(f, f"array '{k}' is {a.dtype} of shape {a.shape}, meta.json declares rows of "
+                           f"{tuple(s['shape'])} {s['dtype']}")
+            if n is None:
+                n = a.shape[0]
+            elif a.shape[0] != n:
+                raise _bad(f, f"array '{k}' has {a.shape[0]} rows, 't' has {n}")
+            parts[k].append(a)
     data = {k: np.concatenate(parts[k]) if parts[k] else np.zeros([0] + s["shape"], dtype=s["dtype"])
             for k, s in fields.items()}
     t = data["t"]
-    end_file = p / "end.json"
-    if end_file.exists():
-        end = json.loads(end_file.read_text())
-        status, stats = end["status"], {k: float(v) for k, v in end.get("stats", {}).items()}
-    else:
-        last = f"t = {t[-1]:.6g}" if t.size else "no output row"
+    last = f"t = {t[-1]:.6g}" if t.size else "no output row"
+    if end is None:
         status = (f"incomplete: the run wrote no end record (killed or crashed); last time reached {last} "
                   f"after {t.size} output rows")
-        stats = {}
+        stats: dict = {}
+    else:
+        status, stats = end["status"], end["stats"]
+        n_chunks, n_rows = end.get("chunks"), end.get("rows")
+        if n_chunks is not None and len(chunks) < n_chunks:
+            gone = list(range(len(chunks), n_chunks))
+            status = (f"incomplete: chunk{'s' if len(gone) > 1 else ''} {', '.join(map(str, gone))} of {n_chunks} "
+                      f"missing (the run ended '{end['status']}' with {n_rows} output rows); last time present {last} "
+                      f"after {t.size} output rows")
+        elif n_rows is not None and t.size != n_rows:
+            raise _bad(end_file, f"it records {n_rows} output rows, the chunks hold {t.size}")
     names = meta["names"]
-    return Result(
-        **{k: data[k] for k in ROW_FIELDS},
-        energy={k[8:]: data[k] for k in fields if k.startswith("energy__")},
-        coordinate_names=tuple(names["coordinate_names"]), node_names=tuple(names["node_names"]),
-        joint_names=tuple(names["joint_names"]), driven_names=tuple(names["driven_names"]),
-        element_names=tuple(names["element_names"]), status=status, stats=stats,
-        drawing={k: _array_from_spec(v) for k, v in meta["drawing"].items()},
-        meta={"settings": meta.get("settings", {}), **meta.get("meta", {})},
-    )
+    kw: dict[str, Any] = {k: data[k] for k in ROW_FIELDS}
+    kw.update(energy={k[8:]: data[k] for k in fields if k.startswith("energy__")},
+              **{k: tuple(names[k]) for k in NAME_FIELDS}, status=status, stats=stats, drawing=meta["drawing"],
+              meta={"settings": meta.get("settings", {}), **meta.get("meta", {})})
+    check_result(kw, str(p))
+    return Result(**kw)

@@ -28,6 +28,7 @@ import numpy as np
 from flexmb.engine.assembly import Assembler, Evaluation
 from flexmb.engine.linalg import SparseCholesky
 from flexmb.errors import SolverError
+from flexmb.settings import RHO_INF
 from flexmb.state import State
 
 __all__ = ["GeneralizedAlpha", "alpha_parameters", "StepInfo"]
@@ -77,7 +78,7 @@ class GeneralizedAlpha:
     reuse_iterations = 5
     reuse_min_density = 150
 
-    def __init__(self, model, rho_inf: float = 0.9, rtol: float = 1e-10, max_iter: int = 30, max_halvings: int = 10,
+    def __init__(self, model, rho_inf: float = RHO_INF, rtol: float = 1e-10, max_iter: int = 30, max_halvings: int = 10,
                  reuse_factor: bool | str = "auto") -> None:
         self.model = model
         self.rho_inf = rho_inf

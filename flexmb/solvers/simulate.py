@@ -16,6 +16,7 @@ from flexmb.results.drawing import drawing_of
 from flexmb.results.result import Result
 from flexmb.results.rundir import RunWriter
 from flexmb.rotations import logm
+from flexmb.settings import RHO_INF
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha
 from flexmb.solvers.initial import relaxed_start
 from flexmb.state import State
@@ -114,7 +115,7 @@ def simulate(
     model,
     t_end: float,
     dt: float,
-    rho_inf: float = 0.9,
+    rho_inf: float = RHO_INF,
     output_every: int = 1,
     rtol: float = 1e-10,
     max_halvings: int = 10,

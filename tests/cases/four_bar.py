@@ -12,21 +12,18 @@ test how a failed run is recorded).
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 
 import flexmb as fm
+from flexmb.app.casefile import import_file
 
 DEFAULTS = dict(E=0.7e10, n_elements=4, alpha=2e-3, omega=2 * np.pi, T=0.5, k_rocker=5.0, c_rocker=0.5, load=-20.0,
                 fail_at=-1.0, t_end=0.4, dt=2e-3, rho_inf=0.8)
 
 # the mechanism itself is cases/four_bar_rigid_limit.py; this file adds the spring, the load and the failure
-_spec = importlib.util.spec_from_file_location(
-    "flexmb_case_four_bar_rigid_limit_for_tests", Path(__file__).resolve().parents[2] / "cases" / "four_bar_rigid_limit.py")
-_base = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_base)
+_base = import_file(Path(__file__).resolve().parents[2] / "cases" / "four_bar_rigid_limit.py")
 
 
 def build(**params) -> fm.Model:

@@ -7,17 +7,13 @@ The rigid reference is written here, independently of flexmb: Attia's closed-cha
 ordinary rigid bodies (mass and polar moment, no particles), cut-joint constraints
 r_7 = c_1, r_9 = c_2 (Baumgarte-stabilised), integrated by scipy's DOP853 at 1e-11."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
+from conftest import load_case
 from scipy.integrate import solve_ivp
 
 from flexmb.solvers.simulate import simulate
 
-_spec = importlib.util.spec_from_file_location("attia_3rrr", Path(__file__).parents[1] / "cases" / "attia_3rrr.py")
-case = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(case)
+case = load_case("attia_3rrr")
 
 
 def rigid_platform_centre(p: dict, times: np.ndarray) -> np.ndarray:

@@ -23,12 +23,11 @@ the builders used here) is run shortened: its printed π, π* must be the paper'
 keep the joints and the energy.
 """
 
-import importlib.util
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_case
 
 from flexmb.engine.assembly import Assembler
 from flexmb.rotations import logm
@@ -36,10 +35,7 @@ from flexmb.solvers.simulate import simulate
 
 # the systems are built by the case (cases/issa_arczewski_systems.py); the references below
 # are typed from the paper, independently of it
-CASE = Path(__file__).resolve().parents[1] / "cases" / "issa_arczewski_systems.py"
-_spec = importlib.util.spec_from_file_location("issa_arczewski_systems", CASE)
-ia = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ia)
+ia = load_case("issa_arczewski_systems")
 System, grounded_system, floating_system = ia.System, ia.grounded_system, ia.floating_system
 
 PI1 = np.array([[-1, 1, 0, 0], [0, -1, 1, 0], [0, 0, -1, 1], [0, 0, 0, -1]])

@@ -1,0 +1,86 @@
+"""Consistency of a result read from a file: every per-row array has one row per output time
+and the columns its names say, numbers of the right kind, a drawing that fits the model.
+Run by both loaders (flexmb.results.npz, flexmb.results.rundir) before a
+:class:`~flexmb.results.result.Result` is made, so a damaged or tampered file is refused with
+its name and what is wrong, never later with an internal error in an export or a plot."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from flexmb.errors import ResultFileError
+from flexmb.results.drawing import check_drawing
+
+__all__ = ["ENERGY_TERMS", "row_shapes", "check_result"]
+
+ENERGY_TERMS = ("kinetic", "potential", "dissipated", "drive_work", "load_work")
+"""Energy terms every result has (``strain`` too, except in results saved by older flexmb)."""
+
+
+def row_shapes(n_coordinates: int, n_nodes: int, n_joints: int, n_driven: int, n_elements: int) -> dict[str, tuple]:
+    """Shape of one output row of each per-row field, from the numbers of names."""
+    return {"t": (), "q": (n_coordinates,), "u": (n_coordinates,), "udot": (n_coordinates,), "x": (n_nodes, 3),
+            "R": (n_nodes, 3, 3), "joint_points": (n_joints, 3), "twists": (n_nodes, 6), "drive_forces": (n_driven,),
+            "reactions": (n_joints, 6), "newton_iterations": (), "element_forces": (n_elements, 6),
+            "element_energy": (n_elements,)}
+
+
+def names_problem(kw: Mapping[str, Any]) -> str:
+    """What is wrong with the five name lists of ``kw`` ('' if nothing)."""
+    for k in ("coordinate_names", "node_names", "joint_names", "driven_names", "element_names"):
+        v = kw.get(k, ())
+        if not isinstance(v, (tuple, list)) or not all(isinstance(s, str) for s in v):
+            return f"'{k}' is not a list of names"
+    return ""
+
+
+def check_result(kw: Mapping[str, Any], where: str) -> None:
+    """Raise ResultFileError naming ``where`` if the Result fields ``kw`` do not fit together."""
+    problem = _problem(kw)
+    if problem:
+        raise ResultFileError(f"'{where}' is damaged: {problem}",
+                              "the file was cut short or changed after flexmb wrote it; run the case again")
+
+
+def _problem(kw: Mapping[str, Any]) -> str:
+    bad = names_problem(kw)
+    if bad:
+        return bad
+    n = {k: len(kw.get(k, ())) for k in ("coordinate_names", "node_names", "joint_names", "driven_names", "element_names")}
+    shapes = row_shapes(*n.values())
+    t = kw["t"]
+    if not isinstance(t, np.ndarray) or t.ndim != 1:
+        return "the output times 't' are not a list of numbers"
+    nt = t.shape[0]
+    for k, s in shapes.items():
+        if k not in kw:
+            continue
+        a = kw[k]
+        kind = "iu" if k == "newton_iterations" else "f"
+        if not isinstance(a, np.ndarray) or a.dtype.kind not in kind:
+            return f"'{k}' is not an array of {'integers' if kind == 'iu' else 'floating-point numbers'}"
+        if a.shape != (nt, *s):
+            return f"'{k}' has shape {a.shape}, expected {(nt, *s)} ({nt} output rows)"
+    energy = kw.get("energy")
+    if not isinstance(energy, Mapping):
+        return "the energy terms are missing"
+    missing = [k for k in ENERGY_TERMS if k not in energy]
+    if missing:
+        return f"the energy terms {', '.join(missing)} are missing"
+    for k, a in energy.items():
+        if not isinstance(a, np.ndarray) or a.dtype.kind != "f" or a.shape != (nt,):
+            return f"energy term '{k}' is not {nt} floating-point numbers"
+    if not isinstance(kw.get("status", ""), str):
+        return "the status is not a text"
+    stats = kw.get("stats", {})
+    if not isinstance(stats, Mapping) or not all(isinstance(v, float) for v in stats.values()):
+        return "the statistics are not numbers"
+    drawing = kw.get("drawing") or {}
+    if drawing:
+        bad = check_drawing(drawing, n["node_names"], n["joint_names"], n["element_names"])
+        if bad:
+            return bad
+    return ""

@@ -1,0 +1,66 @@
+"""Run settings: the one place their defaults live.
+
+A run is ``simulate(model, t_end, dt, rho_inf=..., output_every=...)``; a case file gives the
+same four names in its DEFAULTS (t_end and dt required). :class:`RunSettings` holds them for the
+run pipeline (flexmb.app.run), the command line and sweeps; ``simulate`` and
+``GeneralizedAlpha`` take their default ρ∞ from :data:`RHO_INF`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+__all__ = ["RHO_INF", "OUTPUT_EVERY", "RunSettings", "SETTING_NAMES"]
+
+RHO_INF = 0.9
+"""Default spectral radius at infinite frequency of generalized-α (1: no numerical dissipation)."""
+OUTPUT_EVERY = 1
+"""Default output interval: record every step."""
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How a model is run in time.
+
+    t_end: end time [s] (> 0); dt: time step [s] (> 0); rho_inf: spectral radius of
+    generalized-α at infinite frequency, in [0, 1]; output_every: record every n-th step (>= 1).
+    Construction checks the values (ValueError naming the setting)."""
+
+    t_end: float
+    dt: float
+    rho_inf: float = RHO_INF
+    output_every: int = OUTPUT_EVERY
+
+    def __post_init__(self) -> None:
+        for key in ("t_end", "dt"):
+            v = getattr(self, key)
+            if not (_real(v) and math.isfinite(v) and v > 0):
+                raise ValueError(f"{key} = {v!r} must be a positive number (e.g. {key}=0.001)")
+        if not (_real(self.rho_inf) and 0.0 <= self.rho_inf <= 1.0):
+            raise ValueError(f"rho_inf = {self.rho_inf!r} must lie in [0, 1] "
+                             "(1: no numerical dissipation; 0.8 damps high frequencies)")
+        oe = self.output_every
+        if not (isinstance(oe, numbers.Integral) and not isinstance(oe, bool) and oe >= 1):
+            raise ValueError(f"output_every = {oe!r} must be a positive integer (e.g. output_every=10)")
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> RunSettings:
+        """The settings named in ``params`` (a case's resolved parameters); rho_inf and
+        output_every default to :data:`RHO_INF` and :data:`OUTPUT_EVERY`."""
+        return cls(params["t_end"], params["dt"], params.get("rho_inf", RHO_INF), params.get("output_every", OUTPUT_EVERY))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The four settings by name (simulate's keyword arguments)."""
+        return asdict(self)
+
+
+SETTING_NAMES = ("t_end", "dt", "rho_inf", "output_every")
+"""The run settings' names: in a case's DEFAULTS they are not model parameters."""
+
+
+def _real(v: Any) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
