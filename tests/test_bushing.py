@@ -69,7 +69,7 @@ def test_free_joint_to_ground_closes_no_loop_and_bushing_loop_is_listed():
     assert len(m.loops) == 1
     lp = m.loops[0]
     assert set(lp.joints) == {"ja", "jab"} and lp.elements == ("cut",)
-    assert "loop 1: cut at bushing 'cut'" in m.info()
+    assert "loop 1: cut at bushing 'cut'" in fm.describe(m)
 
 
 @pytest.mark.parametrize("bad,word", [

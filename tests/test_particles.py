@@ -395,7 +395,7 @@ def test_collinear_planar_primaries_are_refused_naming_the_particle_to_move():
         mb.add_particle_body("plate", "n0", 1.0, (1, 0, 0), 0.1, ["n0", "n1", "n2"])
     with pytest.raises(fm.ModelError, match="'plate'.*coincide.*move particle 3"):
         mb.add_particle_body("plate", "n0", 1.0, (0, 0, 0), 0.1, ["n0", "n1", "n0"])
-    assert "plate.m13" not in mb._nodes  # nothing half-built
+    assert "plate.m13" not in mb.nodes  # nothing half-built
 
 
 def test_coplanar_spatial_primaries_are_refused_naming_the_particle_to_move():
