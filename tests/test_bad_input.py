@@ -248,3 +248,126 @@ def test_bad_input_leaves_builder_usable():
     model = mb.compile()
     assert model.body_names == ("upper_arm", "forearm")
     assert model.joint_names == ("hinge", "bend")
+
+
+# ---------------------------------------------------------------------------- every argument checked where it is given
+SEC = dict(E=7e10, G=2.7e10, A=4e-4, Iy=2e-7, Iz=2e-7, J=4e-7, rho=2700.0)
+
+
+def _spring(mb, **kw):
+    mb.add_joint_spring("hinge", **{"stiffness": 10.0, **kw})
+
+
+# (call, names that the ModelError must contain): the call, the argument, and what is expected
+BAD_CALLS = {
+    "BeamSection ky without kz": (lambda mb: fm.BeamSection(**SEC, ky=0.85), ["BeamSection", "ky", "kz"]),
+    "BeamSection E a string": (lambda mb: fm.BeamSection(**{**SEC, "E": "7e10"}), ["BeamSection", "E", "number"]),
+    "drive dof 0.5": (lambda mb: mb.add_drive("hinge", lambda t: t, dof=0.5), ["add_drive", "hinge", "dof", "integer"]),
+    "spring dof True": (lambda mb: _spring(mb, dof=True), ["add_joint_spring", "dof", "integer"]),
+    "joint force dof '0'": (lambda mb: mb.add_joint_force("hinge", 1.0, dof="0"), ["add_joint_force", "dof", "integer"]),
+    "mass a string": (lambda mb: mb.add_body("forearm", "elbow", mass="1.0"), ["add_body", "forearm", "mass", "number"]),
+    "mass True": (lambda mb: mb.add_body("forearm", "elbow", mass=True), ["add_body", "forearm", "mass", "boolean"]),
+    "mass 10**400": (lambda mb: mb.add_body("forearm", "elbow", mass=10**400), ["add_body", "mass", "too large"]),
+    "position strings": (lambda mb: mb.add_node("wrist", ("2", "0", "0")), ["add_node", "wrist", "position", "strings"]),
+    "position 10**400": (lambda mb: mb.add_node("wrist", (10**400, 0, 0)), ["add_node", "wrist", "position", "too large"]),
+    "position booleans": (lambda mb: mb.add_node("wrist", (True, False, False)), ["add_node", "position", "booleans"]),
+    "node name a list": (lambda mb: mb.add_node(["wrist"], (2, 0, 0)), ["add_node", "['wrist']", "string"]),
+    "body on a list node": (lambda mb: mb.add_body("forearm", ["elbow"], 1.0), ["add_body", "forearm", "['elbow']"]),
+    "joint parent a list": (lambda mb: mb.add_joint("bend", "revolute", ["shoulder"], "elbow", axis=(0, 0, 1)),
+                            ["add_joint", "bend", "parent", "['shoulder']"]),
+    "joint kind a list": (lambda mb: mb.add_joint("bend", ["revolute"], "shoulder", "elbow"), ["add_joint", "bend", "kind"]),
+    "joint q0 a string": (lambda mb: mb.add_joint("bend", "revolute", "shoulder", "elbow", axis=(0, 0, 1), q0="0.1"),
+                          ["add_joint", "bend", "q0", "number"]),
+    "spring stiffness None": (lambda mb: _spring(mb, stiffness=None), ["add_joint_spring", "hinge", "stiffness", "number"]),
+    "spring damping complex": (lambda mb: _spring(mb, damping=1j), ["add_joint_spring", "damping", "number"]),
+    "spring rest a string": (lambda mb: _spring(mb, rest="0"), ["add_joint_spring", "rest", "number"]),
+    "drive returning an array": (lambda mb: mb.add_drive("hinge", lambda t: np.array([t, 2 * t])),
+                                 ["add_drive", "hinge", "position", "number"]),
+    "drive position not callable": (lambda mb: mb.add_drive("hinge", 0.5), ["add_drive", "hinge", "position", "function"]),
+    "drive that fails": (lambda mb: mb.add_drive("hinge", lambda t: 1 / 0), ["add_drive", "hinge", "ZeroDivisionError"]),
+    "load force a dict": (lambda mb: mb.add_load("push", "elbow", force={"x": 1.0}), ["add_load", "push", "force"]),
+    "load force 2 numbers": (lambda mb: mb.add_load("push", "elbow", force=(1.0, 2.0)), ["add_load", "push", "force", "3"]),
+    "load moment f(t) of 2": (lambda mb: mb.add_load("push", "elbow", moment=lambda t: (0, t)), ["add_load", "moment", "3"]),
+    "load follower 'yes'": (lambda mb: mb.add_load("push", "elbow", force=(1, 0, 0), follower="yes"),
+                            ["add_load", "push", "follower", "True or False"]),
+    "gravity strings": (lambda mb: fm.ModelBuilder(gravity=("0", "-9.81", "0")), ["ModelBuilder", "gravity", "strings"]),
+    "gravity None": (lambda mb: fm.ModelBuilder(gravity=None), ["ModelBuilder", "gravity"]),
+    "joint force a string": (lambda mb: mb.add_joint_force("hinge", "5"), ["add_joint_force", "hinge", "force", "number"]),
+    "joint force f(t) of 3": (lambda mb: mb.add_joint_force("hinge", lambda t: (1, 2, 3)), ["add_joint_force", "force"]),
+    "friction mu True": (lambda mb: mb.add_joint_friction("hinge", True, 0.01), ["add_joint_friction", "hinge", "mu"]),
+    "bushing stiffness strings": (lambda mb: mb.add_bushing("pad", "ground", "elbow", stiffness=["1e6"] * 6),
+                                  ["add_bushing", "pad", "stiffness", "strings"]),
+    "bushing free_rotation a list": (lambda mb: mb.add_bushing("pad", "ground", "elbow", [1e6] * 6, free_rotation=["x"]),
+                                     ["add_bushing", "pad", "free_rotation"]),
+    "beam damping None": (lambda mb: mb.add_beam("b", "shoulder", "elbow", fm.BeamSection(**SEC), damping=None),
+                          ["add_beam", "damping", "number"]),
+    "flexible link n_elements True": (lambda mb: mb.add_flexible_link("l", (0, 1, 0), (1, 1, 0), True, fm.BeamSection(**SEC)),
+                                      ["add_flexible_link", "n_elements", "integer"]),
+    "flexible link n_elements 2.0": (lambda mb: mb.add_flexible_link("l", (0, 1, 0), (1, 1, 0), 2.0, fm.BeamSection(**SEC)),
+                                     ["add_flexible_link", "n_elements", "integer"]),
+    "particle mass a string": (lambda mb: mb.add_particle_body("pb", "elbow", "2", inertia=0.1,
+                                                               particle_nodes=[(1, 0, 0), (2, 0, 0), (1, 1, 0)]),
+                               ["add_particle_body", "pb", "mass", "number"]),
+    "particle inertia strings": (lambda mb: mb.add_particle_body("pb", "elbow", 2.0, inertia="0.1",
+                                                                 particle_nodes=[(1, 0, 0), (2, 0, 0), (1, 1, 0)]),
+                                 ["add_particle_body", "pb", "inertia"]),
+    "particle point strings": (lambda mb: mb.add_particle_body("pb", "elbow", 2.0, inertia=0.1,
+                                                               particle_nodes=[(1, 0, 0), ("2", "0", "0"), (1, 1, 0)]),
+                               ["add_particle_body", "pb", "particle 2", "strings"]),
+    "particle kind a list": (lambda mb: mb.add_particle_body("pb", "elbow", 2.0, inertia=0.1, kind=["planar"]),
+                             ["add_particle_body", "pb", "kind"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CALLS))
+def test_every_argument_is_checked_where_it_is_given(case):
+    """Issue 11 item 13: a ModelError at the call, naming the call, the argument and what is
+    expected (before: TypeError, ValueError, OverflowError, ZeroDivisionError at the call, at
+    compile or in simulate, or silent acceptance of booleans and numeric strings)."""
+    call, names = BAD_CALLS[case]
+    mb = builder()
+    with raises_naming(fm.ModelError, *names):
+        call(mb)
+
+
+def test_a_refused_flexible_link_adds_no_node():
+    mb = builder()
+    with pytest.raises(fm.ModelError):
+        mb.add_flexible_link("l", (0, 1, 0), (1, 1, 0), 3, fm.BeamSection(**SEC), damping=-1.0)
+    assert [n for n in mb.nodes if n.startswith("l.")] == []
+
+
+def test_huge_z_hint_gives_the_same_section_frame():
+    """Issue 11 item 13: z_hint = (0, 0, 1e200) overflowed the frame's normalisation (a zero e2,
+    then ZeroDivisionError in simulate); it is a direction like (0, 0, 1)."""
+    frames = []
+    for z in ((0, 0, 1.0), (0, 0, 1e200), (0, 0, 1e-200)):
+        mb = fm.ModelBuilder()
+        mb.add_node("a", (0, 0, 0))
+        mb.add_node("b", (0.6, 0.8, 0))
+        mb.add_body("m", "b", 1.0, inertia=np.eye(3) * 1e-3)
+        mb.add_joint("pin", "revolute", "ground", "a", axis=(0, 0, 1))
+        mb.add_beam("beam", "a", "b", fm.BeamSection(**SEC), z_hint=z)
+        frames.append(mb.compile().beam_C1[0])
+    assert np.all(np.isfinite(frames[1])) and np.array_equal(frames[0], frames[1]) and np.array_equal(frames[0], frames[2])
+
+
+def test_a_second_joint_spring_on_one_coordinate_is_refused():
+    """Issue 11 item 14: a second add_joint_spring replaced the first silently (10 + 90 acted as 90)."""
+    mb = builder()
+    mb.add_joint_spring("hinge", stiffness=10.0)
+    with raises_naming(fm.ModelError, "add_joint_spring", "hinge", "already has a joint spring"):
+        mb.add_joint_spring("hinge", stiffness=90.0)
+    m = mb.compile()
+    assert m.spring_k.tolist() == [10.0]
+
+
+def test_numbers_of_every_numeric_type_are_accepted():
+    """numpy scalars and Python ints are numbers; the checks refuse only what is not one."""
+    mb = builder()
+    mb.add_body("forearm", "elbow", mass=np.float32(2.0), com=np.array([1, 0, 0]), inertia=np.diag([0, 1, 1]) * 0.1)
+    mb.add_joint("bend", "revolute", "shoulder", "elbow", axis=[0, 0, np.int64(1)], q0=np.float64(0.1), u0=[0])
+    mb.add_joint_spring("bend", stiffness=5, damping=np.int32(1), dof=np.int64(0))
+    mb.add_load("push", "elbow", force=lambda t: [0, -t, 0], follower=False)
+    m = mb.compile()
+    assert m.body_mass.tolist() == [1.0, 2.0] and m.spring_c.tolist() == [1.0] and m.q0.tolist() == [0.0, 0.1]

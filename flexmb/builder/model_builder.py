@@ -9,13 +9,13 @@ coordinates ``q0`` and velocities ``u0`` then move the mechanism from there.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from flexmb.builder import arguments as args
 from flexmb.builder import checks, particle_bodies
 from flexmb.builder.compile import compile as compile_model
 from flexmb.builder.records import (
@@ -36,41 +36,13 @@ from flexmb.builder.records import (
 from flexmb.errors import ModelError
 from flexmb.joints import JOINT_KINDS
 from flexmb.model import Model
-from flexmb.timefunctions import ScalarDrive, as_time_function
+from flexmb.timefunctions import ScalarDrive
 
 __all__ = ["ModelBuilder", "BeamSection"]
 
 
-def _vec(value: Any, n: int, what: str) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ModelError(f"{what}: {value!r} is not a list of {n} numbers.") from None
-    if arr.shape != (n,):
-        raise ModelError(f"{what}: expected {n} numbers, got shape {arr.shape}.")
-    if not np.all(np.isfinite(arr)):
-        raise ModelError(f"{what}: {arr.tolist()} contains NaN or inf; give finite numbers.")
-    return arr
-
-
-def _mat3(value: Any, what: str) -> np.ndarray:
-    arr = np.asarray(value, dtype=float)
-    if arr.shape != (3, 3):
-        raise ModelError(f"{what}: expected a 3x3 matrix, got shape {arr.shape}.")
-    if not np.all(np.isfinite(arr)):
-        raise ModelError(f"{what}: contains NaN or inf; give finite numbers.")
-    return arr
-
-
-def _unit(value: Any, what: str) -> np.ndarray:
-    a = _vec(value, 3, what)
-    n = np.linalg.norm(a)
-    if n < 1e-12:
-        raise ModelError(f"{what}: axis {a.tolist()} has zero length; give a nonzero direction.")
-    return a / n
-
-
 def _section_frame(axis: np.ndarray, z_hint: np.ndarray, who: str) -> np.ndarray:
+    """Section frame E0 (columns e1 along ``axis``, e2 = z_hint x e1, e3 = e1 x e2)."""
     e1 = axis / np.linalg.norm(axis)
     e2 = np.cross(z_hint, e1)
     if np.linalg.norm(e2) < 1e-9:
@@ -79,21 +51,40 @@ def _section_frame(axis: np.ndarray, z_hint: np.ndarray, who: str) -> np.ndarray
     return np.stack([e1, e2, np.cross(e1, e2)], axis=1)
 
 
-def _matrix6(value: Any, what: str) -> np.ndarray:
-    arr = np.asarray(value, dtype=float)
+def _matrix6(value: Any, who: str, what: str) -> np.ndarray:
+    """6 diagonal values or a symmetric positive semi-definite 6x6 matrix."""
+    arr = args.array(value, ((6,), (6, 6)), who, what, "6 diagonal values or a 6x6 matrix")
     if arr.shape == (6,):
         arr = np.diag(arr)
-    if arr.shape != (6, 6):
-        raise ModelError(f"{what}: give 6 diagonal values or a 6x6 matrix, got shape {arr.shape}.")
-    if not np.all(np.isfinite(arr)):
-        raise ModelError(f"{what}: contains NaN or inf.")
     scale = max(1.0, float(np.abs(arr).max()))
     if np.abs(arr - arr.T).max() > 1e-12 * scale:
-        raise ModelError(f"{what}: the matrix is not symmetric; a spring–damper needs a symmetric matrix.")
-    ev = np.linalg.eigvalsh(arr)
+        raise ModelError(f"{who}: {what}: the matrix is not symmetric; a spring–damper needs a symmetric matrix.")
+    ev = np.linalg.eigvalsh(arr / scale) * scale
     if ev.min() < -1e-12 * scale:
-        raise ModelError(f"{what}: the matrix is indefinite (eigenvalue {ev.min():.3g}); it must be positive semi-definite.")
+        raise ModelError(f"{who}: {what}: the matrix is indefinite (eigenvalue {ev.min():.3g}); "
+                         "it must be positive semi-definite.")
     return arr
+
+
+def _coordinates(value: Any, n: int, who: str, what: str) -> np.ndarray:
+    """Initial coordinates or velocities of a joint: None (zeros), a number (n = 1) or n numbers."""
+    if value is None:
+        return np.zeros(n)
+    if isinstance(value, (list, tuple, np.ndarray)) and np.ndim(value) != 0:
+        arr = args.array(value, ((n,), (1,)), who, what, f"{n} number(s)")
+    else:
+        arr = np.array([args.number(value, who, what)])
+    if arr.shape != (n,):
+        raise ModelError(f"{who}: {what} needs {n} values, got {arr.size}.")
+    return arr
+
+
+def _rotation(value: Any, who: str, what: str) -> np.ndarray:
+    """A proper rotation matrix (orthonormal columns, det 1)."""
+    R = args.matrix3(value, who, what)
+    if np.abs(R.T @ R - np.eye(3)).max() > 1e-9 or np.linalg.det(R) < 0:
+        raise ModelError(f"{who}: {what} is not a proper rotation matrix (R^T R = I, det R = 1).")
+    return R
 
 
 class ModelBuilder:
@@ -123,7 +114,7 @@ class ModelBuilder:
         self._bushings: dict[str, BushingSpec] = {}
         self._beams: dict[str, BeamSpec] = {}
         self._particle_bodies: dict[str, ParticleBodySpec] = {}
-        self.gravity = _vec(gravity, 3, "gravity")
+        self.gravity = args.vector(gravity, 3, "ModelBuilder()", "gravity")
 
     # ------------------------------------------------------------------ the records (read-only views)
     @property
@@ -185,11 +176,10 @@ class ModelBuilder:
     def add_node(self, name: str, position: Sequence[float], rotation: Any = None) -> str:
         """Add a node (6-DOF frame) at ``position`` with orientation ``rotation`` (3x3, columns
         = node axes in global coordinates; identity by default)."""
-        self._check_new_name(name, self._nodes, "node")
-        x = _vec(position, 3, f"node '{name}' position")
-        R = np.eye(3) if rotation is None else _mat3(rotation, f"node '{name}' rotation")
-        if np.abs(R.T @ R - np.eye(3)).max() > 1e-9 or np.linalg.det(R) < 0:
-            raise ModelError(f"node '{name}' rotation is not a proper rotation matrix (R^T R = I, det R = 1).")
+        who = f"add_node: node {name!r}"
+        self._check_new_name(name, self._nodes, "node", "add_node")
+        x = args.vector(position, 3, who, "position")
+        R = np.eye(3) if rotation is None else _rotation(rotation, who, "rotation")
         self._node_index_of[name] = len(self._nodes)
         self._nodes[name] = NodeSpec(name, readonly(x), readonly(R))
         return name
@@ -204,21 +194,23 @@ class ModelBuilder:
     ) -> str:
         """Add a rigid body on ``node``: ``mass``, centre of mass ``com`` (node axes, relative to
         the node) and ``inertia`` tensor about the centre of mass in node axes (3x3)."""
-        self._check_new_name(name, self._bodies, "body")
-        self._node_index(node, f"body '{name}'")
-        if not (isinstance(mass, (int, float, np.floating)) and math.isfinite(mass)) or mass <= 0:
-            raise ModelError(f"body '{name}': mass {mass!r} must be a positive finite number.")
-        c = _vec(com, 3, f"body '{name}' com")
-        J = np.zeros((3, 3)) if inertia is None else _mat3(inertia, f"body '{name}' inertia")
+        who = f"add_body: body {name!r}"
+        self._check_new_name(name, self._bodies, "body", "add_body")
+        self._node_index(node, who)
+        mass = args.number(mass, who, "mass", positive=True)
+        c = args.vector(com, 3, who, "com")
+        J = np.zeros((3, 3)) if inertia is None else args.matrix3(inertia, who, "inertia")
         if np.abs(J - J.T).max() > 1e-12 * max(1.0, np.abs(J).max()):
-            raise ModelError(f"body '{name}': inertia tensor is not symmetric: {J.tolist()}.")
+            raise ModelError(f"{who}: inertia tensor is not symmetric: {J.tolist()}.")
         ev = np.linalg.eigvalsh(J)
         tol = 1e-12 * max(1.0, ev.max())
+        if not np.all(np.isfinite(ev)):
+            raise ModelError(f"{who}: the principal moments of the inertia tensor overflow; give physical values.")
         if ev.min() < -tol:
-            raise ModelError(f"body '{name}': inertia tensor is not positive semi-definite (principal moments {ev.tolist()}).")
+            raise ModelError(f"{who}: inertia tensor is not positive semi-definite (principal moments {ev.tolist()}).")
         if ev[0] + ev[1] < ev[2] - tol:
             raise ModelError(
-                f"body '{name}': principal moments {ev.tolist()} violate the triangle inequality "
+                f"{who}: principal moments {ev.tolist()} violate the triangle inequality "
                 "(J1 + J2 >= J3); no physical body has them."
             )
         self._bodies[name] = BodySpec(name, node, float(mass), readonly(c), readonly(J))
@@ -246,36 +238,39 @@ class ModelBuilder:
         free) three coordinates are a rotation vector and the child's body angular velocity
         relative to the parent.
         """
-        self._check_new_name(name, self._joints, "joint")
-        if kind not in JOINT_KINDS:
-            raise ModelError(f"joint '{name}': unknown kind {kind!r}; use one of {sorted(JOINT_KINDS)}.")
+        who = f"add_joint: joint {name!r}"
+        self._check_new_name(name, self._joints, "joint", "add_joint")
+        if not isinstance(kind, str) or kind not in JOINT_KINDS:
+            raise ModelError(f"{who}: unknown kind {kind!r}; use one of {sorted(JOINT_KINDS)}.")
         jk = JOINT_KINDS[kind]
+        args.node_name(parent, who, "parent")
+        args.node_name(child, who, "child")
         if parent != "ground":
-            self._node_index(parent, f"joint '{name}' parent")
+            self._node_index(parent, f"{who} parent")
         if child == "ground":
-            raise ModelError(f"joint '{name}': ground cannot be a child; give ground as the parent.")
-        self._node_index(child, f"joint '{name}' child")
+            raise ModelError(f"{who}: ground cannot be a child; give ground as the parent.")
+        self._node_index(child, f"{who} child")
         if parent == child:
-            raise ModelError(f"joint '{name}': parent and child are the same node '{child}'.")
-        given = [] if axes is None else list(axes)
+            raise ModelError(f"{who}: parent and child are the same node '{child}'.")
+        if axes is None:
+            given = []
+        elif not isinstance(axes, (list, tuple, np.ndarray)):
+            raise ModelError(f"{who}: axes = {axes!r} must be a list of axes (each 3 numbers).")
+        else:
+            given = list(axes)
         if axis is not None:
             given = [axis] + given
         if kind in ("free", "spherical", "fixed"):
             if given:
-                raise ModelError(f"joint '{name}': a {kind} joint takes no axis.")
+                raise ModelError(f"{who}: a {kind} joint takes no axis.")
         elif len(given) != jk.n_axes:
-            raise ModelError(f"joint '{name}': a {kind} joint needs {jk.n_axes} axis/axes, got {len(given)}.")
-        ax = [_unit(a, f"joint '{name}' axis {i + 1}") for i, a in enumerate(given)]
+            raise ModelError(f"{who}: a {kind} joint needs {jk.n_axes} axis/axes, got {len(given)}.")
+        ax = [args.unit(a, who, f"axis {i + 1}") for i, a in enumerate(given)]
         if kind == "universal" and abs(ax[0] @ ax[1]) > 1 - 1e-9:
-            raise ModelError(f"joint '{name}': the two universal-joint axes are parallel.")
-        pt = None if point is None else _vec(point, 3, f"joint '{name}' point")
-        q0a = np.zeros(jk.n_u) if q0 is None else np.atleast_1d(np.asarray(q0, dtype=float))
-        u0a = np.zeros(jk.n_u) if u0 is None else np.atleast_1d(np.asarray(u0, dtype=float))
-        for arr, what in ((q0a, "q0"), (u0a, "u0")):
-            if arr.shape != (jk.n_u,):
-                raise ModelError(f"joint '{name}': {what} needs {jk.n_u} values, got {arr.size}.")
-            if not np.all(np.isfinite(arr)):
-                raise ModelError(f"joint '{name}': {what} {arr.tolist()} contains NaN or inf.")
+            raise ModelError(f"{who}: the two universal-joint axes are parallel.")
+        pt = None if point is None else args.vector(point, 3, who, "point")
+        q0a = _coordinates(q0, jk.n_u, who, "q0")
+        u0a = _coordinates(u0, jk.n_u, who, "u0")
         self._joints[name] = JointSpec(name, jk, parent, child, None if pt is None else readonly(pt),
                                        tuple(readonly(a) for a in ax), readonly(q0a), readonly(u0a))
         return name
@@ -289,53 +284,59 @@ class ModelBuilder:
         dof: int = 0,
     ) -> None:
         """Drive coordinate ``dof`` of ``joint`` (rheonomic): ``q(t) = position(t)``. Without
-        ``velocity``/``acceleration`` the derivatives are computed (complex step)."""
-        jt = self._joint(joint, "drive")
-        self._check_dof(jt, dof, "drive")
+        ``velocity``/``acceleration`` the derivatives are computed (complex step). Each function
+        takes the time and returns one number."""
+        who = f"add_drive: drive of joint {joint!r}"
+        jt = self._joint(joint, who)
+        dof = self._check_dof(jt, dof, who)
         if (joint, dof) in self._drives:
-            raise ModelError(f"drive: coordinate {dof} of joint '{joint}' is already driven; drive it once.")
+            raise ModelError(f"{who}: coordinate {dof} of joint '{joint}' is already driven; drive it once.")
         for f, what in ((position, "position"), (velocity, "velocity"), (acceleration, "acceleration")):
-            if f is not None and not callable(f):
-                raise ModelError(f"drive of joint '{joint}': {what} must be a function of time.")
+            if (f is not None or what == "position") and not callable(f):
+                raise ModelError(f"{who}: {what} = {f!r} must be a function of time returning a number.")
+            if f is not None:
+                args.time_function(f, (), who, what)
         d = ScalarDrive(position, velocity, acceleration)
-        vals = d(0.0)
-        if not all(math.isfinite(v) for v in vals):
-            raise ModelError(f"drive of joint '{joint}': q, q', q'' at t = 0 are {vals}: not finite.")
+        try:
+            vals = d(0.0)
+        except Exception as exc:  # the user's functions: their failure is reported, not raised through
+            raise ModelError(f"{who}: q, q', q'' at t = 0 could not be computed ({type(exc).__name__}: {exc}); "
+                             "give functions of time returning one number each.") from None
+        if not all(np.isfinite(v) for v in vals):
+            raise ModelError(f"{who}: q, q', q'' at t = 0 are {vals}: not finite.")
         self._drives[(joint, dof)] = DriveSpec(joint, dof, d)
 
     def add_joint_spring(
         self, joint: str, stiffness: float, damping: float = 0.0, rest: float = 0.0, dof: int = 0
     ) -> None:
         """Linear spring and damper on coordinate ``dof`` of ``joint``:
-        ``tau = -stiffness (q - rest) - damping q'``."""
-        jt = self._joint(joint, "joint spring")
-        self._check_dof(jt, dof, "joint spring")
-        for v, what in ((stiffness, "stiffness"), (damping, "damping"), (rest, "rest")):
-            if not math.isfinite(v):
-                raise ModelError(f"joint spring on '{joint}': {what} {v!r} is not finite.")
-        if stiffness < 0 or damping < 0:
-            raise ModelError(f"joint spring on '{joint}': stiffness and damping must be >= 0.")
-        self._springs[(joint, dof)] = SpringSpec(joint, dof, float(stiffness), float(damping), float(rest))
+        ``tau = -stiffness (q - rest) - damping q'``. One per coordinate: a second on the same
+        coordinate is refused (give the sum of the stiffnesses and dampings once)."""
+        who = f"add_joint_spring: joint spring on {joint!r}"
+        jt = self._joint(joint, who)
+        dof = self._check_dof(jt, dof, who)
+        if (joint, dof) in self._springs:
+            raise ModelError(f"{who}: coordinate {dof} of joint '{joint}' already has a joint spring; give one spring "
+                             "per coordinate (with the summed stiffness and damping).")
+        k = args.number(stiffness, who, "stiffness", nonnegative=True)
+        c = args.number(damping, who, "damping", nonnegative=True)
+        r = args.number(rest, who, "rest")
+        self._springs[(joint, dof)] = SpringSpec(joint, dof, k, c, r)
 
     def add_joint_force(self, joint: str, force: float | Callable[[float], float], dof: int = 0) -> None:
         """Applied generalized force on coordinate ``dof`` of ``joint`` (a force along a prismatic
         axis, a torque about a revolute axis): a number or a function of time ``force(t)``. It
         enters tau of eq. (1) like a joint spring, and its work is reported as load work. On a
         driven coordinate the drive force is then what the actuator adds to it."""
-        jt = self._joint(joint, "joint force")
-        self._check_dof(jt, dof, "joint force")
+        who = f"add_joint_force: joint force on {joint!r}"
+        jt = self._joint(joint, who)
+        dof = self._check_dof(jt, dof, who)
         if (joint, dof) in self._joint_forces:
-            raise ModelError(f"joint force: coordinate {dof} of joint '{joint}' already has one; give their sum once.")
-        if not callable(force) and not (isinstance(force, (int, float, np.floating)) and math.isfinite(force)):
-            raise ModelError(f"joint force on '{joint}': {force!r} must be a finite number or a function of time.")
-        f = force if callable(force) else _constant(float(force))
-        try:
-            v0 = float(f(0.0))
-        except Exception as exc:
-            raise ModelError(f"joint force on '{joint}': force(0.0) failed ({exc}); "
-                             "give a function of time returning a number.") from None
-        if not math.isfinite(v0):
-            raise ModelError(f"joint force on '{joint}': force(0.0) = {v0!r} is not finite.")
+            raise ModelError(f"{who}: coordinate {dof} of joint '{joint}' already has one; give their sum once.")
+        if callable(force):
+            f = args.time_function(force, (), who, "force")
+        else:
+            f = _constant(args.number(force, who, "force"))
         self._joint_forces[(joint, dof)] = JointForceSpec(joint, dof, f)
 
     def add_joint_friction(self, joint: str, mu: float, pin_radius: float, omega_eps: float = 1e-3) -> None:
@@ -343,18 +344,17 @@ class ModelBuilder:
         torque -mu pin_radius |F_perp| tanh(q'/omega_eps) on its coordinate, F_perp the joint's
         reaction force normal to the axis (implicit in the accelerations); ``omega_eps`` [rad/s]
         regularises sign(q') near rest (flexmb/friction.py, eq. 1, explains the choice)."""
-        jt = self._joint(joint, "joint friction")
+        who = f"add_joint_friction: joint friction on {joint!r}"
+        jt = self._joint(joint, who)
         if jt.kind.name != "revolute":
-            raise ModelError(f"joint friction on '{joint}': only revolute joints have a bearing model here "
+            raise ModelError(f"{who}: only revolute joints have a bearing model here "
                              f"(it is {jt.kind.name}); give a revolute joint.")
         if joint in self._frictions:
-            raise ModelError(f"joint friction: joint '{joint}' already has friction; give it once.")
-        for v, what, lo in ((mu, "mu", 0.0), (pin_radius, "pin_radius", None), (omega_eps, "omega_eps", None)):
-            ok = isinstance(v, (int, float, np.floating)) and math.isfinite(v) and (v >= lo if lo is not None else v > 0)
-            if not ok:
-                raise ModelError(f"joint friction on '{joint}': {what} = {v!r} must be a finite number "
-                                 f"{'>= 0' if lo is not None else '> 0'}.")
-        self._frictions[joint] = FrictionSpec(joint, float(mu), float(pin_radius), float(omega_eps))
+            raise ModelError(f"{who}: joint '{joint}' already has friction; give it once.")
+        mu = args.number(mu, who, "mu", nonnegative=True)
+        r = args.number(pin_radius, who, "pin_radius", positive=True)
+        eps = args.number(omega_eps, who, "omega_eps", positive=True)
+        self._frictions[joint] = FrictionSpec(joint, mu, r, eps)
 
     def add_load(
         self,
@@ -368,16 +368,17 @@ class ModelBuilder:
         """Nodal force and moment (constant 3-vectors or functions of time returning them);
         ``follower=True`` gives them in node axes so they turn with the node, or in the axes of
         ``axes_node`` when given (a load that turns with another node, e.g. a body's reference)."""
-        self._check_new_name(name, self._loads, "load")
-        self._node_index(node, f"load '{name}'")
+        who = f"add_load: load {name!r}"
+        self._check_new_name(name, self._loads, "load", "add_load")
+        self._node_index(node, who)
+        follower = args.flag(follower, who, "follower")
         if axes_node is not None:
-            self._node_index(axes_node, f"load '{name}' axes_node")
+            self._node_index(axes_node, f"{who} axes_node")
             if not follower:
-                raise ModelError(f"load '{name}': axes_node is for follower loads; give follower=True or no axes_node.")
-        self._loads[name] = LoadSpec(
-            name, node, as_time_function(force, f"load '{name}' force"),
-            as_time_function(moment, f"load '{name}' moment"), bool(follower), axes_node,
-        )
+                raise ModelError(f"{who}: axes_node is for follower loads; give follower=True or no axes_node.")
+        f = args.time_function(force, (3,), who, "force")
+        m = args.time_function(moment, (3,), who, "moment")
+        self._loads[name] = LoadSpec(name, node, f, m, follower, axes_node)
         return name
 
     def add_bushing(
@@ -398,22 +399,22 @@ class ModelBuilder:
         leaves that direction free. ``free_rotation``: ``"x"``, ``"y"`` or ``"z"`` leaves the
         rotation about that bushing axis free for any angle (a revolute bushing), ``"all"``
         leaves all rotations free (a spherical bushing). Bushings may close loops."""
-        self._check_new_name(name, self._bushings, "bushing")
-        self._check_new_name(name, self._joints, "joint or bushing")
+        who = f"add_bushing: bushing {name!r}"
+        self._check_new_name(name, self._bushings, "bushing", "add_bushing")
+        self._check_new_name(name, self._joints, "joint or bushing", "add_bushing")
+        args.node_name(node_a, who, "node_a")
         if node_a != "ground":
-            self._node_index(node_a, f"bushing '{name}'")
-        self._node_index(node_b, f"bushing '{name}'")
+            self._node_index(node_a, who)
+        self._node_index(node_b, who)
         if node_a == node_b:
-            raise ModelError(f"bushing '{name}': both ends are node '{node_b}'.")
-        K = _matrix6(stiffness, f"bushing '{name}' stiffness")
-        C = _matrix6(np.zeros(6) if damping is None else damping, f"bushing '{name}' damping")
+            raise ModelError(f"{who}: both ends are node '{node_b}'.")
+        K = _matrix6(stiffness, who, "stiffness")
+        C = _matrix6(np.zeros(6) if damping is None else damping, who, "damping")
         modes = {None: -1, "x": 0, "y": 1, "z": 2, "all": 3}
-        if free_rotation not in modes:
-            raise ModelError(f"bushing '{name}': free_rotation {free_rotation!r} must be one of {list(modes)}.")
-        P = None if point is None else _vec(point, 3, f"bushing '{name}' point")
-        E = np.eye(3) if axes is None else _mat3(axes, f"bushing '{name}' axes")
-        if np.abs(E.T @ E - np.eye(3)).max() > 1e-9 or np.linalg.det(E) < 0:
-            raise ModelError(f"bushing '{name}': axes are not a proper rotation matrix (orthonormal columns, det 1).")
+        if not (free_rotation is None or isinstance(free_rotation, str)) or free_rotation not in modes:
+            raise ModelError(f"{who}: free_rotation {free_rotation!r} must be one of {list(modes)}.")
+        P = None if point is None else args.vector(point, 3, who, "point")
+        E = np.eye(3) if axes is None else _rotation(axes, who, "axes")
         self._bushings[name] = BushingSpec(name, node_a, node_b, None if P is None else readonly(P), readonly(E),
                                            readonly(K), readonly(C), modes[free_rotation])
         return name
@@ -438,19 +439,21 @@ class ModelBuilder:
     def _add_beam_element(self, name: str, node_a: str, node_b: str, section: BeamSection, z_hint: Sequence[float],
                           damping: float, link: str) -> str:
         """add_beam for an element of flexible link ``link``."""
-        self._check_new_name(name, self._beams, "beam element")
-        self._node_index(node_a, f"beam element '{name}'")
-        self._node_index(node_b, f"beam element '{name}'")
+        who = f"add_beam: beam element {name!r}"
+        self._check_new_name(name, self._beams, "beam element", "add_beam")
+        self._node_index(node_a, who)
+        self._node_index(node_b, who)
         if not isinstance(section, BeamSection):
-            raise ModelError(f"beam element '{name}': section must be a flexmb.BeamSection.")
+            raise ModelError(f"{who}: section = {section!r} must be a flexmb.BeamSection.")
         xa, xb = self._nodes[node_a].position, self._nodes[node_b].position
         L0 = float(np.linalg.norm(xb - xa))
         if L0 < 1e-12:
-            raise ModelError(f"beam element '{name}': nodes '{node_a}' and '{node_b}' coincide (zero length).")
-        if not (math.isfinite(damping) and damping >= 0):
-            raise ModelError(f"beam element '{name}': damping {damping!r} must be >= 0.")
-        E0 = _section_frame(xb - xa, _vec(z_hint, 3, f"beam element '{name}' z_hint"), f"beam element '{name}'")
-        self._beams[name] = BeamSpec(name, node_a, node_b, section, readonly(E0), L0, float(damping), link)
+            raise ModelError(f"{who}: nodes '{node_a}' and '{node_b}' coincide (zero length).")
+        if not np.isfinite(L0):
+            raise ModelError(f"{who}: the length between nodes '{node_a}' and '{node_b}' overflows; give physical positions.")
+        damping = args.number(damping, who, "damping", nonnegative=True)
+        E0 = _section_frame(xb - xa, args.direction(z_hint, who, "z_hint"), who)
+        self._beams[name] = BeamSpec(name, node_a, node_b, section, readonly(E0), L0, damping, link)
         return name
 
     def add_flexible_link(
@@ -469,18 +472,33 @@ class ModelBuilder:
         new nodes ``name.0`` and ``name.<n>`` unless ``node_a``/``node_b`` name existing nodes to
         share (a body's node: the link is then fixed to that body); interior nodes are free.
         Join the ends to bodies or ground with any joint. Returns the node names, a to b."""
-        if not isinstance(n_elements, (int, np.integer)) or n_elements < 1:
-            raise ModelError(f"flexible link '{name}': n_elements {n_elements!r} must be a positive integer.")
-        pa = _vec(point_a, 3, f"flexible link '{name}' point_a")
-        pb = _vec(point_b, 3, f"flexible link '{name}' point_b")
-        if np.linalg.norm(pb - pa) < 1e-12:
-            raise ModelError(f"flexible link '{name}': point_a and point_b coincide; a beam needs a length.")
-        for nd, p in ((node_a, pa), (node_b, pb)):
+        who = f"add_flexible_link: flexible link {name!r}"
+        args.name(name, who)
+        n_elements = args.integer(n_elements, who, "n_elements", low=1)
+        pa = args.vector(point_a, 3, who, "point_a")
+        pb = args.vector(point_b, 3, who, "point_b")
+        length = float(np.linalg.norm(pb - pa))
+        if length < 1e-12:
+            raise ModelError(f"{who}: point_a and point_b coincide; a beam needs a length.")
+        if not np.isfinite(length):
+            raise ModelError(f"{who}: the distance from point_a to point_b overflows; give physical positions.")
+        if not isinstance(section, BeamSection):
+            raise ModelError(f"{who}: section = {section!r} must be a flexmb.BeamSection.")
+        damping = args.number(damping, who, "damping", nonnegative=True)
+        for nd, p, what in ((node_a, pa, "node_a"), (node_b, pb, "node_b")):
             if nd is not None:
-                self._node_index(nd, f"flexible link '{name}'")
+                self._node_index(nd, f"{who} {what}")
                 if np.linalg.norm(self._nodes[nd].position - p) > 1e-9 * max(1.0, np.linalg.norm(p)):
-                    raise ModelError(f"flexible link '{name}': node '{nd}' is not at the link's end point {p.tolist()}.")
-        E0 = _section_frame(pb - pa, _vec(z_hint, 3, f"flexible link '{name}' z_hint"), f"flexible link '{name}'")
+                    raise ModelError(f"{who}: node '{nd}' is not at the link's end point {p.tolist()}.")
+        if node_a is not None and node_a == node_b:
+            raise ModelError(f"{who}: node_a and node_b are the same node '{node_a}'.")
+        E0 = _section_frame(pb - pa, args.direction(z_hint, who, "z_hint"), who)
+        new = [f"{name}.{i}" for i in range(n_elements + 1)
+               if not (i == 0 and node_a is not None) and not (i == n_elements and node_b is not None)]
+        for nm in new:
+            self._check_new_name(nm, self._nodes, "node", "add_flexible_link")
+        for i in range(n_elements):
+            self._check_new_name(f"{name}.e{i}", self._beams, "beam element", "add_flexible_link")
         names = []
         for i in range(n_elements + 1):
             if i == 0 and node_a is not None:
@@ -531,7 +549,7 @@ class ModelBuilder:
         Singular placements and non-physical inertias raise ModelError; negative particle
         masses warn (NegativeParticleMassWarning). :meth:`compile` refuses particles on nodes
         that do not move with the body. Returns the particle node names (primaries first)."""
-        self._check_new_name(name, self._particle_bodies, "particle body")
+        self._check_new_name(name, self._particle_bodies, "particle body", "add_particle_body")
         spec = particle_bodies.add_particle_body(self, name, reference_node, mass, com, inertia, particle_nodes, kind,
                                                  midpoint_nodes, plane_normal)
         for k, (node, m) in enumerate(zip(spec.nodes, spec.masses)):  # the particles: point masses
@@ -560,31 +578,34 @@ class ModelBuilder:
         return particle_bodies.add_particle_load(self, name, body, force, point, couple, follower)
 
     # ------------------------------------------------------------------ helpers
-    def _check_new_name(self, name: str, table: dict, what: str) -> None:
+    @staticmethod
+    def _check_new_name(name: str, table: Mapping[str, Any], what: str, call: str) -> None:
         if not isinstance(name, str) or not name:
-            raise ModelError(f"{what} name {name!r} must be a non-empty string.")
+            raise ModelError(f"{call}: {what} name {name!r} must be a non-empty string.")
         if name == "ground":
-            raise ModelError(f"{what} name 'ground' is reserved for the fixed frame.")
+            raise ModelError(f"{call}: {what} name 'ground' is reserved for the fixed frame.")
         if name in table:
-            raise ModelError(f"duplicate {what} name '{name}': every {what} needs its own name.")
+            raise ModelError(f"{call}: duplicate {what} name '{name}': every {what} needs its own name.")
 
     def _node_index(self, name: str, who: str) -> int:
-        if name not in self._nodes:
-            raise ModelError(f"{who}: unknown node '{name}'. Known nodes: {list(self._nodes)[:20]}.")
+        if not isinstance(name, str) or name not in self._nodes:
+            raise ModelError(f"{who}: unknown node {name!r}. Known nodes: {list(self._nodes)[:20]}.")
         return self._node_index_of[name]
 
     def _joint(self, name: str, who: str) -> JointSpec:
-        if name not in self._joints:
-            raise ModelError(f"{who}: unknown joint '{name}'. Known joints: {list(self._joints)[:20]}.")
+        if not isinstance(name, str) or name not in self._joints:
+            raise ModelError(f"{who}: unknown joint {name!r}. Known joints: {list(self._joints)[:20]}.")
         return self._joints[name]
 
     @staticmethod
-    def _check_dof(jt: JointSpec, dof: int, who: str) -> None:
+    def _check_dof(jt: JointSpec, dof: Any, who: str) -> int:
+        dof = args.integer(dof, who, "dof")
         if not 0 <= dof < jt.kind.n_scalar:
             raise ModelError(
-                f"{who} on joint '{jt.name}': dof {dof} is not a scalar coordinate of a {jt.kind.name} "
+                f"{who}: dof {dof} is not a scalar coordinate of joint '{jt.name}', a {jt.kind.name} "
                 f"joint (it has {jt.kind.n_scalar}; ball rotations cannot be driven or sprung)."
             )
+        return dof
 
     # ------------------------------------------------------------------ compile
     def compile(self) -> Model:

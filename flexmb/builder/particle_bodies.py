@@ -39,10 +39,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from flexmb.builder import arguments as args
 from flexmb.builder.records import ParticleBodySpec
 from flexmb.elements import particles as pk
 from flexmb.errors import ModelError
-from flexmb.timefunctions import as_time_function
 
 if TYPE_CHECKING:
     from flexmb.builder.model_builder import ModelBuilder
@@ -64,7 +64,8 @@ def _as_inertia(value: Any, who: str, scalar_ok: bool) -> np.ndarray | float:
     if value is None:
         raise ModelError(f"{who}: give the inertia ({'a scalar moment about the plane normal or ' if scalar_ok else ''}"
                          "a 3x3 tensor about the centre of mass, in the reference node's axes).")
-    arr = np.asarray(value, dtype=float)
+    arr = args.array(value, ((), (1,), (3, 3)), who, "inertia",
+                     f"{'a number or ' if scalar_ok else ''}a finite 3x3 matrix")
     if arr.shape in ((), (1,)):
         if not scalar_ok:
             raise ModelError(f"{who}: a spatial particle body needs the full 3x3 inertia tensor, not a scalar.")
@@ -88,16 +89,6 @@ def _as_inertia(value: Any, who: str, scalar_ok: bool) -> np.ndarray | float:
     return arr
 
 
-def _vector(value: Any, what: str) -> np.ndarray:
-    try:
-        a = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ModelError(f"{what}: {value!r} is not a node name or a list of 3 numbers.") from None
-    if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ModelError(f"{what}: expected 3 finite numbers, got {value!r}.")
-    return a
-
-
 def add_particle_body(
     mb: ModelBuilder,
     name: str,
@@ -113,32 +104,34 @@ def add_particle_body(
     """:meth:`flexmb.ModelBuilder.add_particle_body` (see there): checks the input, computes
     the particle masses, adds the nodes (and fixed joints) it creates through ``mb.add_node``
     and ``mb.add_joint``, and returns the spec; the builder stores it and its point masses."""
-    who = f"particle body '{name}'"
-    if not isinstance(name, str) or not name:
-        raise ModelError(f"particle body name {name!r} must be a non-empty string.")
+    args.name(name, "add_particle_body", "particle body name")
+    who = f"add_particle_body: particle body '{name}'"
     if name in mb.particle_bodies:
-        raise ModelError(f"duplicate particle body name '{name}': every particle body needs its own name.")
-    if kind not in PARTICLE_KINDS:
+        raise ModelError(f"{who}: duplicate particle body name '{name}': every particle body needs its own name.")
+    if not isinstance(kind, str) or kind not in PARTICLE_KINDS:
         raise ModelError(f"{who}: unknown kind {kind!r}; use one of {list(PARTICLE_KINDS)}.")
     nodes = mb.nodes
-    if reference_node == "ground" or reference_node not in nodes:
+    if not isinstance(reference_node, str) or reference_node == "ground" or reference_node not in nodes:
         raise ModelError(f"{who}: reference node {reference_node!r} is not a node of the model (known: {list(nodes)[:20]}).")
     x_ref, R_ref = nodes[reference_node].position, nodes[reference_node].rotation
-    if not (isinstance(mass, (int, float, np.floating)) and math.isfinite(mass) and mass > 0):
-        raise ModelError(f"{who}: mass {mass!r} must be a positive finite number.")
-    mass = float(mass)
-    c = x_ref + R_ref @ _vector(com, f"{who} com")
+    mass = args.number(mass, who, "mass", positive=True)
+    c = x_ref + R_ref @ args.vector(com, 3, who, "com")
     J_in = _as_inertia(inertia, who, scalar_ok=kind != "spatial" and not (kind == "general" and plane_normal is None))
     J = J_in if np.ndim(J_in) == 0 else R_ref @ J_in @ R_ref.T
     n_normal = None
     if plane_normal is not None:
-        n_normal = _vector(plane_normal, f"{who} plane_normal")
+        n_normal = args.vector(plane_normal, 3, who, "plane_normal")
         if np.linalg.norm(n_normal) < 1e-12:
             raise ModelError(f"{who}: plane_normal has zero length.")
         n_normal = n_normal / np.linalg.norm(n_normal)
 
     # ---- primary particles: node names or points (nodes fixed to the reference created below)
-    entries = list(particle_nodes) if not isinstance(particle_nodes, str) else [particle_nodes]
+    if isinstance(particle_nodes, str):
+        entries = [particle_nodes]
+    elif isinstance(particle_nodes, (list, tuple, np.ndarray)):
+        entries = list(particle_nodes)
+    else:
+        raise ModelError(f"{who}: particle_nodes = {particle_nodes!r} must be a list of node names or points.")
     need = _N_PRIMARY.get(kind)
     if need is not None and len(entries) != need:
         raise ModelError(f"{who}: a {kind} particle body takes {need} primary particles in particle_nodes, got {len(entries)}.")
@@ -154,7 +147,7 @@ def add_particle_body(
             prim_pos.append(nodes[e].position)
         else:
             prim_names.append(None)
-            prim_pos.append(_vector(e, f"{who} particle {i + 1}"))
+            prim_pos.append(args.vector(e, 3, who, f"particle {i + 1}"))
     P = np.array(prim_pos, dtype=float).reshape(-1, 3)
     label = [f"particle {i + 1} ({'node ' + repr(nm) if nm else 'point ' + str(P[i].tolist())})"
              for i, nm in enumerate(prim_names)]
@@ -170,12 +163,17 @@ def add_particle_body(
     if midpoint_nodes is not None:
         if kind == "general":
             raise ModelError(f"{who}: a general particle body has no midpoint particles; list every node in particle_nodes.")
-        given = [midpoint_nodes] if isinstance(midpoint_nodes, str) else list(midpoint_nodes)
+        if isinstance(midpoint_nodes, str):
+            given = [midpoint_nodes]
+        elif isinstance(midpoint_nodes, (list, tuple)):
+            given = list(midpoint_nodes)
+        else:
+            raise ModelError(f"{who}: midpoint_nodes = {midpoint_nodes!r} must be a list of node names.")
         if len(given) != len(pairs):
             raise ModelError(f"{who}: midpoint_nodes needs {len(pairs)} node(s), for the pairs "
                              f"{[(i + 1, j + 1) for i, j in pairs]}; got {len(given)}.")
         for k, (nm, (i, j)) in enumerate(zip(given, pairs)):
-            if nm not in nodes:
+            if not isinstance(nm, str) or nm not in nodes:
                 raise ModelError(f"{who}: midpoint node {nm!r} is not a node of the model.")
             if np.linalg.norm(nodes[nm].position - mids[k]) > _TOL * size:
                 raise ModelError(f"{who}: midpoint node '{nm}' at {nodes[nm].position.tolist()} is not at the midpoint "
@@ -337,8 +335,10 @@ def add_particle_load(
 ) -> tuple[str, ...]:
     """:meth:`flexmb.ModelBuilder.add_particle_load` (see there): nodal loads added through
     ``mb.add_load``. Returns the load names."""
-    who = f"particle load '{name}'"
-    if body not in mb.particle_bodies:
+    args.name(name, "add_particle_load", "load name")
+    who = f"add_particle_load: particle load '{name}'"
+    follower = args.flag(follower, who, "follower")
+    if not isinstance(body, str) or body not in mb.particle_bodies:
         raise ModelError(f"{who}: unknown particle body {body!r} (known: {list(mb.particle_bodies)[:20]}).")
     spec = mb.particle_bodies[body]
     if force is None and couple is None:
@@ -350,16 +350,13 @@ def add_particle_load(
     P = np.array([nodes[nm].position for nm in prim])
 
     def fun(value: Any, what: str):
-        f = as_time_function(value, f"{who} {what}")
-        v = np.asarray(f(0.0), dtype=float)
-        if v.shape != (3,) or not np.all(np.isfinite(v)):
-            raise ModelError(f"{who}: {what} must be 3 finite numbers (or a function of time returning them), got {v.tolist()}.")
-        return f, v
+        f = args.time_function(value, (3,), who, what)
+        return f, np.asarray(f(0.0), dtype=float)
 
     alpha = np.zeros(len(prim))
     if force is not None:
         ff, _ = fun(force, "force")
-        xp = x_ref + R_ref @ (np.zeros(3) if point is None else _vector(point, f"{who} point"))
+        xp = x_ref + R_ref @ (np.zeros(3) if point is None else args.vector(point, 3, who, "point"))
         alpha, miss = pk.force_distribution(P[None], xp[None])
         alpha = alpha[0]
         if miss[0] > 1e-9:

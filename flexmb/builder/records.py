@@ -6,12 +6,12 @@ fixed frame). Arrays in records are read-only copies.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from flexmb.builder import arguments as args
 from flexmb.errors import ModelError
 from flexmb.joints import JointKind
 from flexmb.timefunctions import ScalarDrive
@@ -46,11 +46,14 @@ class BeamSection:
     kz: float | None = None
 
     def __post_init__(self) -> None:
+        who = "BeamSection"
         for f in ("E", "G", "A", "Iy", "Iz", "J", "rho") + (("ky",) if self.ky is not None else ()) + (
                 ("kz",) if self.kz is not None else ()):
-            v = getattr(self, f)
-            if not (isinstance(v, (int, float, np.floating)) and math.isfinite(v) and v > 0):
-                raise ModelError(f"beam section: {f} = {v!r} must be a positive finite number.")
+            object.__setattr__(self, f, args.number(getattr(self, f), who, f, positive=True))
+        if (self.ky is None) != (self.kz is None):
+            given, missing = ("ky", "kz") if self.kz is None else ("kz", "ky")
+            raise ModelError(f"{who}: {given} is given without {missing}; a Timoshenko section needs both shear factors "
+                             "(ky and kz), an Euler–Bernoulli section neither.")
 
 
 @dataclass(frozen=True, eq=False)
