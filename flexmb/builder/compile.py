@@ -219,7 +219,7 @@ def compile_bushings(specs: Sequence[BushingSpec], index: Mapping[str, int], X0:
     for i, s in enumerate(specs):
         a = GROUND if s.node_a == "ground" else index[s.node_a]
         b = index[s.node_b]
-        P = X0[b] if s.point is None else s.point
+        P = s.point
         E = s.axes
         Xa, Ra = (np.zeros(3), np.eye(3)) if a == GROUND else (X0[a], R0[a])
         out["bushing_a"][i], out["bushing_b"][i] = a, b

@@ -392,13 +392,30 @@ class ModelBuilder:
         axes: Any = None,
         free_rotation: str | None = None,
     ) -> str:
-        """Elastic link (6x6 spring–damper) between the frames of ``node_a`` (or ``"ground"``)
-        and ``node_b`` at ``point`` (default: node_b) with bushing axes ``axes`` (3x3, columns,
-        default global). ``stiffness``/``damping``: 6 diagonal values or a symmetric positive
-        semi-definite 6x6 matrix on (translations, rotations) in bushing axes; a zero entry
-        leaves that direction free. ``free_rotation``: ``"x"``, ``"y"`` or ``"z"`` leaves the
-        rotation about that bushing axis free for any angle (a revolute bushing), ``"all"``
-        leaves all rotations free (a spherical bushing). Bushings may close loops."""
+        """Elastic link (6x6 spring–damper, elements/bushing.py) between the frames of ``node_a``
+        (or ``"ground"``) and ``node_b``: an elastic cut joint; bushings may close loops.
+
+        ``point``: where the bushing acts, global, in the assembly configuration. It is required
+        unless the two ends coincide (node_a's and node_b's positions are equal; ground counts as
+        the origin), and then defaults to that common position. Give the point of the joint the
+        bushing replaces: a bushing elsewhere builds another mechanism. The point is carried by
+        both node frames: p_a by node_a, p_b by node_b (equal at assembly).
+
+        ``axes``: the bushing axes x, y, z as the columns of a rotation matrix, global, in the
+        assembly configuration (default: the global axes); carried by both node frames,
+        A = R_a E_a and B = R_b E_b.
+
+        ``stiffness`` / ``damping``: 6 diagonal values or a symmetric positive semi-definite 6x6
+        matrix on d = (dx, dy, dz, rx, ry, rz) in bushing axes: first the three translations of
+        p_b relative to p_a along A's x, y, z (d = A^T (p_b - p_a), N/m), then the three rotations
+        of B relative to A about x, y, z (the rotation vector log(A^T B), N m/rad). A zero entry
+        leaves that direction free (a rotation only for small angles: use ``free_rotation``).
+
+        ``free_rotation``: None holds all three rotations (log(A^T B)); ``"x"``, ``"y"`` or ``"z"``
+        frees the rotation about that bushing axis for any angle (a revolute bushing): the
+        rotational deformation becomes A^T (a_k x b_k), which only keeps axis k of the two
+        frames parallel, so the entry of that axis is unused and the two others resist its
+        tilt; ``"all"`` frees all rotations (a spherical bushing: only the translations act)."""
         who = f"add_bushing: bushing {name!r}"
         self._check_new_name(name, self._bushings, "bushing", "add_bushing")
         self._check_new_name(name, self._joints, "joint or bushing", "add_bushing")
@@ -413,9 +430,19 @@ class ModelBuilder:
         modes = {None: -1, "x": 0, "y": 1, "z": 2, "all": 3}
         if not (free_rotation is None or isinstance(free_rotation, str)) or free_rotation not in modes:
             raise ModelError(f"{who}: free_rotation {free_rotation!r} must be one of {list(modes)}.")
-        P = None if point is None else args.vector(point, 3, who, "point")
+        xa = np.zeros(3) if node_a == "ground" else self._nodes[node_a].position
+        xb = self._nodes[node_b].position
+        if point is not None:
+            P = args.vector(point, 3, who, "point")
+        elif np.linalg.norm(xb - xa) <= 1e-12 * max(1.0, float(np.abs(xb).max()), float(np.abs(xa).max())):
+            P = xb.copy()  # the ends coincide: their common position
+        else:
+            where = "ground's origin (0, 0, 0)" if node_a == "ground" else f"node '{node_a}' at {xa.tolist()}"
+            raise ModelError(f"{who}: give point, where the bushing acts (the point of the joint it replaces): "
+                             f"node '{node_b}' at {xb.tolist()} and {where} do not coincide, so no default is "
+                             f"safe; point={tuple(xb.tolist())} would put it at node '{node_b}'.")
         E = np.eye(3) if axes is None else _rotation(axes, who, "axes")
-        self._bushings[name] = BushingSpec(name, node_a, node_b, None if P is None else readonly(P), readonly(E),
+        self._bushings[name] = BushingSpec(name, node_a, node_b, readonly(P), readonly(E),
                                            readonly(K), readonly(C), modes[free_rotation])
         return name
 

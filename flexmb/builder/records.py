@@ -156,7 +156,7 @@ class BushingSpec:
     name: str
     node_a: str
     node_b: str
-    point: np.ndarray | None
+    point: np.ndarray
     axes: np.ndarray
     stiffness: np.ndarray
     damping: np.ndarray
