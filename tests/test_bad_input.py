@@ -2,6 +2,7 @@
 offending item, at the call that introduces it (or at compile() for loops)."""
 
 import math
+import warnings
 from contextlib import contextmanager
 
 import numpy as np
@@ -355,6 +356,7 @@ def test_huge_z_hint_gives_the_same_section_frame():
 def test_a_second_joint_spring_on_one_coordinate_is_refused():
     """Issue 11 item 14: a second add_joint_spring replaced the first silently (10 + 90 acted as 90)."""
     mb = builder()
+    mb.add_body("forearm", "elbow", 1.0, inertia=np.eye(3))
     mb.add_joint_spring("hinge", stiffness=10.0)
     with raises_naming(fm.ModelError, "add_joint_spring", "hinge", "already has a joint spring"):
         mb.add_joint_spring("hinge", stiffness=90.0)
@@ -371,3 +373,93 @@ def test_numbers_of_every_numeric_type_are_accepted():
     mb.add_load("push", "elbow", force=lambda t: [0, -t, 0], follower=False)
     m = mb.compile()
     assert m.body_mass.tolist() == [1.0, 2.0] and m.spring_c.tolist() == [1.0] and m.q0.tolist() == [0.0, 0.1]
+
+
+# ---------------------------------------------------------------------------- massless coordinates (issue 11 item 11)
+def _arm_with(extra):
+    mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
+    mb.add_node("shoulder", (0, 0, 0))
+    mb.add_body("upper", "shoulder", 1.0, (0.5, 0, 0), ROD)
+    mb.add_joint("hinge", "revolute", "ground", "shoulder", axis=(0, 0, 1))
+    extra(mb)
+    return mb
+
+
+def _loose_node(mb):
+    mb.add_node("loose", (2, 0, 0))
+
+
+def _point_mass_on_ball(com):
+    def extra(mb):
+        mb.add_node("ball", (1, 0, 0))
+        mb.add_body("bob", "ball", 1.0, com)
+        mb.add_joint("socket", "spherical", "shoulder", "ball")
+    return extra
+
+
+def _coaxial_through_massless(mb):
+    mb.add_node("mid", (1, 0, 0))
+    mb.add_node("tip", (1, 0, 0))
+    mb.add_body("tip_body", "tip", 1.0, (0.5, 0, 0), np.eye(3))
+    mb.add_joint("j1", "revolute", "shoulder", "mid", axis=(0, 0, 1))
+    mb.add_joint("j2", "revolute", "mid", "tip", axis=(0, 0, 1))
+
+
+def _far_com(mb):
+    mb.add_node("far", (1, 0, 0))
+    mb.add_body("far_body", "far", 1.0, (1e300, 0, 0), np.eye(3))
+    mb.add_joint("j", "revolute", "shoulder", "far", axis=(0, 0, 1))
+
+
+MASSLESS = {
+    "a node with no mass": (_loose_node, ["compile", "'loose:free'", "'loose:free.t0'", "'loose:free.wz'",
+                                          "node 'loose' (no body)", "no mass"]),
+    "a point mass on a spherical joint": (_point_mass_on_ball((0, 0, 0)), ["compile", "'socket'", "'socket.wx'",
+                                                                          "'socket.wz'", "node 'ball'", "no mass"]),
+    "a point mass off a spherical joint": (_point_mass_on_ball((0.3, 0, 0)),
+                                           ["'socket'", "'socket.wx'", "axis [1.0, 0.0, 0.0] of node 'ball'", "no mass"]),
+    "coaxial revolutes through a massless node": (_coaxial_through_massless,
+                                                  ["'j1'", "'j2'", "'j1.q'", "'j2.q'", "node 'mid' (no body)", "no mass"]),
+    "a centre of mass at 1e300": (_far_com, ["compile", "node 'far'", "far_body", "not finite"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MASSLESS))
+def test_compile_names_the_coordinate_that_moves_no_mass(case):
+    """Before: simulate failed with CHOLMOD's 'not positive definite (../Cholesky/t_cholmod_rowfac.c:430)'
+    or 'non-finite udot' naming nothing; now compile names the coordinate, joint and node."""
+    extra, names = MASSLESS[case]
+    with raises_naming(fm.ModelError, *names):
+        _arm_with(extra).compile()
+
+
+def test_require_mass_false_compiles_a_massless_model_for_kinematics():
+    m = _arm_with(_loose_node).compile(require_mass=False)
+    assert m.auto_free_nodes == ("loose",)
+    with raises_naming(fm.ModelError, "node 'far'", "not finite"):  # overflow is refused either way
+        _arm_with(_far_com).compile(require_mass=False)
+
+
+def test_beam_and_particle_masses_count():
+    """A node carried only by a beam element, or only by a particle of a particle body, has mass."""
+    def beam(mb):
+        mb.add_node("tip", (1, 0, 0))
+        mb.add_beam("rod", "shoulder", "tip", fm.BeamSection(**SEC))  # 'tip' is a free node on the beam alone
+    m = _arm_with(beam).compile()
+    assert m.auto_free_nodes == ("tip",) and m.body_names == ("upper",)
+
+    def plate(mb):  # primaries about one radius of gyration around the centre of mass: positive masses
+        mb.add_particle_body("plate", "shoulder", 2.0, (0.3, 0.1, 0), 0.05,
+                             [(0.5, 0.1, 0), (0.2, 0.27, 0), (0.2, -0.07, 0)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = _arm_with(plate).compile()
+    assert "plate.p2" in m.body_names and "plate.2" in m.node_names and min(m.particle_body_masses[0]) > 0
+
+    def rod_on_ball(mb):  # a rod's particles lie on its axis: its spin on a spherical joint moves no mass
+        mb.add_node("ball", (1, 0, 0))
+        mb.add_joint("socket", "spherical", "shoulder", "ball")
+        mb.add_particle_body("link", "ball", 2.0, (0.5, 0, 0), 0.1, ["ball", (2, 0, 0)], kind="rod")
+    with pytest.warns(UserWarning, match="about the rod's axis"):
+        with raises_naming(fm.ModelError, "'socket'", "'socket.wx'", "axis [1.0, 0.0, 0.0] of node 'ball'", "no mass"):
+            _arm_with(rod_on_ball).compile()

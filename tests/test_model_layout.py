@@ -79,7 +79,7 @@ def _four_bar_with_cut() -> fm.ModelBuilder:
     mb.add_body("bb", "b", 1.0, (0.5, 0, 0), np.eye(3))
     mb.add_joint("ja", "revolute", "ground", "a", axis=(0, 0, 1))
     mb.add_joint("jab", "revolute", "a", "b", axis=(0, 0, 1))
-    mb.add_bushing("cut", "ground", "b", stiffness=[1e6] * 3 + [0, 0, 0], free_rotation="all")
+    mb.add_bushing("cut", "ground", "b", stiffness=[1e6] * 3 + [0, 0, 0], point=(1, 0, 0), free_rotation="all")
     return mb
 
 

@@ -635,13 +635,21 @@ class ModelBuilder:
         return dof
 
     # ------------------------------------------------------------------ compile
-    def compile(self) -> Model:
+    def compile(self, require_mass: bool = True) -> Model:
         """Check the description, build the spanning tree and return an immutable Model
-        (builder/compile.py), then run the checks that need it (builder/checks.py)."""
+        (builder/compile.py), then run the checks that need it (builder/checks.py).
+
+        A coordinate that moves no mass (a node without a body or beam, a zero-inertia body on
+        a spherical joint, a revolute joint turning a point mass about itself) is refused,
+        naming the coordinate, its joint and node: the solvers start from M̄ u' = Q and need M̄
+        positive definite. ``require_mass=False`` skips that test, for models used for
+        kinematics or statics only (simulate then fails on them); masses that overflow are
+        refused either way."""
         if not self._nodes:
             raise ModelError("the model has no nodes; add_node() first.")
+        args.flag(require_mass, "compile", "require_mass")
         model = compile_model(self)
-        checks.check_model(model)
+        checks.check_model(model, require_mass=require_mass)
         return model
 
 
