@@ -421,6 +421,8 @@ MASSLESS = {
     "coaxial revolutes through a massless node": (_coaxial_through_massless,
                                                   ["'j1'", "'j2'", "'j1.q'", "'j2.q'", "node 'mid' (no body)", "no mass"]),
     "a centre of mass at 1e300": (_far_com, ["compile", "node 'far'", "far_body", "not finite"]),
+    "a drive velocity of 1e300": (lambda mb: mb.add_drive("hinge", lambda t: 1e300 * t),
+                                  ["compile", "node 'shoulder'", "not finite", "'hinge.q'", "velocity 1e+300"]),
 }
 
 

@@ -69,15 +69,26 @@ def check_masses(model: Model, require_mass: bool = True) -> None:
     state is not finite or (``require_mass``) not positive definite, naming the node
     (non-finite masses) or the coordinate, its joint and node (a motion that moves no mass)."""
     free = model.free_u
-    if not free.size:
-        return
     asm = Assembler(model)
     ev = asm.evaluate(model.initial_state())
-    bad = ~(np.isfinite(ev.Mb).all(axis=(1, 2)) & np.isfinite(ev.bias).all(axis=1))
+    bad = ~np.isfinite(ev.Mb).all(axis=(1, 2))
     if bad.any():
         n = int(np.argmax(bad))
-        raise ModelError(f"compile: {_node_label(model, n)}: its mass, inertia or weight at the start is not finite "
+        raise ModelError(f"compile: {_node_label(model, n)}: its mass or inertia at the start is not finite "
                          "(overflow); give the bodies on it physical masses, centres of mass and inertias.")
+    bad = ~np.isfinite(ev.bias).all(axis=1)
+    if bad.any():
+        n = int(np.argmax(bad))
+        st = model.initial_state()
+        k = int(np.argmax(np.abs(st.u))) if model.n_u else -1
+        fast = (f"; the fastest coordinate is '{model.coordinate_names[k]}' with velocity {st.u[k]:.3g} at t = 0"
+                if k >= 0 else "")
+        loads = [ld.name for ld in model.loads if ld.node == n]
+        raise ModelError(f"compile: {_node_label(model, n)}: the forces on it at the start (weight, loads "
+                         f"{loads[:5]}, velocity terms) are not finite (overflow){fast}. Give physical initial "
+                         "velocities (u0, drive velocities), loads and masses.")
+    if not free.size:
+        return
     M = asm.mbar(ev, free).tocsc()
     if not np.all(np.isfinite(M.data)):
         col = int(np.searchsorted(M.indptr, np.flatnonzero(~np.isfinite(M.data))[0], side="right") - 1)
