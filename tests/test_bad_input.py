@@ -284,6 +284,8 @@ BAD_CALLS = {
     "spring rest a string": (lambda mb: _spring(mb, rest="0"), ["add_joint_spring", "rest", "number"]),
     "drive returning an array": (lambda mb: mb.add_drive("hinge", lambda t: np.array([t, 2 * t])),
                                  ["add_drive", "hinge", "position", "number"]),
+    "drive returning a 1-array": (lambda mb: mb.add_drive("hinge", lambda t: np.array([t])),
+                                  ["add_drive", "hinge", "position", "shape (1,)", "number"]),
     "drive position not callable": (lambda mb: mb.add_drive("hinge", 0.5), ["add_drive", "hinge", "position", "function"]),
     "drive that fails": (lambda mb: mb.add_drive("hinge", lambda t: 1 / 0), ["add_drive", "hinge", "ZeroDivisionError"]),
     "load force a dict": (lambda mb: mb.add_load("push", "elbow", force={"x": 1.0}), ["add_load", "push", "force"]),
@@ -371,8 +373,9 @@ def test_numbers_of_every_numeric_type_are_accepted():
     mb.add_joint("bend", "revolute", "shoulder", "elbow", axis=[0, 0, np.int64(1)], q0=np.float64(0.1), u0=[0])
     mb.add_joint_spring("bend", stiffness=5, damping=np.int32(1), dof=np.int64(0))
     mb.add_load("push", "elbow", force=lambda t: [0, -t, 0], follower=False)
+    mb.add_body("cap", "elbow", mass=np.array(0.5))  # a 0-d array is a number
     m = mb.compile()
-    assert m.body_mass.tolist() == [1.0, 2.0] and m.spring_c.tolist() == [1.0] and m.q0.tolist() == [0.0, 0.1]
+    assert m.body_mass.tolist() == [1.0, 2.0, 0.5] and m.spring_c.tolist() == [1.0] and m.q0.tolist() == [0.0, 0.1]
 
 
 # ---------------------------------------------------------------------------- massless coordinates (issue 11 item 11)

@@ -246,8 +246,8 @@ def run_steps(mb: fm.ModelBuilder, steps) -> None:
             assert _names_the_offender(str(exc), method, args, kwargs), f"{method}{args} {kwargs}: {exc}"
 
 
-def run_program(gravity, program) -> str:
-    """Build, compile and step the program; returns how it ended (for the log)."""
+def check_program(gravity, program) -> str:
+    """Build, compile and step the program, asserting the properties above; returns how it ended."""
     try:
         mb = fm.ModelBuilder(gravity=gravity)
     except fm.FlexmbError as exc:
@@ -288,4 +288,6 @@ def test_random_builder_programs_fail_only_with_flexmb_errors_that_name_the_offe
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with np.errstate(all="ignore"):
-            event(run_program(gravity, program))
+            outcome = check_program(gravity, program)
+    event(outcome)
+    assert outcome in ("gravity refused", "compile refused", "simulate raised", "finished", "failed", "stopped")

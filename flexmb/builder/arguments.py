@@ -45,6 +45,8 @@ def _is_number(value: Any) -> bool:
 
 
 def _to_float(value: Any, who: str, what: str) -> float:
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        value = value.item()  # a 0-d numeric array is a number
     if not _is_number(value):
         kind = "a boolean" if isinstance(value, (bool, np.bool_)) else f"of type {type(value).__name__}"
         raise ModelError(f"{who}: {what} = {_show(value)} is {kind}; give a number.")
@@ -167,7 +169,7 @@ def time_function(value: Any, shape: tuple[int, ...], who: str, what: str) -> Ca
             raise ModelError(f"{who}: {what}(0.0) failed ({type(exc).__name__}: {exc}); "
                              f"give a function of time returning {n_text}.") from None
         arr = _array(v0, who, f"{what}(0.0)", n_text)
-        if arr.shape != shape and not (shape == () and arr.shape == (1,)):
+        if arr.shape != shape:
             raise ModelError(f"{who}: {what}(0.0) returned shape {arr.shape}; give a function of time returning {n_text}.")
         if not np.all(np.isfinite(arr)):
             raise ModelError(f"{who}: {what}(0.0) = {arr.tolist()} is not finite.")

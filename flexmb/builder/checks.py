@@ -20,6 +20,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from flexmb.elements import particles as pk
 from flexmb.engine.assembly import Assembler
@@ -109,7 +110,7 @@ def check_masses(model: Model, require_mass: bool = True) -> None:
     raise ModelError(_massless_message(model, found))
 
 
-def _singular_joint_block(model: Model, M, free: np.ndarray) -> np.ndarray | None:
+def _singular_joint_block(model: Model, M: sp.spmatrix, free: np.ndarray) -> np.ndarray | None:
     """Motions of one joint's free coordinates that move no mass (a basis of the null space of
     M̄ restricted to them, as rows in u coordinates), or None. A singular principal block makes
     M̄ singular, so this finds the common cases without factorizing M̄."""
@@ -133,7 +134,7 @@ def _singular_joint_block(model: Model, M, free: np.ndarray) -> np.ndarray | Non
     return None
 
 
-def _null_motion(M, free: np.ndarray) -> np.ndarray | None:
+def _null_motion(M: sp.spmatrix, free: np.ndarray) -> np.ndarray | None:
     """The motion of smallest mass (eigenvector of M̄'s smallest eigenvalue, as a row in u
     coordinates), or None for models too large to diagonalise."""
     if free.size > DENSE_LIMIT:
