@@ -125,7 +125,7 @@ def build(**params) -> fm.Model:
     c = p["cut_damping"] * k
     for node in ("n7", "n9"):  # in-plane cuts: Attia's two scalar cut equations r - c = 0 per joint
         mb.add_bushing(f"cut{node[1:]}", "ground", node, stiffness=[k, k, 0, 0, 0, 0], damping=[c, c, 0, 0, 0, 0],
-                       free_rotation="z")
+                       point=X[node[1:]], free_rotation="z")
     return mb.compile()
 
 

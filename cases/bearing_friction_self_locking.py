@@ -76,7 +76,8 @@ def build(**params) -> fm.Model:
     mb.add_joint("A", "revolute", "crank", "rod", point=g["A"], axis=z)
     mb.add_joint("B", "revolute", "rod", "slider", point=g["B"], axis=z)
     k = p["k_guide"]
-    mb.add_bushing("guide", "ground", "slider", stiffness=[0.0, k, k, k, k, k], damping=[0.0] + [1e-3 * k] * 5)
+    mb.add_bushing("guide", "ground", "slider", stiffness=[0.0, k, k, k, k, k], damping=[0.0] + [1e-3 * k] * 5,
+                   point=g["B"])
     mb.add_load("P", "slider", force=(-p["P"], 0.0, 0.0))
     if p["friction"]:
         for pin in PINS:

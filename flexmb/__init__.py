@@ -10,8 +10,10 @@ files, ParaView, plots) and app/ (case files, the run pipeline, sweeps, the CLI)
 
 from flexmb.app.describe import describe
 from flexmb.app.study import sweep
+from flexmb.builder.model_builder import ModelBuilder
+from flexmb.builder.records import BeamSection
 from flexmb.errors import BackendError, FlexmbError, LoopError, ModelError, ResultFileError, SolverError
-from flexmb.model import BeamSection, Model, ModelBuilder
+from flexmb.model import Model
 from flexmb.results.load import load
 from flexmb.results.result import Result
 from flexmb.solvers.simulate import simulate

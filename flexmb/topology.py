@@ -4,18 +4,20 @@ Nodes are the graph's vertices, joints its edges, ground is vertex 0 (not a row 
 matrices). Every node reached by no joint gets a free joint to ground, so each node has
 exactly one incoming tree edge. A joint whose two ends are already connected closes a loop;
 loops are refused unless an elastic link cuts them (the message names the loop).
+:func:`find_loops` lists the loops that elastic links (bushings, beams) close.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from flexmb.errors import LoopError
 
-__all__ = ["Tree", "build_tree", "path_matrix", "secondary_path_matrix"]
+__all__ = ["GROUND", "Tree", "Loop", "build_tree", "find_loops", "path_matrix", "secondary_path_matrix"]
 
 GROUND = -1
 
@@ -146,3 +148,80 @@ def secondary_path_matrix(tree: Tree) -> np.ndarray:
         for m, k in enumerate(tree.ancestors(int(eon[i])), start=1):
             ps[i, k] = -m
     return ps
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A closed loop of the mechanism and the elastic link(s) that cut it: ``cut`` labels the
+    link that closes it, ``joints``, ``nodes`` and ``elements`` are the loop's members in order."""
+
+    cut: str
+    joints: tuple[str, ...]
+    nodes: tuple[str, ...]
+    elements: tuple[str, ...]
+
+
+def find_loops(
+    node_names: Sequence[str],
+    joints: Sequence[tuple[str, int, int]],
+    links: Sequence[tuple[str, str, int, int]],
+) -> tuple[Loop, ...]:
+    """Loops closed by elastic links. ``joints``: (name, parent, child) of the joints that
+    constrain (free joints constrain nothing and are left out); ``links``: (name, label, a, b)
+    of the elastic links in order (node indices, ``GROUND`` = -1). Adding the links one by one
+    to the joint graph, a link whose ends are already connected closes a loop; the loop is the
+    graph path between them."""
+    adj: dict[int, list[tuple[int, str, str]]] = {}
+
+    def link(a: int, b: int, name: str, kind: str) -> None:
+        adj.setdefault(a, []).append((b, name, kind))
+        adj.setdefault(b, []).append((a, name, kind))
+
+    def path(a: int, b: int):
+        prev: dict[int, tuple[int, str, str] | None] = {a: None}
+        queue = deque([a])
+        while queue:
+            n = queue.popleft()
+            if n == b:
+                break
+            for m, name, kind in adj.get(n, []):
+                if m not in prev:
+                    prev[m] = (n, name, kind)
+                    queue.append(m)
+        if b not in prev:
+            return None
+        nodes, edges = [b], []
+        while prev[nodes[-1]] is not None:
+            n, name, kind = prev[nodes[-1]]
+            edges.append((name, kind))
+            nodes.append(n)
+        return nodes[::-1], edges[::-1]
+
+    root: dict[int, int] = {}
+
+    def find(i: int) -> int:
+        root.setdefault(i, i)
+        while root[i] != i:
+            root[i] = root[root[i]]
+            i = root[i]
+        return i
+
+    for name, parent, child in joints:
+        link(parent, child, name, "joint")
+        root[find(parent)] = find(child)
+    loops = []
+    for name, label, a, b in links:
+        ra, rb = find(a), find(b)
+        found = path(a, b) if ra == rb else None  # search the graph only when a loop closes
+        root[ra] = rb
+        if found is not None:
+            nodes, edges = found
+            nm = ["ground" if x == GROUND else node_names[x] for x in nodes]
+            loops.append(Loop(
+                cut=label,
+                joints=tuple(e for e, k in edges if k == "joint"),
+                nodes=tuple(nm),
+                elements=(name,) + tuple(e for e, k in edges if k == "element"),
+            ))
+        link(a, b, name, "element")
+    return tuple(loops)

@@ -2,6 +2,7 @@
 offending item, at the call that introduces it (or at compile() for loops)."""
 
 import math
+import warnings
 from contextlib import contextmanager
 
 import numpy as np
@@ -248,3 +249,222 @@ def test_bad_input_leaves_builder_usable():
     model = mb.compile()
     assert model.body_names == ("upper_arm", "forearm")
     assert model.joint_names == ("hinge", "bend")
+
+
+# ---------------------------------------------------------------------------- every argument checked where it is given
+SEC = dict(E=7e10, G=2.7e10, A=4e-4, Iy=2e-7, Iz=2e-7, J=4e-7, rho=2700.0)
+
+
+def _spring(mb, **kw):
+    mb.add_joint_spring("hinge", **{"stiffness": 10.0, **kw})
+
+
+# (call, names that the ModelError must contain): the call, the argument, and what is expected
+BAD_CALLS = {
+    "BeamSection ky without kz": (lambda mb: fm.BeamSection(**SEC, ky=0.85), ["BeamSection", "ky", "kz"]),
+    "BeamSection E a string": (lambda mb: fm.BeamSection(**{**SEC, "E": "7e10"}), ["BeamSection", "E", "number"]),
+    "drive dof 0.5": (lambda mb: mb.add_drive("hinge", lambda t: t, dof=0.5), ["add_drive", "hinge", "dof", "integer"]),
+    "spring dof True": (lambda mb: _spring(mb, dof=True), ["add_joint_spring", "dof", "integer"]),
+    "joint force dof '0'": (lambda mb: mb.add_joint_force("hinge", 1.0, dof="0"), ["add_joint_force", "dof", "integer"]),
+    "mass a string": (lambda mb: mb.add_body("forearm", "elbow", mass="1.0"), ["add_body", "forearm", "mass", "number"]),
+    "mass True": (lambda mb: mb.add_body("forearm", "elbow", mass=True), ["add_body", "forearm", "mass", "boolean"]),
+    "mass 10**400": (lambda mb: mb.add_body("forearm", "elbow", mass=10**400), ["add_body", "mass", "too large"]),
+    "position strings": (lambda mb: mb.add_node("wrist", ("2", "0", "0")), ["add_node", "wrist", "position", "strings"]),
+    "position 10**400": (lambda mb: mb.add_node("wrist", (10**400, 0, 0)), ["add_node", "wrist", "position", "too large"]),
+    "position booleans": (lambda mb: mb.add_node("wrist", (True, False, False)), ["add_node", "position", "booleans"]),
+    "node name a list": (lambda mb: mb.add_node(["wrist"], (2, 0, 0)), ["add_node", "['wrist']", "string"]),
+    "body on a list node": (lambda mb: mb.add_body("forearm", ["elbow"], 1.0), ["add_body", "forearm", "['elbow']"]),
+    "joint parent a list": (lambda mb: mb.add_joint("bend", "revolute", ["shoulder"], "elbow", axis=(0, 0, 1)),
+                            ["add_joint", "bend", "parent", "['shoulder']"]),
+    "joint kind a list": (lambda mb: mb.add_joint("bend", ["revolute"], "shoulder", "elbow"), ["add_joint", "bend", "kind"]),
+    "joint q0 a string": (lambda mb: mb.add_joint("bend", "revolute", "shoulder", "elbow", axis=(0, 0, 1), q0="0.1"),
+                          ["add_joint", "bend", "q0", "number"]),
+    "spring stiffness None": (lambda mb: _spring(mb, stiffness=None), ["add_joint_spring", "hinge", "stiffness", "number"]),
+    "spring damping complex": (lambda mb: _spring(mb, damping=1j), ["add_joint_spring", "damping", "number"]),
+    "spring rest a string": (lambda mb: _spring(mb, rest="0"), ["add_joint_spring", "rest", "number"]),
+    "drive returning an array": (lambda mb: mb.add_drive("hinge", lambda t: np.array([t, 2 * t])),
+                                 ["add_drive", "hinge", "position", "number"]),
+    "drive returning a 1-array": (lambda mb: mb.add_drive("hinge", lambda t: np.array([t])),
+                                  ["add_drive", "hinge", "position", "shape (1,)", "number"]),
+    "drive position not callable": (lambda mb: mb.add_drive("hinge", 0.5), ["add_drive", "hinge", "position", "function"]),
+    "drive that fails": (lambda mb: mb.add_drive("hinge", lambda t: 1 / 0), ["add_drive", "hinge", "ZeroDivisionError"]),
+    "load force a dict": (lambda mb: mb.add_load("push", "elbow", force={"x": 1.0}), ["add_load", "push", "force"]),
+    "load force 2 numbers": (lambda mb: mb.add_load("push", "elbow", force=(1.0, 2.0)), ["add_load", "push", "force", "3"]),
+    "load moment f(t) of 2": (lambda mb: mb.add_load("push", "elbow", moment=lambda t: (0, t)), ["add_load", "moment", "3"]),
+    "load follower 'yes'": (lambda mb: mb.add_load("push", "elbow", force=(1, 0, 0), follower="yes"),
+                            ["add_load", "push", "follower", "True or False"]),
+    "gravity strings": (lambda mb: fm.ModelBuilder(gravity=("0", "-9.81", "0")), ["ModelBuilder", "gravity", "strings"]),
+    "gravity None": (lambda mb: fm.ModelBuilder(gravity=None), ["ModelBuilder", "gravity"]),
+    "joint force a string": (lambda mb: mb.add_joint_force("hinge", "5"), ["add_joint_force", "hinge", "force", "number"]),
+    "joint force f(t) of 3": (lambda mb: mb.add_joint_force("hinge", lambda t: (1, 2, 3)), ["add_joint_force", "force"]),
+    "friction mu True": (lambda mb: mb.add_joint_friction("hinge", True, 0.01), ["add_joint_friction", "hinge", "mu"]),
+    "bushing stiffness strings": (lambda mb: mb.add_bushing("pad", "ground", "elbow", stiffness=["1e6"] * 6),
+                                  ["add_bushing", "pad", "stiffness", "strings"]),
+    "bushing free_rotation a list": (lambda mb: mb.add_bushing("pad", "ground", "elbow", [1e6] * 6, free_rotation=["x"]),
+                                     ["add_bushing", "pad", "free_rotation"]),
+    "beam damping None": (lambda mb: mb.add_beam("b", "shoulder", "elbow", fm.BeamSection(**SEC), damping=None),
+                          ["add_beam", "damping", "number"]),
+    "flexible link n_elements True": (lambda mb: mb.add_flexible_link("l", (0, 1, 0), (1, 1, 0), True, fm.BeamSection(**SEC)),
+                                      ["add_flexible_link", "n_elements", "integer"]),
+    "flexible link n_elements 2.0": (lambda mb: mb.add_flexible_link("l", (0, 1, 0), (1, 1, 0), 2.0, fm.BeamSection(**SEC)),
+                                     ["add_flexible_link", "n_elements", "integer"]),
+    "particle mass a string": (lambda mb: mb.add_particle_body("pb", "elbow", "2", inertia=0.1,
+                                                               particle_nodes=[(1, 0, 0), (2, 0, 0), (1, 1, 0)]),
+                               ["add_particle_body", "pb", "mass", "number"]),
+    "particle inertia strings": (lambda mb: mb.add_particle_body("pb", "elbow", 2.0, inertia="0.1",
+                                                                 particle_nodes=[(1, 0, 0), (2, 0, 0), (1, 1, 0)]),
+                                 ["add_particle_body", "pb", "inertia"]),
+    "particle point strings": (lambda mb: mb.add_particle_body("pb", "elbow", 2.0, inertia=0.1,
+                                                               particle_nodes=[(1, 0, 0), ("2", "0", "0"), (1, 1, 0)]),
+                               ["add_particle_body", "pb", "particle 2", "strings"]),
+    "particle kind a list": (lambda mb: mb.add_particle_body("pb", "elbow", 2.0, inertia=0.1, kind=["planar"]),
+                             ["add_particle_body", "pb", "kind"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CALLS))
+def test_every_argument_is_checked_where_it_is_given(case):
+    """Issue 11 item 13: a ModelError at the call, naming the call, the argument and what is
+    expected (before: TypeError, ValueError, OverflowError, ZeroDivisionError at the call, at
+    compile or in simulate, or silent acceptance of booleans and numeric strings)."""
+    call, names = BAD_CALLS[case]
+    mb = builder()
+    with raises_naming(fm.ModelError, *names):
+        call(mb)
+
+
+def test_a_refused_flexible_link_adds_no_node():
+    mb = builder()
+    with pytest.raises(fm.ModelError):
+        mb.add_flexible_link("l", (0, 1, 0), (1, 1, 0), 3, fm.BeamSection(**SEC), damping=-1.0)
+    assert [n for n in mb.nodes if n.startswith("l.")] == []
+
+
+def test_huge_z_hint_gives_the_same_section_frame():
+    """Issue 11 item 13: z_hint = (0, 0, 1e200) overflowed the frame's normalisation (a zero e2,
+    then ZeroDivisionError in simulate); it is a direction like (0, 0, 1)."""
+    frames = []
+    for z in ((0, 0, 1.0), (0, 0, 1e200), (0, 0, 1e-200)):
+        mb = fm.ModelBuilder()
+        mb.add_node("a", (0, 0, 0))
+        mb.add_node("b", (0.6, 0.8, 0))
+        mb.add_body("m", "b", 1.0, inertia=np.eye(3) * 1e-3)
+        mb.add_joint("pin", "revolute", "ground", "a", axis=(0, 0, 1))
+        mb.add_beam("beam", "a", "b", fm.BeamSection(**SEC), z_hint=z)
+        frames.append(mb.compile().beam_C1[0])
+    assert np.all(np.isfinite(frames[1])) and np.array_equal(frames[0], frames[1]) and np.array_equal(frames[0], frames[2])
+
+
+def test_a_second_joint_spring_on_one_coordinate_is_refused():
+    """Issue 11 item 14: a second add_joint_spring replaced the first silently (10 + 90 acted as 90)."""
+    mb = builder()
+    mb.add_body("forearm", "elbow", 1.0, inertia=np.eye(3))
+    mb.add_joint_spring("hinge", stiffness=10.0)
+    with raises_naming(fm.ModelError, "add_joint_spring", "hinge", "already has a joint spring"):
+        mb.add_joint_spring("hinge", stiffness=90.0)
+    m = mb.compile()
+    assert m.spring_k.tolist() == [10.0]
+
+
+def test_numbers_of_every_numeric_type_are_accepted():
+    """numpy scalars and Python ints are numbers; the checks refuse only what is not one."""
+    mb = builder()
+    mb.add_body("forearm", "elbow", mass=np.float32(2.0), com=np.array([1, 0, 0]), inertia=np.diag([0, 1, 1]) * 0.1)
+    mb.add_joint("bend", "revolute", "shoulder", "elbow", axis=[0, 0, np.int64(1)], q0=np.float64(0.1), u0=[0])
+    mb.add_joint_spring("bend", stiffness=5, damping=np.int32(1), dof=np.int64(0))
+    mb.add_load("push", "elbow", force=lambda t: [0, -t, 0], follower=False)
+    mb.add_body("cap", "elbow", mass=np.array(0.5))  # a 0-d array is a number
+    m = mb.compile()
+    assert m.body_mass.tolist() == [1.0, 2.0, 0.5] and m.spring_c.tolist() == [1.0] and m.q0.tolist() == [0.0, 0.1]
+
+
+# ---------------------------------------------------------------------------- massless coordinates (issue 11 item 11)
+def _arm_with(extra):
+    mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
+    mb.add_node("shoulder", (0, 0, 0))
+    mb.add_body("upper", "shoulder", 1.0, (0.5, 0, 0), ROD)
+    mb.add_joint("hinge", "revolute", "ground", "shoulder", axis=(0, 0, 1))
+    extra(mb)
+    return mb
+
+
+def _loose_node(mb):
+    mb.add_node("loose", (2, 0, 0))
+
+
+def _point_mass_on_ball(com):
+    def extra(mb):
+        mb.add_node("ball", (1, 0, 0))
+        mb.add_body("bob", "ball", 1.0, com)
+        mb.add_joint("socket", "spherical", "shoulder", "ball")
+    return extra
+
+
+def _coaxial_through_massless(mb):
+    mb.add_node("mid", (1, 0, 0))
+    mb.add_node("tip", (1, 0, 0))
+    mb.add_body("tip_body", "tip", 1.0, (0.5, 0, 0), np.eye(3))
+    mb.add_joint("j1", "revolute", "shoulder", "mid", axis=(0, 0, 1))
+    mb.add_joint("j2", "revolute", "mid", "tip", axis=(0, 0, 1))
+
+
+def _far_com(mb):
+    mb.add_node("far", (1, 0, 0))
+    mb.add_body("far_body", "far", 1.0, (1e300, 0, 0), np.eye(3))
+    mb.add_joint("j", "revolute", "shoulder", "far", axis=(0, 0, 1))
+
+
+MASSLESS = {
+    "a node with no mass": (_loose_node, ["compile", "'loose:free'", "'loose:free.t0'", "'loose:free.wz'",
+                                          "node 'loose' (no body)", "no mass"]),
+    "a point mass on a spherical joint": (_point_mass_on_ball((0, 0, 0)), ["compile", "'socket'", "'socket.wx'",
+                                                                          "'socket.wz'", "node 'ball'", "no mass"]),
+    "a point mass off a spherical joint": (_point_mass_on_ball((0.3, 0, 0)),
+                                           ["'socket'", "'socket.wx'", "axis [1.0, 0.0, 0.0] of node 'ball'", "no mass"]),
+    "coaxial revolutes through a massless node": (_coaxial_through_massless,
+                                                  ["'j1'", "'j2'", "'j1.q'", "'j2.q'", "node 'mid' (no body)", "no mass"]),
+    "a centre of mass at 1e300": (_far_com, ["compile", "node 'far'", "far_body", "not finite"]),
+    "a drive velocity of 1e300": (lambda mb: mb.add_drive("hinge", lambda t: 1e300 * t),
+                                  ["compile", "node 'shoulder'", "not finite", "'hinge.q'", "velocity 1e+300"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MASSLESS))
+def test_compile_names_the_coordinate_that_moves_no_mass(case):
+    """Before: simulate failed with CHOLMOD's 'not positive definite (../Cholesky/t_cholmod_rowfac.c:430)'
+    or 'non-finite udot' naming nothing; now compile names the coordinate, joint and node."""
+    extra, names = MASSLESS[case]
+    with raises_naming(fm.ModelError, *names):
+        _arm_with(extra).compile()
+
+
+def test_require_mass_false_compiles_a_massless_model_for_kinematics():
+    m = _arm_with(_loose_node).compile(require_mass=False)
+    assert m.auto_free_nodes == ("loose",)
+    with raises_naming(fm.ModelError, "node 'far'", "not finite"):  # overflow is refused either way
+        _arm_with(_far_com).compile(require_mass=False)
+
+
+def test_beam_and_particle_masses_count():
+    """A node carried only by a beam element, or only by a particle of a particle body, has mass."""
+    def beam(mb):
+        mb.add_node("tip", (1, 0, 0))
+        mb.add_beam("rod", "shoulder", "tip", fm.BeamSection(**SEC))  # 'tip' is a free node on the beam alone
+    m = _arm_with(beam).compile()
+    assert m.auto_free_nodes == ("tip",) and m.body_names == ("upper",)
+
+    def plate(mb):  # primaries about one radius of gyration around the centre of mass: positive masses
+        mb.add_particle_body("plate", "shoulder", 2.0, (0.3, 0.1, 0), 0.05,
+                             [(0.5, 0.1, 0), (0.2, 0.27, 0), (0.2, -0.07, 0)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = _arm_with(plate).compile()
+    assert "plate.p2" in m.body_names and "plate.2" in m.node_names and min(m.particle_body_masses[0]) > 0
+
+    def rod_on_ball(mb):  # a rod's particles lie on its axis: its spin on a spherical joint moves no mass
+        mb.add_node("ball", (1, 0, 0))
+        mb.add_joint("socket", "spherical", "shoulder", "ball")
+        mb.add_particle_body("link", "ball", 2.0, (0.5, 0, 0), 0.1, ["ball", (2, 0, 0)], kind="rod")
+    with pytest.warns(UserWarning, match="about the rod's axis"):
+        with raises_naming(fm.ModelError, "'socket'", "'socket.wx'", "axis [1.0, 0.0, 0.0] of node 'ball'", "no mass"):
+            _arm_with(rod_on_ball).compile()

@@ -64,12 +64,12 @@ def test_free_joint_to_ground_closes_no_loop_and_bushing_loop_is_listed():
     mb.add_body("bb", "b", 1.0, inertia=np.eye(3))
     mb.add_joint("ja", "revolute", "ground", "a", axis=(0, 0, 1))
     mb.add_joint("jab", "revolute", "a", "b", axis=(0, 0, 1))
-    mb.add_bushing("cut", "ground", "b", stiffness=[1e6] * 3 + [0, 0, 0], free_rotation="all")
+    mb.add_bushing("cut", "ground", "b", stiffness=[1e6] * 3 + [0, 0, 0], point=(1, 0, 0), free_rotation="all")
     m = mb.compile()
     assert len(m.loops) == 1
     lp = m.loops[0]
     assert set(lp.joints) == {"ja", "jab"} and lp.elements == ("cut",)
-    assert "loop 1: cut at bushing 'cut'" in m.info()
+    assert "loop 1: cut at bushing 'cut'" in fm.describe(m)
 
 
 @pytest.mark.parametrize("bad,word", [
@@ -111,7 +111,7 @@ def slider_crank(k):
     mb.add_joint("B", "revolute", "rod", "slider", point=P, axis=z, u0=-dphi)
     mb.add_drive("O", lambda t: W * t)
     c = 1e-3 * k
-    mb.add_bushing("guide", "ground", "slider", stiffness=[0, k, k, k, k, k], damping=[0, c, c, c, c, c])
+    mb.add_bushing("guide", "ground", "slider", stiffness=[0, k, k, k, k, k], damping=[0, c, c, c, c, c], point=P)
     return mb.compile()
 
 
@@ -153,3 +153,36 @@ def test_slider_crank_converges_to_rigid_closed_form_as_guide_stiffens():
     assert piston_err[1] < 0.2 * piston_err[0] and piston_err[2] < 0.2 * piston_err[1]
     assert piston_err[2] < 2e-6
     assert torque_err[2] < 1e-4 and torque_err[2] < torque_err[0]
+
+
+# ------------------------------------------------------------------ the bushing's point (issue 12 item 6)
+def _two_nodes(b=(1.0, 0.0, 0.0)):
+    mb = fm.ModelBuilder()
+    mb.add_node("a", (0, 0, 0))
+    mb.add_node("b", b)
+    mb.add_body("ba", "a", 1.0, inertia=np.eye(3))
+    mb.add_body("bb", "b", 1.0, inertia=np.eye(3))
+    mb.add_joint("ja", "revolute", "ground", "a", axis=(0, 0, 1))
+    return mb
+
+
+def test_bushing_point_is_required_where_its_ends_do_not_coincide():
+    """Before, the point defaulted silently to node_b's position, which builds another mechanism
+    when the joint the bushing replaces is elsewhere; now the call names the point to give."""
+    mb = _two_nodes()
+    with pytest.raises(fm.ModelError, match=r"add_bushing: bushing 'cut': give point.*node 'b' at \[1.0, 0.0, 0.0\]"
+                                            r".*node 'a' at \[0.0, 0.0, 0.0\]"):
+        mb.add_bushing("cut", "a", "b", stiffness=[1e6] * 6)
+    with pytest.raises(fm.ModelError, match="give point.*ground's origin"):
+        mb.add_bushing("cut", "ground", "b", stiffness=[1e6] * 6)
+    mb.add_bushing("cut", "a", "b", stiffness=[1e6] * 6, point=(0.5, 0, 0))
+    m = mb.compile()
+    assert m.bushing_sa[0].tolist() == [0.5, 0.0, 0.0] and m.bushing_sb[0].tolist() == [-0.5, 0.0, 0.0]
+
+
+def test_bushing_point_defaults_to_the_common_position_of_coinciding_ends():
+    mb = _two_nodes(b=(0.0, 0.0, 0.0))
+    mb.add_bushing("pad", "a", "b", stiffness=[1e6] * 6)
+    mb.add_bushing("ground_pad", "ground", "a", stiffness=[1e6] * 6)
+    m = mb.compile()
+    assert np.array_equal(m.bushing_sa, np.zeros((2, 3))) and np.array_equal(m.bushing_sb, np.zeros((2, 3)))

@@ -111,7 +111,7 @@ def test_bad_friction_input_is_refused():
         mb.add_joint_friction("nope", 0.1, 0.01)
     mb2 = fm.ModelBuilder()
     mb2.add_node("n", (0.0, 0.0, 0.0))
-    mb2.add_body("b", "n", 1.0)
+    mb2.add_body("b", "n", 1.0, inertia=np.eye(3))
     mb2.add_joint("pin", "revolute", "ground", "n", axis=(0.0, 0.0, 1.0))
     for kw, what in ((dict(mu=-0.1, pin_radius=0.01), "mu"), (dict(mu=0.1, pin_radius=0.0), "pin_radius"),
                      (dict(mu=0.1, pin_radius=0.01, omega_eps=float("nan")), "omega_eps")):

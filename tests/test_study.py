@@ -185,7 +185,7 @@ def test_failing_parameter_sets_are_recorded_and_the_others_complete(reference, 
     tab = read_table(s.table)
     assert tab["status"] == ["finished", "error", "failed", "error", "finished"]
     assert tab["reason"][0] == "" and tab["reason"][4] == ""
-    assert "build() failed: ModelError" in tab["reason"][1] and "n_elements 0" in tab["reason"][1]
+    assert "build() failed: ModelError" in tab["reason"][1] and "n_elements = 0" in tab["reason"][1]
     assert "bad parameter" in tab["reason"][3] and "'E'" in tab["reason"][3]
     assert "non-finite" in tab["reason"][2] and tab["reason"][2].startswith("t = 0.02")
     # the Newton failure keeps its result up to the failure, and the run directory says so

@@ -1,1 +1,4 @@
-"""The user side: ModelBuilder input records, the compiler to an immutable Model, particle bodies."""
+"""The user side (MuJoCo's src/user): ``ModelBuilder`` input checks and records
+(model_builder.py, records.py), the compiler to an immutable Model (compile.py), particle
+bodies as a builder extension (particle_bodies.py) and the checks that run the engine on the
+compiled model (checks.py)."""

@@ -12,8 +12,8 @@ Why this is exact in flexmb: a node that moves with the body has the translation
 v_ref + ω_ref × (x_p − x_ref) for every generalized velocity, so the particles' kinetic
 energy Σ ½ m_i |v_i|² is ½ m |v_G|² + ½ ω·J ω whenever the set reproduces m, the centre of
 mass and J — the particles' contribution to M̄ = BᵀMB (Attia eq. 6.3) is the rigid body's.
-:func:`check_particle_bodies` therefore refuses a particle on a node that does not move with
-its body (checked on the rows of B at the initial and at a random state).
+builder/checks.py therefore refuses, once the model is compiled, a particle on a node that does
+not move with its body (checked on the rows of B at the initial and at a random state).
 
 Midpoint (secondary) particles sit on nodes at the midpoints: either nodes the user names
 (``midpoint_nodes``) or nodes created here, ``<body>.m13`` etc., joined to the reference
@@ -25,42 +25,34 @@ polar moment about the plane normal; a rod's transverse moment): they are exact 
 their plane. If the model lets such a body rotate out of its plane, a warning says so; if
 negative particle masses give the particles an indefinite inertia about such an axis, M̄ is
 indefinite and the model is refused.
+
+This module is a builder extension: it reads the builder's records and adds nodes, fixed
+joints and loads through the builder's public ``add_*`` methods only; the builder stores the
+returned :class:`~flexmb.builder.records.ParticleBodySpec` and its point masses.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from flexmb.builder import arguments as args
+from flexmb.builder.records import ParticleBodySpec
 from flexmb.elements import particles as pk
 from flexmb.errors import ModelError
 
-__all__ = ["ParticleBodySpec", "add_particle_body", "add_particle_load", "compile_particle_bodies",
-           "check_particle_bodies", "PARTICLE_KINDS"]
+if TYPE_CHECKING:
+    from flexmb.builder.model_builder import ModelBuilder
+
+__all__ = ["add_particle_body", "add_particle_load", "PARTICLE_KINDS"]
 
 PARTICLE_KINDS = ("planar", "rod", "spatial", "general")
 _N_PRIMARY = {"planar": 3, "rod": 2, "spatial": 4}
 _MIDPOINTS = {"planar": ((0, 2),), "rod": ((0, 1),), "spatial": pk.SPATIAL_PAIRS, "general": ()}
 _TOL = 1e-9  # relative geometric tolerance (positions, planarity)
-
-
-@dataclass(frozen=True)
-class ParticleBodySpec:
-    """A particle body as the builder keeps it: node indices of its particles (primaries
-    first, then the midpoints), their masses, the reference node and the particle kind."""
-
-    name: str
-    kind: str
-    reference: int
-    nodes: tuple[int, ...]
-    node_names: tuple[str, ...]
-    masses: tuple[float, ...]
-    n_primary: int
-    planar: bool  # planar conditions (planar, rod, general with plane_normal)
 
 
 def _fmt(x: float) -> str:
@@ -72,7 +64,8 @@ def _as_inertia(value: Any, who: str, scalar_ok: bool) -> np.ndarray | float:
     if value is None:
         raise ModelError(f"{who}: give the inertia ({'a scalar moment about the plane normal or ' if scalar_ok else ''}"
                          "a 3x3 tensor about the centre of mass, in the reference node's axes).")
-    arr = np.asarray(value, dtype=float)
+    arr = args.array(value, ((), (1,), (3, 3)), who, "inertia",
+                     f"{'a number or ' if scalar_ok else ''}a finite 3x3 matrix")
     if arr.shape in ((), (1,)):
         if not scalar_ok:
             raise ModelError(f"{who}: a spatial particle body needs the full 3x3 inertia tensor, not a scalar.")
@@ -96,18 +89,8 @@ def _as_inertia(value: Any, who: str, scalar_ok: bool) -> np.ndarray | float:
     return arr
 
 
-def _vector(value: Any, what: str) -> np.ndarray:
-    try:
-        a = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ModelError(f"{what}: {value!r} is not a node name or a list of 3 numbers.") from None
-    if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ModelError(f"{what}: expected 3 finite numbers, got {value!r}.")
-    return a
-
-
 def add_particle_body(
-    mb,
+    mb: ModelBuilder,
     name: str,
     reference_node: str,
     mass: float,
@@ -117,33 +100,38 @@ def add_particle_body(
     kind: str = "planar",
     midpoint_nodes: Any = None,
     plane_normal: Any = None,
-) -> tuple[str, ...]:
-    """Implementation of :meth:`flexmb.ModelBuilder.add_particle_body` (see there)."""
-    who = f"particle body '{name}'"
-    if not isinstance(name, str) or not name:
-        raise ModelError(f"particle body name {name!r} must be a non-empty string.")
-    if name in mb._particle_bodies:
-        raise ModelError(f"duplicate particle body name '{name}': every particle body needs its own name.")
-    if kind not in PARTICLE_KINDS:
+) -> ParticleBodySpec:
+    """:meth:`flexmb.ModelBuilder.add_particle_body` (see there): checks the input, computes
+    the particle masses, adds the nodes (and fixed joints) it creates through ``mb.add_node``
+    and ``mb.add_joint``, and returns the spec; the builder stores it and its point masses."""
+    args.name(name, "add_particle_body", "particle body name")
+    who = f"add_particle_body: particle body '{name}'"
+    if name in mb.particle_bodies:
+        raise ModelError(f"{who}: duplicate particle body name '{name}': every particle body needs its own name.")
+    if not isinstance(kind, str) or kind not in PARTICLE_KINDS:
         raise ModelError(f"{who}: unknown kind {kind!r}; use one of {list(PARTICLE_KINDS)}.")
-    if reference_node == "ground" or reference_node not in mb._nodes:
-        raise ModelError(f"{who}: reference node {reference_node!r} is not a node of the model (known: {list(mb._nodes)[:20]}).")
-    x_ref, R_ref = mb._nodes[reference_node]
-    if not (isinstance(mass, (int, float, np.floating)) and math.isfinite(mass) and mass > 0):
-        raise ModelError(f"{who}: mass {mass!r} must be a positive finite number.")
-    mass = float(mass)
-    c = x_ref + R_ref @ _vector(com, f"{who} com")
+    nodes = mb.nodes
+    if not isinstance(reference_node, str) or reference_node == "ground" or reference_node not in nodes:
+        raise ModelError(f"{who}: reference node {reference_node!r} is not a node of the model (known: {list(nodes)[:20]}).")
+    x_ref, R_ref = nodes[reference_node].position, nodes[reference_node].rotation
+    mass = args.number(mass, who, "mass", positive=True)
+    c = x_ref + R_ref @ args.vector(com, 3, who, "com")
     J_in = _as_inertia(inertia, who, scalar_ok=kind != "spatial" and not (kind == "general" and plane_normal is None))
     J = J_in if np.ndim(J_in) == 0 else R_ref @ J_in @ R_ref.T
     n_normal = None
     if plane_normal is not None:
-        n_normal = _vector(plane_normal, f"{who} plane_normal")
+        n_normal = args.vector(plane_normal, 3, who, "plane_normal")
         if np.linalg.norm(n_normal) < 1e-12:
             raise ModelError(f"{who}: plane_normal has zero length.")
         n_normal = n_normal / np.linalg.norm(n_normal)
 
     # ---- primary particles: node names or points (nodes fixed to the reference created below)
-    entries = list(particle_nodes) if not isinstance(particle_nodes, str) else [particle_nodes]
+    if isinstance(particle_nodes, str):
+        entries = [particle_nodes]
+    elif isinstance(particle_nodes, (list, tuple, np.ndarray)):
+        entries = list(particle_nodes)
+    else:
+        raise ModelError(f"{who}: particle_nodes = {particle_nodes!r} must be a list of node names or points.")
     need = _N_PRIMARY.get(kind)
     if need is not None and len(entries) != need:
         raise ModelError(f"{who}: a {kind} particle body takes {need} primary particles in particle_nodes, got {len(entries)}.")
@@ -153,13 +141,13 @@ def add_particle_body(
     prim_pos = []
     for i, e in enumerate(entries):
         if isinstance(e, str):
-            if e == "ground" or e not in mb._nodes:
-                raise ModelError(f"{who}: particle {i + 1}: unknown node {e!r} (known: {list(mb._nodes)[:20]}).")
+            if e == "ground" or e not in nodes:
+                raise ModelError(f"{who}: particle {i + 1}: unknown node {e!r} (known: {list(nodes)[:20]}).")
             prim_names.append(e)
-            prim_pos.append(mb._nodes[e][0])
+            prim_pos.append(nodes[e].position)
         else:
             prim_names.append(None)
-            prim_pos.append(_vector(e, f"{who} particle {i + 1}"))
+            prim_pos.append(args.vector(e, 3, who, f"particle {i + 1}"))
     P = np.array(prim_pos, dtype=float).reshape(-1, 3)
     label = [f"particle {i + 1} ({'node ' + repr(nm) if nm else 'point ' + str(P[i].tolist())})"
              for i, nm in enumerate(prim_names)]
@@ -175,15 +163,20 @@ def add_particle_body(
     if midpoint_nodes is not None:
         if kind == "general":
             raise ModelError(f"{who}: a general particle body has no midpoint particles; list every node in particle_nodes.")
-        given = [midpoint_nodes] if isinstance(midpoint_nodes, str) else list(midpoint_nodes)
+        if isinstance(midpoint_nodes, str):
+            given = [midpoint_nodes]
+        elif isinstance(midpoint_nodes, (list, tuple)):
+            given = list(midpoint_nodes)
+        else:
+            raise ModelError(f"{who}: midpoint_nodes = {midpoint_nodes!r} must be a list of node names.")
         if len(given) != len(pairs):
             raise ModelError(f"{who}: midpoint_nodes needs {len(pairs)} node(s), for the pairs "
                              f"{[(i + 1, j + 1) for i, j in pairs]}; got {len(given)}.")
         for k, (nm, (i, j)) in enumerate(zip(given, pairs)):
-            if nm not in mb._nodes:
+            if not isinstance(nm, str) or nm not in nodes:
                 raise ModelError(f"{who}: midpoint node {nm!r} is not a node of the model.")
-            if np.linalg.norm(mb._nodes[nm][0] - mids[k]) > _TOL * size:
-                raise ModelError(f"{who}: midpoint node '{nm}' at {mb._nodes[nm][0].tolist()} is not at the midpoint "
+            if np.linalg.norm(nodes[nm].position - mids[k]) > _TOL * size:
+                raise ModelError(f"{who}: midpoint node '{nm}' at {nodes[nm].position.tolist()} is not at the midpoint "
                                  f"{mids[k].tolist()} of particles {i + 1} and {j + 1}.")
             mid_names[k] = nm
     X = np.vstack([P, mids])
@@ -258,10 +251,10 @@ def add_particle_body(
     # ---- create nodes, fixed joints and point masses
     for nm in [f"{name}.{i + 1}" for i, v in enumerate(prim_names) if v is None] + (
             [f"{name}.m{i + 1}{j + 1}" for (i, j), v in zip(pairs, mid_names) if v is None]):
-        if nm in mb._nodes or f"{nm}:fixed" in mb._joints:
+        if nm in nodes or f"{nm}:fixed" in mb.joints:
             raise ModelError(f"{who}: a node '{nm}' or joint '{nm}:fixed' already exists; rename the body or give the node.")
     for k in range(len(m)):
-        if f"{name}.p{k + 1}" in mb._bodies:
+        if f"{name}.p{k + 1}" in mb.bodies:
             raise ModelError(f"{who}: a body called '{name}.p{k + 1}' already exists; rename the particle body.")
     node_names: list[str] = []
     for i, nm in enumerate(prim_names):
@@ -274,15 +267,7 @@ def add_particle_body(
             nm = mb.add_node(f"{name}.m{i + 1}{j + 1}", x, R_ref)
             mb.add_joint(f"{nm}:fixed", "fixed", reference_node, nm)
         node_names.append(nm)
-    idx = []
-    for k, (nm, mk) in enumerate(zip(node_names, m)):
-        n_idx = list(mb._nodes).index(nm)
-        idx.append(n_idx)
-        mb._bodies[f"{name}.p{k + 1}"] = (n_idx, float(mk), np.zeros(3), np.zeros((3, 3)))
-    mb._particle_bodies[name] = ParticleBodySpec(
-        name, kind, list(mb._nodes).index(reference_node), tuple(idx), tuple(node_names), tuple(float(v) for v in m),
-        len(P), planar)
-    return tuple(node_names)
+    return ParticleBodySpec(name, kind, reference_node, tuple(node_names), tuple(float(v) for v in m), len(P), planar)
 
 
 def _check_placement(who: str, kind: str, P: np.ndarray, label: list[str], size: float) -> None:
@@ -340,7 +325,7 @@ def _rod_moment(who: str, J: np.ndarray | float, e: np.ndarray, n: np.ndarray | 
 
 
 def add_particle_load(
-    mb,
+    mb: ModelBuilder,
     name: str,
     body: str,
     force: Any = None,
@@ -348,34 +333,30 @@ def add_particle_load(
     couple: Any = None,
     follower: bool = False,
 ) -> tuple[str, ...]:
-    """Implementation of :meth:`flexmb.ModelBuilder.add_particle_load` (see there)."""
-    from flexmb.model import NodalLoad
-    from flexmb.timefunctions import as_time_function
-
-    who = f"particle load '{name}'"
-    if body not in mb._particle_bodies:
-        raise ModelError(f"{who}: unknown particle body {body!r} (known: {list(mb._particle_bodies)[:20]}).")
-    spec: ParticleBodySpec = mb._particle_bodies[body]
+    """:meth:`flexmb.ModelBuilder.add_particle_load` (see there): nodal loads added through
+    ``mb.add_load``. Returns the load names."""
+    args.name(name, "add_particle_load", "load name")
+    who = f"add_particle_load: particle load '{name}'"
+    follower = args.flag(follower, who, "follower")
+    if not isinstance(body, str) or body not in mb.particle_bodies:
+        raise ModelError(f"{who}: unknown particle body {body!r} (known: {list(mb.particle_bodies)[:20]}).")
+    spec = mb.particle_bodies[body]
     if force is None and couple is None:
         raise ModelError(f"{who}: give a force, a couple or both.")
-    node_list = list(mb._nodes)
-    ref_name = node_list[spec.reference]
-    x_ref, R_ref = mb._nodes[ref_name]
-    prim = spec.node_names[: spec.n_primary]
-    P = np.array([mb._nodes[nm][0] for nm in prim])
-    zero = np.zeros(3)
+    nodes = mb.nodes
+    ref_name = spec.reference
+    x_ref, R_ref = nodes[ref_name].position, nodes[ref_name].rotation
+    prim = spec.nodes[: spec.n_primary]
+    P = np.array([nodes[nm].position for nm in prim])
 
     def fun(value: Any, what: str):
-        f = as_time_function(value, f"{who} {what}")
-        v = np.asarray(f(0.0), dtype=float)
-        if v.shape != (3,) or not np.all(np.isfinite(v)):
-            raise ModelError(f"{who}: {what} must be 3 finite numbers (or a function of time returning them), got {v.tolist()}.")
-        return f, v
+        f = args.time_function(value, (3,), who, what)
+        return f, np.asarray(f(0.0), dtype=float)
 
     alpha = np.zeros(len(prim))
     if force is not None:
         ff, _ = fun(force, "force")
-        xp = x_ref + R_ref @ (np.zeros(3) if point is None else _vector(point, f"{who} point"))
+        xp = x_ref + R_ref @ (np.zeros(3) if point is None else args.vector(point, 3, who, "point"))
         alpha, miss = pk.force_distribution(P[None], xp[None])
         alpha = alpha[0]
         if miss[0] > 1e-9:
@@ -394,13 +375,8 @@ def add_particle_load(
                              "(a rod's particles carry no couple about the rod's axis); remove that component.")
     names = []
     for i, nm in enumerate(prim):
-        n_idx = node_list.index(nm)
         if force is not None and not follower and alpha[i] != 0.0:
-            lname = f"{name}.p{i + 1}"
-            mb._check_new_name(lname, mb._loads, "load")
-            mb._loads[lname] = NodalLoad(lname, n_idx, (lambda t, a=alpha[i], f=ff: a * np.asarray(f(t), float)),
-                                         (lambda t: zero), False)
-            names.append(lname)
+            names.append(mb.add_load(f"{name}.p{i + 1}", nm, (lambda t, a=alpha[i], f=ff: a * np.asarray(f(t), float))))
         if couple is not None or (force is not None and follower):
             a_i = alpha[i] if (force is not None and follower) else 0.0
             f_force = ff if (force is not None and follower) else None
@@ -415,130 +391,5 @@ def add_particle_load(
                     out = out + Hm @ np.asarray(g(t), float)
                 return out
 
-            lname = f"{name}.p{i + 1}:body"
-            mb._check_new_name(lname, mb._loads, "load")
-            mb._loads[lname] = NodalLoad(lname, n_idx, body_force, (lambda t: zero), True, axes_node=spec.reference)
-            names.append(lname)
+            names.append(mb.add_load(f"{name}.p{i + 1}:body", nm, body_force, follower=True, axes_node=ref_name))
     return tuple(names)
-
-
-def compile_particle_bodies(mb) -> dict:
-    """Model fields describing the particle bodies (their point masses are ordinary bodies)."""
-    specs = list(mb._particle_bodies.values())
-    return dict(
-        particle_body_names=tuple(s.name for s in specs),
-        particle_body_nodes=tuple(s.nodes for s in specs),
-        particle_body_masses=tuple(s.masses for s in specs),
-        particle_body_reference=np.array([s.reference for s in specs], dtype=int),
-        particle_body_kinds=tuple(s.kind for s in specs),
-        particle_body_planar=np.array([s.planar for s in specs], dtype=bool),
-    )
-
-
-# ---------------------------------------------------------------------- compile-time checks
-def check_particle_bodies(model, seed: int = 12345) -> None:
-    """Refuse particles on nodes that do not move with their body; warn about planar bodies
-    that can turn out of their plane; refuse negative masses that make M̄ indefinite."""
-    from flexmb.engine.kinematics import TreePattern, forward_kinematics
-    from flexmb.rotations import expm, skew
-    from flexmb.state import State
-
-    pat = TreePattern(model)
-    st0 = model.initial_state()
-    rng = np.random.default_rng(seed)
-    st1 = st0.copy()
-    st1.q = st0.q + 0.5 * rng.standard_normal(st0.q.shape)
-    if model.n_ball:
-        st1.balls = st0.balls @ expm(0.5 * rng.standard_normal((model.n_ball, 3)))
-    scale = max(1.0, float(np.abs(model.X0).max(initial=0.0)))
-    out_of_plane = []
-    for st in (st0, st1):
-        kin = forward_kinematics(model, State(st.t, st.q, st.balls, st.u, st.udot), pat)
-        B = kin.B().tocsr()
-        for b, name in enumerate(model.particle_body_names):
-            r = int(model.particle_body_reference[b])
-            nodes = np.array(model.particle_body_nodes[b])
-            Vr = B[6 * r: 6 * r + 3].toarray()
-            W = B[6 * r + 3: 6 * r + 6].toarray()
-            for k, p in enumerate(nodes):
-                Vp = B[6 * p: 6 * p + 3].toarray()
-                d = kin.x[p] - kin.x[r]
-                err = np.abs(Vp - (Vr - skew(d) @ W))
-                if err.size and err.max() > 1e-8 * scale:
-                    col = int(np.argmax(err.max(axis=0)))
-                    raise ModelError(
-                        f"particle body '{name}': particle {k + 1} is on node '{model.node_names[p]}', which does not "
-                        f"move with the body (reference node '{model.node_names[r]}'): coordinate "
-                        f"'{model.coordinate_names[col]}' moves it differently from the body's point there. Put the "
-                        "particle on a node fixed to the body (the reference node, a node joined to it by a fixed joint, "
-                        "or the centre node of a revolute/spherical joint of the body).")
-            if st is st0 and model.particle_body_planar[b] and W.size:
-                Xp = kin.x[nodes]
-                if model.particle_body_kinds[b] == "rod":
-                    e = Xp[1] - Xp[0]
-                    e /= np.linalg.norm(e)
-                    leak = np.abs(e @ W).max()
-                    what = "about the rod's axis (the rod's particles have no inertia about it)"
-                else:
-                    n = _plane_normal(Xp)
-                    if n is None:
-                        continue
-                    leak = np.abs(W - np.outer(n, n @ W)).max()
-                    what = "out of its plane (the planar particles reproduce only the polar moment about the normal)"
-                if leak > 1e-8:
-                    out_of_plane.append((b, what))
-    for b, what in out_of_plane:
-        warnings.warn(f"particle body '{model.particle_body_names[b]}' can rotate {what}; its motion is then not that "
-                      "of the rigid body it replaces. Use kind='spatial' for bodies that move in space.", stacklevel=3)
-    _check_definiteness(model, st0, [b for b, _ in out_of_plane])
-
-
-def _plane_normal(X: np.ndarray) -> np.ndarray | None:
-    d = X - X.mean(axis=0)
-    _, s, vt = np.linalg.svd(d)
-    return vt[2] if s[1] > 1e-12 * max(s[0], 1e-300) else None
-
-
-def _check_definiteness(model, st0, candidates: list[int]) -> None:
-    """Among bodies that can rotate out of their plane, those whose negative masses give the
-    particles an indefinite inertia can make M̄ indefinite: test M̄ at the initial state."""
-    from flexmb.engine.assembly import Assembler
-    from flexmb.engine.kinematics import TreePattern, forward_kinematics
-
-    bad = []
-    kin = forward_kinematics(model, st0, TreePattern(model)) if candidates else None
-    for b in candidates:
-        m = np.array(model.particle_body_masses[b])
-        if m.min() >= 0:
-            continue
-        _, _, Jp = pk.particle_properties(m[None], kin.x[np.array(model.particle_body_nodes[b])][None])
-        ev = np.linalg.eigvalsh(Jp[0])
-        if ev.min() < -1e-12 * np.abs(ev).max():
-            bad.append((b, ev))
-    if not bad:
-        return
-    asm = Assembler(model)
-    ev = asm.evaluate(st0)
-    M = asm.mbar(ev, model.free_u)
-    if M.shape[0] > 3000:  # large models: a Cholesky attempt instead of the spectrum
-        from flexmb.engine.linalg import SparseCholesky
-        from flexmb.errors import SolverError
-
-        try:
-            SparseCholesky(M).factorize(M)
-            return
-        except SolverError:
-            lam = np.array([-np.inf])
-    else:
-        lam = np.linalg.eigvalsh(M.toarray())
-    if lam.size and lam.min() < -1e-10 * np.abs(lam[np.isfinite(lam)]).max(initial=1.0):
-        b, evp = bad[0]
-        name = model.particle_body_names[b]
-        neg = [f"'{model.node_names[n]}' ({_fmt(mm)} kg)" for n, mm in zip(model.particle_body_nodes[b],
-                                                                           model.particle_body_masses[b]) if mm < 0]
-        raise ModelError(
-            f"particle body '{name}': its negative particle masses at nodes {', '.join(neg)} give the particles an "
-            f"indefinite inertia (principal moments {[_fmt(e) for e in evp]}), and the model lets the body rotate about "
-            f"such an axis: the generalized mass matrix is indefinite (eigenvalue {_fmt(lam.min())}). Move the primary "
-            "particles (about one radius of gyration from the centre of mass) so that all masses are positive, "
-            "or use kind='spatial'.")

@@ -1,0 +1,195 @@
+"""What the builder stores: one small frozen record per ``add_*`` call, read by the compiler by
+field name (builder/compile.py). Positions, points and axes are global, in the assembly
+configuration (all joint coordinates zero); nodes are referred to by name (``"ground"``: the
+fixed frame). Arrays in records are read-only copies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from flexmb.builder import arguments as args
+from flexmb.errors import ModelError
+from flexmb.joints import JointKind
+from flexmb.timefunctions import ScalarDrive
+
+__all__ = [
+    "BeamSection", "NodeSpec", "BodySpec", "JointSpec", "DriveSpec", "SpringSpec", "JointForceSpec", "FrictionSpec",
+    "LoadSpec", "BushingSpec", "BeamSpec", "ParticleBodySpec", "readonly",
+]
+
+
+def readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only copy of ``a``."""
+    out = np.array(a, dtype=float)
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True)
+class BeamSection:
+    """Beam section: Young's modulus E, shear modulus G, area A, second moments Iy, Iz (about
+    the section axes e2, e3), torsion constant J, density rho; shear factors ky, kz for a
+    Timoshenko section (both, or neither: Euler–Bernoulli)."""
+
+    E: float
+    G: float
+    A: float
+    Iy: float
+    Iz: float
+    J: float
+    rho: float
+    ky: float | None = None
+    kz: float | None = None
+
+    def __post_init__(self) -> None:
+        who = "BeamSection"
+        for f in ("E", "G", "A", "Iy", "Iz", "J", "rho") + (("ky",) if self.ky is not None else ()) + (
+                ("kz",) if self.kz is not None else ()):
+            object.__setattr__(self, f, args.number(getattr(self, f), who, f, positive=True))
+        if (self.ky is None) != (self.kz is None):
+            given, missing = ("ky", "kz") if self.kz is None else ("kz", "ky")
+            raise ModelError(f"{who}: {given} is given without {missing}; a Timoshenko section needs both shear factors "
+                             "(ky and kz), an Euler–Bernoulli section neither.")
+
+
+@dataclass(frozen=True, eq=False)
+class NodeSpec:
+    """A node (6-DOF frame): ``position`` (3,) and ``rotation`` (3, 3), columns = node axes."""
+
+    name: str
+    position: np.ndarray
+    rotation: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class BodySpec:
+    """A rigid body on ``node``: ``mass``, centre of mass ``com`` (3,) in node axes relative to
+    the node, ``inertia`` (3, 3) about the centre of mass in node axes. The particles of a
+    particle body are point-mass bodies whose mass may be negative (ParticleBodySpec)."""
+
+    name: str
+    node: str
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class JointSpec:
+    """A joint from ``parent`` (node or ``"ground"``) to ``child``: ``point`` (3,) global or None
+    (the child node), unit ``axes`` (global), initial coordinates ``q0`` and velocities ``u0``
+    (n_u,) of its kind."""
+
+    name: str
+    kind: JointKind
+    parent: str
+    child: str
+    point: np.ndarray | None
+    axes: tuple[np.ndarray, ...]
+    q0: np.ndarray
+    u0: np.ndarray
+
+
+@dataclass(frozen=True)
+class DriveSpec:
+    """Scalar coordinate ``dof`` of ``joint`` driven by ``drive`` (q, q', q'' of t)."""
+
+    joint: str
+    dof: int
+    drive: ScalarDrive
+
+
+@dataclass(frozen=True)
+class SpringSpec:
+    """Linear spring and damper on coordinate ``dof`` of ``joint``: tau = -k (q - rest) - c q'."""
+
+    joint: str
+    dof: int
+    stiffness: float
+    damping: float
+    rest: float
+
+
+@dataclass(frozen=True)
+class JointForceSpec:
+    """Applied generalized force ``force(t)`` on coordinate ``dof`` of ``joint``."""
+
+    joint: str
+    dof: int
+    force: Callable[[float], float]
+
+
+@dataclass(frozen=True)
+class FrictionSpec:
+    """Bearing friction of revolute ``joint``: coefficient ``mu``, ``pin_radius`` [m],
+    regularisation ``omega_eps`` [rad/s]."""
+
+    joint: str
+    mu: float
+    pin_radius: float
+    omega_eps: float
+
+
+@dataclass(frozen=True)
+class LoadSpec:
+    """Nodal force and moment, functions of time returning 3-vectors: global, or (``follower``)
+    in the axes of ``node`` or of ``axes_node`` when given."""
+
+    name: str
+    node: str
+    force: Callable[[float], np.ndarray]
+    moment: Callable[[float], np.ndarray]
+    follower: bool
+    axes_node: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class BushingSpec:
+    """6x6 spring–damper between ``node_a`` (or ``"ground"``) and ``node_b`` at ``point`` (3,)
+    with bushing ``axes`` (3, 3, columns); ``stiffness``, ``damping`` (6, 6) on (translations,
+    rotations) in bushing axes; ``free_rotation``: -1 none, 0/1/2 about bushing x/y/z, 3 all."""
+
+    name: str
+    node_a: str
+    node_b: str
+    point: np.ndarray
+    axes: np.ndarray
+    stiffness: np.ndarray
+    damping: np.ndarray
+    free_rotation: int
+
+
+@dataclass(frozen=True, eq=False)
+class BeamSpec:
+    """One beam element from ``node_a`` to ``node_b``: ``section``, section ``frame`` E0 (3, 3;
+    columns e1 along the axis, e2, e3), reference ``length`` L0, stiffness-proportional
+    ``damping`` α [s]; ``link``: the flexible link it belongs to (its own name if alone)."""
+
+    name: str
+    node_a: str
+    node_b: str
+    section: BeamSection
+    frame: np.ndarray
+    length: float
+    damping: float
+    link: str
+
+
+@dataclass(frozen=True)
+class ParticleBodySpec:
+    """A particle body (Attia §2): ``reference`` node, its particles' ``nodes`` (primaries first,
+    then midpoints) and ``masses`` (may be negative), ``n_primary``, the particle ``kind`` and
+    whether the model is ``planar`` (planar, rod, general with plane_normal). Each particle is
+    also a point-mass body ``<name>.p<k>``."""
+
+    name: str
+    kind: str
+    reference: str
+    nodes: tuple[str, ...]
+    masses: tuple[float, ...]
+    n_primary: int
+    planar: bool
