@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["FlexmbError", "ModelError", "LoopError", "SolverError", "BackendError", "ResultFileError"]
+__all__ = ["FlexmbError", "ModelError", "LoopError", "SolverError", "BackendError", "ResultFileError", "SettingsError"]
 
 
 class FlexmbError(Exception):
@@ -31,3 +31,7 @@ class BackendError(FlexmbError, ImportError):
 
 class ResultFileError(FlexmbError, ValueError):
     """A result file or run directory is missing, not written by flexmb, or damaged."""
+
+
+class SettingsError(FlexmbError, ValueError):
+    """An invalid solver setting (``simulate``'s t_end, dt, rho_inf, output_every, rtol, ...)."""
