@@ -185,6 +185,26 @@ def test_nonfinite_mass_names_the_body_and_node():
     assert "t = 0:" in str(e.value) and "mass matrix of node 'n1' (body 'rod')" in str(e.value)
 
 
+@pytest.mark.parametrize("zero_inertia_ball", [False, True])
+def test_massless_coordinate_is_named(zero_inertia_ball):
+    """A node without mass on a pin, or a body without inertia on a spherical joint at its centre of
+    mass: M̄ is singular. Before: 'iteration matrix is not positive definite
+    (../Cholesky/t_cholmod_rowfac.c:430 ...)' naming nothing. (compile() may refuse it first: the
+    promise is one FlexmbError naming the joint's coordinate.)"""
+    mb = fm.ModelBuilder(gravity=(0, -G, 0))
+    mb.add_node("a", position=(0, 0, 0))
+    if zero_inertia_ball:
+        mb.add_body("ball", node="a", mass=1.0)
+        mb.add_joint("sph", "spherical", parent="ground", child="a")
+    else:
+        mb.add_joint("pinA", "revolute", parent="ground", child="a", axis=(0, 0, 1))
+    mb.add_node("b", position=(0, 0, 1))  # a sound pendulum beside it
+    mb.add_body("rodB", node="b", mass=1.0, com=(0.5, 0, 0), inertia=np.diag([0, 1, 1]) / 12)
+    mb.add_joint("pinB", "revolute", parent="ground", child="b", axis=(0, 0, 1))
+    with pytest.raises(FlexmbError, match=r"sph\.w" if zero_inertia_ball else r"pinA"):
+        fm.simulate(mb.compile(), 0.01, 1e-3)
+
+
 def test_nonfinite_acceleration_names_the_coordinate():
     """A spring of 1e308 N m/rad stretched by 1 rad: the acceleration of 'pin.q' overflows."""
     with pytest.raises(SolverError, match=r"acceleration of coordinate 'pin\.q'"):

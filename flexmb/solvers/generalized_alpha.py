@@ -128,13 +128,27 @@ class GeneralizedAlpha:
         except SolverError:
             # compressive geometric stiffness made S indefinite: modified Newton without it
             S = self.asm.iteration_matrix(ev, self.free, gp, bp, gp * self.c_diag + bp * self.k_diag, material_only=True)
-            self.chol.factorize(S)
+            try:
+                self.chol.factorize(S)
+            except SolverError as exc:
+                raise SolverError(f"t = {self._t:.6g}: the iteration matrix is not positive definite at coordinate "
+                                  f"{self._pivot(exc)}: no mass or inertia moves with it (a massless node, or a body "
+                                  "without inertia about that axis); give the bodies it moves mass and inertia.",
+                                  self._t) from exc
             self.modified_newton += 1
             if self.modified_newton == 1:
                 log.warning("t = %.6g: iteration matrix not positive definite; geometric stiffness dropped "
                             "(modified Newton); counted in stats['modified_newton_steps']", self._t)
         self.timings["factorization"] += _time.perf_counter() - t0
         self._factor_key = (gp, bp)
+
+    def _pivot(self, exc: SolverError) -> str:
+        """The coordinate whose pivot failed in CHOLMOD (its column in the fill-reducing order)."""
+        cause = exc.__cause__
+        try:
+            return repr(self.model.coordinate_names[self.free[cause.factor.P()[cause.column]]])
+        except (AttributeError, IndexError, TypeError):
+            return f"(not known: {exc})"
 
     def _solve(self, r: np.ndarray) -> np.ndarray:
         t0 = _time.perf_counter()
@@ -160,6 +174,7 @@ class GeneralizedAlpha:
             raise _nonfinite(st.t, source, in_step=False)
         if self.free.size:
             r = ev.residual(st.udot)[self.free]
+            self._t = st.t
             self._factorize(ev, 0.0, 0.0)
             st.udot[self.free] = -self._solve(r)
             self._factor_key = None  # the mass matrix alone is no iteration matrix
