@@ -91,8 +91,8 @@ def test_output_every_always_records_the_final_row():
 
 def test_t_end_a_multiple_of_dt_keeps_every_step_of_dt():
     """Round-off in t_end/dt (0.3/0.1 = 2.9999999999999996) gives no sliver of a fourth step; the
-    times are the grid i dt (3 * 0.1 = 0.30000000000000004, t_end to round-off), the same as in a
-    longer run, whose first rows the shorter run's are, bit for bit."""
+    times are the sums of the steps (0.1 + 0.1 + 0.1 = 0.30000000000000004, t_end to round-off),
+    as in a longer run, whose first rows the shorter run's are, bit for bit."""
     res = fm.simulate(free_fall(), t_end=0.3, dt=0.1)
     assert res.t.tolist() == [0.0, 0.1, 2 * 0.1, 3 * 0.1] and res.stats["steps"] == 3
     assert res.t[-1] == pytest.approx(0.3, rel=1e-15, abs=0)

@@ -183,10 +183,9 @@ class GeneralizedAlpha:
 
     def step(self, st: State, a: np.ndarray, h: float, t1: float | None = None
              ) -> tuple[State, np.ndarray, Evaluation, StepInfo]:
-        """One step of size h from (st, a) to the time ``t1`` (default st.t + h; given, it keeps
-        the times on the grid t0 + i dt without round-off drift): returns the new state, its
-        pseudo-acceleration, its evaluation and step info. Raises SolverError if Newton fails
-        (no halving here)."""
+        """One step of size h from (st, a) to the time ``t1`` (default st.t + h; given, a step
+        ends exactly there, e.g. at t_end): returns the new state, its pseudo-acceleration, its
+        evaluation and step info. Raises SolverError if Newton fails (no halving here)."""
         m = self.model
         am, af, g, b = self.am, self.af, self.gamma, self.beta
         c_a = (1 - af) / (1 - am)
@@ -273,14 +272,17 @@ class GeneralizedAlpha:
         step of the smallest size fails; its message names that step and where it started.
         ``self.substeps`` counts the sub-steps taken, ``self.min_step`` the smallest."""
         t0 = st.t
+        given = t_end is not None
         t_end = t0 + h if t_end is None else t_end
         level = k = 0  # sub-step size h / 2**level; k of them done
         total_it = total_fac = 0
         while True:
-            h_try = math.ldexp(h, -level)
-            t_try = t_end if k + 1 == 1 << level else t0 + (k + 1) * h_try
+            hl = math.ldexp(h, -level)
+            t_try = t_end if k + 1 == 1 << level else t0 + (k + 1) * hl
+            h_try = min(hl, t_try - st.t)
             try:
-                st1, a1, ev, info = self.step(st, a, h_try, t_try)
+                # an unhalved step ends at st.t + h (as always: results bit for bit); sub-steps on their grid
+                st1, a1, ev, info = self.step(st, a, h_try, t_try if level or given else None)
                 _check_finite(st1, self.model)
             except SolverError as exc:
                 if level >= self.max_halvings:
@@ -298,6 +300,7 @@ class GeneralizedAlpha:
             st, a = st1, a1
             k += 1
             if k == 1 << level:
+                st.t = t_end
                 return st, a, ev, StepInfo(total_it, total_fac, info.residual, h)
             if level and k % 2 == 0:  # back on the grid of the doubled step: try it
                 level -= 1

@@ -154,11 +154,11 @@ def simulate(
 ) -> Result:
     """Integrate ``model`` from its initial state (or ``state``) to ``t_end`` with step ``dt``.
 
-    The run ends at ``t_end``: steps end at t0 + i dt (t0 = 0 or ``state.t``) and where t_end is
-    not on that grid the last step is shortened to end exactly at t_end (t_end = 1, dt = 0.3: at
-    0.3, 0.6, 0.9 and 1.0; dt > t_end: one step of t_end). Where it is (to round-off, 1e-9 of a
-    step) the last time is t0 + n dt, so a shorter run's rows are the first rows of a longer one,
-    bit for bit. A step whose Newton iteration fails is retried with halved steps down to
+    The run ends at ``t_end``: steps of ``dt`` from t0 (0 or ``state.t``), and where t_end - t0 is
+    no multiple of dt the last step is shortened to end exactly at t_end (t_end = 1, dt = 0.3: at
+    0.3, 0.6, 0.9 and 1.0; dt > t_end: one step of t_end). Where it is one (to 1e-9 of a step)
+    the last time is the sum of the steps, t_end to round-off, so a shorter run's rows are the
+    first rows of a longer one, bit for bit. A step whose Newton iteration fails is retried with halved steps down to
     dt / 2**max_halvings (GeneralizedAlpha.advance). Records every ``output_every``-th step and
     always the last one. ``reuse_factor``: keep the factorized iteration matrix
     across steps while Newton converges fast: True, False (refactorize every step) or "auto"
@@ -205,9 +205,9 @@ def simulate(
         for i in range(1, n_steps + 1):
             last = i == n_steps
             try:
-                # steps end on the grid t0 + i dt (the same in a longer run); a last step shortened to t_end
+                # the last step ends at t_end, shortened unless t_end is a multiple of dt
                 short = last and not dt_multiple
-                st, a, ev, info = integ.advance(st, a, t_end - st.t if short else dt, t_end if short else t0 + i * dt)
+                st, a, ev, info = integ.advance(st, a, t_end - st.t, t_end) if short else integ.advance(st, a, dt)
                 rec.step(st, ev)
                 # a monitor may end the run (e.g. flexmb.analysis.monitors.SingularityMonitor)
                 stop = callback(st, ev) if callback is not None else None
