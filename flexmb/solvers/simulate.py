@@ -158,10 +158,10 @@ def simulate(
     no multiple of dt the last step is shortened to end exactly at t_end (t_end = 1, dt = 0.3: at
     0.3, 0.6, 0.9 and 1.0; dt > t_end: one step of t_end). Where it is one (to 1e-9 of a step)
     the last time is the sum of the steps, t_end to round-off, so a shorter run's rows are the
-    first rows of a longer one, bit for bit. A step whose Newton iteration fails is retried with halved steps down to
-    dt / 2**max_halvings (GeneralizedAlpha.advance). Records every ``output_every``-th step and
-    always the last one. ``reuse_factor``: keep the factorized iteration matrix
-    across steps while Newton converges fast: True, False (refactorize every step) or "auto"
+    first rows of a longer one, bit for bit. A step whose Newton iteration fails is retried with
+    halved steps down to dt / 2**max_halvings (GeneralizedAlpha.advance). Records every
+    ``output_every``-th step and always the last one. ``reuse_factor``: keep the factorized
+    iteration matrix across steps while Newton converges fast: True, False (refactorize every step) or "auto"
     (reuse where refactorizing costs more than a few residual evaluations); same results.
     On a Newton failure the steps computed so far are returned with ``status`` saying why (or
     the SolverError is raised if ``raise_on_failure``); so is a step whose outputs (drive forces,
@@ -246,4 +246,3 @@ def simulate(
         if writer is not None:
             writer.close(status, stats)
     return rec.result(status, stats, {"settings": settings})
-
