@@ -190,7 +190,7 @@ def test_massless_coordinate_is_named(zero_inertia_ball):
     """A node without mass on a pin, or a body without inertia on a spherical joint at its centre of
     mass: M̄ is singular. Before: 'iteration matrix is not positive definite
     (../Cholesky/t_cholmod_rowfac.c:430 ...)' naming nothing. (compile() may refuse it first: the
-    promise is one FlexmbError naming the joint's coordinate.)"""
+    promise is one FlexmbError naming the joint, here its coordinate.)"""
     mb = fm.ModelBuilder(gravity=(0, -G, 0))
     mb.add_node("a", position=(0, 0, 0))
     if zero_inertia_ball:
@@ -201,7 +201,7 @@ def test_massless_coordinate_is_named(zero_inertia_ball):
     mb.add_node("b", position=(0, 0, 1))  # a sound pendulum beside it
     mb.add_body("rodB", node="b", mass=1.0, com=(0.5, 0, 0), inertia=np.diag([0, 1, 1]) / 12)
     mb.add_joint("pinB", "revolute", parent="ground", child="b", axis=(0, 0, 1))
-    with pytest.raises(FlexmbError, match=r"sph\.w" if zero_inertia_ball else r"pinA"):
+    with pytest.raises(FlexmbError, match=r"\bsph\b" if zero_inertia_ball else r"\bpinA\b"):
         fm.simulate(mb.compile(), 0.01, 1e-3)
 
 
