@@ -8,7 +8,7 @@ command line prints ``flexmb: error: <message>`` and ``  hint: <hint>``.
 from __future__ import annotations
 
 __all__ = ["FlexmbError", "ModelError", "LoopError", "SolverError", "BackendError", "ResultFileError", "RunDirError",
-           "CaseError", "CaseCodeError", "StudyError", "CliError"]
+           "CaseError", "CaseCodeError", "StudyError", "CliError", "SettingsError"]
 
 
 class FlexmbError(Exception):
@@ -98,3 +98,10 @@ class CliError(FlexmbError):
     def __init__(self, message: str = "", hint: str | None = None, code: int = 2) -> None:
         super().__init__(message, hint)
         self.code = code
+
+
+class SettingsError(FlexmbError, ValueError):
+    """An invalid solver setting (``simulate``'s t_end, dt, rho_inf, output_every, rtol, ...); the
+    message names the argument and what it must be."""
+
+    hint = "see help(flexmb.simulate) for the settings and their ranges"

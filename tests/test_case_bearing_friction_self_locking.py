@@ -99,24 +99,26 @@ def test_locks_inside_the_friction_circles_and_moves_outside(theta_star):
     assert np.abs(E - E[0]).max() < 1e-3 * moved.energy["dissipated"][-1]
 
 
-def test_tangent_slope_in_the_iteration_matrix_fails_at_the_lock(monkeypatch):
-    """Why flexmb/friction.py puts the secant slope into the iteration matrix: the crank that
-    starts to slide and then sticks within a step makes Newton on the tangent slope cycle."""
+def test_friction_slope_in_the_iteration_matrix_gets_through_the_lock(monkeypatch):
+    """Why flexmb/friction.py puts a friction slope into the iteration matrix: the crank that
+    starts to slide and then sticks within a step makes Newton cycle at dt = 1 ms. With the
+    secant slope a few halved steps get through the lock; without any slope the step halving
+    needs tens of times more sub-steps for the same motion (measured with the halving of
+    flexmb.solvers.generalized_alpha: 16 against 453 sub-steps for 5 steps; over 50 steps 61
+    against 6213, and the tangent slope sech²(u/ω_ε) 64)."""
     from flexmb.engine import friction
 
     model = case.build(theta0_deg=3.0, J_flywheel=1e-6, P=100.0)  # light crank, hard push: sticks within a step
-    ok = simulate(model, 0.05, P["dt"], rho_inf=P["rho_inf"])
+    ok = simulate(model, 0.005, P["dt"], rho_inf=P["rho_inf"])
     assert ok.status == "finished" and np.abs(ok.u[-1, 0]) < 10 * P["omega_eps"]
+    assert ok.stats["substeps"] > ok.stats["steps"]  # the lock needs halved steps even so
 
-    def tangent(self, cols, w=None):
-        m = self.model
-        if self.load is None:
-            self.torques(np.zeros((m.n_nodes, 6)))
-        c = np.zeros(m.n_u)
-        x = self.rate / m.friction_omega_eps
-        np.add.at(c, self.u, m.friction_mu * m.friction_radius * self.load / m.friction_omega_eps * (1 - np.tanh(x) ** 2))
-        return c[np.asarray(cols)]
+    def no_slope(self, cols, w=None):
+        return np.zeros(len(np.asarray(cols)))
 
-    monkeypatch.setattr(friction.JointFriction, "damping_diag", tangent)
-    res = simulate(model, 0.02, P["dt"], rho_inf=P["rho_inf"])
-    assert res.status.startswith("failed")
+    monkeypatch.setattr(friction.JointFriction, "damping_diag", no_slope)
+    res = simulate(model, 0.005, P["dt"], rho_inf=P["rho_inf"])
+    assert res.status == "finished" and res.stats["substeps"] > 10 * ok.stats["substeps"]
+    # the same motion: the crank creeps by the same angle (to 2 % of it) and sticks
+    creep = abs(ok.q[-1, 0] - ok.q[0, 0])
+    assert np.abs(res.q[-1] - ok.q[-1]).max() < 0.02 * creep and np.abs(res.u[-1, 0]) < 10 * P["omega_eps"]

@@ -25,11 +25,11 @@ the same node wrenches w(u̇) whose subtree sums give B^T w. The Newton iteratio
 only the friction's viscous part: writing (1) as τ = -c(u) u with the secant coefficient
 c = μ r |F_⊥| tanh(u/ω_ε)/u ≥ 0 (→ μ r |F_⊥|/ω_ε at rest), γ' c is added to the diagonal
 (:meth:`JointFriction.damping_diag`, positive: S stays positive definite). The secant slope is
-an upper bound of the tangent slope μ r |F_⊥| sech²(u/ω_ε)/ω_ε, so the iterations contract even
-when a joint that slides at the step's first iterate (where the iteration matrix is factorized
-and the tangent slope is ~0) sticks at its solution; with the tangent slope, or with none, that
-case cycles and Newton fails even after step halvings (measured: a light crank pushed at its
-dead centre, tests/test_case_bearing_friction_self_locking.py). The price: where a joint slides
+an upper bound of the tangent slope μ r |F_⊥| sech²(u/ω_ε)/ω_ε. A joint that slides at the
+step's first iterate and sticks at its solution makes Newton cycle; the step halving gets
+through it with a few halved steps, without any slope only with tens of times more (measured:
+a light crank pushed at its dead centre, tests/test_case_bearing_friction_self_locking.py; the
+tangent slope does as well there as the secant one). The price: where a joint slides
 fast under a large load on a light body, the secant slope overestimates and the contraction is
 slower (the integrator may halve the step). The dependence of |F_⊥| on u̇ is left out of the
 matrix: Newton converges linearly, at a rate ~ μ r / (lever arm of the bodies' inertia), fast

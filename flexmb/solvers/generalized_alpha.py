@@ -13,13 +13,16 @@ result is the same either way (same residual tolerance). Update (Arnold & Brüls
     u_{n+1} = u_n + h (1-γ) a_n + h γ a_{n+1}
     q_{n+1} = q_n ⊕ h [u_n + h (1/2-β) a_n + h β a_{n+1}]     (⊕: R expm(·) for balls)
 
-A step whose Newton iteration fails is retried with half the step (up to ``max_halvings``);
-then a SolverError names the time, the residual and the coordinates that diverge.
+A step whose Newton iteration fails is retried with half the step, down to dt / 2**max_halvings
+(:meth:`GeneralizedAlpha.advance`); only a failure of that smallest step raises a SolverError,
+naming the time, the step, the residual and the coordinates that diverge. A NaN or inf is named
+by where it first appears (flexmb.solvers.nonfinite).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import time as _time
 from dataclasses import dataclass
 
@@ -27,8 +30,9 @@ import numpy as np
 
 from flexmb.engine.assembly import Assembler, Evaluation
 from flexmb.engine.linalg import SparseCholesky
-from flexmb.errors import SolverError
+from flexmb.errors import SettingsError, SolverError
 from flexmb.settings import RHO_INF
+from flexmb.solvers.nonfinite import evaluation_source, state_source
 from flexmb.state import State
 
 __all__ = ["GeneralizedAlpha", "alpha_parameters", "StepInfo"]
@@ -39,7 +43,7 @@ log = logging.getLogger("flexmb")
 def alpha_parameters(rho_inf: float) -> tuple[float, float, float, float]:
     """(αm, αf, γ, β) of generalized-α for spectral radius ``rho_inf`` in [0, 1]."""
     if not 0.0 <= rho_inf <= 1.0:
-        raise ValueError(f"rho_inf = {rho_inf} must lie in [0, 1]")
+        raise SettingsError(f"rho_inf = {rho_inf!r} must lie in [0, 1]")
     am = (2 * rho_inf - 1) / (rho_inf + 1)
     af = rho_inf / (rho_inf + 1)
     gamma = 0.5 + af - am
@@ -94,8 +98,10 @@ class GeneralizedAlpha:
         self.k_diag, self.c_diag = self.asm.stiffness_damping_diag(self.free)
         self.timings = {"assembly": 0.0, "factorization": 0.0, "solve": 0.0}
         self.modified_newton = 0
+        self.substeps = 0  # steps taken by advance(), halved ones counted one by one
+        self.min_step = math.inf
         if reuse_factor not in (True, False, "auto"):
-            raise ValueError(f"reuse_factor = {reuse_factor!r} must be True, False or 'auto'")
+            raise SettingsError(f"reuse_factor = {reuse_factor!r} must be True, False or 'auto'")
         self.reuse_factor = reuse_factor
         self._factor_key: tuple[float, float] | None = None  # (γ', β') of the current factor
         self._t = 0.0
@@ -123,13 +129,27 @@ class GeneralizedAlpha:
         except SolverError:
             # compressive geometric stiffness made S indefinite: modified Newton without it
             S = self.asm.iteration_matrix(ev, self.free, gp, bp, gp * self.c_diag + bp * self.k_diag, material_only=True)
-            self.chol.factorize(S)
+            try:
+                self.chol.factorize(S)
+            except SolverError as exc:
+                raise SolverError(f"t = {self._t:.6g}: the iteration matrix is not positive definite at coordinate "
+                                  f"{self._pivot(exc)}: no mass or inertia moves with it (a massless node, or a body "
+                                  "without inertia about that axis); give the bodies it moves mass and inertia.",
+                                  self._t) from exc
             self.modified_newton += 1
             if self.modified_newton == 1:
                 log.warning("t = %.6g: iteration matrix not positive definite; geometric stiffness dropped "
                             "(modified Newton); counted in stats['modified_newton_steps']", self._t)
         self.timings["factorization"] += _time.perf_counter() - t0
         self._factor_key = (gp, bp)
+
+    def _pivot(self, exc: SolverError) -> str:
+        """The coordinate whose pivot failed in CHOLMOD (its column in the fill-reducing order)."""
+        cause = exc.__cause__
+        try:
+            return repr(self.model.coordinate_names[self.free[cause.factor.P()[cause.column]]])
+        except (AttributeError, IndexError, TypeError):
+            return f"(not known: {exc})"
 
     def _solve(self, r: np.ndarray) -> np.ndarray:
         t0 = _time.perf_counter()
@@ -149,18 +169,24 @@ class GeneralizedAlpha:
         st = st.copy()
         st.apply_drives(self.model, st.t)
         ev = self._evaluate(st)
+        st.udot[self.free] = 0.0
+        source = evaluation_source(self.model, st, ev)
+        if source is not None:
+            raise _nonfinite(st.t, source, in_step=False)
         if self.free.size:
-            st.udot[self.free] = 0.0
             r = ev.residual(st.udot)[self.free]
+            self._t = st.t
             self._factorize(ev, 0.0, 0.0)
             st.udot[self.free] = -self._solve(r)
             self._factor_key = None  # the mass matrix alone is no iteration matrix
-        _check_finite(st, self.model)
+        _check_finite(st, self.model, in_step=False)
         return st, ev
 
-    def step(self, st: State, a: np.ndarray, h: float) -> tuple[State, np.ndarray, Evaluation, StepInfo]:
-        """One step of size h from (st, a): returns the new state, its pseudo-acceleration,
-        its evaluation and step info. Raises SolverError if Newton fails (no halving here)."""
+    def step(self, st: State, a: np.ndarray, h: float, t1: float | None = None
+             ) -> tuple[State, np.ndarray, Evaluation, StepInfo]:
+        """One step of size h from (st, a) to the time ``t1`` (default st.t + h; given, a step
+        ends exactly there, e.g. at t_end): returns the new state, its pseudo-acceleration, its
+        evaluation and step info. Raises SolverError if Newton fails (no halving here)."""
         m = self.model
         am, af, g, b = self.am, self.af, self.gamma, self.beta
         c_a = (1 - af) / (1 - am)
@@ -169,7 +195,7 @@ class GeneralizedAlpha:
         udot1 = st.udot.copy()
         udot_start = udot1.copy()
         free = self.free
-        t1 = st.t + h
+        t1 = st.t + h if t1 is None else t1
         r_hist: list[float] = []
         nfac = 0
         dxs: list[float] = []  # correction sizes since the last factorization
@@ -189,8 +215,8 @@ class GeneralizedAlpha:
                 return st1, a1, ev, StepInfo(it, nfac, 0.0, h)
             r = ev.residual(udot1)[free]
             if not np.all(np.isfinite(r)):
-                raise SolverError(f"t = {t1:.6g}: non-finite residual (NaN/inf) in coordinates "
-                                  f"{_names(m, free[~np.isfinite(r)])}", t1)
+                source = evaluation_source(m, st1, ev, udot1) or f"residual of {_names(m, free[~np.isfinite(r)])}"
+                raise _nonfinite(t1, source)
             rn = float(np.abs(r).max())
             r_hist.append(rn)
             if it == 0:
@@ -237,38 +263,63 @@ class GeneralizedAlpha:
             udot1[free] -= dx
         raise AssertionError("unreachable")
 
-    def advance(self, st: State, a: np.ndarray, h: float) -> tuple[State, np.ndarray, Evaluation, StepInfo]:
-        """Advance by h, halving the step on Newton failure (sub-steps land exactly on t + h)."""
-        t_end = st.t + h
-        hh = h
-        halvings = 0
+    def advance(self, st: State, a: np.ndarray, h: float, t_end: float | None = None
+                ) -> tuple[State, np.ndarray, Evaluation, StepInfo]:
+        """Advance by h to the time ``t_end`` (default st.t + h). A failed attempt is retried with
+        half the step, down to h / 2**max_halvings; after a success the step doubles again where
+        the sub-steps stay on the grid of the larger one (binary subdivision of [t, t_end]: each
+        sub-step ends on that grid, the last exactly at t_end, and each level's halvings are
+        counted apart, so growth never uses up the budget). A SolverError is raised only when a
+        step of the smallest size fails; its message names that step and where it started.
+        ``self.substeps`` counts the sub-steps taken, ``self.min_step`` the smallest."""
+        t0 = st.t
+        given = t_end is not None
+        t_end = t0 + h if t_end is None else t_end
+        level = k = 0  # sub-step size h / 2**level; k of them done
         total_it = total_fac = 0
         while True:
+            hl = math.ldexp(h, -level)
+            t_try = t_end if k + 1 == 1 << level else t0 + (k + 1) * hl
+            h_try = min(hl, t_try - st.t)
             try:
-                st1, a1, ev, info = self.step(st, a, min(hh, t_end - st.t))
+                # an unhalved step ends at st.t + h (as always: results bit for bit); sub-steps on their grid
+                st1, a1, ev, info = self.step(st, a, h_try, t_try if level or given else None)
+                _check_finite(st1, self.model)
             except SolverError as exc:
-                halvings += 1
-                if halvings > self.max_halvings:
-                    raise SolverError(f"{exc} — also after {self.max_halvings} step halvings (h = {hh:.3e}).", exc.time) from exc
-                hh *= 0.5
+                if level >= self.max_halvings:
+                    raise SolverError(
+                        f"{exc} — the step from t = {st.t:.6g} failed down to h = {h_try:.3e} "
+                        f"(dt = {h:.3e} halved {level} times, the smallest step tried); reduce dt or "
+                        "raise max_halvings, or check the model at that time.", exc.time) from exc
+                level += 1
+                k *= 2
                 continue
             total_it += info.iterations
             total_fac += info.factorizations
-            _check_finite(st1, self.model)
+            self.substeps += 1
+            self.min_step = min(self.min_step, h_try)
             st, a = st1, a1
-            if st.t >= t_end - 1e-12 * max(1.0, abs(t_end)):
+            k += 1
+            if k == 1 << level:
                 st.t = t_end
                 return st, a, ev, StepInfo(total_it, total_fac, info.residual, h)
-            if halvings and hh < h:
-                hh = min(2 * hh, h)
+            if level and k % 2 == 0:  # back on the grid of the doubled step: try it
+                level -= 1
+                k //= 2
+
+
+def _nonfinite(t: float, source: str, in_step: bool = True) -> SolverError:
+    """The SolverError for a NaN/inf first found in ``source`` (flexmb.solvers.nonfinite)."""
+    advice = "check the inputs there (masses, centres of mass, stiffness, loads, drives)"
+    return SolverError(f"t = {t:.6g}: non-finite value (NaN or inf), first in the {source}; "
+                       + (f"reduce the time step or {advice}." if in_step else f"{advice}."), t)
 
 
 def _names(model, idx) -> list[str]:
     return [model.coordinate_names[i] for i in np.atleast_1d(idx)]
 
 
-def _check_finite(st: State, model) -> None:
-    for arr, what in ((st.q, "q"), (st.u, "u"), (st.udot, "udot")):
-        if not np.all(np.isfinite(arr)):
-            raise SolverError(f"t = {st.t:.6g}: non-finite {what} (NaN/inf); reduce the time step "
-                              "or check loads and stiffness.", st.t)
+def _check_finite(st: State, model, in_step: bool = True) -> None:
+    source = state_source(model, st)
+    if source is not None:
+        raise _nonfinite(st.t, source, in_step)

@@ -1,0 +1,63 @@
+"""Checks of ``simulate``'s own settings (each refused with a SettingsError naming the argument,
+before anything runs or is written) and the step plan that ends a run exactly at t_end."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from flexmb.errors import SettingsError
+from flexmb.state import State
+
+__all__ = ["check_settings", "step_count"]
+
+
+_MAX_HALVINGS = 40  # dt / 2**40 ~ 1e-12 dt: finer steps stop advancing the time in double precision
+
+
+def _setting_error(name: str, value, expected: str) -> SettingsError:
+    return SettingsError(f"simulate: {name} = {value!r} {expected}.")
+
+
+def _real(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) and math.isfinite(v)
+
+
+def check_settings(t_end, dt, rho_inf, output_every, rtol, max_halvings, state, callback, progress) -> tuple[int, int]:
+    """Refuse invalid ``simulate`` settings with a SettingsError naming the argument; returns
+    ``output_every`` and ``max_halvings`` as ints."""
+    for v, name in ((t_end, "t_end"), (dt, "dt")):
+        if not (_real(v) and v > 0):
+            raise _setting_error(name, v, "must be a positive finite number (seconds)")
+    if dt < 1e-12 * t_end:
+        raise _setting_error("dt", dt, f"gives more than 1e12 steps to t_end = {t_end!r}: below the time resolution "
+                             "of double precision; give a larger dt")
+    if not (_real(rho_inf) and 0.0 <= rho_inf <= 1.0):
+        raise _setting_error("rho_inf", rho_inf, "must be a number in [0, 1] (1: no numerical dissipation)")
+    if not (_real(rtol) and 0.0 < rtol < 1.0):
+        raise _setting_error("rtol", rtol, "must be a number in (0, 1) (Newton tolerance, relative)")
+    for v, name, lo, hi in ((output_every, "output_every", 1, None), (max_halvings, "max_halvings", 0, _MAX_HALVINGS)):
+        if not (_real(v) and float(v).is_integer() and v >= lo and (hi is None or v <= hi)):
+            rng = f"from {lo} to {hi}" if hi is not None else f">= {lo}"
+            raise _setting_error(name, v, f"must be a whole number {rng}")
+    if state is not None and not isinstance(state, State):
+        raise _setting_error("state", state, "must be a flexmb.State (e.g. model.initial_state()) or None")
+    if state is not None and not (_real(state.t) and state.t < t_end and (t_end - state.t) >= 1e-12 * abs(t_end)):
+        raise _setting_error("state", f"<State at t = {state.t!r}>", f"must start before t_end = {t_end!r} "
+                             "(the run goes from state.t to t_end)")
+    for v, name in ((callback, "callback"), (progress, "progress")):
+        if v is not None and not callable(v):
+            raise _setting_error(name, v, "must be a function or None")
+    return int(output_every), int(max_halvings)
+
+
+def step_count(t0: float, t_end: float, dt: float) -> tuple[int, bool]:
+    """Steps from ``t0`` to ``t_end`` with ``dt`` and whether t_end is on the grid t0 + i dt (to
+    1e-9 of a step, so round-off in the division gives no sliver of a last step); otherwise the
+    last step is shorter."""
+    ratio = (t_end - t0) / dt
+    n = round(ratio)
+    if n >= 1 and abs(ratio - n) <= 1e-9 * ratio:
+        return n, True
+    return math.ceil(ratio), False
