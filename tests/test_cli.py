@@ -85,6 +85,8 @@ def test_info_lists_loops_cuts_tree_and_dofs(capsys):
     (["run", str(FOUR_BAR), "--param", "E=-1"], ["model error", "E = -1.0"]),
     (["run", str(FOUR_BAR), "--t-end", "abc"], ["invalid float value"]),
     (["export", "no/such/run"], ["does not exist"]),
+    (["animate", "no/such/run"], ["does not exist"]),
+    (["animate", "no/such/run", "--view", "top"], ["invalid choice: 'top'"]),
     (["frobnicate"], ["invalid choice"]),
     ([], ["required"]),
 ])
@@ -178,7 +180,7 @@ def test_ctrl_c_exits_130_and_closes_the_run(tmp_path):
 
 
 def test_help_everywhere():
-    for args in ([], ["run"], ["info"], ["export"], ["plot"]):
+    for args in ([], ["run"], ["info"], ["export"], ["plot"], ["animate"]):
         p = cli(*args, "--help", timeout=60)
         assert p.returncode == 0 and "usage: flexmb" in p.stdout, args
     assert "exit codes" in cli("--help").stdout
