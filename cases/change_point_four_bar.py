@@ -170,16 +170,16 @@ def postprocess(result, model, params: dict, out_dir: Path) -> dict:
     for k, ps in enumerate(passages, start=1):
         i, w = ps["i"], slice(ps["i0"], ps["i1"] + 1)
         j = ps["i0"] + int(np.argmax(cut[w] / bound[w]))  # the row where the force came closest to its bound
-        where = ("the start, folded: all links on the x axis" if i == 0 else
+        where = ("the start, folded, all links on the x axis" if i == 0 else
                  "crank pin A over the rocker's pivot O4" if abs(theta[i] - np.pi) < 0.1 else "a folded configuration")
         what = "elastic limit: the rigid model's force is unbounded here" if start[j] else "m_c a W² at constant crank speed"
         after = (f"Passed: σ_min rose above {100 * NEAR_SINGULAR:g} % of its largest at t = {t[ps['i1'] + 1]:.3f} s"
                  if ps["passed"] else f"Not passed: the run ended at t = {t[-1]:.3f} s before σ_min rose again")
         s[f"singular_{k}"] = (
-            f"t = {t[i]:.3f} s, crank θ = {theta[i]:.3f} rad, {where}: σ_min = {sigma[i]:.2g} (smallest over the output "
-            f"rows; largest along the run {sigma.max():.3g}). Coupler axial force {cut[i]:.3g} N there, at most "
+            f"t = {t[i]:.3f} s (crank θ = {theta[i]:.3f} rad): {where}. σ_min = {sigma[i]:.2g} (smallest at an output row; "
+            f"its largest along the run: {sigma.max():.3g}). Coupler axial force {cut[i]:.3g} N there and at most "
             f"{cut[j]:.3g} N (t = {t[j]:.3f} s) while near it (σ_min < {100 * NEAR_SINGULAR:g} % of its largest): "
-            f"{100 * cut[j] / bound[j]:.2g} % of its bound {bound[j]:.3g} N ({what}). {after}.")
+            f"{100 * cut[j] / bound[j]:.2g} % of its bound, {bound[j]:.3g} N ({what}). {after}.")
         s[f"singular_{k}_t_s"] = float(t[i])
         s[f"singular_{k}_crank_angle_rad"] = float(theta[i])
         s[f"singular_{k}_sigma_min"] = float(sigma[i])
@@ -214,7 +214,7 @@ def postprocess(result, model, params: dict, out_dir: Path) -> dict:
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
     ax.plot(t, sigma, color="tab:green", label="σ_min of the rigid loop-closure Jacobian")
-    ax.axhline(NEAR_SINGULAR * sigma.max(), color="0.5", ls=":", lw=1, label=f"{NEAR_SINGULAR:g} × its largest")
+    ax.axhline(NEAR_SINGULAR * sigma.max(), color="0.5", ls=":", lw=1, label=f"{100 * NEAR_SINGULAR:g} % of its largest")
     for k, ps in enumerate(passages, start=1):
         i = ps["i"]
         ax.axvspan(t[ps["i0"]], t[ps["i1"]], color="tab:orange", alpha=0.2, lw=0)
