@@ -184,3 +184,21 @@ def test_help_everywhere():
         p = cli(*args, "--help", timeout=60)
         assert p.returncode == 0 and "usage: flexmb" in p.stdout, args
     assert "exit codes" in cli("--help").stdout
+
+
+def test_a_relative_out_folder_records_its_files_relative_to_it(tmp_path, monkeypatch, capsys):
+    """`--out runs/x` (relative to the working directory, as scripts/demo.sh gives it): the manifest
+    lists the files relative to the run folder, so a second `run --overwrite` replaces the run,
+    exports, plots and animation included."""
+    monkeypatch.chdir(tmp_path)
+    args = ["run", str(FOUR_BAR), "--t-end", "0.01", "--out", "runs/x", "-q", "--overwrite"]
+    assert main(args) == EXIT_OK
+    assert main(["export", "runs/x", "--format", "xdmf"]) == EXIT_OK
+    assert main(["plot", "runs/x", "energy"]) == EXIT_OK
+    assert main(["animate", "runs/x"]) == EXIT_OK
+    files = json.loads((tmp_path / "runs" / "x" / "manifest.json").read_text())["files"]
+    assert {"summary.json", "energy.png", "paraview/four_bar.pvd", "paraview/four_bar.xdmf", "plots/energy.png",
+            "animation.gif"} <= set(files)
+    assert not [f for f in files if f.startswith("runs/")]
+    assert main(args) == EXIT_OK, capsys.readouterr().err  # replaced: every file was flexmb's
+    assert not (tmp_path / "runs" / "x" / "animation.gif").exists() and not (tmp_path / "runs" / "x" / "plots").exists()

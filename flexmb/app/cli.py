@@ -106,7 +106,7 @@ def _record_in_run_dir(src: Path, paths: list[Path]) -> None:
     """Record files an export or a plot wrote inside the run folder ``src`` in its manifest
     (a later --overwrite of the run then removes them too)."""
     if src.is_dir() and is_run_dir(src):
-        manifest.record(src, paths)
+        manifest.record(src, [p.absolute() for p in paths])  # the paths are relative to the working directory, not to src
 
 
 # ---------------------------------------------------------------------------------- commands
