@@ -14,6 +14,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -258,3 +259,9 @@ def test_mp4_where_ffmpeg_is_installed(run, monkeypatch):
     h, m, s = re.search(r"Duration: (\d+):(\d+):([\d.]+)", info).groups()
     assert float(s) + 60 * int(m) == pytest.approx(151 / 25, abs=0.05)  # 151 frames at 25 per second
     assert "a.mp4" in recorded(run) and not list(run.glob(".*.tmp"))
+
+
+def test_help():
+    p = subprocess.run([str(Path(sys.executable).parent / "flexmb"), "animate", "--help"], capture_output=True, text=True,
+                       timeout=600)  # the timeout only guards against a hang
+    assert p.returncode == 0 and "usage: flexmb animate" in p.stdout and "--view" in p.stdout and "exit codes" in p.stdout
