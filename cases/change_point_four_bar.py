@@ -20,6 +20,15 @@ Where the paper is silent (link lengths, masses, drive law, plane of motion) the
 are ours: equal links make the mechanism change-point, the smooth start gives θ̈(0) = 0.
 With α = 1e-3 s the coupler's axial modes are overdamped and its first bending mode
 (ω ≈ π² √(EI/ρA)/a² ≈ 1.1e3 rad/s) has damping ratio α ω / 2 ≈ 0.5.
+
+This is the README's demo (scripts/demo.sh). The postprocess computes σ_min, the smallest
+singular value of the rigid loop-closure Jacobian (flexmb.analysis.monitors.RigidClosure; here
+a |sin(ψ - φ)|), at every output row, finds the singular configurations (each stretch where
+σ_min is below 10 % of its largest value, at its smallest row) and says in the summary, for
+each, when it was reached, σ_min there, the coupler's axial force there and its peak near it
+against the physical bound of that phase (:func:`bounds`), and whether the run passed it; then
+which rigid branch the motion took. Plots: ``cut_force.png`` (the coupler's axial force, the
+loop's cut, against its bounds) and ``sigma_min.png``.
 """
 
 from __future__ import annotations
@@ -89,42 +98,140 @@ def bounds(p: dict) -> dict:
     return {"constant_speed_N": m_c * p["a"] * p["W"] ** 2, "elastic_limit_N": 2e-3 * p["E"] * p["A"]}
 
 
-def postprocess(result, model, params: dict, out_dir: Path) -> dict:
-    """Plots of the crank and rocker angles and the coupler's axial forces; a summary with the
-    peak forces against their physical bounds."""
-    import matplotlib
+NEAR_SINGULAR = 0.1
+"""A row is near a singular configuration where σ_min is below this fraction of its largest value along the run."""
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def sigma_history(model: fm.Model, result) -> np.ndarray:
+    """σ_min of the rigid loop-closure Jacobian (flexmb.analysis.monitors.RigidClosure: the
+    coupler's distance condition over the undriven coordinates) at every output row; for this
+    mechanism a |sin(ψ - φ)| (tests/test_monitors.py), zero at a singular configuration."""
+    from flexmb.analysis.monitors import RigidClosure, state_from_result  # only the postprocess needs them
+
+    rc = RigidClosure(model)
+    return np.array([rc.sigma_min(state_from_result(model, result, i)) for i in range(result.t.size)])
+
+
+def singular_passages(t: np.ndarray, sigma: np.ndarray, near: float = NEAR_SINGULAR) -> list[dict]:
+    """The singular configurations along a run: one per stretch of rows where σ_min is below
+    ``near`` × its largest value. Each: ``i0``, ``i1`` (first and last row of the stretch), ``i``
+    (the row of the smallest σ_min in it), ``passed`` (σ_min rose above the threshold again
+    before the last row)."""
+    low = sigma < near * sigma.max()
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], low.astype(np.int8), [0]])))
+    out = []
+    for i0, i1 in zip(edges[::2], edges[1::2] - 1):
+        i = int(i0 + np.argmin(sigma[i0:i1 + 1]))
+        out.append({"i0": int(i0), "i1": int(i1), "i": i, "passed": bool(i1 < t.size - 1)})
+    return out
+
+
+def branch(theta: np.ndarray, phi: np.ndarray) -> str:
+    """Which branch of the rigid rhombus the motion followed: for a crank angle θ the coupler of
+    length a closes the loop with the rocker at φ = 0 (B rests on O2 and the coupler turns with
+    the crank, folded on it) or at φ = θ (parallelogram)."""
+    on_o2, para = float(np.abs(phi).max()), float(np.abs(phi - theta).max())
+    if min(on_o2, para) > 0.05:
+        return (f"neither rigid branch: the rocker left both φ = 0 (by up to {on_o2:.3g} rad) and φ = θ "
+                f"(parallelogram, by up to {para:.3g} rad)")
+    if on_o2 <= para:
+        return (f"B stayed on O2 (rocker φ within {on_o2:.2g} rad of 0): the coupler turned with the crank, folded "
+                "on it; the parallelogram branch (φ = θ) was not taken")
+    return f"parallelogram: the rocker followed the crank (φ = θ within {para:.2g} rad)"
+
+
+def postprocess(result, model, params: dict, out_dir: Path) -> dict:
+    """What happened at each singular configuration (when, σ_min there, the coupler's axial
+    force there against its physical bound, whether the run passed it), the branch taken, and
+    two plots: ``cut_force.png`` (the coupler's axial force against its bounds) and
+    ``sigma_min.png`` (σ_min of the rigid loop-closure Jacobian over time)."""
+    from flexmb.results.plots import plt  # matplotlib (Agg) only for the plots
 
     p = {**DEFAULTS, **params}
+    out_dir = Path(out_dir)
+    t, theta, phi = result.t, result.coordinate("O2.q"), result.coordinate("O4.q")
     N = result.element_forces[:, :, 0]
+    cut = np.abs(N).max(axis=1)  # the cut's axial force: largest magnitude over the coupler's elements
     b = bounds(p)
-    start = result.t < p["T"] + 0.2
-    fig, ax = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
-    ax[0].plot(result.t, result.coordinate("O2.q"), label="crank θ")
-    ax[0].plot(result.t, result.coordinate("O4.q"), label="rocker φ")
-    ax[0].set_ylabel("angle increment [rad]")
-    ax[0].legend()
-    ax[1].plot(result.t, N)
-    ax[1].axhline(b["constant_speed_N"], color="k", ls="--", lw=0.8)
-    ax[1].axhline(-b["constant_speed_N"], color="k", ls="--", lw=0.8, label="m_c a W² (constant speed bound)")
-    ax[1].set_yscale("symlog", linthresh=1.0)
-    ax[1].set_ylabel("axial force per element [N]")
-    ax[1].set_xlabel("time t [s]")
-    ax[1].legend()
-    fig.suptitle("change-point four-bar through its singular configurations")
-    fig.tight_layout()
-    fig.savefig(Path(out_dir) / "four_bar_forces.png", dpi=120)
-    plt.close(fig)
-    return {
+    start = t < p["T"] + 0.2
+    bound = np.where(start, b["elastic_limit_N"], b["constant_speed_N"])
+    sigma = sigma_history(model, result)
+    passages = singular_passages(t, sigma)
+    s: dict = {
         "rigid_closure_det_at_start": closure_jacobian_det(model, result.x[0], p["a"]),
-        "crank_angle_reached_rad": float(result.coordinate("O2.q")[-1]),
-        "max_axial_force_start_N": float(np.abs(N[start]).max()),
+        "crank_angle_reached_rad": float(theta[-1]),
+        "max_axial_force_start_N": float(cut[start].max()),
         "elastic_limit_N": b["elastic_limit_N"],
-        "max_axial_force_constant_speed_N": float(np.abs(N[~start]).max(initial=0.0)),
+        "max_axial_force_constant_speed_N": float(cut[~start].max(initial=0.0)),
         "constant_speed_bound_N": b["constant_speed_N"],
+        "sigma_min_largest": float(sigma.max()),
+        "singular_configurations": len(passages),
     }
+    for k, ps in enumerate(passages, start=1):
+        i, w = ps["i"], slice(ps["i0"], ps["i1"] + 1)
+        j = ps["i0"] + int(np.argmax(cut[w] / bound[w]))  # the row where the force came closest to its bound
+        where = ("the start, folded, all links on the x axis" if i == 0 else
+                 "crank pin A over the rocker's pivot O4" if abs(theta[i] - np.pi) < 0.1 else "a folded configuration")
+        what = "elastic limit: the rigid model's force is unbounded here" if start[j] else "m_c a W² at constant crank speed"
+        after = (f"Passed: σ_min rose above {100 * NEAR_SINGULAR:g} % of its largest at t = {t[ps['i1'] + 1]:.3f} s"
+                 if ps["passed"] else f"Not passed: the run ended at t = {t[-1]:.3f} s before σ_min rose again")
+        s[f"singular_{k}"] = (
+            f"t = {t[i]:.3f} s (crank θ = {theta[i]:.3f} rad): {where}. σ_min = {sigma[i]:.2g} (smallest at an output row; "
+            f"its largest along the run: {sigma.max():.3g}). Coupler axial force {cut[i]:.3g} N there and at most "
+            f"{cut[j]:.3g} N (t = {t[j]:.3f} s) while near it (σ_min < {100 * NEAR_SINGULAR:g} % of its largest): "
+            f"{100 * cut[j] / bound[j]:.2g} % of its bound, {bound[j]:.3g} N ({what}). {after}.")
+        s[f"singular_{k}_t_s"] = float(t[i])
+        s[f"singular_{k}_crank_angle_rad"] = float(theta[i])
+        s[f"singular_{k}_sigma_min"] = float(sigma[i])
+        s[f"singular_{k}_peak_axial_force_N"] = float(cut[j])
+        s[f"singular_{k}_force_bound_N"] = float(bound[j])
+        s[f"singular_{k}_passed"] = ps["passed"] and not result.status.startswith(("failed", "interrupted"))
+    s["branch"] = branch(theta, phi)
+    s["outcome"] = (f"{result.status}: the crank turned {theta[-1]:.3f} rad in {t[-1]:.3g} s through "
+                    f"{len(passages)} singular configuration(s) of the rigid mechanism, "
+                    f"{sum(ps['passed'] for ps in passages)} passed")
+
+    near = [(t[ps["i0"]], t[ps["i1"]]) for ps in passages]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    ax.plot(t, cut, color="tab:blue", label="coupler axial force, largest |N| over its elements")
+    ax.plot(t, bound, "k--", lw=1, label="physical bound")
+    for lo, hi, text in ((t[0], t[start][-1], f"elastic limit 0.2 % EA = {b['elastic_limit_N']:.3g} N"),
+                         (t[~start][0] if np.any(~start) else t[-1], t[-1], f"m_c a W² = {b['constant_speed_N']:.3g} N")):
+        ax.annotate(text, ((lo + hi) / 2, bound[np.searchsorted(t, (lo + hi) / 2).clip(0, t.size - 1)]),
+                    xytext=(0, 4), textcoords="offset points", ha="center", va="bottom", fontsize="small")
+    for k, (t0, t1) in enumerate(near):
+        ax.axvspan(t0, t1, color="tab:orange", alpha=0.2, lw=0, label="near a singular configuration" if k == 0 else None)
+    ax.set_yscale("log")
+    ax.set_ylim(1e-2, 5 * bound.max())
+    ax.set_xlabel("time t [s]")
+    ax.set_ylabel("axial force [N]")
+    ax.set_title("the loop's cut: the elastic coupler's axial force")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small", loc="center right")
+    fig.tight_layout()
+    fig.savefig(out_dir / "cut_force.png", dpi=120)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    ax.plot(t, sigma, color="tab:green", label="σ_min of the rigid loop-closure Jacobian")
+    ax.axhline(NEAR_SINGULAR * sigma.max(), color="0.5", ls=":", lw=1, label=f"{100 * NEAR_SINGULAR:g} % of its largest")
+    for k, ps in enumerate(passages, start=1):
+        i = ps["i"]
+        ax.axvspan(t[ps["i0"]], t[ps["i1"]], color="tab:orange", alpha=0.2, lw=0)
+        ax.plot(t[i], sigma[i], "o", color="tab:red", label="singular configuration" if k == 1 else None)
+        ax.annotate(f"{k}: t = {t[i]:.3f} s\nθ = {theta[i]:.3f} rad\nσ_min = {sigma[i]:.1g}", (t[i], sigma[i]),
+                    xytext=(12 if t[i] < (t[0] + t[-1]) / 2 else -100, 40), textcoords="offset points", fontsize="small",
+                    arrowprops=dict(arrowstyle="->", lw=0.8))
+    ax.set_xlabel("time t [s]")
+    ax.set_ylabel("σ_min [m]")
+    ax.set_ylim(0, 1.15 * sigma.max())
+    ax.set_title("where the rigid mechanism is singular: σ_min = 0")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small", loc="upper left")
+    fig.tight_layout()
+    fig.savefig(out_dir / "sigma_min.png", dpi=120)
+    plt.close(fig)
+    return s
 
 
 if __name__ == "__main__":  # standalone: the same as `flexmb run <this file> [options]`

@@ -8,7 +8,7 @@ command line prints ``flexmb: error: <message>`` and ``  hint: <hint>``.
 from __future__ import annotations
 
 __all__ = ["FlexmbError", "ModelError", "LoopError", "SolverError", "BackendError", "ResultFileError", "RunDirError",
-           "CaseError", "CaseCodeError", "StudyError", "CliError", "SettingsError"]
+           "CaseError", "CaseCodeError", "StudyError", "AnimationError", "CliError", "SettingsError"]
 
 
 class FlexmbError(Exception):
@@ -87,6 +87,13 @@ class StudyError(FlexmbError, ValueError):
     holding another sweep, a missing optional dependency (flexmb.app.study)."""
 
     hint = "see 'flexmb sweep --help'"
+
+
+class AnimationError(FlexmbError, ValueError):
+    """A bad request for an animation (flexmb.results.animation): a file name without a known
+    format, an unknown view, a frame rate or frame step out of range, or MP4 without ffmpeg."""
+
+    hint = "see 'flexmb animate --help'"
 
 
 class CliError(FlexmbError):

@@ -72,6 +72,24 @@ def test_info_lists_loops_cuts_tree_and_dofs(capsys):
     assert "O2: revolute (driven) -> crank" in out and "3 beam element(s)" in out
 
 
+def test_a_relative_out_folder_records_its_files_relative_to_it(tmp_path, monkeypatch, capsys):
+    """`--out runs/x` (relative to the working directory, as scripts/demo.sh gives it): the manifest
+    lists the files relative to the run folder, so a second `run --overwrite` replaces the run,
+    exports, plots and animation included."""
+    monkeypatch.chdir(tmp_path)
+    args = ["run", str(FOUR_BAR), "--t-end", "0.01", "--out", "runs/x", "-q", "--overwrite"]
+    assert main(args) == EXIT_OK
+    assert main(["export", "runs/x", "--format", "xdmf"]) == EXIT_OK
+    assert main(["plot", "runs/x", "energy"]) == EXIT_OK
+    assert main(["animate", "runs/x"]) == EXIT_OK
+    files = json.loads((tmp_path / "runs" / "x" / "manifest.json").read_text())["files"]
+    assert {"summary.json", "energy.png", "paraview/four_bar.pvd", "paraview/four_bar.xdmf", "plots/energy.png",
+            "animation.gif"} <= set(files)
+    assert not [f for f in files if f.startswith("runs/")]
+    assert main(args) == EXIT_OK, capsys.readouterr().err  # replaced: every file was flexmb's
+    assert not (tmp_path / "runs" / "x" / "animation.gif").exists() and not (tmp_path / "runs" / "x" / "plots").exists()
+
+
 @pytest.mark.parametrize("args, words", [
     (["run", "no/such/case.py"], ["case file 'no/such/case.py' not found"]),
     (["info", "no/such/case.py"], ["not found"]),
@@ -85,6 +103,8 @@ def test_info_lists_loops_cuts_tree_and_dofs(capsys):
     (["run", str(FOUR_BAR), "--param", "E=-1"], ["model error", "E = -1.0"]),
     (["run", str(FOUR_BAR), "--t-end", "abc"], ["invalid float value"]),
     (["export", "no/such/run"], ["does not exist"]),
+    (["animate", "no/such/run"], ["does not exist"]),
+    (["animate", "no/such/run", "--view", "top"], ["invalid choice: 'top'"]),
     (["frobnicate"], ["invalid choice"]),
     ([], ["required"]),
 ])

@@ -4,6 +4,7 @@
     flexmb info CASE [--param name=value ...]
     flexmb export RESULT [--format pvd|xdmf] [--out DIR] [--every N] [--overwrite]
     flexmb plot RESULT QUANTITY ... [--out DIR]
+    flexmb animate RESULT [--out FILE] [--every N] [--fps F] [--view auto|xy|xz|yz|3d] [--overwrite]
     flexmb sweep CASE --grid name=v1,v2,... | --runs FILE.json | --samples N --range name=lo:hi [--seed S]
                  [--param name=value ...] [--output SPEC ...] [--workers N | --scheduler tcp://host:port] [--out DIR]
 
@@ -39,8 +40,8 @@ from flexmb.app.describe import describe
 from flexmb.app.progress import ProgressBar
 from flexmb.app.run import MAX_FRAMES, RunStart, build_model, frames_every, run_case
 from flexmb.app.study import sweep
-from flexmb.errors import CaseError, CliError, FlexmbError, ResultFileError, RunDirError, SolverError, StudyError
-from flexmb.results import manifest
+from flexmb.errors import AnimationError, CaseError, CliError, FlexmbError, ResultFileError, RunDirError, SolverError, StudyError
+from flexmb.results import animation, manifest
 from flexmb.results.load import load
 from flexmb.results.rundir import is_run_dir
 from flexmb.version import __version__
@@ -105,7 +106,7 @@ def _record_in_run_dir(src: Path, paths: list[Path]) -> None:
     """Record files an export or a plot wrote inside the run folder ``src`` in its manifest
     (a later --overwrite of the run then removes them too)."""
     if src.is_dir() and is_run_dir(src):
-        manifest.record(src, paths)
+        manifest.record(src, [p.absolute() for p in paths])  # the paths are relative to the working directory, not to src
 
 
 # ---------------------------------------------------------------------------------- commands
@@ -257,6 +258,22 @@ def cmd_plot(args) -> int:
     made = [draw(out / name) for name, draw in plots]
     for p in made:
         _say(str(p))
+    return EXIT_OK
+
+
+def cmd_animate(args) -> int:
+    """flexmb animate: a GIF (or MP4) of the mechanism's motion, for viewers without ParaView."""
+    res = _load_result(args.result)
+    src = Path(args.result)
+    out = Path(args.out) if args.out else (src / "animation.gif" if src.is_dir() else src.with_suffix(".gif"))
+    try:
+        request = dict(every=args.every, fps=args.fps, view=args.view)
+        animation.check_request(res, out, overwrite=args.overwrite, **request)  # before recording: a user's file is never claimed
+        _record_in_run_dir(src, [out])  # before writing: see flexmb.app.run
+        path = animation.animate(res, out, overwrite=True, **request)
+    except (RunDirError, ResultFileError, AnimationError) as exc:
+        raise CliError(str(exc), exc.hint) from exc
+    _say(f"animation: {path}  ({len(res.t)} output rows, status {res.status})")
     return EXIT_OK
 
 
@@ -428,6 +445,26 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--out", metavar="DIR", help="output directory (default: RESULT/plots)")
     common(pl)
     pl.set_defaults(func=cmd_plot)
+
+    an = sub.add_parser("animate", epilog=codes, help="write an animation (GIF or MP4) of the motion",
+                        description="Draw the mechanism of a result (run directory or .npz) at its output times into "
+                        "an animation that opens anywhere, without ParaView: beams, rigid bodies, joints and bushings, "
+                        "the time in the title, fixed axes that hold the whole motion. GIF (default) or MP4 (needs "
+                        "ffmpeg), chosen by the file name. Written inside a run directory, the file is recorded in its "
+                        "manifest (a later 'flexmb run --overwrite' removes it).")
+    an.add_argument("result", metavar="RESULT")
+    an.add_argument("--out", metavar="FILE", help="animation file, ending in .gif or .mp4 (default: RESULT/animation.gif; "
+                    "for RESULT.npz: RESULT.gif)")
+    an.add_argument("--every", type=int, metavar="N",
+                    help=f"draw every N-th output row (default: at most {animation.MAX_FRAMES} frames)")
+    an.add_argument("--fps", type=float, default=20.0, metavar="F",
+                    help=f"frames per second (default 20; GIF at most {animation.MAX_GIF_FPS:g})")
+    an.add_argument("--view", choices=animation.VIEWS, default="auto",
+                    help="xy, xz, yz: that plane (first letter across); 3d; auto (default): the plane of the motion, "
+                    "or 3d if it is spatial")
+    an.add_argument("--overwrite", action="store_true", help="replace an existing file of that name")
+    common(an)
+    an.set_defaults(func=cmd_animate)
 
     sw = sub.add_parser("sweep", epilog=codes, help="run a case for many parameter sets (local processes or Dask)",
                         description="Run a case file for every combination of --grid values, the runs of a JSON file, "

@@ -190,7 +190,7 @@ def run_case(case: Case | str | Path, overrides: Mapping[str, Any] | None = None
             outcome.postprocess_error = f"postprocess() failed: {type(exc).__name__}: {exc}"
             outcome.postprocess_exception = exc
         finally:
-            _record(out, before.changed())
+            _record(out, [out / f for f in before.changed()])
         outcome.summary.update(outcome.case_summary)
     _record(out, [out / "summary.json"])
     write_json(out / "summary.json", outcome.summary)
@@ -198,4 +198,5 @@ def run_case(case: Case | str | Path, overrides: Mapping[str, Any] | None = None
 
 
 def _record(out: Path, paths) -> None:
-    manifest.record(out, [Path(p) for p in paths])
+    """Record ``paths`` (inside ``out``; relative ones to the working directory, like ``out``)."""
+    manifest.record(out, [Path(p).absolute() for p in paths])  # manifest.record reads relative paths as relative to out
