@@ -49,21 +49,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmb.rotations import cross, logm, skew
+from flexmb.rotations import cross, jl_inv, logm
 
 __all__ = [
     "local_stiffness", "local_mass", "deformations", "internal_forces", "section_forces", "mass_apply", "global_mass",
     "inertia_forces", "kinetic_energy", "gravity_forces", "tangent", "tangent_approx",
 ]
-
-
-def _jl_inv(phi: np.ndarray) -> np.ndarray:
-    th = np.linalg.norm(phi, axis=-1)
-    K = skew(phi)
-    small = th < 1e-4
-    ths = np.where(small, 1.0, th)
-    c = np.where(small, 1.0 / 12.0 + th**2 / 720.0, 1.0 / ths**2 - (1 + np.cos(ths)) / (2 * ths * np.sin(ths)))
-    return np.eye(3) - 0.5 * K + c[..., None, None] * (K @ K)
 
 
 def local_stiffness(L0, E, G, A, Iy, Iz, J, ky=None, kz=None) -> np.ndarray:
@@ -124,7 +115,7 @@ def deformations(x1, R1, x2, R2, C1, C2, L0):
     for i, (th, sl) in enumerate(((th1, slice(3, 6)), (th2, slice(9, 12)))):
         M = np.zeros((n, 3, 12))
         M[:, :, sl] = RrT
-        Bl[:, 1 + 3 * i: 4 + 3 * i] = _jl_inv(th) @ (M - Wr)
+        Bl[:, 1 + 3 * i: 4 + 3 * i] = jl_inv(th) @ (M - Wr)
     return p, Bl, Rr, Wr
 
 

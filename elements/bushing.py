@@ -20,21 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmb.rotations import cross, logm, skew
+from flexmb.rotations import cross, jl_inv, logm, skew
 
 __all__ = ["deformation", "forces"]
 
 FULL, FREE_X, FREE_Y, FREE_Z, SPHERICAL = -1, 0, 1, 2, 3
-
-
-def _jl_inv(phi: np.ndarray) -> np.ndarray:
-    """Inverse left Jacobian of SO(3): J_l^-1(phi) (n,3,3)."""
-    th = np.linalg.norm(phi, axis=-1)
-    K = skew(phi)
-    small = th < 1e-4
-    ths = np.where(small, 1.0, th)
-    c = np.where(small, 1.0 / 12.0 + th**2 / 720.0, (1.0 / ths**2) - (1 + np.cos(ths)) / (2 * ths * np.sin(ths)))
-    return np.eye(3) - 0.5 * K + c[:, None, None] * (K @ K)
 
 
 def deformation(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode):
@@ -57,7 +47,7 @@ def deformation(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode):
     if np.any(full):
         rel = At[full] @ B[full]
         phi = logm(rel)
-        J = _jl_inv(phi) @ At[full]
+        J = jl_inv(phi) @ At[full]
         d[full, 3:] = phi
         G[full, 3:, 3:6] = -J
         G[full, 3:, 9:12] = J

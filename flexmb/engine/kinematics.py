@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from flexmb.rotations import cross
+from flexmb.rotations import axis_angle_into, cross, matmul3_into
 
 __all__ = ["Kinematics", "TreePattern", "forward_kinematics", "motion_cross"]
 
@@ -198,29 +198,6 @@ def forward_kinematics(model, state, pattern: TreePattern) -> Kinematics:
 # ---------------------------------------------------------------------------- compiled kernels
 
 @njit(cache=True)
-def _rot(a0, a1, a2, th, out):
-    """Rotation by angle th about the unit axis (a0, a1, a2) (Rodrigues) into out (3,3)."""
-    s, c = np.sin(th), np.cos(th)
-    v = 1.0 - c
-    out[0, 0] = c + a0 * a0 * v
-    out[0, 1] = a0 * a1 * v - a2 * s
-    out[0, 2] = a0 * a2 * v + a1 * s
-    out[1, 0] = a1 * a0 * v + a2 * s
-    out[1, 1] = c + a1 * a1 * v
-    out[1, 2] = a1 * a2 * v - a0 * s
-    out[2, 0] = a2 * a0 * v - a1 * s
-    out[2, 1] = a2 * a1 * v + a0 * s
-    out[2, 2] = c + a2 * a2 * v
-
-
-@njit(cache=True)
-def _mm(A, B, out):
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
-
-
-@njit(cache=True)
 def _mcross_add(V, S, u, out):
     """out += (V x S) u: spatial motion cross product of 6-vectors (v, w)."""
     out[0] += u * (V[4] * S[2] - V[5] * S[1] + V[1] * S[5] - V[2] * S[4])
@@ -289,12 +266,12 @@ def _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff,
                     tl[i] += axT[k, m, i] * q[qT[k, m]]
         th0 = q[qR[k, 0]] if qR[k, 0] >= 0 else 0.0
         th1 = q[qR[k, 1]] if qR[k, 1] >= 0 else 0.0
-        _rot(axR[k, 0, 0], axR[k, 0, 1], axR[k, 0, 2], th0, Q1)
-        _rot(axR[k, 1, 0], axR[k, 1, 1], axR[k, 1, 2], th1, Q2)
-        _mm(Q1, Q2, Q)
-        _mm(Q, C[k], QC)
+        axis_angle_into(axR[k, 0, 0], axR[k, 0, 1], axR[k, 0, 2], th0, Q1)
+        axis_angle_into(axR[k, 1, 0], axR[k, 1, 1], axR[k, 1, 2], th1, Q2)
+        matmul3_into(Q1, Q2, Q)
+        matmul3_into(Q, C[k], QC)
         if ball[k] >= 0:
-            _mm(QC, balls[ball[k]], L)
+            matmul3_into(QC, balls[ball[k]], L)
         else:
             L[:, :] = QC
         for i in range(3):  # Qrel = L C^T
@@ -325,7 +302,7 @@ def _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff,
             if kk >= 0:
                 for i in range(6):
                     Vs[c, i] += S[kk, i] * u[kk]
-        _mm(Rp, Q1, RpQ1)
+        matmul3_into(Rp, Q1, RpQ1)
         for m in range(2):
             kk = uR[k, m]
             if kk >= 0:
