@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from flexmb.builder.records import BeamSpec, BushingSpec, JointSpec, ParticleBodySpec
-from flexmb.elements.beam import local_mass, local_stiffness
+from flexmb.elements.beam.exact import local_mass, local_stiffness
 from flexmb.errors import ModelError
 from flexmb.joints import JOINT_KINDS, JointKind
 from flexmb.model import Model, NodalLoad

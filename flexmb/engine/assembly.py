@@ -16,10 +16,11 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from flexmb.elements import beam as beam_kernels
-from flexmb.elements import beam_compiled, rigid_body
 from flexmb.elements import bushing as bushing_kernels
 from flexmb.elements import loads as load_kernels
+from flexmb.elements import rigid_body
+from flexmb.elements.beam import exact as beam_exact
+from flexmb.elements.beam import kernels as beam_kernels
 from flexmb.engine.friction import JointFriction
 from flexmb.engine.kinematics import Kinematics, TreePattern, forward_kinematics
 from flexmb.rotations import cross
@@ -88,14 +89,14 @@ class Evaluation:
     def beam_mass_forces(self, a: np.ndarray) -> np.ndarray:
         """Node forces (N,6) of the beams' element masses for node accelerations a (N,6)."""
         out = np.zeros_like(a)
-        beam_compiled.mass_apply(*self.beam_nodes, self.beam_frame, self.beam_Ml, np.ascontiguousarray(a), out)
+        beam_kernels.mass_forces(*self.beam_nodes, self.beam_frame, self.beam_Ml, np.ascontiguousarray(a), out)
         return out
 
     def element_masses(self) -> np.ndarray | None:
         """Element mass matrices (n_beam,12,12) in global node components, or None."""
         if self.beam_frame is None:
             return None
-        return beam_kernels.global_mass(self.beam_frame, self.beam_Ml)
+        return beam_exact.global_mass(self.beam_frame, self.beam_Ml)
 
     def residual(self, udot: np.ndarray) -> np.ndarray:
         """Eq. (1) for all velocity coordinates."""
@@ -124,9 +125,6 @@ class Assembler:
         self.pattern = TreePattern(model)
         p = self.pattern
         N = model.n_nodes
-        blk = np.arange(N)[:, None, None] * 6
-        self._Mrows = (blk + np.arange(6)[None, :, None] + np.zeros((1, 1, 6), dtype=int)).ravel()
-        self._Mcols = (blk + np.arange(6)[None, None, :] + np.zeros((1, 6, 1), dtype=int)).ravel()
         # coordinate pairs (a, b): b on the path from joint(a) to ground
         starts, counts = model.joint_u_start, np.array([k.n_u for k in model.joint_kinds], dtype=int)
         pa, pb = [], []
@@ -138,7 +136,7 @@ class Assembler:
         self._pa = np.concatenate(pa) if pa else np.zeros(0, int)
         self._pb = np.concatenate(pb) if pb else np.zeros(0, int)
         self._patterns: dict = {}
-        self._beam_nz = beam_compiled.mass_pattern(model.beam_Ml)
+        self._beam_nz = beam_kernels.mass_pattern(model.beam_Ml)
         # two-node elements (bushings, then beams): node pairs, ground = N
         ia = np.concatenate([np.where(model.bushing_a < 0, N, model.bushing_a), model.beam_a]).astype(int)
         ib = np.concatenate([model.bushing_b, model.beam_b]).astype(int)
@@ -151,11 +149,6 @@ class Assembler:
         self._el_keep = keep.reshape(ne, 144)
         self._el_rows = rr[keep]
         self._el_cols = cc[keep]
-    def mass_matrix_nodes(self, Mb: np.ndarray) -> sp.csr_matrix:
-        """Block-diagonal node mass matrix (6N x 6N)."""
-        N = self.model.n_nodes
-        return sp.csr_matrix((Mb.ravel(), (self._Mrows, self._Mcols)), shape=(6 * N, 6 * N))
-
     def evaluate(self, state, load_factor: float = 1.0, elastic_cuts: bool = True) -> Evaluation:
         """Kinematics, masses and forces at ``state``; gravity and nodal loads are scaled by
         ``load_factor`` (load stepping of the static solve); ``elastic_cuts=False`` leaves the
@@ -202,7 +195,7 @@ class Assembler:
         if len(m.beam_names):
             a, b = m.beam_a, m.beam_b
             kin = ev.kin
-            tangent = beam_kernels.tangent if self.exact_tangent else beam_kernels.tangent_approx
+            tangent = beam_exact.tangent if self.exact_tangent else beam_exact.tangent_approx
             K, Kmat = tangent(kin.x[a], kin.R[a], kin.x[b], kin.R[b], m.beam_C1, m.beam_C2, m.beam_L0, m.beam_Kl)
             Ks.append(K)
             Cs.append(m.beam_alpha[:, None, None] * Kmat)
@@ -211,11 +204,11 @@ class Assembler:
 
     def _beams(self, ev: Evaluation, load_factor: float) -> None:
         """Beam elastic and damping forces, consistent-mass inertia (beam.py eq. 5–6), weight
-        (eq. 7), section forces and energies: one compiled pass (elements/beam_compiled.py)."""
+        (eq. 7), section forces and energies: one compiled pass (elements/beam_kernels.py)."""
         m, kin = self.model, ev.kin
         n = len(m.beam_names)
         frames, fl, en = np.empty((n, 3, 3)), np.empty((n, 7)), np.empty((n, 4))
-        beam_compiled.residual(m.beam_a, m.beam_b, kin.x, kin.R, kin.V, kin.zeta, m.beam_C1, m.beam_C2, m.beam_L0,
+        beam_kernels.residual(m.beam_a, m.beam_b, kin.x, kin.R, kin.V, kin.zeta, m.beam_C1, m.beam_C2, m.beam_L0,
                                m.beam_Kl, m.beam_alpha, m.beam_Ml, *self._beam_nz, m.beam_mass, m.gravity,
                                float(load_factor), ev.bias, frames, fl, en)
         ev.beam_frame, ev.beam_Ml, ev.beam_nodes = frames, m.beam_Ml, (m.beam_a, m.beam_b)
@@ -223,7 +216,7 @@ class Assembler:
         ev.beam_weight_energy = float(en[:, 3].sum())
         ev.strain_energy += float(en[:, 0].sum())
         ev.element_dissipation += float(en[:, 1].sum())
-        ev.beam_forces = beam_kernels.section_forces(fl, m.beam_L0)
+        ev.beam_forces = beam_exact.section_forces(fl, m.beam_L0)
         ev.beam_energy = en[:, 0]
 
     def _bushings(self, ev: Evaluation) -> None:
@@ -259,7 +252,7 @@ class Assembler:
             data[:nb] = ck * ev.bushing_K + cc * ev.bushing_C
         if nbeam and not self.exact_tangent:
             kin = ev.kin
-            beam_compiled.element_matrices(m.beam_a, m.beam_b, kin.x, kin.R, m.beam_C1, m.beam_C2, m.beam_L0, m.beam_Kl,
+            beam_kernels.element_matrices(m.beam_a, m.beam_b, kin.x, kin.R, m.beam_C1, m.beam_C2, m.beam_L0, m.beam_Kl,
                                            m.beam_alpha, m.beam_Ml, float(ck), float(cc), float(cm), bool(material_only),
                                            data[nb:])
         elif nbeam:
@@ -293,21 +286,6 @@ class Assembler:
         if key not in self._patterns:
             self._patterns[key] = IterationMatrix(self, cols)
         return self._patterns[key].assemble(ev, gp, bp, diag, material_only, with_mass)
-
-    def iteration_matrix_via_B(self, ev: Evaluation, cols: np.ndarray, gp: float, bp: float, diag: np.ndarray,
-                               material_only: bool = False, with_mass: bool = True) -> sp.csc_matrix:
-        """The same matrix by sparse products M̄ + B^T E B (reference for tests; slower)."""
-        if ev.friction is not None:
-            diag = diag + gp * ev.friction.damping_diag(cols)
-        S = self.mbar(ev, cols, diag=diag, with_elements=False)
-        if not with_mass:
-            S.data[:] = 0.0
-            S = S + sp.diags(diag, format="csc")
-        E = self.element_matrix(ev, bp, gp, material_only, cm=1.0 if with_mass else 0.0)
-        if E is not None:
-            B = ev.B[:, cols]
-            S = S + sp.csc_matrix(B.T @ (E @ B))
-        return S
 
     # ------------------------------------------------------------------ M̄ and S
     def _pair_values(self, ev: Evaluation) -> np.ndarray:
@@ -354,14 +332,6 @@ class Assembler:
             B = ev.B[:, cols]
             M = M + sp.csc_matrix(B.T @ (self.element_matrix(ev, 0.0, 0.0, cm=1.0) @ B))
         return M
-
-    def mbar_via_B(self, ev: Evaluation) -> sp.csc_matrix:
-        """M̄ = B^T M B by sparse products (reference for tests; slower)."""
-        B = ev.B
-        M = self.mass_matrix_nodes(ev.Mb)
-        if ev.beam_frame is not None:
-            M = M + self.element_matrix(ev, 0.0, 0.0, cm=1.0)
-        return sp.csc_matrix(B.T @ (M @ B))
 
     def stiffness_damping_diag(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Diagonal K̄ and C̄ of the joint springs/dampers on the coordinates ``cols``."""

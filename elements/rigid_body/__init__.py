@@ -19,44 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from flexmb.rotations import cross, skew
-
-__all__ = ["mass_blocks", "gyroscopic", "gravity_wrench", "potential_energy", "kinetic_energy", "accumulate"]
-
-
-def _cg_Jg(R: np.ndarray, com: np.ndarray, inertia: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    cg = np.einsum("bij,bj->bi", R, com)
-    Jg = R @ inertia @ np.swapaxes(R, -1, -2)
-    return cg, Jg
-
-
-def mass_blocks(R: np.ndarray, mass: np.ndarray, com: np.ndarray, inertia: np.ndarray) -> np.ndarray:
-    """Eq. (1) for all bodies: R (n,3,3) of each body's node -> (n,6,6)."""
-    cg, Jg = _cg_Jg(R, com, inertia)
-    C = skew(cg)
-    m = mass[:, None, None]
-    out = np.zeros((len(mass), 6, 6))
-    out[:, :3, :3] = m * np.eye(3)
-    out[:, :3, 3:] = -m * C
-    out[:, 3:, :3] = m * C
-    out[:, 3:, 3:] = Jg - m * (C @ C)
-    return out
-
-
-def gyroscopic(R: np.ndarray, w: np.ndarray, mass: np.ndarray, com: np.ndarray, inertia: np.ndarray) -> np.ndarray:
-    """Eq. (2): velocity-dependent inertia force (n,6) for node angular velocities w (n,3)."""
-    cg, Jg = _cg_Jg(R, com, inertia)
-    wwc = cross(w, cross(w, cg))
-    lin = mass[:, None] * wwc
-    ang = mass[:, None] * cross(cg, wwc) + cross(w, np.einsum("bij,bj->bi", Jg, w))
-    return np.concatenate([lin, ang], axis=1)
-
-
-def gravity_wrench(R: np.ndarray, mass: np.ndarray, com: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """Gravity force at the centre of mass as a node wrench (n,6) about the node origin."""
-    cg = np.einsum("bij,bj->bi", R, com)
-    f = mass[:, None] * g[None, :]
-    return np.concatenate([f, cross(cg, f)], axis=1)
+__all__ = ["potential_energy", "kinetic_energy", "accumulate"]
 
 
 def potential_energy(x: np.ndarray, R: np.ndarray, mass: np.ndarray, com: np.ndarray, g: np.ndarray) -> float:

@@ -1,10 +1,11 @@
 """Compiled (numba) kernels of the co-rotational beam: the hot path of every Newton iteration.
 
-They compute, element by element in one pass, exactly what the vectorised reference kernels of
-``beam.py`` compute (the tests compare both): the co-rotated frame and local deformations (eq.
-1–4), elastic and damping forces, the consistent-mass inertia forces (eq. 5–6), the weight (eq.
-7), and, for the iteration matrix, the element matrices ck K + cc C + cm M with K the material
-stiffness plus the string (axial force) geometric stiffness.
+They compute, element by element in one pass, exactly what the vectorised test oracles of
+:mod:`flexmb.elements.beam.reference` compute (tests/test_beam_compiled.py compares both): the
+co-rotated frame and local deformations (eq. 1–4 of :mod:`flexmb.elements.beam`), elastic and
+damping forces, the consistent-mass inertia forces (eq. 5–6), the weight (eq. 7), and, for the
+iteration matrix, the element matrices ck K + cc C + cm M with K the material stiffness plus the
+string (axial force) geometric stiffness.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from numba import njit
 
 from flexmb.rotations import cross_into, jl_inv_into, logm_into, matmul3_into
 
-__all__ = ["residual", "mass_apply", "element_matrices", "mass_pattern"]
+__all__ = ["residual", "mass_forces", "element_matrices", "mass_pattern"]
 
 
 @njit(cache=True)
 def _corotated(x1, R1, x2, R2, C1, C2, L0, Rr, p, Bl, Wr, work):
-    """Co-rotated frame Rr (3,3), local deformations p (7), Bl (7,12) and Wr (3,12) (beam.py
-    eq. 1–4) of one element; returns the current chord length."""
+    """Co-rotated frame Rr (3,3), local deformations p (7), Bl (7,12) and Wr (3,12) (eq. 1–4)
+    of one element; returns the current chord length."""
     T1, T2, A, J, M = work[0], work[1], work[2], work[3], work[4]
     vec = work[5]
     r1, q, r3, r2, th, v = vec[0, 0:3], vec[0, 3:6], vec[0, 6:9], vec[0, 9:12], vec[1, 0:3], vec[1, 3:6]
@@ -256,7 +257,7 @@ def mass_pattern(Ml: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True)
-def mass_apply(a, b, frames, Ml, acc, out):
+def mass_forces(a, b, frames, Ml, acc, out):
     """Adds the element masses times the node accelerations acc (N,6) to out (N,6) (eq. 5)."""
     Ae = np.empty(12)
     F = np.empty(12)
