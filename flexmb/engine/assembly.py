@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
 from flexmb.elements import bushing as bushing_kernels
 from flexmb.elements import loads as load_kernels
@@ -22,6 +21,7 @@ from flexmb.elements import rigid_body
 from flexmb.elements.beam import exact as beam_exact
 from flexmb.elements.beam import kernels as beam_kernels
 from flexmb.engine.friction import JointFriction
+from flexmb.engine.iteration_matrix import IterationMatrices, MassPairs
 from flexmb.engine.kinematics import Kinematics, TreePattern, forward_kinematics
 from flexmb.rotations import cross
 
@@ -123,19 +123,7 @@ class Assembler:
         self.model = model
         self.exact_tangent = exact_tangent
         self.pattern = TreePattern(model)
-        p = self.pattern
         N = model.n_nodes
-        # coordinate pairs (a, b): b on the path from joint(a) to ground
-        starts, counts = model.joint_u_start, np.array([k.n_u for k in model.joint_kinds], dtype=int)
-        pa, pb = [], []
-        for a in range(model.n_u):
-            anc = p.ancestors[p.coord_child[a]]
-            bs = np.concatenate([np.arange(starts[j], starts[j] + counts[j]) for j in anc]) if anc else np.zeros(0, int)
-            pa.append(np.full(bs.size, a))
-            pb.append(bs)
-        self._pa = np.concatenate(pa) if pa else np.zeros(0, int)
-        self._pb = np.concatenate(pb) if pb else np.zeros(0, int)
-        self._patterns: dict = {}
         self._beam_nz = beam_kernels.mass_pattern(model.beam_Ml)
         # two-node elements (bushings, then beams): node pairs, ground = N
         ia = np.concatenate([np.where(model.bushing_a < 0, N, model.bushing_a), model.beam_a]).astype(int)
@@ -149,6 +137,10 @@ class Assembler:
         self._el_keep = keep.reshape(ne, 144)
         self._el_rows = rr[keep]
         self._el_cols = cc[keep]
+        # M̄'s composite-inertia pairs and the iteration matrices' pattern maps (engine/iteration_matrix.py)
+        self.matrices = IterationMatrices(MassPairs(self.pattern, model.n_u),
+                                          [np.stack([model.bushing_a, model.bushing_b], axis=1),
+                                           np.stack([model.beam_a, model.beam_b], axis=1)])
     def evaluate(self, state, load_factor: float = 1.0, elastic_cuts: bool = True) -> Evaluation:
         """Kinematics, masses and forces at ``state``; gravity and nodal loads are scaled by
         ``load_factor`` (load stepping of the static solve); ``elastic_cuts=False`` leaves the
@@ -275,59 +267,21 @@ class Assembler:
                          material_only: bool = False, with_mass: bool = True) -> sp.csc_matrix:
         """S = M̄ + γ' C̄ + β' K̄ on the coordinates ``cols`` (joint springs in ``diag``);
         ``with_mass=False`` gives γ' C̄ + β' K̄ alone (the static tangent). Assembled in place on
-        the structural pattern (flexmb/iteration_matrix.py; scatter maps built once per ``cols``).
-        Bearing friction adds its viscous slope near rest to the diagonal (flexmb/friction.py)."""
-        from flexmb.engine.iteration_matrix import IterationMatrix
-
+        the structural pattern (engine/iteration_matrix.py; scatter maps built once per ``cols``).
+        Bearing friction adds its viscous slope near rest to the diagonal (engine/friction.py)."""
         if ev.friction is not None:
             diag = diag + gp * ev.friction.damping_diag(cols)
-        cols = np.asarray(cols)
-        key = ("S", cols.tobytes())
-        if key not in self._patterns:
-            self._patterns[key] = IterationMatrix(self, cols)
-        return self._patterns[key].assemble(ev, gp, bp, diag, material_only, with_mass)
-
-    # ------------------------------------------------------------------ M̄ and S
-    def _pair_values(self, ev: Evaluation) -> np.ndarray:
-        """M̄_ab = S_a^T I^C_j(a) S_b for the coordinate pairs (a, b) (class docstring), compiled."""
-        p = self.pattern
-        out = np.empty(self._pa.size)
-        _composite_pairs(ev.Mb, ev.kin.x, p.joint_parent_ext, p.joint_child, p.coord_start, p.coord_count, ev.kin.S,
-                         self._pa, self._pb, out)
-        return out
-
-    def _free_pattern(self, cols: np.ndarray) -> tuple:
-        key = cols.tobytes()
-        if key not in self._patterns:
-            n = self.model.n_u
-            loc = np.full(n, -1)
-            loc[cols] = np.arange(cols.size)
-            pa, pb = self._pa, self._pb
-            keep = (loc[pa] >= 0) & (loc[pb] >= 0)
-            src = np.flatnonzero(keep)
-            off = src[pa[src] != pb[src]]
-            same_joint = self.pattern.coord_joint[pa[off]] == self.pattern.coord_joint[pb[off]]
-            mirror = off[~same_joint]  # pairs with a strict ancestor appear once: mirror them
-            rows = np.concatenate([loc[pa[src]], loc[pb[mirror]]])
-            colsx = np.concatenate([loc[pb[src]], loc[pa[mirror]]])
-            source = np.concatenate([src, mirror])
-            order = np.lexsort((rows, colsx))
-            indices = rows[order].astype(np.int32)
-            indptr = np.searchsorted(colsx[order], np.arange(cols.size + 1)).astype(np.int32)
-            diag_pos = np.flatnonzero(indices == np.repeat(np.arange(cols.size), np.diff(indptr)))
-            self._patterns[key] = (source[order], indices, indptr, diag_pos)
-        return self._patterns[key]
+        blocks = self.element_blocks(ev, bp, gp, material_only, cm=1.0 if with_mass else 0.0)
+        nb = len(self.model.bushing_names)
+        groups = [None, None] if blocks is None else [blocks[:nb], blocks[nb:]]
+        return self.matrices.get(np.asarray(cols)).assemble(self.matrices.pairs, ev.Mb, ev.kin, groups, diag, with_mass)
 
     def mbar(self, ev: Evaluation, cols: np.ndarray | None = None, diag: np.ndarray | None = None,
              with_elements: bool = True) -> sp.csc_matrix:
         """Generalized mass matrix M̄ (restricted to ``cols``; plus ``diag`` on its diagonal).
         Node-block part by composite inertias on a fixed pattern, plus B^T M_e B of the beams."""
         cols = np.arange(self.model.n_u) if cols is None else np.asarray(cols)
-        src, indices, indptr, diag_pos = self._free_pattern(cols)
-        data = self._pair_values(ev)[src]
-        if diag is not None:
-            data[diag_pos] += diag
-        M = sp.csc_matrix((data, indices, indptr), shape=(cols.size, cols.size))
+        M = self.matrices.pairs.mbar(ev.Mb, ev.kin, cols, diag)
         if with_elements and ev.beam_frame is not None:
             B = ev.B[:, cols]
             M = M + sp.csc_matrix(B.T @ (self.element_matrix(ev, 0.0, 0.0, cm=1.0) @ B))
@@ -344,18 +298,8 @@ class Assembler:
 
     def structural_pattern(self, cols: np.ndarray) -> sp.csc_matrix:
         """Sparsity pattern of the iteration matrix on ``cols`` (all ones), independent of values:
-        M̄'s pattern united with that of B^T K B for the elements."""
-        cols = np.asarray(cols)
-        src, indices, indptr, _ = self._free_pattern(cols)
-        P = sp.csc_matrix((np.ones(indices.size), indices, indptr), shape=(len(cols), len(cols)))
-        if self._el_rows.size:
-            p = self.pattern
-            Bp = p.assemble(np.ones((p.pair_node.size, 6)))[:, cols]
-            N6 = 6 * self.model.n_nodes
-            Ep = sp.csr_matrix((np.ones(self._el_rows.size), (self._el_rows, self._el_cols)), shape=(N6, N6))
-            P = sp.csc_matrix(P + Bp.T @ (Ep @ Bp))
-            P.data[:] = 1.0
-        return P
+        M̄'s pattern united with that of Bᵀ K B for the elements (engine/iteration_matrix.py)."""
+        return self.matrices.get(np.asarray(cols)).pattern
 
     def reactions(self, ev: Evaluation, udot: np.ndarray, extra: np.ndarray | None = None) -> np.ndarray:
         """Joint reaction wrenches (n_joints, 6): force and moment (about the current joint
@@ -385,57 +329,3 @@ class Assembler:
             V += float(0.5 * np.sum(m.spring_k * (qk - m.spring_rest) ** 2))
         V += ev.beam_weight_energy
         return T, V + ev.strain_energy
-
-
-@njit(cache=True)
-def _composite_pairs(Mb, x, parent, child, coord_start, coord_count, S, pa, pb, out):
-    """Composite spatial inertias at the origin, I_i = X_i^T M_i X_i with X_i = [[I, -[x_i]], [0, I]]
-    summed over subtrees, then out_p = S_pa^T I^C S_pb (the composite-rigid-body algorithm)."""
-    N = Mb.shape[0]
-    IC = np.zeros((N, 6, 6))
-    X = np.zeros((6, 6))
-    T = np.empty((6, 6))
-    for i in range(N):
-        nz = False
-        for r in range(6):
-            for c in range(6):
-                if Mb[i, r, c] != 0.0:
-                    nz = True
-        if not nz:
-            continue
-        for r in range(6):
-            for c in range(6):
-                X[r, c] = 1.0 if r == c else 0.0
-        X[0, 4], X[0, 5] = x[i, 2], -x[i, 1]  # -[x]: v_node = v_O - [x] w
-        X[1, 3], X[1, 5] = -x[i, 2], x[i, 0]
-        X[2, 3], X[2, 4] = x[i, 1], -x[i, 0]
-        for r in range(6):
-            for c in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += Mb[i, r, k] * X[k, c]
-                T[r, c] = s
-        for r in range(6):
-            for c in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += X[k, r] * T[k, c]
-                IC[i, r, c] = s
-    for k in range(parent.size - 1, -1, -1):
-        if parent[k] != N:
-            IC[parent[k]] += IC[child[k]]
-    n_u = S.shape[0]
-    F = np.empty((n_u, 6))
-    for k in range(parent.size):
-        c = child[k]
-        for a in range(coord_start[k], coord_start[k] + coord_count[k]):
-            for r in range(6):
-                s = 0.0
-                for q in range(6):
-                    s += IC[c, r, q] * S[a, q]
-                F[a, r] = s
-    for t in range(pa.size):
-        s = 0.0
-        for r in range(6):
-            s += F[pa[t], r] * S[pb[t], r]
-        out[t] = s

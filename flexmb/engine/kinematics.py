@@ -41,6 +41,7 @@ class TreePattern:
 
     def __init__(self, model) -> None:
         n_nodes, n_u = model.n_nodes, model.n_u
+        self.n_nodes = n_nodes
         # joints on the path from ground to each node (tree order: parents first)
         self.ancestors: list[list[int]] = [[] for _ in range(n_nodes)]
         for k in range(model.n_joints):
