@@ -1,4 +1,5 @@
-"""Rigid body on a node: 6x6 node-level mass matrix, gyroscopic and gravity forces.
+"""Rigid bodies on nodes: the one-node ``"body"`` element family (node masses), its 6x6
+node-level mass matrix, gyroscopic and gravity forces.
 
 A body with mass m, centre of mass c (node axes) and inertia J_c about its centre of mass
 (node axes) on a node with rotation R has, with c_g = R c and J_g = R J_c R^T, the node-level
@@ -12,25 +13,115 @@ and the velocity-dependent (gyroscopic) force
     g = ( m w x (w x c_g),  m c_g x (w x (w x c_g)) + w x J_g w ).                  (2)
 
 Gravity acts at the centre of mass: f = (m g, c_g x m g); potential energy -m g . x_com.
+
+As an element family (flexmb.elements) the bodies are the one-node variant: ``node_mass``, so
+:meth:`RigidBodies.evaluate` adds (1) to the node mass blocks Mb and (2) minus the weight to the
+node wrenches, and the assembly adds Mb ζ and takes M̄ from the composite-rigid-body pairs
+(engine/iteration_matrix.py); they give no element blocks. Particles of particle bodies are
+point-mass bodies of this family.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 from numba import njit
 
-__all__ = ["potential_energy", "kinetic_energy", "accumulate"]
+from flexmb.elements.family import ElementData, ElementFamily, FamilyEvaluation, NodeTable, frozen_arrays, listing
+
+if TYPE_CHECKING:  # type hints only
+    from flexmb.builder.records import BodySpec
+    from flexmb.engine.kinematics import Kinematics
+    from flexmb.model import Model
+    from flexmb.state import State
+
+__all__ = ["BodyData", "RigidBodies", "FAMILY", "potential_energy", "accumulate"]
+
+
+@dataclass(frozen=True, eq=False)
+class BodyData(ElementData):
+    """Compiled rigid bodies (``Model.elements["body"]``); particles are '<particle body>.p<k>'."""
+
+    node: np.ndarray  # node index carrying the body                                       (n_el)
+    mass: np.ndarray  # mass (a particle's may be negative)                                (n_el)
+    com: np.ndarray  # centre of mass rel. to the node, node axes                          (n_el x 3)
+    inertia: np.ndarray  # inertia tensor about the centre of mass, node axes              (n_el x 3 x 3)
+
+
+class RigidBodies(ElementFamily):
+    """The ``"body"`` family: rigid bodies (and particles) as node masses (module docstring)."""
+
+    name = "body"
+    label = "body"
+    plural = "rigid bodies"
+    node_mass = True
+    cell_kind = "body"
+    drawing_keys = ("body_node", "body_com")
+
+    def records(self, builder: Any) -> Sequence[BodySpec]:
+        return list(builder.bodies.values())
+
+    def compile(self, records: Sequence[BodySpec], nodes: NodeTable) -> BodyData:
+        return BodyData(**frozen_arrays(dict(
+            names=tuple(b.name for b in records),
+            node=np.array([nodes.index(b.node, f"body '{b.name}'") for b in records], dtype=int),
+            mass=np.array([b.mass for b in records], dtype=float),
+            com=np.array([b.com for b in records]).reshape(-1, 3),
+            inertia=np.array([b.inertia for b in records]).reshape(-1, 3, 3),
+        )))
+
+    def element_nodes(self, data: BodyData) -> np.ndarray:
+        return np.asarray(data.node, dtype=np.int64)[:, None]
+
+    def evaluate(self, model: Model, data: BodyData, prep: Any, state: State, kin: Kinematics, load_factor: float,
+                 Mb: np.ndarray, w: np.ndarray) -> FamilyEvaluation:
+        """Eq. (1) into Mb, eq. (2) minus ``load_factor`` times the weight into w (compiled)."""
+        accumulate(data.node, kin.R, np.ascontiguousarray(kin.V[:, 3:]), data.mass, data.com, data.inertia,
+                   model.gravity, float(load_factor), Mb, w)
+        return FamilyEvaluation()
+
+    def energies(self, model: Model, data: BodyData, fe: FamilyEvaluation, kin: Kinematics) -> tuple[float, float]:
+        """No kinetic energy of its own (the node masses' is the assembly's); the weight's potential."""
+        return 0.0, potential_energy(kin.x[data.node], kin.R[data.node], data.mass, data.com, model.gravity)
+
+    # ------------------------------------------------------------------ presentation
+    def drawing(self, model: Model, data: BodyData) -> dict[str, np.ndarray]:
+        return {"body_node": np.asarray(data.node, dtype=np.int64),
+                "body_com": np.asarray(data.com, dtype=np.float64).reshape(-1, 3)}
+
+    def check_drawing(self, d: Mapping[str, np.ndarray], n_nodes: int, names: Mapping[str, int]) -> str:
+        node, com = d["body_node"], d["body_com"]
+        if node.ndim != 1:
+            return f"drawing 'body_node' has shape {node.shape}, expected one index per body"
+        if com.shape != (node.size, 3):
+            return f"drawing 'body_com' has shape {com.shape}, expected ({node.size}, 3)"
+        if not np.isfinite(com).all():
+            return "drawing 'body_com' holds non-finite values"
+        return ""
+
+    def lines(self, d: Mapping[str, np.ndarray], first_point: int) -> np.ndarray:
+        """Node -> centre of mass of every body."""
+        return np.stack([d["body_node"], first_point + np.arange(d["body_node"].size)], axis=1)
+
+    def points(self, d: Mapping[str, np.ndarray], x: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The centres of mass, carried by the bodies' nodes."""
+        bn = d["body_node"]
+        return np.einsum("bij,bj->bi", R[bn], d["body_com"]) + x[bn], bn
+
+    def describe(self, model: Model, data: BodyData, limit: int) -> list[str]:
+        rows = [f"  {n}: on node {model.node_names[int(nd)]}, mass {ms:.4g}, centre of mass "
+                f"({', '.join(f'{v:.4g}' for v in c)}) (node axes)"
+                for n, nd, ms, c in zip(data.names, data.node, data.mass, data.com)]
+        return ["rigid bodies:"] + listing(rows, limit)
 
 
 def potential_energy(x: np.ndarray, R: np.ndarray, mass: np.ndarray, com: np.ndarray, g: np.ndarray) -> float:
     """Gravitational potential energy  -sum m g . x_com."""
     xc = x + np.einsum("bij,bj->bi", R, com)
     return float(-np.sum(mass * (xc @ g)))
-
-
-def kinetic_energy(Mb: np.ndarray, V: np.ndarray) -> float:
-    """Kinetic energy 1/2 sum V^T M V from mass blocks (n,6,6) and node twists (n,6)."""
-    return float(0.5 * np.einsum("bi,bij,bj->", V, Mb, V))
 
 
 @njit(cache=True)
@@ -86,3 +177,7 @@ def accumulate(node, R, w, mass, com, inertia, g, load_factor, Mb, bias):
         bias[i, 3] += m * (cg[1] * wwc[2] - cg[2] * wwc[1]) + w1 * Jw[2] - w2 * Jw[1] - (cg[1] * f2 - cg[2] * f1)
         bias[i, 4] += m * (cg[2] * wwc[0] - cg[0] * wwc[2]) + w2 * Jw[0] - w0 * Jw[2] - (cg[2] * f0 - cg[0] * f2)
         bias[i, 5] += m * (cg[0] * wwc[1] - cg[1] * wwc[0]) + w0 * Jw[1] - w1 * Jw[0] - (cg[0] * f1 - cg[1] * f0)
+
+
+#: the registered instance (flexmb.elements.FAMILIES["body"])
+FAMILY = RigidBodies()

@@ -261,45 +261,48 @@ def _composite_pairs(Mb, x, parent, child, coord_start, coord_count, S, pa, pb, 
 
 @njit(cache=True)
 def _scatter_elements(nodes, anc_ptr, anc_coord, pos_ptr, pos, S, x, blocks, max_ne, data):
-    """data[pos] += B_e^T E_e B_e for every element e with nodes ``nodes[e]`` (module docstring)."""
+    """data[pos] += B_e^T E_e B_e for every element e with nodes ``nodes[e]`` (module docstring); the
+    columns of B_e are grouped node by node, B(node, k) = (S_v + S_w x x_node, S_w)."""
     m = nodes.shape[1]
     k6 = 6 * m
     Be = np.zeros((k6, max_ne))
     H = np.empty((k6, max_ne))
-    side = np.empty(max_ne, dtype=np.int64)  # first row of each coordinate's node block in B_e
+    first = np.empty(m + 1, dtype=np.int64)  # B_e's columns of node sd: first[sd]:first[sd + 1]
     for e in range(nodes.shape[0]):
         ne = 0
         for sd in range(m):
+            first[sd] = ne
             node = nodes[e, sd]
             r0 = 6 * sd
             for t in range(anc_ptr[node], anc_ptr[node + 1]):
                 k = anc_coord[t]
                 for i in range(k6):
                     Be[i, ne] = 0.0
-                # B(node, k) = (S_v + S_w x x_node, S_w)
                 Be[r0 + 0, ne] = S[k, 0] + S[k, 4] * x[node, 2] - S[k, 5] * x[node, 1]
                 Be[r0 + 1, ne] = S[k, 1] + S[k, 5] * x[node, 0] - S[k, 3] * x[node, 2]
                 Be[r0 + 2, ne] = S[k, 2] + S[k, 3] * x[node, 1] - S[k, 4] * x[node, 0]
                 Be[r0 + 3, ne] = S[k, 3]
                 Be[r0 + 4, ne] = S[k, 4]
                 Be[r0 + 5, ne] = S[k, 5]
-                side[ne] = r0
                 ne += 1
+        first[m] = ne
         E = blocks[e]
-        for j in range(ne):
-            r0 = side[j]
-            for i in range(k6):
-                s = 0.0
-                for q in range(6):
-                    s += E[i, r0 + q] * Be[r0 + q, j]
-                H[i, j] = s
-        off = pos_ptr[e]
-        for r in range(ne):
-            r0 = side[r]
-            for c in range(ne):
-                p = pos[off + r * ne + c]
-                if p >= 0:
+        for sd in range(m):
+            r0 = 6 * sd
+            for j in range(first[sd], first[sd + 1]):
+                for i in range(k6):
                     s = 0.0
                     for q in range(6):
-                        s += Be[r0 + q, r] * H[r0 + q, c]
-                    data[p] += s
+                        s += E[i, r0 + q] * Be[r0 + q, j]
+                    H[i, j] = s
+        off = pos_ptr[e]
+        for sd in range(m):
+            r0 = 6 * sd
+            for r in range(first[sd], first[sd + 1]):
+                for c in range(ne):
+                    p = pos[off + r * ne + c]
+                    if p >= 0:
+                        s = 0.0
+                        for q in range(6):
+                            s += Be[r0 + q, r] * H[r0 + q, c]
+                        data[p] += s

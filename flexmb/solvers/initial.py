@@ -64,14 +64,21 @@ from __future__ import annotations
 import logging
 import warnings
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from flexmb.analysis.monitors import RigidClosure
+from flexmb.elements import FAMILIES, has_element_forces
 from flexmb.elements import bushing as bushing_kernels
+from flexmb.elements.beam import BeamData
+from flexmb.elements.bushing import BushingData
 from flexmb.engine.assembly import Assembler
+from flexmb.errors import ModelError, SolverError
+from flexmb.model import Model
 from flexmb.state import State
 
 __all__ = ["StartReport", "StartWarning", "consistent_state", "relax_free_nodes", "relaxed_start"]
@@ -107,6 +114,20 @@ class StartReport:
                 "worst_equivalent_strain": self.worst_strain}
 
 
+def _element_links(model: Model) -> list[tuple[int, int]]:
+    """(a, b) node pairs (ground = N) joined by an element of a family with forces between nodes
+    (bushings, beams, ...), in registry and element order."""
+    N = model.n_nodes
+    out = []
+    for name, fam in FAMILIES.items():
+        if fam.forces and not fam.node_mass and name in model.elements:
+            nodes = fam.element_nodes(model.elements[name])
+            nodes = np.where(nodes < 0, N, nodes)
+            for row in nodes:
+                out += [(int(row[i]), int(row[i + 1])) for i in range(len(row) - 1)]
+    return out
+
+
 class _Plan:
     """Which automatic free joints are relaxed, and the held node (or ground) carrying each."""
 
@@ -121,10 +142,7 @@ class _Plan:
             else:
                 cluster[c] = -1 if p < 0 else cluster[p]
         adj: list[list[int]] = [[] for _ in range(N + 1)]  # node N: ground
-        for a, b in zip(np.where(model.bushing_a < 0, N, model.bushing_a), model.bushing_b):
-            adj[a].append(int(b))
-            adj[b].append(int(a))
-        for a, b in zip(model.beam_a, model.beam_b):
+        for a, b in _element_links(model):  # the elements joining two nodes, family by family
             adj[a].append(int(b))
             adj[b].append(int(a))
         members: dict[int, list[int]] = {}
@@ -173,7 +191,7 @@ def relax_free_nodes(model, state: State | None = None, warn_strain: float = 1e-
     if extra is not None and len(extra):
         plan.coords = np.union1d(plan.coords, np.asarray(extra, dtype=int))
     rep = StartReport(relaxed_nodes=plan.nodes)
-    has_elements = bool(len(model.beam_names) or len(model.bushing_names))
+    has_elements = has_element_forces(model)
     at_assembly = (not np.any(st.q) and np.array_equal(st.balls, np.broadcast_to(np.eye(3), st.balls.shape)))
     if not has_elements or (at_assembly and not np.any(st.u)):
         return st, rep  # the assembly configuration at rest: unstrained by construction, nothing to carry
@@ -319,22 +337,23 @@ def _strain_report(model, asm: Assembler, st: State, rep: StartReport, warn_stra
     ev = asm.evaluate(st, load_factor=0.0)
     rep.strain_energy = float(ev.strain_energy)
     names, eps = [], []
-    if len(model.beam_names):
-        Uref = 0.5 * model.beam_Kl[:, 0, 0] * model.beam_L0**2  # EA L0 / 2
-        names += list(model.beam_names)
-        eps += list(np.sqrt(np.maximum(ev.beam_energy, 0.0) / Uref))
-    if len(model.bushing_names):
+    beams: BeamData = model.elements["beam"]
+    if beams.n:
+        Uref = 0.5 * beams.Kl[:, 0, 0] * beams.L0**2  # EA L0 / 2
+        names += list(beams.names)
+        eps += list(np.sqrt(np.maximum(asm.element_output(ev, "beam", "strain_energy"), 0.0) / Uref))
+    bu: BushingData = model.elements["bushing"]
+    if bu.n:
         N = model.n_nodes
         xe = np.concatenate([ev.kin.x, np.zeros((1, 3))])
         Re = np.concatenate([ev.kin.R, np.eye(3)[None]])
-        ia = np.where(model.bushing_a < 0, N, model.bushing_a)
-        d, _ = bushing_kernels.deformation(xe[ia], Re[ia], xe[model.bushing_b], Re[model.bushing_b], model.bushing_sa,
-                                           model.bushing_Ea, model.bushing_sb, model.bushing_Eb, model.bushing_mode)
-        U = 0.5 * np.einsum("ni,nij,nj->n", d, model.bushing_K, d)
-        kt = np.diagonal(model.bushing_K, axis1=1, axis2=2)[:, :3].max(axis=1)
+        ia = np.where(bu.a < 0, N, bu.a)
+        d, _ = bushing_kernels.deformation(xe[ia], Re[ia], xe[bu.b], Re[bu.b], bu.sa, bu.Ea, bu.sb, bu.Eb, bu.mode)
+        U = 0.5 * np.einsum("ni,nij,nj->n", d, bu.K, d)
+        kt = np.diagonal(bu.K, axis1=1, axis2=2)[:, :3].max(axis=1)
         size = float(np.ptp(model.X0, axis=0).max(initial=0.0)) or 1.0
-        Uref = 0.5 * np.where(kt > 0, kt, np.diagonal(model.bushing_K, axis1=1, axis2=2).max(axis=1)) * size**2
-        names += list(model.bushing_names)
+        Uref = 0.5 * np.where(kt > 0, kt, np.diagonal(bu.K, axis1=1, axis2=2).max(axis=1)) * size**2
+        names += list(bu.names)
         eps += list(np.sqrt(np.maximum(U, 0.0) / np.maximum(Uref, 1e-300)))
     if eps and max(eps) > 0:
         i = int(np.argmax(eps))
@@ -382,8 +401,6 @@ def consistent_state(model, independent=None, state: State | None = None, tol: f
     rocker of the folded change-point four-bar). Given values that cannot close the loops are
     refused the same way. Four-bar with a bushing cut, crank at 1.5 rad turning at 2 rad/s: the
     rocker's angle and speed equal the closed-form four-bar's to 1e-12 (tests/test_initial.py)."""
-    from flexmb.errors import ModelError, SolverError
-
     st = model.initial_state() if state is None else state.copy()
     st.apply_drives(model, st.t)
     held = np.zeros(model.n_u, dtype=bool)
@@ -451,10 +468,6 @@ def consistent_state(model, independent=None, state: State | None = None, tol: f
 
 def _independent_values(model, independent, st: State):
     """(u index, q or None, u or None) for every independent coordinate the user gives."""
-    from collections.abc import Mapping
-
-    from flexmb.errors import ModelError
-
     if independent is None:
         return []
     items = independent.items() if isinstance(independent, Mapping) else ((n, None) for n in independent)
@@ -490,11 +503,10 @@ def _loop_closure(model):
     """The rigid-equivalent closure of the model's loops (RigidClosure: the beam links that cut a
     loop, and the bushings) and the coordinates of the pins at those links' ends; (None, []) when
     no loop is cut and there is no bushing."""
-    from flexmb.analysis.monitors import RigidClosure
-
-    index = {n: i for i, n in enumerate(model.beam_names)}
-    links = list(dict.fromkeys(model.beam_link[index[e]] for lp in model.loops for e in lp.elements if e in index))
-    if not links and not len(model.bushing_names):
+    beams: BeamData = model.elements["beam"]
+    index = {n: i for i, n in enumerate(beams.names)}
+    links = list(dict.fromkeys(beams.link[index[e]] for lp in model.loops for e in lp.elements if e in index))
+    if not links and not model.elements["bushing"].n:
         return None, []
     closure = RigidClosure(model, links=links, bushings=True)
     pins = []

@@ -31,8 +31,9 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from flexmb.elements import has_element_forces
 from flexmb.engine.assembly import Assembler
-from flexmb.errors import SolverError
+from flexmb.errors import ModelError, SolverError
 from flexmb.state import State
 
 __all__ = ["StaticResult", "static_equilibrium"]
@@ -72,8 +73,6 @@ class StaticResult:
         try:
             return self.x[self.node_names.index(name)]
         except ValueError:
-            from flexmb.errors import ModelError
-
             raise ModelError(f"unknown node '{name}'. Known nodes: {list(self.node_names)[:20]}.") from None
 
 
@@ -170,7 +169,7 @@ class _Newton:
         self.model, self.asm, self.free, self.tol, self.max_iter = model, asm, free, tol, max_iter
         # with elements: their assembled tangent B^T K B (+ joint springs); otherwise (rigid trees)
         # central differences of the residual along the retraction
-        self.use_elements = bool(len(model.beam_names) or len(model.bushing_names))
+        self.use_elements = has_element_forces(model)
         self.k_diag = asm.stiffness_damping_diag(free)[0]
 
     def solve(self, st: State, lam: float) -> tuple[State, int]:
