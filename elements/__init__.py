@@ -83,13 +83,17 @@ tests/test_element_extension.py adds a point-to-point spring–damper this way, 
 
 What comes next fits this interface (no engine change)
 ------------------------------------------------------
-* Issue 12, a rigid-limit cut by augmented Lagrangian: a two-node cut family whose
-  ``evaluate`` adds the node wrenches Gᵀ(αΦ + λ) (Φ the cut's closure, G = ∂Φ/∂X over its two
-  nodes, as the bushing's deformation derivative), with the multipliers λ (n_el, k) read from
-  ``state.elements["<name>"]`` (``initial_state`` gives zeros); ``blocks`` gives ck α GᵀG, so S
-  stays M̄ + γ'C̄ + β'(K̄ + α Φqᵀ Φq), symmetric positive definite; ``newton_update`` returns
-  λ + αΦ and settled = |Φ| below the cut's tolerance; ``end_step`` projects velocities and
-  accelerations mass-orthogonally with ``ctx.solve`` (S⁻¹), ``ctx.project`` and ``ctx.twists``.
+* Issue 12, a rigid-limit cut by augmented Lagrangian (index 3, Bayo & Ledesma): a two-node cut
+  family (Φ the cut's closure, G = ∂Φ/∂X over its two nodes, as the bushing's deformation
+  derivative) whose ``evaluate`` applies the multiplier update at its own iterate,
+  λ' = λ + αΦ with λ (n_el, k) from ``state.elements["<name>"]`` (``initial_state``: zeros), and
+  adds the node wrenches Gᵀ(αΦ + λ'); ``newton_update`` returns λ' (carried into the next
+  iterate) and settled = |Φ| below the cut's tolerance; ``blocks`` gives ck α GᵀG (λ held), so S
+  stays M̄ + γ'C̄ + β'(K̄ + α Φqᵀ Φq), symmetric positive definite; ``end_step`` projects the
+  velocities (and accelerations) mass-orthogonally, u -= S⁻¹ β'α Gᵀ G u, with ``ctx.solve``,
+  ``ctx.project`` and ``ctx.twists``. tests/test_element_state.py runs exactly this for a
+  pendulum rod, in the tests only. (Updating λ with Φ of the iterate *before* its Newton
+  correction instead makes the iteration circle with period six and never settle.)
 * Issue 12, cut forces of bushings as outputs: the bushing family keeps K d + C ḋ in its
   evaluation and declares ``Output("cut_force", ("fx", "fy", "fz", "mx", "my", "mz"), ...,
   field="cut_forces", names_field="cut_names")`` (and a global one); the recorder writes it,

@@ -219,7 +219,9 @@ class ElementFamily:
         """After each Newton iteration of a time step, at the iterate ``state`` evaluated as ``fe``:
         the family's next internal state (carried into the next iterate's and the accepted
         state's ``elements[name]``) and whether it has settled (a step is accepted only when
-        every family has). None (default): stateless."""
+        every family has). None (default): stateless. An update that depends on the iterate (an
+        augmented-Lagrangian λ + αΦ) is best applied by ``evaluate`` at its own iterate and
+        returned here (package docstring)."""
         return None
 
     def end_step(self, model: Model, data: ElementData, prep: Any, fe: FamilyEvaluation, state: State,
