@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse.linalg as spla
 
 from flexmb.elements import bushing as bushing_kernels
 from flexmb.elements.bushing import BushingData
@@ -312,8 +313,6 @@ def preloaded_state(model, state: State | None = None, rtol: float = 1e-8, max_i
     carry the forces by small deformations (the closure has lost rank in the direction they act):
     the Newton iteration then stops with a SolverError that gives the closure Jacobian's singular
     values and says to start from the unloaded consistent state instead."""
-    import scipy.sparse.linalg as spla
-
     rm = RigidModel(model)
     st = model.initial_state() if state is None else state.copy()
     free = model.free_u
