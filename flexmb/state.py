@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
+
+if TYPE_CHECKING:  # type hints only: the Model refers to State (its initial_state)
+    from flexmb.model import Model
 
 __all__ = ["State"]
 
@@ -29,7 +33,7 @@ class State:
         return State(self.t, self.q.copy(), self.balls.copy(), self.u.copy(), self.udot.copy(),
                      {k: v.copy() for k, v in self.elements.items()})
 
-    def apply_drives(self, model, t: float) -> None:
+    def apply_drives(self, model: Model, t: float) -> None:
         """Set the driven coordinates, velocities and accelerations to their values at ``t``."""
         for k, d in zip(model.driven, model.drives):
             qk, vk, ak = d(t)
@@ -37,7 +41,7 @@ class State:
             self.u[k] = vk
             self.udot[k] = ak
 
-    def retract(self, model, dq: np.ndarray) -> State:
+    def retract(self, model: Model, dq: np.ndarray) -> State:
         """State moved by the increment ``dq`` (length n_u): ``q + dq`` for scalar coordinates,
         ``R expm(dq)`` for balls (the Lie-group update, increment in body axes); the element
         families' internal state is carried over unchanged."""

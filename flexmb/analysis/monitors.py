@@ -73,7 +73,7 @@ def flexible_link_ends(model: Model) -> dict[str, tuple[int, int]]:
     return out
 
 
-def _global_axis(model, k: int) -> np.ndarray:
+def _global_axis(model: Model, k: int) -> np.ndarray:
     p = model.joint_parent[k]
     R = np.eye(3) if p < 0 else model.R0[p]
     return R @ model.joint_axes[k, 0]
@@ -88,7 +88,7 @@ class RigidClosure:
     two-force member (both ends pinned by revolute joints with parallel axes normal to the link,
     or by spherical joints)."""
 
-    def __init__(self, model, links: Sequence[str] | None = None, bushings: bool = True) -> None:
+    def __init__(self, model: Model, links: Sequence[str] | None = None, bushings: bool = True) -> None:
         self.model = model
         self.asm = Assembler(model)
         ends = flexible_link_ends(model)
@@ -172,7 +172,7 @@ class SingularityMonitor:
     configuration exceed (Zahariev & Cuadrado §4: "the stiff forces become extremely high ...").
     ``label`` names the singular configuration in the message."""
 
-    def __init__(self, model, every: int = 1, force_limit: float | None = None, links: Sequence[str] | None = None,
+    def __init__(self, model: Model, every: int = 1, force_limit: float | None = None, links: Sequence[str] | None = None,
                  label: str = "a singular configuration of the rigid mechanism") -> None:
         if not (isinstance(every, (int, np.integer)) and every >= 1):
             raise ModelError(f"singularity monitor: every = {every!r} must be a positive integer.")
@@ -227,7 +227,7 @@ def next_singular(t: np.ndarray, sigma: np.ndarray, rise: float = 0.5) -> tuple[
     return float(t[k]), float(sigma[k])
 
 
-def state_from_result(model, result, i: int) -> State:
+def state_from_result(model: Model, result, i: int) -> State:
     """The State of output row ``i`` of ``result`` (balls from their rotation vectors)."""
     q = np.asarray(result.q[i])
     st = State(float(result.t[i]), q[~model.u_is_ball].copy(), np.zeros((model.n_ball, 3, 3)),

@@ -147,7 +147,7 @@ class RigidModel:
         return st
 
 
-def rigid_inverse_dynamics(model, times, state: State | None = None) -> RigidResult:
+def rigid_inverse_dynamics(model: Model, times, state: State | None = None) -> RigidResult:
     """Drive forces, cut forces and joint reactions of the rigid-equivalent mechanism moving
     as its drives prescribe, at the given ``times``. Raises SolverError where the rigid model
     is singular or the drives and cuts cannot supply the forces the motion needs."""
@@ -238,7 +238,7 @@ def constrained_solution(J: np.ndarray, b: np.ndarray, M: np.ndarray, g: np.ndar
     return p, rank, N
 
 
-def consistent_motion(model, st: State, rm: RigidModel | None = None, hold: np.ndarray | None = None,
+def consistent_motion(model: Model, st: State, rm: RigidModel | None = None, hold: np.ndarray | None = None,
                       rtol: float = 1e-9) -> tuple[State, int]:
     """Velocities and accelerations of the rigid equivalent (bushing cuts rigid) for any number of
     drives, the coordinates ``hold`` (and the driven ones) kept at their values in ``st``.
@@ -284,7 +284,7 @@ def consistent_motion(model, st: State, rm: RigidModel | None = None, hold: np.n
     return st, int(N.shape[1])
 
 
-def preloaded_state(model, state: State | None = None, rtol: float = 1e-8, max_iter: int = 30) -> State:
+def preloaded_state(model: Model, state: State | None = None, rtol: float = 1e-8, max_iter: int = 30) -> State:
     """A start for the elastic model on the motion of its rigid equivalent: rates and
     accelerations that close every cut, then positions moved by Newton on the elastic equations of
     motion (tangent: the cuts' stiffness B^T K B) until the stiff cuts carry the forces that

@@ -23,7 +23,9 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from flexmb.model import Model
 from flexmb.rotations import axis_angle_into, cross, matmul3_into
+from flexmb.state import State
 
 __all__ = ["Kinematics", "TreePattern", "forward_kinematics", "motion_cross"]
 
@@ -39,7 +41,7 @@ class TreePattern:
     """Index structure of B computed once per model: the (node, coordinate) pairs with node i
     downstream of coordinate k, and their positions in B's CSC data array."""
 
-    def __init__(self, model) -> None:
+    def __init__(self, model: Model) -> None:
         n_nodes, n_u = model.n_nodes, model.n_u
         self.n_nodes = n_nodes
         # joints on the path from ground to each node (tree order: parents first)
@@ -174,7 +176,7 @@ class Kinematics:
         return np.concatenate([A[:, :3] + cross(A[:, 3:], self.x) + cross(w, self.V[:, :3]), A[:, 3:]], axis=1)
 
 
-def forward_kinematics(model, state, pattern: TreePattern) -> Kinematics:
+def forward_kinematics(model: Model, state: State, pattern: TreePattern) -> Kinematics:
     """Poses, twists and bias accelerations of all nodes: one compiled pass over the joints in
     tree order (parents first), per joint the local transform (translations, rotations, ball),
     the coordinate axes S_k and the recursions of the module docstring."""

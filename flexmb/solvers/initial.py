@@ -131,7 +131,7 @@ def _element_links(model: Model) -> list[tuple[int, int]]:
 class _Plan:
     """Which automatic free joints are relaxed, and the held node (or ground) carrying each."""
 
-    def __init__(self, model) -> None:
+    def __init__(self, model: Model) -> None:
         N = model.n_nodes
         auto = {model.node_index(n) for n in model.auto_free_nodes}
         cluster = np.full(N, -1)
@@ -178,7 +178,7 @@ class _Plan:
         self.nodes = tuple(model.node_names[i] for k in self.joints for i in members[int(k)])
 
 
-def relax_free_nodes(model, state: State | None = None, warn_strain: float = 1e-4, max_iter: int = 30,
+def relax_free_nodes(model: Model, state: State | None = None, warn_strain: float = 1e-4, max_iter: int = 30,
                      asm: Assembler | None = None, extra: np.ndarray | None = None) -> tuple[State, StartReport]:
     """``state`` (default: the model's initial state) with its free FE nodes placed by the
     relaxation of the module docstring (eq. (1)–(3)): positions by the static balance of the
@@ -208,7 +208,7 @@ def relax_free_nodes(model, state: State | None = None, warn_strain: float = 1e-
     return st, rep
 
 
-def relaxed_start(model) -> tuple[State, dict]:
+def relaxed_start(model: Model) -> tuple[State, dict]:
     """The start :func:`flexmb.simulate` uses when it is given no state: the model's initial state
     with its free FE nodes relaxed (:func:`relax_free_nodes`), and a meta entry ``{"start": ...}``
     (:meth:`StartReport.as_meta`). Pass ``state=model.initial_state()`` to simulate to start from
@@ -219,7 +219,7 @@ def relaxed_start(model) -> tuple[State, dict]:
 
 # ----------------------------------------------------------------------------- steps
 
-def _predict(model, asm: Assembler, st: State, plan: _Plan, positions: bool) -> State:
+def _predict(model: Model, asm: Assembler, st: State, plan: _Plan, positions: bool) -> State:
     """Eq. (2): every relaxed cluster root carried rigidly by its carrier (pose and velocity)."""
     ev = asm.evaluate(st, load_factor=0.0)
     x, R, V = ev.kin.x, ev.kin.R, ev.kin.V
@@ -276,7 +276,7 @@ def _solve_scaled(K: sp.spmatrix, rhs: np.ndarray) -> np.ndarray:
     return x
 
 
-def _relax_positions(model, asm: Assembler, st: State, plan: _Plan, max_iter: int,
+def _relax_positions(model: Model, asm: Assembler, st: State, plan: _Plan, max_iter: int,
                      rep: StartReport) -> tuple[State, int]:
     """Eq. (1) by Newton from the predictor, at u = 0 and load factor 0."""
     f = plan.coords
@@ -317,7 +317,7 @@ def _relax_positions(model, asm: Assembler, st: State, plan: _Plan, max_iter: in
     return out, it
 
 
-def _relax_velocities(model, asm: Assembler, st: State, plan: _Plan) -> State:
+def _relax_velocities(model: Model, asm: Assembler, st: State, plan: _Plan) -> State:
     """Eq. (3): K_m,ff u_f = -K_m,fc u_c, solved as a correction of the predicted u_f."""
     f = plan.coords
     ev = asm.evaluate(st, load_factor=0.0)
@@ -332,7 +332,7 @@ def _relax_velocities(model, asm: Assembler, st: State, plan: _Plan) -> State:
     return out
 
 
-def _strain_report(model, asm: Assembler, st: State, rep: StartReport, warn_strain: float) -> None:
+def _strain_report(model: Model, asm: Assembler, st: State, rep: StartReport, warn_strain: float) -> None:
     """Strain energy of the start, equivalent strains per element, log and warning."""
     ev = asm.evaluate(st, load_factor=0.0)
     rep.strain_energy = float(ev.strain_energy)
@@ -372,7 +372,7 @@ def _strain_report(model, asm: Assembler, st: State, rep: StartReport, warn_stra
 
 # ----------------------------------------------------------------------------- consistent starts
 
-def consistent_state(model, independent=None, state: State | None = None, tol: float = 1e-12, max_iter: int = 50,
+def consistent_state(model: Model, independent=None, state: State | None = None, tol: float = 1e-12, max_iter: int = 50,
                      relax: bool = True, rtol: float = 1e-9) -> State:
     """A start of a closed-loop mechanism whose cuts are unloaded: positions and velocities of all
     tree coordinates from the independent ones the user gives, by a position and velocity
@@ -466,7 +466,7 @@ def consistent_state(model, independent=None, state: State | None = None, tol: f
     return st
 
 
-def _independent_values(model, independent, st: State):
+def _independent_values(model: Model, independent, st: State):
     """(u index, q or None, u or None) for every independent coordinate the user gives."""
     if independent is None:
         return []
@@ -499,7 +499,7 @@ def _independent_values(model, independent, st: State):
     return out
 
 
-def _loop_closure(model):
+def _loop_closure(model: Model):
     """The rigid-equivalent closure of the model's loops (RigidClosure: the beam links that cut a
     loop, and the bushings) and the coordinates of the pins at those links' ends; (None, []) when
     no loop is cut and there is no bushing."""
