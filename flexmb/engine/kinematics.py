@@ -44,19 +44,12 @@ class TreePattern:
     def __init__(self, model: Model) -> None:
         n_nodes, n_u = model.n_nodes, model.n_u
         self.n_nodes = n_nodes
-        # joints on the path from ground to each node (tree order: parents first)
-        self.ancestors: list[list[int]] = [[] for _ in range(n_nodes)]
-        for k in range(model.n_joints):
-            p = model.joint_parent[k]
-            self.ancestors[model.joint_child[k]] = ([] if p < 0 else self.ancestors[p]) + [k]
-        nodes, coords = [], []
-        for i in range(n_nodes):
-            for k in self.ancestors[i]:
-                s, n = model.joint_u_start[k], model.joint_kinds[k].n_u
-                nodes.extend([i] * n)
-                coords.extend(range(s, s + n))
-        self.pair_node = np.array(nodes, dtype=int)
-        self.pair_coord = np.array(coords, dtype=int)
+        # (node, coordinate) pairs: per node (ascending) the coordinates of the joints on its path
+        # from ground (root first), built in compiled code (O(pairs), no Python loop over them)
+        counts = np.array([kd.n_u for kd in model.joint_kinds], dtype=np.int64)
+        parent_ext = np.where(model.joint_parent < 0, n_nodes, model.joint_parent).astype(np.int64)
+        self.pair_node, self.pair_coord = _path_pairs(parent_ext, np.asarray(model.joint_child, dtype=np.int64),
+                                                      np.asarray(model.joint_u_start, dtype=np.int64), counts, n_nodes)
         rows = (6 * self.pair_node[:, None] + np.arange(6)).ravel()
         cols = np.repeat(self.pair_coord, 6)
         order = np.lexsort((rows, cols))
@@ -329,6 +322,37 @@ def _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff,
                 kk = uB[k, m]
                 for i in range(6):
                     Vs[c, i] += S[kk, i] * u[kk]
+
+
+@njit(cache=True)
+def _path_pairs(parent, child, coord_start, coord_count, n_nodes):
+    """(pair_node, pair_coord): for every node i in ascending order, the coordinates of the joints on
+    its path from ground, root first, each joint's coordinates ascending; parent index n_nodes is
+    ground, joints in tree order (parents first)."""
+    joint_of = np.full(n_nodes, -1, dtype=np.int64)
+    size = np.zeros(n_nodes + 1, dtype=np.int64)
+    for k in range(parent.size):
+        joint_of[child[k]] = k
+        size[child[k]] = size[parent[k]] + coord_count[k]
+    total = 0
+    for i in range(n_nodes):
+        total += size[i]
+    nodes = np.empty(total, dtype=np.int64)
+    coords = np.empty(total, dtype=np.int64)
+    pos = 0
+    for i in range(n_nodes):
+        end = pos + size[i]
+        t = end  # filled from the node back to the root
+        k = joint_of[i]
+        while k >= 0:
+            t -= coord_count[k]
+            for a in range(coord_count[k]):
+                nodes[t + a] = i
+                coords[t + a] = coord_start[k] + a
+            p = parent[k]
+            k = joint_of[p] if p < n_nodes else -1
+        pos = end
+    return nodes, coords
 
 
 @njit(cache=True)
