@@ -67,6 +67,10 @@ Internal state (``has_state = True``; flexmb/state.py, flexmb/solvers/generalize
         after a converged step: may correct state.u, state.udot in place with ctx.solve (S⁻¹ with
         the integrator's factorization), ctx.project (Bᵀ), ctx.twists (B)
 
+Only the time integrator calls the two hooks; statics, the relaxed start and the rigid analysis
+evaluate the family with the internal state of the State they are given (a State made without
+it, e.g. from a result row, has none: evaluate should then start from ``initial_state``).
+
 Presentation (drawing, ``flexmb info``, messages)::
 
     cell_kind, drawing_keys, drawing(model, data), check_drawing(d, n_nodes, names),
@@ -95,10 +99,11 @@ What comes next fits this interface (no engine change)
   pendulum rod, in the tests only. (Updating λ with Φ of the iterate *before* its Newton
   correction instead makes the iteration circle with period six and never settle.)
 * Issue 12, cut forces of bushings as outputs: the bushing family keeps K d + C ḋ in its
-  evaluation and declares ``Output("cut_force", ("fx", "fy", "fz", "mx", "my", "mz"), ...,
-  field="cut_forces", names_field="cut_names")`` (and a global one); the recorder writes it,
-  ParaView shows it on the bushing cells; results/ adds the Result fields, ``Result.cut_force``,
-  the plot and the sweep's peak columns.
+  evaluation and declares ``Output("cut_force", ("cut_fx", "cut_fy", "cut_fz", "cut_mx", "cut_my",
+  "cut_mz"), ..., field="cut_forces", names_field="cut_names")`` (and a global one; column names
+  are ParaView cell arrays, so unique across families); the recorder writes it and ParaView shows
+  it on the bushing cells; results/ adds the Result fields (and their row shapes in the file
+  checks), ``Result.cut_force``, the plot and the sweep's peak columns.
 * Issue 14, one compiled call per Newton iteration: each family's evaluate and blocks are
   already one compiled or vectorised pass over its arrays (ElementData) into shared buffers
   (w, Mb, the blocks), which a fused kernel can call in sequence.

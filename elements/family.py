@@ -154,9 +154,11 @@ class ElementFamily:
     has_state: ClassVar[bool] = False
     #: per-element outputs
     outputs: ClassVar[tuple[Output, ...]] = ()
-    #: drawing: the cell kind (ParaView cell_kind name) and the keys of its arrays in a drawing
+    #: drawing: the cell kind (ParaView cell_kind name), the keys of its arrays in a drawing (node
+    #: indices, except the real-valued ones named in drawing_real_keys)
     cell_kind: ClassVar[str | None] = None
     drawing_keys: ClassVar[tuple[str, ...]] = ()
+    drawing_real_keys: ClassVar[tuple[str, ...]] = ()
 
     # ------------------------------------------------------------------ build end
     def records(self, builder: Any) -> Iterable[Any]:

@@ -60,6 +60,7 @@ class RigidBodies(ElementFamily):
     node_mass = True
     cell_kind = "body"
     drawing_keys = ("body_node", "body_com")
+    drawing_real_keys = ("body_com",)
 
     def records(self, builder: Any) -> Sequence[BodySpec]:
         return list(builder.bodies.values())

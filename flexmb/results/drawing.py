@@ -91,9 +91,10 @@ def check_drawing(d: dict[str, np.ndarray], n_nodes: int, n_joints: int, names: 
     missing = [k for k in keys if k not in d]
     if missing:
         return f"the drawing lacks {', '.join(missing)}"
+    reals = {k for f in _drawn() for k in f.drawing_real_keys}
     for k in keys:
         a = d[k]
-        real = k == "body_com"  # the only float array: centres of mass
+        real = k in reals
         if not isinstance(a, np.ndarray) or a.dtype.kind not in ("f" if real else "iu"):
             return f"drawing '{k}' is not an array of {'numbers' if real else 'integers'}"
     if d["n_nodes"].shape != () or int(d["n_nodes"]) != n_nodes:
@@ -105,16 +106,12 @@ def check_drawing(d: dict[str, np.ndarray], n_nodes: int, n_joints: int, names: 
         bad = f.check_drawing(d, n_nodes, names)
         if bad:
             return bad
-    for k in ("joint_parent", "joint_child") + tuple(k for f in _drawn() for k in f.drawing_keys if k != "body_com"):
+    for k in ("joint_parent", "joint_child") + tuple(k for k in keys[len(_JOINT_KEYS):] if k not in reals):
         a = d[k]
         lo = -1 if k == "joint_parent" else 0  # -1: the ground
         if a.size and (a.min() < lo or a.max() >= n_nodes):
             return f"drawing '{k}' points at node {int(a.min() if a.min() < lo else a.max())} of {n_nodes}"
     return ""
-
-
-def _family_points(d: dict[str, np.ndarray], x: np.ndarray, R: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    return [f.points(d, x, R) for f in _drawn()]
 
 
 def lines(d: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -131,9 +128,9 @@ def lines(d: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     segs = {"joint": joints}
     carrier = [np.arange(N), d["joint_child"]]
     first = N + nj
-    dummy_x, dummy_R = np.zeros((N, 3)), np.broadcast_to(np.eye(3), (N, 3, 3))
+    x0, R0 = np.zeros((N, 3)), np.broadcast_to(np.eye(3), (N, 3, 3))  # any pose: only the points' count and carriers
     for f in _drawn():
-        pts, car = f.points(d, dummy_x, dummy_R)
+        pts, car = f.points(d, x0, R0)
         segs[f.cell_kind] = np.asarray(f.lines(d, first), dtype=np.int64).reshape(-1, 2)
         carrier.append(np.asarray(car, dtype=np.int64))
         first += len(pts)
@@ -152,7 +149,7 @@ def frame_indices(n_rows: int, every: int = 1) -> list[int]:
 
 def _points(result: Result, d: dict[str, np.ndarray], i: int) -> np.ndarray:
     x, R = result.x[i], result.R[i]
-    return np.concatenate([x, result.joint_points[i]] + [p for p, _ in _family_points(d, x, R)], axis=0)
+    return np.concatenate([x, result.joint_points[i]] + [f.points(d, x, R)[0] for f in _drawn()], axis=0)
 
 
 def _cell_columns(result: Result, d: dict[str, np.ndarray], kind: np.ndarray) -> list[tuple[str, np.ndarray, object]]:
