@@ -27,7 +27,7 @@ from flexmb.elements.family import (
     listing,
 )
 from flexmb.engine.assembly import Assembler
-from flexmb.results.drawing import cell_kinds, drawing_of, lines
+from flexmb.results.drawing import cell_kinds, check_drawing, drawing_of, lines
 
 
 # ---------------------------------------------------------------------------- the new kind
@@ -224,8 +224,15 @@ def test_the_new_kind_is_everywhere_the_registry_reaches(springs):
     assert [lp.cut for lp in model.loops] == ["spring 'tie'", "spring 'brace'"]  # each closes a loop of the tree
     text = fm.describe(model)
     assert "springs: 2" in text and "brace: k = 50 N/m" in text
-    cells, kind, _ = lines(drawing_of(model))
+    d = drawing_of(model)
+    cells, kind, _ = lines(d)
     assert cells[kind == cell_kinds().index("spring")].tolist() == [[0, 1]]  # the brace; the tie is on ground
+    assert check_drawing(d, model.n_nodes, model.n_joints, {}) == ""
+    # a drawing from before the family was registered (none of its arrays) still checks and draws
+    old = {k: v for k, v in d.items() if not k.startswith("spring_")}
+    assert check_drawing(old, model.n_nodes, model.n_joints, {}) == ""
+    assert np.array_equal(lines(old)[0], cells[kind != cell_kinds().index("spring")])
+    assert "lacks spring_b" in check_drawing({**old, "spring_a": d["spring_a"]}, model.n_nodes, model.n_joints, {})
     asm = Assembler(model)
     st = model.initial_state()
     ev = asm.evaluate(st)

@@ -45,9 +45,11 @@ _FIXED_POINT_KINDS = ("revolute", "spherical", "universal", "fixed")
 _JOINT_KEYS = ("n_nodes", "joint_parent", "joint_child", "joint_draw", "joint_child_segment")
 
 
-def _drawn() -> list:
-    """The registered element families that draw cells, in the order of their cell kinds."""
-    fams = [f for f in FAMILIES.values() if f.cell_kind]
+def _drawn(d: Mapping[str, np.ndarray] | None = None) -> list:
+    """The registered element families that draw cells, in the order of their cell kinds; with a
+    drawing ``d``, those it has arrays of (a result written before a family was registered has
+    none of its arrays: the family draws nothing there)."""
+    fams = [f for f in FAMILIES.values() if f.cell_kind and (d is None or any(k in d for k in f.drawing_keys))]
     return sorted(fams, key=lambda f: cell_kinds().index(f.cell_kind))
 
 
@@ -84,14 +86,14 @@ def drawing_of(model: Model) -> dict[str, np.ndarray]:
 
 def check_drawing(d: dict[str, np.ndarray], n_nodes: int, n_joints: int, names: Mapping[str, int]) -> str:
     """What is wrong with the drawing ``d`` of a result with ``n_nodes`` nodes, ``n_joints``
-    joints and the name counts ``names`` (e.g. ``{"element_names": 3}``) ('' if nothing): every
-    key of :func:`drawing_keys`, integer index arrays (floats where a family says so) pointing at
+    joints and the name counts ``names`` (e.g. ``{"element_names": 3}``) ('' if nothing): the
+    joints' keys and every key of each family it has arrays of, integer index arrays (floats where a family says so) pointing at
     existing nodes, of the lengths the joints and each family (ElementFamily.check_drawing) need."""
-    keys = drawing_keys()
+    keys = _JOINT_KEYS + tuple(k for f in _drawn(d) for k in f.drawing_keys)
     missing = [k for k in keys if k not in d]
     if missing:
         return f"the drawing lacks {', '.join(missing)}"
-    reals = {k for f in _drawn() for k in f.drawing_real_keys}
+    reals = {k for f in _drawn(d) for k in f.drawing_real_keys}
     for k in keys:
         a = d[k]
         real = k in reals
@@ -102,7 +104,7 @@ def check_drawing(d: dict[str, np.ndarray], n_nodes: int, n_joints: int, names: 
     for k in _JOINT_KEYS[1:]:
         if d[k].shape != (n_joints,):
             return f"drawing '{k}' has shape {d[k].shape}, expected ({n_joints},)"
-    for f in _drawn():
+    for f in _drawn(d):
         bad = f.check_drawing(d, n_nodes, names)
         if bad:
             return bad
@@ -129,7 +131,7 @@ def lines(d: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     carrier = [np.arange(N), d["joint_child"]]
     first = N + nj
     x0, R0 = np.zeros((N, 3)), np.broadcast_to(np.eye(3), (N, 3, 3))  # any pose: only the points' count and carriers
-    for f in _drawn():
+    for f in _drawn(d):
         pts, car = f.points(d, x0, R0)
         segs[f.cell_kind] = np.asarray(f.lines(d, first), dtype=np.int64).reshape(-1, 2)
         carrier.append(np.asarray(car, dtype=np.int64))
@@ -149,13 +151,13 @@ def frame_indices(n_rows: int, every: int = 1) -> list[int]:
 
 def _points(result: Result, d: dict[str, np.ndarray], i: int) -> np.ndarray:
     x, R = result.x[i], result.R[i]
-    return np.concatenate([x, result.joint_points[i]] + [f.points(d, x, R)[0] for f in _drawn()], axis=0)
+    return np.concatenate([x, result.joint_points[i]] + [f.points(d, x, R)[0] for f in _drawn(d)], axis=0)
 
 
 def _cell_columns(result: Result, d: dict[str, np.ndarray], kind: np.ndarray) -> list[tuple[str, np.ndarray, object]]:
     """(cell array name, the cells it lives on, a function of the output row giving its values there)."""
     out = []
-    for f in _drawn():
+    for f in _drawn(d):
         cells = np.flatnonzero(kind == cell_kinds().index(f.cell_kind))
         for o in f.outputs:
             if not (o.field and hasattr(result, o.field)):
