@@ -161,7 +161,7 @@ def postprocess(result, model, params: dict, out_dir: Path) -> dict:
         "energy_balance_drift_J": float(np.ptp(result.total_energy)),
         "cut_stiffness": float(p["cut_stiffness"]),
         "platform_particle_masses_kg": ", ".join(
-            f"{m:.6g}" for m in model.particle_body_masses[model.particle_body_names.index("platform")]),
+            f"{m:.6g}" for m in model.elements["particle_body"].masses[model.elements["particle_body"].names.index("platform")]),
     }
     # how close the rigid mechanism comes to a singular configuration along the run:
     # smallest singular value of the rigid cut-joint Jacobian (Attia's C of eq. 6.6)

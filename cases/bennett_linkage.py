@@ -149,12 +149,13 @@ def bushing_deformation(model: fm.Model, res) -> np.ndarray:
     """Deformation (nt, 6) of the cut at joint 4 (translations in its axes, bending rotations)."""
     from flexmb.elements import bushing as bk
 
-    b = model.bushing_b[0]
+    bu = model.elements["bushing"]
+    b = bu.b[0]
     nt = res.t.size
     z3, I3 = np.zeros((nt, 3)), np.broadcast_to(np.eye(3), (nt, 3, 3))
     rep = (lambda a: np.broadcast_to(a, (nt,) + a.shape))  # noqa: E731
-    d, _ = bk.deformation(z3, I3, res.x[:, b], res.R[:, b], rep(model.bushing_sa[0]), rep(model.bushing_Ea[0]),
-                          rep(model.bushing_sb[0]), rep(model.bushing_Eb[0]), np.full(nt, model.bushing_mode[0]))
+    d, _ = bk.deformation(z3, I3, res.x[:, b], res.R[:, b], rep(bu.sa[0]), rep(bu.Ea[0]), rep(bu.sb[0]), rep(bu.Eb[0]),
+                          np.full(nt, bu.mode[0]))
     return d
 
 
@@ -182,7 +183,7 @@ def compliant_cut_forces(model: fm.Model, times) -> np.ndarray:
 
     rm = RigidModel(model)
     asm = Assembler(model)
-    Kc = np.diagonal(model.bushing_K, axis1=1, axis2=2)[rm.mask]
+    Kc = np.diagonal(model.elements["bushing"].K, axis1=1, axis2=2)[rm.mask]
     f = model.free_u
     st = model.initial_state()
     out = []
@@ -219,7 +220,7 @@ def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
         else:
             m2 = build(**pp)
             runs[label] = (m2, simulate(m2, p["t_end"], p["dt"], rho_inf=p["rho_inf"]))
-    K = np.diag(model.bushing_K[0])
+    K = np.diag(model.elements["bushing"].K[0])
     out = {}
     fig, axs = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
     for label, (m, r) in runs.items():

@@ -60,7 +60,7 @@ def why_not_ready(case_path: Path) -> str:
     if "damping" not in case.defaults:
         return f"{case_path.name} has no 'damping' parameter (its parameters: {', '.join(sorted(case.defaults))})"
     try:
-        names = case.build(case.defaults).beam_names
+        names = case.build(case.defaults).elements["beam"].names
     except Exception as exc:
         return f"{case_path.name}: build() with its defaults failed: {type(exc).__name__}: {exc}"
     missing = [ln for ln in LINKS if not any(n.startswith(f"{ln}.e") for n in names)]

@@ -178,7 +178,8 @@ def monitor(model: fm.Model, params: dict):
 def link_points(model: fm.Model, x: np.ndarray) -> dict[str, np.ndarray]:
     """Current O1, A, B, C, D, O3, O5 (…, 2) from node positions x (…, N, 3)."""
     n = model.n_nodes
-    last = lambda link: model.node_index(f"{link}.{len([b for b in model.beam_link if b == link])}")  # noqa: E731
+    links = model.elements["beam"].link
+    last = lambda link: model.node_index(f"{link}.{links.count(link)}")  # noqa: E731
     idx = dict(O1=model.node_index("crank"), A=model.node_index("link2"), B=model.node_index("link4"),
                O3=model.node_index("link3.0"), C=last("link3"), O5=model.node_index("link5.0"), D=last("link5"))
     assert max(idx.values()) < n
@@ -223,7 +224,7 @@ def sigma_history(model: fm.Model, result, stride: int = 1, dense_tail: float = 
 
 def axial_forces(model: fm.Model, result) -> dict[str, np.ndarray]:
     """Longitudinal force (nt,) of links 3 and 5: the mean over each link's elements (tension +)."""
-    links = np.asarray(model.beam_link)
+    links = np.asarray(model.elements["beam"].link)
     return {k: result.element_forces[:, links == k, 0].mean(axis=1) for k in ("link3", "link5")}
 
 

@@ -1,6 +1,158 @@
-"""flexmb's element library: one module per element kind, each a set of kernels vectorised
-over all elements of that kind (arrays shaped ``(n_elements, ...)``)."""
+"""flexmb's element library: one home per element kind (an *element family*), each vectorised
+over all elements of its kind (arrays shaped ``(n_el, ...)``), all behind one interface that the
+compiler, the assembly, the iteration matrix, the recorder, the drawing and ``flexmb info``
+loop over. Installed as ``flexmb.elements``.
 
-from . import loads, particles, rigid_body
+The registry
+------------
+:data:`FAMILIES` maps a family's ``name`` to its :class:`~flexmb.elements.family.ElementFamily`
+instance, in evaluation order: ``body`` (rigid bodies and particles, node masses),
+``particle_body`` (data only), ``bushing``, ``beam``. The order is the order in which forces are
+summed into the node wrenches, energies into the balance and blocks into the iteration matrix,
+so it is fixed (results are reproducible bit for bit); :func:`register` appends a new family.
 
-__all__ = ["loads", "particles", "rigid_body"]
+The interface (flexmb/elements/family.py; every method has a do-nothing default)
+---------------------------------------------------------------------------------
+Build end (flexmb/builder/compile.py)::
+
+    records(builder) -> Sequence[record]         the builder's records of the kind
+    compile(records, nodes: NodeTable) -> Data   one frozen dataclass of read-only arrays, a subclass of
+                                                 ElementData (``names`` + one documented field per array,
+                                                 meaning and shape), stored in Model.elements[name]
+    loop_edges(data) -> [(name, text, a, b)]     elements joining two nodes (loop finding)
+    element_nodes(data) -> (n_el, m) int         each element's m nodes (-1: ground)
+
+Engine (flexmb/engine/assembly.py, iteration_matrix.py), with ``model: Model`` and the kinematics
+``kin`` (node poses x, R, twists V, velocity-product accelerations ζ at one state)::
+
+    prepare(model, data) -> prep                  constants, once per Assembler
+    evaluate(model, data, prep, state, kin, load_factor, Mb, w) -> FamilyEvaluation
+        adds the family's node wrenches to w (N + 1, 6; row N = ground, discarded) in the sense of
+        the residual: inertia minus applied (elastic, damping, weight, cut) forces; returns its
+        strain energy and dissipated power (summed into the energy balance) and what its blocks
+        and outputs need later. Must be vectorised or compiled over the elements: it runs at every
+        Newton iteration, with no Python loop per element.
+    blocks(model, data, prep, fe, kin, ck, cc, cm, material_only, exact_tangent) -> (n_el, 6m, 6m)
+        ck K + cc C + cm M per element over its m nodes in node twists (v, w; global axes, about
+        the node origins), rows and columns 6 per node in the order of element_nodes. The
+        iteration matrix scatters Bₑᵀ Eₑ Bₑ into S = M̄ + γ'C̄ + β'K̄ (ck = β', cc = γ', cm = 1);
+        statics asks for ck = 1, cc = cm = 0, M̄ for ck = cc = 0, cm = 1.
+    add_mass_forces(data, prep, fe, a, out)       element masses times node accelerations a (N, 6)
+    energies(model, data, fe, kin) -> (T, V)      kinetic energy of element masses, weight potential
+
+One-node variant (``node_mass = True``, the ``body`` family): evaluate adds the family's 6×6 node
+mass blocks to ``Mb`` (N, 6, 6) and its velocity terms minus weight to ``w``; the assembly adds
+Mb ζ once for all of them, and M̄ takes their part from the composite-rigid-body pairs
+(engine/iteration_matrix.py), so such a family gives no blocks. ``forces = False`` marks a
+family of data only (``particle_body``: its particles are bodies).
+
+Outputs (flexmb/solvers/simulate.py, flexmb/results/drawing.py)::
+
+    outputs: tuple[Output, ...]                   name, columns, doc; ``field``: the Result field the
+                                                  recorder writes it to on every output row
+                                                  ((nt, n_el, n_col) or (nt, n_el)), ``names_field``
+                                                  the Result field naming its rows; None: on demand
+    output(model, data, fe, name) -> array        computed on recorded rows only (or on demand,
+                                                  Assembler.element_output), not every iteration
+
+A recorded output with columns is also ParaView cell data on the family's cells.
+
+Internal state (``has_state = True``; flexmb/state.py, flexmb/solvers/generalized_alpha.py)::
+
+    ElementData.initial_state() -> (n_el, k) | None   kept in State.elements[name], copied with the state
+    newton_update(model, data, prep, fe, state) -> (next state, settled)
+        after every Newton iteration, at the iterate; the next state is carried into the next
+        iterate and the accepted state; a step is accepted only when every family has settled
+    end_step(model, data, prep, fe, state, ctx: StepContext)
+        after a converged step: may correct state.u, state.udot in place with ctx.solve (S⁻¹ with
+        the integrator's factorization), ctx.project (Bᵀ), ctx.twists (B)
+
+Only the time integrator calls the two hooks; statics, the relaxed start and the rigid analysis
+evaluate the family with the internal state of the State they are given (a State made without
+it, e.g. from a result row, has none: evaluate should then start from ``initial_state``).
+
+Presentation (drawing, ``flexmb info``, messages)::
+
+    cell_kind, drawing_keys, drawing(model, data), check_drawing(d, n_nodes, names),
+    lines(d, first_point), points(d, x, R), describe(model, data, limit), summary(model, data),
+    node_roles(model, data)
+
+Adding a kind
+-------------
+Write one module: a subclass of ElementData for the arrays, a subclass of ElementFamily with the
+methods the kind has, and ``register(MyFamily())``. Its records come from
+``ModelBuilder.add_element(name, record)`` (any frozen dataclass with a ``name``; the family's
+``records`` reads them back), or from a builder method of its own. No engine file changes:
+tests/test_element_extension.py adds a point-to-point spring–damper this way, in the tests only.
+
+What comes next fits this interface (no engine change)
+------------------------------------------------------
+* Issue 12, a rigid-limit cut by augmented Lagrangian (index 3, Bayo & Ledesma): a two-node cut
+  family (Φ the cut's closure, G = ∂Φ/∂X over its two nodes, as the bushing's deformation
+  derivative) whose ``evaluate`` applies the multiplier update at its own iterate,
+  λ' = λ + αΦ with λ (n_el, k) from ``state.elements["<name>"]`` (``initial_state``: zeros), and
+  adds the node wrenches Gᵀ(αΦ + λ'); ``newton_update`` returns λ' (carried into the next
+  iterate) and settled = |Φ| below the cut's tolerance; ``blocks`` gives ck α GᵀG (λ held), so S
+  stays M̄ + γ'C̄ + β'(K̄ + α Φqᵀ Φq), symmetric positive definite; ``end_step`` projects the
+  velocities (and accelerations) mass-orthogonally, u -= S⁻¹ β'α Gᵀ G u, with ``ctx.solve``,
+  ``ctx.project`` and ``ctx.twists``. tests/test_element_state.py runs exactly this for a
+  pendulum rod, in the tests only. (Updating λ with Φ of the iterate *before* its Newton
+  correction instead makes the iteration circle with period six and never settle.)
+* Issue 12, cut forces of bushings as outputs: the bushing family keeps K d + C ḋ in its
+  evaluation and declares ``Output("cut_force", ("cut_fx", "cut_fy", "cut_fz", "cut_mx", "cut_my",
+  "cut_mz"), ..., field="cut_forces", names_field="cut_names")`` (and a global one; column names
+  are ParaView cell arrays, so unique across families); the recorder writes it and ParaView shows
+  it on the bushing cells; results/ adds the Result fields (and their row shapes in the file
+  checks), ``Result.cut_force``, the plot and the sweep's peak columns.
+* Issue 14, one compiled call per Newton iteration: each family's evaluate and blocks are
+  already one compiled or vectorised pass over its arrays (ElementData) into shared buffers
+  (w, Mb, the blocks), which a fused kernel can call in sequence.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from flexmb.elements import beam, bushing, loads, particle_body, particles, rigid_body
+from flexmb.elements.family import ElementData, ElementFamily, FamilyEvaluation, NodeTable, Output, StepContext
+from flexmb.errors import ModelError
+
+if TYPE_CHECKING:  # type hints only: the model stands above the element library
+    from flexmb.model import Model
+
+__all__ = ["FAMILIES", "register", "unregister", "has_element_forces", "ElementData", "ElementFamily", "FamilyEvaluation",
+           "NodeTable", "Output", "StepContext", "beam", "bushing", "loads", "particle_body", "particles", "rigid_body"]
+
+#: the element families by name, in evaluation order (module docstring)
+FAMILIES: dict[str, ElementFamily] = {}
+
+
+def register(family: ElementFamily) -> ElementFamily:
+    """Add ``family`` to :data:`FAMILIES` (after the ones there); models compiled from now on
+    carry its arrays. Refuses a family without a name or with a name already registered."""
+    if not isinstance(family, ElementFamily) or not family.name or not family.name.isidentifier():
+        raise ModelError(f"register: {family!r} is not an ElementFamily instance with a name (an identifier).")
+    if family.name in FAMILIES:
+        raise ModelError(f"register: an element family '{family.name}' is registered already.")
+    FAMILIES[family.name] = family
+    return family
+
+
+def unregister(name: str) -> None:
+    """Remove the family ``name`` from :data:`FAMILIES` (models compiled with it keep working
+    only while it stays registered)."""
+    if name not in FAMILIES:
+        raise ModelError(f"unregister: no element family '{name}' is registered; known: {list(FAMILIES)}.")
+    del FAMILIES[name]
+
+
+def has_element_forces(model: Model) -> bool:
+    """Whether ``model`` has elements with forces between nodes (a family with forces that is not a
+    node-mass family, e.g. bushings or beams): their stiffness makes statics and the relaxed start
+    use the assembled element tangent."""
+    return any(FAMILIES[name].forces and not FAMILIES[name].node_mass and data.n
+               for name, data in model.elements.items() if name in FAMILIES)
+
+
+for _family in (rigid_body.FAMILY, particle_body.FAMILY, bushing.FAMILY, beam.FAMILY):
+    register(_family)

@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexmb.rotations import skew
+
 __all__ = [
     "SPATIAL_PAIRS", "planar_system", "planar_rhs", "rod_system", "rod_rhs", "spatial_system", "spatial_rhs",
     "solve_masses", "particle_properties", "force_distribution", "couple_distribution", "NegativeParticleMassWarning",
@@ -46,14 +48,6 @@ SPATIAL_PAIRS: tuple[tuple[int, int], ...] = ((0, 1), (0, 2), (0, 3), (1, 2), (1
 
 class NegativeParticleMassWarning(UserWarning):
     """A particle body has particles of negative mass (still dynamically equivalent)."""
-
-
-def _skew(v: np.ndarray) -> np.ndarray:
-    out = np.zeros(v.shape[:-1] + (3, 3))
-    out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
-    out[..., 1, 0], out[..., 1, 2] = v[..., 2], -v[..., 0]
-    out[..., 2, 0], out[..., 2, 1] = -v[..., 1], v[..., 0]
-    return out
 
 
 # ---------------------------------------------------------------------- mass systems
@@ -167,7 +161,7 @@ def couple_distribution(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     d, _, L = _normalised(r)
     K = np.zeros((nb, 6, 3 * k))
     K[:, :3] = np.tile(np.eye(3), (1, 1, k))
-    K[:, 3:] = _skew(d).transpose(0, 2, 1, 3).reshape(nb, 3, 3 * k)
+    K[:, 3:] = skew(d).transpose(0, 2, 1, 3).reshape(nb, 3, 3 * k)
     Kp = np.linalg.pinv(K, rcond=1e-10)  # (nb, 3k, 6)
     G = Kp[:, :, 3:].reshape(nb, k, 3, 3) / L[:, None, None, None]
     P = np.einsum("bij,bjk->bik", K, Kp)[:, 3:, 3:]

@@ -5,8 +5,10 @@ A :class:`Model` is data only (MuJoCo's ``mjModel``): it is made by
 stage of the engine; nothing mutates it (its arrays are read-only). Each field below carries
 one comment: its meaning, then its shape. Sizes: ``n_nodes`` nodes, ``n_joints`` tree joints
 (ordered parents first), ``n_u`` velocity coordinates, ``n_q`` scalar position coordinates,
-``n_ball`` ball rotations, and per kind ``n_body``, ``n_load``, ``n_driven``, ``n_spring``,
-``n_jforce``, ``n_friction``, ``n_bushing``, ``n_beam``, ``n_pbody``.
+``n_ball`` ball rotations, and per kind ``n_load``, ``n_driven``, ``n_spring``, ``n_jforce``,
+``n_friction``. Rigid bodies, particle bodies, bushings and beams are element families
+(flexmb.elements): each family's arrays are one frozen, documented dataclass in
+``Model.elements[name]`` (e.g. ``model.elements["beam"].L0``, shape (n_el)).
 
 Everything "at assembly" refers to the configuration in which the model was described (all
 joint coordinates zero); the initial state then follows from ``q0``, ``balls0`` and ``u0``.
@@ -14,11 +16,12 @@ joint coordinates zero); the initial state then follows from ``q0``, ``balls0`` 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
+from flexmb.elements.family import ElementData
 from flexmb.errors import ModelError
 from flexmb.joints import JointKind
 from flexmb.state import State
@@ -44,8 +47,8 @@ class NodalLoad:
 
 @dataclass(frozen=True)
 class Model:
-    """Immutable compiled model: flat arrays over nodes, tree joints, bodies, coordinates and
-    elements (one comment per field: meaning, shape).
+    """Immutable compiled model: flat arrays over nodes, tree joints and coordinates, and the
+    arrays of every element family in ``elements`` (one comment per field: meaning, shape).
 
     Tree joints are ordered parents first. Velocity coordinates ``u`` (length ``n_u``) are
     the joints' coordinates in that order; scalar coordinates ``q`` (length ``n_q``) omit the
@@ -78,12 +81,6 @@ class Model:
     q0: np.ndarray  # initial scalar coordinates (joints' q0)                             (n_q)
     balls0: np.ndarray  # initial ball rotations expm(q0 rotation vector)                 (n_ball x 3 x 3)
     u0: np.ndarray  # initial velocities (joints' u0)                                    (n_u)
-    # ------------------------------------------------------------------ rigid bodies
-    body_names: tuple[str, ...]  # body names; particles are '<particle body>.p<k>'         (n_body)
-    body_node: np.ndarray  # node index carrying the body                                (n_body)
-    body_mass: np.ndarray  # mass (a particle's may be negative)                         (n_body)
-    body_com: np.ndarray  # centre of mass rel. to the node, node axes                    (n_body x 3)
-    body_inertia: np.ndarray  # inertia tensor about the centre of mass, node axes        (n_body x 3 x 3)
     # ------------------------------------------------------------------ loads, drives, joint springs and forces
     loads: tuple[NodalLoad, ...]  # nodal forces and moments                               (n_load)
     driven: np.ndarray  # driven velocity coordinates (indices in u), ascending           (n_driven)
@@ -100,38 +97,10 @@ class Model:
     friction_mu: np.ndarray  # friction coefficient                                       (n_friction)
     friction_radius: np.ndarray  # pin radius [m]                                         (n_friction)
     friction_omega_eps: np.ndarray  # regularisation of sign(q') [rad/s]                  (n_friction)
-    # ------------------------------------------------------------------ bushings (elements/bushing.py)
-    bushing_names: tuple[str, ...]  # bushing names                                       (n_bushing)
-    bushing_a: np.ndarray  # node index of end a, -1 = ground                             (n_bushing)
-    bushing_b: np.ndarray  # node index of end b                                          (n_bushing)
-    bushing_sa: np.ndarray  # bushing point rel. to node a, node a axes (global for ground) (n_bushing x 3)
-    bushing_Ea: np.ndarray  # bushing axes (columns) in node a axes                       (n_bushing x 3 x 3)
-    bushing_sb: np.ndarray  # bushing point rel. to node b, node b axes                   (n_bushing x 3)
-    bushing_Eb: np.ndarray  # bushing axes (columns) in node b axes                       (n_bushing x 3 x 3)
-    bushing_mode: np.ndarray  # free rotation: -1 none, 0/1/2 about bushing x/y/z, 3 all  (n_bushing)
-    bushing_K: np.ndarray  # stiffness on (translations, rotations), bushing axes         (n_bushing x 6 x 6)
-    bushing_C: np.ndarray  # damping on (translations, rotations), bushing axes           (n_bushing x 6 x 6)
-    # ------------------------------------------------------------------ beam elements (elements/beam.py)
-    beam_names: tuple[str, ...]  # element names ('<link>.e<i>' in a flexible link)        (n_beam)
-    beam_link: tuple[str, ...]  # flexible link of each element                          (n_beam)
-    beam_a: np.ndarray  # node index of end 1                                             (n_beam)
-    beam_b: np.ndarray  # node index of end 2                                             (n_beam)
-    beam_C1: np.ndarray  # section frame E0 in node-1 axes, C1 = R0_a^T E0 (eq. 1)        (n_beam x 3 x 3)
-    beam_C2: np.ndarray  # section frame E0 in node-2 axes, C2 = R0_b^T E0               (n_beam x 3 x 3)
-    beam_L0: np.ndarray  # reference length [m]                                           (n_beam)
-    beam_Kl: np.ndarray  # local stiffness on (u, th1x, th1y, th1z, th2x, th2y, th2z)     (n_beam x 7 x 7)
-    beam_alpha: np.ndarray  # stiffness-proportional damping factor [s]                   (n_beam)
-    beam_mass: np.ndarray  # element mass rho A L0                                        (n_beam)
-    beam_Ml: np.ndarray  # local consistent mass on (u1, th1, u2, th2) (eq. 5)            (n_beam x 12 x 12)
+    # ------------------------------------------------------------------ element families (flexmb.elements)
+    elements: Mapping[str, ElementData]  # compiled arrays of each element family by name, FAMILIES order (n_family)
     # ------------------------------------------------------------------ loops
     loops: tuple[Loop, ...]  # loops closed by bushings and beams, with their cut (topology.Loop) (n_loop)
-    # ------------------------------------------------------------------ particle bodies (Attia; builder/particle_bodies.py)
-    particle_body_names: tuple[str, ...]  # particle body names; each particle is also a body above (n_pbody)
-    particle_body_nodes: tuple[tuple[int, ...], ...]  # node index of each particle, primaries first (n_pbody x n_particles)
-    particle_body_masses: tuple[tuple[float, ...], ...]  # mass of each particle (may be negative) (n_pbody x n_particles)
-    particle_body_reference: np.ndarray  # reference node index                           (n_pbody)
-    particle_body_kinds: tuple[str, ...]  # 'planar', 'rod', 'spatial' or 'general'        (n_pbody)
-    particle_body_planar: np.ndarray  # planar conditions only (planar, rod, general with plane normal) (n_pbody)
 
     # -------------------------------------------------------------- sizes
     @property
@@ -199,7 +168,9 @@ class Model:
 
     # -------------------------------------------------------------- state
     def initial_state(self) -> State:
-        """The state at t = 0 from the joints' q0 and u0 (drives override their coordinates)."""
-        st = State(0.0, self.q0.copy(), self.balls0.copy(), self.u0.copy(), np.zeros(self.n_u))
+        """The state at t = 0 from the joints' q0 and u0 (drives override their coordinates), with
+        the internal state of the element families that keep one (ElementData.initial_state)."""
+        elements = {name: s0 for name, data in self.elements.items() if (s0 := data.initial_state()) is not None}
+        st = State(0.0, self.q0.copy(), self.balls0.copy(), self.u0.copy(), np.zeros(self.n_u), elements)
         st.apply_drives(self, 0.0)
         return st

@@ -1,4 +1,10 @@
-"""Rotation utilities on SO(3), vectorised over leading axes.
+"""SO(3): the one home of flexmb's rotation maths, in two forms.
+
+* numpy, vectorised over leading axes: :func:`skew`, :func:`expm`, :func:`logm`,
+  :func:`jl_inv`, :func:`axis_angle`, :func:`cross`;
+* compiled (numba ``@njit``), one vector or matrix at a time written into ``out``, for the
+  kernels: :func:`skew_into`, :func:`expm_into`, :func:`logm_into`, :func:`jl_inv_into`,
+  :func:`axis_angle_into`, :func:`cross_into`, :func:`matmul3_into`.
 
 Conventions: a rotation matrix ``R`` maps node-frame components to global ones
 (its columns are the node axes e1, e2, e3). ``expm`` / ``logm`` are the
@@ -8,8 +14,10 @@ exponential and logarithm maps of SO(3) (Rodrigues' formula).
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
-__all__ = ["skew", "expm", "logm", "axis_angle", "cross"]
+__all__ = ["skew", "expm", "logm", "jl_inv", "axis_angle", "cross", "skew_into", "expm_into", "logm_into", "jl_inv_into",
+           "axis_angle_into", "cross_into", "matmul3_into"]
 
 
 def skew(v: np.ndarray) -> np.ndarray:
@@ -79,3 +87,137 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     out[..., 1] = a2 * b0 - a0 * b2
     out[..., 2] = a0 * b1 - a1 * b0
     return out
+
+
+def jl_inv(phi: np.ndarray) -> np.ndarray:
+    """Inverse left Jacobian of SO(3), J_l⁻¹(φ) = I - [φ]x/2 + c(θ) [φ]x² with
+    c = 1/θ² - (1 + cos θ)/(2 θ sin θ) (series 1/12 + θ²/720 below θ = 1e-4), vectorised over
+    leading axes: the variation of φ = log(R) under a global spin dw of R is J_l⁻¹(φ) dw."""
+    th = np.linalg.norm(phi, axis=-1)
+    K = skew(phi)
+    small = th < 1e-4
+    ths = np.where(small, 1.0, th)
+    c = np.where(small, 1.0 / 12.0 + th**2 / 720.0, 1.0 / ths**2 - (1 + np.cos(ths)) / (2 * ths * np.sin(ths)))
+    return np.eye(3) - 0.5 * K + c[..., None, None] * (K @ K)
+
+
+# ---------------------------------------------------------------------------- compiled (numba) versions
+# One 3-vector or 3x3 matrix at a time, written into ``out`` (no allocation): the building blocks of
+# the compiled kernels (elements/*/kernels.py, engine/kinematics.py). Each computes what its numpy
+# namesake above computes (tests/test_rotations.py compares them).
+
+@njit(cache=True)
+def cross_into(a, b, out):
+    """out = a x b (3-vectors; out distinct from a and b)."""
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit(cache=True)
+def skew_into(v, out):
+    """out (3,3) = [v]x."""
+    out[0, 0], out[0, 1], out[0, 2] = 0.0, -v[2], v[1]
+    out[1, 0], out[1, 1], out[1, 2] = v[2], 0.0, -v[0]
+    out[2, 0], out[2, 1], out[2, 2] = -v[1], v[0], 0.0
+
+
+@njit(cache=True)
+def matmul3_into(A, B, out):
+    """out (3,3) = A B (out distinct from A and B)."""
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
+
+
+@njit(cache=True)
+def axis_angle_into(a0, a1, a2, th, out):
+    """out (3,3): rotation by angle th about the unit axis (a0, a1, a2) (Rodrigues)."""
+    s, c = np.sin(th), np.cos(th)
+    v = 1.0 - c
+    out[0, 0] = c + a0 * a0 * v
+    out[0, 1] = a0 * a1 * v - a2 * s
+    out[0, 2] = a0 * a2 * v + a1 * s
+    out[1, 0] = a1 * a0 * v + a2 * s
+    out[1, 1] = c + a1 * a1 * v
+    out[1, 2] = a1 * a2 * v - a0 * s
+    out[2, 0] = a2 * a0 * v - a1 * s
+    out[2, 1] = a2 * a1 * v + a0 * s
+    out[2, 2] = c + a2 * a2 * v
+
+
+@njit(cache=True)
+def expm_into(phi, out):
+    """out (3,3) = expm([phi]x) (Rodrigues, the series of :func:`expm` below θ² = 1e-12)."""
+    th2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
+    if th2 < 1e-12:
+        a = 1.0 - th2 / 6.0
+        b = 0.5 - th2 / 24.0
+    else:
+        th = np.sqrt(th2)
+        a = np.sin(th) / th
+        b = (1.0 - np.cos(th)) / (th * th)
+    p0, p1, p2 = phi[0], phi[1], phi[2]
+    # [phi]x [phi]x = phi phi^T - th2 I
+    out[0, 0] = 1.0 + b * (p0 * p0 - th2)
+    out[1, 1] = 1.0 + b * (p1 * p1 - th2)
+    out[2, 2] = 1.0 + b * (p2 * p2 - th2)
+    out[0, 1] = -a * p2 + b * p0 * p1
+    out[1, 0] = a * p2 + b * p0 * p1
+    out[0, 2] = a * p1 + b * p0 * p2
+    out[2, 0] = -a * p1 + b * p0 * p2
+    out[1, 2] = -a * p0 + b * p1 * p2
+    out[2, 1] = a * p0 + b * p1 * p2
+
+
+@njit(cache=True)
+def logm_into(M, out):
+    """Rotation vector (angle in [0, π]) of the rotation matrix M (3,3) into out (3): the
+    formulas of :func:`logm` (atan2 of the antisymmetric part; the symmetric part near π)."""
+    w0 = M[2, 1] - M[1, 2]
+    w1 = M[0, 2] - M[2, 0]
+    w2 = M[1, 0] - M[0, 1]
+    c = 0.5 * (M[0, 0] + M[1, 1] + M[2, 2] - 1.0)
+    c = min(1.0, max(-1.0, c))
+    sn = 0.5 * np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    th = np.arctan2(sn, c)
+    if th < 1e-6:
+        f = 0.5 + th * th / 12.0
+        out[0], out[1], out[2] = f * w0, f * w1, f * w2
+    elif th < np.pi - 1e-4:
+        f = th / (2.0 * np.sin(th))
+        out[0], out[1], out[2] = f * w0, f * w1, f * w2
+    else:  # near pi: axis from the symmetric part (R + R^T)/2 = c I + (1 - c) n n^T
+        best, k = -1.0, 0
+        for i in range(3):
+            if M[i, i] > best:
+                best, k = M[i, i], i
+        for i in range(3):
+            out[i] = (0.5 * (M[i, k] + M[k, i]) - (c if i == k else 0.0)) / (1.0 - c)
+        nn = np.sqrt(out[0] * out[0] + out[1] * out[1] + out[2] * out[2])
+        s = out[0] * w0 + out[1] * w1 + out[2] * w2
+        f = (-th if s < 0 else th) / nn
+        for i in range(3):
+            out[i] *= f
+
+
+@njit(cache=True)
+def jl_inv_into(phi, out):
+    """out (3,3) = J_l⁻¹(phi), the formula of :func:`jl_inv`."""
+    th2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
+    th = np.sqrt(th2)
+    if th < 1e-4:
+        c = 1.0 / 12.0 + th2 / 720.0
+    else:
+        c = 1.0 / th2 - (1.0 + np.cos(th)) / (2.0 * th * np.sin(th))
+    # K = [phi]x, K K = phi phi^T - |phi|^2 I
+    p0, p1, p2 = phi[0], phi[1], phi[2]
+    out[0, 0] = 1.0 + c * (p0 * p0 - th2)
+    out[1, 1] = 1.0 + c * (p1 * p1 - th2)
+    out[2, 2] = 1.0 + c * (p2 * p2 - th2)
+    out[0, 1] = 0.5 * p2 + c * p0 * p1
+    out[1, 0] = -0.5 * p2 + c * p0 * p1
+    out[0, 2] = -0.5 * p1 + c * p0 * p2
+    out[2, 0] = 0.5 * p1 + c * p0 * p2
+    out[1, 2] = 0.5 * p0 + c * p1 * p2
+    out[2, 1] = -0.5 * p0 + c * p1 * p2

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
+
+if TYPE_CHECKING:  # type hints only: the Model refers to State (its initial_state)
+    from flexmb.model import Model
 
 __all__ = ["State"]
 
@@ -13,19 +17,23 @@ __all__ = ["State"]
 @dataclass
 class State:
     """Time ``t``, scalar coordinates ``q``, ball rotations ``balls`` (n_ball, 3, 3),
-    velocities ``u`` and accelerations ``udot`` (both length n_u)."""
+    velocities ``u`` and accelerations ``udot`` (both length n_u), and the internal state of the
+    element families that keep one, by family name (``elements``; e.g. the multipliers of an
+    augmented-Lagrangian cut, (n_el, k); flexmb.elements, ElementFamily.newton_update)."""
 
     t: float
     q: np.ndarray
     balls: np.ndarray
     u: np.ndarray
     udot: np.ndarray
+    elements: dict[str, np.ndarray] = field(default_factory=dict)
 
     def copy(self) -> State:
         """A deep copy (arrays copied)."""
-        return State(self.t, self.q.copy(), self.balls.copy(), self.u.copy(), self.udot.copy())
+        return State(self.t, self.q.copy(), self.balls.copy(), self.u.copy(), self.udot.copy(),
+                     {k: v.copy() for k, v in self.elements.items()})
 
-    def apply_drives(self, model, t: float) -> None:
+    def apply_drives(self, model: Model, t: float) -> None:
         """Set the driven coordinates, velocities and accelerations to their values at ``t``."""
         for k, d in zip(model.driven, model.drives):
             qk, vk, ak = d(t)
@@ -33,9 +41,10 @@ class State:
             self.u[k] = vk
             self.udot[k] = ak
 
-    def retract(self, model, dq: np.ndarray) -> State:
+    def retract(self, model: Model, dq: np.ndarray) -> State:
         """State moved by the increment ``dq`` (length n_u): ``q + dq`` for scalar coordinates,
-        ``R expm(dq)`` for balls (the Lie-group update, increment in body axes)."""
+        ``R expm(dq)`` for balls (the Lie-group update, increment in body axes); the element
+        families' internal state is carried over unchanged."""
         out = self.copy()
         sc = ~model.u_is_ball
         out.q = self.q + dq[sc]

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from flexmb.errors import ModelError
+
 __all__ = ["as_time_function", "ScalarDrive", "derivative", "second_derivative"]
 
 _CS = 1e-30
@@ -22,8 +24,6 @@ _CS = 1e-30
 
 def as_time_function(value: Any, name: str) -> Callable[[float], np.ndarray]:
     """Wrap a constant vector or a callable ``f(t)`` into a callable returning a float array."""
-    from flexmb.errors import ModelError
-
     if callable(value):
         return value
     arr = np.asarray(value, dtype=float)

@@ -247,7 +247,7 @@ def test_bad_input_leaves_builder_usable():
     mb.add_body("forearm", node="elbow", mass=1.0, com=(0.5, 0, 0), inertia=ROD)
     mb.add_joint("bend", "revolute", parent="shoulder", child="elbow", axis=(0, 0, 1))
     model = mb.compile()
-    assert model.body_names == ("upper_arm", "forearm")
+    assert model.elements["body"].names == ("upper_arm", "forearm")
     assert model.joint_names == ("hinge", "bend")
 
 
@@ -351,7 +351,7 @@ def test_huge_z_hint_gives_the_same_section_frame():
         mb.add_body("m", "b", 1.0, inertia=np.eye(3) * 1e-3)
         mb.add_joint("pin", "revolute", "ground", "a", axis=(0, 0, 1))
         mb.add_beam("beam", "a", "b", fm.BeamSection(**SEC), z_hint=z)
-        frames.append(mb.compile().beam_C1[0])
+        frames.append(mb.compile().elements["beam"].C1[0])
     assert np.all(np.isfinite(frames[1])) and np.array_equal(frames[0], frames[1]) and np.array_equal(frames[0], frames[2])
 
 
@@ -375,7 +375,7 @@ def test_numbers_of_every_numeric_type_are_accepted():
     mb.add_load("push", "elbow", force=lambda t: [0, -t, 0], follower=False)
     mb.add_body("cap", "elbow", mass=np.array(0.5))  # a 0-d array is a number
     m = mb.compile()
-    assert m.body_mass.tolist() == [1.0, 2.0, 0.5] and m.spring_c.tolist() == [1.0] and m.q0.tolist() == [0.0, 0.1]
+    assert m.elements["body"].mass.tolist() == [1.0, 2.0, 0.5] and m.spring_c.tolist() == [1.0] and m.q0.tolist() == [0.0, 0.1]
 
 
 # ---------------------------------------------------------------------------- massless coordinates (issue 11 item 11)
@@ -451,7 +451,7 @@ def test_beam_and_particle_masses_count():
         mb.add_node("tip", (1, 0, 0))
         mb.add_beam("rod", "shoulder", "tip", fm.BeamSection(**SEC))  # 'tip' is a free node on the beam alone
     m = _arm_with(beam).compile()
-    assert m.auto_free_nodes == ("tip",) and m.body_names == ("upper",)
+    assert m.auto_free_nodes == ("tip",) and m.elements["body"].names == ("upper",)
 
     def plate(mb):  # primaries about one radius of gyration around the centre of mass: positive masses
         mb.add_particle_body("plate", "shoulder", 2.0, (0.3, 0.1, 0), 0.05,
@@ -459,7 +459,7 @@ def test_beam_and_particle_masses_count():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         m = _arm_with(plate).compile()
-    assert "plate.p2" in m.body_names and "plate.2" in m.node_names and min(m.particle_body_masses[0]) > 0
+    assert "plate.p2" in m.elements["body"].names and "plate.2" in m.node_names and min(m.elements["particle_body"].masses[0]) > 0
 
     def rod_on_ball(mb):  # a rod's particles lie on its axis: its spin on a spherical joint moves no mass
         mb.add_node("ball", (1, 0, 0))

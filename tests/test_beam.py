@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.elements.beam import deformations, internal_forces, local_stiffness
+from flexmb.elements.beam.exact import deformations, local_stiffness
+from flexmb.elements.beam.reference import internal_forces
 from flexmb.rotations import expm
 from flexmb.solvers.modal import natural_frequencies
 from flexmb.solvers.statics import static_equilibrium

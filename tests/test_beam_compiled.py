@@ -1,9 +1,10 @@
-"""The compiled beam kernels (elements/beam_compiled.py) compute what the vectorised reference
-kernels of elements/beam.py compute, to round-off, on random deformed and moving elements."""
+"""The compiled beam kernels (elements/beam/kernels.py) compute what the vectorised test oracles
+of elements/beam/reference.py compute, to round-off, on random deformed and moving elements; so do
+the compiled rigid-body pass and the in-place iteration matrix (against flexmb/engine/reference.py)."""
 
 import numpy as np
 
-from flexmb.elements import beam, beam_compiled
+from flexmb.elements.beam import exact, kernels, reference
 from flexmb.rotations import expm
 
 
@@ -23,8 +24,8 @@ def random_state(seed: int, n: int = 7):
     R = R @ np.swapaxes(E0, 1, 2).repeat(1, 0)[np.r_[np.arange(n), np.arange(n)]] @ R0  # node frames carry C
     a, b = np.arange(n), np.arange(n, 2 * n)
     E, G, A, Iy, Iz, J, rho = 7e10, 2.7e10, 4e-4, 2e-7, 3e-7, 4e-7, 3000.0
-    Kl = beam.local_stiffness(L0, E, G, A, Iy, Iz, J)
-    Ml = beam.local_mass(L0, rho * A, rho * Iy, rho * Iz)
+    Kl = exact.local_stiffness(L0, E, G, A, Iy, Iz, J)
+    Ml = exact.local_mass(L0, rho * A, rho * Iy, rho * Iz)
     V = rng.normal(size=(2 * n, 6))
     zeta = rng.normal(size=(2 * n, 6))
     alpha = rng.uniform(0, 1e-3, n)
@@ -35,15 +36,15 @@ def random_state(seed: int, n: int = 7):
 def reference_bias(s, load_factor):
     a, b, x, R = s["a"], s["b"], s["x"], s["R"]
     V = np.concatenate([s["V"][a], s["V"][b]], axis=1)
-    p, Bl, Rr, Wr = beam.deformations(x[a], R[a], x[b], R[b], s["C1"], s["C2"], s["L0"])
-    f, energy, fl, power = beam.elastic_forces(p, Bl, V, s["Kl"], s["alpha"])
-    fg, eg = beam.gravity_forces(p, Bl, Rr, Wr, x[a], x[b], s["mass"], s["L0"], s["g"])
+    p, Bl, Rr, Wr = exact.deformations(x[a], R[a], x[b], R[b], s["C1"], s["C2"], s["L0"])
+    f, energy, fl, power = reference.elastic_forces(p, Bl, V, s["Kl"], s["alpha"])
+    fg, eg = reference.gravity_forces(p, Bl, Rr, Wr, x[a], x[b], s["mass"], s["L0"], s["g"])
     zeta = np.concatenate([s["zeta"][a], s["zeta"][b]], axis=1)
-    w = beam.inertia_forces(Rr, Wr, s["Ml"], V) + beam.mass_apply(Rr, s["Ml"], zeta) - f - load_factor * fg
+    w = reference.inertia_forces(Rr, Wr, s["Ml"], V) + reference.mass_times(Rr, s["Ml"], zeta) - f - load_factor * fg
     bias = np.zeros((len(x), 6))
     np.add.at(bias, a, w[:, :6])
     np.add.at(bias, b, w[:, 6:])
-    T = beam.kinetic_energy(Rr, s["Ml"], V)
+    T = reference.kinetic_energy(Rr, s["Ml"], V)
     return bias, Rr, fl, np.stack([energy, power, T, load_factor * eg], axis=1)
 
 
@@ -54,8 +55,8 @@ def test_compiled_residual_equals_reference():
         ref, Rr, fl, en = reference_bias(s, 0.7)
         bias = np.zeros((len(s["x"]), 6))
         frames, fl_c, en_c = np.zeros((n, 3, 3)), np.zeros((n, 7)), np.zeros((n, 4))
-        beam_compiled.residual(s["a"], s["b"], s["x"], s["R"], s["V"], s["zeta"], s["C1"], s["C2"], s["L0"], s["Kl"],
-                               s["alpha"], s["Ml"], *beam_compiled.mass_pattern(s["Ml"]), s["mass"], s["g"], 0.7, bias,
+        kernels.residual(s["a"], s["b"], s["x"], s["R"], s["V"], s["zeta"], s["C1"], s["C2"], s["L0"], s["Kl"],
+                               s["alpha"], s["Ml"], *kernels.mass_pattern(s["Ml"]), s["mass"], s["g"], 0.7, bias,
                                frames, fl_c, en_c)
         assert np.abs(bias - ref).max() <= 1e-9 * np.abs(ref).max()
         assert np.abs(frames - Rr).max() < 1e-13
@@ -63,15 +64,15 @@ def test_compiled_residual_equals_reference():
         assert np.allclose(en_c, en, rtol=1e-9, atol=1e-9 * np.abs(en).max())
 
 
-def test_compiled_mass_apply_and_element_matrices_equal_reference():
+def test_compiled_mass_forces_and_element_matrices_equal_reference():
     s = random_state(7)
     a, b, x, R = s["a"], s["b"], s["x"], s["R"]
     n = len(a)
-    _, _, Rr, _ = beam.deformations(x[a], R[a], x[b], R[b], s["C1"], s["C2"], s["L0"])
+    _, _, Rr, _ = exact.deformations(x[a], R[a], x[b], R[b], s["C1"], s["C2"], s["L0"])
     acc = np.random.default_rng(1).normal(size=(len(x), 6))
     out = np.zeros((len(x), 6))
-    beam_compiled.mass_apply(a, b, Rr, s["Ml"], acc, out)
-    f = beam.mass_apply(Rr, s["Ml"], np.concatenate([acc[a], acc[b]], axis=1))
+    kernels.mass_forces(a, b, Rr, s["Ml"], acc, out)
+    f = reference.mass_times(Rr, s["Ml"], np.concatenate([acc[a], acc[b]], axis=1))
     ref = np.zeros_like(out)
     np.add.at(ref, a, f[:, :6])
     np.add.at(ref, b, f[:, 6:])
@@ -79,10 +80,10 @@ def test_compiled_mass_apply_and_element_matrices_equal_reference():
     ck, cc, cm = 0.37, 0.011, 1.3
     for material_only in (False, True):
         got = np.zeros((n, 12, 12))
-        beam_compiled.element_matrices(a, b, x, R, s["C1"], s["C2"], s["L0"], s["Kl"], s["alpha"], s["Ml"], ck, cc, cm,
+        kernels.element_matrices(a, b, x, R, s["C1"], s["C2"], s["L0"], s["Kl"], s["alpha"], s["Ml"], ck, cc, cm,
                                        material_only, got)
-        K, Km = beam.tangent_approx(x[a], R[a], x[b], R[b], s["C1"], s["C2"], s["L0"], s["Kl"])
-        ref = ck * (Km if material_only else K) + cc * s["alpha"][:, None, None] * Km + cm * beam.global_mass(Rr, s["Ml"])
+        K, Km = exact.tangent_approx(x[a], R[a], x[b], R[b], s["C1"], s["C2"], s["L0"], s["Kl"])
+        ref = ck * (Km if material_only else K) + cc * s["alpha"][:, None, None] * Km + cm * exact.global_mass(Rr, s["Ml"])
         assert np.abs(got - ref).max() <= 1e-10 * np.abs(ref).max()
 
 
@@ -91,6 +92,7 @@ def test_scattered_iteration_matrix_equals_sparse_products():
     a mechanism with a driven joint, beams hanging off a tree, a bushing to ground and a free body."""
     import flexmb as fm
     from flexmb.engine.assembly import Assembler
+    from flexmb.engine.reference import iteration_matrix_via_B
 
     mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
     mb.add_node("hub", (0, 0, 0))
@@ -117,13 +119,14 @@ def test_scattered_iteration_matrix_equals_sparse_products():
     for material_only in (False, True):
         for with_mass in (True, False):
             A = asm.iteration_matrix(ev, cols, 0.01, 3e-5, diag, material_only, with_mass).toarray()
-            B = asm.iteration_matrix_via_B(ev, cols, 0.01, 3e-5, diag, material_only, with_mass).toarray()
+            B = iteration_matrix_via_B(asm, ev, cols, 0.01, 3e-5, diag, material_only, with_mass).toarray()
             assert np.abs(A - B).max() <= 1e-12 * np.abs(B).max()
             assert np.abs(A - A.T).max() <= 1e-12 * np.abs(B).max()
 
 
 def test_compiled_rigid_body_pass_equals_reference_kernels():
     from flexmb.elements import rigid_body
+    from flexmb.elements.rigid_body import reference as rigid_reference
 
     rng = np.random.default_rng(4)
     N, nb = 5, 7
@@ -138,8 +141,8 @@ def test_compiled_rigid_body_pass_equals_reference_kernels():
     Mb, bias = np.zeros((N, 6, 6)), np.zeros((N, 6))
     rigid_body.accumulate(node, R, w, mass, com, inertia, g, 0.8, Mb, bias)
     Mref, bref = np.zeros((N, 6, 6)), np.zeros((N, 6))
-    np.add.at(Mref, node, rigid_body.mass_blocks(R[node], mass, com, inertia))
-    gy = rigid_body.gyroscopic(R[node], w[node], mass, com, inertia)
-    np.add.at(bref, node, gy - 0.8 * rigid_body.gravity_wrench(R[node], mass, com, g))
+    np.add.at(Mref, node, rigid_reference.mass_blocks(R[node], mass, com, inertia))
+    gy = rigid_reference.gyroscopic(R[node], w[node], mass, com, inertia)
+    np.add.at(bref, node, gy - 0.8 * rigid_reference.gravity_wrench(R[node], mass, com, g))
     assert np.abs(Mb - Mref).max() <= 1e-13 * np.abs(Mref).max()
     assert np.abs(bias - bref).max() <= 1e-13 * np.abs(bref).max()

@@ -177,7 +177,7 @@ def test_bushing_point_is_required_where_its_ends_do_not_coincide():
         mb.add_bushing("cut", "ground", "b", stiffness=[1e6] * 6)
     mb.add_bushing("cut", "a", "b", stiffness=[1e6] * 6, point=(0.5, 0, 0))
     m = mb.compile()
-    assert m.bushing_sa[0].tolist() == [0.5, 0.0, 0.0] and m.bushing_sb[0].tolist() == [-0.5, 0.0, 0.0]
+    assert m.elements["bushing"].sa[0].tolist() == [0.5, 0.0, 0.0] and m.elements["bushing"].sb[0].tolist() == [-0.5, 0.0, 0.0]
 
 
 def test_bushing_point_defaults_to_the_common_position_of_coinciding_ends():
@@ -185,4 +185,5 @@ def test_bushing_point_defaults_to_the_common_position_of_coinciding_ends():
     mb.add_bushing("pad", "a", "b", stiffness=[1e6] * 6)
     mb.add_bushing("ground_pad", "ground", "a", stiffness=[1e6] * 6)
     m = mb.compile()
-    assert np.array_equal(m.bushing_sa, np.zeros((2, 3))) and np.array_equal(m.bushing_sb, np.zeros((2, 3)))
+    bu = m.elements["bushing"]
+    assert np.array_equal(bu.sa, np.zeros((2, 3))) and np.array_equal(bu.sb, np.zeros((2, 3)))

@@ -72,17 +72,18 @@ def rigid_platform_centre(p: dict, times: np.ndarray) -> np.ndarray:
 
 def test_particle_model_has_attias_particles_and_tree():
     model = case.build()
-    assert model.n_u == 7 and len(model.loops) == 2 and len(model.bushing_names) == 2
-    rods = [np.array(m) for n, m in zip(model.particle_body_names, model.particle_body_masses) if n.startswith("rod")]
+    assert model.n_u == 7 and len(model.loops) == 2 and len(model.elements["bushing"].names) == 2
+    pb = model.elements["particle_body"]
+    rods = [np.array(m) for n, m in zip(pb.names, pb.masses) if n.startswith("rod")]
     assert len(rods) == 6 and all(np.allclose(m, [1 / 6, 1 / 6, 2 / 3], rtol=1e-5) for m in rods)
-    plat = np.array(model.particle_body_masses[model.particle_body_names.index("platform")])
+    plat = np.array(pb.masses[pb.names.index("platform")])
     # equilateral plate, particles at the vertices 3, 4, 5 and the midpoint of 3-5: by the
     # symmetry of Attia's 4x4 system m3 = m5, m4 = m3 + m_mid/2; with m = 3, J = 1, side 2:
     # m_mid = (m d^2 - J) / (3/4 d^2) = 3 (d^2 = 4/3), m3 = m5 = -0.5, m4 = 1
     assert np.allclose(plat, [-0.5, 1.0, -0.5, 3.0], atol=1e-12)
     # joint node 3 carries the platform's particle and rod 2's end particle
     i3 = model.node_index("n3")
-    assert sum(i3 in nodes for nodes in model.particle_body_nodes) == 2
+    assert sum(i3 in nodes for nodes in model.elements["particle_body"].nodes) == 2
 
 
 def test_trajectory_converges_to_the_rigid_mechanism_as_the_cuts_stiffen():

@@ -50,7 +50,7 @@ def axis_lines(model):
     for i in range(3):
         R = model.R0[model.node_index(f"link{i + 1}")]
         lines.append((model.X0[model.node_index(f"link{i + 1}")], R[:, 2]))
-    lines.append((model.bushing_sa[0], model.bushing_Ea[0][:, 2]))  # ground side: global
+    lines.append((model.elements["bushing"].sa[0], model.elements["bushing"].Ea[0][:, 2]))  # ground side: global
     return lines
 
 
@@ -110,7 +110,7 @@ def test_mobility_one_only_with_bennett_proportions():
 def cut_deformation(model, res):
     """Cut deformation (nt, 5) from the node poses, written out here: translation of link 3's
     attachment point from the ground's, in the cut axes A; bending A^T (a_z x b_z)."""
-    x4, A = model.bushing_sa[0], model.bushing_Ea[0]
+    x4, A = model.elements["bushing"].sa[0], model.elements["bushing"].Ea[0]
     n = model.node_index("link3")
     X0, R0 = model.X0[n], model.R0[n]
     Rrel = res.R[:, n] @ R0.T
@@ -122,7 +122,7 @@ def cut_deformation(model, res):
 
 
 def K5(model):
-    return np.diag(model.bushing_K[0])[:5]
+    return np.diag(model.elements["bushing"].K[0])[:5]
 
 
 def test_exact_linkage_moves_with_the_forces_gravity_and_inertia_need(runs):

@@ -78,19 +78,20 @@ def test_geometry_has_every_stated_fact():
     assert abs(np.angle(np.exp(1j * (ang("O1", "A") - np.pi)))) < 1e-12
     assert ang("O3", "C") == pytest.approx(-np.pi / 2, abs=1e-12)
     assert ang("O5", "D") == pytest.approx(5 * np.pi / 6, abs=1e-12)
-    mass = dict(zip(model.body_names, model.body_mass))
-    Jz = dict(zip(model.body_names, model.body_inertia[:, 2, 2]))
+    bodies = model.elements["body"]
+    mass = dict(zip(bodies.names, bodies.mass))
+    Jz = dict(zip(bodies.names, bodies.inertia[:, 2, 2]))
     assert (mass["crank"], mass["link2"], mass["link4"]) == (1.0, 2.0, 3.0)
     assert (Jz["crank"], Jz["link2"], Jz["link4"]) == (0.1, 0.2, 0.3)
     # the bodies' centres of mass: crank and link 2 midpoints, link 4 centroid
-    com = {n: model.X0[model.body_node[i], :2] + model.body_com[i, :2] for i, n in enumerate(model.body_names)}
+    com = {n: model.X0[bodies.node[i], :2] + bodies.com[i, :2] for i, n in enumerate(bodies.names)}
     np.testing.assert_allclose(com["link4"], (g["B"] + g["C"] + g["D"]) / 3, atol=1e-12)
     np.testing.assert_allclose(com["link2"], (g["A"] + g["B"]) / 2, atol=1e-12)
     # flexible links: 2 m of ρA = 1.2 kg/m, EA = 2.8e7 N, EIz = 1.4e4 N m²
-    assert model.beam_mass.sum() == pytest.approx(2 * 3000 * 4e-4 * 2.0)
+    assert model.elements["beam"].mass.sum() == pytest.approx(2 * 3000 * 4e-4 * 2.0)
     n = P["n_elements"]
     Le = 2.0 / n
-    assert model.beam_Kl[0, 0, 0] == pytest.approx(0.7e11 * 4e-4 / Le)
+    assert model.elements["beam"].Kl[0, 0, 0] == pytest.approx(0.7e11 * 4e-4 / Le)
     # two loops, each closed only through a beam (link 3 or link 5)
     assert len(model.loops) == 2
     assert {lp.elements[0].split(".")[0] for lp in model.loops} == {"link3", "link5"}

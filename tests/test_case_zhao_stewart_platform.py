@@ -61,12 +61,12 @@ def test_geometry_has_the_stated_facts():
     ev_x, ev_R = model.X0, model.R0
     for p in range(6):
         for body, s in ((f"fixed{p + 1}", 0.25), (f"moving{p + 1}", 0.5)):
-            b = model.body_names.index(body)
-            n = model.body_node[b]
-            com = ev_x[n] + ev_R[n] @ model.body_com[b]
+            b = model.elements["body"].names.index(body)
+            n = model.elements["body"].node[b]
+            com = ev_x[n] + ev_R[n] @ model.elements["body"].com[b]
             np.testing.assert_allclose(com, A[p] + s * e[p], atol=1e-12)
     # masses (Table A4)
-    m = dict(zip(model.body_names, model.body_mass))
+    m = dict(zip(model.elements["body"].names, model.elements["body"].mass))
     assert m["platform"] == 10 and m["fixed1"] == 3 and m["moving1"] == 1
 
 
@@ -96,21 +96,21 @@ def test_universal_joint_cut_constrains_only_the_twist_about_the_leg():
     zero; a twist about the leg does not."""
     model = z.build(**P)
     i = 0
-    Ea, Eb = model.bushing_Ea[i], model.bushing_Eb[i]
-    Ra = model.R0[model.bushing_a[i]]
-    a_axis, b_axis = Ra @ Ea[:, 1], model.R0[model.bushing_b[i]] @ Eb[:, 0]
-    mode = model.bushing_mode[i:i + 1]
-    mask = np.diagonal(model.bushing_K[i]) > 0
+    Ea, Eb = model.elements["bushing"].Ea[i], model.elements["bushing"].Eb[i]
+    Ra = model.R0[model.elements["bushing"].a[i]]
+    a_axis, b_axis = Ra @ Ea[:, 1], model.R0[model.elements["bushing"].b[i]] @ Eb[:, 0]
+    mode = model.elements["bushing"].mode[i:i + 1]
+    mask = np.diagonal(model.elements["bushing"].K[i]) > 0
     mask[3 + mode[0]] = False  # the free rotation
     assert mask.tolist() == [True, True, True, False, False, True]
-    sa, sb = model.bushing_sa[i], model.bushing_sb[i]
+    sa, sb = model.elements["bushing"].sa[i], model.elements["bushing"].sb[i]
 
     def deform(Rb):  # both frames turned about the joint point (put at the origin)
         d, _ = bushing_kernels.deformation((-Ra @ sa)[None], Ra[None], (-Rb @ sb)[None], Rb[None], sa[None], Ea[None],
                                            sb[None], Eb[None], mode)
         return d[0]
 
-    Rb0 = model.R0[model.bushing_b[i]]
+    Rb0 = model.R0[model.elements["bushing"].b[i]]
     rng = np.random.default_rng(3)
     for th1, th2 in rng.uniform(-0.6, 0.6, size=(5, 2)):
         # universal joint: turn about the leg-side axis a (carrying the platform-side axis b
@@ -146,8 +146,9 @@ def energies_from_states(model, res):
     g = model.gravity
     T = np.zeros(res.t.size)
     V = np.zeros(res.t.size)
-    for b in range(len(model.body_names)):
-        n, m, c, J = model.body_node[b], model.body_mass[b], model.body_com[b], model.body_inertia[b]
+    bodies = model.elements["body"]
+    for b in range(bodies.n):
+        n, m, c, J = bodies.node[b], bodies.mass[b], bodies.com[b], bodies.inertia[b]
         x, R, v, w = res.x[:, n], res.R[:, n], res.twists[:, n, :3], res.twists[:, n, 3:]
         rc = np.einsum("tij,j->ti", R, c)
         vc = v + np.cross(w, rc)

@@ -10,6 +10,7 @@ and the four-bar with a beam coupler (beams, loop) — in every format:
   that is a failure.
 """
 
+import dataclasses
 import json
 import os
 import shutil
@@ -24,7 +25,9 @@ import pytest
 from meshio.xdmf import TimeSeriesReader
 
 from flexmb.app.casefile import load_case
-from flexmb.results.drawing import CELL_KINDS, FORCE_NAMES, drawing_of, frames, lines
+from flexmb.elements.beam import SECTION_FORCES as FORCE_NAMES
+from flexmb.elements.particle_body import ParticleBodyData
+from flexmb.results.drawing import cell_kinds, drawing_of, frames, lines
 from flexmb.results.paraview import write_pvd, write_xdmf
 from flexmb.solvers.simulate import simulate
 
@@ -54,28 +57,23 @@ def test_drawing_of_the_seeds(seeds):
     joints with a body on the parent side, node -> centre of mass per body."""
     res, model = seeds["four_bar"]
     cells, kind, _ = lines(res.drawing)
-    nb = len(model.beam_names)
-    assert np.array_equal(cells[:nb], np.stack([model.beam_a, model.beam_b], 1))
-    assert np.bincount(kind, minlength=len(CELL_KINDS)).tolist() == [4, 2, 2, 0, 0]  # A and B joints, 2 bodies
+    nb = len(model.elements["beam"].names)
+    assert np.array_equal(cells[:nb], np.stack([model.elements["beam"].a, model.elements["beam"].b], 1))
+    assert np.bincount(kind, minlength=len(cell_kinds())).tolist() == [4, 2, 2, 0, 0]  # A and B joints, 2 bodies
     res, model = seeds["arm"]
     cells, kind, _ = lines(res.drawing)
     # joint2's point sits on the elbow node: shoulder -> joint point; the two bodies' centres
-    assert np.bincount(kind, minlength=len(CELL_KINDS)).tolist() == [0, 1, 2, 0, 0]
+    assert np.bincount(kind, minlength=len(cell_kinds())).tolist() == [0, 1, 2, 0, 0]
 
 
 def test_particle_bodies_are_drawn_when_the_model_has_them(seeds):
-    """A particle body (model.particle_body_nodes, from the particle-model work) is drawn as
-    lines from its first particle node to each other one (cell_kind 3)."""
+    """A particle body (model.elements["particle_body"], its particles' nodes) is drawn as lines
+    from its first particle node to each other one (cell_kind 3)."""
     _, model = seeds["four_bar"]
-
-    class WithParticles:
-        particle_body_names = ("plate",)
-        particle_body_nodes = ((2, 3, 5),)
-
-        def __getattr__(self, name):
-            return getattr(model, name)
-
-    cells, kind, _ = lines(drawing_of(WithParticles()))
+    plate = ParticleBodyData(names=("plate",), nodes=((2, 3, 5),), masses=((1.0, 1.0, 1.0),), reference=np.array([2]),
+                             kinds=("planar",), planar=np.array([True]))
+    with_particles = dataclasses.replace(model, elements={**model.elements, "particle_body": plate})
+    cells, kind, _ = lines(drawing_of(with_particles))
     assert cells[kind == 3].tolist() == [[2, 3], [2, 5]]
     assert np.array_equal(lines(drawing_of(model))[0], cells[kind != 3])
 
@@ -91,7 +89,7 @@ def _check_frame(res, model, i, t, points, cells, pdata, cdata, expected):
         assert np.array_equal(pdata[k], epd[k]), k
     for k in CELL_ARRAYS:
         assert np.array_equal(cdata[k], ecd[k]), k
-    N, nb = model.n_nodes, len(model.beam_names)
+    N, nb = model.n_nodes, len(model.elements["beam"].names)
     assert np.array_equal(points[:N], res.x[i]) and np.array_equal(points[N:N + model.n_joints], res.joint_points[i])
     assert np.array_equal(pdata["e2"][:N], res.R[i][:, :, 1])
     assert np.array_equal(pdata["angular_velocity"][:N], res.twists[i][:, 3:])

@@ -1,9 +1,11 @@
 """The model as data (issue 13): ``Model`` holds compiled arrays only, every field documented with
-its meaning and shape; the builder, its records and the compiler live apart from it; particle
+its meaning and shape (the element families' arrays too, one documented dataclass per family in
+``Model.elements``); the builder, its records and the compiler live apart from it; particle
 bodies use the builder's public methods only; the builder's records cannot be changed from outside."""
 
 import ast
 import dataclasses
+import inspect
 import re
 from pathlib import Path
 
@@ -30,22 +32,30 @@ def _imports(path: Path) -> set[str]:
 
 def test_model_module_is_data_below_the_builder_and_the_engine():
     mods = {m for m in _imports(ROOT / "flexmb/model.py") if m.startswith("flexmb")}
-    assert mods <= {"flexmb.errors", "flexmb.joints", "flexmb.state", "flexmb.timefunctions", "flexmb.topology"}, mods
+    assert mods <= {"flexmb.errors", "flexmb.joints", "flexmb.state", "flexmb.timefunctions", "flexmb.topology",
+                    "flexmb.elements.family"}, mods
     assert not hasattr(Model, "_compile") and not hasattr(Model, "info")
     assert not hasattr(__import__("flexmb.model").model, "ModelBuilder")
 
 
 def test_every_model_field_has_a_comment_with_meaning_and_shape():
-    source = (ROOT / "flexmb/model.py").read_text().splitlines()
-    names = [f.name for f in dataclasses.fields(Model)]
-    assert len(names) >= 70
+    """Model's fields and every element family's data fields (Model.elements), in their sources."""
     shape = re.compile(r"#\s*\S.*\((n_[a-z]+|3)([^()]*)\)\s*$")
-    for name in names:
-        line = next(ln for ln in source if re.match(rf"\s+{name}: ", ln))
-        if name == "tree":  # a structured field: its comment points to its type instead of a shape
-            assert "# spanning forest" in line
-            continue
-        assert shape.search(line), f"field {name!r} has no '# meaning (shape)' comment: {line.strip()}"
+    classes = [Model] + [type(data) for data in _four_bar_with_cut().compile().elements.values()]
+    assert len(classes) >= 5 and len(set(classes)) == len(classes)
+    count = 0
+    for cls in classes:
+        assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, cls
+        source = "\n".join(inspect.getsource(c) for c in cls.__mro__ if dataclasses.is_dataclass(c)).splitlines()
+        own = [f.name for f in dataclasses.fields(cls)]  # a family's names come from ElementData
+        count += len(own)
+        for name in own:
+            line = next(ln for ln in source if re.match(rf"\s+{name}: ", ln))
+            if name == "tree":  # a structured field: its comment points to its type instead of a shape
+                assert "# spanning forest" in line
+                continue
+            assert shape.search(line), f"{cls.__name__} field {name!r} has no '# meaning (shape)' comment: {line.strip()}"
+    assert count >= 70
 
 
 def test_particle_bodies_use_only_the_builders_public_methods():
@@ -107,8 +117,15 @@ def test_compile_is_a_function_of_the_builder_records():
 
     mb = _four_bar_with_cut()
     a, b = compile_model(mb), mb.compile()
-    for f in dataclasses.fields(Model):
-        va, vb = getattr(a, f.name), getattr(b, f.name)
-        if isinstance(va, np.ndarray):
-            assert np.array_equal(va, vb) and not va.flags.writeable, f.name
+    pairs = [(f.name, getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(Model)]
+    assert list(a.elements) == list(b.elements) == ["body", "particle_body", "bushing", "beam"]
+    for fam in a.elements:
+        pairs += [(f"{fam}.{f.name}", getattr(a.elements[fam], f.name), getattr(b.elements[fam], f.name))
+                  for f in dataclasses.fields(a.elements[fam])]
+    arrays = [(n, va, vb) for n, va, vb in pairs if isinstance(va, np.ndarray)]
+    assert len(arrays) > 40
+    for name, va, vb in arrays:
+        assert np.array_equal(va, vb) and not va.flags.writeable, name
+    with pytest.raises(TypeError):
+        a.elements["beam"] = None  # the mapping is read-only too
     assert a.loops == b.loops and a.joint_names == ("ja", "jab")

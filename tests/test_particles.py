@@ -48,8 +48,8 @@ def sums(masses, X):
 
 
 def particle_positions(model, body):
-    b = model.particle_body_names.index(body)
-    return np.array(model.particle_body_masses[b]), model.X0[np.array(model.particle_body_nodes[b])]
+    b = model.elements["particle_body"].names.index(body)
+    return np.array(model.elements["particle_body"].masses[b]), model.X0[np.array(model.elements["particle_body"].nodes[b])]
 
 
 # ---------------------------------------------------------------------- 1. uniform rod
@@ -62,7 +62,7 @@ def test_uniform_rod_gives_one_sixth_one_sixth_two_thirds():
     mb.add_joint("ab", "fixed", "a", "b")
     nodes = mb.add_particle_body("rod", "a", m, (L / 2, 0, 0), m * L * L / 12, ["a", "b"], kind="rod")
     model = mb.compile()
-    masses = np.array(model.particle_body_masses[0])
+    masses = np.array(model.elements["particle_body"].masses[0])
     assert nodes == ("a", "b", "rod.m12")
     assert np.allclose(masses, [m / 6, m / 6, 2 * m / 3], rtol=1e-14, atol=0)
     assert np.allclose(model.X0[model.node_index("rod.m12")], (0.2 + L / 2, 0.1, 0.0))
@@ -83,7 +83,7 @@ def test_midpoint_particles_on_given_nodes_and_rod_inertia_from_a_tensor():
                                  midpoint_nodes=["mid"], plane_normal=(0, 0, 1))
     model = mb.compile()
     assert nodes == ("a", "b", "mid") and "rod.m12" not in model.node_names
-    assert np.allclose(model.particle_body_masses[0], [1 / 6, 1 / 6, 2 / 3], rtol=1e-14)
+    assert np.allclose(model.elements["particle_body"].masses[0], [1 / 6, 1 / 6, 2 / 3], rtol=1e-14)
 
 
 # ---------------------------------------------------------------------- 2. random bodies
@@ -189,7 +189,7 @@ def double_pendulum(particles: bool):
 
 def test_double_pendulum_with_particles_moves_like_the_rigid_one():
     rigid, part = double_pendulum(False), double_pendulum(True)
-    assert len(part.particle_body_nodes[1]) == 4
+    assert len(part.elements["particle_body"].nodes[1]) == 4
     ra = simulate(rigid, 0.6, 2e-3, rho_inf=0.9)
     rb = simulate(part, 0.6, 2e-3, rho_inf=0.9)
     assert ra.status == rb.status == "finished"
@@ -259,8 +259,9 @@ def test_chain_sharing_joint_nodes_moves_like_the_rigid_chain():
         rigid, part = chain(False), chain(True)
     # joint node n1 carries particles of bodies b0 (bottom) and b1 (top)
     i1 = part.node_index("n1")
-    assert i1 in part.particle_body_nodes[0] and i1 in part.particle_body_nodes[1]
-    on_n1 = [m for nodes, ms in zip(part.particle_body_nodes, part.particle_body_masses) for n, m in zip(nodes, ms) if n == i1]
+    assert i1 in part.elements["particle_body"].nodes[0] and i1 in part.elements["particle_body"].nodes[1]
+    pb = part.elements["particle_body"]
+    on_n1 = [m for nodes, ms in zip(pb.nodes, pb.masses) for n, m in zip(nodes, ms) if n == i1]
     asm = Assembler(part)
     ev = asm.evaluate(part.initial_state())
     assert len(on_n1) == 2 and ev.Mb[i1, 0, 0] == pytest.approx(sum(on_n1), rel=1e-12)
@@ -476,7 +477,7 @@ def negative_plate(joint):
 
 def test_negative_particle_masses_warn_and_are_refused_where_they_make_mbar_indefinite():
     model = negative_plate("revolute").compile()  # turns only about the plane normal: fine
-    assert np.allclose(model.particle_body_masses[0], [-0.1, 0.3, -0.1, 0.9], atol=1e-14)
+    assert np.allclose(model.elements["particle_body"].masses[0], [-0.1, 0.3, -0.1, 0.9], atol=1e-14)
     mbar = Assembler(model).mbar(Assembler(model).evaluate(model.initial_state())).toarray()
     # M̄ of the pin is the rigid plate's moment about the pin: J + m |c|^2
     assert mbar[0, 0] == pytest.approx(0.01 + 0.09, rel=1e-12)

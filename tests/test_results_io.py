@@ -146,21 +146,22 @@ def test_energy_split_matches_hand_written_potential_and_element_energies():
     model = four_bar.build(**p)
     res = simulate(model, 0.1, 2e-3, rho_inf=0.8)
     g = np.array([0, -9.81, 0])
-    com = res.x[:, model.body_node] + np.einsum("tbij,bj->tbi", res.R[:, model.body_node], model.body_com)
-    V = -np.einsum("b,tbi,i->t", model.body_mass, com, g)
+    bodies, beams = model.elements["body"], model.elements["beam"]
+    com = res.x[:, bodies.node] + np.einsum("tbij,bj->tbi", res.R[:, bodies.node], bodies.com)
+    V = -np.einsum("b,tbi,i->t", bodies.mass, com, g)
     # beams: centre of mass of the cubic (Hermite) deflection curve, planar: the end tangents t_i
     # make angles th_i with the chord, and the mean deflection is L0/12 (th_1 - th_2) along the
     # in-plane normal n = e_z x chord
-    xa, xb = res.x[:, model.beam_a], res.x[:, model.beam_b]
+    xa, xb = res.x[:, beams.a], res.x[:, beams.b]
     chord = (xb - xa) / np.linalg.norm(xb - xa, axis=-1, keepdims=True)
     n = np.stack([-chord[..., 1], chord[..., 0], 0 * chord[..., 0]], -1)
     def angle(R, C):
         t = np.einsum("teij,ej->tei", R, C[:, :, 0])
         return np.arctan2(np.einsum("tei,tei->te", np.cross(chord, t), np.array([0, 0, 1.0])[None, None]),
                           np.einsum("tei,tei->te", chord, t))
-    th1, th2 = angle(res.R[:, model.beam_a], model.beam_C1), angle(res.R[:, model.beam_b], model.beam_C2)
-    mid = 0.5 * (xa + xb) + (model.beam_L0 / 12 * (th1 - th2))[..., None] * n
-    V -= np.einsum("e,tei,i->t", model.beam_mass, mid, g)
+    th1, th2 = angle(res.R[:, beams.a], beams.C1), angle(res.R[:, beams.b], beams.C2)
+    mid = 0.5 * (xa + xb) + (beams.L0 / 12 * (th1 - th2))[..., None] * n
+    V -= np.einsum("e,tei,i->t", beams.mass, mid, g)
     V += 0.5 * p["k_rocker"] * res.coordinate("O4.q") ** 2
     assert np.allclose(res.energy["potential"], V, rtol=1e-12, atol=1e-12 * np.abs(V).max())
     assert np.allclose(res.energy["strain"], res.element_energy.sum(axis=1), rtol=1e-12, atol=0)

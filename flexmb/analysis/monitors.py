@@ -43,33 +43,37 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from flexmb.analysis.rigid import RigidModel
+from flexmb.elements.beam import BeamData
 from flexmb.engine.assembly import Assembler, Evaluation
 from flexmb.errors import ModelError
+from flexmb.model import Model
 from flexmb.rotations import expm
 from flexmb.state import State
 
 __all__ = ["RigidClosure", "SingularityMonitor", "flexible_link_ends", "next_singular", "state_from_result"]
 
 
-def flexible_link_ends(model) -> dict[str, tuple[int, int]]:
-    """End nodes (a, b) of every flexible link (beams grouped by ``model.beam_link``): the two
-    nodes that only one element of the link touches."""
+def flexible_link_ends(model: Model) -> dict[str, tuple[int, int]]:
+    """End nodes (a, b) of every flexible link (beams grouped by their ``link``): the two nodes
+    that only one element of the link touches."""
     out: dict[str, tuple[int, int]] = {}
-    links = np.asarray(model.beam_link)
-    for name in dict.fromkeys(model.beam_link):
+    beams: BeamData = model.elements["beam"]
+    links = np.asarray(beams.link)
+    for name in dict.fromkeys(beams.link):
         sel = links == name
-        nodes, counts = np.unique(np.concatenate([model.beam_a[sel], model.beam_b[sel]]), return_counts=True)
+        nodes, counts = np.unique(np.concatenate([beams.a[sel], beams.b[sel]]), return_counts=True)
         ends = nodes[counts == 1]
         if ends.size != 2:
             raise ModelError(f"flexible link '{name}': its elements do not form one open chain (end nodes "
                              f"{[model.node_names[i] for i in ends]}); the rigid equivalent needs a chain of beams.")
-        first = int(model.beam_a[sel][0])
+        first = int(beams.a[sel][0])
         a, b = (int(ends[0]), int(ends[1])) if ends[0] == first else (int(ends[1]), int(ends[0]))
         out[name] = (a, b)
     return out
 
 
-def _global_axis(model, k: int) -> np.ndarray:
+def _global_axis(model: Model, k: int) -> np.ndarray:
     p = model.joint_parent[k]
     R = np.eye(3) if p < 0 else model.R0[p]
     return R @ model.joint_axes[k, 0]
@@ -84,7 +88,7 @@ class RigidClosure:
     two-force member (both ends pinned by revolute joints with parallel axes normal to the link,
     or by spherical joints)."""
 
-    def __init__(self, model, links: Sequence[str] | None = None, bushings: bool = True) -> None:
+    def __init__(self, model: Model, links: Sequence[str] | None = None, bushings: bool = True) -> None:
         self.model = model
         self.asm = Assembler(model)
         ends = flexible_link_ends(model)
@@ -98,9 +102,7 @@ class RigidClosure:
         for n, (a, b) in zip(self.link_names, self.ends):
             self._check_two_force(n, a, b)
         self.rigid = None
-        if bushings and len(model.bushing_names):
-            from flexmb.analysis.rigid import RigidModel
-
+        if bushings and model.elements["bushing"].n:
             self.rigid = RigidModel(model)
         self.constraint_names = tuple(f"{n}.distance" for n in self.link_names) + (
             self.rigid.cut_names if self.rigid is not None else ())
@@ -170,7 +172,7 @@ class SingularityMonitor:
     configuration exceed (Zahariev & Cuadrado §4: "the stiff forces become extremely high ...").
     ``label`` names the singular configuration in the message."""
 
-    def __init__(self, model, every: int = 1, force_limit: float | None = None, links: Sequence[str] | None = None,
+    def __init__(self, model: Model, every: int = 1, force_limit: float | None = None, links: Sequence[str] | None = None,
                  label: str = "a singular configuration of the rigid mechanism") -> None:
         if not (isinstance(every, (int, np.integer)) and every >= 1):
             raise ModelError(f"singularity monitor: every = {every!r} must be a positive integer.")
@@ -178,7 +180,7 @@ class SingularityMonitor:
             raise ModelError(f"singularity monitor: force_limit = {force_limit!r} must be a positive number.")
         self.closure = RigidClosure(model, links)
         self.every, self.force_limit, self.label = int(every), force_limit, label
-        links_of = np.asarray(model.beam_link)
+        links_of = np.asarray(model.elements["beam"].link)
         self._elements = [np.flatnonzero(links_of == n) for n in self.closure.link_names]
         self.t: list[float] = []
         self.sigma: list[float] = []
@@ -197,9 +199,10 @@ class SingularityMonitor:
             return None
         self.t.append(st.t)
         self.sigma.append(self.closure.sigma_min(st, ev))
-        if ev.beam_forces is None or not self._elements:
+        if "beam" not in ev.elements or not self._elements:
             return None
-        N = [float(np.abs(ev.beam_forces[el, 0]).max()) for el in self._elements]
+        forces = self.closure.asm.element_output(ev, "beam", "section_forces")
+        N = [float(np.abs(forces[el, 0]).max()) for el in self._elements]
         k = int(np.argmax(N))
         self.max_force.append(N[k])
         if self.force_limit is not None and N[k] > self.force_limit:
@@ -224,7 +227,7 @@ def next_singular(t: np.ndarray, sigma: np.ndarray, rise: float = 0.5) -> tuple[
     return float(t[k]), float(sigma[k])
 
 
-def state_from_result(model, result, i: int) -> State:
+def state_from_result(model: Model, result, i: int) -> State:
     """The State of output row ``i`` of ``result`` (balls from their rotation vectors)."""
     q = np.asarray(result.q[i])
     st = State(float(result.t[i]), q[~model.u_is_ball].copy(), np.zeros((model.n_ball, 3, 3)),

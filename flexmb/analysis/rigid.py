@@ -30,10 +30,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse.linalg as spla
 
 from flexmb.elements import bushing as bushing_kernels
-from flexmb.engine.assembly import Assembler
+from flexmb.elements.bushing import BushingData
+from flexmb.engine.assembly import Assembler, Evaluation
 from flexmb.errors import ModelError, SolverError
+from flexmb.model import Model
 from flexmb.rotations import logm
 from flexmb.state import State
 
@@ -68,35 +71,35 @@ class RigidModel:
 
     _NAMES = ("tx", "ty", "tz", "rx", "ry", "rz")
 
-    def __init__(self, model) -> None:
-        if not len(model.bushing_names):
+    def __init__(self, model: Model) -> None:
+        bu: BushingData = model.elements["bushing"]
+        if not bu.n:
             raise ModelError("the model has no bushings: there is no loop cut to make rigid.")
         self.model = model
+        self.bushings = bu
         self.asm = Assembler(model)
-        mask = np.diagonal(model.bushing_K, axis1=1, axis2=2) > 0
-        for i, mode in enumerate(model.bushing_mode):
+        mask = np.diagonal(bu.K, axis1=1, axis2=2) > 0
+        for i, mode in enumerate(bu.mode):
             if 0 <= mode <= 2:
                 mask[i, 3 + mode] = False
             elif mode == 3:
                 mask[i, 3:] = False
         self.mask = mask
-        self.cut_names = tuple(f"{model.bushing_names[i]}.{self._NAMES[c]}" for i, c in zip(*np.nonzero(mask)))
+        self.cut_names = tuple(f"{bu.names[i]}.{self._NAMES[c]}" for i, c in zip(*np.nonzero(mask)))
         N = model.n_nodes
-        ia = np.where(model.bushing_a < 0, N, model.bushing_a)
-        self._rows = np.concatenate([6 * ia[:, None] + np.arange(6), 6 * model.bushing_b[:, None] + np.arange(6)], axis=1)
+        self._ia = np.where(bu.a < 0, N, bu.a)
+        self._rows = np.concatenate([6 * self._ia[:, None] + np.arange(6), 6 * bu.b[:, None] + np.arange(6)], axis=1)
         self.free = model.free_u
         self.driven = model.driven
 
     # -------------------------------------------------------------- closure
-    def _deformation(self, st: State, ev=None):
-        m = self.model
+    def _deformation(self, st: State, ev: Evaluation | None = None) -> tuple[Evaluation, np.ndarray, np.ndarray]:
+        bu = self.bushings
         ev = self.asm.evaluate(st, elastic_cuts=False) if ev is None else ev
-        N = m.n_nodes
         xe = np.concatenate([ev.kin.x, np.zeros((1, 3))])
         Re = np.concatenate([ev.kin.R, np.eye(3)[None]])
-        ia = np.where(m.bushing_a < 0, N, m.bushing_a)
-        d, G = bushing_kernels.deformation(xe[ia], Re[ia], xe[m.bushing_b], Re[m.bushing_b], m.bushing_sa,
-                                           m.bushing_Ea, m.bushing_sb, m.bushing_Eb, m.bushing_mode)
+        ia = self._ia
+        d, G = bushing_kernels.deformation(xe[ia], Re[ia], xe[bu.b], Re[bu.b], bu.sa, bu.Ea, bu.sb, bu.Eb, bu.mode)
         return ev, d, G
 
     def closure(self, st: State, ev=None) -> tuple[np.ndarray, np.ndarray]:
@@ -144,7 +147,7 @@ class RigidModel:
         return st
 
 
-def rigid_inverse_dynamics(model, times, state: State | None = None) -> RigidResult:
+def rigid_inverse_dynamics(model: Model, times, state: State | None = None) -> RigidResult:
     """Drive forces, cut forces and joint reactions of the rigid-equivalent mechanism moving
     as its drives prescribe, at the given ``times``. Raises SolverError where the rigid model
     is singular or the drives and cuts cannot supply the forces the motion needs."""
@@ -180,9 +183,8 @@ def rigid_inverse_dynamics(model, times, state: State | None = None) -> RigidRes
         lam_full[rm.mask] = lam
         wl = np.einsum("bji,bj->bi", Gc, lam_full)  # (n_b, 12)
         extra = np.zeros((m.n_nodes + 1, 6))
-        ia = np.where(m.bushing_a < 0, m.n_nodes, m.bushing_a)
-        np.add.at(extra, ia, -wl[:, :6])
-        np.add.at(extra, m.bushing_b, -wl[:, 6:])
+        np.add.at(extra, rm._ia, -wl[:, :6])
+        np.add.at(extra, rm.bushings.b, -wl[:, 6:])
         rows["react"].append(asm.reactions(ev, st.udot, extra=extra[:-1]))
         qo = np.zeros(m.n_u)
         qo[~m.u_is_ball] = st.q
@@ -236,7 +238,7 @@ def constrained_solution(J: np.ndarray, b: np.ndarray, M: np.ndarray, g: np.ndar
     return p, rank, N
 
 
-def consistent_motion(model, st: State, rm: RigidModel | None = None, hold: np.ndarray | None = None,
+def consistent_motion(model: Model, st: State, rm: RigidModel | None = None, hold: np.ndarray | None = None,
                       rtol: float = 1e-9) -> tuple[State, int]:
     """Velocities and accelerations of the rigid equivalent (bushing cuts rigid) for any number of
     drives, the coordinates ``hold`` (and the driven ones) kept at their values in ``st``.
@@ -282,7 +284,7 @@ def consistent_motion(model, st: State, rm: RigidModel | None = None, hold: np.n
     return st, int(N.shape[1])
 
 
-def preloaded_state(model, state: State | None = None, rtol: float = 1e-8, max_iter: int = 30) -> State:
+def preloaded_state(model: Model, state: State | None = None, rtol: float = 1e-8, max_iter: int = 30) -> State:
     """A start for the elastic model on the motion of its rigid equivalent: rates and
     accelerations that close every cut, then positions moved by Newton on the elastic equations of
     motion (tangent: the cuts' stiffness B^T K B) until the stiff cuts carry the forces that
@@ -311,8 +313,6 @@ def preloaded_state(model, state: State | None = None, rtol: float = 1e-8, max_i
     carry the forces by small deformations (the closure has lost rank in the direction they act):
     the Newton iteration then stops with a SolverError that gives the closure Jacobian's singular
     values and says to start from the unloaded consistent state instead."""
-    import scipy.sparse.linalg as spla
-
     rm = RigidModel(model)
     st = model.initial_state() if state is None else state.copy()
     free = model.free_u

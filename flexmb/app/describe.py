@@ -1,10 +1,15 @@
-"""A readable description of a compiled model (``flexmb info``): counts, nodes, bodies,
-elements, joints drawn as the spanning tree from ground, the loops and the elastic link that
-cuts each, and the degrees of freedom."""
+"""A readable description of a compiled model (``flexmb info``): counts, nodes, the elements of
+every element family (each family describes its own: flexmb.elements), joints drawn as the
+spanning tree from ground, the loops and the elastic link that cuts each, and the degrees of
+freedom."""
 
 from __future__ import annotations
 
 import numpy as np
+
+from flexmb.elements import FAMILIES
+from flexmb.elements.family import listing
+from flexmb.model import Model
 
 __all__ = ["describe"]
 
@@ -13,65 +18,35 @@ def _fmt(v) -> str:
     return "(" + ", ".join(f"{x:.4g}" for x in np.asarray(v, dtype=float)) + ")"
 
 
-def _listing(items: list[str], limit: int) -> list[str]:
-    if len(items) <= limit:
-        return items
-    return items[:limit] + [f"  ... and {len(items) - limit} more"]
-
-
-def describe(model, limit: int = 40) -> str:
+def describe(model: Model, limit: int = 40) -> str:
     """Multi-line description of ``model``; long lists are cut after ``limit`` entries."""
     m = model
-    nb, nbeam, nbus = len(m.body_names), len(m.beam_names), len(m.bushing_names)
-    links = sorted(set(m.beam_link)) if nbeam else []
+    families = [(f, m.elements[name]) for name, f in FAMILIES.items() if name in m.elements]
     auto = set(m.auto_free_nodes)
     user_joints = [k for k, n in enumerate(m.joint_names) if not n.endswith(":free")]
-    particles = tuple(getattr(m, "particle_body_names", ()) or ())
     out = [
-        f"nodes: {m.n_nodes}   rigid bodies: {nb}   particle bodies: {len(particles)}   beam elements: {nbeam} "
-        f"in {len(links)} flexible link(s)   bushings: {nbus}",
+        f"nodes: {m.n_nodes}   " + "   ".join(f.summary(m, d) for f, d in families),
         f"joints: {len(user_joints)} (+ {m.n_joints - len(user_joints)} free joints to ground for free nodes)   "
         f"drives: {m.driven.size}   joint springs: {m.spring_u.size}   loads: {len(m.loads)}   gravity: {_fmt(m.gravity)}",
         f"degrees of freedom: {m.n_u} velocity coordinates = {m.free_u.size} unknown + {m.driven.size} driven "
         f"({m.n_q} scalar coordinates, {m.n_ball} ball rotations)",
     ]
-    body_of: dict[int, list[str]] = {}
-    for name, node in zip(m.body_names, m.body_node):
-        body_of.setdefault(int(node), []).append(name)
+    tags: dict[int, list[str]] = {}  # the node masses on each node (bodies, particles)
+    for f, d in families:
+        if f.node_mass:
+            for i, names in f.node_roles(m, d).items():
+                tags.setdefault(i, []).append(f"{f.label} " + ", ".join(names))
     out.append("nodes:")
     rows = []
     for i, name in enumerate(m.node_names):
-        extra = []
-        if i in body_of:
-            extra.append("body " + ", ".join(body_of[i]))
+        extra = list(tags.get(i, []))
         if name in auto:
             extra.append("free node")
         rows.append(f"  {name} at {_fmt(m.X0[i])}" + (f"  [{'; '.join(extra)}]" if extra else ""))
-    out += _listing(rows, limit)
-    if nb:
-        out.append("rigid bodies:")
-        rows = [f"  {n}: on node {m.node_names[int(nd)]}, mass {ms:.4g}, centre of mass {_fmt(c)} (node axes)"
-                for n, nd, ms, c in zip(m.body_names, m.body_node, m.body_mass, m.body_com)]
-        out += _listing(rows, limit)
-    if particles:
-        out.append("particle bodies:")
-        pn = getattr(m, "particle_body_nodes", ())
-        out += _listing([f"  {n}: particles on nodes {[m.node_names[i] for i in nodes]}" for n, nodes in zip(particles, pn)],
-                        limit)
-    if nbeam:
-        out.append("elements:")
-        rows = []
-        for link in links:
-            idx = [i for i, ln in enumerate(m.beam_link) if ln == link]
-            L = float(np.sum(m.beam_L0[idx]))
-            first, last = m.node_names[int(m.beam_a[idx[0]])], m.node_names[int(m.beam_b[idx[-1]])]
-            rows.append(f"  flexible link {link}: {len(idx)} beam element(s) {m.beam_names[idx[0]]} .. "
-                        f"{m.beam_names[idx[-1]]}, nodes {first} .. {last}, length {L:.4g}, mass {np.sum(m.beam_mass[idx]):.4g}")
-        out += _listing(rows, limit)
-    if nbus:
-        out.append("bushings:")
-        out += _listing([f"  {n}: {'ground' if a < 0 else m.node_names[int(a)]} - {m.node_names[int(b)]}"
-                         for n, a, b in zip(m.bushing_names, m.bushing_a, m.bushing_b)], limit)
+    out += listing(rows, limit)
+    for f, d in families:
+        if d.n:
+            out += f.describe(m, d, limit)
     # the tree, from ground
     children: dict[int, list[int]] = {}
     for k in range(m.n_joints):
@@ -93,7 +68,7 @@ def describe(model, limit: int = 40) -> str:
             walk(int(m.joint_child[k]), prefix + ("   " if last else "|  "))
 
     walk(-1, "")
-    out += _listing(rows, limit)
+    out += listing(rows, limit)
     if not m.loops:
         out.append("loops: none")
     else:

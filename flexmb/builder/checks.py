@@ -22,7 +22,9 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from flexmb.elements import FAMILIES
 from flexmb.elements import particles as pk
+from flexmb.elements.particle_body import ParticleBodyData
 from flexmb.engine.assembly import Assembler
 from flexmb.engine.kinematics import TreePattern, forward_kinematics
 from flexmb.engine.linalg import SparseCholesky
@@ -47,17 +49,23 @@ def check_model(model: Model, require_mass: bool = True) -> None:
     """All checks of a freshly compiled model (ModelBuilder.compile calls it): particle
     bodies first (their messages are the more specific), then the masses (finite always,
     positive definite M̄ if ``require_mass``)."""
-    if model.particle_body_names:
+    if model.elements["particle_body"].n:
         check_particle_bodies(model)
     check_masses(model, require_mass)
 
 
 # ---------------------------------------------------------------------- masses
 def _node_label(model: Model, node: int) -> str:
-    """'node 'n' (bodies 'a', 'b'; beam elements 'e1')' for messages."""
-    bodies = [model.body_names[i] for i in np.flatnonzero(model.body_node == node)]
-    beams = [model.beam_names[i] for i in np.flatnonzero((model.beam_a == node) | (model.beam_b == node))]
-    what = [f"bodies {bodies[:5]}" if bodies else "no body"] + ([f"beam elements {beams[:5]}"] if beams else [])
+    """"node 'n' (bodies ['a', 'b'], beam elements ['e1'])" for messages: the elements of every
+    element family on the node ("no body" if no body is)."""
+    what = []
+    for name, fam in FAMILIES.items():
+        if name in model.elements:
+            on = fam.node_roles(model, model.elements[name]).get(node, [])
+            if on:
+                what.append(f"{'bodies' if name == 'body' else fam.plural} {on[:5]}")
+            elif name == "body":
+                what.append("no body")
     return f"node '{model.node_names[node]}' ({', '.join(what)})"
 
 
@@ -186,13 +194,14 @@ def check_particle_bodies(model: Model, seed: int = 12345) -> None:
     if model.n_ball:
         st1.balls = st0.balls @ expm(0.5 * rng.standard_normal((model.n_ball, 3)))
     scale = max(1.0, float(np.abs(model.X0).max(initial=0.0)))
+    pb: ParticleBodyData = model.elements["particle_body"]
     out_of_plane = []
     for st in (st0, st1):
         kin = forward_kinematics(model, State(st.t, st.q, st.balls, st.u, st.udot), pat)
         B = kin.B().tocsr()
-        for b, name in enumerate(model.particle_body_names):
-            r = int(model.particle_body_reference[b])
-            nodes = np.array(model.particle_body_nodes[b])
+        for b, name in enumerate(pb.names):
+            r = int(pb.reference[b])
+            nodes = np.array(pb.nodes[b])
             Vr = B[6 * r: 6 * r + 3].toarray()
             W = B[6 * r + 3: 6 * r + 6].toarray()
             for k, p in enumerate(nodes):
@@ -207,9 +216,9 @@ def check_particle_bodies(model: Model, seed: int = 12345) -> None:
                         f"'{model.coordinate_names[col]}' moves it differently from the body's point there. Put the "
                         "particle on a node fixed to the body (the reference node, a node joined to it by a fixed joint, "
                         "or the centre node of a revolute/spherical joint of the body).")
-            if st is st0 and model.particle_body_planar[b] and W.size:
+            if st is st0 and pb.planar[b] and W.size:
                 Xp = kin.x[nodes]
-                if model.particle_body_kinds[b] == "rod":
+                if pb.kinds[b] == "rod":
                     e = Xp[1] - Xp[0]
                     e /= np.linalg.norm(e)
                     leak = np.abs(e @ W).max()
@@ -223,7 +232,7 @@ def check_particle_bodies(model: Model, seed: int = 12345) -> None:
                 if leak > 1e-8:
                     out_of_plane.append((b, what))
     for b, what in out_of_plane:
-        warnings.warn(f"particle body '{model.particle_body_names[b]}' can rotate {what}; its motion is then not that "
+        warnings.warn(f"particle body '{pb.names[b]}' can rotate {what}; its motion is then not that "
                       "of the rigid body it replaces. Use kind='spatial' for bodies that move in space.", stacklevel=3)
     _check_definiteness(model, st0, [b for b, _ in out_of_plane])
 
@@ -238,12 +247,13 @@ def _check_definiteness(model: Model, st0: State, candidates: list[int]) -> None
     """Among bodies that can rotate out of their plane, those whose negative masses give the
     particles an indefinite inertia can make M̄ indefinite: test M̄ at the initial state."""
     bad = []
+    pb: ParticleBodyData = model.elements["particle_body"]
     kin = forward_kinematics(model, st0, TreePattern(model)) if candidates else None
     for b in candidates:
-        m = np.array(model.particle_body_masses[b])
+        m = np.array(pb.masses[b])
         if m.min() >= 0:
             continue
-        _, _, Jp = pk.particle_properties(m[None], kin.x[np.array(model.particle_body_nodes[b])][None])
+        _, _, Jp = pk.particle_properties(m[None], kin.x[np.array(pb.nodes[b])][None])
         ev = np.linalg.eigvalsh(Jp[0])
         if ev.min() < -1e-12 * np.abs(ev).max():
             bad.append((b, ev))
@@ -262,9 +272,8 @@ def _check_definiteness(model: Model, st0: State, candidates: list[int]) -> None
         lam = np.linalg.eigvalsh(M.toarray())
     if lam.size and lam.min() < -1e-10 * np.abs(lam[np.isfinite(lam)]).max(initial=1.0):
         b, evp = bad[0]
-        name = model.particle_body_names[b]
-        neg = [f"'{model.node_names[n]}' ({_fmt(mm)} kg)" for n, mm in zip(model.particle_body_nodes[b],
-                                                                           model.particle_body_masses[b]) if mm < 0]
+        name = pb.names[b]
+        neg = [f"'{model.node_names[n]}' ({_fmt(mm)} kg)" for n, mm in zip(pb.nodes[b], pb.masses[b]) if mm < 0]
         raise ModelError(
             f"particle body '{name}': its negative particle masses at nodes {', '.join(neg)} give the particles an "
             f"indefinite inertia (principal moments {[_fmt(e) for e in evp]}), and the model lets the body rotate about "

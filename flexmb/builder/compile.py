@@ -2,22 +2,23 @@
 
 ``compile(builder)`` gives every group of nodes without a joint path to ground a free joint,
 builds the spanning tree (topology.build_tree), lays out the coordinates joint by joint,
-expresses joint points and axes in parent node axes, and asks one function per element kind
-for its arrays (:func:`compile_bushings`, :func:`compile_beams`,
-:func:`compile_particle_bodies`: inputs the records and the node table, output a dict of
-Model fields). It reads the builder only through its public, read-only record views and runs
-no engine code (the checks that do run after it: builder/checks.py).
+expresses joint points and axes in parent node axes, and asks every element family
+(flexmb.elements.FAMILIES) for its arrays: ``family.compile(family.records(builder), nodes)``
+gives the frozen dataclass stored in ``Model.elements[family.name]``, and the families' loop
+edges go to the loop finder. It reads the builder only through its public, read-only record
+views and runs no engine code (the checks that do run after it: builder/checks.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from flexmb.builder.records import BeamSpec, BushingSpec, JointSpec, ParticleBodySpec
-from flexmb.elements.beam import local_mass, local_stiffness
+from flexmb.builder.records import JointSpec
+from flexmb.elements import FAMILIES
+from flexmb.elements.family import NodeTable
 from flexmb.errors import ModelError
 from flexmb.joints import JOINT_KINDS, JointKind
 from flexmb.model import Model, NodalLoad
@@ -27,17 +28,13 @@ from flexmb.topology import GROUND, build_tree, find_loops
 if TYPE_CHECKING:
     from flexmb.builder.model_builder import ModelBuilder
 
-__all__ = ["compile", "compile_bushings", "compile_beams", "compile_particle_bodies"]
+__all__ = ["compile"]
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a)
     a.setflags(write=False)
     return a
-
-
-def _frozen_arrays(out: dict) -> dict:
-    return {k: _frozen(v) if isinstance(v, np.ndarray) else v for k, v in out.items()}
 
 
 def _expand(kind: JointKind) -> list[tuple[str, int | None]]:
@@ -160,11 +157,10 @@ def compile(builder: ModelBuilder) -> Model:
     jforces = sorted(((scalar_u[s.joint][s.dof], s.force) for s in builder.joint_forces.values()), key=lambda x: x[0])
     fric = sorted(((jnames.index(s.joint), s.mu, s.pin_radius, s.omega_eps) for s in builder.frictions.values()),
                   key=lambda x: x[0])
-    bodies = list(builder.bodies.values())
     loads = tuple(NodalLoad(ld.name, index[ld.node], ld.force, ld.moment, ld.follower,
                             -1 if ld.axes_node is None else index[ld.axes_node]) for ld in builder.loads.values())
-    bushings = list(builder.bushings.values())
-    beams = list(builder.beams.values())
+    table = NodeTable(tuple(node_names), X0, R0, MappingProxyType(index))
+    elements = {name: fam.compile(list(fam.records(builder)), table) for name, fam in FAMILIES.items()}
     f = _frozen
     return Model(
         node_names=tuple(node_names),
@@ -176,11 +172,6 @@ def compile(builder: ModelBuilder) -> Model:
         joint_ball=f(np.array(jball, dtype=int)),
         coordinate_names=tuple(coord_names), u_is_ball=f(u_is_ball_a), u_to_q=f(u_to_q),
         q0=f(np.array(q0, dtype=float)), balls0=f(np.array(balls0).reshape(-1, 3, 3)), u0=f(np.array(u0, dtype=float)),
-        body_names=tuple(b.name for b in bodies),
-        body_node=f(np.array([index[b.node] for b in bodies], dtype=int)),
-        body_mass=f(np.array([b.mass for b in bodies], dtype=float)),
-        body_com=f(np.array([b.com for b in bodies]).reshape(-1, 3)),
-        body_inertia=f(np.array([b.inertia for b in bodies]).reshape(-1, 3, 3)),
         loads=loads,
         driven=f(np.array([u for u, _ in driven], dtype=int)), drives=tuple(d for _, d in driven),
         spring_u=f(np.array([s[0] for s in springs], dtype=int)),
@@ -194,82 +185,10 @@ def compile(builder: ModelBuilder) -> Model:
         friction_radius=f(np.array([c[2] for c in fric], dtype=float)),
         friction_omega_eps=f(np.array([c[3] for c in fric], dtype=float)),
         auto_free_nodes=tuple(node_names[i] for i in auto),
-        **compile_bushings(bushings, index, X0, R0),
-        **compile_beams(beams, index, R0),
-        **compile_particle_bodies(list(builder.particle_bodies.values()), index),
+        elements=MappingProxyType(elements),
         loops=find_loops(
             node_names,
             [(j.name, e[0], e[1]) for j, e in zip(joints[: len(joints) - len(auto)], ends) if j.kind.name != "free"],
-            [(b.name, f"bushing '{b.name}'", node(b.node_a), index[b.node_b]) for b in bushings]
-            + [(b.name, f"beam '{b.link}' (element '{b.name}')", index[b.node_a], index[b.node_b]) for b in beams],
+            [edge for name, fam in FAMILIES.items() for edge in fam.loop_edges(elements[name])],
         ),
     )
-
-
-def compile_bushings(specs: Sequence[BushingSpec], index: Mapping[str, int], X0: np.ndarray, R0: np.ndarray) -> dict:
-    """Bushing fields of the Model: end nodes, attachment offsets and axes in the two node
-    frames (X0, R0: node positions and orientations at assembly), stiffness and damping."""
-    n = len(specs)
-    out = dict(
-        bushing_names=tuple(s.name for s in specs), bushing_a=np.zeros(n, int), bushing_b=np.zeros(n, int),
-        bushing_sa=np.zeros((n, 3)), bushing_Ea=np.zeros((n, 3, 3)), bushing_sb=np.zeros((n, 3)),
-        bushing_Eb=np.zeros((n, 3, 3)), bushing_mode=np.zeros(n, int), bushing_K=np.zeros((n, 6, 6)),
-        bushing_C=np.zeros((n, 6, 6)),
-    )
-    for i, s in enumerate(specs):
-        a = GROUND if s.node_a == "ground" else index[s.node_a]
-        b = index[s.node_b]
-        P = s.point
-        E = s.axes
-        Xa, Ra = (np.zeros(3), np.eye(3)) if a == GROUND else (X0[a], R0[a])
-        out["bushing_a"][i], out["bushing_b"][i] = a, b
-        out["bushing_sa"][i], out["bushing_Ea"][i] = Ra.T @ (P - Xa), Ra.T @ E
-        out["bushing_sb"][i], out["bushing_Eb"][i] = R0[b].T @ (P - X0[b]), R0[b].T @ E
-        out["bushing_mode"][i], out["bushing_K"][i], out["bushing_C"][i] = s.free_rotation, s.stiffness, s.damping
-    return _frozen_arrays(out)
-
-
-def compile_beams(specs: Sequence[BeamSpec], index: Mapping[str, int], R0: np.ndarray) -> dict:
-    """Beam fields of the Model: end nodes, section frames in the node frames (R0: node
-    orientations at assembly), local stiffness (eq. 2) and consistent mass (eq. 5)."""
-    n = len(specs)
-    out: dict = dict(
-        beam_names=tuple(s.name for s in specs), beam_link=tuple(s.link for s in specs),
-        beam_a=np.zeros(0, int), beam_b=np.zeros(0, int), beam_C1=np.zeros((0, 3, 3)), beam_C2=np.zeros((0, 3, 3)),
-        beam_L0=np.zeros(0), beam_Kl=np.zeros((0, 7, 7)), beam_alpha=np.zeros(0), beam_mass=np.zeros(0),
-        beam_Ml=np.zeros((0, 12, 12)),
-    )
-    if not n:
-        return _frozen_arrays(out)
-    a = np.array([index[s.node_a] for s in specs], dtype=int)
-    b = np.array([index[s.node_b] for s in specs], dtype=int)
-    secs = [s.section for s in specs]
-    E0 = np.array([s.frame for s in specs])
-    L0 = np.array([s.length for s in specs])
-    g = {f: np.array([getattr(s, f) for s in secs], dtype=float) for f in ("E", "G", "A", "Iy", "Iz", "J", "rho")}
-    timo = [s.ky is not None for s in secs]
-    if any(timo) and not all(timo):
-        Kl = np.concatenate([local_stiffness(L0[i:i + 1], *(g[f][i] for f in ("E", "G", "A", "Iy", "Iz", "J")),
-                                             secs[i].ky, secs[i].kz) for i in range(n)])
-    else:
-        Kl = local_stiffness(L0, g["E"], g["G"], g["A"], g["Iy"], g["Iz"], g["J"],
-                             None if not timo[0] else np.array([s.ky for s in secs]),
-                             None if not timo[0] else np.array([s.kz for s in secs]))
-    out.update(
-        beam_a=a, beam_b=b, beam_C1=np.swapaxes(R0[a], 1, 2) @ E0, beam_C2=np.swapaxes(R0[b], 1, 2) @ E0, beam_L0=L0,
-        beam_Kl=Kl, beam_alpha=np.array([s.damping for s in specs]), beam_mass=g["rho"] * g["A"] * L0,
-        beam_Ml=local_mass(L0, g["rho"] * g["A"], g["rho"] * g["Iy"], g["rho"] * g["Iz"]),
-    )
-    return _frozen_arrays(out)
-
-
-def compile_particle_bodies(specs: Sequence[ParticleBodySpec], index: Mapping[str, int]) -> dict:
-    """Particle-body fields of the Model (their particles are point-mass bodies already)."""
-    return _frozen_arrays(dict(
-        particle_body_names=tuple(s.name for s in specs),
-        particle_body_nodes=tuple(tuple(index[n] for n in s.nodes) for s in specs),
-        particle_body_masses=tuple(s.masses for s in specs),
-        particle_body_reference=np.array([index[s.reference] for s in specs], dtype=int),
-        particle_body_kinds=tuple(s.kind for s in specs),
-        particle_body_planar=np.array([s.planar for s in specs], dtype=bool),
-    ))

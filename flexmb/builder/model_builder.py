@@ -33,6 +33,7 @@ from flexmb.builder.records import (
     SpringSpec,
     readonly,
 )
+from flexmb.elements import FAMILIES, ElementFamily
 from flexmb.errors import ModelError
 from flexmb.joints import JOINT_KINDS
 from flexmb.model import Model
@@ -114,6 +115,7 @@ class ModelBuilder:
         self._bushings: dict[str, BushingSpec] = {}
         self._beams: dict[str, BeamSpec] = {}
         self._particle_bodies: dict[str, ParticleBodySpec] = {}
+        self._elements: dict[str, dict[str, Any]] = {}  # records of further element families, by family and name
         self.gravity = args.vector(gravity, 3, "ModelBuilder()", "gravity")
 
     # ------------------------------------------------------------------ the records (read-only views)
@@ -171,6 +173,11 @@ class ModelBuilder:
     def particle_bodies(self) -> Mapping[str, ParticleBodySpec]:
         """Particle bodies by name, in declaration order."""
         return MappingProxyType(self._particle_bodies)
+
+    @property
+    def elements(self) -> Mapping[str, Mapping[str, Any]]:
+        """Records added by :meth:`add_element`, by element family and element name."""
+        return MappingProxyType({k: MappingProxyType(v) for k, v in self._elements.items()})
 
     # ------------------------------------------------------------------ nodes, bodies
     def add_node(self, name: str, position: Sequence[float], rotation: Any = None) -> str:
@@ -603,6 +610,30 @@ class ModelBuilder:
         axes (body-fixed: a couple fixed in space would need orientation-dependent particle
         forces — apply it with :meth:`add_load` on the reference node). Returns the load names."""
         return particle_bodies.add_particle_load(self, name, body, force, point, couple, follower)
+
+    # ------------------------------------------------------------------ element families
+    def add_element(self, family: str, record: Any) -> str:
+        """Add one element of a registered element family (flexmb.elements.FAMILIES) that has no
+        ``add_*`` method of its own: ``record`` is the family's frozen record (a dataclass with a
+        ``name``, node names and parameters), read back by the family's compile. Node names are
+        checked here when the record has ``node_a``/``node_b``/``nodes``; the family checks the
+        rest. Returns the element's name."""
+        who = f"add_element: {family!r} element"
+        if family not in FAMILIES:
+            raise ModelError(f"{who}: no element family {family!r} is registered (flexmb.elements.register); known: "
+                             f"{list(FAMILIES)}.")
+        if type(FAMILIES[family]).records is not ElementFamily.records:
+            raise ModelError(f"{who}: this family reads its records from a builder method of its own (add_body, "
+                             "add_particle_body, add_bushing, add_beam, ...): use that.")
+        name = getattr(record, "name", None)
+        table = self._elements.setdefault(family, {})
+        self._check_new_name(name, table, f"{family} element", "add_element")
+        nodes = [getattr(record, k) for k in ("node_a", "node_b") if hasattr(record, k)] + list(getattr(record, "nodes", ()))
+        for n in nodes:
+            if n != "ground":
+                self._node_index(n, f"add_element: {family} element '{name}'")
+        table[name] = record
+        return name
 
     # ------------------------------------------------------------------ helpers
     @staticmethod

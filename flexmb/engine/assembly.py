@@ -2,27 +2,32 @@
 
     B^T [ M (B udot + zeta) + g(V) - f_ext ] - tau(q, u) = r                     (1)
 
-M: node-level mass (rigid bodies, elements/rigid_body.py), g: gyroscopic forces, f_ext:
-gravity and nodal loads, tau: joint springs and dampers and applied joint forces. ``r`` is zero for the unknown
+M: node-level mass (rigid bodies and particles, elements/rigid_body), g: gyroscopic forces,
+f_ext: gravity and nodal loads, tau: joint springs and dampers and applied joint forces; the
+element families (flexmb.elements: bushings, beams, ...) add their node wrenches to the bias
+and their element masses to M. ``r`` is zero for the unknown
 coordinates; for a driven coordinate it is the actuator force/torque (inverse dynamics).
 M̄ = B^T M B (Attia eq. 6.3; Issa & Arczewski eq. 3.7).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
-from flexmb.elements import beam as beam_kernels
-from flexmb.elements import beam_compiled, rigid_body
-from flexmb.elements import bushing as bushing_kernels
+from flexmb.elements import FAMILIES
 from flexmb.elements import loads as load_kernels
+from flexmb.elements.family import FamilyEvaluation, StepContext
 from flexmb.engine.friction import JointFriction
+from flexmb.engine.iteration_matrix import IterationMatrices, MassPairs
 from flexmb.engine.kinematics import Kinematics, TreePattern, forward_kinematics
+from flexmb.model import Model
 from flexmb.rotations import cross
+from flexmb.state import State
 
 __all__ = ["Assembler", "Evaluation"]
 
@@ -31,9 +36,12 @@ __all__ = ["Assembler", "Evaluation"]
 class Evaluation:
     """Everything the solvers need at one state.
 
-    Mb (N,6,6) node masses; bias (N,6) = M zeta + g - f_ext; loads (N,6) nodal loads only;
-    tau (n_u) joint spring/damper forces. Products with B and B^T run as sums along the tree
-    (path sums down, subtree sums up) without forming B; ``B`` builds it on request.
+    Mb (N,6,6) node masses; bias (N,6) = M zeta + g - f_ext plus the element families' node
+    wrenches; loads (N,6) nodal loads only; tau (n_u) joint spring/damper forces; ``elements``:
+    each element family's evaluation at this state, by name (FAMILIES order; families without
+    elements, or left out, are absent); ``strain_energy`` and ``element_dissipation``: their sums.
+    Products with B and B^T run as sums along the tree (path sums down, subtree sums up)
+    without forming B; ``B`` builds it on request.
     """
 
     kin: Kinematics
@@ -41,28 +49,11 @@ class Evaluation:
     bias: np.ndarray
     loads: np.ndarray
     tau: np.ndarray
-    bushing_K: np.ndarray | None = None  # (n_bushing, 12, 12) tangents in node twists
-    bushing_C: np.ndarray | None = None
+    elements: dict[str, FamilyEvaluation] = field(default_factory=dict)
     strain_energy: float = 0.0
     element_dissipation: float = 0.0  # power dissipated by element dampers
-    beam_frame: np.ndarray | None = None  # (n_beam,3,3) co-rotated frames R_r (element mass, beam.py eq. 5)
-    beam_Ml: np.ndarray | None = None  # (n_beam,12,12) local consistent masses
-    beam_nodes: tuple[np.ndarray, np.ndarray] | None = None
-    beam_forces: np.ndarray | None = None  # (n_beam, 6) N, Vy, Vz, T, My, Mz
-    beam_energy: np.ndarray | None = None  # (n_beam,)
-    beam_kinetic: float = 0.0
-    beam_weight_energy: float = 0.0
-    _tangents: object = None  # callable -> (K, C, K_material) of all elements
-    friction: JointFriction | None = None  # bearing friction (flexmb/friction.py), implicit in udot
-    _tangent_cache: tuple | None = None
-
-    def element_tangents(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """Element stiffness, damping and material stiffness (n_el, 12, 12), or None."""
-        if self._tangents is None:
-            return None
-        if self._tangent_cache is None:
-            self._tangent_cache = self._tangents()
-        return self._tangent_cache
+    friction: JointFriction | None = None  # bearing friction (engine/friction.py), implicit in udot
+    mass_terms: list[Callable[[np.ndarray, np.ndarray], None]] = field(default_factory=list)  # element masses: out += M_e a
 
     @property
     def B(self) -> sp.csc_matrix:
@@ -81,21 +72,16 @@ class Evaluation:
         """Per-node M (B udot + zeta) + g - f (N,6): what each node needs from its joint."""
         a = self.twists(udot)
         w = np.einsum("nij,nj->ni", self.Mb, a) + self.bias
-        if self.beam_frame is not None:
-            w += self.beam_mass_forces(a)
+        if self.mass_terms:
+            w += self.element_mass_forces(a)
         return w
 
-    def beam_mass_forces(self, a: np.ndarray) -> np.ndarray:
-        """Node forces (N,6) of the beams' element masses for node accelerations a (N,6)."""
+    def element_mass_forces(self, a: np.ndarray) -> np.ndarray:
+        """Node forces (N,6) of the element masses for node accelerations a (N,6)."""
         out = np.zeros_like(a)
-        beam_compiled.mass_apply(*self.beam_nodes, self.beam_frame, self.beam_Ml, np.ascontiguousarray(a), out)
+        for add in self.mass_terms:
+            add(a, out)
         return out
-
-    def element_masses(self) -> np.ndarray | None:
-        """Element mass matrices (n_beam,12,12) in global node components, or None."""
-        if self.beam_frame is None:
-            return None
-        return beam_kernels.global_mass(self.beam_frame, self.beam_Ml)
 
     def residual(self, udot: np.ndarray) -> np.ndarray:
         """Eq. (1) for all velocity coordinates."""
@@ -107,67 +93,58 @@ class Evaluation:
 
 
 class Assembler:
-    """Evaluates eq. (1) and M̄ for a model; index structures are built once.
+    """Evaluates eq. (1), M̄ and the iteration matrix for a model; index structures are built once.
 
-    M̄ is computed as in the composite-rigid-body algorithm: with I_i the spatial inertia of
-    node i at the global origin and I^C_j = sum over the subtree of joint j,
-    M̄_ab = S_a^T I^C_{j(a)} S_b for every coordinate b on the path from j(a) to ground;
-    this equals B^T M B (checked in the tests) at O(pairs) cost.
+    The element families (flexmb.elements.FAMILIES) with elements in the model are evaluated in
+    registry order: the node-mass families first (their Mb ζ is then added once), then the
+    others. M̄'s node-mass part comes from the composite-rigid-body pairs, the element masses'
+    from their blocks (engine/iteration_matrix.py).
     """
 
-    def __init__(self, model, exact_tangent: bool = False) -> None:
-        """``exact_tangent``: beam stiffness by differentiating the exact internal forces (for
-        the static solve); otherwise material + string stiffness (enough for Newton in time
+    def __init__(self, model: Model, exact_tangent: bool = False) -> None:
+        """``exact_tangent``: element stiffness by the families' consistent tangents (for the
+        static solve; the beam's by differentiating its exact internal forces); otherwise their
+        time-step tangents (the beam's material + string stiffness: enough for Newton in time
         steps, several times cheaper)."""
         self.model = model
         self.exact_tangent = exact_tangent
         self.pattern = TreePattern(model)
-        p = self.pattern
         N = model.n_nodes
-        blk = np.arange(N)[:, None, None] * 6
-        self._Mrows = (blk + np.arange(6)[None, :, None] + np.zeros((1, 1, 6), dtype=int)).ravel()
-        self._Mcols = (blk + np.arange(6)[None, None, :] + np.zeros((1, 6, 1), dtype=int)).ravel()
-        # coordinate pairs (a, b): b on the path from joint(a) to ground
-        starts, counts = model.joint_u_start, np.array([k.n_u for k in model.joint_kinds], dtype=int)
-        pa, pb = [], []
-        for a in range(model.n_u):
-            anc = p.ancestors[p.coord_child[a]]
-            bs = np.concatenate([np.arange(starts[j], starts[j] + counts[j]) for j in anc]) if anc else np.zeros(0, int)
-            pa.append(np.full(bs.size, a))
-            pb.append(bs)
-        self._pa = np.concatenate(pa) if pa else np.zeros(0, int)
-        self._pb = np.concatenate(pb) if pb else np.zeros(0, int)
-        self._patterns: dict = {}
-        self._beam_nz = beam_compiled.mass_pattern(model.beam_Ml)
-        # two-node elements (bushings, then beams): node pairs, ground = N
-        ia = np.concatenate([np.where(model.bushing_a < 0, N, model.bushing_a), model.beam_a]).astype(int)
-        ib = np.concatenate([model.bushing_b, model.beam_b]).astype(int)
-        self._bush_ia, self._bush_ib = ia[: len(model.bushing_names)], ib[: len(model.bushing_names)]
-        ne = ia.size
-        dof = np.concatenate([6 * ia[:, None] + np.arange(6), 6 * ib[:, None] + np.arange(6)], axis=1)
-        rr = np.repeat(dof[:, :, None], 12, axis=2)
-        cc = np.repeat(dof[:, None, :], 12, axis=1)
-        keep = (rr < 6 * N) & (cc < 6 * N)
-        self._el_keep = keep.reshape(ne, 144)
-        self._el_rows = rr[keep]
-        self._el_cols = cc[keep]
-    def mass_matrix_nodes(self, Mb: np.ndarray) -> sp.csr_matrix:
-        """Block-diagonal node mass matrix (6N x 6N)."""
-        N = self.model.n_nodes
-        return sp.csr_matrix((Mb.ravel(), (self._Mrows, self._Mcols)), shape=(6 * N, 6 * N))
+        # the families with elements in the model: (family, data, prep), in registry order
+        active = [(f, model.elements[name]) for name, f in FAMILIES.items()
+                  if name in model.elements and f.forces and model.elements[name].n]
+        active = [(f, d, f.prepare(model, d)) for f, d in active]
+        self.node_mass = tuple(a for a in active if a[0].node_mass)
+        self.families = tuple(a for a in active if not a[0].node_mass)
+        self.with_blocks = tuple(a for a in self.families if a[0].has_blocks)
+        self.with_state = tuple(a for a in active if a[0].has_state)
+        # node-level (6N x 6N) positions of the blocks' entries (ground rows and columns dropped)
+        self._node_maps = []
+        for f, d, _ in self.with_blocks:
+            nodes = f.element_nodes(d)
+            k = 6 * nodes.shape[1]
+            dof = (6 * np.where(nodes < 0, N, nodes)[:, :, None] + np.arange(6)).reshape(len(nodes), k)
+            rr = np.repeat(dof[:, :, None], k, axis=2)
+            cc = np.repeat(dof[:, None, :], k, axis=1)
+            keep = (rr < 6 * N) & (cc < 6 * N)
+            self._node_maps.append((keep.reshape(len(nodes), k * k), rr[keep], cc[keep]))
+        # M̄'s composite-inertia pairs and the iteration matrices' pattern maps (engine/iteration_matrix.py)
+        self.matrices = IterationMatrices(MassPairs(self.pattern, model.n_u),
+                                          [f.element_nodes(d) for f, d, _ in self.with_blocks])
 
-    def evaluate(self, state, load_factor: float = 1.0, elastic_cuts: bool = True) -> Evaluation:
+    def evaluate(self, state: State, load_factor: float = 1.0, elastic_cuts: bool = True) -> Evaluation:
         """Kinematics, masses and forces at ``state``; gravity and nodal loads are scaled by
         ``load_factor`` (load stepping of the static solve); ``elastic_cuts=False`` leaves the
-        bushings' forces out (the rigid-equivalent model of flexmb.analysis.rigid)."""
+        cut families' forces out (bushings: the rigid-equivalent model of flexmb.analysis.rigid)."""
         m = self.model
         kin = forward_kinematics(m, state, self.pattern)
         N = m.n_nodes
         Mb = np.zeros((N, 6, 6))
-        bias = np.zeros((N, 6))
-        if len(m.body_names):
-            rigid_body.accumulate(m.body_node, kin.R, np.ascontiguousarray(kin.V[:, 3:]), m.body_mass, m.body_com,
-                                  m.body_inertia, m.gravity, float(load_factor), Mb, bias)
+        w = np.zeros((N + 1, 6))  # node wrenches; row N: ground (element ends on ground), discarded
+        bias = w[:N]
+        elements: dict[str, FamilyEvaluation] = {}
+        for f, d, prep in self.node_mass:
+            elements[f.name] = f.evaluate(m, d, prep, state, kin, load_factor, Mb, w)
         loads = load_factor * load_kernels.nodal_wrenches(m.loads, state.t, kin.R, N)
         bias += np.einsum("nij,nj->ni", Mb, kin.zeta) - loads
         tau = np.zeros(m.n_u)
@@ -176,192 +153,71 @@ class Assembler:
             tau[m.spring_u] = -m.spring_k * (qk - m.spring_rest) - m.spring_c * state.u[m.spring_u]
         if m.jforce_u.size:  # applied joint forces (ModelBuilder.add_joint_force), scaled like the loads
             tau[m.jforce_u] += load_factor * np.array([float(f(state.t)) for f in m.jforce_f])
-        ev = Evaluation(kin, Mb, bias, loads, tau)
+        ev = Evaluation(kin, Mb, bias, loads, tau, elements)
         if m.friction_u.size:
             ev.friction = JointFriction(m, kin, self.pattern, state.u)
-        nb = len(m.bushing_names)
-        if nb and elastic_cuts:
-            self._bushings(ev)
-        if len(m.beam_names):
-            self._beams(ev, load_factor)
-        if nb or len(m.beam_names):
-            ev._tangents = lambda: self._element_tangents(ev, elastic_cuts)
+        for f, d, prep in self.families:
+            if f.cut and not elastic_cuts:
+                continue
+            fe = f.evaluate(m, d, prep, state, kin, load_factor, Mb, w)
+            elements[f.name] = fe
+            ev.strain_energy += fe.strain_energy
+            ev.element_dissipation += fe.dissipation
+            if f.has_mass:
+                ev.mass_terms.append(partial(f.add_mass_forces, d, prep, fe))
         return ev
 
-    def _element_tangents(self, ev: Evaluation, elastic_cuts: bool):
-        """(K, C, K_material) of all two-node elements, bushings first (computed on demand:
-        only the iteration matrix needs them)."""
-        m = self.model
-        nb = len(m.bushing_names)
-        Ks, Cs, Km = [], [], []
-        if nb:
-            z = np.zeros((nb, 12, 12))
-            Ks.append(ev.bushing_K if elastic_cuts else z)
-            Cs.append(ev.bushing_C if elastic_cuts else z)
-            Km.append(ev.bushing_K if elastic_cuts else z)
-        if len(m.beam_names):
-            a, b = m.beam_a, m.beam_b
-            kin = ev.kin
-            tangent = beam_kernels.tangent if self.exact_tangent else beam_kernels.tangent_approx
-            K, Kmat = tangent(kin.x[a], kin.R[a], kin.x[b], kin.R[b], m.beam_C1, m.beam_C2, m.beam_L0, m.beam_Kl)
-            Ks.append(K)
-            Cs.append(m.beam_alpha[:, None, None] * Kmat)
-            Km.append(Kmat)
-        return np.concatenate(Ks), np.concatenate(Cs), np.concatenate(Km)
-
-    def _beams(self, ev: Evaluation, load_factor: float) -> None:
-        """Beam elastic and damping forces, consistent-mass inertia (beam.py eq. 5–6), weight
-        (eq. 7), section forces and energies: one compiled pass (elements/beam_compiled.py)."""
-        m, kin = self.model, ev.kin
-        n = len(m.beam_names)
-        frames, fl, en = np.empty((n, 3, 3)), np.empty((n, 7)), np.empty((n, 4))
-        beam_compiled.residual(m.beam_a, m.beam_b, kin.x, kin.R, kin.V, kin.zeta, m.beam_C1, m.beam_C2, m.beam_L0,
-                               m.beam_Kl, m.beam_alpha, m.beam_Ml, *self._beam_nz, m.beam_mass, m.gravity,
-                               float(load_factor), ev.bias, frames, fl, en)
-        ev.beam_frame, ev.beam_Ml, ev.beam_nodes = frames, m.beam_Ml, (m.beam_a, m.beam_b)
-        ev.beam_kinetic = float(en[:, 2].sum())
-        ev.beam_weight_energy = float(en[:, 3].sum())
-        ev.strain_energy += float(en[:, 0].sum())
-        ev.element_dissipation += float(en[:, 1].sum())
-        ev.beam_forces = beam_kernels.section_forces(fl, m.beam_L0)
-        ev.beam_energy = en[:, 0]
-
-    def _bushings(self, ev: Evaluation) -> None:
-        """Bushing forces into the bias (as applied forces), tangents and energies."""
-        m, kin = self.model, ev.kin
-        xe = np.concatenate([kin.x, np.zeros((1, 3))])
-        Re = np.concatenate([kin.R, np.eye(3)[None]])
-        Ve = np.concatenate([kin.V, np.zeros((1, 6))])
-        ia, ib = self._bush_ia, self._bush_ib
-        fa, fb, K, C, energy, power = bushing_kernels.forces(
-            xe[ia], Re[ia], xe[ib], Re[ib], Ve[ia], Ve[ib], m.bushing_sa, m.bushing_Ea, m.bushing_sb,
-            m.bushing_Eb, m.bushing_mode, m.bushing_K, m.bushing_C)
-        be = np.concatenate([ev.bias, np.zeros((1, 6))])
-        np.add.at(be, ia, -fa)
-        np.add.at(be, ib, -fb)
-        ev.bias = be[:-1]
-        ev.bushing_K, ev.bushing_C = K, C
-        ev.strain_energy = float(energy.sum())
-        ev.element_dissipation = float(power.sum())
+    def element_output(self, ev: Evaluation, family: str, name: str) -> np.ndarray:
+        """The per-element output ``name`` of ``family`` at ``ev`` (ElementFamily.outputs)."""
+        return FAMILIES[family].output(self.model, self.model.elements[family], ev.elements.get(family), name)
 
     def element_blocks(self, ev: Evaluation, ck: float, cc: float, material_only: bool = False,
-                       cm: float = 1.0) -> np.ndarray | None:
-        """ck K + cc C + cm M of every two-node element (bushings, then beams) as (n_el,12,12), or
-        None. In time steps the beams' K is the material plus string stiffness (compiled); with
-        ``exact_tangent`` their full consistent tangent (beam.tangent). ``material_only`` drops
-        the geometric stiffness."""
-        m = self.model
-        nb, nbeam = len(m.bushing_names), len(m.beam_names)
-        if nb + nbeam == 0:
-            return None
-        data = np.zeros((nb + nbeam, 12, 12))
-        if nb and ev.bushing_K is not None:
-            data[:nb] = ck * ev.bushing_K + cc * ev.bushing_C
-        if nbeam and not self.exact_tangent:
-            kin = ev.kin
-            beam_compiled.element_matrices(m.beam_a, m.beam_b, kin.x, kin.R, m.beam_C1, m.beam_C2, m.beam_L0, m.beam_Kl,
-                                           m.beam_alpha, m.beam_Ml, float(ck), float(cc), float(cm), bool(material_only),
-                                           data[nb:])
-        elif nbeam:
-            tg = ev.element_tangents()
-            data[nb:] = ck * (tg[2][nb:] if material_only else tg[0][nb:]) + cc * tg[1][nb:]
-            if cm:
-                data[nb:] += cm * ev.element_masses()
-        return data
+                       cm: float = 1.0) -> list[np.ndarray | None]:
+        """ck K + cc C + cm M of every family with blocks, one (n_el, 6m, 6m) array each (None
+        for a family left out of ``ev``), in the order of ``self.with_blocks``. In time steps the
+        beams' K is the material plus string stiffness (compiled); with ``exact_tangent`` their
+        consistent tangent. ``material_only`` drops the geometric stiffness."""
+        out = []
+        for f, d, prep in self.with_blocks:
+            fe = ev.elements.get(f.name)
+            out.append(None if fe is None else
+                       f.blocks(self.model, d, prep, fe, ev.kin, ck, cc, cm, material_only, self.exact_tangent))
+        return out
 
     def element_matrix(self, ev: Evaluation, ck: float, cc: float, material_only: bool = False,
                        cm: float = 1.0) -> sp.csr_matrix | None:
-        """Node-level sparse matrix ck K + cc C + cm M of all two-node elements (6N x 6N), or None."""
-        data = self.element_blocks(ev, ck, cc, material_only, cm)
-        if data is None:
+        """Node-level sparse matrix ck K + cc C + cm M of all element blocks (6N x 6N), or None."""
+        if not self.with_blocks:
             return None
+        data, rows, cols = [], [], []
+        for E, (keep, rr, cc_) in zip(self.element_blocks(ev, ck, cc, material_only, cm), self._node_maps):
+            data.append(np.zeros(rr.size) if E is None else E.reshape(len(E), -1)[keep])
+            rows.append(rr)
+            cols.append(cc_)
         N6 = 6 * self.model.n_nodes
-        return sp.csr_matrix((data.reshape(len(data), -1)[self._el_keep], (self._el_rows, self._el_cols)), shape=(N6, N6))
+        return sp.csr_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape=(N6, N6))
 
     def iteration_matrix(self, ev: Evaluation, cols: np.ndarray, gp: float, bp: float, diag: np.ndarray,
                          material_only: bool = False, with_mass: bool = True) -> sp.csc_matrix:
         """S = M̄ + γ' C̄ + β' K̄ on the coordinates ``cols`` (joint springs in ``diag``);
         ``with_mass=False`` gives γ' C̄ + β' K̄ alone (the static tangent). Assembled in place on
-        the structural pattern (flexmb/iteration_matrix.py; scatter maps built once per ``cols``).
-        Bearing friction adds its viscous slope near rest to the diagonal (flexmb/friction.py)."""
-        from flexmb.engine.iteration_matrix import IterationMatrix
-
+        the structural pattern (engine/iteration_matrix.py; scatter maps built once per ``cols``).
+        Bearing friction adds its viscous slope near rest to the diagonal (engine/friction.py)."""
         if ev.friction is not None:
             diag = diag + gp * ev.friction.damping_diag(cols)
-        cols = np.asarray(cols)
-        key = ("S", cols.tobytes())
-        if key not in self._patterns:
-            self._patterns[key] = IterationMatrix(self, cols)
-        return self._patterns[key].assemble(ev, gp, bp, diag, material_only, with_mass)
-
-    def iteration_matrix_via_B(self, ev: Evaluation, cols: np.ndarray, gp: float, bp: float, diag: np.ndarray,
-                               material_only: bool = False, with_mass: bool = True) -> sp.csc_matrix:
-        """The same matrix by sparse products M̄ + B^T E B (reference for tests; slower)."""
-        if ev.friction is not None:
-            diag = diag + gp * ev.friction.damping_diag(cols)
-        S = self.mbar(ev, cols, diag=diag, with_elements=False)
-        if not with_mass:
-            S.data[:] = 0.0
-            S = S + sp.diags(diag, format="csc")
-        E = self.element_matrix(ev, bp, gp, material_only, cm=1.0 if with_mass else 0.0)
-        if E is not None:
-            B = ev.B[:, cols]
-            S = S + sp.csc_matrix(B.T @ (E @ B))
-        return S
-
-    # ------------------------------------------------------------------ M̄ and S
-    def _pair_values(self, ev: Evaluation) -> np.ndarray:
-        """M̄_ab = S_a^T I^C_j(a) S_b for the coordinate pairs (a, b) (class docstring), compiled."""
-        p = self.pattern
-        out = np.empty(self._pa.size)
-        _composite_pairs(ev.Mb, ev.kin.x, p.joint_parent_ext, p.joint_child, p.coord_start, p.coord_count, ev.kin.S,
-                         self._pa, self._pb, out)
-        return out
-
-    def _free_pattern(self, cols: np.ndarray) -> tuple:
-        key = cols.tobytes()
-        if key not in self._patterns:
-            n = self.model.n_u
-            loc = np.full(n, -1)
-            loc[cols] = np.arange(cols.size)
-            pa, pb = self._pa, self._pb
-            keep = (loc[pa] >= 0) & (loc[pb] >= 0)
-            src = np.flatnonzero(keep)
-            off = src[pa[src] != pb[src]]
-            same_joint = self.pattern.coord_joint[pa[off]] == self.pattern.coord_joint[pb[off]]
-            mirror = off[~same_joint]  # pairs with a strict ancestor appear once: mirror them
-            rows = np.concatenate([loc[pa[src]], loc[pb[mirror]]])
-            colsx = np.concatenate([loc[pb[src]], loc[pa[mirror]]])
-            source = np.concatenate([src, mirror])
-            order = np.lexsort((rows, colsx))
-            indices = rows[order].astype(np.int32)
-            indptr = np.searchsorted(colsx[order], np.arange(cols.size + 1)).astype(np.int32)
-            diag_pos = np.flatnonzero(indices == np.repeat(np.arange(cols.size), np.diff(indptr)))
-            self._patterns[key] = (source[order], indices, indptr, diag_pos)
-        return self._patterns[key]
+        blocks = self.element_blocks(ev, bp, gp, material_only, cm=1.0 if with_mass else 0.0)
+        return self.matrices.get(np.asarray(cols)).assemble(self.matrices.pairs, ev.Mb, ev.kin, blocks, diag, with_mass)
 
     def mbar(self, ev: Evaluation, cols: np.ndarray | None = None, diag: np.ndarray | None = None,
              with_elements: bool = True) -> sp.csc_matrix:
         """Generalized mass matrix M̄ (restricted to ``cols``; plus ``diag`` on its diagonal).
-        Node-block part by composite inertias on a fixed pattern, plus B^T M_e B of the beams."""
+        Node-block part by composite inertias on a fixed pattern, plus Bᵀ M_e B of the element masses."""
         cols = np.arange(self.model.n_u) if cols is None else np.asarray(cols)
-        src, indices, indptr, diag_pos = self._free_pattern(cols)
-        data = self._pair_values(ev)[src]
-        if diag is not None:
-            data[diag_pos] += diag
-        M = sp.csc_matrix((data, indices, indptr), shape=(cols.size, cols.size))
-        if with_elements and ev.beam_frame is not None:
+        M = self.matrices.pairs.mbar(ev.Mb, ev.kin, cols, diag)
+        if with_elements and ev.mass_terms:
             B = ev.B[:, cols]
             M = M + sp.csc_matrix(B.T @ (self.element_matrix(ev, 0.0, 0.0, cm=1.0) @ B))
         return M
-
-    def mbar_via_B(self, ev: Evaluation) -> sp.csc_matrix:
-        """M̄ = B^T M B by sparse products (reference for tests; slower)."""
-        B = ev.B
-        M = self.mass_matrix_nodes(ev.Mb)
-        if ev.beam_frame is not None:
-            M = M + self.element_matrix(ev, 0.0, 0.0, cm=1.0)
-        return sp.csc_matrix(B.T @ (M @ B))
 
     def stiffness_damping_diag(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Diagonal K̄ and C̄ of the joint springs/dampers on the coordinates ``cols``."""
@@ -374,18 +230,29 @@ class Assembler:
 
     def structural_pattern(self, cols: np.ndarray) -> sp.csc_matrix:
         """Sparsity pattern of the iteration matrix on ``cols`` (all ones), independent of values:
-        M̄'s pattern united with that of B^T K B for the elements."""
-        cols = np.asarray(cols)
-        src, indices, indptr, _ = self._free_pattern(cols)
-        P = sp.csc_matrix((np.ones(indices.size), indices, indptr), shape=(len(cols), len(cols)))
-        if self._el_rows.size:
-            p = self.pattern
-            Bp = p.assemble(np.ones((p.pair_node.size, 6)))[:, cols]
-            N6 = 6 * self.model.n_nodes
-            Ep = sp.csr_matrix((np.ones(self._el_rows.size), (self._el_rows, self._el_cols)), shape=(N6, N6))
-            P = sp.csc_matrix(P + Bp.T @ (Ep @ Bp))
-            P.data[:] = 1.0
-        return P
+        M̄'s pattern united with that of Bᵀ K B for the elements (engine/iteration_matrix.py)."""
+        return self.matrices.get(np.asarray(cols)).pattern
+
+    # ------------------------------------------------------------------ internal state of element families
+    def newton_update(self, ev: Evaluation, state: State) -> tuple[dict[str, np.ndarray], bool]:
+        """The element families' internal state after a Newton iteration at ``state`` (evaluated
+        as ``ev``) and whether every family has settled (ElementFamily.newton_update)."""
+        nxt = dict(state.elements)
+        settled = True
+        for f, d, prep in self.with_state:
+            fe = ev.elements.get(f.name)
+            res = None if fe is None else f.newton_update(self.model, d, prep, fe, state)
+            if res is not None:
+                nxt[f.name], ok = res
+                settled = settled and bool(ok)
+        return nxt, settled
+
+    def end_step(self, ev: Evaluation, state: State, ctx: StepContext) -> None:
+        """Let the families with internal state correct the converged ``state`` (ElementFamily.end_step)."""
+        for f, d, prep in self.with_state:
+            fe = ev.elements.get(f.name)
+            if fe is not None:
+                f.end_step(self.model, d, prep, fe, state, ctx)
 
     def reactions(self, ev: Evaluation, udot: np.ndarray, extra: np.ndarray | None = None) -> np.ndarray:
         """Joint reaction wrenches (n_joints, 6): force and moment (about the current joint
@@ -402,70 +269,24 @@ class Assembler:
         out[:, 3:] -= cross(kin.joint_point, F)
         return out
 
-    def energies(self, ev: Evaluation, state) -> tuple[float, float]:
-        """Kinetic energy and potential energy (gravity + joint springs + element strain)."""
+    def energies(self, ev: Evaluation, state: State) -> tuple[float, float]:
+        """Kinetic energy and potential energy (gravity + joint springs + element strain): the node
+        masses' kinetic energy, then per family (node-mass families, the joint springs, the
+        others) its element masses' kinetic and its weight's potential energy."""
         m = self.model
-        T = rigid_body.kinetic_energy(ev.Mb, ev.kin.V)
-        T += ev.beam_kinetic
+        T = float(0.5 * np.einsum("bi,bij,bj->", ev.kin.V, ev.Mb, ev.kin.V))  # node masses (bodies, particles)
         V = 0.0
-        if len(m.body_names):
-            V += rigid_body.potential_energy(ev.kin.x[m.body_node], ev.kin.R[m.body_node], m.body_mass, m.body_com, m.gravity)
+        for f, d, _ in self.node_mass:
+            t, v = f.energies(m, d, ev.elements[f.name], ev.kin)
+            T += t
+            V += v
         if m.spring_u.size:
             qk = state.q[m.u_to_q[m.spring_u]]
             V += float(0.5 * np.sum(m.spring_k * (qk - m.spring_rest) ** 2))
-        V += ev.beam_weight_energy
+        for f, d, _ in self.families:
+            fe = ev.elements.get(f.name)
+            if fe is not None:
+                t, v = f.energies(m, d, fe, ev.kin)
+                T += t
+                V += v
         return T, V + ev.strain_energy
-
-
-@njit(cache=True)
-def _composite_pairs(Mb, x, parent, child, coord_start, coord_count, S, pa, pb, out):
-    """Composite spatial inertias at the origin, I_i = X_i^T M_i X_i with X_i = [[I, -[x_i]], [0, I]]
-    summed over subtrees, then out_p = S_pa^T I^C S_pb (the composite-rigid-body algorithm)."""
-    N = Mb.shape[0]
-    IC = np.zeros((N, 6, 6))
-    X = np.zeros((6, 6))
-    T = np.empty((6, 6))
-    for i in range(N):
-        nz = False
-        for r in range(6):
-            for c in range(6):
-                if Mb[i, r, c] != 0.0:
-                    nz = True
-        if not nz:
-            continue
-        for r in range(6):
-            for c in range(6):
-                X[r, c] = 1.0 if r == c else 0.0
-        X[0, 4], X[0, 5] = x[i, 2], -x[i, 1]  # -[x]: v_node = v_O - [x] w
-        X[1, 3], X[1, 5] = -x[i, 2], x[i, 0]
-        X[2, 3], X[2, 4] = x[i, 1], -x[i, 0]
-        for r in range(6):
-            for c in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += Mb[i, r, k] * X[k, c]
-                T[r, c] = s
-        for r in range(6):
-            for c in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += X[k, r] * T[k, c]
-                IC[i, r, c] = s
-    for k in range(parent.size - 1, -1, -1):
-        if parent[k] != N:
-            IC[parent[k]] += IC[child[k]]
-    n_u = S.shape[0]
-    F = np.empty((n_u, 6))
-    for k in range(parent.size):
-        c = child[k]
-        for a in range(coord_start[k], coord_start[k] + coord_count[k]):
-            for r in range(6):
-                s = 0.0
-                for q in range(6):
-                    s += IC[c, r, q] * S[a, q]
-                F[a, r] = s
-    for t in range(pa.size):
-        s = 0.0
-        for r in range(6):
-            s += F[pa[t], r] * S[pb[t], r]
-        out[t] = s

@@ -42,6 +42,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexmb.engine.kinematics import Kinematics, TreePattern
+from flexmb.model import Model
+
 __all__ = ["JointFriction", "friction_torques"]
 
 
@@ -58,7 +61,7 @@ class JointFriction:
     """The bearing friction of one evaluated state: joints, axes, rates; :meth:`torques` for the
     node wrenches of given accelerations (cheap: one preorder cumulative sum of the forces)."""
 
-    def __init__(self, model, kin, pattern, u: np.ndarray) -> None:
+    def __init__(self, model: Model, kin: Kinematics, pattern: TreePattern, u: np.ndarray) -> None:
         self.model = model
         self.u = np.asarray(model.friction_u)  # velocity coordinate of each friction joint
         self.child = np.asarray(model.joint_child)[model.friction_joint]

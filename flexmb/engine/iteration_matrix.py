@@ -1,34 +1,155 @@
-"""The Newton iteration matrix S = M̄ + γ' C̄ + β' K̄ assembled straight into its fixed CSC pattern.
+"""The Newton iteration matrix S = M̄ + γ' C̄ + β' K̄ assembled straight into its fixed CSC pattern,
+and the pattern maps it needs: this module owns every index structure of M̄ and S.
 
-M̄'s node-block part comes from the composite inertias (Assembler.mbar); every two-node element e
-(bushing or beam) adds B_eᵀ (β' K_e + γ' C_e + M_e) B_e, where B_e (12 × n_e) holds the rows of B
-for the element's two nodes restricted to the n_e coordinates on their paths to ground (Issa &
-Arczewski's π* pattern). The positions of every entry in S's data array are computed once per
-topology; each assembly then runs one compiled pass over the elements and writes the values in
-place: no sparse matrix products, and the same pattern CHOLMOD analysed (DESIGN §4).
+M̄'s node-mass part (rigid bodies, particles) comes from the composite-rigid-body algorithm: with
+I_i the spatial inertia of node i at the global origin and I^C_j its sum over the subtree of joint
+j, M̄_ab = S_aᵀ I^C_j(a) S_b for every coordinate b on the path from joint(a) to ground
+(:class:`MassPairs`; equal to Bᵀ M B, checked in the tests). Every element e of a family adds
+B_eᵀ (β' K_e + γ' C_e + M_e) B_e, where B_e (6m × n_e) holds the rows of B for the element's m
+nodes restricted to the n_e coordinates on their paths to ground (Issa & Arczewski's π* pattern;
+a node on ground has none). The positions of every entry in S's data array are computed once per
+topology and coordinate set (:class:`IterationMatrix`); each assembly then runs one compiled pass
+per element family over its (n_el, 6m, 6m) blocks and writes the values in place: no sparse
+matrix products, and the same pattern CHOLMOD analysed (DESIGN §4).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-__all__ = ["IterationMatrix"]
+from flexmb.engine.kinematics import Kinematics, TreePattern
+
+__all__ = ["MassPairs", "MassPattern", "IterationMatrix", "IterationMatrices"]
+
+
+def _ragged_range(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Concatenation of arange(s, s + c) over (s, c) in zip(starts, counts), without a loop."""
+    counts = np.asarray(counts, dtype=np.int64)
+    total = int(counts.sum())
+    offsets = np.cumsum(counts) - counts
+    return np.arange(total, dtype=np.int64) - np.repeat(offsets - np.asarray(starts, dtype=np.int64), counts)
+
+
+def _key(cols: np.ndarray) -> bytes:
+    """Cache key of a coordinate set."""
+    return np.ascontiguousarray(cols, dtype=np.int64).tobytes()
+
+
+class MassPattern:
+    """M̄'s node-mass part on a coordinate set ``cols`` in CSC form: the pair (MassPairs) each stored
+    entry takes its value from (``source``), ``indices``, ``indptr`` and the diagonal's positions."""
+
+    def __init__(self, pairs: MassPairs, cols: np.ndarray, coord_joint: np.ndarray, n_u: int) -> None:
+        loc = np.full(n_u, -1)
+        loc[cols] = np.arange(cols.size)
+        pa, pb = pairs.pa, pairs.pb
+        keep = (loc[pa] >= 0) & (loc[pb] >= 0)
+        src = np.flatnonzero(keep)
+        off = src[pa[src] != pb[src]]
+        same_joint = coord_joint[pa[off]] == coord_joint[pb[off]]
+        mirror = off[~same_joint]  # pairs with a strict ancestor appear once: mirror them
+        rows = np.concatenate([loc[pa[src]], loc[pb[mirror]]])
+        colsx = np.concatenate([loc[pb[src]], loc[pa[mirror]]])
+        source = np.concatenate([src, mirror])
+        order = np.lexsort((rows, colsx))
+        self.source = source[order]
+        self.indices = rows[order].astype(np.int32)
+        self.indptr = np.searchsorted(colsx[order], np.arange(cols.size + 1)).astype(np.int32)
+        self.diag_pos = np.flatnonzero(self.indices == np.repeat(np.arange(cols.size), np.diff(self.indptr)))
+        self.shape = (cols.size, cols.size)
+
+
+class MassPairs:
+    """The coordinate pairs (a, b), b on the path from joint(a) to ground, of M̄'s node-mass part
+    (module docstring): ``pa``, ``pb`` (n_pairs,), a ordered ascending, b root first. Built once
+    per model without a loop over coordinates."""
+
+    def __init__(self, tree: TreePattern, n_u: int) -> None:
+        self.tree = tree
+        self.n_u = n_u
+        N = tree.n_nodes
+        anc_ptr = np.searchsorted(tree.pair_node, np.arange(N + 1))  # pairs of node i: anc_ptr[i]:anc_ptr[i+1]
+        child = np.asarray(tree.coord_child, dtype=np.int64)
+        lo = anc_ptr[child]
+        counts = anc_ptr[child + 1] - lo
+        self.pa = np.repeat(np.arange(n_u), counts)
+        self.pb = np.asarray(tree.pair_coord, dtype=np.int64)[_ragged_range(lo, counts)]
+        self._patterns: dict[bytes, MassPattern] = {}
+
+    def values(self, Mb: np.ndarray, kin: Kinematics) -> np.ndarray:
+        """M̄_ab of every pair for node mass blocks Mb (N, 6, 6), compiled."""
+        t = self.tree
+        out = np.empty(self.pa.size)
+        _composite_pairs(Mb, kin.x, t.joint_parent_ext, t.joint_child, t.coord_start, t.coord_count, kin.S, self.pa,
+                         self.pb, out)
+        return out
+
+    def pattern(self, cols: np.ndarray) -> MassPattern:
+        """The CSC pattern of M̄'s node-mass part on ``cols`` (built once per coordinate set)."""
+        key = _key(cols)
+        if key not in self._patterns:
+            self._patterns[key] = MassPattern(self, np.asarray(cols), self.tree.coord_joint, self.n_u)
+        return self._patterns[key]
+
+    def mbar(self, Mb: np.ndarray, kin: Kinematics, cols: np.ndarray, diag: np.ndarray | None = None) -> sp.csc_matrix:
+        """M̄'s node-mass part on ``cols`` (plus ``diag`` on its diagonal) as a CSC matrix."""
+        p = self.pattern(cols)
+        data = self.values(Mb, kin)[p.source]
+        if diag is not None:
+            data[p.diag_pos] += diag
+        return sp.csc_matrix((data, p.indices, p.indptr), shape=p.shape)
 
 
 class IterationMatrix:
-    """Scatter maps of S on the coordinates ``cols`` for one Assembler (built once per topology)."""
+    """Structural pattern of S on the coordinates ``cols`` and the scatter maps of its parts:
+    M̄'s pairs, the diagonal and, per element family, the positions of B_eᵀ E_e B_e (module
+    docstring). ``element_nodes``: one (n_el, m) array of node indices per family giving blocks
+    (-1: ground), in the order their blocks are passed to :meth:`assemble`."""
 
-    def __init__(self, asm, cols: np.ndarray) -> None:
-        m = asm.model
+    def __init__(self, pairs: MassPairs, element_nodes: Sequence[np.ndarray], cols: np.ndarray) -> None:
+        tree = pairs.tree
         cols = np.asarray(cols, dtype=np.int64)
-        self.asm, self.cols = asm, cols
-        P = asm.structural_pattern(cols)
-        P.sort_indices()
-        self.indices, self.indptr, self.shape = P.indices.astype(np.int32), P.indptr.astype(np.int32), P.shape
+        self.cols = cols
         n = cols.size
-        keys = self.indices.astype(np.int64) + np.repeat(np.arange(n, dtype=np.int64), np.diff(self.indptr)) * n
+        N = tree.n_nodes
+        loc = np.full(pairs.n_u, -1, dtype=np.int64)
+        loc[cols] = np.arange(n)
+        mp = pairs.pattern(cols)
+        m_cols = np.repeat(np.arange(n), np.diff(mp.indptr))
+        self.anc_ptr = np.searchsorted(tree.pair_node, np.arange(N + 2)).astype(np.int64)  # node N (ground): empty
+        self.anc_ptr[N + 1] = self.anc_ptr[N]
+        self.anc_coord = np.asarray(tree.pair_coord, dtype=np.int64)
+        # every (row, col) of every element's coordinate pairs, element by element, row-major
+        groups = []
+        for nodes in element_nodes:
+            nodes = np.asarray(nodes, dtype=np.int64)
+            nodes = np.where(nodes < 0, N, nodes)
+            lo = self.anc_ptr[nodes]
+            counts = self.anc_ptr[nodes + 1] - lo  # (n_el, m)
+            ce = self.anc_coord[_ragged_range(lo.ravel(), counts.ravel())]
+            ne = counts.sum(axis=1)
+            ce_ptr = np.concatenate([[0], np.cumsum(ne)])
+            sq = ne * ne
+            pos_ptr = np.concatenate([[0], np.cumsum(sq)]).astype(np.int64)
+            e_of = np.repeat(np.arange(nodes.shape[0]), sq)
+            t = np.arange(int(pos_ptr[-1]), dtype=np.int64) - pos_ptr[e_of]
+            ne_e = ne[e_of]
+            r = loc[ce[ce_ptr[e_of] + t // ne_e]]
+            c = loc[ce[ce_ptr[e_of] + t % ne_e]]
+            keep = (r >= 0) & (c >= 0)
+            groups.append((nodes, pos_ptr, r, c, keep, int(nodes.shape[1] * counts.max(initial=0))))
+        # the structural pattern: M̄'s entries united with every element's coordinate pairs
+        keys = [mp.indices.astype(np.int64) + m_cols.astype(np.int64) * n]
+        keys += [r[keep] + c[keep] * n for _, _, r, c, keep, _ in groups]
+        keys = np.sort(np.concatenate(keys))
+        keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])] if keys.size else keys
+        self.indices = (keys % n).astype(np.int32)
+        self.indptr = np.searchsorted(keys // n, np.arange(n + 1)).astype(np.int32)
+        self.shape = (n, n)
 
         def position(rows: np.ndarray, cs: np.ndarray) -> np.ndarray:
             k = rows.astype(np.int64) + cs.astype(np.int64) * n
@@ -36,71 +157,127 @@ class IterationMatrix:
             assert np.all(keys[np.minimum(pos, keys.size - 1)] == k), "entry outside the structural pattern"
             return pos
 
-        # M̄'s composite-inertia entries and the diagonal
-        src, m_idx, m_ptr, _ = asm._free_pattern(cols)
-        m_cols = np.repeat(np.arange(n), np.diff(m_ptr))
-        self.mbar_src = src
-        self.mbar_pos = position(m_idx, m_cols)
+        self.mbar_src = mp.source
+        self.mbar_pos = position(mp.indices, m_cols)
         self.diag_pos = position(np.arange(n), np.arange(n))
-        # elements: coordinates on the paths of their nodes (ground: none) and S positions of all pairs
-        loc = np.full(m.n_u, -1, dtype=np.int64)
-        loc[cols] = np.arange(n)
-        p = asm.pattern
-        N = m.n_nodes
-        self.anc_ptr = np.searchsorted(p.pair_node, np.arange(N + 2)).astype(np.int64)  # node N (ground): empty
-        self.anc_ptr[N + 1] = self.anc_ptr[N]
-        self.anc_coord = p.pair_coord.astype(np.int64)
-        ia = np.concatenate([np.where(m.bushing_a < 0, N, m.bushing_a), m.beam_a]).astype(np.int64)
-        ib = np.concatenate([m.bushing_b, m.beam_b]).astype(np.int64)
-        self.el_a, self.el_b = ia, ib
-        pos_ptr = [0]
-        pos = []
-        for a, b in zip(ia, ib):
-            ce = np.concatenate([self.anc_coord[self.anc_ptr[a]:self.anc_ptr[a + 1]],
-                                 self.anc_coord[self.anc_ptr[b]:self.anc_ptr[b + 1]]])
-            r = np.repeat(loc[ce], ce.size)
-            c = np.tile(loc[ce], ce.size)
-            keep = (r >= 0) & (c >= 0)
-            pe = np.full(r.size, -1, dtype=np.int64)
-            if keep.any():
-                pe[keep] = position(r[keep], c[keep])
-            pos.append(pe)
-            pos_ptr.append(pos_ptr[-1] + r.size)
-        self.el_pos = np.concatenate(pos) if pos else np.zeros(0, dtype=np.int64)
-        self.el_pos_ptr = np.array(pos_ptr, dtype=np.int64)
-        sizes = np.diff(self.anc_ptr)
-        self.max_ne = int(2 * sizes.max(initial=0))
+        self.groups = []
+        for nodes, pos_ptr, r, c, keep, max_ne in groups:
+            pos = np.full(r.size, -1, dtype=np.int64)
+            pos[keep] = position(r[keep], c[keep])
+            self.groups.append((nodes, pos_ptr, pos, max_ne))
 
-    def assemble(self, ev, gp: float, bp: float, diag: np.ndarray, material_only: bool = False,
-                 with_mass: bool = True) -> sp.csc_matrix:
-        """S = M̄ + γ' C̄ + β' K̄ (``with_mass=False``: γ' C̄ + β' K̄ alone, the static tangent) plus
-        ``diag`` on the diagonal, on the analysed pattern."""
+    @property
+    def pattern(self) -> sp.csc_matrix:
+        """The structural pattern (all ones), the matrix CHOLMOD analyses."""
+        return sp.csc_matrix((np.ones(self.indices.size), self.indices, self.indptr), shape=self.shape)
+
+    def assemble(self, pairs: MassPairs, Mb: np.ndarray, kin: Kinematics, blocks: Sequence[np.ndarray | None],
+                 diag: np.ndarray, with_mass: bool = True) -> sp.csc_matrix:
+        """S = M̄ + Σ_families Bᵀ E B + diag on the analysed pattern: M̄'s node-mass part from the
+        node mass blocks Mb (N, 6, 6) (left out if not ``with_mass``), ``blocks`` one (n_el, 6m, 6m)
+        array per family of ``element_nodes`` (or None: nothing), ``diag`` (n,) on the diagonal."""
         data = np.zeros(self.indices.size)
         if with_mass:
-            data[self.mbar_pos] += self.asm._pair_values(ev)[self.mbar_src]
+            data[self.mbar_pos] += pairs.values(Mb, kin)[self.mbar_src]
         data[self.diag_pos] += diag
-        blocks = self.asm.element_blocks(ev, bp, gp, material_only, cm=1.0 if with_mass else 0.0)
-        if blocks is not None:
-            _scatter_elements(self.el_a, self.el_b, self.anc_ptr, self.anc_coord, self.el_pos_ptr, self.el_pos,
-                              ev.kin.S, ev.kin.x, blocks, self.max_ne, data)
+        for (nodes, pos_ptr, pos, max_ne), E in zip(self.groups, blocks):
+            if E is not None and len(E):
+                _scatter_elements(nodes, self.anc_ptr, self.anc_coord, pos_ptr, pos, kin.S, kin.x, E, max_ne, data)
         return sp.csc_matrix((data, self.indices, self.indptr), shape=self.shape)
 
 
+class IterationMatrices:
+    """The :class:`IterationMatrix` of every coordinate set asked for, built on first use (a
+    solver asks for its unknowns; statics, the relaxed start and the rigid analysis for others)."""
+
+    def __init__(self, pairs: MassPairs, element_nodes: Sequence[np.ndarray]) -> None:
+        self.pairs = pairs
+        self.element_nodes = tuple(element_nodes)
+        self._cache: dict[bytes, IterationMatrix] = {}
+
+    def get(self, cols: np.ndarray) -> IterationMatrix:
+        """The iteration matrix maps on ``cols``."""
+        key = _key(cols)
+        if key not in self._cache:
+            self._cache[key] = IterationMatrix(self.pairs, self.element_nodes, cols)
+        return self._cache[key]
+
+
+# ---------------------------------------------------------------------------- compiled kernels
+
 @njit(cache=True)
-def _scatter_elements(el_a, el_b, anc_ptr, anc_coord, pos_ptr, pos, S, x, blocks, max_ne, data):
-    """data[pos] += B_e^T E_e B_e for every element (module docstring)."""
-    Be = np.zeros((12, max_ne))
-    H = np.empty((12, max_ne))
-    for e in range(el_a.size):
+def _composite_pairs(Mb, x, parent, child, coord_start, coord_count, S, pa, pb, out):
+    """Composite spatial inertias at the origin, I_i = X_i^T M_i X_i with X_i = [[I, -[x_i]], [0, I]]
+    summed over subtrees, then out_p = S_pa^T I^C S_pb (the composite-rigid-body algorithm)."""
+    N = Mb.shape[0]
+    IC = np.zeros((N, 6, 6))
+    X = np.zeros((6, 6))
+    T = np.empty((6, 6))
+    for i in range(N):
+        nz = False
+        for r in range(6):
+            for c in range(6):
+                if Mb[i, r, c] != 0.0:
+                    nz = True
+        if not nz:
+            continue
+        for r in range(6):
+            for c in range(6):
+                X[r, c] = 1.0 if r == c else 0.0
+        X[0, 4], X[0, 5] = x[i, 2], -x[i, 1]  # -[x]: v_node = v_O - [x] w
+        X[1, 3], X[1, 5] = -x[i, 2], x[i, 0]
+        X[2, 3], X[2, 4] = x[i, 1], -x[i, 0]
+        for r in range(6):
+            for c in range(6):
+                s = 0.0
+                for k in range(6):
+                    s += Mb[i, r, k] * X[k, c]
+                T[r, c] = s
+        for r in range(6):
+            for c in range(6):
+                s = 0.0
+                for k in range(6):
+                    s += X[k, r] * T[k, c]
+                IC[i, r, c] = s
+    for k in range(parent.size - 1, -1, -1):
+        if parent[k] != N:
+            IC[parent[k]] += IC[child[k]]
+    n_u = S.shape[0]
+    F = np.empty((n_u, 6))
+    for k in range(parent.size):
+        c = child[k]
+        for a in range(coord_start[k], coord_start[k] + coord_count[k]):
+            for r in range(6):
+                s = 0.0
+                for q in range(6):
+                    s += IC[c, r, q] * S[a, q]
+                F[a, r] = s
+    for t in range(pa.size):
+        s = 0.0
+        for r in range(6):
+            s += F[pa[t], r] * S[pb[t], r]
+        out[t] = s
+
+
+@njit(cache=True)
+def _scatter_elements(nodes, anc_ptr, anc_coord, pos_ptr, pos, S, x, blocks, max_ne, data):
+    """data[pos] += B_e^T E_e B_e for every element e with nodes ``nodes[e]`` (module docstring); the
+    columns of B_e are grouped node by node, B(node, k) = (S_v + S_w x x_node, S_w)."""
+    m = nodes.shape[1]
+    k6 = 6 * m
+    Be = np.zeros((k6, max_ne))
+    H = np.empty((k6, max_ne))
+    first = np.empty(m + 1, dtype=np.int64)  # B_e's columns of node sd: first[sd]:first[sd + 1]
+    for e in range(nodes.shape[0]):
         ne = 0
-        for side in range(2):
-            node = el_a[e] if side == 0 else el_b[e]
-            r0 = 6 * side
+        for sd in range(m):
+            first[sd] = ne
+            node = nodes[e, sd]
+            r0 = 6 * sd
             for t in range(anc_ptr[node], anc_ptr[node + 1]):
                 k = anc_coord[t]
-                for i in range(12):
+                for i in range(k6):
                     Be[i, ne] = 0.0
-                # B(node, k) = (S_v + S_w x x_node, S_w)
                 Be[r0 + 0, ne] = S[k, 0] + S[k, 4] * x[node, 2] - S[k, 5] * x[node, 1]
                 Be[r0 + 1, ne] = S[k, 1] + S[k, 5] * x[node, 0] - S[k, 3] * x[node, 2]
                 Be[r0 + 2, ne] = S[k, 2] + S[k, 3] * x[node, 1] - S[k, 4] * x[node, 0]
@@ -108,22 +285,24 @@ def _scatter_elements(el_a, el_b, anc_ptr, anc_coord, pos_ptr, pos, S, x, blocks
                 Be[r0 + 4, ne] = S[k, 4]
                 Be[r0 + 5, ne] = S[k, 5]
                 ne += 1
-        na = anc_ptr[el_a[e] + 1] - anc_ptr[el_a[e]]
+        first[m] = ne
         E = blocks[e]
-        for j in range(ne):
-            r0 = 0 if j < na else 6
-            for i in range(12):
-                s = 0.0
-                for q in range(6):
-                    s += E[i, r0 + q] * Be[r0 + q, j]
-                H[i, j] = s
-        off = pos_ptr[e]
-        for r in range(ne):
-            r0 = 0 if r < na else 6
-            for c in range(ne):
-                p = pos[off + r * ne + c]
-                if p >= 0:
+        for sd in range(m):
+            r0 = 6 * sd
+            for j in range(first[sd], first[sd + 1]):
+                for i in range(k6):
                     s = 0.0
                     for q in range(6):
-                        s += Be[r0 + q, r] * H[r0 + q, c]
-                    data[p] += s
+                        s += E[i, r0 + q] * Be[r0 + q, j]
+                    H[i, j] = s
+        off = pos_ptr[e]
+        for sd in range(m):
+            r0 = 6 * sd
+            for r in range(first[sd], first[sd + 1]):
+                for c in range(ne):
+                    p = pos[off + r * ne + c]
+                    if p >= 0:
+                        s = 0.0
+                        for q in range(6):
+                            s += Be[r0 + q, r] * H[r0 + q, c]
+                        data[p] += s

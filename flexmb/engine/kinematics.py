@@ -23,7 +23,9 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from flexmb.rotations import cross
+from flexmb.model import Model
+from flexmb.rotations import axis_angle_into, cross, matmul3_into
+from flexmb.state import State
 
 __all__ = ["Kinematics", "TreePattern", "forward_kinematics", "motion_cross"]
 
@@ -39,21 +41,15 @@ class TreePattern:
     """Index structure of B computed once per model: the (node, coordinate) pairs with node i
     downstream of coordinate k, and their positions in B's CSC data array."""
 
-    def __init__(self, model) -> None:
+    def __init__(self, model: Model) -> None:
         n_nodes, n_u = model.n_nodes, model.n_u
-        # joints on the path from ground to each node (tree order: parents first)
-        self.ancestors: list[list[int]] = [[] for _ in range(n_nodes)]
-        for k in range(model.n_joints):
-            p = model.joint_parent[k]
-            self.ancestors[model.joint_child[k]] = ([] if p < 0 else self.ancestors[p]) + [k]
-        nodes, coords = [], []
-        for i in range(n_nodes):
-            for k in self.ancestors[i]:
-                s, n = model.joint_u_start[k], model.joint_kinds[k].n_u
-                nodes.extend([i] * n)
-                coords.extend(range(s, s + n))
-        self.pair_node = np.array(nodes, dtype=int)
-        self.pair_coord = np.array(coords, dtype=int)
+        self.n_nodes = n_nodes
+        # (node, coordinate) pairs: per node (ascending) the coordinates of the joints on its path
+        # from ground (root first), built in compiled code (O(pairs), no Python loop over them)
+        counts = np.array([kd.n_u for kd in model.joint_kinds], dtype=np.int64)
+        parent_ext = np.where(model.joint_parent < 0, n_nodes, model.joint_parent).astype(np.int64)
+        self.pair_node, self.pair_coord = _path_pairs(parent_ext, np.asarray(model.joint_child, dtype=np.int64),
+                                                      np.asarray(model.joint_u_start, dtype=np.int64), counts, n_nodes)
         rows = (6 * self.pair_node[:, None] + np.arange(6)).ravel()
         cols = np.repeat(self.pair_coord, 6)
         order = np.lexsort((rows, cols))
@@ -173,7 +169,7 @@ class Kinematics:
         return np.concatenate([A[:, :3] + cross(A[:, 3:], self.x) + cross(w, self.V[:, :3]), A[:, 3:]], axis=1)
 
 
-def forward_kinematics(model, state, pattern: TreePattern) -> Kinematics:
+def forward_kinematics(model: Model, state: State, pattern: TreePattern) -> Kinematics:
     """Poses, twists and bias accelerations of all nodes: one compiled pass over the joints in
     tree order (parents first), per joint the local transform (translations, rotations, ball),
     the coordinate axes S_k and the recursions of the module docstring."""
@@ -196,29 +192,6 @@ def forward_kinematics(model, state, pattern: TreePattern) -> Kinematics:
 
 
 # ---------------------------------------------------------------------------- compiled kernels
-
-@njit(cache=True)
-def _rot(a0, a1, a2, th, out):
-    """Rotation by angle th about the unit axis (a0, a1, a2) (Rodrigues) into out (3,3)."""
-    s, c = np.sin(th), np.cos(th)
-    v = 1.0 - c
-    out[0, 0] = c + a0 * a0 * v
-    out[0, 1] = a0 * a1 * v - a2 * s
-    out[0, 2] = a0 * a2 * v + a1 * s
-    out[1, 0] = a1 * a0 * v + a2 * s
-    out[1, 1] = c + a1 * a1 * v
-    out[1, 2] = a1 * a2 * v - a0 * s
-    out[2, 0] = a2 * a0 * v - a1 * s
-    out[2, 1] = a2 * a1 * v + a0 * s
-    out[2, 2] = c + a2 * a2 * v
-
-
-@njit(cache=True)
-def _mm(A, B, out):
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
-
 
 @njit(cache=True)
 def _mcross_add(V, S, u, out):
@@ -289,12 +262,12 @@ def _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff,
                     tl[i] += axT[k, m, i] * q[qT[k, m]]
         th0 = q[qR[k, 0]] if qR[k, 0] >= 0 else 0.0
         th1 = q[qR[k, 1]] if qR[k, 1] >= 0 else 0.0
-        _rot(axR[k, 0, 0], axR[k, 0, 1], axR[k, 0, 2], th0, Q1)
-        _rot(axR[k, 1, 0], axR[k, 1, 1], axR[k, 1, 2], th1, Q2)
-        _mm(Q1, Q2, Q)
-        _mm(Q, C[k], QC)
+        axis_angle_into(axR[k, 0, 0], axR[k, 0, 1], axR[k, 0, 2], th0, Q1)
+        axis_angle_into(axR[k, 1, 0], axR[k, 1, 1], axR[k, 1, 2], th1, Q2)
+        matmul3_into(Q1, Q2, Q)
+        matmul3_into(Q, C[k], QC)
         if ball[k] >= 0:
-            _mm(QC, balls[ball[k]], L)
+            matmul3_into(QC, balls[ball[k]], L)
         else:
             L[:, :] = QC
         for i in range(3):  # Qrel = L C^T
@@ -325,7 +298,7 @@ def _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff,
             if kk >= 0:
                 for i in range(6):
                     Vs[c, i] += S[kk, i] * u[kk]
-        _mm(Rp, Q1, RpQ1)
+        matmul3_into(Rp, Q1, RpQ1)
         for m in range(2):
             kk = uR[k, m]
             if kk >= 0:
@@ -349,6 +322,37 @@ def _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff,
                 kk = uB[k, m]
                 for i in range(6):
                     Vs[c, i] += S[kk, i] * u[kk]
+
+
+@njit(cache=True)
+def _path_pairs(parent, child, coord_start, coord_count, n_nodes):
+    """(pair_node, pair_coord): for every node i in ascending order, the coordinates of the joints on
+    its path from ground, root first, each joint's coordinates ascending; parent index n_nodes is
+    ground, joints in tree order (parents first)."""
+    joint_of = np.full(n_nodes, -1, dtype=np.int64)
+    size = np.zeros(n_nodes + 1, dtype=np.int64)
+    for k in range(parent.size):
+        joint_of[child[k]] = k
+        size[child[k]] = size[parent[k]] + coord_count[k]
+    total = 0
+    for i in range(n_nodes):
+        total += size[i]
+    nodes = np.empty(total, dtype=np.int64)
+    coords = np.empty(total, dtype=np.int64)
+    pos = 0
+    for i in range(n_nodes):
+        end = pos + size[i]
+        t = end  # filled from the node back to the root
+        k = joint_of[i]
+        while k >= 0:
+            t -= coord_count[k]
+            for a in range(coord_count[k]):
+                nodes[t + a] = i
+                coords[t + a] = coord_start[k] + a
+            p = parent[k]
+            k = joint_of[p] if p < n_nodes else -1
+        pos = end
+    return nodes, coords
 
 
 @njit(cache=True)

@@ -29,7 +29,7 @@ _counter = {"analyze": 0}
 
 def require_cholmod():
     """Import and return ``sksparse.cholmod``, or raise BackendError with install advice."""
-    try:
+    try:  # imported here, on first use: without CHOLMOD flexmb still imports and says how to install it
         from sksparse import cholmod
     except ImportError as exc:  # pragma: no cover - exercised only on broken installs
         raise BackendError(f"CHOLMOD (scikit-sparse) cannot be imported ({exc}); {_INSTALL}.") from exc

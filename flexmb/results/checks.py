@@ -80,7 +80,7 @@ def _problem(kw: Mapping[str, Any]) -> str:
         return "the statistics are not numbers"
     drawing = kw.get("drawing") or {}
     if drawing:
-        bad = check_drawing(drawing, n["node_names"], n["joint_names"], n["element_names"])
+        bad = check_drawing(drawing, n["node_names"], n["joint_names"], n)
         if bad:
             return bad
     return ""

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flexmb.elements.family import StepContext
 from flexmb.engine.assembly import Assembler, Evaluation
 from flexmb.engine.linalg import SparseCholesky
 from flexmb.errors import SettingsError, SolverError
@@ -201,6 +202,7 @@ class GeneralizedAlpha:
         dxs: list[float] = []  # correction sizes since the last factorization
         fresh = False  # factor computed during this step
         restarted = False
+        elements = st.elements  # element families' internal state, carried over the iterations
         for it in range(self.max_iter + 1):
             a1 = (af * st.udot + (1 - af) * udot1 - am * a) / (1 - am)
             dq = st.u + h * ((0.5 - b) * a + b * a1)
@@ -208,11 +210,16 @@ class GeneralizedAlpha:
             st1.t = t1
             st1.u = st.u + h * ((1 - g) * a + g * a1)
             st1.udot = udot1.copy()
+            if self.asm.with_state:
+                st1.elements = elements
             st1.apply_drives(m, t1)
             udot1 = st1.udot
             ev = self._evaluate(st1)
+            settled = True
+            if self.asm.with_state:  # e.g. augmented-Lagrangian multipliers (flexmb.elements, newton_update)
+                elements, settled = self.asm.newton_update(ev, st1)
             if not free.size:
-                return st1, a1, ev, StepInfo(it, nfac, 0.0, h)
+                return self._accept(st1, ev, elements, h, gp, bp), a1, ev, StepInfo(it, nfac, 0.0, h)
             r = ev.residual(udot1)[free]
             if not np.all(np.isfinite(r)):
                 source = evaluation_source(m, st1, ev, udot1) or f"residual of {_names(m, free[~np.isfinite(r)])}"
@@ -233,13 +240,14 @@ class GeneralizedAlpha:
             nxt = theta / (1 - theta) * dxs[-1] if theta < 0.5 else (dxs[-1] if dxs else np.inf)
             eps_pos = 16 * np.finfo(float).eps * self.length_scale
             roundoff = bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale
-            if rn <= self.rtol * scale or nxt <= dx_tol or roundoff:
-                return st1, a1, ev, StepInfo(it, nfac, rn, h)
+            if (rn <= self.rtol * scale or nxt <= dx_tol or roundoff) and settled:
+                return self._accept(st1, ev, elements, h, gp, bp), a1, ev, StepInfo(it, nfac, rn, h)
             diverging = len(r_hist) > 3 and rn > 1e3 * min(r_hist)
             if not fresh and (diverging or len(dxs) >= self.reuse_iterations) and not restarted:
                 # an old factor led the iteration astray or too slowly: restart with a fresh one
                 restarted = True
                 udot1 = udot_start.copy()
+                elements = st.elements
                 self._factor_key = None
                 r_hist.clear()
                 dxs.clear()
@@ -262,6 +270,22 @@ class GeneralizedAlpha:
             udot1 = udot1.copy()
             udot1[free] -= dx
         raise AssertionError("unreachable")
+
+    def _accept(self, st1: State, ev: Evaluation, elements: dict, h: float, gp: float, bp: float) -> State:
+        """The converged state with the element families' internal state, after their end-of-step
+        corrections (ElementFamily.end_step; nothing to do for stateless families)."""
+        if not self.asm.with_state:
+            return st1
+        st1.elements = elements
+        free = self.free
+
+        def solve(r: np.ndarray) -> np.ndarray:
+            if self._factor_key != (gp, bp):
+                self._factorize(ev, gp, bp)
+            return self._solve(r)
+
+        self.asm.end_step(ev, st1, StepContext(h, gp, bp, free, solve, ev.project, ev.twists))
+        return st1
 
     def advance(self, st: State, a: np.ndarray, h: float, t_end: float | None = None
                 ) -> tuple[State, np.ndarray, Evaluation, StepInfo]:

@@ -64,14 +64,21 @@ from __future__ import annotations
 import logging
 import warnings
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from flexmb.analysis.monitors import RigidClosure
+from flexmb.elements import FAMILIES, has_element_forces
 from flexmb.elements import bushing as bushing_kernels
+from flexmb.elements.beam import BeamData
+from flexmb.elements.bushing import BushingData
 from flexmb.engine.assembly import Assembler
+from flexmb.errors import ModelError, SolverError
+from flexmb.model import Model
 from flexmb.state import State
 
 __all__ = ["StartReport", "StartWarning", "consistent_state", "relax_free_nodes", "relaxed_start"]
@@ -107,10 +114,24 @@ class StartReport:
                 "worst_equivalent_strain": self.worst_strain}
 
 
+def _element_links(model: Model) -> list[tuple[int, int]]:
+    """(a, b) node pairs (ground = N) joined by an element of a family with forces between nodes
+    (bushings, beams, ...), in registry and element order."""
+    N = model.n_nodes
+    out = []
+    for name, fam in FAMILIES.items():
+        if fam.forces and not fam.node_mass and name in model.elements:
+            nodes = fam.element_nodes(model.elements[name])
+            nodes = np.where(nodes < 0, N, nodes)
+            for row in nodes:
+                out += [(int(row[i]), int(row[i + 1])) for i in range(len(row) - 1)]
+    return out
+
+
 class _Plan:
     """Which automatic free joints are relaxed, and the held node (or ground) carrying each."""
 
-    def __init__(self, model) -> None:
+    def __init__(self, model: Model) -> None:
         N = model.n_nodes
         auto = {model.node_index(n) for n in model.auto_free_nodes}
         cluster = np.full(N, -1)
@@ -121,10 +142,7 @@ class _Plan:
             else:
                 cluster[c] = -1 if p < 0 else cluster[p]
         adj: list[list[int]] = [[] for _ in range(N + 1)]  # node N: ground
-        for a, b in zip(np.where(model.bushing_a < 0, N, model.bushing_a), model.bushing_b):
-            adj[a].append(int(b))
-            adj[b].append(int(a))
-        for a, b in zip(model.beam_a, model.beam_b):
+        for a, b in _element_links(model):  # the elements joining two nodes, family by family
             adj[a].append(int(b))
             adj[b].append(int(a))
         members: dict[int, list[int]] = {}
@@ -160,7 +178,7 @@ class _Plan:
         self.nodes = tuple(model.node_names[i] for k in self.joints for i in members[int(k)])
 
 
-def relax_free_nodes(model, state: State | None = None, warn_strain: float = 1e-4, max_iter: int = 30,
+def relax_free_nodes(model: Model, state: State | None = None, warn_strain: float = 1e-4, max_iter: int = 30,
                      asm: Assembler | None = None, extra: np.ndarray | None = None) -> tuple[State, StartReport]:
     """``state`` (default: the model's initial state) with its free FE nodes placed by the
     relaxation of the module docstring (eq. (1)–(3)): positions by the static balance of the
@@ -173,7 +191,7 @@ def relax_free_nodes(model, state: State | None = None, warn_strain: float = 1e-
     if extra is not None and len(extra):
         plan.coords = np.union1d(plan.coords, np.asarray(extra, dtype=int))
     rep = StartReport(relaxed_nodes=plan.nodes)
-    has_elements = bool(len(model.beam_names) or len(model.bushing_names))
+    has_elements = has_element_forces(model)
     at_assembly = (not np.any(st.q) and np.array_equal(st.balls, np.broadcast_to(np.eye(3), st.balls.shape)))
     if not has_elements or (at_assembly and not np.any(st.u)):
         return st, rep  # the assembly configuration at rest: unstrained by construction, nothing to carry
@@ -190,7 +208,7 @@ def relax_free_nodes(model, state: State | None = None, warn_strain: float = 1e-
     return st, rep
 
 
-def relaxed_start(model) -> tuple[State, dict]:
+def relaxed_start(model: Model) -> tuple[State, dict]:
     """The start :func:`flexmb.simulate` uses when it is given no state: the model's initial state
     with its free FE nodes relaxed (:func:`relax_free_nodes`), and a meta entry ``{"start": ...}``
     (:meth:`StartReport.as_meta`). Pass ``state=model.initial_state()`` to simulate to start from
@@ -201,7 +219,7 @@ def relaxed_start(model) -> tuple[State, dict]:
 
 # ----------------------------------------------------------------------------- steps
 
-def _predict(model, asm: Assembler, st: State, plan: _Plan, positions: bool) -> State:
+def _predict(model: Model, asm: Assembler, st: State, plan: _Plan, positions: bool) -> State:
     """Eq. (2): every relaxed cluster root carried rigidly by its carrier (pose and velocity)."""
     ev = asm.evaluate(st, load_factor=0.0)
     x, R, V = ev.kin.x, ev.kin.R, ev.kin.V
@@ -258,7 +276,7 @@ def _solve_scaled(K: sp.spmatrix, rhs: np.ndarray) -> np.ndarray:
     return x
 
 
-def _relax_positions(model, asm: Assembler, st: State, plan: _Plan, max_iter: int,
+def _relax_positions(model: Model, asm: Assembler, st: State, plan: _Plan, max_iter: int,
                      rep: StartReport) -> tuple[State, int]:
     """Eq. (1) by Newton from the predictor, at u = 0 and load factor 0."""
     f = plan.coords
@@ -299,7 +317,7 @@ def _relax_positions(model, asm: Assembler, st: State, plan: _Plan, max_iter: in
     return out, it
 
 
-def _relax_velocities(model, asm: Assembler, st: State, plan: _Plan) -> State:
+def _relax_velocities(model: Model, asm: Assembler, st: State, plan: _Plan) -> State:
     """Eq. (3): K_m,ff u_f = -K_m,fc u_c, solved as a correction of the predicted u_f."""
     f = plan.coords
     ev = asm.evaluate(st, load_factor=0.0)
@@ -314,27 +332,28 @@ def _relax_velocities(model, asm: Assembler, st: State, plan: _Plan) -> State:
     return out
 
 
-def _strain_report(model, asm: Assembler, st: State, rep: StartReport, warn_strain: float) -> None:
+def _strain_report(model: Model, asm: Assembler, st: State, rep: StartReport, warn_strain: float) -> None:
     """Strain energy of the start, equivalent strains per element, log and warning."""
     ev = asm.evaluate(st, load_factor=0.0)
     rep.strain_energy = float(ev.strain_energy)
     names, eps = [], []
-    if len(model.beam_names):
-        Uref = 0.5 * model.beam_Kl[:, 0, 0] * model.beam_L0**2  # EA L0 / 2
-        names += list(model.beam_names)
-        eps += list(np.sqrt(np.maximum(ev.beam_energy, 0.0) / Uref))
-    if len(model.bushing_names):
+    beams: BeamData = model.elements["beam"]
+    if beams.n:
+        Uref = 0.5 * beams.Kl[:, 0, 0] * beams.L0**2  # EA L0 / 2
+        names += list(beams.names)
+        eps += list(np.sqrt(np.maximum(asm.element_output(ev, "beam", "strain_energy"), 0.0) / Uref))
+    bu: BushingData = model.elements["bushing"]
+    if bu.n:
         N = model.n_nodes
         xe = np.concatenate([ev.kin.x, np.zeros((1, 3))])
         Re = np.concatenate([ev.kin.R, np.eye(3)[None]])
-        ia = np.where(model.bushing_a < 0, N, model.bushing_a)
-        d, _ = bushing_kernels.deformation(xe[ia], Re[ia], xe[model.bushing_b], Re[model.bushing_b], model.bushing_sa,
-                                           model.bushing_Ea, model.bushing_sb, model.bushing_Eb, model.bushing_mode)
-        U = 0.5 * np.einsum("ni,nij,nj->n", d, model.bushing_K, d)
-        kt = np.diagonal(model.bushing_K, axis1=1, axis2=2)[:, :3].max(axis=1)
+        ia = np.where(bu.a < 0, N, bu.a)
+        d, _ = bushing_kernels.deformation(xe[ia], Re[ia], xe[bu.b], Re[bu.b], bu.sa, bu.Ea, bu.sb, bu.Eb, bu.mode)
+        U = 0.5 * np.einsum("ni,nij,nj->n", d, bu.K, d)
+        kt = np.diagonal(bu.K, axis1=1, axis2=2)[:, :3].max(axis=1)
         size = float(np.ptp(model.X0, axis=0).max(initial=0.0)) or 1.0
-        Uref = 0.5 * np.where(kt > 0, kt, np.diagonal(model.bushing_K, axis1=1, axis2=2).max(axis=1)) * size**2
-        names += list(model.bushing_names)
+        Uref = 0.5 * np.where(kt > 0, kt, np.diagonal(bu.K, axis1=1, axis2=2).max(axis=1)) * size**2
+        names += list(bu.names)
         eps += list(np.sqrt(np.maximum(U, 0.0) / np.maximum(Uref, 1e-300)))
     if eps and max(eps) > 0:
         i = int(np.argmax(eps))
@@ -353,7 +372,7 @@ def _strain_report(model, asm: Assembler, st: State, rep: StartReport, warn_stra
 
 # ----------------------------------------------------------------------------- consistent starts
 
-def consistent_state(model, independent=None, state: State | None = None, tol: float = 1e-12, max_iter: int = 50,
+def consistent_state(model: Model, independent=None, state: State | None = None, tol: float = 1e-12, max_iter: int = 50,
                      relax: bool = True, rtol: float = 1e-9) -> State:
     """A start of a closed-loop mechanism whose cuts are unloaded: positions and velocities of all
     tree coordinates from the independent ones the user gives, by a position and velocity
@@ -382,8 +401,6 @@ def consistent_state(model, independent=None, state: State | None = None, tol: f
     rocker of the folded change-point four-bar). Given values that cannot close the loops are
     refused the same way. Four-bar with a bushing cut, crank at 1.5 rad turning at 2 rad/s: the
     rocker's angle and speed equal the closed-form four-bar's to 1e-12 (tests/test_initial.py)."""
-    from flexmb.errors import ModelError, SolverError
-
     st = model.initial_state() if state is None else state.copy()
     st.apply_drives(model, st.t)
     held = np.zeros(model.n_u, dtype=bool)
@@ -449,12 +466,8 @@ def consistent_state(model, independent=None, state: State | None = None, tol: f
     return st
 
 
-def _independent_values(model, independent, st: State):
+def _independent_values(model: Model, independent, st: State):
     """(u index, q or None, u or None) for every independent coordinate the user gives."""
-    from collections.abc import Mapping
-
-    from flexmb.errors import ModelError
-
     if independent is None:
         return []
     items = independent.items() if isinstance(independent, Mapping) else ((n, None) for n in independent)
@@ -486,15 +499,14 @@ def _independent_values(model, independent, st: State):
     return out
 
 
-def _loop_closure(model):
+def _loop_closure(model: Model):
     """The rigid-equivalent closure of the model's loops (RigidClosure: the beam links that cut a
     loop, and the bushings) and the coordinates of the pins at those links' ends; (None, []) when
     no loop is cut and there is no bushing."""
-    from flexmb.analysis.monitors import RigidClosure
-
-    index = {n: i for i, n in enumerate(model.beam_names)}
-    links = list(dict.fromkeys(model.beam_link[index[e]] for lp in model.loops for e in lp.elements if e in index))
-    if not links and not len(model.bushing_names):
+    beams: BeamData = model.elements["beam"]
+    index = {n: i for i, n in enumerate(beams.names)}
+    links = list(dict.fromkeys(beams.link[index[e]] for lp in model.loops for e in lp.elements if e in index))
+    if not links and not model.elements["bushing"].n:
         return None, []
     closure = RigidClosure(model, links=links, bushings=True)
     pins = []

@@ -11,12 +11,13 @@ import scipy.sparse.linalg as spla
 
 from flexmb.engine.assembly import Assembler
 from flexmb.errors import SolverError
+from flexmb.model import Model
 from flexmb.state import State
 
 __all__ = ["natural_frequencies"]
 
 
-def natural_frequencies(model, state: State | None = None, n_modes: int = 6) -> tuple[np.ndarray, np.ndarray]:
+def natural_frequencies(model: Model, state: State | None = None, n_modes: int = 6) -> tuple[np.ndarray, np.ndarray]:
     """The ``n_modes`` lowest natural frequencies [Hz] and mode shapes (n_u, n_modes; rows of
     driven coordinates are zero) about ``state`` (default: the initial state)."""
     asm = Assembler(model, exact_tangent=True)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexmb.elements import FAMILIES
+
 __all__ = ["state_source", "evaluation_source", "row_source"]
 
 _MAX_NAMED = 3
@@ -39,10 +41,8 @@ def _node_items(model, nodes: np.ndarray) -> str:
     """Nodes with the bodies and elements attached to them, e.g. "node 'n1' (body 'rod')"."""
     parts = []
     for n in nodes:
-        att = [f"body '{model.body_names[b]}'" for b in np.flatnonzero(model.body_node == n)]
-        att += [f"beam '{model.beam_names[e]}'" for e in np.flatnonzero((model.beam_a == n) | (model.beam_b == n))]
-        att += [f"bushing '{model.bushing_names[e]}'"
-                for e in np.flatnonzero((model.bushing_a == n) | (model.bushing_b == n))]
+        att = [f"{fam.label} '{e}'" for name, fam in FAMILIES.items() if name in model.elements
+               for e in fam.node_roles(model, model.elements[name]).get(int(n), [])]
         att += [f"load '{ld.name}'" for ld in model.loads if ld.node == n]
         parts.append(f"node '{model.node_names[n]}'" + (f" ({', '.join(att[:4])})" if att else ""))
     return ", ".join(parts)
@@ -88,14 +88,11 @@ def evaluation_source(model, st, ev, udot: np.ndarray | None = None) -> str | No
     bad = _first(_bad(ev.loads))
     if bad.size:
         return f"nodal load on {_node_items(model, bad)}"
-    for arr, kind, names in ((ev.beam_forces, "section forces of beam", model.beam_names),
-                             (ev.bushing_K, "stiffness of bushing", model.bushing_names)):
-        if arr is not None:
-            bad = _first(_bad(arr))
-            if bad.size:
-                return f"{kind} {_list(names[i] for i in bad)}"
+    for name, fe in ev.elements.items():  # each element family's evaluation: its energies
+        if not (np.isfinite(fe.strain_energy) and np.isfinite(fe.dissipation)):
+            return f"strain energy or damping power of the {FAMILIES[name].plural}"
     if not np.isfinite(ev.strain_energy):
-        return "element strain energy (beams, bushings)"
+        return "element strain energy"
     bad = _first(_bad(ev.bias))
     if bad.size:
         return f"forces on {_node_items(model, bad)} (inertia, gravity, loads and elements)"
@@ -119,9 +116,11 @@ def row_source(model, row: dict) -> str | None:
         ("joint_points", "point of joint", lambda i: _list(model.joint_names[j] for j in i)),
         ("drive_forces", "drive force of", lambda i: _coords(model, model.driven[i])),
         ("reactions", "reaction of joint", lambda i: _list(model.joint_names[j] for j in i)),
-        ("element_forces", "section forces of beam", lambda i: _list(model.beam_names[j] for j in i)),
-        ("element_energy", "strain energy of beam", lambda i: _list(model.beam_names[j] for j in i)),
     )
+    # the element families' recorded outputs (e.g. the beams' section forces), named by element
+    named += tuple((out.field, f"{out.name.replace('_', ' ')} of {fam.label}",
+                    lambda i, names=model.elements[name].names: _list(names[j] for j in i))
+                   for name, fam in FAMILIES.items() if name in model.elements for out in fam.outputs if out.field)
     for key, what, name in named:
         if key in row:
             bad = _first(_bad(row[key]))

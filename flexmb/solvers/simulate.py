@@ -11,7 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
+from flexmb.elements import FAMILIES
 from flexmb.errors import SolverError
+from flexmb.model import Model
 from flexmb.results.drawing import drawing_of
 from flexmb.results.result import Result
 from flexmb.results.rundir import RunWriter
@@ -27,7 +29,7 @@ __all__ = ["simulate"]
 
 
 _ROW_KEYS = ("t", "q", "u", "udot", "x", "R", "joint_points", "twists", "drive_forces", "reactions",
-             "newton_iterations", "element_forces", "element_energy")
+             "newton_iterations")
 _ENERGY_KEYS = ("kinetic", "potential", "strain", "dissipated", "drive_work", "load_work")
 
 
@@ -36,11 +38,15 @@ class _Recorder:
     dampers, drives and loads is integrated over every step (trapezoidal rule), whatever the
     output interval."""
 
-    def __init__(self, model, integ: GeneralizedAlpha, writer: RunWriter | None = None) -> None:
+    def __init__(self, model: Model, integ: GeneralizedAlpha, writer: RunWriter | None = None) -> None:
         self.m = model
         self.integ = integ
         self.writer = writer
-        self.rows: dict[str, list] = {k: [] for k in _ROW_KEYS + tuple(f"energy__{k}" for k in _ENERGY_KEYS)}
+        # the element families' recorded outputs (ElementFamily.outputs with a Result field)
+        self.outputs = [(name, out) for name, fam in FAMILIES.items() if name in model.elements
+                        for out in fam.outputs if out.field]
+        self.rows: dict[str, list] = {k: [] for k in _ROW_KEYS + tuple(out.field for _, out in self.outputs)
+                                      + tuple(f"energy__{k}" for k in _ENERGY_KEYS)}
         self.work = {"dissipated": 0.0, "drive_work": 0.0, "load_work": 0.0}
         self._prev: tuple[float, tuple[float, float, float]] | None = None
         self._drive = np.zeros(0)
@@ -95,13 +101,11 @@ class _Recorder:
         non-finite quantity (flexmb.solvers.nonfinite.row_source)."""
         m, asm = self.m, self.integ.asm
         T, V = asm.energies(ev, st)
-        nb = len(m.beam_names)
         row = {
             "t": st.t, "q": self._q_out(st), "u": st.u.copy(), "udot": st.udot.copy(), "x": ev.kin.x, "R": ev.kin.R,
             "joint_points": ev.kin.joint_point, "twists": ev.kin.V, "drive_forces": self._drive,
             "reactions": asm.reactions(ev, st.udot), "newton_iterations": np.int64(iterations),
-            "element_forces": ev.beam_forces if nb else np.zeros((0, 6)),
-            "element_energy": ev.beam_energy if nb else np.zeros(0),
+            **{out.field: asm.element_output(ev, name, out.name) for name, out in self.outputs},
             # element strain energy apart from gravity and joint springs (energies() sums them)
             "energy__kinetic": T, "energy__potential": V - ev.strain_energy, "energy__strain": ev.strain_energy,
             **{f"energy__{k}": v for k, v in self.work.items()},
@@ -121,7 +125,13 @@ class _Recorder:
     def result(self, status: str, stats: dict, meta: dict | None = None) -> Result:
         m, R = self.m, self.rows
         n = len(R["t"])
-        nb = len(m.beam_names)
+        outputs = {}
+        for name, out in self.outputs:
+            n_el = m.elements[name].n
+            shape = (n, n_el, len(out.columns)) if out.columns else (n, n_el)
+            outputs[out.field] = np.array(R[out.field], dtype=float).reshape(shape)
+            if out.names_field:
+                outputs[out.names_field] = m.elements[name].names
         return Result(
             t=np.array(R["t"], dtype=float), q=np.array(R["q"]).reshape(n, m.n_u), u=np.array(R["u"]).reshape(n, m.n_u),
             udot=np.array(R["udot"]).reshape(n, m.n_u), x=np.array(R["x"]).reshape(n, m.n_nodes, 3),
@@ -132,15 +142,13 @@ class _Recorder:
             energy={k: np.array(R[f"energy__{k}"], dtype=float) for k in _ENERGY_KEYS},
             newton_iterations=np.array(R["newton_iterations"], dtype=np.int64), coordinate_names=m.coordinate_names,
             node_names=m.node_names, joint_names=m.joint_names,
-            driven_names=tuple(m.coordinate_names[k] for k in m.driven), status=status, stats=stats,
-            element_forces=np.array(R["element_forces"], dtype=float).reshape(n, nb, 6),
-            element_energy=np.array(R["element_energy"], dtype=float).reshape(n, nb), element_names=m.beam_names,
+            driven_names=tuple(m.coordinate_names[k] for k in m.driven), status=status, stats=stats, **outputs,
             drawing=drawing_of(m), meta=dict(meta or {}),
         )
 
 
 def simulate(
-    model,
+    model: Model,
     t_end: float,
     dt: float,
     rho_inf: float = RHO_INF,

@@ -31,8 +31,10 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from flexmb.elements import has_element_forces
 from flexmb.engine.assembly import Assembler
-from flexmb.errors import SolverError
+from flexmb.errors import ModelError, SolverError
+from flexmb.model import Model
 from flexmb.state import State
 
 __all__ = ["StaticResult", "static_equilibrium"]
@@ -72,8 +74,6 @@ class StaticResult:
         try:
             return self.x[self.node_names.index(name)]
         except ValueError:
-            from flexmb.errors import ModelError
-
             raise ModelError(f"unknown node '{name}'. Known nodes: {list(self.node_names)[:20]}.") from None
 
 
@@ -86,7 +86,7 @@ class _NewtonFailure(Exception):
 
 
 def static_equilibrium(
-    model,
+    model: Model,
     load_steps: int | str = "auto",
     tol: float = 1e-10,
     max_iter: int = 50,
@@ -166,11 +166,11 @@ def static_equilibrium(
 class _Newton:
     """Newton iterations on r(q; λ) = 0 over the coordinates ``free`` (module docstring)."""
 
-    def __init__(self, model, asm: Assembler, free: np.ndarray, tol: float, max_iter: int) -> None:
+    def __init__(self, model: Model, asm: Assembler, free: np.ndarray, tol: float, max_iter: int) -> None:
         self.model, self.asm, self.free, self.tol, self.max_iter = model, asm, free, tol, max_iter
         # with elements: their assembled tangent B^T K B (+ joint springs); otherwise (rigid trees)
         # central differences of the residual along the retraction
-        self.use_elements = bool(len(model.beam_names) or len(model.bushing_names))
+        self.use_elements = has_element_forces(model)
         self.k_diag = asm.stiffness_damping_diag(free)[0]
 
     def solve(self, st: State, lam: float) -> tuple[State, int]:
@@ -209,7 +209,7 @@ class _Newton:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _fd_tangent(model, asm: Assembler, st: State, lam: float, free: np.ndarray) -> np.ndarray:
+def _fd_tangent(model: Model, asm: Assembler, st: State, lam: float, free: np.ndarray) -> np.ndarray:
     K = np.empty((free.size, free.size))
     eps = 1e-6
     for j, k in enumerate(free):

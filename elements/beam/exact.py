@@ -1,69 +1,17 @@
-"""Two-node co-rotational 3-D beam (Crisfield 1990; Battini & Pacoste 2002), vectorised.
-
-Reference: length L0, section frame E0 (e1 along the axis, e2, e3 the section's principal
-axes) held by each node i through the constant offset C_i = R_i0^T E0, so the current nodal
-section frames are T_i = R_i C_i. Co-rotated frame R_r = [r1 r2 r3]:
-
-    r1 = (x2 - x1) / l,   q = (T1 e2 + T2 e2) / 2,   r3 = r1 x q / |r1 x q|,   r2 = r3 x r1    (1)
-
-Local deformations p_l = (u, th1, th2): u = l - L0, th_i = log(R_r^T T_i)                    (2)
-
-Their variations with respect to the node motions (dx_i, dw_i; dw a global spin):
-
-    du = r1 . (dx2 - dx1)
-    dw_r (local) = [ (q1/q2) a2 + r3.dq / q2,  -r3.(dx2-dx1)/l,  r2.(dx2-dx1)/l ]            (3)
-        with a2 = -r3.(dx2-dx1)/l, q_k = r_k . q, dq = (dw1 x T1e2 + dw2 x T2e2)/2
-    dth_i = J_l^-1(th_i) R_r^T (dw_i - dw_r)                                                  (4)
-
-collected in p_l' = Bl v (Bl: 7x12). Strain energy U = 1/2 p_l^T K_l p_l with the small-strain
-Euler–Bernoulli or Timoshenko stiffness K_l (axial EA/L0, torsion GJ/L0, bending
-EI/(L0(1+Φ)) [[4+Φ, 2-Φ], [2-Φ, 4+Φ]] with Φ = 12 EI / (κ G A L0²), Φ = 0 for Euler–
-Bernoulli). Internal nodal forces f = Bl^T K_l p_l (exact gradient: conservative and
-objective, a rigid motion leaves p_l unchanged). Damping on the deformational velocities:
-f_d = Bl^T (α K_l) Bl v (stiffness-proportional, Zahariev eq. 13).
-
-Mass (co-rotated consistent mass): the kinetic energy is that of the small-displacement
-element seen from the co-rotated frame,
-
-    T = 1/2 v_l^T M_l v_l,   v_l = R~^T v,   R~ = diag(R_r, R_r, R_r, R_r)                     (5)
-
-with M_l the 12x12 consistent mass of cubic (Hermite) bending, linear axial and torsional
-interpolation, Rayleigh rotary inertia included (Przemieniecki 1968, §11). It is exact for rigid
-motions and gives the O(h^4) convergence of bending frequencies. With M = R~ M_l R~^T, the
-co-rotated frame's spin W = R_r W_r v (W_r from (3)) and the spatial angular velocities of the
-nodes, the Lagrange equations on SO(3) (Hamel term for spatial angular velocities) give the
-inertia node forces
-
-    f_in = M a + [W]x~ p - M [W]x~ v - (R_r W_r)^T sum_k p_k x v_k - (0, w1 x p_th1, 0, w2 x p_th2)   (6)
-
-with p = M v and k over the four 3-blocks of v; v^T f_in = dT/dt exactly. Gravity acts on the
-Hermite-interpolated centre of mass
-
-    V_g = -m g . (x_mid + R_r d_l),   d_l = L0/12 (0, th1z - th2z, -(th1y - th2y))              (7)
-
-and its node forces are the exact gradient (consistent load: m g/2 and the end moments
-m g L0/12 of a straight element), so a freely falling element stays undeformed.
+"""The beam's numpy code that the runtime needs (vectorised over elements, arrays ``(n, ...)``):
+local stiffness and consistent mass (compile), deformations and their derivative (eq. 1–4 of
+:mod:`flexmb.elements.beam`), the exact consistent tangent (statics, modal analysis, the
+relaxed start), the material-plus-string tangent, the global element mass (eq. 5) and the
+section forces. The hot path of the time step is compiled: :mod:`flexmb.elements.beam.kernels`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from flexmb.rotations import cross, logm, skew
+from flexmb.rotations import cross, expm, jl_inv, logm
 
-__all__ = [
-    "local_stiffness", "local_mass", "deformations", "internal_forces", "section_forces", "mass_apply", "global_mass",
-    "inertia_forces", "kinetic_energy", "gravity_forces", "tangent", "tangent_approx",
-]
-
-
-def _jl_inv(phi: np.ndarray) -> np.ndarray:
-    th = np.linalg.norm(phi, axis=-1)
-    K = skew(phi)
-    small = th < 1e-4
-    ths = np.where(small, 1.0, th)
-    c = np.where(small, 1.0 / 12.0 + th**2 / 720.0, 1.0 / ths**2 - (1 + np.cos(ths)) / (2 * ths * np.sin(ths)))
-    return np.eye(3) - 0.5 * K + c[..., None, None] * (K @ K)
+__all__ = ["local_stiffness", "local_mass", "deformations", "section_forces", "global_mass", "tangent", "tangent_approx"]
 
 
 def local_stiffness(L0, E, G, A, Iy, Iz, J, ky=None, kz=None) -> np.ndarray:
@@ -124,27 +72,8 @@ def deformations(x1, R1, x2, R2, C1, C2, L0):
     for i, (th, sl) in enumerate(((th1, slice(3, 6)), (th2, slice(9, 12)))):
         M = np.zeros((n, 3, 12))
         M[:, :, sl] = RrT
-        Bl[:, 1 + 3 * i: 4 + 3 * i] = _jl_inv(th) @ (M - Wr)
+        Bl[:, 1 + 3 * i: 4 + 3 * i] = jl_inv(th) @ (M - Wr)
     return p, Bl, Rr, Wr
-
-
-def internal_forces(x1, R1, x2, R2, V, C1, C2, L0, Kl, alpha):
-    """Node forces (n,12) = -(elastic + damping) on (F1, M1, F2, M2), strain energy (n,), local
-    forces f_l (n,7), dissipated power (n,) and the matrices Bl (n,7,12)."""
-    p, Bl, *_ = deformations(x1, R1, x2, R2, C1, C2, L0)
-    return elastic_forces(p, Bl, V, Kl, alpha) + (Bl,)
-
-
-def elastic_forces(p, Bl, V, Kl, alpha):
-    """Elastic and damping node forces -Bl^T K_l (p + alpha p') (n,12), strain energy (n,), local
-    forces K_l p (n,7) and dissipated power (n,), from precomputed deformations."""
-    fl = np.einsum("nij,nj->ni", Kl, p)
-    pdot = np.einsum("nij,nj->ni", Bl, V)
-    fd = alpha[:, None] * np.einsum("nij,nj->ni", Kl, pdot)
-    f = -np.einsum("nji,nj->ni", Bl, fl + fd)
-    energy = 0.5 * np.einsum("ni,ni->n", p, fl)
-    power = np.einsum("ni,ni->n", pdot, fd)
-    return f, energy, fl, power
 
 
 _T0 = np.array([[156, 0, 54, 0], [0, 0, 0, 0], [54, 0, 156, 0], [0, 0, 0, 0]], dtype=float)
@@ -177,65 +106,12 @@ def local_mass(L0, rhoA, rhoIy, rhoIz) -> np.ndarray:
     return M
 
 
-def _to_local(Rr, v):
-    """Blockwise R_r^T v for node vectors v (n,12) -> (n,4,3)."""
-    return np.einsum("nji,nkj->nki", Rr, v.reshape(-1, 4, 3))
-
-
-def _to_global(Rr, vl):
-    """Blockwise R_r vl for local block vectors (n,4,3) -> (n,12)."""
-    return np.einsum("nij,nkj->nki", Rr, vl).reshape(-1, 12)
-
-
-def mass_apply(Rr, Ml, a) -> np.ndarray:
-    """M a = R~ M_l R~^T a (n,12) for node accelerations a (n,12) (eq. 5)."""
-    al = _to_local(Rr, a).reshape(-1, 12)
-    return _to_global(Rr, np.einsum("nij,nj->ni", Ml, al).reshape(-1, 4, 3))
-
-
 def global_mass(Rr, Ml) -> np.ndarray:
     """Element mass M = R~ M_l R~^T (n,12,12) in global node components (eq. 5)."""
     n = Rr.shape[0]
     M = Ml.reshape(n, 4, 3, 4, 3)
     M = np.einsum("nia,nkalb,njb->nkilj", Rr, M, Rr)
     return M.reshape(n, 12, 12)
-
-
-def kinetic_energy(Rr, Ml, V) -> np.ndarray:
-    """T (n,) of eq. (5) for node twists V (n,12)."""
-    vl = _to_local(Rr, V).reshape(-1, 12)
-    return 0.5 * np.einsum("ni,nij,nj->n", vl, Ml, vl)
-
-
-def inertia_forces(Rr, Wr, Ml, V) -> np.ndarray:
-    """Velocity-dependent inertia node forces of eq. (6) (everything but M a), (n,12)."""
-    Vb = V.reshape(-1, 4, 3)
-    P = mass_apply(Rr, Ml, V).reshape(-1, 4, 3)
-    W = np.einsum("nij,njk,nk->ni", Rr, Wr, V)  # spin of the co-rotated frame, global
-    WxV = cross(W[:, None, :], Vb)
-    g = cross(W[:, None, :], P).reshape(-1, 12) - mass_apply(Rr, Ml, WxV.reshape(-1, 12))
-    g -= np.einsum("nij,njk,ni->nk", Rr, Wr, cross(P, Vb).sum(axis=1))
-    g = g.reshape(-1, 4, 3)
-    g[:, 1] -= cross(Vb[:, 1], P[:, 1])
-    g[:, 3] -= cross(Vb[:, 3], P[:, 3])
-    return g.reshape(-1, 12)
-
-
-def gravity_forces(p, Bl, Rr, Wr, x1, x2, mass, L0, g) -> tuple[np.ndarray, np.ndarray]:
-    """Weight of the elements as node forces (n,12) and potential energy (n,) of eq. (7)."""
-    dl = (L0 / 12)[:, None] * np.stack([np.zeros_like(L0), p[:, 3] - p[:, 6], p[:, 5] - p[:, 2]], axis=1)
-    c = np.einsum("nij,nj->ni", Rr, dl)
-    mg = mass[:, None] * g[None, :]
-    energy = -np.einsum("ni,ni->n", mg, 0.5 * (x1 + x2) + c)
-    f = np.zeros((p.shape[0], 12))
-    f[:, 0:3] = 0.5 * mg
-    f[:, 6:9] = 0.5 * mg
-    Wg = np.einsum("nij,njk->nik", Rr, Wr)
-    f += np.einsum("nik,ni->nk", Wg, cross(c, mg))
-    # d(d_l)/dX = D Bl with D picking (th1z - th2z, th2y - th1y) scaled by L0/12
-    gl = np.einsum("nji,nj->ni", Rr, mg) * (L0 / 12)[:, None]
-    f += gl[:, 1:2] * (Bl[:, 3] - Bl[:, 6]) + gl[:, 2:3] * (Bl[:, 5] - Bl[:, 2])
-    return f, energy
 
 
 def section_forces(fl: np.ndarray, L0: np.ndarray) -> np.ndarray:
@@ -257,8 +133,6 @@ def tangent(x1, R1, x2, R2, C1, C2, L0, Kl, eps: float = 1e-6) -> tuple[np.ndarr
     rotations along the retraction R <- expm(dw) R), symmetrised. Differencing only the geometric
     part keeps the truncation error proportional to the stress (zero at rest) instead of EA eps^2/L^3
     of the axial stiffness, which would swamp the bending stiffness of slender elements."""
-    from flexmb.rotations import expm
-
     n = x1.shape[0]
     p0, Bl0, *_ = deformations(x1, R1, x2, R2, C1, C2, L0)
     fl0 = np.einsum("nij,nj->ni", Kl, p0)

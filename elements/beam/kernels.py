@@ -1,10 +1,11 @@
 """Compiled (numba) kernels of the co-rotational beam: the hot path of every Newton iteration.
 
-They compute, element by element in one pass, exactly what the vectorised reference kernels of
-``beam.py`` compute (the tests compare both): the co-rotated frame and local deformations (eq.
-1–4), elastic and damping forces, the consistent-mass inertia forces (eq. 5–6), the weight (eq.
-7), and, for the iteration matrix, the element matrices ck K + cc C + cm M with K the material
-stiffness plus the string (axial force) geometric stiffness.
+They compute, element by element in one pass, exactly what the vectorised test oracles of
+:mod:`flexmb.elements.beam.reference` compute (tests/test_beam_compiled.py compares both): the
+co-rotated frame and local deformations (eq. 1–4 of :mod:`flexmb.elements.beam`), elastic and
+damping forces, the consistent-mass inertia forces (eq. 5–6), the weight (eq. 7), and, for the
+iteration matrix, the element matrices ck K + cc C + cm M with K the material stiffness plus the
+string (axial force) geometric stiffness.
 """
 
 from __future__ import annotations
@@ -12,72 +13,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["residual", "mass_apply", "element_matrices", "mass_pattern"]
+from flexmb.rotations import cross_into, jl_inv_into, logm_into, matmul3_into
 
-
-@njit(cache=True)
-def _log(M, out):
-    """Rotation vector of the rotation matrix M (3,3) (angle in [0, pi]) into out (3)."""
-    w0 = M[2, 1] - M[1, 2]
-    w1 = M[0, 2] - M[2, 0]
-    w2 = M[1, 0] - M[0, 1]
-    c = 0.5 * (M[0, 0] + M[1, 1] + M[2, 2] - 1.0)
-    c = min(1.0, max(-1.0, c))
-    sn = 0.5 * np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
-    th = np.arctan2(sn, c)
-    if th < 1e-6:
-        f = 0.5 + th * th / 12.0
-        out[0], out[1], out[2] = f * w0, f * w1, f * w2
-    elif th < np.pi - 1e-4:
-        f = th / (2.0 * np.sin(th))
-        out[0], out[1], out[2] = f * w0, f * w1, f * w2
-    else:  # near pi: axis from the symmetric part (R + R^T)/2 = c I + (1 - c) n n^T
-        best, k = -1.0, 0
-        for i in range(3):
-            if M[i, i] > best:
-                best, k = M[i, i], i
-        for i in range(3):
-            out[i] = (0.5 * (M[i, k] + M[k, i]) - (c if i == k else 0.0)) / (1.0 - c)
-        nn = np.sqrt(out[0] * out[0] + out[1] * out[1] + out[2] * out[2])
-        s = out[0] * w0 + out[1] * w1 + out[2] * w2
-        f = (-th if s < 0 else th) / nn
-        for i in range(3):
-            out[i] *= f
-
-
-@njit(cache=True)
-def _jl_inv(phi, out):
-    """Inverse left Jacobian of SO(3) at the rotation vector phi into out (3,3)."""
-    th2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
-    th = np.sqrt(th2)
-    if th < 1e-4:
-        c = 1.0 / 12.0 + th2 / 720.0
-    else:
-        c = 1.0 / th2 - (1.0 + np.cos(th)) / (2.0 * th * np.sin(th))
-    # K = [phi]x, K K = phi phi^T - |phi|^2 I
-    p0, p1, p2 = phi[0], phi[1], phi[2]
-    out[0, 0] = 1.0 + c * (p0 * p0 - th2)
-    out[1, 1] = 1.0 + c * (p1 * p1 - th2)
-    out[2, 2] = 1.0 + c * (p2 * p2 - th2)
-    out[0, 1] = 0.5 * p2 + c * p0 * p1
-    out[1, 0] = -0.5 * p2 + c * p0 * p1
-    out[0, 2] = -0.5 * p1 + c * p0 * p2
-    out[2, 0] = 0.5 * p1 + c * p0 * p2
-    out[1, 2] = 0.5 * p0 + c * p1 * p2
-    out[2, 1] = -0.5 * p0 + c * p1 * p2
-
-
-@njit(cache=True)
-def _cross(a, b, out):
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
+__all__ = ["residual", "mass_forces", "element_matrices", "mass_pattern"]
 
 
 @njit(cache=True)
 def _corotated(x1, R1, x2, R2, C1, C2, L0, Rr, p, Bl, Wr, work):
-    """Co-rotated frame Rr (3,3), local deformations p (7), Bl (7,12) and Wr (3,12) (beam.py
-    eq. 1–4) of one element; returns the current chord length."""
+    """Co-rotated frame Rr (3,3), local deformations p (7), Bl (7,12) and Wr (3,12) (eq. 1–4)
+    of one element; returns the current chord length."""
     T1, T2, A, J, M = work[0], work[1], work[2], work[3], work[4]
     vec = work[5]
     r1, q, r3, r2, th, v = vec[0, 0:3], vec[0, 3:6], vec[0, 6:9], vec[0, 9:12], vec[1, 0:3], vec[1, 3:6]
@@ -86,17 +30,15 @@ def _corotated(x1, R1, x2, R2, C1, C2, L0, Rr, p, Bl, Wr, work):
     l = np.sqrt(r1[0] * r1[0] + r1[1] * r1[1] + r1[2] * r1[2])
     for i in range(3):
         r1[i] /= l
-    for i in range(3):
-        for j in range(3):
-            T1[i, j] = R1[i, 0] * C1[0, j] + R1[i, 1] * C1[1, j] + R1[i, 2] * C1[2, j]
-            T2[i, j] = R2[i, 0] * C2[0, j] + R2[i, 1] * C2[1, j] + R2[i, 2] * C2[2, j]
+    matmul3_into(R1, C1, T1)
+    matmul3_into(R2, C2, T2)
     for i in range(3):
         q[i] = 0.5 * (T1[i, 1] + T2[i, 1])
-    _cross(r1, q, r3)
+    cross_into(r1, q, r3)
     n3 = np.sqrt(r3[0] * r3[0] + r3[1] * r3[1] + r3[2] * r3[2])
     for i in range(3):
         r3[i] /= n3
-    _cross(r3, r1, r2)
+    cross_into(r3, r1, r2)
     for i in range(3):
         Rr[i, 0], Rr[i, 1], Rr[i, 2] = r1[i], r2[i], r3[i]
     p[0] = l - L0
@@ -112,10 +54,10 @@ def _corotated(x1, R1, x2, R2, C1, C2, L0, Rr, p, Bl, Wr, work):
         Wr[2, 6 + i] = r2[i] / l
     for j in range(12):
         Wr[0, j] = qa / qb * Wr[1, j]
-    _cross(T1[:, 1], r3, v)
+    cross_into(T1[:, 1], r3, v)
     for i in range(3):
         Wr[0, 3 + i] += 0.5 * v[i] / qb
-    _cross(T2[:, 1], r3, v)
+    cross_into(T2[:, 1], r3, v)
     for i in range(3):
         Wr[0, 9 + i] += 0.5 * v[i] / qb
     for j in range(12):
@@ -128,10 +70,10 @@ def _corotated(x1, R1, x2, R2, C1, C2, L0, Rr, p, Bl, Wr, work):
         for i in range(3):  # A = Rr^T T
             for j in range(3):
                 A[i, j] = Rr[0, i] * T[0, j] + Rr[1, i] * T[1, j] + Rr[2, i] * T[2, j]
-        _log(A, th)
+        logm_into(A, th)
         for i in range(3):
             p[1 + 3 * e + i] = th[i]
-        _jl_inv(th, J)
+        jl_inv_into(th, J)
         # rows 1+3e.. of Bl = J (M - Wr), M = Rr^T in the columns of node e's rotation
         for i in range(3):
             for j in range(12):
@@ -259,19 +201,19 @@ def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g
                 s += Wr[i, j] * Ve[j]
             Om[i] = s
         for k in range(4):  # zl <- zeta_l - W_l x v_l
-            _cross(Om, vl[3 * k:3 * k + 3], tmp)
+            cross_into(Om, vl[3 * k:3 * k + 3], tmp)
             for i in range(3):
                 zl[3 * k + i] -= tmp[i]
         _local_mass_times(Ml[e], nz_r, nz_c, zl, fl_)
         s3[:] = 0.0
         for k in range(4):
-            _cross(Om, Pl[3 * k:3 * k + 3], tmp)
+            cross_into(Om, Pl[3 * k:3 * k + 3], tmp)
             for i in range(3):
                 fl_[3 * k + i] += tmp[i]
-            _cross(Pl[3 * k:3 * k + 3], vl[3 * k:3 * k + 3], tmp)
+            cross_into(Pl[3 * k:3 * k + 3], vl[3 * k:3 * k + 3], tmp)
             s3 += tmp
         for k in (1, 3):  # Hamel term of the spatial angular velocities
-            _cross(vl[3 * k:3 * k + 3], Pl[3 * k:3 * k + 3], tmp)
+            cross_into(vl[3 * k:3 * k + 3], Pl[3 * k:3 * k + 3], tmp)
             for i in range(3):
                 fl_[3 * k + i] -= tmp[i]
         _rot_blocks(Rr, fl_, t1, False)
@@ -287,7 +229,7 @@ def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g
         Wg = 0.0
         for i in range(3):
             Wg -= mg[i] * (0.5 * (x[ia, i] + x[ib, i]) + c[i])
-        _cross(c, mg, s3)
+        cross_into(c, mg, s3)
         for i in range(3):
             tmp[i] = Rr[0, i] * s3[0] + Rr[1, i] * s3[1] + Rr[2, i] * s3[2]
         gy = lf * (Rr[0, 1] * g[0] + Rr[1, 1] * g[1] + Rr[2, 1] * g[2])
@@ -315,7 +257,7 @@ def mass_pattern(Ml: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True)
-def mass_apply(a, b, frames, Ml, acc, out):
+def mass_forces(a, b, frames, Ml, acc, out):
     """Adds the element masses times the node accelerations acc (N,6) to out (N,6) (eq. 5)."""
     Ae = np.empty(12)
     F = np.empty(12)

@@ -1,0 +1,271 @@
+"""The element-family interface: :class:`ElementFamily` (what every kind implements), the
+types it exchanges with the compiler, the engine and the recorder (:class:`NodeTable`,
+:class:`ElementData`, :class:`FamilyEvaluation`, :class:`Output`, :class:`StepContext`), and the
+registry helpers. The contract is written out in the package docstring (flexmb.elements).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from flexmb.errors import ModelError
+
+if TYPE_CHECKING:  # type hints only: the engine and the model stand above the element library
+    from flexmb.engine.kinematics import Kinematics
+    from flexmb.model import Model
+    from flexmb.state import State
+
+__all__ = ["ElementData", "ElementFamily", "FamilyEvaluation", "NodeTable", "Output", "StepContext", "frozen_arrays",
+           "listing", "GROUND"]
+
+#: node index of the fixed frame in element node arrays
+GROUND = -1
+
+
+def frozen_arrays(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with every numpy array made C-contiguous and read-only (for ElementData fields)."""
+    out = {}
+    for k, v in values.items():
+        if isinstance(v, np.ndarray):
+            v = np.ascontiguousarray(v)
+            v.setflags(write=False)
+        out[k] = v
+    return out
+
+
+def listing(items: list[str], limit: int) -> list[str]:
+    """``items`` cut after ``limit`` entries with a line saying how many more there are."""
+    return items if len(items) <= limit else items[:limit] + [f"  ... and {len(items) - limit} more"]
+
+
+@dataclass(frozen=True)
+class NodeTable:
+    """The compiled node table a family's :meth:`ElementFamily.compile` reads: ``names`` (N),
+    positions ``X0`` (N, 3) and orientations ``R0`` (N, 3, 3) at assembly."""
+
+    names: tuple[str, ...]
+    X0: np.ndarray
+    R0: np.ndarray
+    index_of: Mapping[str, int]
+
+    def index(self, name: str, who: str, ground: bool = False) -> int:
+        """Index of node ``name`` (GROUND for ``"ground"`` if ``ground``); ModelError naming ``who`` otherwise."""
+        if ground and name == "ground":
+            return GROUND
+        try:
+            return self.index_of[name]
+        except (KeyError, TypeError):
+            raise ModelError(f"{who}: unknown node {name!r}. Known nodes: {list(self.names)[:20]}.") from None
+
+    def frame(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Position and orientation at assembly of node ``i`` (the fixed frame for GROUND)."""
+        return (np.zeros(3), np.eye(3)) if i == GROUND else (self.X0[i], self.R0[i])
+
+
+@dataclass(frozen=True, eq=False)
+class ElementData:
+    """Base of a family's compiled arrays (one frozen dataclass per family, stored in
+    ``Model.elements[family.name]``); every field is documented in its subclass with meaning and
+    shape, ``n_el`` being the number of elements of the family."""
+
+    names: tuple[str, ...]  # element names                                               (n_el)
+
+    @property
+    def n(self) -> int:
+        """Number of elements of the family."""
+        return len(self.names)
+
+    def initial_state(self) -> np.ndarray | None:
+        """Per-element internal state at t = 0, kept in ``State.elements[family]`` (e.g. the
+        multipliers of an augmented-Lagrangian cut), or None: the family is stateless."""
+        return None
+
+
+@dataclass
+class FamilyEvaluation:
+    """What :meth:`ElementFamily.evaluate` returns at one state: the family's strain energy and
+    dissipated power (summed by the assembly into the energy balance), subclassed by each family
+    for what its blocks and outputs need later (frames, deformations, tangents...)."""
+
+    strain_energy: float = 0.0
+    dissipation: float = 0.0
+
+
+@dataclass(frozen=True)
+class Output:
+    """A per-element output of a family, computed on demand from an evaluation
+    (:meth:`ElementFamily.output`): ``name``, ``columns`` (names of one element's values; empty:
+    one scalar per element), ``doc``. ``field`` names the :class:`flexmb.Result` field the
+    recorder writes it to on every output row (shape (nt, n_el, len(columns)) or (nt, n_el)),
+    ``names_field`` the Result field that names its rows; ``field=None``: not recorded. With
+    ``columns`` the output is also ParaView cell data on the family's cells (one array per column,
+    or one named ``name``)."""
+
+    name: str
+    columns: tuple[str, ...]
+    doc: str
+    field: str | None = None
+    names_field: str | None = None
+
+
+@dataclass
+class StepContext:
+    """What :meth:`ElementFamily.end_step` may use after a converged time step: the step size
+    ``h``, the iteration-matrix factors ``gp`` = γ' and ``bp`` = β', the unknown coordinates
+    ``free``, ``solve(r)`` = S⁻¹ r on them with the integrator's current factorization (one is
+    made at the converged state if there is none for this step size), ``project(w)`` = Bᵀ w and
+    ``twists(u)`` = B u at the converged state (node wrenches and twists (N, 6))."""
+
+    h: float
+    gp: float
+    bp: float
+    free: np.ndarray
+    solve: Callable[[np.ndarray], np.ndarray]
+    project: Callable[[np.ndarray], np.ndarray]
+    twists: Callable[[np.ndarray], np.ndarray]
+
+
+class ElementFamily:
+    """One element kind. Subclass it, set the class attributes, implement the methods your
+    kind has (the defaults do nothing), make one instance and register it
+    (:func:`flexmb.elements.register`). The package docstring states the contract."""
+
+    #: registry key, key of Model.elements and State.elements
+    name: ClassVar[str] = ""
+    #: what one element is called in messages and descriptions, singular and plural
+    label: ClassVar[str] = "element"
+    plural: ClassVar[str] = "elements"
+    #: one-node families that write node mass blocks Mb (bodies, particles); their M̄ goes through
+    #: the composite-rigid-body pairs, their M ζ into the bias by the assembly
+    node_mass: ClassVar[bool] = False
+    #: the family acts on the mechanism (evaluate); False: data only (drawing, checks)
+    forces: ClassVar[bool] = True
+    #: elastic loop cuts, left out of the rigid-equivalent model (evaluate(..., elastic_cuts=False))
+    cut: ClassVar[bool] = False
+    #: the family gives element blocks (K, C, M) to the iteration matrix
+    has_blocks: ClassVar[bool] = False
+    #: the family has element masses (M_e a in the node wrenches and in M̄)
+    has_mass: ClassVar[bool] = False
+    #: the family keeps internal state in State.elements (newton_update, end_step do something)
+    has_state: ClassVar[bool] = False
+    #: per-element outputs
+    outputs: ClassVar[tuple[Output, ...]] = ()
+    #: drawing: the cell kind (ParaView cell_kind name), the keys of its arrays in a drawing (node
+    #: indices, except the real-valued ones named in drawing_real_keys)
+    cell_kind: ClassVar[str | None] = None
+    drawing_keys: ClassVar[tuple[str, ...]] = ()
+    drawing_real_keys: ClassVar[tuple[str, ...]] = ()
+
+    # ------------------------------------------------------------------ build end
+    def records(self, builder: Any) -> Iterable[Any]:
+        """The builder's records of this kind, in declaration order (default: those added by
+        ``ModelBuilder.add_element(self.name, record)``)."""
+        return builder.elements.get(self.name, {}).values()
+
+    def compile(self, records: Sequence[Any], nodes: NodeTable) -> ElementData:
+        """The family's compiled arrays (read-only: :func:`frozen_arrays`) from its records."""
+        raise NotImplementedError(f"element family '{self.name}' does not compile")
+
+    def loop_edges(self, data: ElementData) -> list[tuple[str, str, int, int]]:
+        """Elements that join two nodes and may close a loop: (name, description, node a, node
+        b) with GROUND allowed (topology.find_loops); default none."""
+        return []
+
+    def element_nodes(self, data: ElementData) -> np.ndarray:
+        """Node indices (n_el, m) of each element's m nodes, GROUND allowed: the rows and columns
+        of its blocks (6 per node) and the nodes its wrenches act on."""
+        return np.zeros((data.n, 0), dtype=np.int64)
+
+    # ------------------------------------------------------------------ engine
+    def prepare(self, model: Model, data: ElementData) -> Any:
+        """Constants of the family computed once per Assembler (index maps, patterns); default None."""
+        return None
+
+    def evaluate(self, model: Model, data: ElementData, prep: Any, state: State, kin: Kinematics, load_factor: float,
+                 Mb: np.ndarray, w: np.ndarray) -> FamilyEvaluation:
+        """Add the family's node wrenches, inertial minus applied sense (inertia, minus elastic,
+        damping and weight forces), to ``w`` (N + 1, 6; row N is ground, discarded); a
+        ``node_mass`` family adds its node mass blocks to ``Mb`` (N, 6, 6) and its velocity terms
+        and weight to ``w`` (the assembly adds Mb ζ). Weight and applied loads scale with
+        ``load_factor``."""
+        raise NotImplementedError(f"element family '{self.name}' has no forces")
+
+    def blocks(self, model: Model, data: ElementData, prep: Any, fe: FamilyEvaluation, kin: Kinematics, ck: float,
+               cc: float, cm: float, material_only: bool, exact_tangent: bool) -> np.ndarray | None:
+        """ck K + cc C + cm M per element as (n_el, 6m, 6m) blocks over its nodes in node twists
+        (global axes, about the node origins): K the stiffness, C the damping, M the mass.
+        ``material_only`` drops geometric stiffness that can make K indefinite; ``exact_tangent`` asks for
+        the consistent tangent (statics, the relaxed start) instead of the time step's one."""
+        return None
+
+    def add_mass_forces(self, data: ElementData, prep: Any, fe: FamilyEvaluation, a: np.ndarray, out: np.ndarray) -> None:
+        """Add the element masses times the node accelerations ``a`` (N, 6) to ``out`` (N, 6)."""
+
+    def energies(self, model: Model, data: ElementData, fe: FamilyEvaluation, kin: Kinematics) -> tuple[float, float]:
+        """(kinetic energy of the element masses, potential energy of the weight) for the energy
+        balance of a recorded row (node masses' kinetic energy is the assembly's)."""
+        return 0.0, 0.0
+
+    def output(self, model: Model, data: ElementData, fe: FamilyEvaluation | None, name: str) -> np.ndarray:
+        """The per-element output ``name`` (one of :attr:`outputs`) at an evaluation: (n_el,
+        len(columns)) or (n_el,); ``fe`` is None when the family has no elements."""
+        raise NotImplementedError(f"element family '{self.name}' has no output '{name}'")
+
+    # ------------------------------------------------------------------ internal state (augmented Lagrangian)
+    def newton_update(self, model: Model, data: ElementData, prep: Any, fe: FamilyEvaluation,
+                      state: State) -> tuple[np.ndarray, bool] | None:
+        """After each Newton iteration of a time step, at the iterate ``state`` evaluated as ``fe``:
+        the family's next internal state (carried into the next iterate's and the accepted
+        state's ``elements[name]``) and whether it has settled (a step is accepted only when
+        every family has). None (default): stateless. An update that depends on the iterate (an
+        augmented-Lagrangian λ + αΦ) is best applied by ``evaluate`` at its own iterate and
+        returned here (package docstring)."""
+        return None
+
+    def end_step(self, model: Model, data: ElementData, prep: Any, fe: FamilyEvaluation, state: State,
+                 ctx: StepContext) -> None:
+        """After a converged time step: may correct ``state.u`` and ``state.udot`` in place (e.g.
+        mass-orthogonal projections on the constraint manifold), with the tools of ``ctx``."""
+
+    # ------------------------------------------------------------------ presentation
+    def drawing(self, model: Model, data: ElementData) -> dict[str, np.ndarray]:
+        """The family's arrays of a result's drawing (keys :attr:`drawing_keys`; small int/float
+        arrays, stored with every result)."""
+        return {}
+
+    def check_drawing(self, d: Mapping[str, np.ndarray], n_nodes: int, names: Mapping[str, int]) -> str:
+        """What is wrong with the family's arrays in drawing ``d`` ('' if nothing); ``names``:
+        the counts of the result's name fields (e.g. ``element_names``)."""
+        return ""
+
+    def lines(self, d: Mapping[str, np.ndarray], first_point: int) -> np.ndarray:
+        """Line cells (n_cells, 2) of the family: point indices; nodes are points 0..N-1, the
+        family's own :meth:`points` start at ``first_point``."""
+        return np.zeros((0, 2), dtype=np.int64)
+
+    def points(self, d: Mapping[str, np.ndarray], x: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Extra points of the drawing at node poses x (N, 3), R (N, 3, 3) and the node that
+        carries each (its velocity and axes are the node's): (points (n_p, 3), carriers (n_p,))."""
+        return np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
+
+    def describe(self, model: Model, data: ElementData, limit: int) -> list[str]:
+        """Lines of ``flexmb info`` about the family's elements (a heading, then indented rows)."""
+        return []
+
+    def summary(self, model: Model, data: ElementData) -> str:
+        """A short count for the first line of ``flexmb info``, e.g. 'bushings: 2'."""
+        return f"{self.plural}: {data.n}"
+
+    def node_roles(self, model: Model, data: ElementData) -> dict[int, list[str]]:
+        """Per node index, the names of the family's elements on it (for messages and info)."""
+        out: dict[int, list[str]] = {}
+        nodes = self.element_nodes(data)
+        for e, row in enumerate(nodes):
+            for i in row:
+                if i >= 0:
+                    out.setdefault(int(i), []).append(data.names[e])
+        return out

@@ -1,0 +1,181 @@
+"""The order of the house (issue 13, ARCHITECTURE.md P2 and P4), checked on the source itself:
+
+* no import cycle anywhere in flexmb (its elements package included): every module's imports that
+  run when it is imported (module level; ``if TYPE_CHECKING:`` blocks, type hints only, excepted)
+  form a graph without a cycle, and a cycle is named module by module;
+* in the engine path (flexmb/engine, flexmb/solvers, elements, flexmb/model.py, flexmb/state.py)
+  an import inside a function says why in a comment (on its line or on the line above its group);
+* the test oracles (``reference`` modules: elements/beam/reference.py,
+  elements/rigid_body/reference.py, flexmb/engine/reference.py) are never imported by flexmb: no
+  flexmb module names them, and importing every other flexmb module loads none of them.
+The app and results ends have their own, stricter checks in tests/test_app_layout.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import flexmb
+import flexmb.elements
+
+PKG = Path(flexmb.__file__).resolve().parent
+ELEMENTS = Path(flexmb.elements.__file__).resolve().parent  # installed as flexmb.elements
+ENGINE_PATH = ("flexmb.engine.", "flexmb.solvers.", "flexmb.elements", "flexmb.model", "flexmb.state")
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of flexmb by its dotted name (packages by their __init__.py)."""
+    out = {}
+    for root, prefix in ((PKG, "flexmb"), (ELEMENTS, "flexmb.elements")):
+        for path in sorted(root.rglob("*.py")):
+            rel = path.relative_to(root).with_suffix("").parts
+            if root == PKG and rel[0] == "elements":  # a link to the elements package, if any
+                continue
+            parts = rel[:-1] if rel[-1] == "__init__" else rel
+            out[".".join((prefix, *parts))] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _resolve(module: str, level: int, here: str, is_package: bool) -> str:
+    if not level:
+        return module
+    base = here.split(".") if is_package else here.split(".")[:-1]
+    base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([module] if module else []))
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    t = node.test
+    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (isinstance(t, ast.Attribute)
+                                                                       and t.attr == "TYPE_CHECKING")
+
+
+def _imported(node: ast.Import | ast.ImportFrom, here: str) -> set[str]:
+    """The flexmb modules an import statement in module ``here`` loads."""
+    found = set()
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+    else:
+        target = _resolve(node.module or "", node.level, here, MODULES[here].name == "__init__.py")
+        names = [target] + [f"{target}.{a.name}" for a in node.names]
+    for name in names:
+        if name in MODULES:
+            found.add(name)
+    return found
+
+
+def _runtime_imports(name: str) -> set[str]:
+    """Modules loaded by running ``name``'s module level: its imports (not under TYPE_CHECKING, not
+    in functions) and their packages, except its own packages (initialised before it anyway)."""
+    tree = ast.parse(MODULES[name].read_text())
+    found: set[str] = set()
+
+    def visit(stmts: list[ast.stmt]) -> None:
+        for node in stmts:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.update(_imported(node, name))
+            elif isinstance(node, ast.If) and not _is_type_checking(node):
+                visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+                for h in node.handlers:
+                    visit(h.body)
+                visit(node.orelse)
+                visit(node.finalbody)
+
+    visit(tree.body)
+    own = {".".join(name.split(".")[:k]) for k in range(1, name.count(".") + 1)}
+    with_packages = set()
+    for m in found:
+        parts = m.split(".")
+        with_packages |= {".".join(parts[:k]) for k in range(1, len(parts) + 1)}
+    return (with_packages & set(MODULES)) - own - {name}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A cycle of ``graph`` as a list of modules (first repeated last), or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> list[str] | None:
+        state[m] = 1
+        stack.append(m)
+        for n in sorted(graph.get(m, ())):
+            if state.get(n) == 1:
+                return stack[stack.index(n):] + [n]
+            if n not in state:
+                found = visit(n)
+                if found:
+                    return found
+        state[m] = 2
+        stack.pop()
+        return None
+
+    for m in sorted(graph):
+        if m not in state:
+            found = visit(m)
+            if found:
+                return found
+    return None
+
+
+def test_no_import_cycle_in_the_package():
+    graph = {m: _runtime_imports(m) for m in MODULES}
+    assert len(graph) > 60 and "flexmb.elements.beam.kernels" in graph
+    assert "flexmb.elements.family" in graph["flexmb.model"]  # the Model's element data type, from below
+    assert "flexmb.engine.assembly" not in graph["flexmb.engine.iteration_matrix"]  # no back edge
+    cycle = _cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_finder_names_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_function_level_imports_in_the_engine_path_say_why():
+    bare = []
+    for name, path in MODULES.items():
+        if not name.startswith(ENGINE_PATH):
+            continue
+        lines = path.read_text().splitlines()
+        for node in ast.walk(ast.parse("\n".join(lines))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for sub in ast.walk(node):
+                    if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                        here, k = lines[sub.lineno - 1], sub.lineno - 2
+                        while lines[k].strip().startswith(("from ", "import ")):  # a group under one comment
+                            k -= 1
+                        if "#" not in here and "#" not in lines[k]:
+                            bare.append(f"{name}:{sub.lineno}: {here.strip()}")
+    assert not bare, "function-level imports without a reason:\n" + "\n".join(bare)
+
+
+def test_reference_modules_are_never_imported_by_flexmb():
+    refs = {m for m in MODULES if m.rsplit(".", 1)[-1] == "reference"}
+    assert refs == {"flexmb.elements.beam.reference", "flexmb.elements.rigid_body.reference",
+                    "flexmb.engine.reference"}
+    naming = []
+    for name, path in MODULES.items():
+        if name in refs:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):  # any import, also inside functions
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and _imported(node, name) & refs:
+                naming.append(f"{name}:{node.lineno}")
+    assert not naming, naming
+    # and at run time: importing every other module of flexmb loads no oracle
+    code = ("import importlib, json, sys\n"
+            f"for m in {sorted(set(MODULES) - refs)!r}:\n"
+            "    importlib.import_module(m)\n"
+            "print(json.dumps(sorted(k for k in sys.modules if k.startswith('flexmb'))))")
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                       check=True).stdout)
+    assert set(MODULES) - refs <= set(loaded) and not refs & set(loaded)

@@ -1,0 +1,55 @@
+"""flexmb/rotations.py, the one SO(3) module: its compiled (numba) functions compute what their
+numpy namesakes compute, on random vectors and rotations (small angles, near π and generic), and
+the maps are consistent with each other (expm ∘ logm, J_l⁻¹ as the derivative of logm)."""
+
+import numpy as np
+
+from flexmb import rotations as rot
+
+ROUNDOFF = 8 * np.finfo(float).eps  # a few units in the last place of numbers of order one
+
+
+def _vectors(seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    dirs = rng.normal(size=(40, 3))
+    dirs /= np.linalg.norm(dirs, axis=1)[:, None]
+    angles = np.concatenate([[0.0, 1e-9, 1e-7, 5e-5, 2e-4], rng.uniform(0.01, 3.0, 30), np.pi - np.array([1e-6, 1e-5, 5e-5,
+                                                                                                           1e-3, 0.0])])
+    return dirs * angles[:, None]
+
+
+def test_compiled_maps_equal_the_numpy_maps():
+    phis = _vectors()
+    R = rot.expm(phis)
+    out3, out33 = np.empty(3), np.empty((3, 3))
+    for phi, Ri in zip(phis, R):
+        rot.expm_into(phi, out33)
+        assert np.abs(out33 - Ri).max() <= ROUNDOFF
+        rot.skew_into(phi, out33)
+        assert np.array_equal(out33, rot.skew(phi))
+        rot.jl_inv_into(phi, out33)
+        assert np.abs(out33 - rot.jl_inv(phi)).max() <= ROUNDOFF * max(1.0, np.abs(out33).max())
+        rot.logm_into(Ri, out3)
+        assert np.abs(out3 - rot.logm(Ri)).max() <= ROUNDOFF
+        th = np.linalg.norm(phi)
+        axis = phi / th if th > 0 else np.array([0.0, 0.0, 1.0])
+        rot.axis_angle_into(*axis, th, out33)
+        assert np.abs(out33 - rot.axis_angle(axis, th)).max() <= ROUNDOFF
+    a, b = np.random.default_rng(1).normal(size=(2, 3))
+    rot.cross_into(a, b, out3)
+    assert np.array_equal(out3, rot.cross(a, b))
+    A, B = np.random.default_rng(2).normal(size=(2, 3, 3))
+    rot.matmul3_into(A, B, out33)
+    assert np.abs(out33 - A @ B).max() <= ROUNDOFF * np.abs(A @ B).max()
+
+
+def test_logm_inverts_expm_and_jl_inv_is_its_derivative():
+    phis = _vectors(3)
+    phis = phis[np.linalg.norm(phis, axis=1) < 3.0]  # away from π, where log has its branch cut
+    assert np.abs(rot.logm(rot.expm(phis)) - phis).max() <= 1e-12
+    # d log(expm(eps w) R) / d eps at 0 = J_l^-1(log R) w (a global spin w)
+    eps = 1e-6
+    w = np.random.default_rng(4).normal(size=phis.shape)
+    R = rot.expm(phis)
+    fd = (rot.logm(rot.expm(eps * w) @ R) - rot.logm(rot.expm(-eps * w) @ R)) / (2 * eps)
+    assert np.abs(fd - np.einsum("nij,nj->ni", rot.jl_inv(phis), w)).max() <= 1e-8
