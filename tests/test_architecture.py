@@ -7,7 +7,9 @@
   an import inside a function says why in a comment (on its line or on the line above its group);
 * the test oracles (``reference`` modules: elements/beam/reference.py,
   elements/rigid_body/reference.py, flexmb/engine/reference.py) are never imported by flexmb: no
-  flexmb module names them, and importing every other flexmb module loads none of them.
+  flexmb module names them, and importing every other flexmb module loads none of them;
+* every parameter named ``model`` is annotated with ``Model`` (``Model | None`` where optional), so a
+  reader and a type checker see that every stage reads the compiled model (issue 13, P2).
 The app and results ends have their own, stricter checks in tests/test_app_layout.py.
 """
 
@@ -179,3 +181,26 @@ def test_reference_modules_are_never_imported_by_flexmb():
     loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                        check=True).stdout)
     assert set(MODULES) - refs <= set(loaded) and not refs & set(loaded)
+
+
+def _unannotated_models(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, function) of every parameter ``model`` whose annotation does not name ``Model``."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = node.args
+            for arg in a.posonlyargs + a.args + a.kwonlyargs:
+                if arg.arg == "model" and (arg.annotation is None or "Model" not in ast.unparse(arg.annotation)):
+                    out.append((node.lineno, node.name))
+    return out
+
+
+def test_every_model_parameter_is_annotated():
+    missing = [f"{name}:{line} {fn}()" for name, path in MODULES.items()
+               for line, fn in _unannotated_models(ast.parse(path.read_text()))]
+    assert not missing, "parameters `model` without `: Model`:\n" + "\n".join(missing)
+
+
+def test_the_annotation_check_finds_a_bare_model():
+    tree = ast.parse("def f(model, x: int): ...\ndef g(model: Model | None = None): ...\ndef h(model: 'Model'): ...")
+    assert _unannotated_models(tree) == [(1, "f")]

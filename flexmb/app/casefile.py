@@ -30,12 +30,16 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from flexmb.errors import CaseError
 from flexmb.settings import SETTING_NAMES, RunSettings
+
+if TYPE_CHECKING:  # type hints only
+    from flexmb.model import Model
+    from flexmb.results.result import Result
 
 __all__ = ["Case", "CaseError", "RUN_SETTINGS", "import_file", "load_case", "parse_param", "resolve_params"]
 
@@ -62,16 +66,16 @@ class Case:
         """The run settings of ``params`` (resolved parameters of this case)."""
         return RunSettings.from_params(params)
 
-    def build(self, params: dict[str, Any]):
+    def build(self, params: dict[str, Any]) -> Model:
         """The model for ``params`` (run settings left out)."""
         return self.module.build(**{k: v for k, v in params.items() if k not in RUN_SETTINGS})
 
-    def monitor(self, model, params: dict[str, Any]):
+    def monitor(self, model: Model, params: dict[str, Any]):
         """The case's run callback (None when it defines no ``monitor``)."""
         f = getattr(self.module, "monitor", None)
         return f(model, dict(params)) if f is not None else None
 
-    def postprocess(self, result, model, params: dict[str, Any], out_dir: Path) -> dict:
+    def postprocess(self, result: Result, model: Model, params: dict[str, Any], out_dir: Path) -> dict:
         """The case's own outputs and summary ({} when it defines no postprocess)."""
         f = getattr(self.module, "postprocess", None)
         return dict(f(result, model, dict(params), Path(out_dir)) or {}) if f is not None else {}

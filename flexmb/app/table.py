@@ -15,12 +15,16 @@ import io
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from flexmb.errors import StudyError
 from flexmb.results.files import write_text
+
+if TYPE_CHECKING:  # type hints only
+    from flexmb.model import Model
+    from flexmb.results.result import Result
 
 __all__ = ["GENERIC_COLUMNS", "TIMING_COLUMNS", "generic_outputs", "named_outputs", "scalar", "write_table", "read_table"]
 
@@ -63,7 +67,7 @@ def generic_outputs(res) -> dict[str, Any]:
     return out
 
 
-def named_outputs(res, model, params: dict, outputs: Sequence[Any]) -> dict[str, Any]:
+def named_outputs(res: Result, model: Model, params: dict, outputs: Sequence[Any]) -> dict[str, Any]:
     """The chosen outputs: ``"node:NAME"`` final position (columns NAME.x/.y/.z), ``"coordinate:NAME"``
     final value, ``"peak_force:PATTERN"`` peak |axial force| over the beam elements matching the
     glob PATTERN, a bare name (node, coordinate or element pattern, found in that order), or a

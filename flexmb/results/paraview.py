@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 from xml.sax.saxutils import quoteattr
 
 import h5py
@@ -33,6 +34,10 @@ import numpy as np
 
 from flexmb.errors import ResultFileError, RunDirError
 from flexmb.results.drawing import drawing_of, frame_indices, frames, lines
+
+if TYPE_CHECKING:  # type hints only
+    from flexmb.model import Model
+    from flexmb.results.result import Result
 
 __all__ = ["FORMATS", "write_pvd", "write_xdmf", "export", "planned_files", "check_targets", "safe_name"]
 
@@ -79,7 +84,7 @@ def check_targets(out_dir: str | Path, files: list[str], overwrite: bool) -> Non
                           "or choose another output folder or name")
 
 
-def _drawing(result, model) -> dict[str, np.ndarray]:
+def _drawing(result: Result, model: Model | None) -> dict[str, np.ndarray]:
     if model is not None:
         return drawing_of(model)
     if not result.drawing:
@@ -97,7 +102,8 @@ def planned_files(n_rows: int, fmt: str, name: str, every: int = 1) -> list[str]
     raise ValueError(f"unknown export format {fmt!r}; use one of {FORMATS}.")
 
 
-def write_pvd(result, model=None, out_dir: str | Path = ".", name: str = "mechanism", every: int = 1) -> Path:
+def write_pvd(result: Result, model: Model | None = None, out_dir: str | Path = ".", name: str = "mechanism",
+              every: int = 1) -> Path:
     """Write ``name_XXXXX.vtu`` per drawn output time and ``name.pvd`` into ``out_dir``; returns
     the .pvd path. Time values in the collection are the simulation times; ``every`` writes
     every n-th output time (the last one always). ``model``: only for results without a
@@ -131,7 +137,8 @@ def _data_item(h5name: str, path: str, a: np.ndarray) -> str:
             f"{h5name}:{path}</DataItem>")
 
 
-def write_xdmf(result, model=None, out_dir: str | Path = ".", name: str = "mechanism", every: int = 1) -> Path:
+def write_xdmf(result: Result, model: Model | None = None, out_dir: str | Path = ".", name: str = "mechanism",
+               every: int = 1) -> Path:
     """Write ``name.xdmf`` and ``name.h5`` (HDF5, beside it) into ``out_dir``; returns the
     .xdmf path. One grid per drawn output time, with its own points; the topology is stored
     once and shared. ``every``: as in :func:`write_pvd`."""
@@ -175,8 +182,8 @@ def write_xdmf(result, model=None, out_dir: str | Path = ".", name: str = "mecha
     return xdmf
 
 
-def export(result, out_dir: str | Path, fmt: str = "pvd", name: str = "mechanism", every: int = 1, model=None,
-           overwrite: bool = True) -> Path:
+def export(result: Result, out_dir: str | Path, fmt: str = "pvd", name: str = "mechanism", every: int = 1,
+           model: Model | None = None, overwrite: bool = True) -> Path:
     """Write ``result`` for ParaView in format ``fmt`` (``pvd`` or ``xdmf``) into ``out_dir``;
     returns the file to open. ``overwrite=False``: refuse (RunDirError naming them) if any file
     it would write exists, before writing any."""

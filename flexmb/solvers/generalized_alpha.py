@@ -32,6 +32,7 @@ from flexmb.elements.family import StepContext
 from flexmb.engine.assembly import Assembler, Evaluation
 from flexmb.engine.linalg import SparseCholesky
 from flexmb.errors import SettingsError, SolverError
+from flexmb.model import Model
 from flexmb.settings import RHO_INF
 from flexmb.solvers.nonfinite import evaluation_source, state_source
 from flexmb.state import State
@@ -83,7 +84,7 @@ class GeneralizedAlpha:
     reuse_iterations = 5
     reuse_min_density = 150
 
-    def __init__(self, model, rho_inf: float = RHO_INF, rtol: float = 1e-10, max_iter: int = 30, max_halvings: int = 10,
+    def __init__(self, model: Model, rho_inf: float = RHO_INF, rtol: float = 1e-10, max_iter: int = 30, max_halvings: int = 10,
                  reuse_factor: bool | str = "auto") -> None:
         self.model = model
         self.rho_inf = rho_inf
@@ -339,11 +340,11 @@ def _nonfinite(t: float, source: str, in_step: bool = True) -> SolverError:
                        + (f"reduce the time step or {advice}." if in_step else f"{advice}."), t)
 
 
-def _names(model, idx) -> list[str]:
+def _names(model: Model, idx: np.ndarray | int) -> list[str]:
     return [model.coordinate_names[i] for i in np.atleast_1d(idx)]
 
 
-def _check_finite(st: State, model, in_step: bool = True) -> None:
+def _check_finite(st: State, model: Model, in_step: bool = True) -> None:
     source = state_source(model, st)
     if source is not None:
         raise _nonfinite(st.t, source, in_step)

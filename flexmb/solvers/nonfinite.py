@@ -10,9 +10,16 @@ with a non-finite entry is the cause; the later ones only inherit it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from flexmb.elements import FAMILIES
+
+if TYPE_CHECKING:  # type hints only
+    from flexmb.engine.assembly import Evaluation
+    from flexmb.model import Model
+    from flexmb.state import State
 
 __all__ = ["state_source", "evaluation_source", "row_source"]
 
@@ -37,7 +44,7 @@ def _list(names) -> str:
     return ", ".join(f"'{n}'" for n in names)
 
 
-def _node_items(model, nodes: np.ndarray) -> str:
+def _node_items(model: Model, nodes: np.ndarray) -> str:
     """Nodes with the bodies and elements attached to them, e.g. "node 'n1' (body 'rod')"."""
     parts = []
     for n in nodes:
@@ -48,11 +55,11 @@ def _node_items(model, nodes: np.ndarray) -> str:
     return ", ".join(parts)
 
 
-def _coords(model, idx: np.ndarray) -> str:
+def _coords(model: Model, idx: np.ndarray) -> str:
     return "coordinate" + ("s " if len(idx) > 1 else " ") + _list(model.coordinate_names[i] for i in idx)
 
 
-def state_source(model, st) -> str | None:
+def state_source(model: Model, st: State) -> str | None:
     """The first non-finite part of a state (``q``, ball rotations, ``u``, ``udot``) named by its
     coordinates, or None when all is finite."""
     q = np.full(model.n_u, 0.0)
@@ -68,7 +75,7 @@ def state_source(model, st) -> str | None:
     return None
 
 
-def evaluation_source(model, st, ev, udot: np.ndarray | None = None) -> str | None:
+def evaluation_source(model: Model, st: State, ev: Evaluation, udot: np.ndarray | None = None) -> str | None:
     """The first stage of one evaluation ``ev`` at state ``st`` (module docstring) with a non-finite
     value, named by what it belongs to (the residual with ``udot``, default ``st.udot``), or None."""
     s = state_source(model, st)
@@ -103,7 +110,7 @@ def evaluation_source(model, st, ev, udot: np.ndarray | None = None) -> str | No
     return None
 
 
-def row_source(model, row: dict) -> str | None:
+def row_source(model: Model, row: dict) -> str | None:
     """The first non-finite quantity of an output row (simulate's recorder), named by what it belongs
     to: e.g. "drive force of coordinate 'pin.q'", "reaction of joint 'pin'", "energy 'kinetic'"."""
     named = (
