@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from PIL import Image
 
 import flexmb as fm
 from flexmb.elements import FAMILIES, register, unregister
@@ -27,6 +28,7 @@ from flexmb.elements.family import (
     listing,
 )
 from flexmb.engine.assembly import Assembler
+from flexmb.results.animation import _style, animate
 from flexmb.results.drawing import cell_kinds, check_drawing, drawing_of, lines
 
 
@@ -256,3 +258,23 @@ def test_the_new_kind_is_everywhere_the_registry_reaches(springs):
             fd = (wb[0] - wb[1]) / (2 * eps)
             assert np.abs(fd - Kb[e, 6:9, 6 + j]).max() <= 1e-7 * np.abs(Kb[e]).max()
             assert np.array_equal(Kb[e, 0:3, 6 + j], -Kb[e, 6:9, 6 + j])  # the reaction on end a
+
+
+def test_the_new_kind_is_animated_in_a_style_of_its_own(springs, tmp_path):
+    """flexmb animate draws the cells of a kind it has no style for as purple dotted lines
+    labelled by the kind's name: the brace between the two bodies shows in the frames."""
+    mb = fm.ModelBuilder()
+    for i, x in enumerate((0.0, 1.0)):
+        mb.add_node(f"n{i}", (x, 0.0, 0.0))
+        mb.add_body(f"b{i}", f"n{i}", 1.0, (0, 0, 0), np.eye(3) * 0.1)
+    mb.add_joint("j0", "revolute", "ground", "n0", axis=(0, 0, 1), q0=0.2)
+    mb.add_joint("j1", "revolute", "n0", "n1", point=(1.0, 0, 0), axis=(0, 0, 1), q0=-0.5)
+    mb.add_element("spring", SpringSpec("brace", "n0", "n1", 50.0, 0.0))
+    res = fm.simulate(mb.compile(), 0.02, 1e-3)
+    label, colour, _, style, _ = _style(cell_kinds().index("spring"))
+    assert (label, colour, style) == ("spring", "tab:purple", "dotted")
+    gif = animate(res, tmp_path / "a.gif", every=10)
+    with Image.open(gif) as im:
+        rgb = np.asarray(im.convert("RGB")).astype(int)
+    purple = np.array([148, 103, 189])  # matplotlib's tab:purple
+    assert (np.abs(rgb - purple).max(axis=2) <= 16).sum() > 20  # the brace's dotted line, not only its legend mark

@@ -5,7 +5,8 @@ is installed, drawn by matplotlib from the result's stored drawing topology
 
 What is drawn, by ``cell_kind``: beam elements (flexible links) as blue lines with their nodes,
 rigid bodies (a body's node to its joint points and to its centre of mass: joint and body cells)
-as thick grey lines, particle bodies as grey lines, bushings as red dashed lines; the points of
+as thick grey lines, particle bodies as grey lines, bushings as red dashed lines, the cells of any other
+element family as purple dotted lines labelled by their kind (:func:`_style`); the points of
 the joints as open circles (a joint on the ground as a black square) and the centres of mass as
 dots. The title holds the case name and the time. The axes are fixed and hold the whole motion
 (every drawn frame), with equal scales. ``view``: ``xy``, ``xz``, ``yz`` (a plane, the first
@@ -33,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from flexmb.errors import AnimationError, ResultFileError, RunDirError
-from flexmb.results.drawing import frames, lines
+from flexmb.results.drawing import cell_kinds, frames, lines
 from flexmb.results.files import atomic_write
 
 __all__ = ["MAX_FRAMES", "MAX_GIF_FPS", "VIEWS", "FORMATS", "animation_every", "animation_format", "check_request",
@@ -54,6 +55,15 @@ _STYLE = {0: ("flexible link (beam)", "tab:blue", 2.5, "solid", 3),
           2: ("rigid body", "0.6", 7.0, "solid", 2),
           3: ("particle body", "0.55", 2.0, "solid", 2),
           4: ("bushing (cut)", "tab:red", 2.0, "dashed", 4)}
+
+
+def _style(kind: int) -> tuple[str, str, float, str, int]:
+    """The style of cell kind ``kind``: :data:`_STYLE`'s, or for a kind another element family
+    registered (drawing.cell_kinds) a purple dotted line labelled by the kind's name."""
+    if kind in _STYLE:
+        return _STYLE[kind]
+    names = cell_kinds()
+    return (names[kind] if 0 <= kind < len(names) else f"cell kind {kind}"), "tab:purple", 1.5, "dotted", 4
 
 
 def animation_every(n_rows: int, every: int | None = None, max_frames: int = MAX_FRAMES) -> int:
@@ -229,13 +239,12 @@ class _Scene:
         self.decimals = int(min(6, max(0, math.ceil(-math.log10(gap)) if gap > 0 else 3)))
         self.fig = Figure(figsize=(SIZE[0] / _DPI, SIZE[1] / _DPI), dpi=_DPI)
         self.canvas = FigureCanvasAgg(self.fig)
-        # computed_zorder=False: in 3-D too the kinds are stacked in the order of _STYLE, not by depth
+        # computed_zorder=False: in 3-D too the kinds are stacked by their z order (_style), not by depth
         ax = self.ax = self.fig.add_subplot(projection="3d", computed_zorder=False) if self.three else self.fig.add_subplot()
         self.colls: dict[int, LineCollection | Line3DCollection] = {}
         seen: set[str] = set()
-        for k, (label, colour, width, style, z) in _STYLE.items():
-            if not np.any(self.kind == k):
-                continue
+        for k in np.unique(self.kind).tolist():
+            label, colour, width, style, z = _style(int(k))
             Coll = Line3DCollection if self.three else LineCollection
             self.colls[k] = Coll([], colors=colour, linewidths=width, linestyles=style, zorder=z,
                                  label=None if label in seen else label)
