@@ -113,15 +113,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flexmb.elements import beam, bushing, loads, particle_body, particles, rigid_body
-from flexmb.elements.family import ElementData, ElementFamily, FamilyEvaluation, NodeTable, Output, StepContext
+from flexmb.elements import beam, bushing, loads, particle_body, particles, rigid_body, rigid_cut
+from flexmb.elements.family import ElementData, ElementFamily, FamilyEvaluation, NodeTable, Output, StartContext, StepContext
 from flexmb.errors import ModelError
 
 if TYPE_CHECKING:  # type hints only: the model stands above the element library
     from flexmb.model import Model
 
-__all__ = ["FAMILIES", "register", "unregister", "has_element_forces", "ElementData", "ElementFamily", "FamilyEvaluation",
-           "NodeTable", "Output", "StepContext", "beam", "bushing", "loads", "particle_body", "particles", "rigid_body"]
+__all__ = ["FAMILIES", "register", "unregister", "has_element_forces", "recorded_fields", "ElementData", "ElementFamily",
+           "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext", "beam", "bushing", "loads",
+           "particle_body", "particles", "rigid_body", "rigid_cut"]
 
 #: the element families by name, in evaluation order (module docstring)
 FAMILIES: dict[str, ElementFamily] = {}
@@ -154,5 +155,19 @@ def has_element_forces(model: Model) -> bool:
                for name, data in model.elements.items() if name in FAMILIES)
 
 
-for _family in (rigid_body.FAMILY, particle_body.FAMILY, bushing.FAMILY, beam.FAMILY):
+def recorded_fields(model: Model) -> dict[str, list[tuple[str, Output]]]:
+    """The Result fields the families of ``model`` record (ElementFamily.outputs with a ``field``),
+    each with its (family name, Output) in FAMILIES order: families sharing a field (the cut
+    forces of bushings and rigid cuts) fill it one after the other, their elements' rows
+    concatenated, named by the concatenated ``names_field``."""
+    out: dict[str, list[tuple[str, Output]]] = {}
+    for name, fam in FAMILIES.items():
+        if name in model.elements:
+            for o in fam.outputs:
+                if o.field:
+                    out.setdefault(o.field, []).append((name, o))
+    return out
+
+
+for _family in (rigid_body.FAMILY, particle_body.FAMILY, bushing.FAMILY, beam.FAMILY, rigid_cut.FAMILY):
     register(_family)

@@ -176,7 +176,7 @@ def cmd_info(args) -> int:
     except CaseError as exc:
         raise CliError(str(exc), exc.hint) from exc
     _say(f"{case.title}  ({case.path})")
-    _say(describe(model))
+    _say(describe(model, dt=float(params["dt"])))
     return EXIT_OK
 
 
