@@ -5,7 +5,7 @@ configurations drift, and the peak cut force of a singular start depends on the 
 
 import numpy as np
 import pytest
-from cut_mechanisms import chain, chain_exact_tip, chain_passages, four_bar, ramp
+from cut_mechanisms import GRASHOF, chain, chain_exact_tip, chain_passages, four_bar, ramp, rocker_angle, rod_inertia
 
 import flexmb as fm
 from flexmb.analysis.rigid import RigidModel, preloaded_state
@@ -104,3 +104,48 @@ def test_given_damping_is_kept_and_a_bushing_on_no_loop_stays_undamped():
     mb.add_joint("f", "free", "ground", "m")
     spring = mb.compile()
     assert spring.loops == () and not np.any(spring.elements["bushing"].C)
+
+
+def beam_four_bar(damping=None):
+    """The Grashof four-bar with a 4-element beam coupler (EA = 2.8e7 N, ρA = 1.2 kg/m; cuts.md §3.3), the
+    crank held: the flexible link closes the loop."""
+    a, b, c, d = GRASHOF
+    A = np.array([a * np.cos(1.0), a * np.sin(1.0), 0.0])
+    th4 = rocker_angle(1.0, *GRASHOF)
+    B = np.array([d + c * np.cos(th4), c * np.sin(th4), 0.0])
+    O4 = np.array([d, 0.0, 0.0])
+    mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
+    mb.add_node("crank", (0, 0, 0))
+    mb.add_body("crank", "crank", 1.0, A / 2, rod_inertia(1.0, a, A))
+    mb.add_node("rocker", O4)
+    mb.add_body("rocker", "rocker", 1.0, (B - O4) / 2, rod_inertia(1.0, c, B - O4))
+    mb.add_joint("O2", "revolute", "ground", "crank", point=(0, 0, 0), axis=(0, 0, 1))
+    mb.add_joint("O4", "revolute", "ground", "rocker", point=O4, axis=(0, 0, 1))
+    E, area = 2.8e7 / 4e-4, 4e-4
+    inertia = 1.4e4 / E
+    sec = fm.BeamSection(E, E / 2.6, area, inertia, inertia, 2 * inertia, 1.2 / area)
+    nodes = mb.add_flexible_link("coupler", A, B, 4, sec, damping=damping)
+    mb.add_joint("A", "revolute", "crank", nodes[0], point=A, axis=(0, 0, 1))
+    mb.add_joint("B", "revolute", "rocker", nodes[-1], point=B, axis=(0, 0, 1))
+    mb.add_drive("O2", lambda t: 0.0 * t, lambda t: 0.0 * t, lambda t: 0.0 * t)
+    return mb.compile()
+
+
+def test_a_beam_that_closes_a_loop_gets_its_axial_mode_damped_by_default():
+    """(D4) on the beam-coupler four-bar (cuts.md §3.3): m_eff at the link's ends along its axis 0.4752 kg
+    (computed there with the coupler massless), plus a third of the link's 1.2 kg; ω_ax = √((EA/L)/m_ax) =
+    5656 rad/s (measured axial ringing of the undamped link: 5512 rad/s), α = 2·0.5/ω_ax = 1.768e-4 s.
+    A damping given (0 included) is kept; a beam on no loop stays undamped."""
+    beams = beam_four_bar().elements["beam"]
+    assert np.all(beams.auto_damping)
+    assert beams.m_axial[0] == pytest.approx(0.4752 + 1.2 / 3, rel=1e-3)
+    assert np.allclose(beams.alpha, 1.768e-4, rtol=1e-3)
+    assert not np.any(beam_four_bar(damping=0.0).elements["beam"].alpha)
+    mb = fm.ModelBuilder()
+    mb.add_node("root", (0, 0, 0))
+    sec = fm.BeamSection(2e11, 8e10, 1e-4, 1e-8, 1e-8, 2e-8, 7800)
+    nodes = mb.add_flexible_link("arm", (0, 0, 0), (1, 0, 0), 2, sec, node_a="root")
+    mb.add_body("hub", "root", 1.0, inertia=np.eye(3))
+    mb.add_joint("hub", "revolute", "ground", "root", axis=(0, 0, 1))
+    cantilever = mb.compile()
+    assert nodes and cantilever.loops == () and not np.any(cantilever.elements["beam"].alpha)
