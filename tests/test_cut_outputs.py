@@ -59,3 +59,14 @@ def test_peak_force_column_of_a_cut():
     res = fm.simulate(model, 0.05, 1e-3)
     out = named_outputs(res, model, {}, ["peak_force:hold", "peak_force:ho*"])
     assert abs(out["peak_N[hold]"] - 2.0 * 9.81) < 1e-9 * 19.62 and out["peak_N[ho*]"] == out["peak_N[hold]"]
+
+
+def test_cut_forces_survive_npz_and_run_directory(tmp_path):
+    """Result.save / fm.load and a streamed run directory keep the cut names and forces bit for bit."""
+    model = hanging_mass("rigid")
+    res = fm.simulate(model, 0.01, 1e-3, out=tmp_path / "run")
+    res.save(tmp_path / "r.npz")
+    for back in (fm.load(tmp_path / "r.npz"), fm.load(tmp_path / "run")):
+        assert back.cut_names == ("hold",)
+        assert np.array_equal(back.cut_forces, res.cut_forces) and np.array_equal(back.cut_forces_global, res.cut_forces_global)
+    assert abs(res.cut_force("hold")[-1, 1] - 2.0 * 9.81) < 1e-9
