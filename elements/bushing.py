@@ -192,7 +192,7 @@ class BushingData(ElementData):
     K: np.ndarray  # stiffness on (translations, rotations), bushing axes               (n_el x 6 x 6)
     C: np.ndarray  # damping on (translations, rotations), bushing axes                 (n_el x 6 x 6)
     auto_damping: np.ndarray  # C chosen by the compiler (damping=None; builder/cut_defaults.py) (n_el)
-    m_eff: np.ndarray  # effective mass per direction at the start [kg, kg m^2] (cut_defaults D2; nan: none) (n_el x 6)
+    m_eff: np.ndarray  # effective mass per direction at the start [kg, kg m^2] (cut_defaults D2; inf: moves nothing) (n_el x 6)
     start_force: np.ndarray  # rigid-equivalent cut force per direction at the start [N, N m] (cut_defaults) (n_el x 6)
 
 

@@ -98,7 +98,7 @@ class RigidCutData(ElementData):
     mask: np.ndarray  # held directions (tx, ty, tz, rx, ry, rz) (bool)                 (n_el x 6)
     tol: np.ndarray  # closure tolerance [m, rad]                                       (n_el)
     penalty: np.ndarray  # user's α [N/m, N m/rad], nan: (AL7) per step                 (n_el)
-    m_eff: np.ndarray  # effective mass per direction at the start [kg, kg m^2] (cut_defaults D2; nan: none) (n_el x 6)
+    m_eff: np.ndarray  # effective mass per direction at the start [kg, kg m^2] (cut_defaults D2; inf: moves nothing) (n_el x 6)
     alpha_scale: np.ndarray  # α per unit penalty factor: m_ref of the row's kind (AL7), or the user's α (n_el x 6)
 
     def initial_state(self) -> np.ndarray:

@@ -46,9 +46,12 @@ def cut_table(model: Model, dt: float | None = None) -> list[str]:
         out.append(f"  bushing {name}: {how}")
         for i in rows:
             me = float(bu.m_eff[c, i])
+            unit = ("N/m", "kg", "N s/m", "m") if i < 3 else ("N m/rad", "kg m^2", "N m s/rad", "rad")
+            if np.isinf(me):  # the direction moves no free coordinate at the start (out of the plane of a planar loop)
+                out.append(f"    {DIRECTIONS[i]}: k = {K[i]:.4g} {unit[0]}, moves no free coordinate at the start")
+                continue
             om = np.sqrt(K[i] / me) if np.isfinite(me) and me > 0 else np.nan
             odt = f"{om * dt:.3g}" if dt is not None and np.isfinite(om) else "-"
-            unit = ("N/m", "kg", "N s/m", "m") if i < 3 else ("N m/rad", "kg m^2", "N m s/rad", "rad")
             out.append(f"    {DIRECTIONS[i]}: k = {K[i]:.4g} {unit[0]}, m_eff = {me:.4g} {unit[1]}, omega = {om:.4g} rad/s, "
                        f"c = {C[i]:.4g} {unit[2]}, omega*dt = {odt}")
             if C[i] == 0 and np.isfinite(om):

@@ -186,7 +186,7 @@ def _cut_choices(model: Model, asm: Assembler, st: State, ev: Evaluation, free: 
     for j, (c, i) in enumerate(rows):
         cap = caps[c, 0 if i < 3 else 1]
         regular[c, i] = diag[j] > 1e-14 * scale
-        m_eff[c, i] = min(1.0 / diag[j], cap) if regular[c, i] else cap
+        m_eff[c, i] = min(1.0 / diag[j], cap) if regular[c, i] else np.inf  # inf: moves no free coordinate
         force[c, i] = lam[j]
     out = {}
     bu = model.elements["bushing"]
