@@ -149,3 +149,15 @@ def test_a_beam_that_closes_a_loop_gets_its_axial_mode_damped_by_default():
     mb.add_joint("hub", "revolute", "ground", "root", axis=(0, 0, 1))
     cantilever = mb.compile()
     assert nodes and cantilever.loops == () and not np.any(cantilever.elements["beam"].alpha)
+
+
+def test_singular_start_caps_the_effective_mass_at_the_loops_mass():
+    """(D8): the rhombus folded at its singular configuration (B on O2): the cut's tx moves no free
+    coordinate there (W_xx = 0, m_eff = 1/W_xx unbounded), so its default damping uses the loop's mass,
+    3 kg: c = 2 ζ √(k · 3 kg) = 17 320.5 N s/m at k = 1e8; ty is regular (m_eff 0.1556 kg with gravity in
+    the plane). `flexmb info` says so."""
+    m = four_bar("elastic", th0=np.pi, dims=(1, 1, 1, 1), g=9.81, k=1e8)
+    bu = m.elements["bushing"]
+    assert np.isinf(bu.m_eff[0, 0]) and np.isfinite(bu.m_eff[0, 1])
+    assert bu.C[0, 0, 0] == pytest.approx(2 * ZETA * np.sqrt(1e8 * 3.0), rel=1e-12)
+    assert "tx: k = 1e+08 N/m, moves no free coordinate at the start" in fm.describe(m, dt=1e-3)

@@ -1,7 +1,9 @@
 """The loop cuts as ``flexmb info`` lists them (issue 12.1; flexmb.builder.cut_defaults): per elastic
 cut (a bushing that closes a loop, or a flexible link on a loop) each held direction's stiffness k,
 effective mass m_eff at the start, local frequency ω = √(k / m_eff), damping c (and whether the
-compiler chose it), and ω·dt for the case's step; then the warnings:
+compiler chose it), and ω·dt for the case's step (a direction that moves no free coordinate at the
+start — out of a planar loop's plane, or the degenerate direction of a singular start — has no ω; its
+default damping uses the loop's mass, cut_defaults (D8)); then the warnings:
 
 * ``rings``: a held direction without damping (c = 0). Its local mode is not damped: where ω·dt ≥
   ``RESOLVED`` (0.3) the step does not resolve it and only the integrator's numerical dissipation
@@ -47,8 +49,9 @@ def cut_table(model: Model, dt: float | None = None) -> list[str]:
         for i in rows:
             me = float(bu.m_eff[c, i])
             unit = ("N/m", "kg", "N s/m", "m") if i < 3 else ("N m/rad", "kg m^2", "N m s/rad", "rad")
-            if np.isinf(me):  # the direction moves no free coordinate at the start (out of the plane of a planar loop)
-                out.append(f"    {DIRECTIONS[i]}: k = {K[i]:.4g} {unit[0]}, moves no free coordinate at the start")
+            if np.isinf(me):  # moves no free coordinate at the start: out of a planar loop's plane, or a singular start
+                out.append(f"    {DIRECTIONS[i]}: k = {K[i]:.4g} {unit[0]}, moves no free coordinate at the start (out of the "
+                           f"loop's plane, or a singular configuration), c = {C[i]:.4g} {unit[2]} (mass capped at the loop's)")
                 continue
             om = np.sqrt(K[i] / me) if np.isfinite(me) and me > 0 else np.nan
             odt = f"{om * dt:.3g}" if dt is not None and np.isfinite(om) else "-"
