@@ -67,7 +67,7 @@ from flexmb.elements.family import (
     frozen_arrays,
     listing,
 )
-from flexmb.errors import SolverError
+from flexmb.errors import ModelError, SolverError
 from flexmb.rotations import expm
 
 if TYPE_CHECKING:  # type hints only
@@ -76,7 +76,7 @@ if TYPE_CHECKING:  # type hints only
     from flexmb.model import Model
     from flexmb.state import State
 
-__all__ = ["RigidCutData", "RigidCutEvaluation", "RigidCuts", "FAMILY", "KAPPA", "ESCALATION"]
+__all__ = ["RigidCutData", "RigidCutEvaluation", "RigidCuts", "FAMILY", "KAPPA", "ESCALATION", "refuse_rigid_cuts"]
 
 KAPPA = 1e4  # (AL7): β'α W >= κ in the cut's heaviest direction, the closure falls ~ 1e4 per iteration
 ESCALATION = 100.0  # (AL11): α may grow up to this factor within a step
@@ -365,6 +365,17 @@ class RigidCuts(ElementFamily):
             rows.append(f"  {n}: {'ground' if data.a[e] < 0 else model.node_names[int(data.a[e])]} - "
                         f"{model.node_names[int(data.b[e])]}, holds {held}; closure tolerance {data.tol[e]:.3g}; {pen}")
         return ["rigid cuts (augmented Lagrangian):"] + listing(rows, limit)
+
+
+def refuse_rigid_cuts(model: Model, who: str) -> None:
+    """Raise ModelError naming the first rigid cut of ``model``: ``who`` (a static or modal solver)
+    has no augmented-Lagrangian iteration, where a rigid cut has neither stiffness nor force."""
+    rc = model.elements.get(FAMILY.name)
+    if rc is not None and rc.n:
+        raise ModelError(f"{who}: rigid cut '{rc.names[0]}' is held only by the time integrator's augmented Lagrangian; "
+                         f"this solver does not support rigid cuts. Model the cut as a stiff bushing here "
+                         f"(ModelBuilder.add_bushing('{rc.names[0]}', ..., stiffness=...)), or use flexmb.analysis.rigid "
+                         "for the rigid mechanism.")
 
 
 def _pinv(W: np.ndarray) -> np.ndarray:

@@ -140,3 +140,17 @@ def test_slider_crank_wrist_pin_force_equals_a_hand_free_body_balance(cut):
     tol = 1e-5 * P if cut == "rigid" else 1e-6 * P
     assert np.abs(F[rows, :3] - expect).max() < tol
     assert np.abs(F[rows, 3:]).max() < tol * geo["ell"]
+
+
+def test_static_and_modal_solvers_refuse_a_rigid_cut_by_name():
+    """A rigid cut has no stiffness outside the time integrator's augmented Lagrangian: statics and
+    modal analysis say so, naming it (instead of a singular tangent, or the modes of the cut-open
+    mechanism)."""
+    from flexmb.solvers.modal import natural_frequencies
+    from flexmb.solvers.statics import static_equilibrium
+
+    model = hanging_mass("rigid")
+    with pytest.raises(fm.ModelError, match="static_equilibrium: rigid cut 'hold'.*add_bushing"):
+        static_equilibrium(model)
+    with pytest.raises(fm.ModelError, match="natural_frequencies: rigid cut 'hold'"):
+        natural_frequencies(model, n_modes=0)
