@@ -26,7 +26,10 @@ After the step (:meth:`RigidCuts.end_step`), with the integrator's factor of S:
     S δu'_f = -β'α Φ_q,fᵀ (Φ_q u' + Φ'_q u)      u'_f ← u'_f + δu'_f                            (AL6)
     λ ← λ + β'α (Φ_q u' + Φ'_q u)   after each pass of (AL6)                                   (AL9)
 
-up to three passes each; Φ_q u' + Φ'_q u = P (G a + Ġ V) with the node accelerations a = Bu' + ζ
+up to three passes each. Reusing S (no second factorization) makes these projections orthogonal in
+the metric M̄ + γ'C̄ + β'K̄ of the step rather than in M̄ alone (cuts.md §4.4): the same closure, the
+correction shared among the coordinates by mass, damping and stiffness (mass-orthogonal for rigid
+bodies, where C̄ = K̄ = 0). Φ_q u' + Φ'_q u = P (G a + Ġ V) with the node accelerations a = Bu' + ζ
 and Ġ V by a central difference of G along the node motions. Where the closure stagnates above
 its tolerance with α at its largest (a drive moving the loop through a singular configuration: no
 rigid model has bounded cut forces there, cuts.md §4.7) the step fails with a message naming the
