@@ -7,7 +7,7 @@ The registry
 ------------
 :data:`FAMILIES` maps a family's ``name`` to its :class:`~flexmb.elements.family.ElementFamily`
 instance, in evaluation order: ``body`` (rigid bodies and particles, node masses),
-``particle_body`` (data only), ``bushing``, ``beam``. The order is the order in which forces are
+``particle_body`` (data only), ``bushing``, ``beam``, ``rigid_cut``. The order is the order in which forces are
 summed into the node wrenches, energies into the balance and blocks into the iteration matrix,
 so it is fixed (results are reproducible bit for bit); :func:`register` appends a new family.
 
@@ -85,25 +85,23 @@ methods the kind has, and ``register(MyFamily())``. Its records come from
 ``records`` reads them back), or from a builder method of its own. No engine file changes:
 tests/test_element_extension.py adds a point-to-point spring–damper this way, in the tests only.
 
+Loop cuts (issue 12)
+--------------------
+* ``rigid_cut`` (elements/rigid_cut.py): the rigid-limit cut by augmented Lagrangian (index 3, Bayo
+  & Ledesma), a two-node family with internal state (λ, the penalty factor, the Newton phase):
+  ``evaluate`` applies the multiplier update λ' = λ + αΦ at its own iterate and adds Φ_qᵀ(λ' + αΦ);
+  ``blocks`` gives ck α GᵀG, so S stays M̄ + γ'C̄ + β'(K̄ + α Φ_qᵀΦ_q); ``begin_step`` chooses α for
+  the step, ``newton_update`` carries λ' and settles on the closure tolerance, ``end_step``
+  projects velocities and accelerations with the step's factor, ``start`` closes the cuts and sets
+  the multipliers of the initial accelerations. (Updating λ with Φ of the iterate *before* its
+  Newton correction instead makes the iteration circle with period six and never settle.)
+* Cut forces as outputs: bushings and rigid cuts declare the same ``CUT_OUTPUTS``
+  (elements/bushing.py: ``cut_force`` in cut axes and ``cut_force_global``, field ``cut_forces`` /
+  ``cut_forces_global``, names ``cut_names``); families sharing a field fill it one after the other
+  (:func:`recorded_fields`), the ParaView cell arrays sit on each family's own cells.
+
 What comes next fits this interface (no engine change)
 ------------------------------------------------------
-* Issue 12, a rigid-limit cut by augmented Lagrangian (index 3, Bayo & Ledesma): a two-node cut
-  family (Φ the cut's closure, G = ∂Φ/∂X over its two nodes, as the bushing's deformation
-  derivative) whose ``evaluate`` applies the multiplier update at its own iterate,
-  λ' = λ + αΦ with λ (n_el, k) from ``state.elements["<name>"]`` (``initial_state``: zeros), and
-  adds the node wrenches Gᵀ(αΦ + λ'); ``newton_update`` returns λ' (carried into the next
-  iterate) and settled = |Φ| below the cut's tolerance; ``blocks`` gives ck α GᵀG (λ held), so S
-  stays M̄ + γ'C̄ + β'(K̄ + α Φqᵀ Φq), symmetric positive definite; ``end_step`` projects the
-  velocities (and accelerations) mass-orthogonally, u -= S⁻¹ β'α Gᵀ G u, with ``ctx.solve``,
-  ``ctx.project`` and ``ctx.twists``. tests/test_element_state.py runs exactly this for a
-  pendulum rod, in the tests only. (Updating λ with Φ of the iterate *before* its Newton
-  correction instead makes the iteration circle with period six and never settle.)
-* Issue 12, cut forces of bushings as outputs: the bushing family keeps K d + C ḋ in its
-  evaluation and declares ``Output("cut_force", ("cut_fx", "cut_fy", "cut_fz", "cut_mx", "cut_my",
-  "cut_mz"), ..., field="cut_forces", names_field="cut_names")`` (and a global one; column names
-  are ParaView cell arrays, so unique across families); the recorder writes it and ParaView shows
-  it on the bushing cells; results/ adds the Result fields (and their row shapes in the file
-  checks), ``Result.cut_force``, the plot and the sweep's peak columns.
 * Issue 14, one compiled call per Newton iteration: each family's evaluate and blocks are
   already one compiled or vectorised pass over its arrays (ElementData) into shared buffers
   (w, Mb, the blocks), which a fused kernel can call in sequence.
@@ -113,15 +111,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flexmb.elements import beam, bushing, loads, particle_body, particles, rigid_body
-from flexmb.elements.family import ElementData, ElementFamily, FamilyEvaluation, NodeTable, Output, StepContext
+from flexmb.elements import beam, bushing, loads, particle_body, particles, rigid_body, rigid_cut
+from flexmb.elements.family import ElementData, ElementFamily, FamilyEvaluation, NodeTable, Output, StartContext, StepContext
 from flexmb.errors import ModelError
 
 if TYPE_CHECKING:  # type hints only: the model stands above the element library
     from flexmb.model import Model
 
-__all__ = ["FAMILIES", "register", "unregister", "has_element_forces", "ElementData", "ElementFamily", "FamilyEvaluation",
-           "NodeTable", "Output", "StepContext", "beam", "bushing", "loads", "particle_body", "particles", "rigid_body"]
+__all__ = ["FAMILIES", "register", "unregister", "has_element_forces", "recorded_fields", "ElementData", "ElementFamily",
+           "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext", "beam", "bushing", "loads",
+           "particle_body", "particles", "rigid_body", "rigid_cut"]
 
 #: the element families by name, in evaluation order (module docstring)
 FAMILIES: dict[str, ElementFamily] = {}
@@ -154,5 +153,19 @@ def has_element_forces(model: Model) -> bool:
                for name, data in model.elements.items() if name in FAMILIES)
 
 
-for _family in (rigid_body.FAMILY, particle_body.FAMILY, bushing.FAMILY, beam.FAMILY):
+def recorded_fields(model: Model) -> dict[str, list[tuple[str, Output]]]:
+    """The Result fields the families of ``model`` record (ElementFamily.outputs with a ``field``),
+    each with its (family name, Output) in FAMILIES order: families sharing a field (the cut
+    forces of bushings and rigid cuts) fill it one after the other, their elements' rows
+    concatenated, named by the concatenated ``names_field``."""
+    out: dict[str, list[tuple[str, Output]]] = {}
+    for name, fam in FAMILIES.items():
+        if name in model.elements:
+            for o in fam.outputs:
+                if o.field:
+                    out.setdefault(o.field, []).append((name, o))
+    return out
+
+
+for _family in (rigid_body.FAMILY, particle_body.FAMILY, bushing.FAMILY, beam.FAMILY, rigid_cut.FAMILY):
     register(_family)

@@ -7,8 +7,15 @@ configuration A = R_a E_a at p_a = x_a + R_a s_a and B = R_b E_b at p_b. Deforma
 
     delta = A^T (p_b - p_a)                       translations, bushing axes           (1)
     phi   = log(A^T B)                            rotations, all three constrained      (2a)
-    phi   = A^T (a_k x b_k)                       rotation about axis k free (revolute) (2b)
+    phi   = A^T (theta n),  n = (a_k x b_k) / |a_k x b_k|,
+            theta = atan2(|a_k x b_k|, a_k . b_k)  rotation about axis k free (revolute) (2b)
     phi   = 0                                     all rotations free (spherical)        (2c)
+
+(2b) is the rotation vector of the smallest rotation that turns axis a_k of A into axis b_k of B:
+it vanishes only when the two axes are aligned (theta = 0); at opposite axes |phi| = pi, the
+largest tilt (the cross product a_k x b_k alone vanishes there too: a false closure that a
+Newton solve of the loops can land on, design note cuts.md §5.2). For small tilts
+phi = A^T (a_k x b_k) (1 + theta^2/6 + ...).
 
 Potential V = 1/2 d^T K d with d = (delta, phi); dissipation force C d'. With G = dd/dX the
 exact derivative with respect to the node motions X = (x_a, theta_a, x_b, theta_b) (global
@@ -16,9 +23,20 @@ virtual rotations), the node wrenches are -G^T (K d + C d') — conservative for
 the tangent used in Newton is G^T K G, G^T C G (material part; the geometric part of a stiff
 bushing is negligible and is dropped to keep the iteration matrix positive definite).
 
+Cut force (output ``cut_force``, and ``cut_force_global``): the wrench the bushing exerts on its end
+b at the bushing point p_b, from the node wrench -G^T f on b (f = K d + C d', force F and moment M_b
+about x_b, global):
+
+    F,   M = M_b - (p_b - x_b) x F        global (``cut_force_global``); A^T F, A^T M in bushing
+                                          axes (``cut_force``)                                   (3)
+
+(the wrench on end a is its opposite, moved to p_a). The same output of a rigid cut
+(flexmb.elements.rigid_cut) has f = its multipliers.
+
 As an element family (flexmb.elements): two nodes per element (node a may be ground), a loop cut
 (``cut``: left out of the rigid-equivalent model of flexmb.analysis.rigid), blocks
-ck G^T K G + cc G^T C G over its two nodes, no mass.
+ck G^T K G + cc G^T C G over its two nodes, no mass. Its damping C may be chosen by the compiler
+(``damping=None`` in ModelBuilder.add_bushing: flexmb.builder.cut_defaults, ``auto_damping``).
 """
 
 from __future__ import annotations
@@ -29,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from flexmb.elements.family import GROUND, ElementData, ElementFamily, FamilyEvaluation, NodeTable, frozen_arrays, listing
+from flexmb.elements.family import GROUND, ElementData, ElementFamily, FamilyEvaluation, NodeTable, Output, frozen_arrays, listing
 from flexmb.rotations import cross, jl_inv, logm, skew
 
 if TYPE_CHECKING:  # type hints only
@@ -38,9 +56,36 @@ if TYPE_CHECKING:  # type hints only
     from flexmb.model import Model
     from flexmb.state import State
 
-__all__ = ["BushingData", "BushingEvaluation", "Bushings", "FAMILY", "deformation", "forces"]
+__all__ = ["BushingData", "BushingEvaluation", "Bushings", "FAMILY", "CUT_OUTPUTS", "DIRECTIONS", "constrained_mask",
+           "cut_wrenches", "deformation", "forces"]
 
 FULL, FREE_X, FREE_Y, FREE_Z, SPHERICAL = -1, 0, 1, 2, 3
+
+#: the six deformation directions of a cut, in bushing axes: translations, then rotations
+DIRECTIONS = ("tx", "ty", "tz", "rx", "ry", "rz")
+
+#: the cut-force outputs of every cut family (eq. (3)): recorded into Result.cut_forces (bushing axes) and
+#: Result.cut_forces_global, rows named by Result.cut_names; ParaView cell data on the cuts' cells
+CUT_OUTPUTS = (
+    Output("cut_force", ("cut_force_x", "cut_force_y", "cut_force_z", "cut_moment_x", "cut_moment_y", "cut_moment_z"),
+           "force [N] and moment [N m] the cut exerts on its end b, at the cut point, in the cut's axes (node a's "
+           "bushing axes A)", field="cut_forces", names_field="cut_names"),
+    Output("cut_force_global", ("cut_force_global_x", "cut_force_global_y", "cut_force_global_z", "cut_moment_global_x",
+                                "cut_moment_global_y", "cut_moment_global_z"),
+           "the same wrench in global axes", field="cut_forces_global", names_field="cut_names"),
+)
+
+
+def constrained_mask(mode: np.ndarray, stiff: np.ndarray) -> np.ndarray:
+    """(n, 6) bool: the directions a cut holds — those with ``stiff`` (n, 6) true, minus the rotation a
+    revolute cut frees (mode 0, 1, 2) and all rotations of a spherical one (mode 3)."""
+    mask = np.array(stiff, dtype=bool).reshape(-1, 6)
+    for i, m in enumerate(np.asarray(mode)):
+        if 0 <= m <= 2:
+            mask[i, 3 + m] = False
+        elif m == 3:
+            mask[i, 3:] = False
+    return mask
 
 
 def deformation(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode):
@@ -73,17 +118,53 @@ def deformation(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode):
         idx = np.arange(k.size)
         ak = A[axis][idx, :, k]
         bk = B[axis][idx, :, k]
-        w = cross(ak, bk)
         At_ = At[axis]
-        d[axis, 3:] = np.einsum("nij,nj->ni", At_, w)
-        G[axis, 3:, 3:6] = At_ @ (skew(bk) @ skew(ak) + skew(w))
-        G[axis, 3:, 9:12] = -At_ @ (skew(ak) @ skew(bk))
+        w = cross(ak, bk)
+        g, h, spare = _tilt_factors(w, np.einsum("ni,ni->n", ak, bk), A[axis][idx, :, (k + 1) % 3])
+        # (2b): phi = A^T g w with g = theta / |w|; its variation (dw and dg = -h w^T (dth_a - dth_b))
+        d[axis, 3:] = np.einsum("nij,nj->ni", At_, g[:, None] * w + spare)
+        ww = h[:, None, None] * w[:, :, None] * w[:, None, :]
+        G[axis, 3:, 3:6] = At_ @ (g[:, None, None] * (skew(bk) @ skew(ak) + skew(w)) - ww)
+        G[axis, 3:, 9:12] = At_ @ (ww - g[:, None, None] * (skew(ak) @ skew(bk)))
     return d, G
 
 
-def forces(xa, Ra, xb, Rb, Va, Vb, sa, Ea, sb, Eb, mode, K, C):
+def _tilt_factors(w: np.ndarray, c: np.ndarray, other: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Eq. (2b)'s factors for axes with cross product ``w`` (n, 3) and dot product ``c`` (n,):
+    g = theta / s and h = (s - theta c) / s^3 (s = |w|, theta = atan2(s, c)), by their series
+    1 + theta^2/6 and 1/3 + 2 theta^2/15 for small theta (h bounded within 1e-8 of opposite axes, where
+    the tilt has no direction and its derivative is unbounded). Where the axes are exactly opposite (s = 0,
+    c < 0) the tilt pi has no direction: ``spare`` = pi times ``other`` (an axis normal to a_k) is
+    added to the rotation vector there (zero elsewhere)."""
+    s = np.linalg.norm(w, axis=1)
+    th = np.arctan2(s, c)
+    small = th < 1e-3
+    ss = np.where(small, 1.0, np.maximum(s, 1e-300))
+    g = np.where(small, 1.0 + th * th / 6.0, th / ss)
+    sh = np.maximum(ss, 1e-8)  # h grows like 1/s^3 towards opposite axes (no tilt direction there): bounded
+    h = np.where(small, 1.0 / 3.0 + 2.0 * th * th / 15.0, (sh - th * c) / sh**3)
+    spare = np.where(((s == 0.0) & (c < 0.0))[:, None], np.pi * other, 0.0)
+    return g, h, spare
+
+
+def cut_wrenches(G: np.ndarray, f: np.ndarray, xb: np.ndarray, Rb: np.ndarray, sb: np.ndarray,
+                 A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eq. (3): the wrench (force, moment at the cut point p_b) a cut with deformation derivative
+    ``G`` (n, 6, 12) and generalized force ``f`` (n, 6) on its deformation exerts on its end b
+    (pose ``xb``, ``Rb``; point offset ``sb`` in b's axes), in the cut axes ``A`` (n, 3, 3, global
+    columns) and globally: two (n, 6) arrays."""
+    wb = -np.einsum("nji,nj->ni", G[:, :, 6:], f)
+    rb = np.einsum("nij,nj->ni", Rb, sb)
+    glob = np.concatenate([wb[:, :3], wb[:, 3:] - cross(rb, wb[:, :3])], axis=1)
+    At = np.swapaxes(A, 1, 2)
+    loc = np.concatenate([np.einsum("nij,nj->ni", At, glob[:, :3]), np.einsum("nij,nj->ni", At, glob[:, 3:])], axis=1)
+    return loc, glob
+
+
+def forces(xa, Ra, xb, Rb, Va, Vb, sa, Ea, sb, Eb, mode, K, C, full: bool = False):
     """Node wrenches on a and b (n,6 each), tangents G^T K G and G^T C G (n,12,12), strain
-    energy (n,) and dissipated power (n,)."""
+    energy (n,) and dissipated power (n,); with ``full`` also G (n,6,12) and the generalized force
+    f = K d + C d' (n,6)."""
     d, G = deformation(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode)
     V = np.concatenate([Va, Vb], axis=1)
     ddot = np.einsum("nij,nj->ni", G, V)
@@ -93,7 +174,8 @@ def forces(xa, Ra, xb, Rb, Va, Vb, sa, Ea, sb, Eb, mode, K, C):
     Gt = np.swapaxes(G, 1, 2)
     energy = 0.5 * np.einsum("ni,ni->n", d, fk)
     power = np.einsum("ni,ni->n", ddot, fc)
-    return gen[:, :6], gen[:, 6:], Gt @ K @ G, Gt @ C @ G, energy, power
+    out = gen[:, :6], gen[:, 6:], Gt @ K @ G, Gt @ C @ G, energy, power
+    return out + (G, fk + fc) if full else out
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,14 +191,24 @@ class BushingData(ElementData):
     mode: np.ndarray  # free rotation: -1 none, 0/1/2 about bushing x/y/z, 3 all        (n_el)
     K: np.ndarray  # stiffness on (translations, rotations), bushing axes               (n_el x 6 x 6)
     C: np.ndarray  # damping on (translations, rotations), bushing axes                 (n_el x 6 x 6)
+    auto_damping: np.ndarray  # C chosen by the compiler (damping=None; builder/cut_defaults.py) (n_el)
+    m_eff: np.ndarray  # effective mass per direction at the start [kg, kg m^2] (cut_defaults D2; inf: moves nothing) (n_el x 6)
+    start_force: np.ndarray  # rigid-equivalent cut force per direction at the start [N, N m] (cut_defaults) (n_el x 6)
 
 
 @dataclass
 class BushingEvaluation(FamilyEvaluation):
-    """The bushings at one state: tangents G^T K G and G^T C G (n_el, 12, 12) in node twists."""
+    """The bushings at one state: tangents G^T K G and G^T C G (n_el, 12, 12) in node twists,
+    deformation derivatives G (n_el, 6, 12), generalized forces f = K d + C d' (n_el, 6) and the end
+    poses (for the cut-force outputs, eq. (3))."""
 
     K: np.ndarray | None = None
     C: np.ndarray | None = None
+    G: np.ndarray | None = None
+    f: np.ndarray | None = None
+    xb: np.ndarray | None = None
+    Rb: np.ndarray | None = None
+    A: np.ndarray | None = None
 
 
 class Bushings(ElementFamily):
@@ -127,6 +219,7 @@ class Bushings(ElementFamily):
     plural = "bushings"
     cut = True
     has_blocks = True
+    outputs = CUT_OUTPUTS
     cell_kind = "bushing"
     drawing_keys = ("bushing_a", "bushing_b")
 
@@ -139,7 +232,8 @@ class Bushings(ElementFamily):
         out = dict(
             names=tuple(s.name for s in records), a=np.zeros(n, int), b=np.zeros(n, int), sa=np.zeros((n, 3)),
             Ea=np.zeros((n, 3, 3)), sb=np.zeros((n, 3)), Eb=np.zeros((n, 3, 3)), mode=np.zeros(n, int),
-            K=np.zeros((n, 6, 6)), C=np.zeros((n, 6, 6)),
+            K=np.zeros((n, 6, 6)), C=np.zeros((n, 6, 6)), auto_damping=np.zeros(n, bool),
+            m_eff=np.full((n, 6), np.nan), start_force=np.full((n, 6), np.nan),
         )
         for i, s in enumerate(records):
             who = f"bushing '{s.name}'"
@@ -151,7 +245,11 @@ class Bushings(ElementFamily):
             out["a"][i], out["b"][i] = a, b
             out["sa"][i], out["Ea"][i] = Ra.T @ (P - Xa), Ra.T @ E
             out["sb"][i], out["Eb"][i] = Rb.T @ (P - Xb), Rb.T @ E
-            out["mode"][i], out["K"][i], out["C"][i] = s.free_rotation, s.stiffness, s.damping
+            out["mode"][i], out["K"][i] = s.free_rotation, s.stiffness
+            if s.damping is None:  # chosen by the compiler once the model exists (builder/cut_defaults.py)
+                out["auto_damping"][i] = True
+            else:
+                out["C"][i] = s.damping
         return BushingData(**frozen_arrays(out))
 
     def loop_edges(self, data: BushingData) -> list[tuple[str, str, int, int]]:
@@ -172,22 +270,33 @@ class Bushings(ElementFamily):
         Re = np.concatenate([kin.R, np.eye(3)[None]])
         Ve = np.concatenate([kin.V, np.zeros((1, 6))])
         ia, ib = prep
-        fa, fb, K, C, energy, power = forces(xe[ia], Re[ia], xe[ib], Re[ib], Ve[ia], Ve[ib], data.sa, data.Ea, data.sb,
-                                             data.Eb, data.mode, data.K, data.C)
+        fa, fb, K, C, energy, power, G, f = forces(xe[ia], Re[ia], xe[ib], Re[ib], Ve[ia], Ve[ib], data.sa, data.Ea, data.sb,
+                                                   data.Eb, data.mode, data.K, data.C, full=True)
         np.add.at(w, ia, -fa)
         np.add.at(w, ib, -fb)
-        return BushingEvaluation(strain_energy=float(energy.sum()), dissipation=float(power.sum()), K=K, C=C)
+        return BushingEvaluation(strain_energy=float(energy.sum()), dissipation=float(power.sum()), K=K, C=C, G=G, f=f,
+                                 xb=xe[ib], Rb=Re[ib], A=Re[ia] @ data.Ea)
 
     def blocks(self, model: Model, data: BushingData, prep: Any, fe: BushingEvaluation, kin: Kinematics, ck: float,
                cc: float, cm: float, material_only: bool, exact_tangent: bool) -> np.ndarray:
         """ck G^T K G + cc G^T C G (no mass; the geometric part is dropped, module docstring)."""
         return ck * fe.K + cc * fe.C
 
+    def output(self, model: Model, data: BushingData, fe: BushingEvaluation | None, name: str) -> np.ndarray:
+        """The cut force, eq. (3), in bushing axes (``cut_force``) or global (``cut_force_global``)."""
+        if name not in ("cut_force", "cut_force_global"):
+            return super().output(model, data, fe, name)
+        if fe is None:
+            return np.zeros((0, 6))
+        loc, glob = cut_wrenches(fe.G, fe.f, fe.xb, fe.Rb, data.sb, fe.A)
+        return loc if name == "cut_force" else glob
+
     # ------------------------------------------------------------------ presentation
     def drawing(self, model: Model, data: BushingData) -> dict[str, np.ndarray]:
-        """Bushings between two nodes (those to ground are not drawn)."""
-        both = data.a != GROUND
-        return {"bushing_a": np.asarray(data.a, dtype=np.int64)[both], "bushing_b": np.asarray(data.b, dtype=np.int64)[both]}
+        """One line cell per bushing, in bushing order (so cell i carries bushing i's cut force):
+        node a -> node b; a bushing to ground is a cell of zero length at node b."""
+        a = np.where(data.a == GROUND, data.b, data.a)
+        return {"bushing_a": np.asarray(a, dtype=np.int64), "bushing_b": np.asarray(data.b, dtype=np.int64)}
 
     def check_drawing(self, d: Mapping[str, np.ndarray], n_nodes: int, names: Mapping[str, int]) -> str:
         if d["bushing_a"].ndim != 1 or d["bushing_b"].shape != d["bushing_a"].shape:

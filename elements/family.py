@@ -19,8 +19,8 @@ if TYPE_CHECKING:  # type hints only: the engine and the model stand above the e
     from flexmb.model import Model
     from flexmb.state import State
 
-__all__ = ["ElementData", "ElementFamily", "FamilyEvaluation", "NodeTable", "Output", "StepContext", "frozen_arrays",
-           "listing", "GROUND"]
+__all__ = ["ElementData", "ElementFamily", "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext",
+           "frozen_arrays", "listing", "GROUND"]
 
 #: node index of the fixed frame in element node arrays
 GROUND = -1
@@ -89,10 +89,14 @@ class ElementData:
 class FamilyEvaluation:
     """What :meth:`ElementFamily.evaluate` returns at one state: the family's strain energy and
     dissipated power (summed by the assembly into the energy balance), subclassed by each family
-    for what its blocks and outputs need later (frames, deformations, tangents...)."""
+    for what its blocks and outputs need later (frames, deformations, tangents...).
+    ``residual_floor``: the generalized force its round-off alone makes (e.g. a penalty α times a
+    closure at round-off): the time step's Newton test accepts a residual below the sum over the
+    families."""
 
     strain_energy: float = 0.0
     dissipation: float = 0.0
+    residual_floor: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -118,15 +122,30 @@ class StepContext:
     ``h``, the iteration-matrix factors ``gp`` = γ' and ``bp`` = β', the unknown coordinates
     ``free``, ``solve(r)`` = S⁻¹ r on them with the integrator's current factorization (one is
     made at the converged state if there is none for this step size), ``project(w)`` = Bᵀ w and
-    ``twists(u)`` = B u at the converged state (node wrenches and twists (N, 6))."""
+    ``twists(u)`` = B u at the converged state (node wrenches and twists (N, 6)), ``evaluate(state)``
+    the assembly's evaluation of a state (e.g. at corrected velocities: its ``kin.zeta``).
+    :meth:`ElementFamily.begin_step` gets one with ``h``, ``gp``, ``bp`` and ``free`` only."""
 
     h: float
     gp: float
     bp: float
     free: np.ndarray
-    solve: Callable[[np.ndarray], np.ndarray]
-    project: Callable[[np.ndarray], np.ndarray]
-    twists: Callable[[np.ndarray], np.ndarray]
+    solve: Callable[[np.ndarray], np.ndarray] | None = None
+    project: Callable[[np.ndarray], np.ndarray] | None = None
+    twists: Callable[[np.ndarray], np.ndarray] | None = None
+    evaluate: Callable[[State], Any] | None = None
+
+
+@dataclass
+class StartContext:
+    """What :meth:`ElementFamily.start` may use before the initial accelerations: the unknown
+    coordinates ``free``, ``evaluate(state)`` the assembly's evaluation of a state (its
+    ``elements[name]``, ``kin``, ``residual``, ``project``, ``twists``), ``mass_solver(ev)`` a
+    function r -> M̄⁻¹ r on the free coordinates at the evaluation ``ev``."""
+
+    free: np.ndarray
+    evaluate: Callable[[State], Any]
+    mass_solver: Callable[[Any], Callable[[np.ndarray], np.ndarray]]
 
 
 class ElementFamily:
@@ -216,14 +235,25 @@ class ElementFamily:
         raise NotImplementedError(f"element family '{self.name}' has no output '{name}'")
 
     # ------------------------------------------------------------------ internal state (augmented Lagrangian)
+    def begin_step(self, model: Model, data: ElementData, prep: Any, state: State, ctx: StepContext) -> np.ndarray | None:
+        """Before the first Newton iterate of a time step (attempt) of size ``ctx.h``: the internal
+        state to start it with (e.g. a penalty chosen from β' = ``ctx.bp``), or None: unchanged."""
+        return None
+
+    def start(self, model: Model, data: ElementData, prep: Any, state: State, ctx: StartContext) -> None:
+        """Once, before the integrator's initial accelerations: may correct ``state`` in place
+        (positions, ``u``, its internal state; e.g. the multipliers that make the initial
+        accelerations satisfy a constraint)."""
+
     def newton_update(self, model: Model, data: ElementData, prep: Any, fe: FamilyEvaluation,
-                      state: State) -> tuple[np.ndarray, bool] | None:
+                      state: State) -> tuple[np.ndarray, bool] | tuple[np.ndarray, bool, bool] | None:
         """After each Newton iteration of a time step, at the iterate ``state`` evaluated as ``fe``:
         the family's next internal state (carried into the next iterate's and the accepted
         state's ``elements[name]``) and whether it has settled (a step is accepted only when
-        every family has). None (default): stateless. An update that depends on the iterate (an
-        augmented-Lagrangian λ + αΦ) is best applied by ``evaluate`` at its own iterate and
-        returned here (package docstring)."""
+        every family has); a third value True says the family's blocks changed (the iteration
+        matrix is refactorized). None (default): stateless. An update that depends on the iterate
+        (an augmented-Lagrangian λ + αΦ) is best applied by ``evaluate`` at its own iterate and
+        returned here (package docstring). May raise SolverError (the step then fails)."""
         return None
 
     def end_step(self, model: Model, data: ElementData, prep: Any, fe: FamilyEvaluation, state: State,

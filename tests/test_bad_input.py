@@ -302,7 +302,8 @@ BAD_CALLS = {
                                   ["add_bushing", "pad", "stiffness", "strings"]),
     "bushing free_rotation a list": (lambda mb: mb.add_bushing("pad", "ground", "elbow", [1e6] * 6, free_rotation=["x"]),
                                      ["add_bushing", "pad", "free_rotation"]),
-    "beam damping None": (lambda mb: mb.add_beam("b", "shoulder", "elbow", fm.BeamSection(**SEC), damping=None),
+    # damping=None is the default (chosen by the compiler where the beam closes a loop): a string is refused
+    "beam damping text": (lambda mb: mb.add_beam("b", "shoulder", "elbow", fm.BeamSection(**SEC), damping="0.1"),
                           ["add_beam", "damping", "number"]),
     "flexible link n_elements True": (lambda mb: mb.add_flexible_link("l", (0, 1, 0), (1, 1, 0), True, fm.BeamSection(**SEC)),
                                       ["add_flexible_link", "n_elements", "integer"]),

@@ -187,3 +187,30 @@ def test_bushing_point_defaults_to_the_common_position_of_coinciding_ends():
     m = mb.compile()
     bu = m.elements["bushing"]
     assert np.array_equal(bu.sa, np.zeros((2, 3))) and np.array_equal(bu.sb, np.zeros((2, 3)))
+
+
+def test_revolute_bushing_does_not_close_at_opposite_axes():
+    """Eq. (2b) is the rotation vector of the tilt between axis k of the two frames: |phi| = the tilt
+    angle, pi at opposite axes (the cross product alone vanishes there: a false closure a Newton
+    solve of the loop could land on, design note cuts.md §5.2); its derivative stays exact at large
+    tilts."""
+    one = np.ones((1, 3))
+    zero = np.zeros((1, 3))
+    eye = np.eye(3)[None]
+    for k in (0, 1, 2):
+        mode = np.array([k])
+        for th in (0.3, 2.5, np.pi - 1e-3, np.pi):
+            tilt = np.zeros(3)
+            tilt[(k + 1) % 3] = th
+            d, _ = deformation(zero, eye, zero, expm(tilt[None]), zero, eye, zero, eye, mode)
+            assert np.linalg.norm(d[0, 3:]) == pytest.approx(th, rel=1e-12)
+        # derivative at a tilt of 2.5 rad, by central differences
+        R = expm(np.array([[0.4, 2.5, -0.3]]))
+        d, G = deformation(one, eye, zero, R, zero, eye, zero, eye, mode)
+        eps = 1e-6
+        for j in range(9, 12):
+            w = np.zeros((1, 3))
+            w[0, j - 9] = eps
+            fd = (deformation(one, eye, zero, expm(w) @ R, zero, eye, zero, eye, mode)[0]
+                  - deformation(one, eye, zero, expm(-w) @ R, zero, eye, zero, eye, mode)[0]) / (2 * eps)
+            assert np.abs(fd - G[:, :, j]).max() < 1e-7

@@ -119,7 +119,8 @@ def test_universal_joint_cut_constrains_only_the_twist_about_the_leg():
         Rb = expm(th2 * (R1 @ b_axis)) @ R1 @ Rb0
         assert np.abs(deform(Rb)[mask]).max() < 1e-14
     leg = np.cross(b_axis, a_axis)
-    assert abs(deform(expm(0.1 * leg) @ Rb0)[5]) == pytest.approx(np.sin(0.1), rel=1e-12)
+    # eq. (2b): the rotation vector of the tilt between the two axes, |phi| = the tilt angle
+    assert abs(deform(expm(0.1 * leg) @ Rb0)[5]) == pytest.approx(0.1, rel=1e-12)
 
 
 # ----------------------------------------------------------------------------- inverse kinematics

@@ -26,6 +26,7 @@ from meshio.xdmf import TimeSeriesReader
 
 from flexmb.app.casefile import load_case
 from flexmb.elements.beam import SECTION_FORCES as FORCE_NAMES
+from flexmb.elements.bushing import CUT_OUTPUTS
 from flexmb.elements.particle_body import ParticleBodyData
 from flexmb.results.drawing import cell_kinds, drawing_of, frames, lines
 from flexmb.results.paraview import write_pvd, write_xdmf
@@ -34,7 +35,9 @@ from flexmb.solvers.simulate import simulate
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = Path(__file__).resolve().parent / "paraview_probe.py"
 POINT_ARRAYS = {"displacement": 3, "velocity": 3, "angular_velocity": 3, "e1": 3, "e2": 3, "e3": 3}
-CELL_ARRAYS = {**{k: 1 for k in FORCE_NAMES}, "strain_energy": 1, "cell_kind": 1}
+# the cut forces of bushings and rigid cuts (zero-sized on models without cuts: zero on every cell)
+CUT_ARRAYS = tuple(c for o in CUT_OUTPUTS for c in o.columns)
+CELL_ARRAYS = {**{k: 1 for k in FORCE_NAMES}, **{k: 1 for k in CUT_ARRAYS}, "strain_energy": 1, "cell_kind": 1}
 EVERY = 3
 
 
@@ -59,11 +62,11 @@ def test_drawing_of_the_seeds(seeds):
     cells, kind, _ = lines(res.drawing)
     nb = len(model.elements["beam"].names)
     assert np.array_equal(cells[:nb], np.stack([model.elements["beam"].a, model.elements["beam"].b], 1))
-    assert np.bincount(kind, minlength=len(cell_kinds())).tolist() == [4, 2, 2, 0, 0]  # A and B joints, 2 bodies
+    assert np.bincount(kind, minlength=len(cell_kinds())).tolist() == [4, 2, 2, 0, 0, 0]  # A, B joints; 2 bodies
     res, model = seeds["arm"]
     cells, kind, _ = lines(res.drawing)
     # joint2's point sits on the elbow node: shoulder -> joint point; the two bodies' centres
-    assert np.bincount(kind, minlength=len(cell_kinds())).tolist() == [0, 1, 2, 0, 0]
+    assert np.bincount(kind, minlength=len(cell_kinds())).tolist() == [0, 1, 2, 0, 0, 0]
 
 
 def test_particle_bodies_are_drawn_when_the_model_has_them(seeds):

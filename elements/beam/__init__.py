@@ -89,6 +89,8 @@ class BeamData(ElementData):
     L0: np.ndarray  # reference length [m]                                                 (n_el)
     Kl: np.ndarray  # local stiffness on (u, th1x, th1y, th1z, th2x, th2y, th2z)           (n_el x 7 x 7)
     alpha: np.ndarray  # stiffness-proportional damping factor [s]                         (n_el)
+    auto_damping: np.ndarray  # alpha chosen by the compiler (damping=None; builder/cut_defaults.py) (n_el)
+    m_axial: np.ndarray  # mass of the axial mode of its link if on a loop [kg] (cut_defaults D4; nan: none) (n_el)
     mass: np.ndarray  # element mass rho A L0                                              (n_el)
     Ml: np.ndarray  # local consistent mass on (u1, th1, u2, th2) (eq. 5)                  (n_el x 12 x 12)
 
@@ -133,6 +135,7 @@ class Beams(ElementFamily):
             names=tuple(s.name for s in specs), link=tuple(s.link for s in specs),
             a=np.zeros(0, int), b=np.zeros(0, int), C1=np.zeros((0, 3, 3)), C2=np.zeros((0, 3, 3)),
             L0=np.zeros(0), Kl=np.zeros((0, 7, 7)), alpha=np.zeros(0), mass=np.zeros(0), Ml=np.zeros((0, 12, 12)),
+            auto_damping=np.zeros(0, bool), m_axial=np.zeros(0),
         )
         if not n:
             return BeamData(**frozen_arrays(out))
@@ -153,7 +156,8 @@ class Beams(ElementFamily):
         R0 = nodes.R0
         out.update(
             a=a, b=b, C1=np.swapaxes(R0[a], 1, 2) @ E0, C2=np.swapaxes(R0[b], 1, 2) @ E0, L0=L0, Kl=Kl,
-            alpha=np.array([s.damping for s in specs]), mass=g["rho"] * g["A"] * L0,
+            alpha=np.array([0.0 if s.damping is None else s.damping for s in specs]), mass=g["rho"] * g["A"] * L0,
+            auto_damping=np.array([s.damping is None for s in specs], dtype=bool), m_axial=np.full(n, np.nan),
             Ml=exact.local_mass(L0, g["rho"] * g["A"], g["rho"] * g["Iy"], g["rho"] * g["Iz"]),
         )
         return BeamData(**frozen_arrays(out))

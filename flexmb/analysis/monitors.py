@@ -102,7 +102,7 @@ class RigidClosure:
         for n, (a, b) in zip(self.link_names, self.ends):
             self._check_two_force(n, a, b)
         self.rigid = None
-        if bushings and model.elements["bushing"].n:
+        if bushings and (model.elements["bushing"].n or ("rigid_cut" in model.elements and model.elements["rigid_cut"].n)):
             self.rigid = RigidModel(model)
         self.constraint_names = tuple(f"{n}.distance" for n in self.link_names) + (
             self.rigid.cut_names if self.rigid is not None else ())

@@ -33,14 +33,14 @@ import numpy as np
 import scipy.sparse.linalg as spla
 
 from flexmb.elements import bushing as bushing_kernels
-from flexmb.elements.bushing import BushingData
+from flexmb.elements.bushing import DIRECTIONS, BushingData, constrained_mask
 from flexmb.engine.assembly import Assembler, Evaluation
 from flexmb.errors import ModelError, SolverError
 from flexmb.model import Model
 from flexmb.rotations import logm
 from flexmb.state import State
 
-__all__ = ["RigidModel", "RigidResult", "consistent_motion", "constrained_solution", "preloaded_state",
+__all__ = ["CutFrames", "RigidModel", "RigidResult", "consistent_motion", "constrained_solution", "preloaded_state",
            "rigid_inverse_dynamics"]
 
 
@@ -66,35 +66,65 @@ class RigidResult:
     cut_names: tuple[str, ...]
 
 
-class RigidModel:
-    """Rigid-equivalent view of ``model``: bushings become rigid cut joints."""
+@dataclass(frozen=True)
+class CutFrames:
+    """The loop cuts of a model as one table, bushings first, then rigid cuts (the order of
+    Result.cut_names): names, end nodes a (-1: ground), b, the cut frames (sa, Ea, sb, Eb), the
+    free-rotation mode and the held directions ``mask`` (n_cut, 6): a bushing's stiff ones (nonzero
+    diagonal stiffness) less its free rotation, a rigid cut's."""
 
-    _NAMES = ("tx", "ty", "tz", "rx", "ry", "rz")
+    names: tuple[str, ...]
+    a: np.ndarray
+    b: np.ndarray
+    sa: np.ndarray
+    Ea: np.ndarray
+    sb: np.ndarray
+    Eb: np.ndarray
+    mode: np.ndarray
+    mask: np.ndarray
+    rigid: np.ndarray  # True for a rigid cut (bool)
+
+    @staticmethod
+    def of(model: Model) -> CutFrames:
+        """The cuts of ``model``."""
+        bu: BushingData = model.elements["bushing"]
+        rc = model.elements.get("rigid_cut")
+        parts = [bu] + ([rc] if rc is not None and rc.n else [])
+        masks = [constrained_mask(bu.mode, np.diagonal(bu.K, axis1=1, axis2=2) > 0)] + ([rc.mask] if len(parts) > 1 else [])
+        cat = lambda k: np.concatenate([np.asarray(getattr(p, k)) for p in parts])  # noqa: E731
+        return CutFrames(tuple(n for p in parts for n in p.names), cat("a"), cat("b"), cat("sa"), cat("Ea"), cat("sb"),
+                         cat("Eb"), cat("mode"), np.concatenate(masks).astype(bool),
+                         np.concatenate([np.zeros(bu.n, bool)] + ([np.ones(rc.n, bool)] if len(parts) > 1 else [])))
+
+    @property
+    def n(self) -> int:
+        return len(self.names)
+
+
+class RigidModel:
+    """Rigid-equivalent view of ``model``: bushings become rigid cut joints (rigid cuts are rigid
+    already; both are held here, bushings first: :class:`CutFrames`)."""
+
+    _NAMES = DIRECTIONS
 
     def __init__(self, model: Model) -> None:
-        bu: BushingData = model.elements["bushing"]
-        if not bu.n:
-            raise ModelError("the model has no bushings: there is no loop cut to make rigid.")
+        cuts = CutFrames.of(model)
+        if not cuts.n:
+            raise ModelError("the model has no bushings or rigid cuts: there is no loop cut to make rigid.")
         self.model = model
-        self.bushings = bu
+        self.cuts = cuts
         self.asm = Assembler(model)
-        mask = np.diagonal(bu.K, axis1=1, axis2=2) > 0
-        for i, mode in enumerate(bu.mode):
-            if 0 <= mode <= 2:
-                mask[i, 3 + mode] = False
-            elif mode == 3:
-                mask[i, 3:] = False
-        self.mask = mask
-        self.cut_names = tuple(f"{bu.names[i]}.{self._NAMES[c]}" for i, c in zip(*np.nonzero(mask)))
+        self.mask = cuts.mask
+        self.cut_names = tuple(f"{cuts.names[i]}.{self._NAMES[c]}" for i, c in zip(*np.nonzero(self.mask)))
         N = model.n_nodes
-        self._ia = np.where(bu.a < 0, N, bu.a)
-        self._rows = np.concatenate([6 * self._ia[:, None] + np.arange(6), 6 * bu.b[:, None] + np.arange(6)], axis=1)
+        self._ia = np.where(cuts.a < 0, N, cuts.a)
+        self._rows = np.concatenate([6 * self._ia[:, None] + np.arange(6), 6 * cuts.b[:, None] + np.arange(6)], axis=1)
         self.free = model.free_u
         self.driven = model.driven
 
     # -------------------------------------------------------------- closure
     def _deformation(self, st: State, ev: Evaluation | None = None) -> tuple[Evaluation, np.ndarray, np.ndarray]:
-        bu = self.bushings
+        bu = self.cuts
         ev = self.asm.evaluate(st, elastic_cuts=False) if ev is None else ev
         xe = np.concatenate([ev.kin.x, np.zeros((1, 3))])
         Re = np.concatenate([ev.kin.R, np.eye(3)[None]])
@@ -184,7 +214,7 @@ def rigid_inverse_dynamics(model: Model, times, state: State | None = None) -> R
         wl = np.einsum("bji,bj->bi", Gc, lam_full)  # (n_b, 12)
         extra = np.zeros((m.n_nodes + 1, 6))
         np.add.at(extra, rm._ia, -wl[:, :6])
-        np.add.at(extra, rm.bushings.b, -wl[:, 6:])
+        np.add.at(extra, rm.cuts.b, -wl[:, 6:])
         rows["react"].append(asm.reactions(ev, st.udot, extra=extra[:-1]))
         qo = np.zeros(m.n_u)
         qo[~m.u_is_ball] = st.q
@@ -284,13 +314,25 @@ def consistent_motion(model: Model, st: State, rm: RigidModel | None = None, hol
     return st, int(N.shape[1])
 
 
+def _applied_scale(asm: Assembler, st: State) -> float:
+    """The force scale of the loads the cuts must carry at ``st``: weights, applied loads, joint
+    forces and inertia of the rigid motion (|Bᵀ(M a + g - f)| and |τ| without the cuts' forces),
+    never the cut forces themselves (they cancel the loads at the equilibrium sought, so a scale
+    including them shrinks to the residual's round-off: design note cuts.md §5.1)."""
+    ev = asm.evaluate(st, elastic_cuts=False)
+    w = ev.node_wrenches(st.udot)
+    return float(np.abs(ev.project(w)).max(initial=0.0) + np.abs(ev.project(ev.bias)).max(initial=0.0)
+                 + np.abs(ev.tau).max(initial=0.0)) + 1e-300
+
+
 def preloaded_state(model: Model, state: State | None = None, rtol: float = 1e-8, max_iter: int = 30) -> State:
     """A start for the elastic model on the motion of its rigid equivalent: rates and
     accelerations that close every cut, then positions moved by Newton on the elastic equations of
     motion (tangent: the cuts' stiffness B^T K B) until the stiff cuts carry the forces that
     motion needs. Unloaded stiff cuts would instead let the mechanism drop for a few steps and
-    ring. Stops at ``rtol`` times the force scale (stiff cuts make position round-off alone worth
-    ~ k * 1e-16 of residual).
+    ring. Stops at ``rtol`` times the force scale of the loads the cuts carry (weights, applied
+    loads and the inertia of the rigid motion, without the cut forces; stiff cuts make position
+    round-off alone worth ~ k * 1e-16 of residual).
 
     Works with and without drives:
 
@@ -328,10 +370,11 @@ def preloaded_state(model: Model, state: State | None = None, rtol: float = 1e-8
     if not free.size:
         return st
     k_diag = asm.stiffness_damping_diag(free)[0]
+    scale = _applied_scale(asm, st)
     for _ in range(max_iter):
         ev = asm.evaluate(st)
         r = ev.residual(st.udot)[free]
-        if np.abs(r).max() <= rtol * float(np.abs(ev.project(ev.bias)).max() + np.abs(ev.tau).max(initial=0.0)):
+        if np.abs(r).max() <= rtol * scale:
             return st
         K = asm.iteration_matrix(ev, free, 0.0, 1.0, k_diag, with_mass=False)
         dq = np.zeros(model.n_u)

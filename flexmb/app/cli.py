@@ -176,7 +176,7 @@ def cmd_info(args) -> int:
     except CaseError as exc:
         raise CliError(str(exc), exc.hint) from exc
     _say(f"{case.title}  ({case.path})")
-    _say(describe(model))
+    _say(describe(model, dt=float(params["dt"])))
     return EXIT_OK
 
 
@@ -207,7 +207,8 @@ def cmd_export(args) -> int:
 
 
 PLOT_WORDS = {"energy": "energy balance (all terms)", "coordinates": "the first generalized coordinates",
-              "drives": "drive forces/torques", "forces": "beam section forces, largest over all elements"}
+              "drives": "drive forces/torques", "forces": "beam section forces, largest over all elements",
+              "cuts": "loop-cut forces and moments (bushings, rigid cuts)"}
 
 
 def cmd_plot(args) -> int:
@@ -216,6 +217,7 @@ def cmd_plot(args) -> int:
     from flexmb.results.plots import (
         default_coordinates,
         plot_coordinates,
+        plot_cut_forces,
         plot_drive_forces,
         plot_element_forces,
         plot_energy,
@@ -225,7 +227,7 @@ def cmd_plot(args) -> int:
     res = _load_result(args.result)
     src = Path(args.result)
     out = Path(args.out) if args.out else (src / "plots" if src.is_dir() else src.parent)
-    coords, nodes, elements, words = [], [], [], []
+    coords, nodes, elements, cuts, words = [], [], [], [], []
     for q in args.quantity:
         if q in PLOT_WORDS:
             words.append(q)
@@ -235,14 +237,19 @@ def cmd_plot(args) -> int:
             nodes.append(q)
         elif q in res.element_names:
             elements.append(q)
+        elif q in res.cut_names:
+            cuts.append(q)
         else:
             sample = list(res.coordinate_names[:6]) + list(res.element_names[:3])
             raise CliError(f"unknown quantity '{q}'",
-                           f"use {', '.join(PLOT_WORDS)}, a coordinate, node or beam element name, e.g. {', '.join(sample)}")
+                           f"use {', '.join(PLOT_WORDS)}, a coordinate, node, beam element or cut name, e.g. {', '.join(sample)}")
     if "drives" in words and not res.driven_names:
         raise CliError("this result has no driven coordinates to plot", "plot energy, coordinates or forces instead")
     if "forces" in words and not res.element_names:
         raise CliError("this result has no beam elements whose forces could be plotted", "plot energy or coordinates instead")
+    if "cuts" in words and not res.cut_names:
+        raise CliError("this result has no loop cuts (bushings, rigid cuts) whose forces could be plotted",
+                       "plot energy or coordinates instead")
     if "coordinates" in words:
         coords = default_coordinates(res) + [c for c in coords if c not in default_coordinates(res)]
     plots = [(name, draw) for name, wanted, draw in (
@@ -252,6 +259,8 @@ def cmd_plot(args) -> int:
         ("coordinates.png", bool(coords), lambda f: plot_coordinates(res, coords, f)),
         ("nodes.png", bool(nodes), lambda f: plot_node_positions(res, nodes, f)),
         ("element_forces_selected.png", bool(elements), lambda f: plot_element_forces(res, f, names=elements)),
+        ("cut_forces.png", "cuts" in words, lambda f: plot_cut_forces(res, f)),
+        ("cut_forces_selected.png", bool(cuts), lambda f: plot_cut_forces(res, f, names=cuts)),
     ) if wanted]
     out.mkdir(parents=True, exist_ok=True)
     _record_in_run_dir(src, [out / name for name, _ in plots])  # before writing: see flexmb.app.run
@@ -487,7 +496,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--dt", type=float, help="time step [s] of every run (default: the case's dt)")
     sw.add_argument("--output", "-o", action="append", metavar="SPEC",
                     help="an extra column: node:NAME (final position), coordinate:NAME (final value), "
-                    "peak_force:PATTERN (peak |axial force| over the beam elements matching the glob), or a bare name")
+                    "peak_force:PATTERN (peak |axial force| over the beam elements, peak |force| over the loop cuts "
+                    "matching the glob), or a bare name")
     sw.add_argument("--out", metavar="DIR", help="sweep directory (default: runs/<case name>_sweep); an existing one is resumed")
     sw.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: all cores; 0: in this process)")
     sw.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster of this scheduler (tcp://host:8786); "

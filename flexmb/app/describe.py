@@ -1,12 +1,13 @@
 """A readable description of a compiled model (``flexmb info``): counts, nodes, the elements of
 every element family (each family describes its own: flexmb.elements), joints drawn as the
-spanning tree from ground, the loops and the elastic link that cuts each, and the degrees of
-freedom."""
+spanning tree from ground, the loops and the elastic link that cuts each (with each elastic cut's
+stiffness, damping, local frequency and ω·dt: flexmb.app.cut_table), and the degrees of freedom."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from flexmb.app.cut_table import cut_table
 from flexmb.elements import FAMILIES
 from flexmb.elements.family import listing
 from flexmb.model import Model
@@ -18,8 +19,9 @@ def _fmt(v) -> str:
     return "(" + ", ".join(f"{x:.4g}" for x in np.asarray(v, dtype=float)) + ")"
 
 
-def describe(model: Model, limit: int = 40) -> str:
-    """Multi-line description of ``model``; long lists are cut after ``limit`` entries."""
+def describe(model: Model, limit: int = 40, dt: float | None = None) -> str:
+    """Multi-line description of ``model``; long lists are cut after ``limit`` entries. ``dt``: the
+    time step the model is to run with (its loop cuts' ω·dt are listed: flexmb.app.cut_table)."""
     m = model
     families = [(f, m.elements[name]) for name, f in FAMILIES.items() if name in m.elements]
     auto = set(m.auto_free_nodes)
@@ -75,4 +77,5 @@ def describe(model: Model, limit: int = 40) -> str:
         out.append(f"loops: {len(m.loops)}")
         for i, lp in enumerate(m.loops, 1):
             out.append(f"  loop {i}: cut at {lp.cut}; joints {', '.join(lp.joints)}; nodes {', '.join(lp.nodes)}")
+        out += cut_table(m, dt)
     return "\n".join(out)

@@ -69,8 +69,9 @@ def generic_outputs(res) -> dict[str, Any]:
 
 def named_outputs(res: Result, model: Model, params: dict, outputs: Sequence[Any]) -> dict[str, Any]:
     """The chosen outputs: ``"node:NAME"`` final position (columns NAME.x/.y/.z), ``"coordinate:NAME"``
-    final value, ``"peak_force:PATTERN"`` peak |axial force| over the beam elements matching the
-    glob PATTERN, a bare name (node, coordinate or element pattern, found in that order), or a
+    final value, ``"peak_force:PATTERN"`` peak |axial force| over the beam elements and peak force
+    magnitude |F| over the loop cuts (bushings, rigid cuts: Result.cut_force) matching the glob
+    PATTERN (column ``peak_N[PATTERN]``), a bare name (node, coordinate or element pattern, found in that order), or a
     callable ``f(result, model, params) -> dict``."""
     out: dict[str, Any] = {}
     for spec in outputs:
@@ -88,9 +89,13 @@ def named_outputs(res: Result, model: Model, params: dict, outputs: Sequence[Any
             out[name] = float(res.coordinate(name)[-1])
         elif kind == "peak_force":
             idx = [i for i, e in enumerate(res.element_names) if fnmatch.fnmatchcase(e, name)]
-            if not idx:
-                raise KeyError(f"output '{spec}': no node, coordinate or beam element matches '{name}'")
-            out[f"peak_N[{name}]"] = float(np.nanmax(np.abs(res.element_forces[:, idx, 0]))) if res.t.size else float("nan")
+            cuts = [i for i, e in enumerate(getattr(res, "cut_names", ())) if fnmatch.fnmatchcase(e, name)]
+            if not idx and not cuts:
+                raise KeyError(f"output '{spec}': no node, coordinate, beam element or loop cut matches '{name}'")
+            peaks = [np.abs(res.element_forces[:, idx, 0])] if idx else []
+            if cuts:  # a cut's force magnitude |F| (elements/bushing.py eq. (3))
+                peaks.append(np.linalg.norm(res.cut_forces_global[:, cuts, :3], axis=-1))
+            out[f"peak_N[{name}]"] = float(max(np.nanmax(p) for p in peaks)) if res.t.size else float("nan")
         else:
             raise KeyError(f"output '{spec}': unknown kind '{kind}' (node:, coordinate:, peak_force:)")
     return out

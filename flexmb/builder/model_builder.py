@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from flexmb.builder import arguments as args
-from flexmb.builder import checks, particle_bodies
+from flexmb.builder import checks, cut_defaults, particle_bodies
 from flexmb.builder.compile import compile as compile_model
 from flexmb.builder.records import (
     BeamSection,
@@ -30,6 +30,7 @@ from flexmb.builder.records import (
     LoadSpec,
     NodeSpec,
     ParticleBodySpec,
+    RigidCutSpec,
     SpringSpec,
     readonly,
 )
@@ -113,6 +114,7 @@ class ModelBuilder:
         self._frictions: dict[str, FrictionSpec] = {}
         self._loads: dict[str, LoadSpec] = {}
         self._bushings: dict[str, BushingSpec] = {}
+        self._rigid_cuts: dict[str, RigidCutSpec] = {}
         self._beams: dict[str, BeamSpec] = {}
         self._particle_bodies: dict[str, ParticleBodySpec] = {}
         self._elements: dict[str, dict[str, Any]] = {}  # records of further element families, by family and name
@@ -163,6 +165,11 @@ class ModelBuilder:
     def bushings(self) -> Mapping[str, BushingSpec]:
         """Bushings by name, in declaration order."""
         return MappingProxyType(self._bushings)
+
+    @property
+    def rigid_cuts(self) -> Mapping[str, RigidCutSpec]:
+        """Rigid-limit cuts by name, in declaration order."""
+        return MappingProxyType(self._rigid_cuts)
 
     @property
     def beams(self) -> Mapping[str, BeamSpec]:
@@ -418,22 +425,81 @@ class ModelBuilder:
         of B relative to A about x, y, z (the rotation vector log(A^T B), N m/rad). A zero entry
         leaves that direction free (a rotation only for small angles: use ``free_rotation``).
 
+        ``damping=None`` (the default): for a bushing that closes a loop (a cut), chosen by the
+        compiler so that every local mode of the cut has the damping ratio 0.5, from its stiffness
+        and the inertia it couples at the start (0 for a bushing on no loop)
+        (flexmb.builder.cut_defaults, eq. (D1)-(D8)); ``flexmb info`` lists it. Any value given
+        (6 diagonal values or a 6x6 matrix; ``damping=0``: undamped) is used as given (an undamped
+        cut rings: its forces then depend on the step).
+
         ``free_rotation``: None holds all three rotations (log(A^T B)); ``"x"``, ``"y"`` or ``"z"``
         frees the rotation about that bushing axis for any angle (a revolute bushing): the
-        rotational deformation becomes A^T (a_k x b_k), which only keeps axis k of the two
-        frames parallel, so the entry of that axis is unused and the two others resist its
-        tilt; ``"all"`` frees all rotations (a spherical bushing: only the translations act)."""
+        rotational deformation becomes the rotation vector that tilts axis k of A onto axis k of B
+        (elements/bushing.py eq. (2b)), which only keeps the two axes aligned, so the entry of that
+        axis is unused and the two others resist its tilt; ``"all"`` frees all rotations (a
+        spherical bushing: only the translations act).
+
+        The cut force (what the bushing exerts on node_b at the point, in bushing axes and
+        globally) is recorded in every result: ``Result.cut_force(name)``."""
         who = f"add_bushing: bushing {name!r}"
-        self._check_new_name(name, self._bushings, "bushing", "add_bushing")
-        self._check_new_name(name, self._joints, "joint or bushing", "add_bushing")
+        K = _matrix6(stiffness, who, "stiffness")
+        if damping is not None and np.ndim(damping) == 0 and not isinstance(damping, (str, bytes)) and damping == 0:
+            damping = np.zeros(6)  # damping=0: undamped, said in one number
+        C = None if damping is None else readonly(_matrix6(damping, who, "damping"))
+        P, E, mode = self._cut_frame(name, node_a, node_b, point, axes, free_rotation, who, "add_bushing")
+        self._bushings[name] = BushingSpec(name, node_a, node_b, readonly(P), readonly(E), readonly(K), C, mode)
+        return name
+
+    def add_rigid_cut(
+        self,
+        name: str,
+        node_a: str,
+        node_b: str,
+        point: Sequence[float] | None = None,
+        axes: Any = None,
+        free_rotation: str | None = None,
+        tolerance: float = 1e-10,
+        penalty: float | None = None,
+    ) -> str:
+        """A rigid-limit loop cut (flexmb.elements.rigid_cut): the joint between ``node_a`` (or
+        ``"ground"``) and ``node_b`` held exactly, by an augmented Lagrangian (index 3, Bayo &
+        Ledesma 1996, with mass-orthogonal projections of the velocities and accelerations) instead
+        of a stiff spring. Use it where the loop is to be rigid; use :meth:`add_bushing` where the
+        link is physically elastic, or where a drive moves the loop through a singular
+        configuration (a rigid loop cannot follow that: its cut forces grow without bound, and the
+        run stops with a message saying so).
+
+        ``point``, ``axes``, ``free_rotation``: the cut frame and the rotation it leaves free, as
+        for :meth:`add_bushing` (``free_rotation="z"``: a revolute pin about the cut's z axis;
+        ``"all"``: a spherical joint; None: a weld). The closure Φ(q) (the bushing deformation of
+        its held directions) is kept below ``tolerance`` [m for translations, rad for rotations]
+        at every step, or the step fails saying so. ``penalty``: α [N/m; N m/rad for rotations] of
+        the augmented Lagrangian; None (the default) chooses α = 1e4 m_eff / β' per step (m_eff the
+        cut's largest effective mass at the start, β' = β h² (1-αf)/(1-αm); design note cuts.md
+        (AL7)), raised tenfold within a step that converges slowly (AL11). Redundant cuts (an
+        overconstrained loop such as Bricard's) are allowed.
+
+        The cut force (the multipliers, what the cut exerts on node_b at the point) is recorded in
+        every result like a bushing's: ``Result.cut_force(name)``."""
+        who = f"add_rigid_cut: rigid cut {name!r}"
+        P, E, mode = self._cut_frame(name, node_a, node_b, point, axes, free_rotation, who, "add_rigid_cut")
+        tol = args.number(tolerance, who, "tolerance", positive=True)
+        alpha = None if penalty is None else args.number(penalty, who, "penalty", positive=True)
+        self._rigid_cuts[name] = RigidCutSpec(name, node_a, node_b, readonly(P), readonly(E), mode, tol, alpha)
+        return name
+
+    def _cut_frame(self, name: str, node_a: str, node_b: str, point: Any, axes: Any, free_rotation: Any, who: str,
+                   call: str) -> tuple[np.ndarray, np.ndarray, int]:
+        """Checked name, ends, point, axes and free-rotation mode of a cut (bushing or rigid cut)."""
+        self._check_new_name(name, self._bushings, "bushing", call)
+        self._check_new_name(name, self._rigid_cuts, "rigid cut", call)
+        self._check_new_name(name, self._joints, "joint or cut", call)
         args.node_name(node_a, who, "node_a")
         if node_a != "ground":
             self._node_index(node_a, who)
         self._node_index(node_b, who)
         if node_a == node_b:
             raise ModelError(f"{who}: both ends are node '{node_b}'.")
-        K = _matrix6(stiffness, who, "stiffness")
-        C = _matrix6(np.zeros(6) if damping is None else damping, who, "damping")
         modes = {None: -1, "x": 0, "y": 1, "z": 2, "all": 3}
         if not (free_rotation is None or isinstance(free_rotation, str)) or free_rotation not in modes:
             raise ModelError(f"{who}: free_rotation {free_rotation!r} must be one of {list(modes)}.")
@@ -445,13 +511,11 @@ class ModelBuilder:
             P = xb.copy()  # the ends coincide: their common position
         else:
             where = "ground's origin (0, 0, 0)" if node_a == "ground" else f"node '{node_a}' at {xa.tolist()}"
-            raise ModelError(f"{who}: give point, where the bushing acts (the point of the joint it replaces): "
+            raise ModelError(f"{who}: give point, where the cut acts (the point of the joint it replaces): "
                              f"node '{node_b}' at {xb.tolist()} and {where} do not coincide, so no default is "
                              f"safe; point={tuple(xb.tolist())} would put it at node '{node_b}'.")
         E = np.eye(3) if axes is None else _rotation(axes, who, "axes")
-        self._bushings[name] = BushingSpec(name, node_a, node_b, readonly(P), readonly(E),
-                                           readonly(K), readonly(C), modes[free_rotation])
-        return name
+        return P, E, modes[free_rotation]
 
     def add_beam(
         self,
@@ -460,18 +524,20 @@ class ModelBuilder:
         node_b: str,
         section: BeamSection,
         z_hint: Sequence[float] = (0.0, 0.0, 1.0),
-        damping: float = 0.0,
+        damping: float | None = None,
     ) -> str:
         """One co-rotational beam element between two existing nodes (flexmb.elements.beam).
 
         The section's local axes: e1 from node_a to node_b, e2 = z_hint x e1 (normalised),
         e3 = e1 x e2; so with the default z_hint a beam in the x–y plane bends in that plane
         about e3 (using Iz). ``damping``: stiffness-proportional factor α [s] on the
-        deformational velocities."""
+        deformational velocities; None (the default): 0, except in a beam that closes a loop, where
+        the compiler gives its axial mode the damping ratio 0.5 (flexmb.builder.cut_defaults, eq.
+        (D4)); a value given, 0 included, is used as given."""
         return self._add_beam_element(name, node_a, node_b, section, z_hint, damping, name)
 
     def _add_beam_element(self, name: str, node_a: str, node_b: str, section: BeamSection, z_hint: Sequence[float],
-                          damping: float, link: str) -> str:
+                          damping: float | None, link: str) -> str:
         """add_beam for an element of flexible link ``link``."""
         who = f"add_beam: beam element {name!r}"
         self._check_new_name(name, self._beams, "beam element", "add_beam")
@@ -485,7 +551,7 @@ class ModelBuilder:
             raise ModelError(f"{who}: nodes '{node_a}' and '{node_b}' coincide (zero length).")
         if not np.isfinite(L0):
             raise ModelError(f"{who}: the length between nodes '{node_a}' and '{node_b}' overflows; give physical positions.")
-        damping = args.number(damping, who, "damping", nonnegative=True)
+        damping = None if damping is None else args.number(damping, who, "damping", nonnegative=True)
         E0 = _section_frame(xb - xa, args.direction(z_hint, who, "z_hint"), who)
         self._beams[name] = BeamSpec(name, node_a, node_b, section, readonly(E0), L0, damping, link)
         return name
@@ -500,12 +566,15 @@ class ModelBuilder:
         node_a: str | None = None,
         node_b: str | None = None,
         z_hint: Sequence[float] = (0.0, 0.0, 1.0),
-        damping: float = 0.0,
+        damping: float | None = None,
     ) -> list[str]:
         """A beam of ``n_elements`` elements from ``point_a`` to ``point_b``. Its end nodes are
         new nodes ``name.0`` and ``name.<n>`` unless ``node_a``/``node_b`` name existing nodes to
         share (a body's node: the link is then fixed to that body); interior nodes are free.
-        Join the ends to bodies or ground with any joint. Returns the node names, a to b."""
+        Join the ends to bodies or ground with any joint. Returns the node names, a to b.
+        ``damping``: stiffness-proportional factor α [s] of its elements; None (the default): 0,
+        or, where the link closes a loop (a cut), α = 2 ζ / ω_ax with ζ = 0.5 for its axial mode
+        (flexmb.builder.cut_defaults, eq. (D4)); ``flexmb info`` lists it."""
         who = f"add_flexible_link: flexible link {name!r}"
         args.name(name, who)
         n_elements = args.integer(n_elements, who, "n_elements", low=1)
@@ -518,7 +587,7 @@ class ModelBuilder:
             raise ModelError(f"{who}: the distance from point_a to point_b overflows; give physical positions.")
         if not isinstance(section, BeamSection):
             raise ModelError(f"{who}: section = {section!r} must be a flexmb.BeamSection.")
-        damping = args.number(damping, who, "damping", nonnegative=True)
+        damping = None if damping is None else args.number(damping, who, "damping", nonnegative=True)
         for nd, p, what in ((node_a, pa, "node_a"), (node_b, pb, "node_b")):
             if nd is not None:
                 self._node_index(nd, f"{who} {what}")
@@ -675,13 +744,16 @@ class ModelBuilder:
         naming the coordinate, its joint and node: the solvers start from M̄ u' = Q and need M̄
         positive definite. ``require_mass=False`` skips that test, for models used for
         kinematics or statics only (simulate then fails on them); masses that overflow are
-        refused either way."""
+        refused either way. Then the compiler chooses what the user left to it for the loop cuts
+        (flexmb.builder.cut_defaults: the damping of bushings and loop-closing beams given
+        ``damping=None``, the effective masses, the rigid cuts' penalty scale), from the model at
+        its start; ``flexmb info`` lists them."""
         if not self._nodes:
             raise ModelError("the model has no nodes; add_node() first.")
         args.flag(require_mass, "compile", "require_mass")
         model = compile_model(self)
         checks.check_model(model, require_mass=require_mass)
-        return model
+        return cut_defaults.finish(model)  # the cuts' default damping and effective masses (issue 12.1)
 
 
 def _constant(value: float) -> Callable[[float], float]:

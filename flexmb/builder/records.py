@@ -18,7 +18,7 @@ from flexmb.timefunctions import ScalarDrive
 
 __all__ = [
     "BeamSection", "NodeSpec", "BodySpec", "JointSpec", "DriveSpec", "SpringSpec", "JointForceSpec", "FrictionSpec",
-    "LoadSpec", "BushingSpec", "BeamSpec", "ParticleBodySpec", "readonly",
+    "LoadSpec", "BushingSpec", "RigidCutSpec", "BeamSpec", "ParticleBodySpec", "readonly",
 ]
 
 
@@ -151,7 +151,8 @@ class LoadSpec:
 class BushingSpec:
     """6x6 spring–damper between ``node_a`` (or ``"ground"``) and ``node_b`` at ``point`` (3,)
     with bushing ``axes`` (3, 3, columns); ``stiffness``, ``damping`` (6, 6) on (translations,
-    rotations) in bushing axes; ``free_rotation``: -1 none, 0/1/2 about bushing x/y/z, 3 all."""
+    rotations) in bushing axes, ``damping`` None: chosen by the compiler (builder/cut_defaults.py);
+    ``free_rotation``: -1 none, 0/1/2 about bushing x/y/z, 3 all."""
 
     name: str
     node_a: str
@@ -159,15 +160,33 @@ class BushingSpec:
     point: np.ndarray
     axes: np.ndarray
     stiffness: np.ndarray
-    damping: np.ndarray
+    damping: np.ndarray | None
     free_rotation: int
+
+
+@dataclass(frozen=True, eq=False)
+class RigidCutSpec:
+    """A rigid-limit cut (augmented Lagrangian, flexmb.elements.rigid_cut) between ``node_a`` (or
+    ``"ground"``) and ``node_b`` at ``point`` (3,) with cut ``axes`` (3, 3, columns):
+    ``free_rotation`` as for a bushing; closure ``tolerance`` [m, rad]; ``penalty`` α [N/m, N m/rad]
+    or None (chosen per step from the cut's effective mass and the step, cuts.md (AL7))."""
+
+    name: str
+    node_a: str
+    node_b: str
+    point: np.ndarray
+    axes: np.ndarray
+    free_rotation: int
+    tolerance: float
+    penalty: float | None
 
 
 @dataclass(frozen=True, eq=False)
 class BeamSpec:
     """One beam element from ``node_a`` to ``node_b``: ``section``, section ``frame`` E0 (3, 3;
     columns e1 along the axis, e2, e3), reference ``length`` L0, stiffness-proportional
-    ``damping`` α [s]; ``link``: the flexible link it belongs to (its own name if alone)."""
+    ``damping`` α [s] (None: chosen by the compiler, builder/cut_defaults.py); ``link``: the flexible
+    link it belongs to (its own name if alone)."""
 
     name: str
     node_a: str
@@ -175,7 +194,7 @@ class BeamSpec:
     section: BeamSection
     frame: np.ndarray
     length: float
-    damping: float
+    damping: float | None
     link: str
 
 

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from flexmb.elements import FAMILIES
 from flexmb.elements import loads as load_kernels
-from flexmb.elements.family import FamilyEvaluation, StepContext
+from flexmb.elements.family import FamilyEvaluation, StartContext, StepContext
 from flexmb.engine.friction import JointFriction
 from flexmb.engine.iteration_matrix import IterationMatrices, MassPairs
 from flexmb.engine.kinematics import Kinematics, TreePattern, forward_kinematics
@@ -52,6 +52,7 @@ class Evaluation:
     elements: dict[str, FamilyEvaluation] = field(default_factory=dict)
     strain_energy: float = 0.0
     element_dissipation: float = 0.0  # power dissipated by element dampers
+    residual_floor: float = 0.0  # generalized force of the families' round-off (FamilyEvaluation.residual_floor)
     friction: JointFriction | None = None  # bearing friction (engine/friction.py), implicit in udot
     mass_terms: list[Callable[[np.ndarray, np.ndarray], None]] = field(default_factory=list)  # element masses: out += M_e a
 
@@ -163,6 +164,7 @@ class Assembler:
             elements[f.name] = fe
             ev.strain_energy += fe.strain_energy
             ev.element_dissipation += fe.dissipation
+            ev.residual_floor += fe.residual_floor
             if f.has_mass:
                 ev.mass_terms.append(partial(f.add_mass_forces, d, prep, fe))
         return ev
@@ -234,18 +236,37 @@ class Assembler:
         return self.matrices.get(np.asarray(cols)).pattern
 
     # ------------------------------------------------------------------ internal state of element families
-    def newton_update(self, ev: Evaluation, state: State) -> tuple[dict[str, np.ndarray], bool]:
+    def newton_update(self, ev: Evaluation, state: State) -> tuple[dict[str, np.ndarray], bool, bool]:
         """The element families' internal state after a Newton iteration at ``state`` (evaluated
-        as ``ev``) and whether every family has settled (ElementFamily.newton_update)."""
+        as ``ev``), whether every family has settled and whether a family's blocks changed
+        (ElementFamily.newton_update)."""
         nxt = dict(state.elements)
-        settled = True
+        settled, changed = True, False
         for f, d, prep in self.with_state:
             fe = ev.elements.get(f.name)
             res = None if fe is None else f.newton_update(self.model, d, prep, fe, state)
             if res is not None:
-                nxt[f.name], ok = res
+                nxt[f.name], ok = res[0], res[1]
                 settled = settled and bool(ok)
-        return nxt, settled
+                changed = changed or (len(res) > 2 and bool(res[2]))
+        return nxt, settled, changed
+
+    def begin_step(self, state: State, ctx: StepContext) -> dict[str, np.ndarray]:
+        """The element families' internal state to start a time step with (ElementFamily.begin_step)."""
+        out = dict(state.elements)
+        for f, d, prep in self.with_state:
+            s = f.begin_step(self.model, d, prep, state, ctx)
+            if s is not None:
+                out[f.name] = s
+        return out
+
+    def start(self, state: State, ctx: StartContext) -> State:
+        """``state`` corrected by the families with internal state before the initial accelerations
+        (ElementFamily.start; e.g. rigid cuts closed and their multipliers set)."""
+        st = state.copy()
+        for f, d, prep in self.with_state:
+            f.start(self.model, d, prep, st, ctx)
+        return st
 
     def end_step(self, ev: Evaluation, state: State, ctx: StepContext) -> None:
         """Let the families with internal state correct the converged ``state`` (ElementFamily.end_step)."""

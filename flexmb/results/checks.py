@@ -20,17 +20,21 @@ ENERGY_TERMS = ("kinetic", "potential", "dissipated", "drive_work", "load_work")
 """Energy terms every result has (``strain`` too, except in results saved by older flexmb)."""
 
 
-def row_shapes(n_coordinates: int, n_nodes: int, n_joints: int, n_driven: int, n_elements: int) -> dict[str, tuple]:
+def row_shapes(n_coordinates: int, n_nodes: int, n_joints: int, n_driven: int, n_elements: int,
+               n_cuts: int = 0) -> dict[str, tuple]:
     """Shape of one output row of each per-row field, from the numbers of names."""
     return {"t": (), "q": (n_coordinates,), "u": (n_coordinates,), "udot": (n_coordinates,), "x": (n_nodes, 3),
             "R": (n_nodes, 3, 3), "joint_points": (n_joints, 3), "twists": (n_nodes, 6), "drive_forces": (n_driven,),
             "reactions": (n_joints, 6), "newton_iterations": (), "element_forces": (n_elements, 6),
-            "element_energy": (n_elements,)}
+            "element_energy": (n_elements,), "cut_forces": (n_cuts, 6), "cut_forces_global": (n_cuts, 6)}
+
+
+_NAMES = ("coordinate_names", "node_names", "joint_names", "driven_names", "element_names", "cut_names")
 
 
 def names_problem(kw: Mapping[str, Any]) -> str:
-    """What is wrong with the five name lists of ``kw`` ('' if nothing)."""
-    for k in ("coordinate_names", "node_names", "joint_names", "driven_names", "element_names"):
+    """What is wrong with the name lists of ``kw`` ('' if nothing)."""
+    for k in _NAMES:
         v = kw.get(k, ())
         if not isinstance(v, (tuple, list)) or not all(isinstance(s, str) for s in v):
             return f"'{k}' is not a list of names"
@@ -49,7 +53,7 @@ def _problem(kw: Mapping[str, Any]) -> str:
     bad = names_problem(kw)
     if bad:
         return bad
-    n = {k: len(kw.get(k, ())) for k in ("coordinate_names", "node_names", "joint_names", "driven_names", "element_names")}
+    n = {k: len(kw.get(k, ())) for k in _NAMES}
     shapes = row_shapes(*n.values())
     t = kw["t"]
     if not isinstance(t, np.ndarray) or t.ndim != 1:

@@ -14,8 +14,10 @@ threshold on it; :func:`cell_kinds`), each drawn by its element family (flexmb.e
   zero length is left out);
 * 2 ``body``: node -> centre of mass of every rigid body;
 * 3 ``particle``: first particle node -> each further particle node of every particle body;
-* 4 ``bushing``: node a -> node b of every bushing between two nodes;
-* 5, ...: the cells of further registered element families, in registry order.
+* 4 ``bushing``: node a -> node b of every bushing, in bushing order (one bushing to ground is a
+  cell of zero length at its node b);
+* 5, ...: the cells of further registered element families, in registry order (``rigid_cut``:
+  one cell per rigid cut, drawn like a bushing).
 
 Point data: ``displacement`` (from the first output time), ``velocity`` of the point itself,
 ``angular_velocity`` and axes ``e1``, ``e2``, ``e3`` of the node that carries the point (a
@@ -23,7 +25,9 @@ joint point moves with the joint's child node, a centre of mass with its body's 
 Cell data: the element families' recorded outputs on their cells (ElementFamily.outputs: the
 beams' section forces ``axial_force``, ``shear_force_y``, ``shear_force_z``, ``torque``,
 ``bending_moment_y``, ``bending_moment_z`` in the element's co-rotated axes, and
-``strain_energy``); zero on the other cells; ``cell_kind`` (int).
+``strain_energy``; the cut forces of bushings and rigid cuts, ``cut_force_x`` ... ``cut_moment_z``
+in the cut's axes and ``cut_force_global_x`` ... ``cut_moment_global_z``, on one cell per cut);
+zero on the other cells; ``cell_kind`` (int).
 """
 
 from __future__ import annotations
@@ -155,17 +159,31 @@ def _points(result: Result, d: dict[str, np.ndarray], i: int) -> np.ndarray:
 
 
 def _cell_columns(result: Result, d: dict[str, np.ndarray], kind: np.ndarray) -> list[tuple[str, np.ndarray, object]]:
-    """(cell array name, the cells it lives on, a function of the output row giving its values there)."""
+    """(cell array name, the cells it lives on, a function of the output row giving its values there).
+    Families that share a Result field (the cut forces of bushings and rigid cuts) hold its rows one
+    after the other in registry order, each on its own cells; a field whose rows do not match the
+    drawn cells (a result written before a family recorded it) is left out."""
     out = []
-    for f in _drawn(d):
-        cells = np.flatnonzero(kind == cell_kinds().index(f.cell_kind))
+    drawn = _drawn(d)
+    cells = {f.name: np.flatnonzero(kind == cell_kinds().index(f.cell_kind)) for f in drawn}
+    sharing: dict[str, list] = {}
+    for f in FAMILIES.values():
         for o in f.outputs:
-            if not (o.field and hasattr(result, o.field)):
+            if o.field and any(k in d for k in f.drawing_keys) and f.cell_kind:
+                sharing.setdefault(o.field, []).append(f.name)
+    for f in drawn:
+        for o in f.outputs:
+            a = getattr(result, o.field, None) if o.field else None
+            if a is None or a.ndim < 2:
                 continue
+            first = sum(cells[g].size for g in sharing[o.field][:sharing[o.field].index(f.name)])
+            if a.shape[1] != sum(cells[g].size for g in sharing[o.field]):
+                continue
+            rows = slice(first, first + cells[f.name].size)
             for c, col in enumerate(o.columns or (o.name,)):
-                values = (lambda i, o=o, c=c: getattr(result, o.field)[i][:, c]) if o.columns else \
-                    (lambda i, o=o: getattr(result, o.field)[i])
-                out.append((col, cells, values))
+                values = (lambda i, o=o, c=c, rows=rows: getattr(result, o.field)[i][rows, c]) if o.columns else \
+                    (lambda i, o=o, rows=rows: getattr(result, o.field)[i][rows])
+                out.append((col, cells[f.name], values))
     return out
 
 

@@ -28,14 +28,16 @@ import numpy as np
 from flexmb.errors import ResultFileError
 from flexmb.results.files import jsonable
 
-__all__ = ["read_arrays", "write_result", "read_result_fields", "NAME_FIELDS", "ROW_FIELDS"]
+__all__ = ["read_arrays", "write_result", "read_result_fields", "NAME_FIELDS", "ROW_FIELDS", "OPTIONAL_FIELDS"]
 
 ROW_FIELDS = ("t", "q", "u", "udot", "x", "R", "joint_points", "twists", "drive_forces", "reactions",
-              "newton_iterations", "element_forces", "element_energy")
+              "newton_iterations", "element_forces", "element_energy", "cut_forces", "cut_forces_global")
 """The Result fields with one row per output time."""
-NAME_FIELDS = ("coordinate_names", "node_names", "joint_names", "driven_names", "element_names")
+NAME_FIELDS = ("coordinate_names", "node_names", "joint_names", "driven_names", "element_names", "cut_names")
 """The Result fields that name the columns of the per-row arrays."""
-_OPTIONAL = ("element_forces", "element_energy", "element_names")  # absent from results saved by older flexmb
+OPTIONAL_FIELDS = ("element_forces", "element_energy", "element_names", "cut_forces", "cut_forces_global", "cut_names")
+"""Fields absent from results saved by older flexmb (read as empty)."""
+_OPTIONAL = OPTIONAL_FIELDS
 _MAGIC = b"\x93NUMPY"
 _PIECE = 1 << 20  # bytes inflated at a time when a compressed member's real size is measured
 

@@ -1,5 +1,5 @@
 """Time-history plots (matplotlib, Agg backend, PNG): coordinates, node positions, drive
-forces, beam element forces and the energy balance."""
+forces, beam element forces, loop-cut forces and the energy balance."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-__all__ = ["plot_coordinates", "plot_energy", "plot_drive_forces", "plot_element_forces", "plot_node_positions",
+__all__ = ["plot_coordinates", "plot_energy", "plot_drive_forces", "plot_element_forces", "plot_cut_forces",
+           "plot_node_positions",
            "default_coordinates", "standard_plot_files", "standard_plots"]
 
 ENERGY_TERMS = (("kinetic", "kinetic T"), ("potential", "potential V (gravity, springs)"), ("strain", "strain U (elements)"),
@@ -100,6 +101,22 @@ def plot_element_forces(result, path: str | Path, names=None, title: str = "") -
     return _finish(fig, am, path, "", "moment [N m]")
 
 
+def plot_cut_forces(result, path: str | Path, names=None, title: str = "") -> Path:
+    """Force magnitude |F| (top) and moment magnitude |M| (bottom) of the loop cuts ``names`` (default:
+    all; bushings and rigid cuts, Result.cut_force: what the cut exerts on its end b at the cut point)."""
+    fig, (af, am) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    for n in (names or result.cut_names):
+        w = result.cut_force(n, "global")
+        af.plot(result.t, np.linalg.norm(w[:, :3], axis=1), label=f"{n} |F|")
+        am.plot(result.t, np.linalg.norm(w[:, 3:], axis=1), label=f"{n} |M|")
+    af.set_ylabel("force [N]")
+    af.grid(True, alpha=0.3)
+    if af.get_legend_handles_labels()[0]:
+        af.legend(fontsize="small")
+    af.set_title(title or "loop-cut forces (on end b, at the cut point)")
+    return _finish(fig, am, path, "", "moment [N m]")
+
+
 def default_coordinates(result, limit: int = 8) -> list[str]:
     """The first ``limit`` coordinates of ``result``, leaving out those of auto-free nodes."""
     return [n for n in result.coordinate_names if ":free." not in n][:limit]
@@ -108,13 +125,14 @@ def default_coordinates(result, limit: int = 8) -> list[str]:
 def standard_plot_files(result) -> list[str]:
     """The names of the files :func:`standard_plots` writes for ``result``."""
     return (["energy.png"] + (["coordinates.png"] if default_coordinates(result) else [])
-            + (["drive_forces.png"] if result.driven_names else []) + (["element_forces.png"] if result.element_names else []))
+            + (["drive_forces.png"] if result.driven_names else []) + (["element_forces.png"] if result.element_names else [])
+            + (["cut_forces.png"] if getattr(result, "cut_names", ()) else []))
 
 
 def standard_plots(result, out: str | Path) -> list[Path]:
     """The plots every run gets, into the folder ``out`` (:func:`standard_plot_files`): energy
     balance, the first coordinates, drive forces (if any coordinate is driven), beam section
-    forces (if any beam)."""
+    forces (if any beam), loop-cut forces (if any bushing or rigid cut)."""
     out = Path(out)
     made = []
     for name in standard_plot_files(result):
@@ -124,6 +142,8 @@ def standard_plots(result, out: str | Path) -> list[Path]:
             made.append(plot_coordinates(result, default_coordinates(result), out / name))
         elif name == "drive_forces.png":
             made.append(plot_drive_forces(result, out / name))
+        elif name == "cut_forces.png":
+            made.append(plot_cut_forces(result, out / name))
         else:
             made.append(plot_element_forces(result, out / name))
     return made

@@ -29,8 +29,12 @@ class Result:
     reactions (nt, n_joints, 6): force and moment on each joint's child (about the joint
     point, global axes); energy: dict of (nt,) arrays kinetic, potential (gravity and joint
     springs), strain (elements: beams, bushings), dissipated, drive_work, load_work;
-    newton_iterations (nt,); status: how the run ended (``finished``, ``stopped: <reason>`` (a
-    callback/monitor ended it), ``failed: <reason>``,
+    element_forces (nt, n_el, 6), element_energy (nt, n_el): beam section forces and strain
+    energy, rows named by element_names; cut_forces (nt, n_cut, 6): force and moment every loop
+    cut (bushings, then rigid cuts) exerts on its end b at the cut point, in the cut's axes (node
+    a's bushing axes), and cut_forces_global the same globally, rows named by cut_names
+    (:meth:`cut_force`; elements/bushing.py eq. (3)); newton_iterations (nt,); status: how the
+    run ended (``finished``, ``stopped: <reason>`` (a callback/monitor ended it), ``failed: <reason>``,
     ``interrupted``, ``incomplete: ...`` for a streamed run that wrote no end record);
     drawing: the model topology the ParaView export needs (flexmb.results.drawing.drawing_of);
     meta: JSON-able facts about the run (case, parameters, settings).
@@ -57,6 +61,9 @@ class Result:
     element_forces: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 6)))
     element_energy: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     element_names: tuple[str, ...] = ()
+    cut_forces: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 6)))
+    cut_forces_global: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 6)))
+    cut_names: tuple[str, ...] = ()
     drawing: dict[str, np.ndarray] = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
 
@@ -75,6 +82,16 @@ class Result:
     def element_force(self, name: str) -> np.ndarray:
         """Section forces (nt, 6) N, Vy, Vz, T, My, Mz of the beam element called ``name``."""
         return self.element_forces[:, self._index(self.element_names, name, "beam element")]
+
+    def cut_force(self, name: str, frame: str = "cut") -> np.ndarray:
+        """Wrench history (nt, 6) of the loop cut (bushing or rigid cut) called ``name``: force
+        (N) and moment (N m) the cut exerts on its end b (node_b) at the cut point; ``frame="cut"``:
+        components in the cut's axes (the bushing axes carried by node_a), ``"global"``: global
+        axes. The cut exerts the opposite wrench on its end a."""
+        if frame not in ("cut", "global"):
+            raise ModelError(f"cut_force: frame = {frame!r} must be 'cut' or 'global'.")
+        i = self._index(self.cut_names, name, "cut")
+        return (self.cut_forces if frame == "cut" else self.cut_forces_global)[:, i]
 
     def drive_force(self, name: str) -> np.ndarray:
         """Actuator force/torque history of the driven coordinate called ``name``."""

@@ -3,7 +3,7 @@ SIGKILL, a Newton failure or Ctrl-C keeps every output row computed so far.
 
 A run directory holds
 
-* ``meta.json`` — format tag, names (coordinates, nodes, joints, drives, beam elements), the
+* ``meta.json`` — format tag, names (coordinates, nodes, joints, drives, beam elements, cuts), the
   shape and dtype of every per-row field, the drawing topology (flexmb.results.drawing), settings and
   the caller's facts (case, parameters); written once, before the first step;
 * ``chunk_00000.npz``, ``chunk_00001.npz``, … — consecutive blocks of output rows (plain
@@ -52,6 +52,7 @@ __all__ = ["RunWriter", "load_run", "is_run_dir", "FORMAT", "VERSION"]
 VERSION = 1
 _CHUNK = re.compile(r"^chunk_(\d+)\.npz$")
 _DTYPES = ("float64", "int64")  # what a run directory's per-row arrays are written as
+_LATER = ("cut_forces", "cut_forces_global", "cut_names")  # absent from runs written before flexmb recorded cut forces
 
 
 def is_run_dir(path: str | Path) -> bool:
@@ -206,8 +207,11 @@ def _read_meta(p: Path) -> dict:
         raise ResultFileError(f"'{p}' was written by a newer flexmb (format version {v}); update flexmb.",
                               "pip install -U flexmb")
     names = meta.get("names")
-    if not isinstance(names, dict) or any(k not in names for k in NAME_FIELDS):
+    if not isinstance(names, dict) or any(k not in names for k in NAME_FIELDS if k not in _LATER):
         raise _bad(f, f"'names' must hold {', '.join(NAME_FIELDS)}")
+    for k in _LATER:  # written by an older flexmb: none of these
+        if k in NAME_FIELDS:
+            names.setdefault(k, [])
     bad = names_problem(names)
     if bad:
         raise _bad(f, bad)
@@ -216,7 +220,7 @@ def _read_meta(p: Path) -> dict:
         raise _bad(f, "'fields' (the per-row arrays and their shapes) is missing")
     expect = row_shapes(*(len(names[k]) for k in NAME_FIELDS))
     for k in (*ROW_FIELDS, *(f"energy__{e}" for e in ("kinetic", "potential", "dissipated", "drive_work", "load_work"))):
-        if k not in fields:
+        if k not in fields and k not in _LATER:
             raise _bad(f, f"'fields' lacks '{k}'")
     for k, spec in fields.items():
         if not (isinstance(k, str) and (k in ROW_FIELDS or k.startswith("energy__"))):
@@ -331,7 +335,7 @@ def load_run(path: str | Path) -> Result:
         elif n_rows is not None and t.size != n_rows:
             raise _bad(end_file, f"it records {n_rows} output rows, the chunks hold {t.size}")
     names = meta["names"]
-    kw: dict[str, Any] = {k: data[k] for k in ROW_FIELDS}
+    kw: dict[str, Any] = {k: data[k] for k in ROW_FIELDS if k in data}
     kw.update(energy={k[8:]: data[k] for k in fields if k.startswith("energy__")},
               **{k: tuple(names[k]) for k in NAME_FIELDS}, status=status, stats=stats, drawing=meta["drawing"],
               meta={"settings": meta.get("settings", {}), **meta.get("meta", {})})

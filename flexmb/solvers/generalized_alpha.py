@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from flexmb.elements.family import StepContext
+from flexmb.elements.family import StartContext, StepContext
 from flexmb.engine.assembly import Assembler, Evaluation
 from flexmb.engine.linalg import SparseCholesky
 from flexmb.errors import SettingsError, SolverError
@@ -176,13 +176,22 @@ class GeneralizedAlpha:
         if source is not None:
             raise _nonfinite(st.t, source, in_step=False)
         if self.free.size:
-            r = ev.residual(st.udot)[self.free]
             self._t = st.t
+            if self.asm.with_state:  # families that correct the start (rigid cuts: closure, velocities, multipliers)
+                st = self.asm.start(st, StartContext(self.free, self._evaluate, self._mass_solver))
+                ev = self._evaluate(st)
+            r = ev.residual(st.udot)[self.free]
             self._factorize(ev, 0.0, 0.0)
             st.udot[self.free] = -self._solve(r)
             self._factor_key = None  # the mass matrix alone is no iteration matrix
         _check_finite(st, self.model, in_step=False)
         return st, ev
+
+    def _mass_solver(self, ev: Evaluation):
+        """r -> M̄⁻¹ r on the free coordinates at ``ev`` (for ElementFamily.start)."""
+        self._factorize(ev, 0.0, 0.0)
+        self._factor_key = None
+        return self._solve
 
     def step(self, st: State, a: np.ndarray, h: float, t1: float | None = None
              ) -> tuple[State, np.ndarray, Evaluation, StepInfo]:
@@ -204,6 +213,9 @@ class GeneralizedAlpha:
         fresh = False  # factor computed during this step
         restarted = False
         elements = st.elements  # element families' internal state, carried over the iterations
+        if self.asm.with_state:  # e.g. a rigid cut's penalty for this step size (ElementFamily.begin_step)
+            elements = self.asm.begin_step(st, StepContext(h, gp, bp, free))
+        elements0 = elements
         for it in range(self.max_iter + 1):
             a1 = (af * st.udot + (1 - af) * udot1 - am * a) / (1 - am)
             dq = st.u + h * ((0.5 - b) * a + b * a1)
@@ -218,9 +230,12 @@ class GeneralizedAlpha:
             ev = self._evaluate(st1)
             settled = True
             if self.asm.with_state:  # e.g. augmented-Lagrangian multipliers (flexmb.elements, newton_update)
-                elements, settled = self.asm.newton_update(ev, st1)
+                elements, settled, changed = self.asm.newton_update(ev, st1)
+                if changed:  # a family's blocks changed: refactorize
+                    self._factor_key = None
             if not free.size:
-                return self._accept(st1, ev, elements, h, gp, bp), a1, ev, StepInfo(it, nfac, 0.0, h)
+                st1, a1, ev = self._accept(st1, ev, elements, h, gp, bp, st, a, a1)
+                return st1, a1, ev, StepInfo(it, nfac, 0.0, h)
             r = ev.residual(udot1)[free]
             if not np.all(np.isfinite(r)):
                 source = evaluation_source(m, st1, ev, udot1) or f"residual of {_names(m, free[~np.isfinite(r)])}"
@@ -241,14 +256,15 @@ class GeneralizedAlpha:
             nxt = theta / (1 - theta) * dxs[-1] if theta < 0.5 else (dxs[-1] if dxs else np.inf)
             eps_pos = 16 * np.finfo(float).eps * self.length_scale
             roundoff = bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale
-            if (rn <= self.rtol * scale or nxt <= dx_tol or roundoff) and settled:
-                return self._accept(st1, ev, elements, h, gp, bp), a1, ev, StepInfo(it, nfac, rn, h)
+            if (rn <= max(self.rtol * scale, ev.residual_floor) or nxt <= dx_tol or roundoff) and settled:
+                st1, a1, ev = self._accept(st1, ev, elements, h, gp, bp, st, a, a1)
+                return st1, a1, ev, StepInfo(it, nfac, rn, h)
             diverging = len(r_hist) > 3 and rn > 1e3 * min(r_hist)
             if not fresh and (diverging or len(dxs) >= self.reuse_iterations) and not restarted:
                 # an old factor led the iteration astray or too slowly: restart with a fresh one
                 restarted = True
                 udot1 = udot_start.copy()
-                elements = st.elements
+                elements = elements0
                 self._factor_key = None
                 r_hist.clear()
                 dxs.clear()
@@ -272,11 +288,13 @@ class GeneralizedAlpha:
             udot1[free] -= dx
         raise AssertionError("unreachable")
 
-    def _accept(self, st1: State, ev: Evaluation, elements: dict, h: float, gp: float, bp: float) -> State:
+    def _accept(self, st1: State, ev: Evaluation, elements: dict, h: float, gp: float, bp: float, st: State,
+                a: np.ndarray, a1: np.ndarray) -> tuple[State, np.ndarray, Evaluation]:
         """The converged state with the element families' internal state, after their end-of-step
-        corrections (ElementFamily.end_step; nothing to do for stateless families)."""
+        corrections (ElementFamily.end_step; nothing to do for stateless families), its
+        pseudo-acceleration (from the corrected udot) and its evaluation."""
         if not self.asm.with_state:
-            return st1
+            return st1, a1, ev
         st1.elements = elements
         free = self.free
 
@@ -285,8 +303,9 @@ class GeneralizedAlpha:
                 self._factorize(ev, gp, bp)
             return self._solve(r)
 
-        self.asm.end_step(ev, st1, StepContext(h, gp, bp, free, solve, ev.project, ev.twists))
-        return st1
+        self.asm.end_step(ev, st1, StepContext(h, gp, bp, free, solve, ev.project, ev.twists, self._evaluate))
+        a1 = (self.af * st.udot + (1 - self.af) * st1.udot - self.am * a) / (1 - self.am)
+        return st1, a1, self._evaluate(st1)
 
     def advance(self, st: State, a: np.ndarray, h: float, t_end: float | None = None
                 ) -> tuple[State, np.ndarray, Evaluation, StepInfo]:

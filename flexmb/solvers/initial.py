@@ -506,7 +506,7 @@ def _loop_closure(model: Model):
     beams: BeamData = model.elements["beam"]
     index = {n: i for i, n in enumerate(beams.names)}
     links = list(dict.fromkeys(beams.link[index[e]] for lp in model.loops for e in lp.elements if e in index))
-    if not links and not model.elements["bushing"].n:
+    if not links and not model.elements["bushing"].n and not ("rigid_cut" in model.elements and model.elements["rigid_cut"].n):
         return None, []
     closure = RigidClosure(model, links=links, bushings=True)
     pins = []

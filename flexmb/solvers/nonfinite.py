@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from flexmb.elements import FAMILIES
+from flexmb.elements import FAMILIES, recorded_fields
 
 if TYPE_CHECKING:  # type hints only
     from flexmb.engine.assembly import Evaluation
@@ -125,9 +125,9 @@ def row_source(model: Model, row: dict) -> str | None:
         ("reactions", "reaction of joint", lambda i: _list(model.joint_names[j] for j in i)),
     )
     # the element families' recorded outputs (e.g. the beams' section forces), named by element
-    named += tuple((out.field, f"{out.name.replace('_', ' ')} of {fam.label}",
-                    lambda i, names=model.elements[name].names: _list(names[j] for j in i))
-                   for name, fam in FAMILIES.items() if name in model.elements for out in fam.outputs if out.field)
+    named += tuple((field, f"{outs[0][1].name.replace('_', ' ')} of " + " or ".join(FAMILIES[n].label for n, _ in outs),
+                    lambda i, names=tuple(e for n, _ in outs for e in model.elements[n].names): _list(names[j] for j in i))
+                   for field, outs in recorded_fields(model).items())
     for key, what, name in named:
         if key in row:
             bad = _first(_bad(row[key]))

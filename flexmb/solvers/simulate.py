@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from flexmb.elements import FAMILIES
+from flexmb.elements import recorded_fields
 from flexmb.errors import SolverError
 from flexmb.model import Model
 from flexmb.results.drawing import drawing_of
@@ -42,10 +42,9 @@ class _Recorder:
         self.m = model
         self.integ = integ
         self.writer = writer
-        # the element families' recorded outputs (ElementFamily.outputs with a Result field)
-        self.outputs = [(name, out) for name, fam in FAMILIES.items() if name in model.elements
-                        for out in fam.outputs if out.field]
-        self.rows: dict[str, list] = {k: [] for k in _ROW_KEYS + tuple(out.field for _, out in self.outputs)
+        # the element families' recorded outputs by Result field (families sharing one: rows concatenated)
+        self.outputs = recorded_fields(model)
+        self.rows: dict[str, list] = {k: [] for k in _ROW_KEYS + tuple(self.outputs)
                                       + tuple(f"energy__{k}" for k in _ENERGY_KEYS)}
         self.work = {"dissipated": 0.0, "drive_work": 0.0, "load_work": 0.0}
         self._prev: tuple[float, tuple[float, float, float]] | None = None
@@ -105,7 +104,8 @@ class _Recorder:
             "t": st.t, "q": self._q_out(st), "u": st.u.copy(), "udot": st.udot.copy(), "x": ev.kin.x, "R": ev.kin.R,
             "joint_points": ev.kin.joint_point, "twists": ev.kin.V, "drive_forces": self._drive,
             "reactions": asm.reactions(ev, st.udot), "newton_iterations": np.int64(iterations),
-            **{out.field: asm.element_output(ev, name, out.name) for name, out in self.outputs},
+            **{field: _joined([asm.element_output(ev, name, o.name) for name, o in outs])
+               for field, outs in self.outputs.items()},
             # element strain energy apart from gravity and joint springs (energies() sums them)
             "energy__kinetic": T, "energy__potential": V - ev.strain_energy, "energy__strain": ev.strain_energy,
             **{f"energy__{k}": v for k, v in self.work.items()},
@@ -126,12 +126,12 @@ class _Recorder:
         m, R = self.m, self.rows
         n = len(R["t"])
         outputs = {}
-        for name, out in self.outputs:
-            n_el = m.elements[name].n
+        for field, outs in self.outputs.items():
+            n_el, out = sum(m.elements[name].n for name, _ in outs), outs[0][1]
             shape = (n, n_el, len(out.columns)) if out.columns else (n, n_el)
-            outputs[out.field] = np.array(R[out.field], dtype=float).reshape(shape)
+            outputs[field] = np.array(R[field], dtype=float).reshape(shape)
             if out.names_field:
-                outputs[out.names_field] = m.elements[name].names
+                outputs[out.names_field] = tuple(e for name, _ in outs for e in m.elements[name].names)
         return Result(
             t=np.array(R["t"], dtype=float), q=np.array(R["q"]).reshape(n, m.n_u), u=np.array(R["u"]).reshape(n, m.n_u),
             udot=np.array(R["udot"]).reshape(n, m.n_u), x=np.array(R["x"]).reshape(n, m.n_nodes, 3),
@@ -145,6 +145,11 @@ class _Recorder:
             driven_names=tuple(m.coordinate_names[k] for k in m.driven), status=status, stats=stats, **outputs,
             drawing=drawing_of(m), meta=dict(meta or {}),
         )
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The rows of the families sharing a recorded field, one after the other."""
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def simulate(

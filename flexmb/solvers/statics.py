@@ -32,6 +32,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from flexmb.elements import has_element_forces
+from flexmb.elements.rigid_cut import refuse_rigid_cuts
 from flexmb.engine.assembly import Assembler
 from flexmb.errors import ModelError, SolverError
 from flexmb.model import Model
@@ -104,7 +105,8 @@ def static_equilibrium(
     joint forces, at least 1) or the Newton step stalls below 1e-13 of the coordinates; at most
     ``max_iter`` iterations per step. Returns a :class:`StaticResult` (``.state``, ``.x``,
     ``.load_factors``, ``.iterations``). Raises SolverError naming the load factor and the
-    coordinates that do not converge.
+    coordinates that do not converge; ModelError for a model with a rigid cut (elements/rigid_cut.py:
+    held by the time integrator only).
     """
     auto = isinstance(load_steps, str)
     if auto and load_steps != "auto":
@@ -113,6 +115,7 @@ def static_equilibrium(
         raise ValueError(f"load_steps = {load_steps!r}: give 'auto' or a positive integer number of steps")
     if not (isinstance(min_increment, (int, float)) and 0 < min_increment <= 1):
         raise ValueError(f"min_increment = {min_increment!r} must be a number in (0, 1]")
+    refuse_rigid_cuts(model, "static_equilibrium")
     asm = Assembler(model, exact_tangent=True)
     st = (model.initial_state() if state is None else state.copy())
     st.t = t

@@ -1,0 +1,450 @@
+"""Rigid-limit loop cut by an index-3 augmented Lagrangian with mass-orthogonal projections (Bayo &
+Ledesma 1996; Cuadrado, Cardenal, Morer & Bayo 2000, "ALI3-P"): the ``"rigid_cut"`` element family.
+
+A rigid cut joins node a (or ground) and node b at a cut frame like a bushing (elements/bushing.py,
+eq. (1)-(2)) and holds the directions it constrains (all translations; the rotations but the one a
+revolute cut frees, none for a spherical one) exactly instead of elastically. Equation numbers
+refer to the design note (cuts.md §4); P picks the held rows, G = ∂d/∂X is the bushing's
+deformation derivative, B the velocity transformation, β' = β h² (1-αf)/(1-αm) and γ' the
+integrator's factors.
+
+    Φ(q) = P d(q),   Φ_q = P G B                                                           (AL0)
+    r(u') = [Bᵀ(M(Bu' + ζ) + g - f) - τ]_f + Φ_q,fᵀ (λ + α Φ)                                  (AL1)
+    S = M̄ + γ'C̄ + β'(K̄ + α Φ_qᵀ Φ_q)       (the element block ck α GᵀPᵀPG: S stays SPD)      (AL2)
+    λ ← λ + α Φ(q_{n+1})   at every Newton iterate after the first, at that iterate            (AL3)
+    a step is accepted when |Φ_i| <= tolerance for every held row i and the usual Newton test holds,
+        the residual allowed down to the force of a closure at round-off, 16 eps L² max α|G| (AL4)
+    α = κ m_ref / β',  κ = 1e4, m_ref the largest effective mass of the cut's translations
+        (rotations: of its rotations) at the start (flexmb.builder.cut_defaults, eq. D1-D2, D8)  (AL7)
+    λ_{n+1} = λ + α Φ(q_{n+1})   the cut force of the converged step                           (AL8)
+    within a step, α ← 10 α (up to 100 times (AL7)) when the closure falls by less than 0.3 per
+        iteration after the third while above round-off; S is refactorized with it             (AL11)
+
+After the step (:meth:`RigidCuts.end_step`), with the integrator's factor of S:
+
+    S δu_f = -β'α Φ_q,fᵀ (Φ_q u)                 u_f ← u_f + δu_f                              (AL5)
+    S δu'_f = -β'α Φ_q,fᵀ (Φ_q u' + Φ'_q u)      u'_f ← u'_f + δu'_f                            (AL6)
+    λ ← λ + β'α (Φ_q u' + Φ'_q u)   after each pass of (AL6)                                   (AL9)
+
+up to three passes each. Reusing S (no second factorization) makes these projections orthogonal in
+the metric M̄ + γ'C̄ + β'K̄ of the step rather than in M̄ alone (cuts.md §4.4): the same closure, the
+correction shared among the coordinates by mass, damping and stiffness (mass-orthogonal for rigid
+bodies, where C̄ = K̄ = 0). Measured limit of that choice: on the Grashof four-bar with a 4-element
+steel-like beam coupler cut rigidly at the rocker (1 s, h = 1e-3, ρ∞ = 0.8) the rocker angle equals the
+tree-joint model's to 1.4e-9 rad, but the energy-balance error is 2.1e-3 J (6.3e-4 J at h = 5e-4)
+against 4.0e-5 J with a tree joint or without the velocity projection (AL5): the S-metric velocity
+projection couples to the beam's stiffness. Φ_q u' + Φ'_q u = P (G a + Ġ V) with the node accelerations a = Bu' + ζ
+and Ġ V by a central difference of G along the node motions. Where the closure stagnates above
+its tolerance with α at its largest (a drive moving the loop through a singular configuration: no
+rigid model has bounded cut forces there, cuts.md §4.7) the step fails with a message naming the
+cut and recommending an elastic cut (ModelBuilder.add_bushing).
+
+Start (:meth:`RigidCuts.start`, before the integrator's initial accelerations): positions closed by
+mass-weighted Newton steps δq_f = -M̄⁻¹Φ_q,fᵀ W⁺ Φ, velocities projected δu_f = -M̄⁻¹Φ_q,fᵀ W⁺ Φ_q u,
+and the multipliers of the constrained accelerations (Gauss's principle, W = Φ_q,f M̄⁻¹ Φ_q,fᵀ, W⁺
+its pseudo-inverse: redundant cuts are fine)
+
+    λ0 = W⁺ (c0 - Φ_q,f M̄⁻¹ r0)     (c0: the acceleration closure with u'_f = 0, r0 = r(u'_f = 0))
+
+so the integrator's M̄ u' = -r gives accelerations that keep the cuts closed.
+
+Internal state per cut (State.elements["rigid_cut"], (n_el, 10)): λ (6, bushing order, zero on free
+rows), the penalty factor s (α = s × the row's mass scale), its largest value, the Newton phase k
+(-1: accepted, the cut force is λ; 0: the first iterate of a step, force λ + αΦ; >= 1: later
+iterates, (AL3)) and the closure of the previous iterate relative to the tolerance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from flexmb.elements.bushing import CUT_OUTPUTS, DIRECTIONS, constrained_mask, cut_wrenches, deformation
+from flexmb.elements.family import (
+    GROUND,
+    ElementData,
+    ElementFamily,
+    FamilyEvaluation,
+    NodeTable,
+    StartContext,
+    StepContext,
+    frozen_arrays,
+    listing,
+)
+from flexmb.errors import ModelError, SolverError
+from flexmb.rotations import expm
+
+if TYPE_CHECKING:  # type hints only
+    from flexmb.builder.records import RigidCutSpec
+    from flexmb.engine.kinematics import Kinematics
+    from flexmb.model import Model
+    from flexmb.state import State
+
+__all__ = ["RigidCutData", "RigidCutEvaluation", "RigidCuts", "FAMILY", "KAPPA", "ESCALATION", "refuse_rigid_cuts"]
+
+KAPPA = 1e4  # (AL7): β'α W >= κ in the cut's heaviest direction, the closure falls ~ 1e4 per iteration
+ESCALATION = 100.0  # (AL11): α may grow up to this factor within a step
+LAM, S, SMAX, PHASE, PREV = slice(0, 6), 6, 7, 8, 9
+N_STATE = 10
+
+
+@dataclass(frozen=True, eq=False)
+class RigidCutData(ElementData):
+    """Compiled rigid cuts (``Model.elements["rigid_cut"]``); the frames as for a bushing."""
+
+    a: np.ndarray  # node index of end a, -1 = ground                                   (n_el)
+    b: np.ndarray  # node index of end b                                                (n_el)
+    sa: np.ndarray  # cut point rel. to node a, node a axes (global for ground)         (n_el x 3)
+    Ea: np.ndarray  # cut axes (columns) in node a axes                                 (n_el x 3 x 3)
+    sb: np.ndarray  # cut point rel. to node b, node b axes                             (n_el x 3)
+    Eb: np.ndarray  # cut axes (columns) in node b axes                                 (n_el x 3 x 3)
+    mode: np.ndarray  # free rotation: -1 none, 0/1/2 about cut x/y/z, 3 all            (n_el)
+    mask: np.ndarray  # held directions (tx, ty, tz, rx, ry, rz) (bool)                 (n_el x 6)
+    tol: np.ndarray  # closure tolerance [m, rad]                                       (n_el)
+    penalty: np.ndarray  # user's α [N/m, N m/rad], nan: (AL7) per step                 (n_el)
+    m_eff: np.ndarray  # effective mass per direction at the start [kg, kg m^2] (cut_defaults D2; inf: moves nothing) (n_el x 6)
+    alpha_scale: np.ndarray  # α per unit penalty factor: m_ref of the row's kind (AL7), or the user's α (n_el x 6)
+
+    def initial_state(self) -> np.ndarray:
+        st = np.zeros((self.n, N_STATE))
+        st[:, PHASE] = -1.0
+        return st
+
+
+@dataclass
+class RigidCutEvaluation(FamilyEvaluation):
+    """The rigid cuts at one state: closure Φ (n_el, 6, zero on free rows), G (n_el, 6, 12), the
+    penalties α used (n_el, 6) and those for the next matrix, the multipliers of this iterate, the
+    cut forces (n_el, 6), the end poses and twists."""
+
+    phi: np.ndarray | None = None
+    G: np.ndarray | None = None
+    alpha: np.ndarray | None = None
+    alpha_next: np.ndarray | None = None
+    lam: np.ndarray | None = None
+    force: np.ndarray | None = None
+    xa: np.ndarray | None = None
+    Ra: np.ndarray | None = None
+    xb: np.ndarray | None = None
+    Rb: np.ndarray | None = None
+    V: np.ndarray | None = None
+    A: np.ndarray | None = None
+
+
+class RigidCuts(ElementFamily):
+    """The ``"rigid_cut"`` family (module docstring)."""
+
+    name = "rigid_cut"
+    label = "rigid cut"
+    plural = "rigid cuts"
+    cut = True
+    has_blocks = True
+    has_state = True
+    outputs = CUT_OUTPUTS
+    cell_kind = "rigid_cut"
+    drawing_keys = ("rigid_cut_a", "rigid_cut_b")
+
+    def records(self, builder: Any) -> Sequence[RigidCutSpec]:
+        return list(builder.rigid_cuts.values())
+
+    def compile(self, records: Sequence[RigidCutSpec], nodes: NodeTable) -> RigidCutData:
+        """End nodes, the cut frame in the two node frames, held directions, tolerance, penalty."""
+        n = len(records)
+        out = dict(
+            names=tuple(s.name for s in records), a=np.zeros(n, int), b=np.zeros(n, int), sa=np.zeros((n, 3)),
+            Ea=np.zeros((n, 3, 3)), sb=np.zeros((n, 3)), Eb=np.zeros((n, 3, 3)), mode=np.zeros(n, int),
+            tol=np.zeros(n), penalty=np.full(n, np.nan), m_eff=np.full((n, 6), np.nan), alpha_scale=np.ones((n, 6)),
+        )
+        for i, s in enumerate(records):
+            who = f"rigid cut '{s.name}'"
+            a = nodes.index(s.node_a, who, ground=True)
+            b = nodes.index(s.node_b, who)
+            Xa, Ra = nodes.frame(a)
+            Xb, Rb = nodes.frame(b)
+            out["a"][i], out["b"][i] = a, b
+            out["sa"][i], out["Ea"][i] = Ra.T @ (s.point - Xa), Ra.T @ s.axes
+            out["sb"][i], out["Eb"][i] = Rb.T @ (s.point - Xb), Rb.T @ s.axes
+            out["mode"][i], out["tol"][i] = s.free_rotation, s.tolerance
+            if s.penalty is not None:
+                out["penalty"][i] = s.penalty
+                out["alpha_scale"][i] = s.penalty
+        out["mask"] = constrained_mask(out["mode"], np.ones((n, 6), bool))
+        return RigidCutData(**frozen_arrays(out))
+
+    def loop_edges(self, data: RigidCutData) -> list[tuple[str, str, int, int]]:
+        return [(n, f"rigid cut '{n}'", int(a), int(b)) for n, a, b in zip(data.names, data.a, data.b)]
+
+    def element_nodes(self, data: RigidCutData) -> np.ndarray:
+        return np.stack([data.a, data.b], axis=1).astype(np.int64)
+
+    def prepare(self, model: Model, data: RigidCutData) -> tuple[np.ndarray, np.ndarray]:
+        """End node indices with ground as node N (the extra row of the node arrays)."""
+        return np.where(data.a == GROUND, model.n_nodes, data.a).astype(int), np.asarray(data.b, dtype=int)
+
+    # ------------------------------------------------------------------ engine
+    @staticmethod
+    def _internal(data: RigidCutData, state: State) -> np.ndarray:
+        st = state.elements.get(FAMILY.name) if state.elements else None
+        return data.initial_state() if st is None else st
+
+    def evaluate(self, model: Model, data: RigidCutData, prep: tuple[np.ndarray, np.ndarray], state: State,
+                 kin: Kinematics, load_factor: float, Mb: np.ndarray, w: np.ndarray) -> RigidCutEvaluation:
+        """The cut forces λ + αΦ (AL1) into the node wrenches, with the multiplier update (AL3) at
+        this iterate."""
+        ia, ib = prep
+        xe = np.concatenate([kin.x, np.zeros((1, 3))])
+        Re = np.concatenate([kin.R, np.eye(3)[None]])
+        Ve = np.concatenate([kin.V, np.zeros((1, 6))])
+        d, G = deformation(xe[ia], Re[ia], xe[ib], Re[ib], data.sa, data.Ea, data.sb, data.Eb, data.mode)
+        phi = np.where(data.mask, d, 0.0)
+        st = self._internal(data, state)
+        alpha = np.where(data.mask, st[:, S, None] * data.alpha_scale, 0.0)
+        phase = st[:, PHASE, None]
+        lam = np.where(data.mask, st[:, LAM], 0.0) + np.where(phase >= 1, alpha * phi, 0.0)  # (AL3)
+        force = lam + np.where(phase >= 0, alpha * phi, 0.0)  # (AL1); accepted (phase -1): λ
+        gen = np.einsum("nji,nj->ni", G, force)  # residual sense: + Φ_qᵀ force
+        np.add.at(w, ia, gen[:, :6])
+        np.add.at(w, ib, gen[:, 6:])
+        energy = float(np.sum(lam * phi + 0.5 * alpha * phi * phi))
+        # a closure at round-off (16 eps L) makes α 16 eps L of force, times a lever ~ L (AL4's floor)
+        size = max(1.0, float(np.abs(kin.x).max(initial=0.0)))
+        floor = 16 * np.finfo(float).eps * size * size * float((alpha * np.abs(G).max(axis=2)).max(initial=0.0))
+        return RigidCutEvaluation(strain_energy=energy, residual_floor=floor, phi=phi, G=G, alpha=alpha, lam=lam, force=force,
+                                  xa=xe[ia], Ra=Re[ia], xb=xe[ib], Rb=Re[ib], V=np.concatenate([Ve[ia], Ve[ib]], axis=1),
+                                  A=Re[ia] @ data.Ea)
+
+    def blocks(self, model: Model, data: RigidCutData, prep: Any, fe: RigidCutEvaluation, kin: Kinematics, ck: float,
+               cc: float, cm: float, material_only: bool, exact_tangent: bool) -> np.ndarray:
+        """ck Gᵀ α G (AL2), with the penalties of the next iterate (AL11)."""
+        alpha = fe.alpha if fe.alpha_next is None else fe.alpha_next
+        return ck * np.einsum("nji,nj,njk->nik", fe.G, alpha, fe.G)
+
+    def begin_step(self, model: Model, data: RigidCutData, prep: Any, state: State, ctx: StepContext) -> np.ndarray:
+        """The step's penalty (AL7) and the first-iterate phase; λ stays that of the last step."""
+        st = self._internal(data, state).copy()
+        s = np.where(np.isnan(data.penalty), KAPPA / ctx.bp, 1.0)
+        st[:, S], st[:, SMAX], st[:, PHASE], st[:, PREV] = s, ESCALATION * s, 0.0, np.inf
+        return st
+
+    def newton_update(self, model: Model, data: RigidCutData, prep: Any, fe: RigidCutEvaluation,
+                      state: State) -> tuple[np.ndarray, bool, bool]:
+        """(AL3)'s multipliers for the next iterate, settled when every held row is within its
+        tolerance (AL4), α raised where the closure stagnates (AL11; the matrix then changes)."""
+        st = self._internal(data, state).copy()
+        st[:, LAM] = fe.lam
+        st[:, PHASE] = np.maximum(st[:, PHASE], 0.0) + 1.0
+        rel = np.abs(fe.phi).max(axis=1) / data.tol
+        open_ = rel > 1.0
+        # slow: after the third iterate the closure falls by less than 0.3 while above round-off (within the
+        # tolerance too: near a singular configuration the multiplier of the degenerate direction then
+        # creeps by αΦ per iterate and Newton does not settle)
+        noise = 64 * np.finfo(float).eps * max(1.0, float(np.abs(fe.xb).max(initial=0.0))) / data.tol
+        slow = (rel > noise) & (st[:, PHASE] >= 3) & (rel > 0.3 * st[:, PREV])
+        grow = slow & (st[:, S] < st[:, SMAX])
+        stuck = slow & open_ & ~grow & (st[:, PHASE] >= 8) & (rel > 0.7 * st[:, PREV])
+        if stuck.any():
+            raise SolverError(self._stuck_message(data, fe, st, int(np.flatnonzero(stuck)[0]), state.t), state.t)
+        st[grow, S] = np.minimum(10.0 * st[grow, S], st[grow, SMAX])
+        st[:, PREV] = rel
+        if grow.any():
+            fe.alpha_next = np.where(data.mask, st[:, S, None] * data.alpha_scale, 0.0)
+        return st, bool(not open_.any()), bool(grow.any())
+
+    @staticmethod
+    def _stuck_message(data: RigidCutData, fe: RigidCutEvaluation, st: np.ndarray, e: int, t: float) -> str:
+        i = int(np.argmax(np.abs(fe.phi[e])))
+        unit = "m" if i < 3 else "rad"
+        return (f"t = {t:.6g}: rigid cut '{data.names[e]}' does not close: its closure |Φ_{DIRECTIONS[i]}| = "
+                f"{abs(fe.phi[e, i]):.3e} {unit} stays above its tolerance {data.tol[e]:.3g} {unit} with the penalty at "
+                f"its largest (α = {fe.alpha[e, i]:.3g}): the loop is at (or near) a singular configuration where the "
+                "drives move it, where no rigid loop can follow (its cut forces grow without bound). Use an elastic cut "
+                f"there (ModelBuilder.add_bushing('{data.names[e]}', ...), damped by default), or start away from the "
+                "singular configuration.")
+
+    def end_step(self, model: Model, data: RigidCutData, prep: Any, fe: RigidCutEvaluation, state: State,
+                 ctx: StepContext) -> None:
+        """(AL8), then the velocity and acceleration projections (AL5), (AL6) with (AL9)."""
+        st = state.elements[self.name].copy()
+        st[:, LAM] = fe.force  # (AL8)
+        st[:, PHASE] = -1.0
+        state.elements = {**state.elements, self.name: st}
+        rows = data.mask
+        alpha = fe.alpha if fe.alpha_next is None else fe.alpha_next
+        w = ctx.bp * alpha
+        ops = _Closure(model, data, prep, fe.G)
+        free = ctx.free
+        for _ in range(3):  # (AL5)
+            c = ops.rate(ctx.twists(state.u))
+            if np.abs(c[rows]).max(initial=0.0) <= 1e-14 * (np.abs(state.u).max(initial=0.0) + 1.0):
+                break
+            state.u[free] -= ctx.solve(ctx.project(ops.wrenches(w * c))[free])
+        if ctx.evaluate is None:
+            return
+        kin = ctx.evaluate(state).kin
+        gdv = ops.gdot_v(kin)
+        for _ in range(3):  # (AL6), (AL9)
+            ca = ops.rate(ctx.twists(state.udot) + kin.zeta) + gdv
+            if np.abs(ca[rows]).max(initial=0.0) <= 1e-14 * (np.abs(state.udot).max(initial=0.0) + 1.0):
+                break
+            state.udot[free] -= ctx.solve(ctx.project(ops.wrenches(w * ca))[free])
+            st[:, LAM] += w[:, :] * (ops.rate(ctx.twists(state.udot) + kin.zeta) + gdv)
+
+    def start(self, model: Model, data: RigidCutData, prep: Any, state: State, ctx: StartContext) -> None:
+        """Close the cuts at the start, project the velocities, set the multipliers of the constrained
+        accelerations (module docstring)."""
+        st = self._internal(data, state).copy()
+        st[:, LAM], st[:, S], st[:, PHASE] = 0.0, 0.0, -1.0
+        state.elements = {**state.elements, self.name: st}
+        rows = data.mask
+        free = ctx.free
+        for it in range(31):  # positions
+            ev = ctx.evaluate(state)
+            fe = ev.elements[self.name]
+            rel = np.abs(fe.phi).max(axis=1) / data.tol
+            if rel.max(initial=0.0) <= 1.0:
+                break
+            if it == 30:
+                e = int(np.argmax(rel))
+                raise SolverError(f"t = {state.t:.6g}: rigid cut '{data.names[e]}' does not close at the start (closure "
+                                  f"{rel[e] * data.tol[e]:.3e} after 30 mass-weighted Newton steps): the joint coordinates "
+                                  "put the loop where it cannot be assembled; give closing ones "
+                                  "(flexmb.solvers.initial.consistent_state).", state.t)
+            ops = _Closure(model, data, prep, fe.G)
+            solve = ctx.mass_solver(ev)
+            Z, W = ops.schur(ev, solve, free)
+            dq = np.zeros(model.n_u)
+            dq[free] = -Z @ (_pinv(W) @ fe.phi[rows])
+            moved = state.retract(model, dq)
+            state.q, state.balls = moved.q, moved.balls
+        ops = _Closure(model, data, prep, fe.G)
+        solve = ctx.mass_solver(ev)
+        Z, W = ops.schur(ev, solve, free)
+        Wp = _pinv(W)
+        c = ops.rate(ev.twists(state.u))[rows]  # velocities
+        if np.abs(c).max(initial=0.0) > 0.0:
+            state.u[free] -= Z @ (Wp @ c)
+        ev = ctx.evaluate(state)  # accelerations: the multipliers of Gauss's principle
+        udot0 = state.udot.copy()
+        udot0[free] = 0.0
+        r0 = ev.residual(udot0)[free]
+        c0 = ops.rate(ev.twists(udot0) + ev.kin.zeta) + ops.gdot_v(ev.kin)
+        y = np.zeros(model.n_u)
+        y[free] = solve(r0)
+        lam = Wp @ (c0[rows] - ops.rate(ev.twists(y))[rows])
+        st[:, LAM] = 0.0
+        st[:, LAM][rows] = lam
+        st[:, PHASE] = -1.0
+
+    # ------------------------------------------------------------------ outputs
+    def output(self, model: Model, data: RigidCutData, fe: RigidCutEvaluation | None, name: str) -> np.ndarray:
+        """The cut force, eq. (3) of elements/bushing.py with the multipliers as f."""
+        if name not in ("cut_force", "cut_force_global"):
+            return super().output(model, data, fe, name)
+        if fe is None:
+            return np.zeros((0, 6))
+        loc, glob = cut_wrenches(fe.G, fe.force, fe.xb, fe.Rb, data.sb, fe.A)
+        return loc if name == "cut_force" else glob
+
+    # ------------------------------------------------------------------ presentation
+    def drawing(self, model: Model, data: RigidCutData) -> dict[str, np.ndarray]:
+        """One line cell per cut (node a -> node b; to ground: zero length at node b)."""
+        a = np.where(data.a == GROUND, data.b, data.a)
+        return {"rigid_cut_a": np.asarray(a, dtype=np.int64), "rigid_cut_b": np.asarray(data.b, dtype=np.int64)}
+
+    def check_drawing(self, d: Mapping[str, np.ndarray], n_nodes: int, names: Mapping[str, int]) -> str:
+        if d["rigid_cut_a"].ndim != 1 or d["rigid_cut_b"].shape != d["rigid_cut_a"].shape:
+            return f"drawing 'rigid_cut_b' has shape {d['rigid_cut_b'].shape}, expected ({d['rigid_cut_a'].size},)"
+        return ""
+
+    def lines(self, d: Mapping[str, np.ndarray], first_point: int) -> np.ndarray:
+        return np.stack([d["rigid_cut_a"], d["rigid_cut_b"]], axis=1)
+
+    def describe(self, model: Model, data: RigidCutData, limit: int) -> list[str]:
+        rows = []
+        for e, n in enumerate(data.names):
+            held = ", ".join(DIRECTIONS[i] for i in np.flatnonzero(data.mask[e]))
+            pen = (f"penalty α = {data.penalty[e]:.3g} (given)" if not np.isnan(data.penalty[e]) else
+                   f"penalty α = {KAPPA:g} m_ref / β' per step, m_ref = {data.alpha_scale[e, 0]:.4g} kg"
+                   + (f", {data.alpha_scale[e, 3]:.4g} kg m^2" if data.mask[e, 3:].any() else ""))
+            rows.append(f"  {n}: {'ground' if data.a[e] < 0 else model.node_names[int(data.a[e])]} - "
+                        f"{model.node_names[int(data.b[e])]}, holds {held}; closure tolerance {data.tol[e]:.3g}; {pen}")
+        return ["rigid cuts (augmented Lagrangian):"] + listing(rows, limit)
+
+
+def refuse_rigid_cuts(model: Model, who: str) -> None:
+    """Raise ModelError naming the first rigid cut of ``model``: ``who`` (a static or modal solver)
+    has no augmented-Lagrangian iteration, where a rigid cut has neither stiffness nor force."""
+    rc = model.elements.get(FAMILY.name)
+    if rc is not None and rc.n:
+        raise ModelError(f"{who}: rigid cut '{rc.names[0]}' is held only by the time integrator's augmented Lagrangian; "
+                         f"this solver does not support rigid cuts. Model the cut as a stiff bushing here "
+                         f"(ModelBuilder.add_bushing('{rc.names[0]}', ..., stiffness=...)), or use flexmb.analysis.rigid "
+                         "for the rigid mechanism.")
+
+
+def _pinv(W: np.ndarray) -> np.ndarray:
+    """Pseudo-inverse of the symmetric W (redundant cuts make it singular)."""
+    return np.linalg.pinv(W, rcond=1e-10, hermitian=True) if W.size else W
+
+
+class _Closure:
+    """Φ_q and Φ_qᵀ of the cuts at one configuration, as products with node twists and wrenches."""
+
+    def __init__(self, model: Model, data: RigidCutData, prep: tuple[np.ndarray, np.ndarray], G: np.ndarray) -> None:
+        self.model, self.data, self.G = model, data, G
+        self.ia, self.ib = prep
+
+    def rate(self, V: np.ndarray) -> np.ndarray:
+        """P G (V_a, V_b) (n_el, 6) for node twists or accelerations V (N, 6)."""
+        Ve = np.concatenate([V, np.zeros((1, 6))])
+        r = np.einsum("nij,nj->ni", self.G, np.concatenate([Ve[self.ia], Ve[self.ib]], axis=1))
+        return np.where(self.data.mask, r, 0.0)
+
+    def wrenches(self, f: np.ndarray) -> np.ndarray:
+        """Node wrenches (N, 6) Gᵀ Pᵀ f of cut forces f (n_el, 6)."""
+        gen = np.einsum("nji,nj->ni", self.G, np.where(self.data.mask, f, 0.0))
+        w = np.zeros((self.model.n_nodes + 1, 6))
+        np.add.at(w, self.ia, gen[:, :6])
+        np.add.at(w, self.ib, gen[:, 6:])
+        return w[:-1]
+
+    def gdot_v(self, kin: Kinematics) -> np.ndarray:
+        """P Ġ V (n_el, 6): G differentiated along the node motions (central difference of the node
+        poses moved by their twists), times the twists."""
+        d = self.data
+        xe = np.concatenate([kin.x, np.zeros((1, 3))])
+        Re = np.concatenate([kin.R, np.eye(3)[None]])
+        Ve = np.concatenate([kin.V, np.zeros((1, 6))])
+        ia, ib = self.ia, self.ib
+        V = np.concatenate([Ve[ia], Ve[ib]], axis=1)
+        eps = 1e-6 / max(1.0, float(np.abs(V).max(initial=0.0)))
+        Gs = []
+        for sgn in (1.0, -1.0):
+            ha, hb = sgn * eps * Ve[ia], sgn * eps * Ve[ib]
+            _, G = deformation(xe[ia] + ha[:, :3], expm(ha[:, 3:]) @ Re[ia], xe[ib] + hb[:, :3], expm(hb[:, 3:]) @ Re[ib],
+                               d.sa, d.Ea, d.sb, d.Eb, d.mode)
+            Gs.append(G)
+        r = np.einsum("nij,nj->ni", (Gs[0] - Gs[1]) / (2 * eps), V)
+        return np.where(d.mask, r, 0.0)
+
+    def schur(self, ev: Any, solve: Any, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Z = M̄⁻¹ Φ_q,fᵀ (n_f, n_c) and W = Φ_q,f Z (n_c, n_c) over the held rows."""
+        rows = np.argwhere(self.data.mask)
+        Z = np.zeros((free.size, len(rows)))
+        W = np.zeros((len(rows), len(rows)))
+        u = np.zeros(self.model.n_u)
+        for j, (e, i) in enumerate(rows):
+            f = np.zeros((self.data.n, 6))
+            f[e, i] = 1.0
+            Z[:, j] = solve(ev.project(self.wrenches(f))[free])
+        for j in range(len(rows)):
+            u[free] = Z[:, j]
+            W[:, j] = self.rate(ev.twists(u))[self.data.mask]
+        return Z, 0.5 * (W + W.T)
+
+
+#: the registered instance (flexmb.elements.FAMILIES["rigid_cut"])
+FAMILY = RigidCuts()

@@ -1,0 +1,72 @@
+"""Cut forces and cut settings where a user sees them (issue 12.1, 12.3): `flexmb info`'s cut table and
+warnings, `flexmb plot`'s cut-force figures, `peak_force:` sweep columns."""
+
+from pathlib import Path
+
+import numpy as np
+from cut_mechanisms import chain
+from test_rigid_cut import hanging_mass
+
+import flexmb as fm
+from flexmb.app.cli import EXIT_OK, main
+from flexmb.app.cut_table import CLOSURE_TOLERANCE, RESOLVED
+from flexmb.app.table import named_outputs
+
+ROOT = Path(__file__).resolve().parents[1]
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def test_info_lists_every_cut_with_its_damping_frequency_and_warnings():
+    """The chain's cuts at k = 1e9 (cuts.md §1.2): default damping listed as chosen, ω = √(k/m_eff) and ω·dt
+    per held direction (cut1 tx: m_eff 4/3 kg, ω = 27 386 rad/s, 27.4 at dt 1e-3); undamped cuts are
+    flagged as ringing (ω·dt >= 0.3), a cut too soft to close the loop within 1e-3 of the model's size
+    under its start force (the couplers' weights, 4.905 N, at k = 1e3 N/m: 4.9e-3 m > 4.4e-3 m) as soft."""
+    m, _ = chain(1e9)
+    text = fm.describe(m, dt=1e-3)
+    assert "bushing cut1: damping chosen by flexmb (zeta = 0.5 per local mode)" in text
+    line = next(ln for ln in text.splitlines() if ln.strip().startswith("tx:"))
+    om = np.sqrt(1e9 / (4 / 3))
+    assert f"omega = {om:.4g} rad/s" in line and f"omega*dt = {om * 1e-3:.3g}" in line
+    assert "warnings:" not in text
+    quiet, _ = chain(1e9, damping=0)
+    text = fm.describe(quiet, dt=1e-3)
+    assert "bushing cut1: damping given" in text and "bushing cut1 tx rings" in text and f">= {RESOLVED}" in text
+    soft, _ = chain(1e3)
+    text = fm.describe(soft, dt=1e-3)
+    assert "bushing cut1 ty soft: it gives 0.0049 m under its start force 4.905 N" in text
+    assert f"({CLOSURE_TOLERANCE:g} x the model's size)" in text and "tx soft" not in text
+
+
+def test_info_command_prints_the_cut_table_for_the_cases_dt(capsys):
+    assert main(["info", str(ROOT / "cases" / "bennett_linkage.py")]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "loop cuts (elastic), dt = 0.002 s:" in out and "bushing J4: damping given" in out
+
+
+def test_plot_command_draws_cut_forces(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["run", str(ROOT / "cases" / "bennett_linkage.py"), "--t-end", "0.01", "--out", str(out), "-q"]) == EXIT_OK
+    assert (out / "cut_forces.png").read_bytes()[:8] == PNG  # a standard plot of every run with cuts
+    capsys.readouterr()
+    assert main(["plot", str(out), "cuts", "J4"]) == EXIT_OK
+    made = sorted(Path(p).name for p in capsys.readouterr().out.split())
+    assert made == ["cut_forces.png", "cut_forces_selected.png"]
+
+
+def test_peak_force_column_of_a_cut():
+    """`peak_force:PATTERN` over loop cuts: the peak |F| of the hanging mass's rigid cut is its weight."""
+    model = hanging_mass("rigid")
+    res = fm.simulate(model, 0.05, 1e-3)
+    out = named_outputs(res, model, {}, ["peak_force:hold", "peak_force:ho*"])
+    assert abs(out["peak_N[hold]"] - 2.0 * 9.81) < 1e-9 * 19.62 and out["peak_N[ho*]"] == out["peak_N[hold]"]
+
+
+def test_cut_forces_survive_npz_and_run_directory(tmp_path):
+    """Result.save / fm.load and a streamed run directory keep the cut names and forces bit for bit."""
+    model = hanging_mass("rigid")
+    res = fm.simulate(model, 0.01, 1e-3, out=tmp_path / "run")
+    res.save(tmp_path / "r.npz")
+    for back in (fm.load(tmp_path / "r.npz"), fm.load(tmp_path / "run")):
+        assert back.cut_names == ("hold",)
+        assert np.array_equal(back.cut_forces, res.cut_forces) and np.array_equal(back.cut_forces_global, res.cut_forces_global)
+    assert abs(res.cut_force("hold")[-1, 1] - 2.0 * 9.81) < 1e-9

@@ -1,0 +1,156 @@
+"""Rigid-limit loop cuts (issue 12.2; flexmb.elements.rigid_cut: index-3 augmented Lagrangian with
+mass-orthogonal projections, design note cuts.md §4) and cut forces as outputs (issue 12.3)."""
+
+import xml.etree.ElementTree as ET
+
+import meshio
+import numpy as np
+import pytest
+from cut_mechanisms import GRASHOF, bricard, bricard_relation, four_bar, ramp, rocker_angle, slider_crank
+
+import flexmb as fm
+from flexmb.errors import FlexmbError
+from flexmb.results.drawing import cell_kinds
+from flexmb.results.paraview import write_pvd
+
+
+def closure(res, model, name="B"):
+    """|p_b - p_a| (nt,) of the cut ``name`` from the recorded node poses (independent of the solver's Φ)."""
+    rc = model.elements["rigid_cut"]
+    i = rc.names.index(name)
+    a, b = int(rc.a[i]), int(rc.b[i])
+    pa = rc.sa[i] if a < 0 else res.x[:, a] + np.einsum("nij,j->ni", res.R[:, a], rc.sa[i])
+    pb = res.x[:, b] + np.einsum("nij,j->ni", res.R[:, b], rc.sb[i])
+    return np.linalg.norm(pb - pa, axis=-1)
+
+
+def test_grashof_four_bar_with_a_rigid_cut_follows_the_closed_form_rocker():
+    """Crank driven from rest at 1 rad up to 2π rad/s (cuts.md §4.6): the rocker angle equals the
+    closed-form (F) within 1e-8 rad (measured 5.6e-15) and the cut stays closed within its
+    tolerance 1e-10 m at every step; the cut force is the same in both frames' magnitudes."""
+    m = four_bar("rigid", th0=1.0, drive=ramp(0.0, 2 * np.pi, 0.5), tolerance=1e-10)
+    res = fm.simulate(m, 1.0, 1e-3, rho_inf=0.8)
+    assert res.status == "finished"
+    th2 = 1.0 + res.coordinate("O2.q")
+    th4 = rocker_angle(1.0) + res.coordinate("O4.q")
+    assert np.abs(np.angle(np.exp(1j * (th4 - rocker_angle(th2, *GRASHOF))))).max() < 1e-8
+    assert closure(res, m).max() <= 1e-10
+    F, Fg = res.cut_force("B"), res.cut_force("B", "global")
+    assert np.allclose(np.linalg.norm(F[:, :3], axis=1), np.linalg.norm(Fg[:, :3], axis=1), rtol=1e-12, atol=1e-12)
+    assert np.abs(F[:, 2:5]).max() < 1e-6 * np.abs(F[:, :2]).max()  # a planar pin: no out-of-plane force or tilt moment
+
+
+def test_rhombus_released_in_its_folded_singular_position_runs_and_conserves_energy_to_second_order():
+    """Rhombus (all links 1 m, 1 kg rods) at rest in its folded configuration, undriven, gravity in the
+    plane (cuts.md §2.2, §4.6): it swings through both singular configurations (folded and extended) on
+    its parallelogram branch, the cut closed within 1e-10 m; the energy error falls by more than 3
+    when h halves (second order: 4; measured 1.96e-5 J -> 3.3e-6 J over 1 s)."""
+    drift = []
+    for dt in (1e-3, 5e-4):
+        m = four_bar("rigid", th0=np.pi, dims=(1, 1, 1, 1))
+        res = fm.simulate(m, 1.0, dt, rho_inf=0.9)
+        assert res.status == "finished"
+        th = res.coordinate("O2.q")
+        assert th.max() > 3.0  # crank from π (folded) to ~2π (extended)
+        assert np.abs(res.coordinate("O4.q") - th).max() < 1e-6  # parallelogram branch: rocker = crank
+        assert closure(res, m).max() <= 1e-10
+        E = res.total_energy
+        drift.append(np.abs(E - E[0]).max())
+    assert drift[0] < 1e-4 * 9.81 and drift[0] / drift[1] > 3
+
+
+def test_bricard_overconstrained_linkage_runs_with_a_rigid_cut():
+    """Bricard's orthogonal 6R (Grübler 0, mobility 1; the cut's 5 rows have rank 4): J1 driven 0.25 rad
+    from rest; the joints follow the closed-form relation (B3) cos θ1 + cos θ2 + cos θ1 cos θ2 = 0 and
+    θ3 = -θ1 to 1e-10 (measured 1.6e-15), the cut closed within 1e-10 m."""
+    m = bricard("rigid", drive=ramp(0.0, 0.5, 1.0))
+    res = fm.simulate(m, 1.0, 2e-3, rho_inf=0.8)
+    assert res.status == "finished"
+    q = {n: res.coordinate(f"{n}.q") for n in ("J1", "J2", "J3", "J4", "J5")}
+    assert q["J1"][-1] == pytest.approx(0.25, rel=1e-9) and abs(q["J2"][-1]) > 0.1  # it moved: 1 DOF
+    assert np.abs(bricard_relation(q["J1"], q["J2"])).max() < 1e-10
+    assert np.abs(q["J3"] + q["J1"]).max() < 1e-10 and np.abs(q["J4"] + q["J2"]).max() < 1e-10
+    assert closure(res, m, "J6").max() <= 1e-10
+
+
+def test_driven_singular_start_fails_with_a_message_naming_the_cut():
+    """The rhombus driven from rest at its folded configuration (cuts.md §4.7): no rigid loop can follow
+    (unbounded cut forces); the run fails saying which cut and what to do."""
+    m = four_bar("rigid", th0=np.pi, dims=(1, 1, 1, 1), drive=ramp(0.0, 2.0, 1.0), g=0.0)
+    res = fm.simulate(m, 0.3, 2e-3, rho_inf=0.8)
+    assert res.status.startswith("failed") and "rigid cut 'B'" in res.status and "add_bushing" in res.status
+    with pytest.raises(FlexmbError, match="rigid cut 'B' does not close"):
+        fm.simulate(m, 0.3, 2e-3, rho_inf=0.8, raise_on_failure=True)
+
+
+def hanging_mass(cut: str, m: float = 2.0, g: float = 9.81):
+    """A mass on a vertical prismatic joint held by a cut to ground at its node: the loop ground -> slider
+    -> cut -> ground. Elastic: a bushing k = 1e6 N/m (default damping); rigid: add_rigid_cut."""
+    mb = fm.ModelBuilder(gravity=(0.0, -g, 0.0))
+    mb.add_node("mass", (0.0, 1.0, 0.0))
+    mb.add_body("mass", "mass", m, (0, 0, 0), np.eye(3) * 0.01)
+    mb.add_joint("slide", "prismatic", "ground", "mass", axis=(0, 1, 0))
+    if cut == "rigid":
+        mb.add_rigid_cut("hold", "ground", "mass", point=(0.0, 1.0, 0.0))
+    else:
+        mb.add_bushing("hold", "ground", "mass", stiffness=[1e6] * 6, point=(0.0, 1.0, 0.0))
+    return mb.compile()
+
+
+@pytest.mark.parametrize("cut", ["elastic", "rigid"])
+def test_cut_force_of_a_hanging_mass_is_its_weight_and_reaches_paraview(cut, tmp_path):
+    """Equilibrium: the cut holding a 2 kg mass exerts m g = 19.62 N upwards on it (its end b), in cut
+    and global axes (elastic: once the default damping has settled the drop, 1e-6 relative; rigid:
+    at every row, from the start); the ParaView cell data of the cut's cell carry the same values."""
+    model = hanging_mass(cut)
+    res = fm.simulate(model, 0.2, 1e-3)
+    assert res.status == "finished"
+    F = res.cut_force("hold")
+    rows = slice(None) if cut == "rigid" else slice(-1, None)
+    assert np.allclose(F[rows, 1], 2.0 * 9.81, rtol=1e-6)
+    assert np.abs(F[rows][:, [0, 2, 3, 4, 5]]).max() < 1e-6 * 19.62
+    assert np.array_equal(F, res.cut_force("hold", "global"))  # cut axes = global axes here
+    pvd = write_pvd(res, None, tmp_path, "hang")
+    last = ET.parse(pvd).getroot().find("Collection").findall("DataSet")[-1]
+    mesh = meshio.read(tmp_path / last.get("file"))
+    kind = mesh.cell_data["cell_kind"][0]
+    cell = np.flatnonzero(kind == cell_kinds().index("bushing" if cut == "elastic" else "rigid_cut"))
+    assert cell.size == 1
+    for c, col in enumerate(("cut_force_x", "cut_force_y", "cut_force_z", "cut_moment_x", "cut_moment_y", "cut_moment_z")):
+        assert mesh.cell_data[col][0][cell[0]] == F[-1, c]
+        assert not np.delete(mesh.cell_data[col][0], cell).any()  # zero on the other cells
+
+
+@pytest.mark.parametrize("cut", ["elastic", "rigid"])
+def test_slider_crank_wrist_pin_force_equals_a_hand_free_body_balance(cut):
+    """In-line slider-crank, crank held at 0.6 rad, slider pushed by P = 100 N towards the crank, no
+    gravity: at rest the rod is a two-force member, so the pin force on the slider is f e along the rod
+    (e from A to B) with the slider's x balance f e_x - P = 0 (the guide takes y): F = P e / e_x. Rigid:
+    from the first row; elastic (k = 1e8, default damping): once settled. Moment about the pin: 0 (a
+    revolute pin; the tilt rows carry nothing in the plane). Elastic: within 1e-6 P (measured 3.4e-5 N)."""
+    model, geo = slider_crank(cut)
+    res = fm.simulate(model, 0.3, 1e-3)
+    assert res.status == "finished"
+    e, P = geo["e"], geo["P"]
+    expect = P * e / e[0]
+    F = res.cut_force("wrist", "global")
+    rows = slice(None) if cut == "rigid" else slice(-1, None)
+    # rigid: the multipliers are known to the penalty's round-off, α·eps·L per iteration: with α = 1e4 m_eff/β'
+    # = 6.5e10 N/m (m_eff 1.65 kg, h = 1e-3) that is 16 eps L² α ~ 1.5e-4 N (rigid_cut (AL4)); measured 2.3e-4 N
+    tol = 1e-5 * P if cut == "rigid" else 1e-6 * P
+    assert np.abs(F[rows, :3] - expect).max() < tol
+    assert np.abs(F[rows, 3:]).max() < tol * geo["ell"]
+
+
+def test_static_and_modal_solvers_refuse_a_rigid_cut_by_name():
+    """A rigid cut has no stiffness outside the time integrator's augmented Lagrangian: statics and
+    modal analysis say so, naming it (instead of a singular tangent, or the modes of the cut-open
+    mechanism)."""
+    from flexmb.solvers.modal import natural_frequencies
+    from flexmb.solvers.statics import static_equilibrium
+
+    model = hanging_mass("rigid")
+    with pytest.raises(fm.ModelError, match="static_equilibrium: rigid cut 'hold'.*add_bushing"):
+        static_equilibrium(model)
+    with pytest.raises(fm.ModelError, match="natural_frequencies: rigid cut 'hold'"):
+        natural_frequencies(model, n_modes=0)
