@@ -118,6 +118,9 @@ class Assembler:
         self.families = tuple(a for a in active if not a[0].node_mass)
         self.with_blocks = tuple(a for a in self.families if a[0].has_blocks)
         self.with_state = tuple(a for a in active if a[0].has_state)
+        #: no element couples two nodes (no family with blocks has elements): the iteration matrix is
+        #: the tree's composite form and the O(n) tree factorization applies (engine/tree_solver.py)
+        self.rigid_tree = not self.with_blocks
         # node-level (6N x 6N) positions of the blocks' entries (ground rows and columns dropped)
         self._node_maps = []
         for f, d, _ in self.with_blocks:

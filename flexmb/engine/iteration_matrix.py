@@ -206,11 +206,10 @@ class IterationMatrices:
 # ---------------------------------------------------------------------------- compiled kernels
 
 @njit(cache=True)
-def _composite_pairs(Mb, x, parent, child, coord_start, coord_count, S, pa, pb, out):
-    """Composite spatial inertias at the origin, I_i = X_i^T M_i X_i with X_i = [[I, -[x_i]], [0, I]]
-    summed over subtrees, then out_p = S_pa^T I^C S_pb (the composite-rigid-body algorithm)."""
+def spatial_node_blocks(Mb, x, D):
+    """D_i = X_iᵀ M_i X_i: the node mass blocks Mb (N, 6, 6) moved to the global origin as spatial
+    inertias (X_i = [[I, -[x_i]], [0, I]]); nodes without mass: 0."""
     N = Mb.shape[0]
-    IC = np.zeros((N, 6, 6))
     X = np.zeros((6, 6))
     T = np.empty((6, 6))
     for i in range(N):
@@ -220,6 +219,9 @@ def _composite_pairs(Mb, x, parent, child, coord_start, coord_count, S, pa, pb, 
                 if Mb[i, r, c] != 0.0:
                     nz = True
         if not nz:
+            for r in range(6):
+                for c in range(6):
+                    D[i, r, c] = 0.0
             continue
         for r in range(6):
             for c in range(6):
@@ -238,7 +240,16 @@ def _composite_pairs(Mb, x, parent, child, coord_start, coord_count, S, pa, pb, 
                 s = 0.0
                 for k in range(6):
                     s += X[k, r] * T[k, c]
-                IC[i, r, c] = s
+                D[i, r, c] = s
+
+
+@njit(cache=True)
+def _composite_pairs(Mb, x, parent, child, coord_start, coord_count, S, pa, pb, out):
+    """Composite spatial inertias at the origin (spatial_node_blocks) summed over subtrees, then
+    out_p = S_paᵀ I^C S_pb (the composite-rigid-body algorithm)."""
+    N = Mb.shape[0]
+    IC = np.empty((N, 6, 6))
+    spatial_node_blocks(Mb, x, IC)
     for k in range(parent.size - 1, -1, -1):
         if parent[k] != N:
             IC[parent[k]] += IC[child[k]]

@@ -31,6 +31,7 @@ import numpy as np
 from flexmb.elements.family import StepContext
 from flexmb.engine.assembly import Assembler, Evaluation
 from flexmb.engine.linalg import SparseCholesky
+from flexmb.engine.tree_solver import TreeSolver
 from flexmb.errors import SettingsError, SolverError
 from flexmb.settings import RHO_INF
 from flexmb.solvers.nonfinite import evaluation_source, state_source
@@ -76,7 +77,9 @@ class GeneralizedAlpha:
     after a few degrees of rotation, a fresh factor per step needs about half the iterations and
     is faster). The choice depends on the model only, so a run is reproducible bit for bit.
     ``rtol`` bounds both the residual (relative to the force scale) and, at a tenth of it, the
-    last Newton correction relative to the size of the accelerations.
+    last Newton correction relative to the size of the accelerations. ``linear_solver``: "auto"
+    (the O(n) tree factorization with the velocity tangent, engine/tree_solver.py, for rigid trees;
+    CHOLMOD otherwise), "tree" or "cholmod" (M̄ and the element tangents only).
     """
 
     theta_refresh = 0.25
@@ -84,7 +87,7 @@ class GeneralizedAlpha:
     reuse_min_density = 150
 
     def __init__(self, model, rho_inf: float = RHO_INF, rtol: float = 1e-10, max_iter: int = 30, max_halvings: int = 10,
-                 reuse_factor: bool | str = "auto") -> None:
+                 reuse_factor: bool | str = "auto", linear_solver: str = "auto") -> None:
         self.model = model
         self.rho_inf = rho_inf
         self.am, self.af, self.gamma, self.beta = alpha_parameters(rho_inf)
@@ -95,7 +98,18 @@ class GeneralizedAlpha:
         self.max_halvings = max_halvings
         self.asm = Assembler(model)
         self.free = model.free_u
-        self.chol = SparseCholesky(self.asm.structural_pattern(self.free)) if self.free.size else None
+        # a rigid tree (no element couples two nodes) is factorized by the O(n) tree recursion with the
+        # nonsymmetric velocity tangent (engine/tree_solver.py); everything else by CHOLMOD
+        if linear_solver not in ("auto", "tree", "cholmod"):
+            raise SettingsError(f"linear_solver = {linear_solver!r} must be 'auto', 'tree' or 'cholmod'")
+        if linear_solver == "tree" and not self.asm.rigid_tree:
+            raise SettingsError("linear_solver = 'tree' needs a rigid tree (no element joining two nodes); this model "
+                                "has " + ", ".join(f.plural for f, _, _ in self.asm.with_blocks) + ": use 'auto' or 'cholmod'")
+        tree = self.asm.rigid_tree and linear_solver != "cholmod"
+        self.chol: SparseCholesky | TreeSolver | None = None
+        if self.free.size:
+            self.chol = (TreeSolver(self.asm.pattern, self.free, model.n_u, model.coordinate_names) if tree
+                         else SparseCholesky(self.asm.structural_pattern(self.free)))
         self.k_diag, self.c_diag = self.asm.stiffness_damping_diag(self.free)
         self.timings = {"assembly": 0.0, "factorization": 0.0, "solve": 0.0}
         self.modified_newton = 0
@@ -118,10 +132,30 @@ class GeneralizedAlpha:
         """Whether to keep the factor over steps (see ``reuse_factor``)."""
         if self.reuse_factor != "auto":
             return bool(self.reuse_factor)
-        return self.chol is not None and self.chol.pattern.nnz >= self.reuse_min_density * self.free.size
+        return self.chol is not None and self.chol.pattern is not None and \
+            self.chol.pattern.nnz >= self.reuse_min_density * self.free.size
+
+    def solver_stats(self) -> dict[str, float]:
+        """Statistics of the linear solver for ``result.stats``: ``tree_solver`` 1.0 when the O(n)
+        tree factorization runs (engine/tree_solver.py), 0.0 for CHOLMOD."""
+        return {"tree_solver": float(isinstance(self.chol, TreeSolver))}
 
     def _factorize(self, ev: Evaluation, gp: float, bp: float) -> None:
         t0 = _time.perf_counter()
+        if isinstance(self.chol, TreeSolver):
+            diag = gp * self.c_diag + bp * self.k_diag
+            if ev.friction is not None:
+                diag = diag + gp * ev.friction.damping_diag(self.free)
+            try:
+                self.chol.factorize_tree(ev.kin, ev.Mb, gp, diag)
+            except SolverError as exc:
+                raise SolverError(f"t = {self._t:.6g}: the iteration matrix is not positive definite at coordinate "
+                                  f"{self._pivot(exc)}: no mass or inertia moves with it (a massless node, or a body "
+                                  "without inertia about that axis); give the bodies it moves mass and inertia.",
+                                  self._t) from exc
+            self.timings["factorization"] += _time.perf_counter() - t0
+            self._factor_key = (gp, bp)
+            return
         S = self.asm.iteration_matrix(ev, self.free, gp, bp, gp * self.c_diag + bp * self.k_diag)
         self.timings["assembly"] += _time.perf_counter() - t0
         t0 = _time.perf_counter()
@@ -146,6 +180,8 @@ class GeneralizedAlpha:
 
     def _pivot(self, exc: SolverError) -> str:
         """The coordinate whose pivot failed in CHOLMOD (its column in the fill-reducing order)."""
+        if getattr(exc, "coordinate", None) is not None:  # the tree factorization names it
+            return repr(exc.coordinate)
         cause = exc.__cause__
         try:
             return repr(self.model.coordinate_names[self.free[cause.factor.P()[cause.column]]])

@@ -251,7 +251,7 @@ def simulate(
             "wall_time": _time.perf_counter() - wall0, "steps": float(n_ok), "substeps": float(integ.substeps),
             "min_step": float(integ.min_step) if integ.substeps else 0.0, "newton_iterations": float(total_it),
             "factorizations": float(integ.chol.n_factorize if integ.chol else 0),
-            "symbolic_analyses": float(integ.chol.n_analyze if integ.chol else 0),
+            "symbolic_analyses": float(integ.chol.n_analyze if integ.chol else 0), **integ.solver_stats(),
             "modified_newton_steps": float(integ.modified_newton),
             **{f"time_{k}": v for k, v in integ.timings.items()},
         }
