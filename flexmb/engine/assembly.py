@@ -24,7 +24,7 @@ from flexmb.elements import loads as load_kernels
 from flexmb.elements.family import FamilyEvaluation, StepContext
 from flexmb.engine.friction import JointFriction
 from flexmb.engine.iteration_matrix import IterationMatrices, MassPairs
-from flexmb.engine.kinematics import Kinematics, TreePattern, forward_kinematics
+from flexmb.engine.kinematics import Kinematics, TreePattern, forward_kinematics, mass_times_add
 from flexmb.model import Model
 from flexmb.rotations import cross
 from flexmb.state import State
@@ -71,7 +71,8 @@ class Evaluation:
     def node_wrenches(self, udot: np.ndarray) -> np.ndarray:
         """Per-node M (B udot + zeta) + g - f (N,6): what each node needs from its joint."""
         a = self.twists(udot)
-        w = np.einsum("nij,nj->ni", self.Mb, a) + self.bias
+        w = np.empty_like(a)
+        mass_times_add(self.Mb, a, self.bias, w)
         if self.mass_terms:
             w += self.element_mass_forces(a)
         return w
@@ -148,8 +149,12 @@ class Assembler:
         elements: dict[str, FamilyEvaluation] = {}
         for f, d, prep in self.node_mass:
             elements[f.name] = f.evaluate(m, d, prep, state, kin, load_factor, Mb, w)
-        loads = load_factor * load_kernels.nodal_wrenches(m.loads, state.t, kin.R, N)
-        bias += np.einsum("nij,nj->ni", Mb, kin.zeta) - loads
+        if m.loads:
+            loads = load_factor * load_kernels.nodal_wrenches(m.loads, state.t, kin.R, N)
+            bias -= loads
+        else:
+            loads = np.zeros((N, 6))
+        mass_times_add(Mb, kin.zeta, bias, bias)
         tau = np.zeros(m.n_u)
         if m.spring_u.size:
             qk = state.q[m.u_to_q[m.spring_u]]

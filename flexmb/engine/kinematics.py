@@ -27,7 +27,7 @@ from flexmb.model import Model
 from flexmb.rotations import axis_angle_into, cross, matmul3_into
 from flexmb.state import State
 
-__all__ = ["Kinematics", "TreePattern", "forward_kinematics", "motion_cross"]
+__all__ = ["Kinematics", "TreePattern", "forward_kinematics", "motion_cross", "mass_times_add"]
 
 
 def motion_cross(V: np.ndarray, S: np.ndarray) -> np.ndarray:
@@ -111,18 +111,18 @@ class TreePattern:
 
     def twists(self, S: np.ndarray, u: np.ndarray, x: np.ndarray) -> np.ndarray:
         """Node twists (N,6) (velocity of the node origin, angular velocity) = B u, for spatial
-        coordinate axes S (n_u,6) and node positions x (N,3)."""
+        coordinate axes S (n_u,6) and node positions x (N,3); one compiled pass."""
         A = np.empty((x.shape[0], 6))
-        _path_sum(self.joint_parent_ext, self.joint_child, self.coord_start, self.coord_count, S,
-                  np.ascontiguousarray(u, dtype=float), A)
-        A[:, :3] += cross(A[:, 3:], x)
+        _node_twists(self.joint_parent_ext, self.joint_child, self.coord_start, self.coord_count, S,
+                     np.ascontiguousarray(u, dtype=float), x, A)
         return A
 
     def project(self, S: np.ndarray, w: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Generalized forces B^T w (n_u,) for node wrenches w (N,6) about the node origins."""
-        W = np.concatenate([w[:, :3], w[:, 3:] + cross(x, w[:, :3])], axis=1)
+        """Generalized forces B^T w (n_u,) for node wrenches w (N,6) about the node origins; one
+        compiled pass (w is not modified)."""
         out = np.empty(S.shape[0])
-        _project(self.joint_parent_ext, self.joint_child, self.coord_start, self.coord_count, S, W, out)
+        _project_node(self.joint_parent_ext, self.joint_child, self.coord_start, self.coord_count, S,
+                      np.ascontiguousarray(w, dtype=float), x, np.empty((x.shape[0], 6)), out)
         return out
 
     def subtree_sum(self, values: np.ndarray) -> np.ndarray:
@@ -407,3 +407,37 @@ def _project(parent, child, coord_start, coord_count, S, W, out):
         if p != N:
             for i in range(6):
                 W[p, i] += W[c, i]
+
+
+@njit(cache=True)
+def _node_twists(parent, child, coord_start, coord_count, S, u, x, out):
+    """out = B u: the spatial path sums of _path_sum, then each node's origin velocity v_O + w x x."""
+    _path_sum(parent, child, coord_start, coord_count, S, u, out)
+    for i in range(out.shape[0]):
+        w0, w1, w2 = out[i, 3], out[i, 4], out[i, 5]
+        out[i, 0] += w1 * x[i, 2] - w2 * x[i, 1]
+        out[i, 1] += w2 * x[i, 0] - w0 * x[i, 2]
+        out[i, 2] += w0 * x[i, 1] - w1 * x[i, 0]
+
+
+@njit(cache=True)
+def _project_node(parent, child, coord_start, coord_count, S, w, x, W, out):
+    """out = Bᵀ w: the wrenches moved to the origin, W = (f, m + x x f), then _project."""
+    for i in range(w.shape[0]):
+        f0, f1, f2 = w[i, 0], w[i, 1], w[i, 2]
+        W[i, 0], W[i, 1], W[i, 2] = f0, f1, f2
+        W[i, 3] = w[i, 3] + (x[i, 1] * f2 - x[i, 2] * f1)
+        W[i, 4] = w[i, 4] + (x[i, 2] * f0 - x[i, 0] * f2)
+        W[i, 5] = w[i, 5] + (x[i, 0] * f1 - x[i, 1] * f0)
+    _project(parent, child, coord_start, coord_count, S, W, out)
+
+
+@njit(cache=True)
+def mass_times_add(Mb, a, b, out):
+    """out_i = Mb_i a_i + b_i for node blocks Mb (N,6,6), a, b, out (N,6) (out may be b)."""
+    for i in range(Mb.shape[0]):
+        for r in range(6):
+            s = 0.0
+            for c in range(6):
+                s += Mb[i, r, c] * a[i, c]
+            out[i, r] = s + b[i, r]
