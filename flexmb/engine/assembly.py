@@ -206,15 +206,17 @@ class Assembler:
         return sp.csr_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape=(N6, N6))
 
     def iteration_matrix(self, ev: Evaluation, cols: np.ndarray, gp: float, bp: float, diag: np.ndarray,
-                         material_only: bool = False, with_mass: bool = True) -> sp.csc_matrix:
+                         material_only: bool = False, with_mass: bool = True,
+                         out: np.ndarray | None = None) -> sp.csc_matrix | np.ndarray:
         """S = M̄ + γ' C̄ + β' K̄ on the coordinates ``cols`` (joint springs in ``diag``);
         ``with_mass=False`` gives γ' C̄ + β' K̄ alone (the static tangent). Assembled in place on
-        the structural pattern (engine/iteration_matrix.py; scatter maps built once per ``cols``).
+        the structural pattern (engine/iteration_matrix.py; scatter maps built once per ``cols``);
+        with ``out`` only its values, written into ``out`` (SparseCholesky.values).
         Bearing friction adds its viscous slope near rest to the diagonal (engine/friction.py)."""
         if ev.friction is not None:
             diag = diag + gp * ev.friction.damping_diag(cols)
         blocks = self.element_blocks(ev, bp, gp, material_only, cm=1.0 if with_mass else 0.0)
-        return self.matrices.get(np.asarray(cols)).assemble(self.matrices.pairs, ev.Mb, ev.kin, blocks, diag, with_mass)
+        return self.matrices.get(np.asarray(cols)).assemble(self.matrices.pairs, ev.Mb, ev.kin, blocks, diag, with_mass, out)
 
     def mbar(self, ev: Evaluation, cols: np.ndarray | None = None, diag: np.ndarray | None = None,
              with_elements: bool = True) -> sp.csc_matrix:

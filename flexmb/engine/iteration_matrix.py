@@ -172,17 +172,26 @@ class IterationMatrix:
         return sp.csc_matrix((np.ones(self.indices.size), self.indices, self.indptr), shape=self.shape)
 
     def assemble(self, pairs: MassPairs, Mb: np.ndarray, kin: Kinematics, blocks: Sequence[np.ndarray | None],
-                 diag: np.ndarray, with_mass: bool = True) -> sp.csc_matrix:
+                 diag: np.ndarray, with_mass: bool = True, out: np.ndarray | None = None) -> sp.csc_matrix | np.ndarray:
         """S = M̄ + Σ_families Bᵀ E B + diag on the analysed pattern: M̄'s node-mass part from the
         node mass blocks Mb (N, 6, 6) (left out if not ``with_mass``), ``blocks`` one (n_el, 6m, 6m)
-        array per family of ``element_nodes`` (or None: nothing), ``diag`` (n,) on the diagonal."""
-        data = np.zeros(self.indices.size)
+        array per family of ``element_nodes`` (or None: nothing), ``diag`` (n,) on the diagonal.
+        With ``out`` (nnz,), S's values are written into it in the pattern's order and ``out`` is
+        returned (the persistent matrix of :class:`flexmb.engine.linalg.SparseCholesky`: no new
+        sparse matrix per factorization); otherwise a new CSC matrix."""
+        if out is None:
+            data = np.zeros(self.indices.size)
+        else:
+            data = out
+            data.fill(0.0)
         if with_mass:
             data[self.mbar_pos] += pairs.values(Mb, kin)[self.mbar_src]
         data[self.diag_pos] += diag
         for (nodes, pos_ptr, pos, max_ne), E in zip(self.groups, blocks):
             if E is not None and len(E):
                 _scatter_elements(nodes, self.anc_ptr, self.anc_coord, pos_ptr, pos, kin.S, kin.x, E, max_ne, data)
+        if out is not None:
+            return out
         return sp.csc_matrix((data, self.indices, self.indptr), shape=self.shape)
 
 

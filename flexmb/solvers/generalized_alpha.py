@@ -156,16 +156,18 @@ class GeneralizedAlpha:
             self.timings["factorization"] += _time.perf_counter() - t0
             self._factor_key = (gp, bp)
             return
-        S = self.asm.iteration_matrix(ev, self.free, gp, bp, gp * self.c_diag + bp * self.k_diag)
+        # S's values go straight into CHOLMOD's persistent matrix (its analysed pattern: no sparse matrix built)
+        diag = gp * self.c_diag + bp * self.k_diag
+        self.asm.iteration_matrix(ev, self.free, gp, bp, diag, out=self.chol.values)
         self.timings["assembly"] += _time.perf_counter() - t0
         t0 = _time.perf_counter()
         try:
-            self.chol.factorize(S)
+            self.chol.factorize()
         except SolverError:
             # compressive geometric stiffness made S indefinite: modified Newton without it
-            S = self.asm.iteration_matrix(ev, self.free, gp, bp, gp * self.c_diag + bp * self.k_diag, material_only=True)
+            self.asm.iteration_matrix(ev, self.free, gp, bp, diag, material_only=True, out=self.chol.values)
             try:
-                self.chol.factorize(S)
+                self.chol.factorize()
             except SolverError as exc:
                 raise SolverError(f"t = {self._t:.6g}: the iteration matrix is not positive definite at coordinate "
                                   f"{self._pivot(exc)}: no mass or inertia moves with it (a massless node, or a body "
