@@ -27,15 +27,17 @@ import time as _time
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from flexmb.elements.family import StepContext
 from flexmb.engine.assembly import Assembler, Evaluation
+from flexmb.engine.kinematics import mass_times_add
 from flexmb.engine.linalg import SparseCholesky
 from flexmb.engine.tree_solver import TreeSolver
 from flexmb.errors import SettingsError, SolverError
 from flexmb.settings import RHO_INF
 from flexmb.solvers.nonfinite import evaluation_source, state_source
-from flexmb.state import State
+from flexmb.state import State, _retract_balls
 
 __all__ = ["GeneralizedAlpha", "alpha_parameters", "StepInfo"]
 
@@ -120,6 +122,9 @@ class GeneralizedAlpha:
         self.reuse_factor = reuse_factor
         self._factor_key: tuple[float, float] | None = None  # (γ', β') of the current factor
         self._t = 0.0
+        self._scalar = ~model.u_is_ball  # the scalar coordinates' velocity indices (State.retract)
+        self._ball_u = np.flatnonzero(model.u_is_ball)
+        self._eps_pos = 16 * np.finfo(float).eps * self.length_scale
 
     # ------------------------------------------------------------------ helpers
     def _evaluate(self, st: State) -> Evaluation:
@@ -196,9 +201,25 @@ class GeneralizedAlpha:
         self.timings["solve"] += _time.perf_counter() - t0
         return x
 
+    def _trial(self, st: State, hdq: np.ndarray, u1: np.ndarray, udot1: np.ndarray, t1: float) -> State:
+        """The state st ⊕ hdq with velocities u1 and accelerations udot1 at t1 (State.retract without
+        its copies of arrays replaced at once; the element state is the caller's)."""
+        m = self.model
+        if m.n_ball:
+            balls = np.empty_like(st.balls)
+            _retract_balls(st.balls, np.ascontiguousarray(hdq[self._ball_u]).reshape(-1, 3), balls)
+            q = st.q + hdq[self._scalar]
+        else:
+            balls = st.balls.copy()
+            q = st.q + hdq
+        return State(t1, q, balls, u1, udot1.copy(), {k: v.copy() for k, v in st.elements.items()} if st.elements else {})
+
     @staticmethod
     def _scale(ev: Evaluation, udot: np.ndarray) -> float:
-        a = np.abs(ev.project(np.einsum("nij,nj->ni", ev.Mb, ev.twists(udot))))
+        tw = ev.twists(udot)
+        mw = np.empty_like(tw)
+        mass_times_add(ev.Mb, tw, np.zeros_like(tw), mw)
+        a = np.abs(ev.project(mw))
         b = np.abs(ev.project(ev.bias))
         return float(a.max(initial=0) + b.max(initial=0) + np.abs(ev.tau).max(initial=0)) + 1e-300
 
@@ -241,13 +262,13 @@ class GeneralizedAlpha:
         fresh = False  # factor computed during this step
         restarted = False
         elements = st.elements  # element families' internal state, carried over the iterations
+        n_u = st.u.size
+        eps_pos = self._eps_pos
         for it in range(self.max_iter + 1):
-            a1 = (af * st.udot + (1 - af) * udot1 - am * a) / (1 - am)
-            dq = st.u + h * ((0.5 - b) * a + b * a1)
-            st1 = st.retract(m, h * dq)
-            st1.t = t1
-            st1.u = st.u + h * ((1 - g) * a + g * a1)
-            st1.udot = udot1.copy()
+            # the update formulas of the module docstring, one compiled pass (same arithmetic as numpy)
+            a1, hdq, u1 = np.empty(n_u), np.empty(n_u), np.empty(n_u)
+            _update(st.udot, udot1, a, st.u, am, af, g, b, h, a1, hdq, u1)
+            st1 = self._trial(st, hdq, u1, udot1, t1)
             if self.asm.with_state:
                 st1.elements = elements
             st1.apply_drives(m, t1)
@@ -259,10 +280,10 @@ class GeneralizedAlpha:
             if not free.size:
                 return self._accept(st1, ev, elements, h, gp, bp), a1, ev, StepInfo(it, nfac, 0.0, h)
             r = ev.residual(udot1)[free]
-            if not np.all(np.isfinite(r)):
+            rn = float(np.abs(r).max())
+            if not math.isfinite(rn):  # max propagates NaN and inf
                 source = evaluation_source(m, st1, ev, udot1) or f"residual of {_names(m, free[~np.isfinite(r)])}"
                 raise _nonfinite(t1, source)
-            rn = float(np.abs(r).max())
             r_hist.append(rn)
             if it == 0:
                 scale = self._scale(ev, udot1)
@@ -276,7 +297,6 @@ class GeneralizedAlpha:
             # with an old factor Newton converges linearly and the same estimate holds)
             theta = dxs[-1] / dxs[-2] if len(dxs) > 1 and dxs[-2] > 0 else np.inf
             nxt = theta / (1 - theta) * dxs[-1] if theta < 0.5 else (dxs[-1] if dxs else np.inf)
-            eps_pos = 16 * np.finfo(float).eps * self.length_scale
             roundoff = bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale
             if (rn <= self.rtol * scale or nxt <= dx_tol or roundoff) and settled:
                 return self._accept(st1, ev, elements, h, gp, bp), a1, ev, StepInfo(it, nfac, rn, h)
@@ -381,7 +401,21 @@ def _names(model, idx) -> list[str]:
     return [model.coordinate_names[i] for i in np.atleast_1d(idx)]
 
 
+@njit(cache=True)
+def _update(udot0, udot1, a, u0, am, af, g, b, h, a1, hdq, u1):
+    """Arnold & Brüls eq. (13)-(16) per coordinate, in numpy's order of operations (bit for bit):
+    a1 = (αf udot0 + (1-αf) udot1 - αm a) / (1-αm), hdq = h (u0 + h ((1/2-β) a + β a1)),
+    u1 = u0 + h ((1-γ) a + γ a1)."""
+    for i in range(a1.size):
+        ai = (af * udot0[i] + (1 - af) * udot1[i] - am * a[i]) / (1 - am)
+        a1[i] = ai
+        hdq[i] = h * (u0[i] + h * ((0.5 - b) * a[i] + b * ai))
+        u1[i] = u0[i] + h * ((1 - g) * a[i] + g * ai)
+
+
 def _check_finite(st: State, model, in_step: bool = True) -> None:
+    if math.isfinite(float(st.q.sum() + st.u.sum() + st.udot.sum() + st.balls.sum())):
+        return  # a sum is finite only if every term is (NaN and inf propagate); the named search otherwise
     source = state_source(model, st)
     if source is not None:
         raise _nonfinite(st.t, source, in_step)
