@@ -78,14 +78,31 @@ class TreeSolver:
         self.St = np.zeros((n_u, 6))
         self.S = np.zeros((n_u, 6))
         self.Dinv = np.zeros((nj, 6, 6))
+        self.coord_child = np.asarray(tree.coord_child, dtype=np.int64)
+        self._position: tuple | None = None
         self.n_analyze = 0
         self.n_factorize = 0
 
-    def factorize_tree(self, kin: Kinematics, Mb: np.ndarray, gp: float, diag: np.ndarray) -> None:
+    def factorize_tree(self, kin: Kinematics, Mb: np.ndarray, gp: float, diag: np.ndarray,
+                       position: tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
         """Factor (1) at the kinematics ``kin`` with node mass blocks Mb (N, 6, 6), the velocity
         tangent scaled by ``gp`` = γ' (0: M̄ itself) and ``diag`` (on the free coordinates) added
-        to the diagonal. Raises SolverError naming the coordinate whose pivot is not positive."""
+        to the diagonal. Raises SolverError naming the coordinate whose pivot is not positive.
+        ``position`` = (β', u, u̇, w, gravity), w (N, 6) the node wrenches at u̇
+        (Evaluation.node_wrenches): :meth:`solve` then solves with (1) + β' K̄, the position tangent
+        (:func:`position_tangent_times`), by one correction x = x₀ - A⁻¹ β' K̄ x₀ on x₀ = A⁻¹ r
+        (β' K̄ is 1e-5 to 1e-3 of A: the error left is of its square)."""
         t = self.tree
+        self._position = None
+        if position is not None and position[0] > 0.0:
+            bp, u, udot, w, gravity = position
+            N = Mb.shape[0]
+            I, IV, IA, A, F = np.empty((N, 6, 6)), np.empty((N, 6)), np.empty((N, 6)), np.empty((N + 1, 6)), np.empty((N + 1, 6))
+            u = np.ascontiguousarray(u, dtype=float)
+            udot = np.ascontiguousarray(udot, dtype=float)
+            position_tangent_setup(t.joint_parent_ext, t.joint_child, t.uT, t.uR, t.uB, kin.S, u, udot, Mb, kin.x,
+                                   np.ascontiguousarray(w, dtype=float), I, IV, IA, A, F)
+            self._position = (float(bp), kin.S, u, udot, I, IV, IA, A, F, np.asarray(gravity, dtype=float))
         dg = np.zeros(self.n_u)
         dg[self.free] = diag
         bad = _factor(t.joint_parent_ext, t.joint_child, self.jf_ptr, self.jf_coord, kin.S,
@@ -99,7 +116,20 @@ class TreeSolver:
         self.n_factorize += 1
 
     def solve(self, r: np.ndarray) -> np.ndarray:
-        """x with A x = r (both on the free coordinates) with the current factor."""
+        """x with A x = r (both on the free coordinates) with the current factor; with the
+        position tangent of :meth:`factorize_tree`, A = (1) + β' K̄ to second order in β' K̄."""
+        if self._position is None:
+            return self._solve_factor(r)
+        bp, S, u, udot, I, IV, IA, A, F, gravity = self._position
+        t = self.tree
+        out = np.empty(self.free.size)
+        _solve_position(t.joint_parent_ext, t.joint_child, self.jf_ptr, self.jf_coord, self.U, self.W, self.S, self.St,
+                        self.Dinv, t.n_nodes, t.uT, t.uR, t.uB, self.coord_child, S, u, udot, I, IV, IA, A, F, gravity, bp,
+                        self.free, np.ascontiguousarray(r, dtype=float), out)
+        return out
+
+    def _solve_factor(self, r: np.ndarray) -> np.ndarray:
+        """x with (1) x = r (both on the free coordinates) with the current factor."""
         t = self.tree
         rr = np.zeros(self.n_u)
         rr[self.free] = r
@@ -109,9 +139,9 @@ class TreeSolver:
         return x[self.free]
 
     def dense(self) -> np.ndarray:
-        """The factored matrix itself on the free coordinates, column by column from solves of
-        the inverse (tests only: O(n²) memory)."""
-        return np.linalg.inv(np.stack([self.solve(e) for e in np.eye(self.free.size)], axis=1))
+        """The factored matrix (1) itself on the free coordinates, column by column from solves of
+        the inverse (tests only: O(n²) memory; without the position tangent)."""
+        return np.linalg.inv(np.stack([self._solve_factor(e) for e in np.eye(self.free.size)], axis=1))
 
 
 @njit(cache=True)
@@ -284,3 +314,254 @@ def _solve(parent, child, jf_ptr, jf_coord, U, W, Sf, St, Dinv, r, x, n_nodes):
             x[a] = s
             for q in range(6):
                 acc[c, q] += St[a, q] * s
+
+
+# ---------------------------------------------------------------------------- position tangent (β' K̄)
+
+@njit(cache=True)
+def _mx(a, b, out):
+    """out = a × b, spatial motion cross product of 6-vectors (v, w)."""
+    out[0] = a[4] * b[2] - a[5] * b[1] + a[1] * b[5] - a[2] * b[4]
+    out[1] = a[5] * b[0] - a[3] * b[2] + a[2] * b[3] - a[0] * b[5]
+    out[2] = a[3] * b[1] - a[4] * b[0] + a[0] * b[4] - a[1] * b[3]
+    out[3] = a[4] * b[5] - a[5] * b[4]
+    out[4] = a[5] * b[3] - a[3] * b[5]
+    out[5] = a[3] * b[4] - a[4] * b[3]
+
+
+@njit(cache=True)
+def _fx_add(a, f, out):
+    """out += a ×* f: a a motion (v, w), f a force (force, moment)."""
+    out[0] += a[4] * f[2] - a[5] * f[1]
+    out[1] += a[5] * f[0] - a[3] * f[2]
+    out[2] += a[3] * f[1] - a[4] * f[0]
+    out[3] += a[4] * f[5] - a[5] * f[4] + a[1] * f[2] - a[2] * f[1]
+    out[4] += a[5] * f[3] - a[3] * f[5] + a[2] * f[0] - a[0] * f[2]
+    out[5] += a[3] * f[4] - a[4] * f[3] + a[0] * f[1] - a[1] * f[0]
+
+
+@njit(cache=True)
+def _coord_step(kk, S, u, udot, eps_frame, V_bias, dV_bias, dS, A, dA, t, a, b, c):
+    """One coordinate kk of the recursion of position_tangent_times: its axis' displacement dS =
+    ε_frame × S_kk and the acceleration terms S u̇ + V_bias × S u and their variations (t, a, b,
+    c: scratch 6-vectors)."""
+    _mx(eps_frame, S[kk], t)
+    _mx(V_bias, S[kk], a)  # V_bias × S
+    _mx(dV_bias, S[kk], b)  # δV_bias × S
+    _mx(V_bias, t, c)  # V_bias × δS
+    for i in range(6):
+        dS[kk, i] = t[i]
+        A[i] += S[kk, i] * udot[kk] + a[i] * u[kk]
+        dA[i] += t[i] * udot[kk] + (b[i] + c[i]) * u[kk]
+
+
+@njit(cache=True)
+def _advance(kk, S, u, xd, dS, e, v, dv):
+    """The frame after axis kk: ε += S xd, V += S u, δV += δS u."""
+    for i in range(6):
+        e[i] += S[kk, i] * xd[kk]
+        v[i] += S[kk, i] * u[kk]
+        dv[i] += dS[kk, i] * u[kk]
+
+
+@njit(cache=True)
+def position_tangent_setup(parent, child, uT, uR, uB, S, u, udot, Mb, x, w, I, IV, IA, A, F):
+    """What position_tangent_apply needs at one state, once per factorization: the spatial inertias
+    I (N,6,6) at the origin, the spatial accelerations A (N+1,6) (row N: ground), I V and I A
+    (N,6), and F (N+1,6) the subtree sums of the node wrenches w (N,6, at the node origins) moved to
+    the origin."""
+    nj = parent.size
+    N = Mb.shape[0]
+    spatial_node_blocks(Mb, x, I)
+    V = np.zeros((N + 1, 6))
+    t = np.empty(6)
+    v = np.empty(6)
+    a = np.empty(6)
+    vp = np.empty(6)
+    for i in range(6):
+        A[N, i] = 0.0
+    for k in range(nj):
+        p = parent[k]
+        c = child[k]
+        for i in range(6):
+            v[i], a[i], vp[i] = V[p, i], A[p, i], V[p, i]
+        for m in range(3):  # translations: bias velocity of the parent
+            kk = uT[k, m]
+            if kk >= 0:
+                _mx(vp, S[kk], t)
+                for i in range(6):
+                    a[i] += S[kk, i] * udot[kk] + t[i] * u[kk]
+                    v[i] += S[kk, i] * u[kk]
+        for m in range(2):
+            kk = uR[k, m]
+            if kk >= 0:
+                _mx(v, S[kk], t)
+                for i in range(6):
+                    a[i] += S[kk, i] * udot[kk] + t[i] * u[kk]
+                    v[i] += S[kk, i] * u[kk]
+        if uB[k, 0] >= 0:
+            for i in range(6):
+                vp[i] = v[i]
+            for m in range(3):
+                kk = uB[k, m]
+                _mx(vp, S[kk], t)
+                for i in range(6):
+                    a[i] += S[kk, i] * udot[kk] + t[i] * u[kk]
+                    v[i] += S[kk, i] * u[kk]
+        for i in range(6):
+            V[c, i], A[c, i] = v[i], a[i]
+    for i in range(N):
+        for r in range(6):
+            s1 = 0.0
+            s2 = 0.0
+            for q in range(6):
+                s1 += I[i, r, q] * V[i, q]
+                s2 += I[i, r, q] * A[i, q]
+            IV[i, r] = s1
+            IA[i, r] = s2
+        F[i, 0], F[i, 1], F[i, 2] = w[i, 0], w[i, 1], w[i, 2]
+        F[i, 3] = w[i, 3] + x[i, 1] * w[i, 2] - x[i, 2] * w[i, 1]
+        F[i, 4] = w[i, 4] + x[i, 2] * w[i, 0] - x[i, 0] * w[i, 2]
+        F[i, 5] = w[i, 5] + x[i, 0] * w[i, 1] - x[i, 1] * w[i, 0]
+    for r in range(6):
+        F[N, r] = 0.0
+    for k in range(nj - 1, -1, -1):
+        p = parent[k]
+        if p != N:
+            for r in range(6):
+                F[p, r] += F[child[k], r]
+
+
+@njit(cache=True)
+def position_tangent_apply(parent, child, uT, uR, uB, coord_child, S, u, udot, I, IV, IA, A, F, gravity, xd, out):
+    """out = K̄ xd from the quantities of position_tangent_setup (see position_tangent_times)."""
+    nj = parent.size
+    N = I.shape[0]
+    n_u = S.shape[0]
+    eps = np.zeros((N + 1, 6))
+    V = np.zeros((N + 1, 6))
+    dV = np.zeros((N + 1, 6))
+    dA = np.zeros((N + 1, 6))
+    dS = np.empty((n_u, 6))
+    e, v, dv, da, acc = np.empty(6), np.empty(6), np.empty(6), np.empty(6), np.zeros(6)
+    ep, vp, dvp, eb = np.empty(6), np.empty(6), np.empty(6), np.empty(6)
+    t1, t2, t3, t4 = np.empty(6), np.empty(6), np.empty(6), np.empty(6)
+    for k in range(nj):
+        p = parent[k]
+        c = child[k]
+        for i in range(6):
+            e[i], v[i], dv[i], da[i] = eps[p, i], V[p, i], dV[p, i], dA[p, i]
+            ep[i], vp[i], dvp[i] = e[i], v[i], dv[i]
+        for m in range(3):  # translations: frame and bias velocity of the parent
+            kk = uT[k, m]
+            if kk >= 0:
+                _coord_step(kk, S, u, udot, ep, vp, dvp, dS, acc, da, t1, t2, t3, t4)
+        for m in range(3):
+            kk = uT[k, m]
+            if kk >= 0:
+                _advance(kk, S, u, xd, dS, e, v, dv)
+        for m in range(2):  # rotations: each carried by the frame after the axes before it
+            kk = uR[k, m]
+            if kk >= 0:
+                _coord_step(kk, S, u, udot, e, v, dv, dS, acc, da, t1, t2, t3, t4)
+                _advance(kk, S, u, xd, dS, e, v, dv)
+        if uB[k, 0] >= 0:  # ball: axes fixed in the child (frame after the ball), bias velocity before it
+            for i in range(6):
+                eb[i] = e[i]
+            for m in range(3):
+                kk = uB[k, m]
+                for i in range(6):
+                    eb[i] += S[kk, i] * xd[kk]
+            for m in range(3):
+                _coord_step(uB[k, m], S, u, udot, eb, v, dv, dS, acc, da, t1, t2, t3, t4)
+            for m in range(3):
+                _advance(uB[k, m], S, u, xd, dS, e, v, dv)
+            for i in range(6):
+                e[i] = eb[i]
+        for i in range(6):
+            eps[c, i], V[c, i], dV[c, i], dA[c, i] = e[i], v[i], dv[i], da[i]
+    # per node δf = δI A + I δA + δV ×* I V + V ×* (δI V + I δV) - δ weight, δI y = ε ×* (I y) - I (ε × y)
+    dF = np.zeros((N + 1, 6))
+    z1, z2, y = t1, t2, t3
+    for i in range(N):
+        _mx(eps[i], A[i], t4)
+        for r in range(6):
+            z1[r] = dA[i, r] - t4[r]  # δA - ε × A
+        _mx(eps[i], V[i], t4)
+        for r in range(6):
+            z2[r] = dV[i, r] - t4[r]  # δV - ε × V
+        for r in range(6):
+            s1 = 0.0
+            s2 = 0.0
+            for q in range(6):
+                s1 += I[i, r, q] * z1[q]
+                s2 += I[i, r, q] * z2[q]
+            dF[i, r] = s1
+            y[r] = s2
+        _fx_add(eps[i], IA[i], dF[i])
+        _fx_add(eps[i], IV[i], y)
+        _fx_add(dV[i], IV[i], dF[i])
+        _fx_add(V[i], y, dF[i])
+        # weight m g at the centre of mass c: its moment (m c) × g varies by (m v_ε + ω_ε × m c) × g
+        m = I[i, 0, 0]
+        mc0, mc1, mc2 = I[i, 1, 5], I[i, 2, 3], I[i, 0, 4]
+        w0, w1, w2 = eps[i, 3], eps[i, 4], eps[i, 5]
+        d0 = m * eps[i, 0] + (w1 * mc2 - w2 * mc1)
+        d1 = m * eps[i, 1] + (w2 * mc0 - w0 * mc2)
+        d2 = m * eps[i, 2] + (w0 * mc1 - w1 * mc0)
+        dF[i, 3] -= d1 * gravity[2] - d2 * gravity[1]
+        dF[i, 4] -= d2 * gravity[0] - d0 * gravity[2]
+        dF[i, 5] -= d0 * gravity[1] - d1 * gravity[0]
+    for k in range(nj - 1, -1, -1):
+        p = parent[k]
+        if p != N:
+            for r in range(6):
+                dF[p, r] += dF[child[k], r]
+    for kk in range(n_u):
+        c = coord_child[kk]
+        s = 0.0
+        for r in range(6):
+            s += dS[kk, r] * F[c, r] + S[kk, r] * dF[c, r]
+        out[kk] = s
+
+
+def position_tangent_times(parent, child, uT, uR, uB, coord_child, S, u, udot, Mb, x, w, gravity, xd, out):
+    """out = K̄ xd: the derivative of the node masses' residual Bᵀ f (f_i = I_i A_i + V_i ×* I_i V_i
+    - weight_i, spatial at the origin; Featherstone 2008, eq. 2.67) with respect to the coordinates
+    in the direction xd, at fixed u and u̇. A variation δq moves each node's frame by ε (the path
+    sum of S δq), every axis k by δS_k = ε_frame(k) × S_k (frame(k): the parent for translations,
+    the frame after the axes before it for rotations, the child for the three ball axes), the
+    inertias by δI v = ε ×* (I v) - I (ε × v), and the velocities and accelerations through the
+    axes, while gravity keeps its direction; then δr_a = δS_aᵀ F_a + S_aᵀ δF_a with F the subtree
+    sums of f. Mb (N,6,6), x (N,3): node mass blocks and positions; w (N,6): the node wrenches at
+    the node origins (Evaluation.node_wrenches) at u̇. One pass down the tree and one up, O(n)
+    (position_tangent_setup, then position_tangent_apply); tests/test_tree_solver.py checks it
+    against central differences of the residual."""
+    N = Mb.shape[0]
+    I, IV, IA = np.empty((N, 6, 6)), np.empty((N, 6)), np.empty((N, 6))
+    A, F = np.empty((N + 1, 6)), np.empty((N + 1, 6))
+    position_tangent_setup(parent, child, uT, uR, uB, S, u, udot, Mb, x, w, I, IV, IA, A, F)
+    position_tangent_apply(parent, child, uT, uR, uB, coord_child, S, u, udot, I, IV, IA, A, F, gravity, xd, out)
+
+
+@njit(cache=True)
+def _solve_position(parent, child, jf_ptr, jf_coord, U, W, Sf, St, Dinv, n_nodes, uT, uR, uB, coord_child, S, u, udot,
+                    I, IV, IA, A, F, gravity, bp, free, r, out):
+    """out = x₀ - A⁻¹ β' K̄ x₀, x₀ = A⁻¹ r (TreeSolver.solve with the position tangent), on the free
+    coordinates: two solves with the factor of _factor and one position_tangent_times."""
+    n_u = S.shape[0]
+    rr = np.zeros(n_u)
+    for t in range(free.size):
+        rr[free[t]] = r[t]
+    x0 = np.zeros(n_u)
+    _solve(parent, child, jf_ptr, jf_coord, U, W, Sf, St, Dinv, rr, x0, n_nodes)
+    kx = np.zeros(n_u)
+    position_tangent_apply(parent, child, uT, uR, uB, coord_child, S, u, udot, I, IV, IA, A, F, gravity, x0, kx)
+    for a in range(n_u):
+        rr[a] = 0.0
+    for t in range(free.size):
+        rr[free[t]] = bp * kx[free[t]]
+    x1 = np.zeros(n_u)
+    _solve(parent, child, jf_ptr, jf_coord, U, W, Sf, St, Dinv, rr, x1, n_nodes)
+    for t in range(free.size):
+        out[t] = x0[free[t]] - x1[free[t]]

@@ -82,6 +82,9 @@ class GeneralizedAlpha:
     last Newton correction relative to the size of the accelerations. ``linear_solver``: "auto"
     (the O(n) tree factorization with the velocity tangent, engine/tree_solver.py, for rigid trees;
     CHOLMOD otherwise), "tree" or "cholmod" (M̄ and the element tangents only).
+    ``position_tangent``: the tree solver also takes β' K̄, the derivative of the node masses' forces
+    (inertia and weight) with respect to the coordinates (engine/tree_solver.py,
+    position_tangent_times): Newton then converges quadratically on rigid trees.
     """
 
     theta_refresh = 0.25
@@ -89,8 +92,9 @@ class GeneralizedAlpha:
     reuse_min_density = 150
 
     def __init__(self, model, rho_inf: float = RHO_INF, rtol: float = 1e-10, max_iter: int = 30, max_halvings: int = 10,
-                 reuse_factor: bool | str = "auto", linear_solver: str = "auto") -> None:
+                 reuse_factor: bool | str = "auto", linear_solver: str = "auto", position_tangent: bool = True) -> None:
         self.model = model
+        self.position_tangent = position_tangent
         self.rho_inf = rho_inf
         self.am, self.af, self.gamma, self.beta = alpha_parameters(rho_inf)
         self.rtol = rtol
@@ -145,14 +149,19 @@ class GeneralizedAlpha:
         tree factorization runs (engine/tree_solver.py), 0.0 for CHOLMOD."""
         return {"tree_solver": float(isinstance(self.chol, TreeSolver))}
 
-    def _factorize(self, ev: Evaluation, gp: float, bp: float) -> None:
+    def _factorize(self, ev: Evaluation, gp: float, bp: float, st: State | None = None) -> None:
+        """Factorize the iteration matrix at ``ev`` (the evaluation of ``st``: the tree solver's
+        position tangent needs its u and u̇; without ``st`` it is left out)."""
         t0 = _time.perf_counter()
         if isinstance(self.chol, TreeSolver):
             diag = gp * self.c_diag + bp * self.k_diag
             if ev.friction is not None:
                 diag = diag + gp * ev.friction.damping_diag(self.free)
+            position = None
+            if self.position_tangent and st is not None and bp > 0.0:
+                position = (bp, st.u, st.udot, ev.node_wrenches(st.udot), self.model.gravity)
             try:
-                self.chol.factorize_tree(ev.kin, ev.Mb, gp, diag)
+                self.chol.factorize_tree(ev.kin, ev.Mb, gp, diag, position)
             except SolverError as exc:
                 raise SolverError(f"t = {self._t:.6g}: the iteration matrix is not positive definite at coordinate "
                                   f"{self._pivot(exc)}: no mass or inertia moves with it (a massless node, or a body "
@@ -319,7 +328,7 @@ class GeneralizedAlpha:
             slow = not fresh and theta != np.inf and theta > self.theta_refresh
             if self._factor_key != (gp, bp) or (not fresh and not self._reusing()) or slow:
                 self._t = t1
-                self._factorize(ev, gp, bp)
+                self._factorize(ev, gp, bp, st1)
                 nfac += 1
                 fresh = True
                 dxs.clear()  # the contraction rate restarts with the new factor
@@ -339,7 +348,7 @@ class GeneralizedAlpha:
 
         def solve(r: np.ndarray) -> np.ndarray:
             if self._factor_key != (gp, bp):
-                self._factorize(ev, gp, bp)
+                self._factorize(ev, gp, bp, st1)
             return self._solve(r)
 
         self.asm.end_step(ev, st1, StepContext(h, gp, bp, free, solve, ev.project, ev.twists))
