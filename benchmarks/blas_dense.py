@@ -4,10 +4,12 @@ Two matrices, each factorized by CHOLMOD (scikit-sparse) in supernodal mode, whe
 frontal matrices go to BLAS/LAPACK (dsyrk, dgemm, dtrsm, dpotrf):
 
 * ``dense``: a dense 1000 x 1000 SPD matrix (B B^T + 1000 I, B standard normal, seed 0) stored sparse;
-* ``chain``: the iteration matrix that flexmb factorizes when it integrates the falling chain of 1000
-  rigid links (benchmarks/chain_fall.py's chain, joint coordinates: dense in practice, as each
-  joint's mass-matrix row couples all links beyond it), captured from a 3-step run (the last matrix
-  factorized) through sksparse's public functions.
+* ``chain``: the iteration matrix that CHOLMOD factorizes when flexmb integrates the falling chain of
+  1000 rigid links with ``linear_solver="cholmod"`` (benchmarks/chain_fall.py's chain, joint
+  coordinates: dense in practice, as each joint's mass-matrix row couples all links beyond it),
+  captured from a 3-step run (the last matrix factorized) through sksparse's public functions. By
+  default a rigid tree runs on the O(n) tree factorization (engine/tree_solver.py), which uses no
+  BLAS: these numbers are what the BLAS does for CHOLMOD on such a matrix.
 
 The matrices are built once (in a subprocess with the system BLAS) and saved; then one subprocess
 per BLAS times them: ``reference`` puts /usr/lib/x86_64-linux-gnu/{blas,lapack} first on
@@ -17,9 +19,9 @@ Each worker reports what flexmb.engine.linalg.blas_info() finds loaded, so the l
 not assumed. Per matrix: one symbolic analysis, a first numeric factorization (not timed), then
 --timing-repeats numeric factorizations (median and minimum) and solves (median).
 
-Also with ``--chain-run``: the 1000-link chain's ms per step in flexmb (``--chain-t-end`` s of
-simulated time, output at the ends only) under each BLAS, since that is what the factorization
-speed is for.
+Also with ``--chain-run``: the 1000-link chain's ms per step in flexmb on CHOLMOD
+(``linear_solver="cholmod"``, ``--chain-t-end`` s of simulated time, output at the ends only) under
+each BLAS, since that is what the factorization speed is for.
 
 Run (from the repository root):
 
@@ -55,7 +57,7 @@ def make_matrices(path: str, dense_n: int, links: int) -> dict:
     model = bl.fm_chain(fm, links)
     log = bl.CholmodLog()
     with bl.capture_cholmod(log):
-        res = fm.simulate(model, 3e-3, 1e-3, rho_inf=0.9, output_every=3)
+        res = fm.simulate(model, 3e-3, 1e-3, rho_inf=0.9, output_every=3, linear_solver="cholmod")
     chain = log.matrix.tocsc()
     np.savez(path, dense_data=dense.data, dense_indices=dense.indices, dense_indptr=dense.indptr, dense_n=dense_n,
              chain_data=chain.data, chain_indices=chain.indices, chain_indptr=chain.indptr, chain_n=chain.shape[0])
@@ -86,7 +88,7 @@ def chain_run(links: int, t_end: float, dt: float) -> dict:
     bl.fm_warm_up(fm, dt)
     model = bl.fm_chain(fm, links)
     cpu0 = time.process_time()
-    res = fm.simulate(model, t_end, dt, rho_inf=0.9, output_every=int(round(t_end / dt)))
+    res = fm.simulate(model, t_end, dt, rho_inf=0.9, output_every=int(round(t_end / dt)), linear_solver="cholmod")
     out = bl.fm_step_numbers(res, dt, time.process_time() - cpu0)
     s = res.stats
     steps = bl.stat(s, "steps", 0.0)

@@ -9,15 +9,27 @@ if ! dpkg -s libsuitesparse-dev >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libsuitesparse-dev >/dev/null
 fi
-# OpenBLAS for CHOLMOD (issue 14). The reference BLAS stays selected system-wide for now (results are compared bit
-# for bit against references computed with it): set before and after the install, so no process sees a switch.
-# Per process: LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread OPENBLAS_NUM_THREADS=1 (blas_info() in
-# flexmb/engine/linalg.py reports which BLAS CHOLMOD loaded).
+# CHOLMOD on OpenBLAS (issue 14): Debian's libopenblas0-pthread, selected system-wide for libblas.so.3 and
+# liblapack.so.3 by update-alternatives (CHOLMOD's supernodal factorization of dense blocks is about 5x faster than on
+# the reference BLAS). FLEXMB_BLAS=reference keeps (or restores) the reference BLAS. Sweeps start their worker
+# processes with OPENBLAS_NUM_THREADS=1 (flexmb/app/executors.py); a single run uses OpenBLAS's default (all cores)
+# unless OPENBLAS_NUM_THREADS is set. `flexmb info` and every benchmark report print the BLAS CHOLMOD loaded
+# (blas_info() in flexmb/engine/linalg.py).
 LIB=/usr/lib/x86_64-linux-gnu
-reference_blas() { for a in blas/libblas lapack/liblapack; do $SUDO update-alternatives --quiet --set "${a#*/}.so.3-x86_64-linux-gnu" "$LIB/$a.so.3"; done; }
-dpkg -s libopenblas0-pthread >/dev/null 2>&1 || { reference_blas; $SUDO apt-get update -qq; DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libopenblas0-pthread >/dev/null; }
-reference_blas
+select_blas() {  # $1: directory of the libblas.so.3 / liblapack.so.3 pair under $LIB (openblas-pthread or blas/lapack)
+  if [ "$1" = reference ]; then set -- blas/libblas lapack/liblapack; else set -- "$1/libblas" "$1/liblapack"; fi
+  for a in "$@"; do $SUDO update-alternatives --quiet --set "$(basename "$a").so.3-x86_64-linux-gnu" "$LIB/$a.so.3"; done
+}
+if [ "${FLEXMB_BLAS:-openblas}" = reference ]; then
+  select_blas reference
+else
+  if ! dpkg -s libopenblas0-pthread >/dev/null 2>&1; then
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libopenblas0-pthread >/dev/null
+  fi
+  select_blas openblas-pthread
+fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[dev]"
-.venv/bin/python -c "import sksparse.cholmod; print('flexmb set up: CHOLMOD available')"
+.venv/bin/python -c "from flexmb.engine.linalg import blas_info; print('flexmb set up: CHOLMOD on', blas_info())"

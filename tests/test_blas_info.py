@@ -60,3 +60,21 @@ def test_ld_library_path_selects_openblas_per_process():
     info = _blas_info_in_child({"LD_LIBRARY_PATH": f"{DEB}/openblas-pthread", "OPENBLAS_NUM_THREADS": "1"})
     assert info.startswith("OpenBLAS (pthread, 1 thread(s); OpenBLAS 0.3"), info
     assert info.endswith(".so") and f"{DEB}/openblas-pthread/libopenblas" in info, info
+
+
+@pytest.mark.skipif(not os.path.isdir(f"{DEB}/openblas-pthread"), reason="libopenblas0-pthread not installed")
+def test_sweep_workers_run_openblas_on_one_thread(monkeypatch):
+    """A sweep's worker processes (flexmb.app.executors, spawned) get one BLAS thread each, though this
+    process sets no thread count (OpenBLAS would start one thread per core); the parent's environment is
+    left as it was."""
+    from flexmb.app.executors import run_tasks
+
+    monkeypatch.setenv("LD_LIBRARY_PATH", f"{DEB}/openblas-pthread")  # OpenBLAS whatever the system selects
+    for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(k, raising=False)
+    got = {}
+    run_tasks(blas_info, [("a", ()), ("b", ())], got.__setitem__, lambda k, e: got.__setitem__(k, repr(e)), workers=2)
+    assert set(got) == {"a", "b"}
+    for info in got.values():
+        assert info.startswith("OpenBLAS (pthread, 1 thread(s);"), info
+    assert "OPENBLAS_NUM_THREADS" not in os.environ

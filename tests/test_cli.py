@@ -70,6 +70,10 @@ def test_info_lists_loops_cuts_tree_and_dofs(capsys):
     assert "joints A, O2, O4, B" in out
     assert "degrees of freedom: 16 velocity coordinates = 15 unknown + 1 driven" in out  # 4 revolute + 2 free nodes
     assert "O2: revolute (driven) -> crank" in out and "3 beam element(s)" in out
+    # the BLAS CHOLMOD loaded in this process (OpenBLAS or the reference BLAS, whichever the machine selects)
+    from flexmb.engine.linalg import blas_info
+
+    assert f"linear solver: CHOLMOD on {blas_info()}" in out
 
 
 def test_a_relative_out_folder_records_its_files_relative_to_it(tmp_path, monkeypatch, capsys):

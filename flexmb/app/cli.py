@@ -177,6 +177,9 @@ def cmd_info(args) -> int:
         raise CliError(str(exc), exc.hint) from exc
     _say(f"{case.title}  ({case.path})")
     _say(describe(model, dt=float(params["dt"])))
+    from flexmb.engine.linalg import blas_info  # imports CHOLMOD: only here
+
+    _say(f"linear solver: CHOLMOD on {blas_info()}")
     return EXIT_OK
 
 

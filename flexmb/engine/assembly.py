@@ -24,7 +24,7 @@ from flexmb.elements import loads as load_kernels
 from flexmb.elements.family import FamilyEvaluation, StartContext, StepContext
 from flexmb.engine.friction import JointFriction
 from flexmb.engine.iteration_matrix import IterationMatrices, MassPairs
-from flexmb.engine.kinematics import Kinematics, TreePattern, forward_kinematics
+from flexmb.engine.kinematics import Kinematics, TreePattern, forward_kinematics, mass_times_add
 from flexmb.model import Model
 from flexmb.rotations import cross
 from flexmb.state import State
@@ -72,7 +72,8 @@ class Evaluation:
     def node_wrenches(self, udot: np.ndarray) -> np.ndarray:
         """Per-node M (B udot + zeta) + g - f (N,6): what each node needs from its joint."""
         a = self.twists(udot)
-        w = np.einsum("nij,nj->ni", self.Mb, a) + self.bias
+        w = np.empty_like(a)
+        mass_times_add(self.Mb, a, self.bias, w)
         if self.mass_terms:
             w += self.element_mass_forces(a)
         return w
@@ -119,6 +120,9 @@ class Assembler:
         self.families = tuple(a for a in active if not a[0].node_mass)
         self.with_blocks = tuple(a for a in self.families if a[0].has_blocks)
         self.with_state = tuple(a for a in active if a[0].has_state)
+        #: no element couples two nodes (no family with blocks has elements): the iteration matrix is
+        #: the tree's composite form and the O(n) tree factorization applies (engine/tree_solver.py)
+        self.rigid_tree = not self.with_blocks
         # node-level (6N x 6N) positions of the blocks' entries (ground rows and columns dropped)
         self._node_maps = []
         for f, d, _ in self.with_blocks:
@@ -146,8 +150,12 @@ class Assembler:
         elements: dict[str, FamilyEvaluation] = {}
         for f, d, prep in self.node_mass:
             elements[f.name] = f.evaluate(m, d, prep, state, kin, load_factor, Mb, w)
-        loads = load_factor * load_kernels.nodal_wrenches(m.loads, state.t, kin.R, N)
-        bias += np.einsum("nij,nj->ni", Mb, kin.zeta) - loads
+        if m.loads:
+            loads = load_factor * load_kernels.nodal_wrenches(m.loads, state.t, kin.R, N)
+            bias -= loads
+        else:
+            loads = np.zeros((N, 6))
+        mass_times_add(Mb, kin.zeta, bias, bias)
         tau = np.zeros(m.n_u)
         if m.spring_u.size:
             qk = state.q[m.u_to_q[m.spring_u]]
@@ -200,15 +208,17 @@ class Assembler:
         return sp.csr_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape=(N6, N6))
 
     def iteration_matrix(self, ev: Evaluation, cols: np.ndarray, gp: float, bp: float, diag: np.ndarray,
-                         material_only: bool = False, with_mass: bool = True) -> sp.csc_matrix:
+                         material_only: bool = False, with_mass: bool = True,
+                         out: np.ndarray | None = None) -> sp.csc_matrix | np.ndarray:
         """S = M̄ + γ' C̄ + β' K̄ on the coordinates ``cols`` (joint springs in ``diag``);
         ``with_mass=False`` gives γ' C̄ + β' K̄ alone (the static tangent). Assembled in place on
-        the structural pattern (engine/iteration_matrix.py; scatter maps built once per ``cols``).
+        the structural pattern (engine/iteration_matrix.py; scatter maps built once per ``cols``);
+        with ``out`` only its values, written into ``out`` (SparseCholesky.values).
         Bearing friction adds its viscous slope near rest to the diagonal (engine/friction.py)."""
         if ev.friction is not None:
             diag = diag + gp * ev.friction.damping_diag(cols)
         blocks = self.element_blocks(ev, bp, gp, material_only, cm=1.0 if with_mass else 0.0)
-        return self.matrices.get(np.asarray(cols)).assemble(self.matrices.pairs, ev.Mb, ev.kin, blocks, diag, with_mass)
+        return self.matrices.get(np.asarray(cols)).assemble(self.matrices.pairs, ev.Mb, ev.kin, blocks, diag, with_mass, out)
 
     def mbar(self, ev: Evaluation, cols: np.ndarray | None = None, diag: np.ndarray | None = None,
              with_elements: bool = True) -> sp.csc_matrix:

@@ -172,17 +172,26 @@ class IterationMatrix:
         return sp.csc_matrix((np.ones(self.indices.size), self.indices, self.indptr), shape=self.shape)
 
     def assemble(self, pairs: MassPairs, Mb: np.ndarray, kin: Kinematics, blocks: Sequence[np.ndarray | None],
-                 diag: np.ndarray, with_mass: bool = True) -> sp.csc_matrix:
+                 diag: np.ndarray, with_mass: bool = True, out: np.ndarray | None = None) -> sp.csc_matrix | np.ndarray:
         """S = M̄ + Σ_families Bᵀ E B + diag on the analysed pattern: M̄'s node-mass part from the
         node mass blocks Mb (N, 6, 6) (left out if not ``with_mass``), ``blocks`` one (n_el, 6m, 6m)
-        array per family of ``element_nodes`` (or None: nothing), ``diag`` (n,) on the diagonal."""
-        data = np.zeros(self.indices.size)
+        array per family of ``element_nodes`` (or None: nothing), ``diag`` (n,) on the diagonal.
+        With ``out`` (nnz,), S's values are written into it in the pattern's order and ``out`` is
+        returned (the persistent matrix of :class:`flexmb.engine.linalg.SparseCholesky`: no new
+        sparse matrix per factorization); otherwise a new CSC matrix."""
+        if out is None:
+            data = np.zeros(self.indices.size)
+        else:
+            data = out
+            data.fill(0.0)
         if with_mass:
             data[self.mbar_pos] += pairs.values(Mb, kin)[self.mbar_src]
         data[self.diag_pos] += diag
         for (nodes, pos_ptr, pos, max_ne), E in zip(self.groups, blocks):
             if E is not None and len(E):
                 _scatter_elements(nodes, self.anc_ptr, self.anc_coord, pos_ptr, pos, kin.S, kin.x, E, max_ne, data)
+        if out is not None:
+            return out
         return sp.csc_matrix((data, self.indices, self.indptr), shape=self.shape)
 
 
@@ -206,11 +215,10 @@ class IterationMatrices:
 # ---------------------------------------------------------------------------- compiled kernels
 
 @njit(cache=True)
-def _composite_pairs(Mb, x, parent, child, coord_start, coord_count, S, pa, pb, out):
-    """Composite spatial inertias at the origin, I_i = X_i^T M_i X_i with X_i = [[I, -[x_i]], [0, I]]
-    summed over subtrees, then out_p = S_pa^T I^C S_pb (the composite-rigid-body algorithm)."""
+def spatial_node_blocks(Mb, x, D):
+    """D_i = X_iᵀ M_i X_i: the node mass blocks Mb (N, 6, 6) moved to the global origin as spatial
+    inertias (X_i = [[I, -[x_i]], [0, I]]); nodes without mass: 0."""
     N = Mb.shape[0]
-    IC = np.zeros((N, 6, 6))
     X = np.zeros((6, 6))
     T = np.empty((6, 6))
     for i in range(N):
@@ -220,6 +228,9 @@ def _composite_pairs(Mb, x, parent, child, coord_start, coord_count, S, pa, pb, 
                 if Mb[i, r, c] != 0.0:
                     nz = True
         if not nz:
+            for r in range(6):
+                for c in range(6):
+                    D[i, r, c] = 0.0
             continue
         for r in range(6):
             for c in range(6):
@@ -238,7 +249,16 @@ def _composite_pairs(Mb, x, parent, child, coord_start, coord_count, S, pa, pb, 
                 s = 0.0
                 for k in range(6):
                     s += X[k, r] * T[k, c]
-                IC[i, r, c] = s
+                D[i, r, c] = s
+
+
+@njit(cache=True)
+def _composite_pairs(Mb, x, parent, child, coord_start, coord_count, S, pa, pb, out):
+    """Composite spatial inertias at the origin (spatial_node_blocks) summed over subtrees, then
+    out_p = S_paᵀ I^C S_pb (the composite-rigid-body algorithm)."""
+    N = Mb.shape[0]
+    IC = np.empty((N, 6, 6))
+    spatial_node_blocks(Mb, x, IC)
     for k in range(parent.size - 1, -1, -1):
         if parent[k] != N:
             IC[parent[k]] += IC[child[k]]

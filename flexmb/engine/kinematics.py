@@ -27,7 +27,7 @@ from flexmb.model import Model
 from flexmb.rotations import axis_angle_into, cross, matmul3_into
 from flexmb.state import State
 
-__all__ = ["Kinematics", "TreePattern", "forward_kinematics", "motion_cross"]
+__all__ = ["Kinematics", "TreePattern", "forward_kinematics", "motion_cross", "mass_times_add"]
 
 
 def motion_cross(V: np.ndarray, S: np.ndarray) -> np.ndarray:
@@ -111,18 +111,18 @@ class TreePattern:
 
     def twists(self, S: np.ndarray, u: np.ndarray, x: np.ndarray) -> np.ndarray:
         """Node twists (N,6) (velocity of the node origin, angular velocity) = B u, for spatial
-        coordinate axes S (n_u,6) and node positions x (N,3)."""
+        coordinate axes S (n_u,6) and node positions x (N,3); one compiled pass."""
         A = np.empty((x.shape[0], 6))
-        _path_sum(self.joint_parent_ext, self.joint_child, self.coord_start, self.coord_count, S,
-                  np.ascontiguousarray(u, dtype=float), A)
-        A[:, :3] += cross(A[:, 3:], x)
+        _node_twists(self.joint_parent_ext, self.joint_child, self.coord_start, self.coord_count, S,
+                     np.ascontiguousarray(u, dtype=float), x, A)
         return A
 
     def project(self, S: np.ndarray, w: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Generalized forces B^T w (n_u,) for node wrenches w (N,6) about the node origins."""
-        W = np.concatenate([w[:, :3], w[:, 3:] + cross(x, w[:, :3])], axis=1)
+        """Generalized forces B^T w (n_u,) for node wrenches w (N,6) about the node origins; one
+        compiled pass (w is not modified)."""
         out = np.empty(S.shape[0])
-        _project(self.joint_parent_ext, self.joint_child, self.coord_start, self.coord_count, S, W, out)
+        _project_node(self.joint_parent_ext, self.joint_child, self.coord_start, self.coord_count, S,
+                      np.ascontiguousarray(w, dtype=float), x, np.empty((x.shape[0], 6)), out)
         return out
 
     def subtree_sum(self, values: np.ndarray) -> np.ndarray:
@@ -142,7 +142,10 @@ class Kinematics:
     x (N,3), R (N,3,3): node positions and rotations; V (N,6): node twists (v, w);
     zeta (N,6): node accelerations for udot = 0; S (n_u,6): coordinate axes at the global
     origin; joint_point (n_joints,3): current joint points; Vs, As: spatial velocity and bias
-    acceleration of each node's frame.
+    acceleration of each node's frame; Sdot (n_u,6): Ṡ_k = V_k x S_k with V_k the spatial velocity
+    of the frame carrying axis k, for the velocity tangent of engine/tree_solver.py: then ∂ζ/∂u_k =
+    2 Ṡ_k - V_i x S_k at node i. The three axes of a ball, carried by the child, take the mean of
+    the velocities before and after the ball (its bias term uses the velocity before it).
     """
 
     x: np.ndarray
@@ -154,6 +157,7 @@ class Kinematics:
     Vs: np.ndarray
     As: np.ndarray
     pattern: TreePattern
+    Sdot: np.ndarray | None = None
 
     def B(self) -> sp.csc_matrix:
         """Velocity-transformation matrix B (6N x n_u): node twists = B u."""
@@ -172,23 +176,23 @@ class Kinematics:
 def forward_kinematics(model: Model, state: State, pattern: TreePattern) -> Kinematics:
     """Poses, twists and bias accelerations of all nodes: one compiled pass over the joints in
     tree order (parents first), per joint the local transform (translations, rotations, ball),
-    the coordinate axes S_k and the recursions of the module docstring."""
+    the coordinate axes S_k, their rates Ṡ_k and the recursions of the module docstring."""
     t = pattern
     N = model.n_nodes
     x = np.empty((N, 3))
     R = np.empty((N, 3, 3))
     Vs = np.empty((N, 6))
     As = np.empty((N, 6))
+    V = np.empty((N, 6))
+    zeta = np.empty((N, 6))
     S = np.zeros((model.n_u, 6))
+    Sd = np.zeros((model.n_u, 6))
     P = np.empty((model.n_joints, 3))
-    balls = state.balls.reshape(-1, 3, 3)
     _forward(t.joint_parent_ext, model.joint_child, model.joint_point, t.axT, t.axR, t.qT, t.qR, t.uT, t.uR, t.uB,
              t.ball, model.joint_child_rot, model.joint_child_offset, np.ascontiguousarray(state.q, dtype=float),
-             np.ascontiguousarray(balls, dtype=float), np.ascontiguousarray(state.u, dtype=float), x, R, Vs, As, S, P)
-    w = Vs[:, 3:]
-    v = Vs[:, :3] + cross(w, x)
-    zeta = np.concatenate([As[:, :3] + cross(As[:, 3:], x) + cross(w, v), As[:, 3:]], axis=1)
-    return Kinematics(x, R, np.concatenate([v, w], axis=1), zeta, S, P, Vs, As, pattern)
+             np.ascontiguousarray(state.balls.reshape(-1, 3, 3), dtype=float), np.ascontiguousarray(state.u, dtype=float),
+             x, R, Vs, As, S, Sd, P, V, zeta)
+    return Kinematics(x, R, V, zeta, S, P, Vs, As, pattern, Sd)
 
 
 # ---------------------------------------------------------------------------- compiled kernels
@@ -216,8 +220,10 @@ def _axis_row(S, k, P, g):
 
 
 @njit(cache=True)
-def _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, q, balls, u, x, R, Vs, As, S, P):
-    """Kernel of forward_kinematics: joints in tree order; parent index N means ground."""
+def _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, q, balls, u, x, R, Vs, As, S, Sd, P, V,
+             zeta):
+    """Kernel of forward_kinematics: joints in tree order; parent index N means ground. Also the axes'
+    rates Sd and the node-origin twists V and velocity-product accelerations zeta of every node."""
     nj = parent.size
     N = x.shape[0]
     Q1 = np.empty((3, 3))
@@ -293,6 +299,7 @@ def _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff,
                     S[kk, i] = Rp[i, 0] * axT[k, m, 0] + Rp[i, 1] * axT[k, m, 1] + Rp[i, 2] * axT[k, m, 2]
                     S[kk, 3 + i] = 0.0
                 _mcross_add(Vp, S[kk], u[kk], As[c])
+                _mcross_add(Vp, S[kk], 1.0, Sd[kk])
         for m in range(3):
             kk = uT[k, m]
             if kk >= 0:
@@ -307,6 +314,7 @@ def _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff,
                     g[i] = M[i, 0] * axR[k, m, 0] + M[i, 1] * axR[k, m, 1] + M[i, 2] * axR[k, m, 2]
                 _axis_row(S, kk, P[k], g)
                 _mcross_add(Vs[c], S[kk], u[kk], As[c])
+                _mcross_add(Vs[c], S[kk], 1.0, Sd[kk])
                 for i in range(6):
                     Vs[c, i] += S[kk, i] * u[kk]
         if uB[k, 0] >= 0:  # ball: axes = the child's axes (columns of R_c)
@@ -318,10 +326,24 @@ def _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff,
             for m in range(3):
                 kk = uB[k, m]
                 _mcross_add(Vs[c], S[kk], u[kk], As[c])
+                _mcross_add(Vs[c], S[kk], 0.5, Sd[kk])
             for m in range(3):
                 kk = uB[k, m]
                 for i in range(6):
                     Vs[c, i] += S[kk, i] * u[kk]
+            for m in range(3):  # Sd of a ball: the mean of the velocities before and after it (Kinematics)
+                _mcross_add(Vs[c], S[uB[k, m]], 0.5, Sd[uB[k, m]])
+        # node-origin twist (v = v_O + w x x) and velocity-product acceleration of the child
+        w0, w1, w2 = Vs[c, 3], Vs[c, 4], Vs[c, 5]
+        V[c, 0] = Vs[c, 0] + (w1 * x[c, 2] - w2 * x[c, 1])
+        V[c, 1] = Vs[c, 1] + (w2 * x[c, 0] - w0 * x[c, 2])
+        V[c, 2] = Vs[c, 2] + (w0 * x[c, 1] - w1 * x[c, 0])
+        V[c, 3], V[c, 4], V[c, 5] = w0, w1, w2
+        a0, a1, a2 = As[c, 3], As[c, 4], As[c, 5]
+        zeta[c, 0] = As[c, 0] + (a1 * x[c, 2] - a2 * x[c, 1]) + (w1 * V[c, 2] - w2 * V[c, 1])
+        zeta[c, 1] = As[c, 1] + (a2 * x[c, 0] - a0 * x[c, 2]) + (w2 * V[c, 0] - w0 * V[c, 2])
+        zeta[c, 2] = As[c, 2] + (a0 * x[c, 1] - a1 * x[c, 0]) + (w0 * V[c, 1] - w1 * V[c, 0])
+        zeta[c, 3], zeta[c, 4], zeta[c, 5] = a0, a1, a2
 
 
 @njit(cache=True)
@@ -385,3 +407,37 @@ def _project(parent, child, coord_start, coord_count, S, W, out):
         if p != N:
             for i in range(6):
                 W[p, i] += W[c, i]
+
+
+@njit(cache=True)
+def _node_twists(parent, child, coord_start, coord_count, S, u, x, out):
+    """out = B u: the spatial path sums of _path_sum, then each node's origin velocity v_O + w x x."""
+    _path_sum(parent, child, coord_start, coord_count, S, u, out)
+    for i in range(out.shape[0]):
+        w0, w1, w2 = out[i, 3], out[i, 4], out[i, 5]
+        out[i, 0] += w1 * x[i, 2] - w2 * x[i, 1]
+        out[i, 1] += w2 * x[i, 0] - w0 * x[i, 2]
+        out[i, 2] += w0 * x[i, 1] - w1 * x[i, 0]
+
+
+@njit(cache=True)
+def _project_node(parent, child, coord_start, coord_count, S, w, x, W, out):
+    """out = Bᵀ w: the wrenches moved to the origin, W = (f, m + x x f), then _project."""
+    for i in range(w.shape[0]):
+        f0, f1, f2 = w[i, 0], w[i, 1], w[i, 2]
+        W[i, 0], W[i, 1], W[i, 2] = f0, f1, f2
+        W[i, 3] = w[i, 3] + (x[i, 1] * f2 - x[i, 2] * f1)
+        W[i, 4] = w[i, 4] + (x[i, 2] * f0 - x[i, 0] * f2)
+        W[i, 5] = w[i, 5] + (x[i, 0] * f1 - x[i, 1] * f0)
+    _project(parent, child, coord_start, coord_count, S, W, out)
+
+
+@njit(cache=True)
+def mass_times_add(Mb, a, b, out):
+    """out_i = Mb_i a_i + b_i for node blocks Mb (N,6,6), a, b, out (N,6) (out may be b)."""
+    for i in range(Mb.shape[0]):
+        for r in range(6):
+            s = 0.0
+            for c in range(6):
+                s += Mb[i, r, c] * a[i, c]
+            out[i, r] = s + b[i, r]

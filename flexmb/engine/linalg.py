@@ -108,6 +108,10 @@ class SparseCholesky:
         P.sort_indices()
         self.pattern = P
         self._keys = P.indices.astype(np.int64) + np.repeat(np.arange(P.shape[1], dtype=np.int64), np.diff(P.indptr)) * P.shape[0]
+        # the persistent matrix the numeric factorizations read: values written into ``values``
+        self._A = sp.csc_matrix((np.zeros(P.nnz), P.indices, P.indptr), shape=P.shape)
+        self._A.has_sorted_indices = True
+        self.values = self._A.data
         self._factor = self._cholmod.analyze(P, mode="auto")
         _counter["analyze"] += 1
         self.n_analyze = 1
@@ -128,10 +132,12 @@ class SparseCholesky:
         np.add.at(data, pos, A.data)
         return sp.csc_matrix((data, self.pattern.indices, self.pattern.indptr), shape=self.pattern.shape)
 
-    def factorize(self, A: sp.spmatrix) -> None:
-        """Numeric refactorization of A (pattern-compatible); raises SolverError if not SPD."""
+    def factorize(self, A: sp.spmatrix | None = None) -> None:
+        """Numeric refactorization of A (pattern-compatible), or with A None of the persistent
+        matrix whose values the caller wrote into :attr:`values` (in the pattern's order; no sparse
+        matrix is built); raises SolverError if not SPD."""
         try:
-            self._factor.cholesky_inplace(self.embed(A))
+            self._factor.cholesky_inplace(self._A if A is None else self.embed(A))
         except self._cholmod.CholmodNotPositiveDefiniteError as exc:
             raise SolverError(f"iteration matrix is not positive definite ({exc})") from exc
         self.n_factorize += 1

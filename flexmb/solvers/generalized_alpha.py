@@ -27,15 +27,18 @@ import time as _time
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from flexmb.elements.family import StartContext, StepContext
 from flexmb.engine.assembly import Assembler, Evaluation
+from flexmb.engine.kinematics import mass_times_add
 from flexmb.engine.linalg import SparseCholesky
+from flexmb.engine.tree_solver import TreeSolver
 from flexmb.errors import SettingsError, SolverError
 from flexmb.model import Model
 from flexmb.settings import RHO_INF
 from flexmb.solvers.nonfinite import evaluation_source, state_source
-from flexmb.state import State
+from flexmb.state import State, _retract_balls
 
 __all__ = ["GeneralizedAlpha", "alpha_parameters", "StepInfo"]
 
@@ -77,7 +80,12 @@ class GeneralizedAlpha:
     after a few degrees of rotation, a fresh factor per step needs about half the iterations and
     is faster). The choice depends on the model only, so a run is reproducible bit for bit.
     ``rtol`` bounds both the residual (relative to the force scale) and, at a tenth of it, the
-    last Newton correction relative to the size of the accelerations.
+    last Newton correction relative to the size of the accelerations. ``linear_solver``: "auto"
+    (the O(n) tree factorization with the velocity tangent, engine/tree_solver.py, for rigid trees;
+    CHOLMOD otherwise), "tree" or "cholmod" (M̄ and the element tangents only).
+    ``position_tangent``: the tree solver also takes β' K̄, the derivative of the node masses' forces
+    (inertia and weight) with respect to the coordinates (engine/tree_solver.py,
+    position_tangent_times): Newton then converges quadratically on rigid trees.
     """
 
     theta_refresh = 0.25
@@ -85,8 +93,9 @@ class GeneralizedAlpha:
     reuse_min_density = 150
 
     def __init__(self, model: Model, rho_inf: float = RHO_INF, rtol: float = 1e-10, max_iter: int = 30, max_halvings: int = 10,
-                 reuse_factor: bool | str = "auto") -> None:
+                 reuse_factor: bool | str = "auto", linear_solver: str = "auto", position_tangent: bool = True) -> None:
         self.model = model
+        self.position_tangent = position_tangent
         self.rho_inf = rho_inf
         self.am, self.af, self.gamma, self.beta = alpha_parameters(rho_inf)
         self.rtol = rtol
@@ -96,7 +105,18 @@ class GeneralizedAlpha:
         self.max_halvings = max_halvings
         self.asm = Assembler(model)
         self.free = model.free_u
-        self.chol = SparseCholesky(self.asm.structural_pattern(self.free)) if self.free.size else None
+        # a rigid tree (no element couples two nodes) is factorized by the O(n) tree recursion with the
+        # nonsymmetric velocity tangent (engine/tree_solver.py); everything else by CHOLMOD
+        if linear_solver not in ("auto", "tree", "cholmod"):
+            raise SettingsError(f"linear_solver = {linear_solver!r} must be 'auto', 'tree' or 'cholmod'")
+        if linear_solver == "tree" and not self.asm.rigid_tree:
+            raise SettingsError("linear_solver = 'tree' needs a rigid tree (no element joining two nodes); this model "
+                                "has " + ", ".join(f.plural for f, _, _ in self.asm.with_blocks) + ": use 'auto' or 'cholmod'")
+        tree = self.asm.rigid_tree and linear_solver != "cholmod"
+        self.chol: SparseCholesky | TreeSolver | None = None
+        if self.free.size:
+            self.chol = (TreeSolver(self.asm.pattern, self.free, model.n_u, model.coordinate_names) if tree
+                         else SparseCholesky(self.asm.structural_pattern(self.free)))
         self.k_diag, self.c_diag = self.asm.stiffness_damping_diag(self.free)
         self.timings = {"assembly": 0.0, "factorization": 0.0, "solve": 0.0}
         self.modified_newton = 0
@@ -107,6 +127,9 @@ class GeneralizedAlpha:
         self.reuse_factor = reuse_factor
         self._factor_key: tuple[float, float] | None = None  # (γ', β') of the current factor
         self._t = 0.0
+        self._scalar = ~model.u_is_ball  # the scalar coordinates' velocity indices (State.retract)
+        self._ball_u = np.flatnonzero(model.u_is_ball)
+        self._eps_pos = 16 * np.finfo(float).eps * self.length_scale
 
     # ------------------------------------------------------------------ helpers
     def _evaluate(self, st: State) -> Evaluation:
@@ -119,20 +142,47 @@ class GeneralizedAlpha:
         """Whether to keep the factor over steps (see ``reuse_factor``)."""
         if self.reuse_factor != "auto":
             return bool(self.reuse_factor)
-        return self.chol is not None and self.chol.pattern.nnz >= self.reuse_min_density * self.free.size
+        return self.chol is not None and self.chol.pattern is not None and \
+            self.chol.pattern.nnz >= self.reuse_min_density * self.free.size
 
-    def _factorize(self, ev: Evaluation, gp: float, bp: float) -> None:
+    def solver_stats(self) -> dict[str, float]:
+        """Statistics of the linear solver for ``result.stats``: ``tree_solver`` 1.0 when the O(n)
+        tree factorization runs (engine/tree_solver.py), 0.0 for CHOLMOD."""
+        return {"tree_solver": float(isinstance(self.chol, TreeSolver))}
+
+    def _factorize(self, ev: Evaluation, gp: float, bp: float, st: State | None = None) -> None:
+        """Factorize the iteration matrix at ``ev`` (the evaluation of ``st``: the tree solver's
+        position tangent needs its u and u̇; without ``st`` it is left out)."""
         t0 = _time.perf_counter()
-        S = self.asm.iteration_matrix(ev, self.free, gp, bp, gp * self.c_diag + bp * self.k_diag)
+        if isinstance(self.chol, TreeSolver):
+            diag = gp * self.c_diag + bp * self.k_diag
+            if ev.friction is not None:
+                diag = diag + gp * ev.friction.damping_diag(self.free)
+            position = None
+            if self.position_tangent and st is not None and bp > 0.0:
+                position = (bp, st.u, st.udot, ev.node_wrenches(st.udot), self.model.gravity)
+            try:
+                self.chol.factorize_tree(ev.kin, ev.Mb, gp, diag, position)
+            except SolverError as exc:
+                raise SolverError(f"t = {self._t:.6g}: the iteration matrix is not positive definite at coordinate "
+                                  f"{self._pivot(exc)}: no mass or inertia moves with it (a massless node, or a body "
+                                  "without inertia about that axis); give the bodies it moves mass and inertia.",
+                                  self._t) from exc
+            self.timings["factorization"] += _time.perf_counter() - t0
+            self._factor_key = (gp, bp)
+            return
+        # S's values go straight into CHOLMOD's persistent matrix (its analysed pattern: no sparse matrix built)
+        diag = gp * self.c_diag + bp * self.k_diag
+        self.asm.iteration_matrix(ev, self.free, gp, bp, diag, out=self.chol.values)
         self.timings["assembly"] += _time.perf_counter() - t0
         t0 = _time.perf_counter()
         try:
-            self.chol.factorize(S)
+            self.chol.factorize()
         except SolverError:
             # compressive geometric stiffness made S indefinite: modified Newton without it
-            S = self.asm.iteration_matrix(ev, self.free, gp, bp, gp * self.c_diag + bp * self.k_diag, material_only=True)
+            self.asm.iteration_matrix(ev, self.free, gp, bp, diag, material_only=True, out=self.chol.values)
             try:
-                self.chol.factorize(S)
+                self.chol.factorize()
             except SolverError as exc:
                 raise SolverError(f"t = {self._t:.6g}: the iteration matrix is not positive definite at coordinate "
                                   f"{self._pivot(exc)}: no mass or inertia moves with it (a massless node, or a body "
@@ -147,6 +197,8 @@ class GeneralizedAlpha:
 
     def _pivot(self, exc: SolverError) -> str:
         """The coordinate whose pivot failed in CHOLMOD (its column in the fill-reducing order)."""
+        if getattr(exc, "coordinate", None) is not None:  # the tree factorization names it
+            return repr(exc.coordinate)
         cause = exc.__cause__
         try:
             return repr(self.model.coordinate_names[self.free[cause.factor.P()[cause.column]]])
@@ -159,9 +211,25 @@ class GeneralizedAlpha:
         self.timings["solve"] += _time.perf_counter() - t0
         return x
 
+    def _trial(self, st: State, hdq: np.ndarray, u1: np.ndarray, udot1: np.ndarray, t1: float) -> State:
+        """The state st ⊕ hdq with velocities u1 and accelerations udot1 at t1 (State.retract without
+        its copies of arrays replaced at once; the element state is the caller's)."""
+        m = self.model
+        if m.n_ball:
+            balls = np.empty_like(st.balls)
+            _retract_balls(st.balls, np.ascontiguousarray(hdq[self._ball_u]).reshape(-1, 3), balls)
+            q = st.q + hdq[self._scalar]
+        else:
+            balls = st.balls.copy()
+            q = st.q + hdq
+        return State(t1, q, balls, u1, udot1.copy(), {k: v.copy() for k, v in st.elements.items()} if st.elements else {})
+
     @staticmethod
     def _scale(ev: Evaluation, udot: np.ndarray) -> float:
-        a = np.abs(ev.project(np.einsum("nij,nj->ni", ev.Mb, ev.twists(udot))))
+        tw = ev.twists(udot)
+        mw = np.empty_like(tw)
+        mass_times_add(ev.Mb, tw, np.zeros_like(tw), mw)
+        a = np.abs(ev.project(mw))
         b = np.abs(ev.project(ev.bias))
         return float(a.max(initial=0) + b.max(initial=0) + np.abs(ev.tau).max(initial=0)) + 1e-300
 
@@ -216,13 +284,13 @@ class GeneralizedAlpha:
         if self.asm.with_state:  # e.g. a rigid cut's penalty for this step size (ElementFamily.begin_step)
             elements = self.asm.begin_step(st, StepContext(h, gp, bp, free))
         elements0 = elements
+        n_u = st.u.size
+        eps_pos = self._eps_pos
         for it in range(self.max_iter + 1):
-            a1 = (af * st.udot + (1 - af) * udot1 - am * a) / (1 - am)
-            dq = st.u + h * ((0.5 - b) * a + b * a1)
-            st1 = st.retract(m, h * dq)
-            st1.t = t1
-            st1.u = st.u + h * ((1 - g) * a + g * a1)
-            st1.udot = udot1.copy()
+            # the update formulas of the module docstring, one compiled pass (same arithmetic as numpy)
+            a1, hdq, u1 = np.empty(n_u), np.empty(n_u), np.empty(n_u)
+            _update(st.udot, udot1, a, st.u, am, af, g, b, h, a1, hdq, u1)
+            st1 = self._trial(st, hdq, u1, udot1, t1)
             if self.asm.with_state:
                 st1.elements = elements
             st1.apply_drives(m, t1)
@@ -237,10 +305,10 @@ class GeneralizedAlpha:
                 st1, a1, ev = self._accept(st1, ev, elements, h, gp, bp, st, a, a1)
                 return st1, a1, ev, StepInfo(it, nfac, 0.0, h)
             r = ev.residual(udot1)[free]
-            if not np.all(np.isfinite(r)):
+            rn = float(np.abs(r).max())
+            if not math.isfinite(rn):  # max propagates NaN and inf
                 source = evaluation_source(m, st1, ev, udot1) or f"residual of {_names(m, free[~np.isfinite(r)])}"
                 raise _nonfinite(t1, source)
-            rn = float(np.abs(r).max())
             r_hist.append(rn)
             if it == 0:
                 scale = self._scale(ev, udot1)
@@ -254,7 +322,6 @@ class GeneralizedAlpha:
             # with an old factor Newton converges linearly and the same estimate holds)
             theta = dxs[-1] / dxs[-2] if len(dxs) > 1 and dxs[-2] > 0 else np.inf
             nxt = theta / (1 - theta) * dxs[-1] if theta < 0.5 else (dxs[-1] if dxs else np.inf)
-            eps_pos = 16 * np.finfo(float).eps * self.length_scale
             roundoff = bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale
             if (rn <= max(self.rtol * scale, ev.residual_floor) or nxt <= dx_tol or roundoff) and settled:
                 st1, a1, ev = self._accept(st1, ev, elements, h, gp, bp, st, a, a1)
@@ -278,7 +345,7 @@ class GeneralizedAlpha:
             slow = not fresh and theta != np.inf and theta > self.theta_refresh
             if self._factor_key != (gp, bp) or (not fresh and not self._reusing()) or slow:
                 self._t = t1
-                self._factorize(ev, gp, bp)
+                self._factorize(ev, gp, bp, st1)
                 nfac += 1
                 fresh = True
                 dxs.clear()  # the contraction rate restarts with the new factor
@@ -300,7 +367,7 @@ class GeneralizedAlpha:
 
         def solve(r: np.ndarray) -> np.ndarray:
             if self._factor_key != (gp, bp):
-                self._factorize(ev, gp, bp)
+                self._factorize(ev, gp, bp, st1)
             return self._solve(r)
 
         self.asm.end_step(ev, st1, StepContext(h, gp, bp, free, solve, ev.project, ev.twists, self._evaluate))
@@ -363,7 +430,21 @@ def _names(model: Model, idx: np.ndarray | int) -> list[str]:
     return [model.coordinate_names[i] for i in np.atleast_1d(idx)]
 
 
+@njit(cache=True)
+def _update(udot0, udot1, a, u0, am, af, g, b, h, a1, hdq, u1):
+    """Arnold & Brüls eq. (13)-(16) per coordinate, in numpy's order of operations (bit for bit):
+    a1 = (αf udot0 + (1-αf) udot1 - αm a) / (1-αm), hdq = h (u0 + h ((1/2-β) a + β a1)),
+    u1 = u0 + h ((1-γ) a + γ a1)."""
+    for i in range(a1.size):
+        ai = (af * udot0[i] + (1 - af) * udot1[i] - am * a[i]) / (1 - am)
+        a1[i] = ai
+        hdq[i] = h * (u0[i] + h * ((0.5 - b) * a[i] + b * ai))
+        u1[i] = u0[i] + h * ((1 - g) * a[i] + g * ai)
+
+
 def _check_finite(st: State, model: Model, in_step: bool = True) -> None:
+    if math.isfinite(float(st.q.sum() + st.u.sum() + st.udot.sum() + st.balls.sum())):
+        return  # a sum is finite only if every term is (NaN and inf propagate); the named search otherwise
     source = state_source(model, st)
     if source is not None:
         raise _nonfinite(st.t, source, in_step)

@@ -166,6 +166,7 @@ def simulate(
     out: str | Path | RunWriter | None = None,
     progress: Callable[[float, int], None] | None = None,
     reuse_factor: bool | str = "auto",
+    linear_solver: str = "auto",
 ) -> Result:
     """Integrate ``model`` from its initial state (or ``state``) to ``t_end`` with step ``dt``; the
     initial state with its free FE nodes carried along (flexmb.solvers.initial.relaxed_start, ``meta["start"]``).
@@ -179,6 +180,8 @@ def simulate(
     ``output_every``-th step and always the last one. ``reuse_factor``: keep the factorized
     iteration matrix across steps while Newton converges fast: True, False (refactorize every step) or "auto"
     (reuse where refactorizing costs more than a few residual evaluations); same results.
+    ``linear_solver``: "auto" (the O(n) tree factorization for rigid trees, CHOLMOD otherwise), "tree"
+    or "cholmod" (GeneralizedAlpha).
     On a Newton failure the steps computed so far are returned with ``status`` saying why (or
     the SolverError is raised if ``raise_on_failure``); so is a step whose outputs (drive forces,
     reactions, energies, element forces, ...) are not finite: a run that says ``finished`` holds
@@ -203,7 +206,8 @@ def simulate(
     t0 = 0.0 if state is None else float(state.t)
     n_steps, dt_multiple = step_count(t0, t_end, dt)
     wall0 = _time.perf_counter()
-    integ = GeneralizedAlpha(model, rho_inf=rho_inf, rtol=rtol, max_halvings=max_halvings, reuse_factor=reuse_factor)
+    integ = GeneralizedAlpha(model, rho_inf=rho_inf, rtol=rtol, max_halvings=max_halvings, reuse_factor=reuse_factor,
+                             linear_solver=linear_solver)
     writer = out if (out is None or isinstance(out, RunWriter)) else RunWriter(out)
     rec = _Recorder(model, integ, writer)
     settings = {"t_end": t_end, "dt": dt, "rho_inf": rho_inf, "output_every": output_every, "rtol": rtol,
@@ -256,7 +260,7 @@ def simulate(
             "wall_time": _time.perf_counter() - wall0, "steps": float(n_ok), "substeps": float(integ.substeps),
             "min_step": float(integ.min_step) if integ.substeps else 0.0, "newton_iterations": float(total_it),
             "factorizations": float(integ.chol.n_factorize if integ.chol else 0),
-            "symbolic_analyses": float(integ.chol.n_analyze if integ.chol else 0),
+            "symbolic_analyses": float(integ.chol.n_analyze if integ.chol else 0), **integ.solver_stats(),
             "modified_newton_steps": float(integ.modified_newton),
             **{f"time_{k}": v for k, v in integ.timings.items()},
         }
