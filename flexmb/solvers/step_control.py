@@ -58,6 +58,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
 from flexmb.model import Model
 from flexmb.state import State
@@ -73,8 +74,22 @@ def error_constant(beta: float, gamma: float) -> float:
     return beta - 0.5 * gamma + 1.0 / 12.0
 
 
+@njit(cache=True)
+def _twist_size(V: np.ndarray, ell: float) -> float:
+    """max_i |V_i[:3]| + ℓ |V_i[3:]| over the rows of V (N,6); 0 for no rows."""
+    out = 0.0
+    for i in range(V.shape[0]):
+        s = math.sqrt(V[i, 0] ** 2 + V[i, 1] ** 2 + V[i, 2] ** 2) + ell * math.sqrt(V[i, 3] ** 2 + V[i, 4] ** 2 + V[i, 5] ** 2)
+        if s > out:
+            out = s
+    return out
+
+
 class ErrorEstimate:
-    """The error (E3) of a step, from its two pseudo-accelerations (E2), for one model and run."""
+    """The error (E3) of a step, from its two pseudo-accelerations (E2), for one model and run.
+
+    Used by both step modes: with ``dt="auto"`` it decides, with a fixed dt it is recorded in
+    the step history. Call :meth:`accept` after a step is taken (its motion enters the scale V)."""
 
     def __init__(self, model: Model, beta: float, gamma: float, length_scale: float, span: float) -> None:
         self.c = error_constant(beta, gamma)
@@ -82,23 +97,21 @@ class ErrorEstimate:
         self.v_floor = self.ell / span
         self.v = self.v_floor  # largest motion of an accepted step so far
         self.driven = np.asarray(model.driven, dtype=np.int64)
+        self._last: tuple[object, float] | None = None  # (evaluation, its motion) of the last estimate
 
     def motion(self, ev) -> float:
         """max_i |v_i| + ℓ |ω_i| over the nodes of the evaluation ``ev``."""
-        V = ev.kin.V
-        if not V.shape[0]:
-            return 0.0
-        return float(np.max(np.linalg.norm(V[:, :3], axis=1) + self.ell * np.linalg.norm(V[:, 3:], axis=1)))
+        if self._last is not None and self._last[0] is ev:
+            return self._last[1]
+        v = _twist_size(ev.kin.V, self.ell)
+        self._last = (ev, v)
+        return v
 
     def __call__(self, ev, a0: np.ndarray, a1: np.ndarray, h: float) -> float:
         """err (E3) of a step of size h from pseudo-acceleration a0 to a1, ending at the evaluation ``ev``."""
         e = (self.c * h * h) * (a1 - a0)
         e[self.driven] = 0.0
-        E = ev.twists(e)
-        if not E.shape[0]:
-            return 0.0
-        eps = float(np.max(np.linalg.norm(E[:, :3], axis=1) + self.ell * np.linalg.norm(E[:, 3:], axis=1)))
-        return eps / (h * max(self.v, self.motion(ev)))
+        return _twist_size(ev.twists(e), self.ell) / (h * max(self.v, self.motion(ev)))
 
     def accept(self, ev) -> None:
         """Take an accepted step's motion into the scale V."""
