@@ -124,7 +124,7 @@ def test_load_reads_only_the_fields_asked_for(model, tmp_path, spied):
     assert {f for f, _ in spied} == {f"chunk_{k:05d}.npz" for k in range(4)}
     spied.clear()
     assert res.q.shape == (351, model.n_u) and not spied  # already read
-    res.reactions
+    assert res.reactions.shape == (351, model.n_joints, 6)
     assert {names for _, names in spied} == {("reactions",)}
 
 
