@@ -172,3 +172,28 @@ def test_auto_settings_refused_with_a_message():
         simulate(m, 1.0, 1e-3, tol=1e-4)
     with pytest.raises(SettingsError, match="output_every"):
         simulate(m, 1.0, "auto", output_dt=0.1, output_every=2)
+
+
+# ------------------------------------------------------------------ (d) command line and case files
+def test_cli_runs_auto_steps_shows_the_choice_and_plots_the_history(tmp_path, capsys):
+    from pathlib import Path
+
+    from flexmb.app.cli import EXIT_OK, EXIT_USAGE, main
+
+    four_bar = Path(__file__).resolve().parent / "cases" / "four_bar.py"
+    assert main(["info", str(four_bar), "--param", "dt='auto'", "--param", "tol=1e-3"]) == EXIT_OK
+    assert "run: t_end = 0.4 s, error-controlled steps (dt = auto, tol = 0.001)" in capsys.readouterr().out
+    assert main(["info", str(four_bar)]) == EXIT_OK
+    assert "run: t_end = 0.4 s, fixed steps dt = 0.002 s" in capsys.readouterr().out
+    out = tmp_path / "fb"
+    assert main(["run", str(four_bar), "--dt", "auto", "--tol", "1e-3", "--t-end", "0.2", "--out", str(out), "-q"]) == EXIT_OK
+    res = fm.load(out)
+    assert res.status == "finished" and res.meta["settings"]["dt"] == "auto" and res.meta["settings"]["tol"] == 1e-3
+    acc = res.steps["status"] == 0
+    assert res.steps["h"][acc].max() > 2 * res.steps["h"][acc].min()  # the steps were chosen, not fixed
+    assert (out / "steps.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["plot", str(out), "steps", "--out", str(tmp_path / "p")]) == EXIT_OK
+    assert (tmp_path / "p" / "steps.png").stat().st_size > 1000
+    # a tolerance with a fixed step is refused, naming both
+    assert main(["run", str(four_bar), "--tol", "1e-3", "--out", str(tmp_path / "x"), "-q"]) == EXIT_USAGE
+    assert "tol" in capsys.readouterr().err and not (tmp_path / "x").exists()
