@@ -143,3 +143,15 @@ def test_load_time_range_reads_only_its_chunks(model, tmp_path, spied):
         fm.load(tmp_path / "r", t=(0.2, 0.1))
     with pytest.raises(SettingsError, match="not Result fields"):
         fm.load(tmp_path / "r", fields=("nonsense",))
+
+
+def test_window_in_memory_equals_window_read_from_disk(model, tmp_path):
+    mem = simulate(model, 0.25, DT, out=RunWriter(tmp_path / "r", flush_rows=100, fsync=False), keep="all")
+    a, b = mem.window(0.0495, 0.1505), fm.load(tmp_path / "r", t=(0.0495, 0.1505))
+    assert a.t.size == 101 and a.source is None and b.source == tmp_path / "r"
+    # every per-row field, the element family's outputs included, cut the same way
+    for name in ("t", "q", "x", "R", "reactions", "newton_iterations", "element_forces"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert all(np.array_equal(a.energy[k], b.energy[k]) for k in a.energy)
+    assert all(np.array_equal(a.steps[k], b.steps[k]) for k in a.steps)
+    assert a.element_names == mem.element_names and a.steps["t"].size == 101  # the steps ending at t = 0.05 .. 0.15

@@ -144,12 +144,12 @@ class Result:
         t = self.t
         lo, hi = int(np.searchsorted(t, t0, side="left")), int(np.searchsorted(t, t1, side="right"))
         lazy = self.__dict__.get("_lazy")
-        static = {f.name: self.__dict__[f.name] for f in fields(self) if f.name not in _ROW_LIKE and f.name in self.__dict__}
+        row_like = _row_fields(self, lazy)
+        static = {f.name: self.__dict__[f.name] for f in fields(self) if f.name not in row_like and f.name in self.__dict__}
         if lazy is not None:
             rng = (max(t0, lazy.t0), min(t1, lazy.t1))
             return Result.from_source(lazy.source, lazy.lo + lo, lazy.lo + hi, t[lo:hi], rng, **static)
-        rows = {f.name: getattr(self, f.name)[lo:hi] for f in fields(self)
-                if f.name in _ROW_LIKE and f.name not in ("energy", "steps")}
+        rows = {name: getattr(self, name)[lo:hi] for name in row_like if name not in ("energy", "steps")}
         energy = {k: v[lo:hi] for k, v in self.energy.items()}
         steps = _steps_between(self.steps, t0, t1)
         return Result(**rows, energy=energy, steps=steps, **static)
@@ -193,10 +193,20 @@ class Result:
         return write_result(self, path)
 
 
-_ROW_LIKE = frozenset(("t", "q", "u", "udot", "x", "R", "joint_points", "twists", "drive_forces", "reactions",
-                       "newton_iterations", "element_forces", "element_energy", "energy", "steps"))
-"""Result fields read from a file on first use (per-row arrays, energy, steps); a field added by
-an element family's recorded output is per-row too when the source holds it (_Lazy.provides)."""
+def _row_fields(res: Result, lazy: _Lazy | None) -> set[str]:
+    """The fields of ``res`` with one entry per output row (per-row arrays, whatever element
+    family recorded them, ``energy`` and ``steps``): those its source reads, or in memory every
+    array field with as many rows as ``t``."""
+    nt = res.t.shape[0]
+    out = {"t", "energy", "steps"}
+    for f in fields(res):
+        if lazy is not None and lazy.provides(f.name):
+            out.add(f.name)
+        else:
+            v = res.__dict__.get(f.name)
+            if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == nt:
+                out.add(f.name)
+    return out
 
 
 def _steps_between(steps: Mapping[str, np.ndarray], t0: float, t1: float) -> dict[str, np.ndarray]:
