@@ -181,6 +181,9 @@ def resolve_params(case: Case, overrides: dict[str, Any]) -> dict[str, Any]:
     """DEFAULTS updated by ``overrides``; unknown names and values of the wrong type are refused."""
     params = dict(case.defaults)
     for name, value in overrides.items():
+        if name in SETTING_NAMES and (name not in params or (name == "dt" and value == "auto")):
+            params[name] = value  # a run setting the case leaves at its default (checked by RunSettings below)
+            continue
         if name not in params:
             known = ", ".join(sorted(params))
             raise CaseError(f"unknown parameter '{name}' for case '{case.name}'", f"known parameters: {known}")

@@ -83,7 +83,19 @@ def _overrides(args) -> dict:
         overrides["t_end"] = args.t_end
     if getattr(args, "dt", None) is not None:
         overrides["dt"] = args.dt
+    if getattr(args, "tol", None) is not None:
+        overrides["tol"] = args.tol
     return overrides
+
+
+def _dt_arg(text: str) -> float | str:
+    """--dt: a step in seconds or 'auto' (error-controlled steps)."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is neither a number of seconds nor 'auto'") from None
 
 
 def _load_result(path: str):
@@ -120,8 +132,7 @@ def cmd_run(args) -> int:
         start = s
         st = s.settings
         _say(f"{s.case.title}")
-        _say(f"case {s.case.path} -> {s.out}   t_end = {st.t_end:g} s, dt = {st.dt:g} s, rho_inf = {st.rho_inf:g}, "
-             f"{s.model.n_u} coordinates")
+        _say(f"case {s.case.path} -> {s.out}   {st.describe()}, {s.model.n_u} coordinates")
         bar = ProgressBar(st.t_end, stream=sys.stderr) if not args.quiet else None
         return bar.update if bar else None
 
@@ -177,6 +188,7 @@ def cmd_info(args) -> int:
         raise CliError(str(exc), exc.hint) from exc
     _say(f"{case.title}  ({case.path})")
     _say(describe(model, dt=float(params["dt"])))
+    _say(f"run: {case.settings(params).describe()}")
     from flexmb.engine.linalg import blas_info  # imports CHOLMOD: only here
 
     _say(f"linear solver: CHOLMOD on {blas_info()}")
@@ -211,7 +223,8 @@ def cmd_export(args) -> int:
 
 PLOT_WORDS = {"energy": "energy balance (all terms)", "coordinates": "the first generalized coordinates",
               "drives": "drive forces/torques", "forces": "beam section forces, largest over all elements",
-              "cuts": "loop-cut forces and moments (bushings, rigid cuts)"}
+              "cuts": "loop-cut forces and moments (bushings, rigid cuts)",
+              "steps": "the step-size history (accepted, rejected and failed steps, error estimate)"}
 
 
 def cmd_plot(args) -> int:
@@ -225,6 +238,7 @@ def cmd_plot(args) -> int:
         plot_element_forces,
         plot_energy,
         plot_node_positions,
+        plot_steps,
     )
 
     res = _load_result(args.result)
@@ -253,12 +267,16 @@ def cmd_plot(args) -> int:
     if "cuts" in words and not res.cut_names:
         raise CliError("this result has no loop cuts (bushings, rigid cuts) whose forces could be plotted",
                        "plot energy or coordinates instead")
+    if "steps" in words and not len(res.steps.get("t", ())):
+        raise CliError("this result has no step history (written by a flexmb before it was recorded)",
+                       "run the case again to record it")
     if "coordinates" in words:
         coords = default_coordinates(res) + [c for c in coords if c not in default_coordinates(res)]
     plots = [(name, draw) for name, wanted, draw in (
         ("energy.png", "energy" in words, lambda f: plot_energy(res, f)),
         ("drive_forces.png", "drives" in words, lambda f: plot_drive_forces(res, f)),
         ("element_forces.png", "forces" in words, lambda f: plot_element_forces(res, f)),
+        ("steps.png", "steps" in words, lambda f: plot_steps(res, f)),
         ("coordinates.png", bool(coords), lambda f: plot_coordinates(res, coords, f)),
         ("nodes.png", bool(nodes), lambda f: plot_node_positions(res, nodes, f)),
         ("element_forces_selected.png", bool(elements), lambda f: plot_element_forces(res, f, names=elements)),
@@ -355,6 +373,8 @@ def cmd_sweep(args) -> int:
         base["t_end"] = args.t_end
     if args.dt is not None:
         base["dt"] = args.dt
+    if args.tol is not None:
+        base["tol"] = args.tol
     how = [w for w, v in (("--grid", args.grid), ("--runs", args.runs), ("--samples", args.samples)) if v]
     if len(how) != 1:
         raise CliError(f"give one of --grid, --runs or --samples (got {', '.join(how) or 'none'})",
@@ -420,7 +440,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("case", metavar="CASE", help="case file (Python, with DEFAULTS and build())")
     params(r)
     r.add_argument("--t-end", type=float, help="end time [s] (default: the case's t_end)")
-    r.add_argument("--dt", type=float, help="time step [s] (default: the case's dt)")
+    r.add_argument("--dt", type=_dt_arg, help="time step [s], or 'auto' for error-controlled steps (default: the case's dt)")
+    r.add_argument("--tol", type=float, help="error tolerance of --dt auto (default 1e-4: error per unit step relative "
+                   "to the motion, flexmb.solvers.step_control)")
     r.add_argument("--out", metavar="DIR", help="output directory (default: runs/<case name>)")
     r.add_argument("--overwrite", action="store_true", help="replace DIR if it holds an earlier flexmb run")
     r.add_argument("--every", type=int, metavar="N",
@@ -496,7 +518,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--seed", type=int, default=0, help="random seed of --samples (default 0)")
     params(sw)
     sw.add_argument("--t-end", type=float, help="end time [s] of every run (default: the case's t_end)")
-    sw.add_argument("--dt", type=float, help="time step [s] of every run (default: the case's dt)")
+    sw.add_argument("--dt", type=_dt_arg, help="time step [s] of every run, or 'auto' (default: the case's dt)")
+    sw.add_argument("--tol", type=float, help="error tolerance of --dt auto")
     sw.add_argument("--output", "-o", action="append", metavar="SPEC",
                     help="an extra column: node:NAME (final position), coordinate:NAME (final value), "
                     "peak_force:PATTERN (peak |axial force| over the beam elements, peak |force| over the loop cuts "

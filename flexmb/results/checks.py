@@ -13,11 +13,41 @@ import numpy as np
 
 from flexmb.errors import ResultFileError
 from flexmb.results.drawing import check_drawing
+from flexmb.results.npz import ArraySpec
 
-__all__ = ["ENERGY_TERMS", "row_shapes", "check_result"]
+__all__ = ["ENERGY_TERMS", "STEP_COLUMNS", "row_shapes", "check_result", "steps_problem"]
 
 ENERGY_TERMS = ("kinetic", "potential", "dissipated", "drive_work", "load_work")
 """Energy terms every result has (``strain`` too, except in results saved by older flexmb)."""
+
+
+STEP_COLUMNS = {"t": "float64", "h": "float64", "iterations": "int64", "error": "float64", "status": "int64"}
+"""The step history's columns (Result.steps) and their dtypes, one entry per step attempt."""
+
+
+def _arrayish(a: Any) -> bool:
+    """An array, or the checked header of one not read yet (a lazy Result's fields)."""
+    return isinstance(a, (np.ndarray, ArraySpec))
+
+
+def steps_problem(steps: Any, prefix: str = "") -> str:
+    """What is wrong with a step history (columns of :data:`STEP_COLUMNS`, one length), '' if nothing."""
+    if not isinstance(steps, Mapping):
+        return "the step history is not a set of columns"
+    if not steps:
+        return ""
+    if set(steps) != set(STEP_COLUMNS):
+        return f"the step history has the columns {sorted(steps)}, not {sorted(STEP_COLUMNS)}"
+    n = None
+    for k, dtype in STEP_COLUMNS.items():
+        a = steps[k]
+        if not _arrayish(a) or a.dtype != np.dtype(dtype) or len(a.shape) != 1:
+            return f"step history column '{prefix}{k}' is not a list of {dtype} numbers"
+        if n is None:
+            n = a.shape[0]
+        elif a.shape[0] != n:
+            return f"step history column '{prefix}{k}' has {a.shape[0]} entries, '{prefix}t' has {n}"
+    return ""
 
 
 def row_shapes(n_coordinates: int, n_nodes: int, n_joints: int, n_driven: int, n_elements: int,
@@ -56,7 +86,7 @@ def _problem(kw: Mapping[str, Any]) -> str:
     n = {k: len(kw.get(k, ())) for k in _NAMES}
     shapes = row_shapes(*n.values())
     t = kw["t"]
-    if not isinstance(t, np.ndarray) or t.ndim != 1:
+    if not _arrayish(t) or t.ndim != 1:
         return "the output times 't' are not a list of numbers"
     nt = t.shape[0]
     for k, s in shapes.items():
@@ -64,7 +94,7 @@ def _problem(kw: Mapping[str, Any]) -> str:
             continue
         a = kw[k]
         kind = "iu" if k == "newton_iterations" else "f"
-        if not isinstance(a, np.ndarray) or a.dtype.kind not in kind:
+        if not _arrayish(a) or a.dtype.kind not in kind:
             return f"'{k}' is not an array of {'integers' if kind == 'iu' else 'floating-point numbers'}"
         if a.shape != (nt, *s):
             return f"'{k}' has shape {a.shape}, expected {(nt, *s)} ({nt} output rows)"
@@ -75,8 +105,11 @@ def _problem(kw: Mapping[str, Any]) -> str:
     if missing:
         return f"the energy terms {', '.join(missing)} are missing"
     for k, a in energy.items():
-        if not isinstance(a, np.ndarray) or a.dtype.kind != "f" or a.shape != (nt,):
+        if not _arrayish(a) or a.dtype.kind != "f" or a.shape != (nt,):
             return f"energy term '{k}' is not {nt} floating-point numbers"
+    bad = steps_problem(kw.get("steps", {}), "steps__")
+    if bad:
+        return bad
     if not isinstance(kw.get("status", ""), str):
         return "the status is not a text"
     stats = kw.get("stats", {})

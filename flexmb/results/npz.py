@@ -19,16 +19,18 @@ from __future__ import annotations
 import json
 import math
 import zipfile
+from collections.abc import Iterable
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from flexmb.errors import ResultFileError
 from flexmb.results.files import jsonable
 
-__all__ = ["read_arrays", "write_result", "read_result_fields", "NAME_FIELDS", "ROW_FIELDS", "OPTIONAL_FIELDS"]
+__all__ = ["read_arrays", "read_headers", "ArraySpec", "NpzSource", "write_result", "read_result_fields", "NAME_FIELDS",
+           "ROW_FIELDS", "OPTIONAL_FIELDS"]
 
 ROW_FIELDS = ("t", "q", "u", "udot", "x", "R", "joint_points", "twists", "drive_forces", "reactions",
               "newton_iterations", "element_forces", "element_energy", "cut_forces", "cut_forces_global")
@@ -47,14 +49,40 @@ def _damaged(path: Path, what: str) -> ResultFileError:
                            "the file was cut short or changed after flexmb wrote it; run the case again")
 
 
-def read_arrays(path: str | Path, stored_only: bool = False, kinds: str = "biuf") -> dict[str, np.ndarray]:
+class ArraySpec(NamedTuple):
+    """Shape and dtype of an array stored in a file, checked against the bytes it holds (read
+    from its ``.npy`` header by :func:`read_headers`, before any data is read)."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
+def read_arrays(path: str | Path, stored_only: bool = False, kinds: str = "biuf",
+                names: Iterable[str] | None = None) -> dict[str, np.ndarray]:
     """The arrays of the ``.npz`` file ``path`` (member name without ``.npy`` -> array).
 
     ``stored_only``: refuse compressed members (run-directory chunks are written uncompressed,
     so their arrays can never need more memory than the file's size). ``kinds``: the numpy
-    dtype kinds accepted (``biuf``: bool, integers, floats; add ``U`` for text arrays). Raises
-    ResultFileError naming the file and the member that is wrong."""
+    dtype kinds accepted (``biuf``: bool, integers, floats; add ``U`` for text arrays).
+    ``names``: read only these members (the others are not read; a name the file does not
+    hold is left out). Raises ResultFileError naming the file and the member that is wrong."""
+    return _read(path, stored_only, kinds, names, False)
+
+
+def read_headers(path: str | Path, stored_only: bool = False, kinds: str = "biuf") -> dict[str, ArraySpec]:
+    """Every member's :class:`ArraySpec` of the ``.npz`` file ``path``, with all the checks of
+    :func:`read_arrays` that need no data (zip directory, sizes, ``.npy`` headers, dtypes; a
+    compressed member is inflated once, keeping nothing, to measure it); no array is allocated."""
+    return _read(path, stored_only, kinds, None, True)
+
+
+def _read(path: str | Path, stored_only: bool, kinds: str, names: Iterable[str] | None, headers: bool) -> dict:
     path = Path(path)
+    wanted = None if names is None else set(names)
     try:
         size = path.stat().st_size
         zf = zipfile.ZipFile(path)
@@ -67,15 +95,19 @@ def read_arrays(path: str | Path, stored_only: bool = False, kinds: str = "biuf"
         infos = zf.infolist()
         if sum(i.compress_size for i in infos) > size:
             raise _damaged(path, f"its members declare more bytes than the file's {size}")
+        seen: set[str] = set()
         for info in infos:
             name = info.filename
-            if not name.endswith(".npy") or name[:-4] in out:
+            if not name.endswith(".npy") or name[:-4] in seen:
                 raise _damaged(path, f"member '{name}' is not a numpy array (or is there twice)")
-            out[name[:-4]] = _read_member(path, zf, info, stored_only, kinds)
+            seen.add(name[:-4])
+            if wanted is None or name[:-4] in wanted:
+                out[name[:-4]] = _read_member(path, zf, info, stored_only, kinds, headers)
     return out
 
 
-def _read_member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, stored_only: bool, kinds: str) -> np.ndarray:
+def _read_member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, stored_only: bool, kinds: str,
+                 header_only: bool = False) -> np.ndarray | ArraySpec:
     key = info.filename[:-4]
     if info.compress_type == zipfile.ZIP_STORED:
         if info.file_size != info.compress_size:
@@ -108,6 +140,8 @@ def _read_member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, stored_
             if f.tell() + nbytes != info.file_size:
                 raise _damaged(path, f"array '{key}' declares shape {tuple(shape)} {dtype} ({nbytes} bytes) but holds "
                                f"{info.file_size - f.tell()} bytes")
+            if header_only:
+                return ArraySpec(tuple(shape), dtype)
             buf = bytearray(nbytes)  # at most what the file really holds (checked above)
             view, got = memoryview(buf), 0
             while got < nbytes:
@@ -129,7 +163,7 @@ def write_result(result: Any, path: str | Path) -> Path:
     arrays: dict[str, np.ndarray] = {}
     for f in fields(result):
         v = getattr(result, f.name)
-        if f.name in ("energy", "drawing"):
+        if f.name in ("energy", "drawing", "steps"):
             for k, a in v.items():
                 arrays[f"{f.name}__{k}"] = np.asarray(a)
         elif f.name == "meta":
@@ -147,31 +181,37 @@ def write_result(result: Any, path: str | Path) -> Path:
     return path
 
 
-def read_result_fields(path: str | Path) -> dict[str, Any]:
+def read_result_fields(path: str | Path) -> tuple[dict[str, Any], NpzSource]:
     """The Result fields stored in the ``.npz`` ``path`` by :func:`write_result` (keyword
-    arguments of Result; check them with flexmb.results.checks.check_result)."""
+    arguments of Result; check them with flexmb.results.checks.check_result), and the source
+    the per-row arrays, energy terms and step history are read from on first use: in ``kw``
+    those are :class:`ArraySpec` (checked headers), the names, status, statistics, meta,
+    drawing and times are read."""
     path = Path(path)
-    z = read_arrays(path, kinds="biufU")
+    specs = read_headers(path, kinds="biufU")
+    small = [k for k in specs if k not in ROW_FIELDS and not k.startswith(("energy__", "steps__"))]
+    z = read_arrays(path, kinds="biufU", names=[*small, "t"])
 
     def need(key: str) -> np.ndarray:
-        if key not in z:
+        if key not in specs:
             raise ResultFileError(f"'{path}' is not a flexmb result: it has no array '{key}'",
                                   "give a .npz written by Result.save or a run directory")
-        return z[key]
+        return z.get(key, specs[key])
 
     kw: dict[str, Any] = {}
     for name in ROW_FIELDS:
-        if name in _OPTIONAL and name not in z:
+        if name in _OPTIONAL and name not in specs:
             continue
         kw[name] = need(name)
     for name in NAME_FIELDS:
-        if name in _OPTIONAL and name not in z:
+        if name in _OPTIONAL and name not in specs:
             continue
         a = need(name)
         if a.ndim != 1 or (a.size and a.dtype.kind != "U"):
             raise _damaged(path, f"'{name}' is not a list of names (dtype {a.dtype}, shape {a.shape})")
         kw[name] = tuple(str(s) for s in a.tolist())
-    kw["energy"] = {k[8:]: a for k, a in z.items() if k.startswith("energy__")}
+    kw["energy"] = {k[8:]: a for k, a in specs.items() if k.startswith("energy__")}
+    kw["steps"] = {k[7:]: a for k, a in specs.items() if k.startswith("steps__")}
     kw["drawing"] = {k[9:]: a for k, a in z.items() if k.startswith("drawing__")}
     status = need("status")
     if status.shape != () or status.dtype.kind != "U":
@@ -190,4 +230,28 @@ def read_result_fields(path: str | Path) -> dict[str, Any]:
         if not isinstance(meta, dict):
             raise _damaged(path, "'meta__json' is not a JSON object")
         kw["meta"] = meta
-    return kw
+    lazy = tuple(k for k in specs if k in ROW_FIELDS and k != "t" or k.startswith("energy__"))
+    return kw, NpzSource(path, lazy, tuple(k for k in specs if k.startswith("steps__")))
+
+
+class NpzSource:
+    """The per-row arrays, energy terms and step history of a saved result, each read (and
+    checked again, flexmb.results.npz.read_arrays) when a lazy Result first uses it."""
+
+    def __init__(self, path: Path, row_fields: tuple[str, ...], step_fields: tuple[str, ...]) -> None:
+        self.path, self.row_fields, self.step_fields = path, row_fields, step_fields
+
+    def _member(self, name: str) -> np.ndarray:
+        a = read_arrays(self.path, kinds="biuf", names=[name]).get(name)
+        if a is None:
+            raise _damaged(self.path, f"array '{name}' is gone (the file changed after it was opened)")
+        return a
+
+    def read(self, name: str, lo: int, hi: int) -> np.ndarray:
+        a = self._member(name)
+        return a if (lo, hi) == (0, a.shape[0]) else a[lo:hi].copy()
+
+    def read_steps(self, t0: float, t1: float) -> dict[str, np.ndarray]:
+        steps = {k[7:]: self._member(k) for k in self.step_fields}
+        keep = (steps["t"] >= t0) & (steps["t"] <= t1)
+        return {k: v[keep] for k, v in steps.items()}

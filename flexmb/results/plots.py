@@ -1,5 +1,5 @@
 """Time-history plots (matplotlib, Agg backend, PNG): coordinates, node positions, drive
-forces, beam element forces, loop-cut forces and the energy balance."""
+forces, beam element forces, loop-cut forces, the energy balance and the step-size history."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-__all__ = ["plot_coordinates", "plot_energy", "plot_drive_forces", "plot_element_forces", "plot_cut_forces",
+__all__ = ["plot_coordinates", "plot_energy", "plot_steps", "plot_drive_forces", "plot_element_forces", "plot_cut_forces",
            "plot_node_positions",
            "default_coordinates", "standard_plot_files", "standard_plots"]
 
@@ -117,6 +117,32 @@ def plot_cut_forces(result, path: str | Path, names=None, title: str = "") -> Pa
     return _finish(fig, am, path, "", "moment [N m]")
 
 
+def plot_steps(result, path: str | Path, title: str = "") -> Path:
+    """Plot the step-size history (``result.steps``): accepted steps' size against the time they
+    ended, rejected (error above tol) and failed (Newton) attempts marked; the error estimate
+    on a second axis (flexmb.solvers.step_control, E3)."""
+    s = result.steps
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    status = np.asarray(s["status"])
+    for code, label, style in ((0, "accepted step h", "-"), (1, "rejected: error above tol", "x"),
+                               (2, "failed: Newton or non-finite", "v")):
+        k = status == code
+        if k.any():
+            ax.plot(s["t"][k], s["h"][k], style, ms=4, label=f"{label} ({int(k.sum())})")
+    ax.set_yscale("log")
+    err = np.asarray(s["error"])
+    ok = (status == 0) & np.isfinite(err) & (err > 0)
+    if ok.any():
+        ax2 = ax.twinx()
+        ax2.plot(s["t"][ok], err[ok], ".", ms=2, color="0.6")
+        ax2.set_yscale("log")
+        ax2.set_ylabel("error estimate (grey)")
+        tol = result.meta.get("settings", {}).get("tol")
+        if tol:
+            ax2.axhline(tol, color="0.6", ls="--", lw=0.8)
+    return _finish(fig, ax, path, title or "step sizes", "step h [s]")
+
+
 def default_coordinates(result, limit: int = 8) -> list[str]:
     """The first ``limit`` coordinates of ``result``, leaving out those of auto-free nodes."""
     return [n for n in result.coordinate_names if ":free." not in n][:limit]
@@ -124,15 +150,18 @@ def default_coordinates(result, limit: int = 8) -> list[str]:
 
 def standard_plot_files(result) -> list[str]:
     """The names of the files :func:`standard_plots` writes for ``result``."""
+    auto = result.meta.get("settings", {}).get("dt") == "auto" and len(result.steps.get("t", ()))
     return (["energy.png"] + (["coordinates.png"] if default_coordinates(result) else [])
             + (["drive_forces.png"] if result.driven_names else []) + (["element_forces.png"] if result.element_names else [])
-            + (["cut_forces.png"] if getattr(result, "cut_names", ()) else []))
+            + (["cut_forces.png"] if getattr(result, "cut_names", ()) else [])
+            + (["steps.png"] if auto else []))
 
 
 def standard_plots(result, out: str | Path) -> list[Path]:
     """The plots every run gets, into the folder ``out`` (:func:`standard_plot_files`): energy
     balance, the first coordinates, drive forces (if any coordinate is driven), beam section
-    forces (if any beam), loop-cut forces (if any bushing or rigid cut)."""
+    forces (if any beam), loop-cut forces (if any bushing or rigid cut), the step sizes (of a run with
+    error-controlled steps)."""
     out = Path(out)
     made = []
     for name in standard_plot_files(result):
@@ -144,6 +173,8 @@ def standard_plots(result, out: str | Path) -> list[Path]:
             made.append(plot_drive_forces(result, out / name))
         elif name == "cut_forces.png":
             made.append(plot_cut_forces(result, out / name))
+        elif name == "steps.png":
+            made.append(plot_steps(result, out / name))
         else:
             made.append(plot_element_forces(result, out / name))
     return made

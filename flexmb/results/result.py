@@ -4,22 +4,47 @@ Two file forms, both read by :func:`flexmb.load` (flexmb.results.load): a single
 written by :meth:`Result.save` (format in flexmb.results.npz), and the run directory that
 :func:`flexmb.solvers.simulate.simulate` streams to while it runs (``out=``; see
 flexmb.results.rundir). Neither is pickled.
+
+A Result read from a file is *lazy*: its per-row arrays, ``energy`` and ``steps`` are read
+from the file when first used (each field once, then kept), and :meth:`Result.window` reads
+only the rows of a time range (from a run directory: only the chunks that hold them). The
+file's structure was checked when it was opened (flexmb.results.checks); reading a field
+checks its data again and raises ResultFileError if the file changed since.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
 from flexmb.errors import ModelError
 from flexmb.results.npz import write_result
 
-__all__ = ["Result"]
+__all__ = ["Result", "RowSource", "STEP_STATUS"]
+
+STEP_STATUS = {0: "accepted", 1: "rejected: local error above tol", 2: "failed: Newton or a non-finite value"}
+"""Codes of ``Result.steps["status"]``."""
 
 
-@dataclass
+class RowSource(Protocol):
+    """Where a lazy Result reads its rows from (flexmb.results.rundir, flexmb.results.npz)."""
+
+    path: Path
+    row_fields: tuple[str, ...]  # per-row arrays the file holds: Result fields and 'energy__<term>'
+    step_fields: tuple[str, ...]  # step-history columns ('steps__<key>'), () if none
+
+    def read(self, name: str, lo: int, hi: int) -> np.ndarray:
+        """Rows [lo, hi) of the per-row array ``name``."""
+
+    def read_steps(self, t0: float, t1: float) -> dict[str, np.ndarray]:
+        """The step history (columns by key) of the steps ending in [t0, t1]."""
+
+
+@dataclass(repr=False)
 class Result:
     """Time histories of a run (first axis = output time).
 
@@ -33,8 +58,13 @@ class Result:
     energy, rows named by element_names; cut_forces (nt, n_cut, 6): force and moment every loop
     cut (bushings, then rigid cuts) exerts on its end b at the cut point, in the cut's axes (node
     a's bushing axes), and cut_forces_global the same globally, rows named by cut_names
-    (:meth:`cut_force`; elements/bushing.py eq. (3)); newton_iterations (nt,); status: how the
-    run ended (``finished``, ``stopped: <reason>`` (a callback/monitor ended it), ``failed: <reason>``,
+    (:meth:`cut_force`; elements/bushing.py eq. (3)); newton_iterations (nt,): of the step that ended at (or, between steps, spans) the row;
+    steps: the step history, one entry per step attempt (flexmb.solvers.step_control.StepLog):
+    ``t`` (where the attempt ended), ``h``, ``iterations``, ``error`` (the estimated local error
+    per unit step relative to the motion, flexmb.solvers.step_control.ErrorEstimate; compared
+    with ``tol`` by ``dt="auto"``), ``status`` (:data:`STEP_STATUS`: 0 accepted, 1 rejected by
+    the error, 2 Newton failed); status: how the run ended (``finished``, ``stopped: <reason>`` (a
+    callback/monitor ended it), ``failed: <reason>``,
     ``interrupted``, ``incomplete: ...`` for a streamed run that wrote no end record);
     drawing: the model topology the ParaView export needs (flexmb.results.drawing.drawing_of);
     meta: JSON-able facts about the run (case, parameters, settings).
@@ -66,6 +96,70 @@ class Result:
     cut_names: tuple[str, ...] = ()
     drawing: dict[str, np.ndarray] = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
+    steps: dict[str, np.ndarray] = field(default_factory=dict)
+
+    # -------------------------------------------------------------- lazy rows (a Result read from a file)
+    @classmethod
+    def from_source(cls, source: RowSource, lo: int, hi: int, t: np.ndarray,
+                    step_range: tuple[float, float] = (-np.inf, np.inf), **static: Any) -> Result:
+        """A Result whose rows [lo, hi) are read from ``source`` on first use (``t``: their times,
+        read already) with the steps that ended in ``step_range``; ``static``: the other fields
+        (names, status, stats, drawing, meta)."""
+        res = cls.__new__(cls)
+        lazy = _Lazy(source, lo, hi, *step_range)
+        res.__dict__["_lazy"] = lazy
+        for f in fields(cls):
+            if f.name == "t":
+                res.__dict__["t"] = t
+            elif f.name in static:
+                res.__dict__[f.name] = static[f.name]
+            elif lazy.provides(f.name):
+                continue
+            elif f.default is not MISSING:
+                res.__dict__[f.name] = f.default
+            elif f.default_factory is not MISSING:
+                res.__dict__[f.name] = f.default_factory()
+            else:
+                raise TypeError(f"Result.from_source: '{f.name}' is neither in the source nor given")
+        return res
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached for a field not read yet (normal lookup failed): read it from the source
+        lazy = self.__dict__.get("_lazy") if not name.startswith("__") else None
+        if lazy is None or not lazy.provides(name):
+            raise AttributeError(f"'Result' object has no attribute '{name}'")
+        value = lazy.load(name)
+        self.__dict__[name] = value
+        return value
+
+    @property
+    def source(self) -> Path | None:
+        """The file or run directory this Result reads its rows from (None: all in memory)."""
+        lazy = self.__dict__.get("_lazy")
+        return None if lazy is None else lazy.source.path
+
+    def __repr__(self) -> str:
+        t = self.t
+        span = f"t = {t[0]:.6g} .. {t[-1]:.6g}" if t.size else "no rows"
+        where = f", reading {self.source}" if self.source is not None else ""
+        return f"Result(status={self.status!r}, {t.size} rows, {span}{where})"
+
+    def window(self, t0: float, t1: float) -> Result:
+        """The rows with ``t0 <= t <= t1`` (and the steps that ended in that range) as a Result;
+        a Result read from a file reads only those rows (of a run directory: only the chunks
+        that hold them), each field on first use."""
+        t = self.t
+        lo, hi = int(np.searchsorted(t, t0, side="left")), int(np.searchsorted(t, t1, side="right"))
+        lazy = self.__dict__.get("_lazy")
+        row_like = _row_fields(self, lazy)
+        static = {f.name: self.__dict__[f.name] for f in fields(self) if f.name not in row_like and f.name in self.__dict__}
+        if lazy is not None:
+            rng = (max(t0, lazy.t0), min(t1, lazy.t1))
+            return Result.from_source(lazy.source, lazy.lo + lo, lazy.lo + hi, t[lo:hi], rng, **static)
+        rows = {name: getattr(self, name)[lo:hi] for name in row_like if name not in ("energy", "steps")}
+        energy = {k: v[lo:hi] for k, v in self.energy.items()}
+        steps = _steps_between(self.steps, t0, t1)
+        return Result(**rows, energy=energy, steps=steps, **static)
 
     def coordinate(self, name: str) -> np.ndarray:
         """Time history of the coordinate called ``name`` (see ``coordinate_names``)."""
@@ -114,3 +208,45 @@ class Result:
     def save(self, path: str | Path) -> Path:
         """Write the result to an ``.npz`` file (no pickled objects; flexmb.results.npz)."""
         return write_result(self, path)
+
+
+def _row_fields(res: Result, lazy: _Lazy | None) -> set[str]:
+    """The fields of ``res`` with one entry per output row (per-row arrays, whatever element
+    family recorded them, ``energy`` and ``steps``): those its source reads, or in memory every
+    array field with as many rows as ``t``."""
+    nt = res.t.shape[0]
+    out = {"t", "energy", "steps"}
+    for f in fields(res):
+        if lazy is not None and lazy.provides(f.name):
+            out.add(f.name)
+        else:
+            v = res.__dict__.get(f.name)
+            if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == nt:
+                out.add(f.name)
+    return out
+
+
+def _steps_between(steps: Mapping[str, np.ndarray], t0: float, t1: float) -> dict[str, np.ndarray]:
+    if not steps:
+        return {}
+    keep = (steps["t"] >= t0) & (steps["t"] <= t1)
+    return {k: v[keep] for k, v in steps.items()}
+
+
+class _Lazy:
+    """The rows [lo, hi) of a source, read field by field (Result.__getattr__)."""
+
+    def __init__(self, source: RowSource, lo: int, hi: int, t0: float, t1: float) -> None:
+        self.source, self.lo, self.hi, self.t0, self.t1 = source, lo, hi, t0, t1
+        self.names = set(source.row_fields)
+
+    def provides(self, name: str) -> bool:
+        return name in self.names or name in ("energy", "steps")
+
+    def load(self, name: str) -> Any:
+        src = self.source
+        if name == "energy":
+            return {k[8:]: src.read(k, self.lo, self.hi) for k in src.row_fields if k.startswith("energy__")}
+        if name == "steps":
+            return src.read_steps(self.t0, self.t1) if src.step_fields else {}
+        return src.read(name, self.lo, self.hi)

@@ -7,8 +7,11 @@ A run directory holds
   shape and dtype of every per-row field, the drawing topology (flexmb.results.drawing), settings and
   the caller's facts (case, parameters); written once, before the first step;
 * ``chunk_00000.npz``, ``chunk_00001.npz``, … — consecutive blocks of output rows (plain
-  arrays, no pickle), each written to a temporary name, flushed to disk and renamed
-  (``os.replace``: atomic), every ``flush_rows`` rows or ``flush_seconds`` of wall time;
+  arrays, no pickle) and the step history since the previous chunk (``steps__t``,
+  ``steps__h``, … : one entry per step attempt, flexmb.results.checks.STEP_COLUMNS), each
+  written to a temporary name, flushed to disk and renamed (``os.replace``: atomic), every
+  ``flush_rows`` rows or ``flush_seconds`` of wall time (the recorder also bounds a chunk's
+  bytes, flexmb.solvers.recorder);
 * ``end.json`` — how the run ended (``finished``, ``stopped: <reason>``, ``failed: <reason>``,
   ``interrupted``), the numbers of rows and chunks written and the statistics, written
   (atomically) when the run stops;
@@ -26,6 +29,9 @@ the last time present.
 field, every chunk's arrays against the shapes ``meta.json`` declares and against the file's
 real size before anything is allocated (flexmb.results.npz), and the whole against
 ``end.json``; whatever does not fit gives a ResultFileError naming the file and what is wrong.
+It reads only the chunks' headers and output times: the Result it returns reads each per-row
+array when first used, and a window of it only the chunks that hold its rows
+(:class:`RunDirSource`), so loading a long run costs memory for what is used only.
 """
 
 from __future__ import annotations
@@ -41,13 +47,13 @@ import numpy as np
 
 from flexmb.errors import ResultFileError, RunDirError
 from flexmb.results import manifest
-from flexmb.results.checks import check_result, names_problem, row_shapes
+from flexmb.results.checks import STEP_COLUMNS, check_result, names_problem, row_shapes, steps_problem
 from flexmb.results.files import atomic_write, write_json
 from flexmb.results.manifest import RUN_FORMAT as FORMAT
-from flexmb.results.npz import NAME_FIELDS, ROW_FIELDS, read_arrays
+from flexmb.results.npz import NAME_FIELDS, ROW_FIELDS, ArraySpec, read_arrays, read_headers
 from flexmb.results.result import Result
 
-__all__ = ["RunWriter", "load_run", "is_run_dir", "FORMAT", "VERSION"]
+__all__ = ["RunWriter", "RunDirSource", "load_run", "is_run_dir", "FORMAT", "VERSION"]
 
 VERSION = 1
 _CHUNK = re.compile(r"^chunk_(\d+)\.npz$")
@@ -72,8 +78,10 @@ class RunWriter:
     there (flexmb.results.manifest.clear); a folder holding anything else, or a symbolic link,
     is refused (RunDirError) with nothing removed. ``meta``: JSON-able facts stored in
     meta.json (case file, parameters, ...). ``flush_rows``/``flush_seconds``: write a chunk
-    after this many rows or this much wall time, whichever comes first. ``fsync``: force each
-    chunk to the disk before renaming it (survives power loss, not only a killed process).
+    after this many rows or this much wall time, whichever comes first (:meth:`due`; the
+    writer holds no rows itself: the recorder queues them in its own block and hands a block
+    to :meth:`write_chunk`). ``fsync``: force each chunk to the disk before renaming it
+    (survives power loss, not only a killed process).
     """
 
     def __init__(self, path: str | Path, overwrite: bool = False, meta: dict | None = None,
@@ -84,7 +92,6 @@ class RunWriter:
         self.flush_rows = max(1, int(flush_rows))
         self.flush_seconds = float(flush_seconds)
         self.fsync = fsync
-        self._rows: list[dict[str, np.ndarray]] = []
         self._chunk = 0
         self._n_rows = 0
         self._last_t = float("nan")
@@ -130,7 +137,7 @@ class RunWriter:
             shapes[name] = {"shape": list(a.shape[1:]), "dtype": str(a.dtype)}
         meta = {
             "format": FORMAT, "version": VERSION, "created": _time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "fields": shapes,
+            "fields": shapes, "steps": dict(STEP_COLUMNS),
             "names": {k: list(getattr(r, k)) for k in NAME_FIELDS},
             "drawing": {k: _array_spec(np.asarray(v)) for k, v in r.drawing.items()},
             "settings": settings, "meta": self.meta,
@@ -139,32 +146,35 @@ class RunWriter:
         write_json(p / "meta.json", meta, self.fsync)
         self.opened = True
 
-    def append(self, row: dict[str, np.ndarray | float]) -> None:
-        """Queue one output row (keys: ROW_FIELDS and ``energy__<term>``); writes a chunk
-        when ``flush_rows`` rows are queued or ``flush_seconds`` passed since the last one."""
-        self._rows.append({k: np.array(row[k]) for k in self._fields})
-        self._last_t = float(row["t"])
-        if len(self._rows) >= self.flush_rows or _time.monotonic() - self._last_flush >= self.flush_seconds:
-            self.flush()
+    def due(self, queued_rows: int) -> bool:
+        """Whether ``queued_rows`` rows make a chunk now (``flush_rows`` rows, or ``flush_seconds``
+        since the last chunk)."""
+        return queued_rows >= self.flush_rows or _time.monotonic() - self._last_flush >= self.flush_seconds
 
-    def flush(self) -> None:
-        """Write the queued rows as the next chunk (atomic rename)."""
+    def write_chunk(self, rows: dict[str, np.ndarray], steps: dict[str, np.ndarray] | None = None) -> None:
+        """Write the next chunk (atomic rename): ``rows``, one array (n, ...) per field of
+        meta.json (views into the recorder's block are written without copying them whole), and
+        the step history since the last chunk (columns of STEP_COLUMNS; empty if None)."""
         self._last_flush = _time.monotonic()
-        if not self._rows:
+        n = int(rows["t"].shape[0])
+        steps = steps if steps is not None else {k: np.zeros(0, dtype=d) for k, d in STEP_COLUMNS.items()}
+        if n == 0 and not steps["t"].size:
             return
-        arrays = {k: np.stack([r[k] for r in self._rows]) for k in self._fields}
+        arrays = {k: rows[k] for k in self._fields}
+        arrays.update({f"steps__{k}": np.asarray(steps[k], dtype=d) for k, d in STEP_COLUMNS.items()})
         atomic_write(self.path / f"chunk_{self._chunk:05d}.npz", lambda f: np.savez(f, **arrays), self.fsync)
         self._chunk += 1
-        self._n_rows += len(self._rows)
-        self._rows = []
+        self._n_rows += n
+        if n:
+            self._last_t = float(rows["t"][-1])
 
-    def close(self, status: str, stats: dict | None = None) -> None:
-        """Write the remaining rows and the end record ``status`` (idempotent)."""
+    def close(self, status: str, stats: dict | None = None, extra: dict | None = None) -> None:
+        """Write the end record ``status`` (idempotent; the recorder writes its last chunk first).
+        ``extra``: further JSON-able facts for end.json (e.g. the relaxed start)."""
         if self.closed or not self.opened:
             return
-        self.flush()
         end = {"status": status, "rows": self._n_rows, "last_time": self._last_t, "chunks": self._chunk,
-               "stats": dict(stats or {}), "ended": _time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+               "stats": dict(stats or {}), "ended": _time.strftime("%Y-%m-%dT%H:%M:%S%z"), **(extra or {})}
         write_json(self.path / "end.json", end, self.fsync)
         self.closed = True
 
@@ -238,6 +248,9 @@ def _read_meta(p: Path) -> dict:
     for k in ("settings", "meta"):
         if not isinstance(meta.get(k, {}), dict):
             raise _bad(f, f"'{k}' is not an object")
+    steps = meta.get("steps", {})  # absent from runs written before the step history was recorded
+    if steps and steps != STEP_COLUMNS:
+        raise _bad(f, f"'steps' declares the step history as {steps!r}, not {STEP_COLUMNS!r}")
     return meta
 
 
@@ -275,20 +288,102 @@ def _read_end(f: Path) -> dict:
     return end
 
 
+class RunDirSource:
+    """The chunks of a run directory, checked (:func:`load_run`), read field by field and only
+    where a lazy Result's rows lie (flexmb.results.result.RowSource)."""
+
+    def __init__(self, path: Path, files: list[Path], starts: np.ndarray, fields: dict, steps: bool) -> None:
+        self.path = path
+        self.files = files
+        self.starts = starts  # first row of each chunk, and the row count at the end
+        self.specs = fields
+        self.row_fields = tuple(k for k in fields if k != "t")
+        self.step_fields = tuple(f"steps__{k}" for k in STEP_COLUMNS) if steps else ()
+
+    def _member(self, k: int, name: str) -> np.ndarray:
+        f = self.files[k]
+        if not f.is_file():
+            raise ResultFileError(f"'{f}' is gone: the run directory changed after it was loaded (a lazy result "
+                                  "reads its rows when they are first used)",
+                                  "load it again, or read the fields you need at once: flexmb.load(path, fields=[...])")
+        a = read_arrays(f, stored_only=True, names=[name]).get(name)
+        if a is None:
+            raise _bad(f, f"it has no array '{name}' (the file changed after the run was loaded)")
+        return a
+
+    def read(self, name: str, lo: int, hi: int) -> np.ndarray:
+        s = self.specs[name]
+        parts = []
+        k0 = max(int(np.searchsorted(self.starts, lo, side="right")) - 1, 0)
+        for k in range(k0, len(self.files)):
+            c0, c1 = int(self.starts[k]), int(self.starts[k + 1])
+            if c0 >= hi:
+                break
+            if c1 <= lo:
+                continue
+            a = self._member(k, name)
+            if a.shape != (c1 - c0, *s["shape"]) or a.dtype != np.dtype(s["dtype"]):
+                raise _bad(self.files[k], f"array '{name}' is {a.dtype} {a.shape}, not what it was when the run was "
+                           "loaded (the file changed since)")
+            parts.append(a[max(lo, c0) - c0:min(hi, c1) - c0])
+        if not parts:
+            return np.zeros((0, *s["shape"]), dtype=s["dtype"])
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def read_steps(self, t0: float, t1: float) -> dict[str, np.ndarray]:
+        out: dict[str, list[np.ndarray]] = {k: [] for k in STEP_COLUMNS}
+        for k in range(len(self.files)):
+            ts = self._member(k, "steps__t")
+            keep = (ts >= t0) & (ts <= t1)
+            if not keep.any():
+                continue
+            for c in STEP_COLUMNS:
+                a = ts if c == "t" else self._member(k, f"steps__{c}")
+                if a.shape != ts.shape:
+                    raise _bad(self.files[k], f"array 'steps__{c}' has {a.shape[0]} entries, 'steps__t' has {ts.size}")
+                out[c].append(a[keep])
+        return {c: np.concatenate(v) if v else np.zeros(0, dtype=STEP_COLUMNS[c]) for c, v in out.items()}
+
+
+def _chunk_rows(f: Path, fields: dict, steps: bool) -> int:
+    """The number of rows of chunk ``f``, after checking every array's header (declared shape and
+    dtype, bytes held; nothing is read) against meta.json's declaration."""
+    heads = read_headers(f, stored_only=True)
+    n = None
+    for k, s in fields.items():
+        a = heads.get(k)
+        if a is None:
+            raise _bad(f, f"it has no array '{k}'")
+        if a.dtype != np.dtype(s["dtype"]) or a.shape[1:] != tuple(s["shape"]) or a.ndim != len(s["shape"]) + 1:
+            raise _bad(f, f"array '{k}' is {a.dtype} of shape {a.shape}, meta.json declares rows of "
+                       f"{tuple(s['shape'])} {s['dtype']}")
+        if n is None:
+            n = a.shape[0]
+        elif a.shape[0] != n:
+            raise _bad(f, f"array '{k}' has {a.shape[0]} rows, 't' has {n}")
+    if steps:
+        bad = steps_problem({k: heads.get(f"steps__{k}") for k in STEP_COLUMNS}, "steps__")
+        if bad:
+            raise _bad(f, bad)
+    return int(n or 0)
+
+
 def load_run(path: str | Path) -> Result:
-    """Read a run directory into a :class:`~flexmb.results.result.Result` (no pickle).
+    """Read a run directory into a lazy :class:`~flexmb.results.result.Result` (no pickle).
 
     A run with no end record gets ``status = "incomplete: ..."`` naming the last time reached;
     one whose last chunks are missing (fewer than end.json records) ``incomplete: ...`` naming
     them and the last time present. ResultFileError, naming the file and what is wrong, for
     anything damaged: JSON that is not what flexmb writes, a chunk that is cut short or whose
     arrays do not have the declared shapes or the same number of rows, more chunks or rows than
-    end.json records, a gap in the chunk numbers."""
+    end.json records, a gap in the chunk numbers. These checks read the chunks' headers and
+    output times only; the per-row arrays are read when first used (:class:`RunDirSource`)."""
     p = Path(path)
     if not (p / "meta.json").is_file():
         raise ResultFileError(f"'{p}' is not a flexmb run directory (no meta.json with format '{FORMAT}').")
     meta = _read_meta(p)  # names meta.json and what is wrong with it, or says it is not a flexmb run
     fields = meta["fields"]
+    has_steps = bool(meta.get("steps"))
     chunks = sorted((int(m.group(1)), f) for f in p.iterdir() if (m := _CHUNK.match(f.name)))
     idx = [i for i, _ in chunks]
     if idx != list(range(len(idx))):
@@ -300,25 +395,13 @@ def load_run(path: str | Path) -> Result:
     end = _read_end(end_file) if end_file.exists() else None
     if end is not None and "chunks" in end and len(chunks) > end["chunks"]:
         raise _bad(end_file, f"it records {end['chunks']} chunks, the directory holds {len(chunks)}")
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in fields}
-    for _, f in chunks:
-        arrays = read_arrays(f, stored_only=True)
-        n = None
-        for k, s in fields.items():
-            a = arrays.get(k)
-            if a is None:
-                raise _bad(f, f"it has no array '{k}'")
-            if a.dtype != np.dtype(s["dtype"]) or a.shape[1:] != tuple(s["shape"]) or a.ndim != len(s["shape"]) + 1:
-                raise _bad(f, f"array '{k}' is {a.dtype} of shape {a.shape}, meta.json declares rows of "
-                           f"{tuple(s['shape'])} {s['dtype']}")
-            if n is None:
-                n = a.shape[0]
-            elif a.shape[0] != n:
-                raise _bad(f, f"array '{k}' has {a.shape[0]} rows, 't' has {n}")
-            parts[k].append(a)
-    data = {k: np.concatenate(parts[k]) if parts[k] else np.zeros([0] + s["shape"], dtype=s["dtype"])
-            for k, s in fields.items()}
-    t = data["t"]
+    files = [f for _, f in chunks]
+    counts = [_chunk_rows(f, fields, has_steps) for f in files]
+    times = [read_arrays(f, stored_only=True, names=["t"])["t"] for f in files]
+    for f, n, tk in zip(files, counts, times):
+        if tk.shape != (n,):
+            raise _bad(f, f"array 't' has shape {tk.shape}, its header said ({n},) (the file changed while it was read)")
+    t = np.concatenate(times) if times else np.zeros(0)
     last = f"t = {t[-1]:.6g}" if t.size else "no output row"
     if end is None:
         status = (f"incomplete: the run wrote no end record (killed or crashed); last time reached {last} "
@@ -335,9 +418,16 @@ def load_run(path: str | Path) -> Result:
         elif n_rows is not None and t.size != n_rows:
             raise _bad(end_file, f"it records {n_rows} output rows, the chunks hold {t.size}")
     names = meta["names"]
-    kw: dict[str, Any] = {k: data[k] for k in ROW_FIELDS if k in data}
-    kw.update(energy={k[8:]: data[k] for k in fields if k.startswith("energy__")},
-              **{k: tuple(names[k]) for k in NAME_FIELDS}, status=status, stats=stats, drawing=meta["drawing"],
-              meta={"settings": meta.get("settings", {}), **meta.get("meta", {})})
-    check_result(kw, str(p))
-    return Result(**kw)
+    n = int(t.size)
+    kw: dict[str, Any] = {k: ArraySpec((n, *s["shape"]), np.dtype(s["dtype"])) for k, s in fields.items()
+                          if not k.startswith("energy__")}
+    kw["t"] = t
+    run_meta = {"settings": meta.get("settings", {}), **meta.get("meta", {})}
+    if end is not None and isinstance(end.get("start"), dict):
+        run_meta["start"] = end["start"]
+    static = dict(**{k: tuple(names[k]) for k in NAME_FIELDS}, status=status, stats=stats, drawing=meta["drawing"],
+                  meta=run_meta)
+    energy = {k[8:]: ArraySpec((n,), np.dtype(s["dtype"])) for k, s in fields.items() if k.startswith("energy__")}
+    check_result({**kw, **static, "energy": energy}, str(p))
+    source = RunDirSource(p, files, np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]), fields, has_steps)
+    return Result.from_source(source, 0, n, t, **static)

@@ -130,6 +130,10 @@ class GeneralizedAlpha:
         self._scalar = ~model.u_is_ball  # the scalar coordinates' velocity indices (State.retract)
         self._ball_u = np.flatnonzero(model.u_is_ball)
         self._eps_pos = 16 * np.finfo(float).eps * self.length_scale
+        # set by simulate: the step history (flexmb.solvers.recorder.StepLog) advance() adds every attempt
+        # to, and the local error estimate it records (flexmb.solvers.step_control.ErrorEstimate)
+        self.log = None
+        self.estimator = None
 
     # ------------------------------------------------------------------ helpers
     def _evaluate(self, st: State) -> Evaluation:
@@ -382,7 +386,9 @@ class GeneralizedAlpha:
         sub-step ends on that grid, the last exactly at t_end, and each level's halvings are
         counted apart, so growth never uses up the budget). A SolverError is raised only when a
         step of the smallest size fails; its message names that step and where it started.
-        ``self.substeps`` counts the sub-steps taken, ``self.min_step`` the smallest."""
+        ``self.substeps`` counts the sub-steps taken, ``self.min_step`` the smallest; with
+        ``self.log`` set every attempt is added to it (with ``self.estimator``'s error estimate
+        of each sub-step taken; it changes nothing of the step)."""
         t0 = st.t
         given = t_end is not None
         t_end = t0 + h if t_end is None else t_end
@@ -397,6 +403,8 @@ class GeneralizedAlpha:
                 st1, a1, ev, info = self.step(st, a, h_try, t_try if level or given else None)
                 _check_finite(st1, self.model)
             except SolverError as exc:
+                if self.log is not None:
+                    self.log.add(t_try, h_try, -1, math.nan, 2)
                 if level >= self.max_halvings:
                     raise SolverError(
                         f"{exc} — the step from t = {st.t:.6g} failed down to h = {h_try:.3e} "
@@ -405,6 +413,12 @@ class GeneralizedAlpha:
                 level += 1
                 k *= 2
                 continue
+            if self.log is not None:
+                err = math.nan
+                if self.estimator is not None:
+                    err = self.estimator(ev, a, a1, h_try)
+                    self.estimator.accept(ev)
+                self.log.add(st1.t, h_try, info.iterations, err, 0)
             total_it += info.iterations
             total_fac += info.factorizations
             self.substeps += 1

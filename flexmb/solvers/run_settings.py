@@ -10,7 +10,10 @@ import numpy as np
 from flexmb.errors import SettingsError
 from flexmb.state import State
 
-__all__ = ["check_settings", "step_count"]
+__all__ = ["check_settings", "check_auto", "step_count", "AUTO"]
+
+AUTO = "auto"
+"""``simulate(dt=AUTO)``: error-controlled steps (flexmb.solvers.step_control)."""
 
 
 _MAX_HALVINGS = 40  # dt / 2**40 ~ 1e-12 dt: finer steps stop advancing the time in double precision
@@ -27,10 +30,11 @@ def _real(v) -> bool:
 def check_settings(t_end, dt, rho_inf, output_every, rtol, max_halvings, state, callback, progress) -> tuple[int, int]:
     """Refuse invalid ``simulate`` settings with a SettingsError naming the argument; returns
     ``output_every`` and ``max_halvings`` as ints."""
-    for v, name in ((t_end, "t_end"), (dt, "dt")):
-        if not (_real(v) and v > 0):
-            raise _setting_error(name, v, "must be a positive finite number (seconds)")
-    if dt < 1e-12 * t_end:
+    if not (_real(t_end) and t_end > 0):
+        raise _setting_error("t_end", t_end, "must be a positive finite number (seconds)")
+    if not (_real(dt) and dt > 0) and dt != AUTO:
+        raise _setting_error("dt", dt, "must be a positive finite number (seconds), or 'auto' (error-controlled steps)")
+    if dt != AUTO and dt < 1e-12 * t_end:
         raise _setting_error("dt", dt, f"gives more than 1e12 steps to t_end = {t_end!r}: below the time resolution "
                              "of double precision; give a larger dt")
     if not (_real(rho_inf) and 0.0 <= rho_inf <= 1.0):
@@ -61,3 +65,23 @@ def step_count(t0: float, t_end: float, dt: float) -> tuple[int, bool]:
     if n >= 1 and abs(ratio - n) <= 1e-9 * ratio:
         return n, True
     return math.ceil(ratio), False
+
+
+def check_auto(dt, t0: float, t_end: float, tol, output_dt, dt_max, output_every: int) -> None:
+    """Refuse the settings of error-controlled steps that do not fit (SettingsError naming the
+    argument): ``tol`` in (0, 1), ``output_dt`` and ``dt_max`` positive and at most the run,
+    none of them with a fixed ``dt``, and ``output_dt`` not together with ``output_every``."""
+    auto = dt == AUTO
+    for v, name in ((tol, "tol"), (output_dt, "output_dt"), (dt_max, "dt_max")):
+        if v is not None and not auto:
+            raise _setting_error(name, v, f"applies to error-controlled steps only: give dt='auto' (dt = {dt!r} is a "
+                                 "fixed step; its outputs are set by output_every)")
+    if tol is not None and not (_real(tol) and 0.0 < tol < 1.0):
+        raise _setting_error("tol", tol, "must be a number in (0, 1) (error per unit step relative to the motion)")
+    span = t_end - t0
+    for v, name in ((output_dt, "output_dt"), (dt_max, "dt_max")):
+        if v is not None and not (_real(v) and 1e-12 * span <= v):
+            raise _setting_error(name, v, f"must be a positive number of seconds, at least 1e-12 of the run ({span!r} s)")
+    if output_dt is not None and output_every != 1:
+        raise _setting_error("output_every", output_every, "cannot be given with output_dt (rows at multiples of "
+                             "output_dt); give one of them")

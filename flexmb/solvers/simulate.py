@@ -1,6 +1,7 @@
-"""Run a model in time: generalized-α steps, outputs (poses, drive forces, joint reactions,
-energy balance) recorded into a :class:`~flexmb.results.result.Result` and, with ``out=``, streamed
-to a run directory as they are computed (flexmb.results.rundir)."""
+"""Run a model in time: generalized-α steps of a fixed size or error-controlled (``dt="auto"``,
+flexmb.solvers.step_control), outputs (poses, drive forces, joint reactions, energy balance)
+recorded by flexmb.solvers.recorder into a :class:`~flexmb.results.result.Result` and, with
+``out=``, streamed to a run directory as they are computed (flexmb.results.rundir)."""
 
 from __future__ import annotations
 
@@ -9,153 +10,25 @@ import time as _time
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
-from flexmb.elements import recorded_fields
 from flexmb.errors import SolverError
 from flexmb.model import Model
-from flexmb.results.drawing import drawing_of
 from flexmb.results.result import Result
 from flexmb.results.rundir import RunWriter
-from flexmb.rotations import logm
 from flexmb.settings import RHO_INF
-from flexmb.solvers.generalized_alpha import GeneralizedAlpha
+from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _check_finite
 from flexmb.solvers.initial import relaxed_start
-from flexmb.solvers.nonfinite import evaluation_source, row_source
-from flexmb.solvers.run_settings import check_settings, step_count
+from flexmb.solvers.recorder import Recorder, check_keep
+from flexmb.solvers.run_settings import AUTO, check_auto, check_settings, step_count
+from flexmb.solvers.step_control import DEFAULT_TOL, ErrorEstimate, StepController, interpolate, shifted_acceleration
 from flexmb.state import State
 
 __all__ = ["simulate"]
 
 
-_ROW_KEYS = ("t", "q", "u", "udot", "x", "R", "joint_points", "twists", "drive_forces", "reactions",
-             "newton_iterations")
-_ENERGY_KEYS = ("kinetic", "potential", "strain", "dissipated", "drive_work", "load_work")
-
-
-class _Recorder:
-    """Output rows of a run; also streams them to a RunWriter when one is given. The work of
-    dampers, drives and loads is integrated over every step (trapezoidal rule), whatever the
-    output interval."""
-
-    def __init__(self, model: Model, integ: GeneralizedAlpha, writer: RunWriter | None = None) -> None:
-        self.m = model
-        self.integ = integ
-        self.writer = writer
-        # the element families' recorded outputs by Result field (families sharing one: rows concatenated)
-        self.outputs = recorded_fields(model)
-        self.rows: dict[str, list] = {k: [] for k in _ROW_KEYS + tuple(self.outputs)
-                                      + tuple(f"energy__{k}" for k in _ENERGY_KEYS)}
-        self.work = {"dissipated": 0.0, "drive_work": 0.0, "load_work": 0.0}
-        self._prev: tuple[float, tuple[float, float, float]] | None = None
-        self._drive = np.zeros(0)
-
-    def _nonfinite(self, st: State, ev, source: str) -> SolverError:
-        """The SolverError for an output that is not finite (and where the evaluation first was not)."""
-        cause = evaluation_source(self.m, st, ev)
-        return SolverError(f"t = {st.t:.6g}: non-finite output (NaN or inf): {source}"
-                           + (f", from the {cause}" if cause else "") + "; the inputs there are too large for "
-                           "double precision (check masses, centres of mass, stiffness, loads, drives).", st.t)
-
-    def _q_out(self, st: State) -> np.ndarray:
-        m = self.m
-        q = np.zeros(m.n_u)
-        q[~m.u_is_ball] = st.q
-        if m.n_ball:
-            q[m.u_is_ball] = logm(st.balls).reshape(-1)
-        return q
-
-    def step(self, st: State, ev) -> None:
-        """Add the work done over the step that ended at ``st`` (call after every step); a SolverError
-        names a drive force or power that is not finite (nothing is added then)."""
-        m = self.m
-        drive = ev.residual(st.udot)[m.driven] if m.driven.size else np.zeros(0)
-        p_diss = float(np.sum(m.spring_c * st.u[m.spring_u] ** 2)) if m.spring_u.size else 0.0
-        p_diss += ev.element_dissipation
-        if ev.friction is not None:  # bearing friction (flexmb/friction.py) dissipates -sum(tau u)
-            p_diss -= ev.friction.power(ev.node_wrenches(st.udot))
-        p_drive = float(np.dot(drive, st.u[m.driven])) if m.driven.size else 0.0
-        p_load = float(np.sum(ev.loads * ev.kin.V))
-        if m.jforce_u.size:  # applied joint forces work like loads
-            p_load += float(np.dot([f(st.t) for f in m.jforce_f], st.u[m.jforce_u]))
-        power = (p_diss, p_drive, p_load)
-        source = row_source(m, {"drive_forces": drive}) or next(
-            (f"power of the {what} ({p})" for what, p in zip(("dampers and friction", "drives", "loads"), power)
-             if not math.isfinite(p)), None)
-        if source is not None:
-            raise self._nonfinite(st, ev, source)
-        self._drive = drive
-        if self._prev is not None:
-            h = st.t - self._prev[0]
-            for key, p, p0 in zip(("dissipated", "drive_work", "load_work"), power, self._prev[1]):
-                self.work[key] += 0.5 * h * (p + p0)
-        self._prev = (st.t, power)
-
-    def record(self, st: State, ev, iterations: int) -> None:
-        """Store an output row at ``st`` (after :meth:`step` for that state)."""
-        self.append(self.row(st, ev, iterations))
-
-    def row(self, st: State, ev, iterations: int) -> dict:
-        """The output row at ``st`` (after :meth:`step` for that state); a SolverError names its first
-        non-finite quantity (flexmb.solvers.nonfinite.row_source)."""
-        m, asm = self.m, self.integ.asm
-        T, V = asm.energies(ev, st)
-        row = {
-            "t": st.t, "q": self._q_out(st), "u": st.u.copy(), "udot": st.udot.copy(), "x": ev.kin.x, "R": ev.kin.R,
-            "joint_points": ev.kin.joint_point, "twists": ev.kin.V, "drive_forces": self._drive,
-            "reactions": asm.reactions(ev, st.udot), "newton_iterations": np.int64(iterations),
-            **{field: _joined([asm.element_output(ev, name, o.name) for name, o in outs])
-               for field, outs in self.outputs.items()},
-            # element strain energy apart from gravity and joint springs (energies() sums them)
-            "energy__kinetic": T, "energy__potential": V - ev.strain_energy, "energy__strain": ev.strain_energy,
-            **{f"energy__{k}": v for k, v in self.work.items()},
-        }
-        source = row_source(m, row)
-        if source is not None:  # a run never reports a NaN or inf as a result
-            raise self._nonfinite(st, ev, source)
-        return row
-
-    def append(self, row: dict) -> None:
-        """Store an output row (from :meth:`row`) and stream it."""
-        for k, v in row.items():
-            self.rows[k].append(v)
-        if self.writer is not None:
-            self.writer.append(row)
-
-    def result(self, status: str, stats: dict, meta: dict | None = None) -> Result:
-        m, R = self.m, self.rows
-        n = len(R["t"])
-        outputs = {}
-        for field, outs in self.outputs.items():
-            n_el, out = sum(m.elements[name].n for name, _ in outs), outs[0][1]
-            shape = (n, n_el, len(out.columns)) if out.columns else (n, n_el)
-            outputs[field] = np.array(R[field], dtype=float).reshape(shape)
-            if out.names_field:
-                outputs[out.names_field] = tuple(e for name, _ in outs for e in m.elements[name].names)
-        return Result(
-            t=np.array(R["t"], dtype=float), q=np.array(R["q"]).reshape(n, m.n_u), u=np.array(R["u"]).reshape(n, m.n_u),
-            udot=np.array(R["udot"]).reshape(n, m.n_u), x=np.array(R["x"]).reshape(n, m.n_nodes, 3),
-            R=np.array(R["R"]).reshape(n, m.n_nodes, 3, 3), joint_points=np.array(R["joint_points"]).reshape(n, m.n_joints, 3),
-            twists=np.array(R["twists"]).reshape(n, m.n_nodes, 6),
-            drive_forces=np.array(R["drive_forces"], dtype=float).reshape(n, m.driven.size),
-            reactions=np.array(R["reactions"]).reshape(n, m.n_joints, 6),
-            energy={k: np.array(R[f"energy__{k}"], dtype=float) for k in _ENERGY_KEYS},
-            newton_iterations=np.array(R["newton_iterations"], dtype=np.int64), coordinate_names=m.coordinate_names,
-            node_names=m.node_names, joint_names=m.joint_names,
-            driven_names=tuple(m.coordinate_names[k] for k in m.driven), status=status, stats=stats, **outputs,
-            drawing=drawing_of(m), meta=dict(meta or {}),
-        )
-
-
-def _joined(parts: list[np.ndarray]) -> np.ndarray:
-    """The rows of the families sharing a recorded field, one after the other."""
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-
 def simulate(
     model: Model,
     t_end: float,
-    dt: float,
+    dt: float | str,
     rho_inf: float = RHO_INF,
     output_every: int = 1,
     rtol: float = 1e-10,
@@ -167,19 +40,41 @@ def simulate(
     progress: Callable[[float, int], None] | None = None,
     reuse_factor: bool | str = "auto",
     linear_solver: str = "auto",
+    *,
+    tol: float | None = None,
+    output_dt: float | None = None,
+    dt_max: float | None = None,
+    keep: str | int | None = None,
 ) -> Result:
     """Integrate ``model`` from its initial state (or ``state``) to ``t_end`` with step ``dt``; the
     initial state with its free FE nodes carried along (flexmb.solvers.initial.relaxed_start, ``meta["start"]``).
 
-    The run ends at ``t_end``: steps of ``dt`` from t0 (0 or ``state.t``), and where t_end - t0 is
-    no multiple of dt the last step is shortened to end exactly at t_end (t_end = 1, dt = 0.3: at
-    0.3, 0.6, 0.9 and 1.0; dt > t_end: one step of t_end). Where it is one (to 1e-9 of a step)
-    the last time is the sum of the steps, t_end to round-off, so a shorter run's rows are the
-    first rows of a longer one, bit for bit. A step whose Newton iteration fails is retried with
-    halved steps down to dt / 2**max_halvings (GeneralizedAlpha.advance). Records every
-    ``output_every``-th step and always the last one. ``reuse_factor``: keep the factorized
-    iteration matrix across steps while Newton converges fast: True, False (refactorize every step) or "auto"
-    (reuse where refactorizing costs more than a few residual evaluations); same results.
+    **Fixed steps** (``dt`` a number, the default way): steps of ``dt`` from t0 (0 or
+    ``state.t``), and where t_end - t0 is no multiple of dt the last step is shortened to end
+    exactly at t_end (t_end = 1, dt = 0.3: at 0.3, 0.6, 0.9 and 1.0; dt > t_end: one step of
+    t_end). Where it is one (to 1e-9 of a step) the last time is the sum of the steps, t_end to
+    round-off, so a shorter run's rows are the first rows of a longer one, bit for bit. A step
+    whose Newton iteration fails is retried with halved steps down to dt / 2**max_halvings
+    (GeneralizedAlpha.advance). Records every ``output_every``-th step and always the last one.
+
+    **Error-controlled steps** (``dt="auto"``, flexmb.solvers.step_control): each step's local
+    error is estimated from its two pseudo-accelerations, C h² (a_{n+1} - a_n) (step_control
+    eq. E2), measured at the nodes per unit step relative to the motion (E3), and the step is
+    accepted if that is at most ``tol`` (default 1e-4): the global error is then about
+    tol × (the largest node speed) × (t_end - t0). The step grows where the motion is smooth
+    (at most twice per step, up to ``dt_max``, default (t_end - t0)/20) and shrinks where it
+    is not (singular configurations, drive transients, stiff transients); a Newton failure
+    rejects and halves the step, and the run fails only when a step of h/2**max_halvings fails
+    (h: the first failed one), naming it. Rows: at t0 + k ``output_dt`` and t_end, computed
+    between steps from the dense output (step_control: Hermite interpolation, forces and
+    energies evaluated at that state), or without ``output_dt`` at every ``output_every``-th
+    step. The run ends at t_end exactly. ``result.steps`` holds every step attempt (time, size,
+    Newton iterations, error estimate, accepted/rejected/failed), in both modes.
+
+    ``reuse_factor``: keep the factorized iteration matrix across steps while Newton converges
+    fast: True, False (refactorize every step) or "auto" (reuse where refactorizing costs more
+    than a few residual evaluations); same results.
+
     ``linear_solver``: "auto" (the O(n) tree factorization for rigid trees, CHOLMOD otherwise), "tree"
     or "cholmod" (GeneralizedAlpha).
     On a Newton failure the steps computed so far are returned with ``status`` saying why (or
@@ -188,12 +83,17 @@ def simulate(
     finite numbers only. A failure at the start (the initial accelerations or outputs) raises
     the SolverError. Invalid settings raise :class:`flexmb.errors.SettingsError` (a ValueError)
     naming the argument, before anything is written.
-    ``result.stats`` holds wall time, steps (of dt, the shortened last one included), sub-steps
-    (halved steps counted one by one), the smallest step taken, Newton iterations,
-    factorizations, symbolic analyses and the time split (assembly, factorization, solve).
+    ``result.stats`` holds wall time, steps (accepted; with a fixed dt: of dt, the shortened last
+    one included), sub-steps (halved steps counted one by one), rejected and failed step
+    attempts, the smallest, largest and mean step taken, Newton iterations, factorizations,
+    symbolic analyses and the time split (assembly, factorization, solve).
 
-    ``out``: a directory (or a :class:`flexmb.results.rundir.RunWriter`) the output rows are streamed
-    to while the run goes, closed with the run's status; it must not exist yet (or be empty).
+    ``out``: a directory (or a :class:`flexmb.results.rundir.RunWriter`) the output rows and the
+    step history are streamed to while the run goes, closed with the run's status; it must not
+    exist yet (or be empty). ``keep``: the rows kept in memory (flexmb.solvers.recorder):
+    ``"all"`` (the default without ``out``), ``"none"`` (the default with ``out``: memory stays
+    bounded by the model whatever the run's length, and the result returned is read lazily
+    from ``out``, flexmb.load) or an int N (the last N rows, returned as the result).
     ``callback(state, evaluation)`` is called after every accepted step; if it returns a
     non-empty string the run ends there with ``status = "stopped: <that string>"`` (the last
     step is recorded). ``progress(t, newton_iterations)`` is called after every accepted step
@@ -204,66 +104,188 @@ def simulate(
     output_every, max_halvings = check_settings(t_end, dt, rho_inf, output_every, rtol, max_halvings, state, callback,
                                                  progress)
     t0 = 0.0 if state is None else float(state.t)
-    n_steps, dt_multiple = step_count(t0, t_end, dt)
+    check_auto(dt, t0, t_end, tol, output_dt, dt_max, output_every)
+    keep = check_keep(keep, out is not None)
+    auto = dt == AUTO
     wall0 = _time.perf_counter()
     integ = GeneralizedAlpha(model, rho_inf=rho_inf, rtol=rtol, max_halvings=max_halvings, reuse_factor=reuse_factor,
                              linear_solver=linear_solver)
     writer = out if (out is None or isinstance(out, RunWriter)) else RunWriter(out)
-    rec = _Recorder(model, integ, writer)
+    rec = Recorder(model, integ, writer, keep)
+    integ.log = rec.log
+    integ.estimator = ErrorEstimate(model, integ.beta, integ.gamma, integ.length_scale, t_end - t0)
     settings = {"t_end": t_end, "dt": dt, "rho_inf": rho_inf, "output_every": output_every, "rtol": rtol,
-                "max_halvings": max_halvings, "reuse_factor": reuse_factor}
+                "max_halvings": max_halvings, "reuse_factor": reuse_factor, "keep": keep}
+    if auto:
+        settings.update(tol=DEFAULT_TOL if tol is None else tol, output_dt=output_dt, dt_max=dt_max)
     if writer is not None:
-        writer.begin(rec.result("running", {}), settings)
-    status = "finished"
-    n_ok = total_it = 0
+        writer.begin(rec.template(), settings)
+    run = _Run(model, integ, rec, callback, progress)
     start_meta: dict = {}  # the relaxed start (flexmb/solvers/initial.py): free FE nodes carried along, strain energy
     try:
         st, start_meta = relaxed_start(model) if state is None else (state.copy(), {})
         st, ev = integ.initial_acceleration(st)
-        a = st.udot.copy()
         rec.step(st, ev)
-        rec.record(st, ev, 0)
-        for i in range(1, n_steps + 1):
-            last = i == n_steps
-            try:
-                # the last step ends at t_end, shortened unless t_end is a multiple of dt
-                short = last and not dt_multiple
-                st, a, ev, info = integ.advance(st, a, t_end - st.t, t_end) if short else integ.advance(st, a, dt)
-                rec.step(st, ev)
-                # a monitor may end the run (e.g. flexmb.analysis.monitors.SingularityMonitor)
-                stop = callback(st, ev) if callback is not None else None
-                row = rec.row(st, ev, info.iterations) if stop or last or i % output_every == 0 else None
-            except SolverError as exc:
-                status = f"failed: {exc}"
-                if raise_on_failure:
-                    raise
-                break
-            n_ok += 1
-            total_it += info.iterations
-            if stop:
-                status = f"stopped: {stop}"
-            if row is not None:
-                rec.append(row)
-            if progress is not None:
-                progress(st.t, info.iterations)
-            if status != "finished":
-                break
+        rec.row(st, ev, 0)
+        rec.commit()
+        try:
+            if auto:
+                run.auto(st, t_end, settings["tol"], output_dt, dt_max, output_every, max_halvings)
+            else:
+                run.fixed(st, t_end, dt, output_every)
+        except SolverError as exc:
+            run.status = f"failed: {exc}"
+            if raise_on_failure:
+                raise
     except KeyboardInterrupt:
-        status = "interrupted"
+        run.status = "interrupted"
         raise
     except BaseException as exc:
-        if status == "finished":
-            status = f"failed: {type(exc).__name__}: {exc}"
+        if run.status == "finished":
+            run.status = f"failed: {type(exc).__name__}: {exc}"
         raise
     finally:
-        stats = {
-            "wall_time": _time.perf_counter() - wall0, "steps": float(n_ok), "substeps": float(integ.substeps),
-            "min_step": float(integ.min_step) if integ.substeps else 0.0, "newton_iterations": float(total_it),
+        stats = run.stats(integ, _time.perf_counter() - wall0)
+        if writer is not None:
+            try:
+                if writer.opened:
+                    rec.flush()
+            finally:
+                writer.close(run.status, stats, start_meta)
+    if keep == "none" and writer is not None:
+        from flexmb.results.load import load  # the rows are on disk only: read them when used
+
+        return load(writer.path)
+    return rec.result(run.status, stats, {"settings": settings, **start_meta})
+
+
+class _Run:
+    """The time loop of one run (fixed or error-controlled steps) and its counters."""
+
+    def __init__(self, model: Model, integ: GeneralizedAlpha, rec: Recorder, callback, progress) -> None:
+        self.m, self.integ, self.rec = model, integ, rec
+        self.callback, self.progress = callback, progress
+        self.status = "finished"
+        self.n_ok = self.total_it = self.above_tol = 0
+        self.h_max = 0.0
+        self.t0 = self.t_reached = 0.0
+
+    def _accepted(self, st: State, ev, iterations: int) -> str | None:
+        """Bookkeeping of an accepted step: work integrals, the callback (a monitor may end the
+        run, e.g. flexmb.analysis.monitors.SingularityMonitor); returns its stop reason."""
+        self.rec.step(st, ev)
+        return self.callback(st, ev) if self.callback is not None else None
+
+    def _after(self, t: float, h: float, iterations: int, stop: str | None) -> None:
+        self.n_ok += 1
+        self.h_max = max(self.h_max, h)
+        self.t_reached = t
+        self.total_it += iterations
+        if stop:
+            self.status = f"stopped: {stop}"
+        if self.progress is not None:
+            self.progress(t, iterations)
+
+    def fixed(self, st: State, t_end: float, dt: float, output_every: int) -> None:
+        """Steps of dt (the last one shortened to end at t_end), halved on Newton failure."""
+        integ, rec = self.integ, self.rec
+        self.t0 = self.t_reached = st.t
+        n_steps, dt_multiple = step_count(st.t, t_end, dt)
+        a = st.udot.copy()
+        for i in range(1, n_steps + 1):
+            last = i == n_steps
+            # the last step ends at t_end, shortened unless t_end is a multiple of dt
+            short = last and not dt_multiple
+            st, a, ev, info = integ.advance(st, a, t_end - st.t, t_end) if short else integ.advance(st, a, dt)
+            stop = self._accepted(st, ev, info.iterations)
+            if stop or last or i % output_every == 0:
+                rec.row(st, ev, info.iterations)
+                rec.commit()
+            self._after(st.t, info.h, info.iterations, stop)
+            if self.status != "finished":
+                return
+
+    def auto(self, st: State, t_end: float, tol: float, output_dt: float | None, dt_max: float | None,
+             output_every: int, max_halvings: int) -> None:
+        """Error-controlled steps (flexmb.solvers.step_control); rows at the multiples of
+        ``output_dt`` (dense output) or at every ``output_every``-th step."""
+        m, integ, rec, est = self.m, self.integ, self.rec, self.integ.estimator
+        t0 = self.t0 = self.t_reached = st.t
+        ctl = StepController(tol, t0, t_end, dt_max)
+        dalpha = integ.am - integ.af
+        a, a_prev, h_prev = st.udot.copy(), None, 0.0
+        h = ctl.h
+        fail_first: float | None = None  # the first failed step since the last accepted one
+        rejected_since = False
+        k_out = 1  # the next output time is out_time(k_out)
+        n = 0
+
+        def out_time(k: int) -> float:
+            """t0 + k output_dt, or t_end from where that reaches it (to 1e-9 of output_dt)."""
+            t = t0 + k * output_dt
+            return t_end if t >= t_end - 1e-9 * output_dt else t
+        while True:
+            h_try, last = ctl.plan(st.t, h)
+            t1 = t_end if last else st.t + h_try
+            a_use = shifted_acceleration(a, a_prev, h_try, h_prev, dalpha)  # (E4)
+            try:
+                st1, a1, ev1, info = integ.step(st, a_use, h_try, t1)
+                _check_finite(st1, m)
+            except SolverError as exc:
+                rec.log.add(t1, h_try, -1, math.nan, 2)
+                fail_first = h_try if fail_first is None else fail_first
+                if h_try <= math.ldexp(fail_first, -max_halvings) or h_try <= 1e-12 * (t_end - t0):
+                    raise SolverError(
+                        f"{exc} — the step from t = {st.t:.6g} failed down to h = {h_try:.3e} (the smallest step tried; "
+                        f"{fail_first:.3e} halved {round(math.log2(fail_first / h_try))} times); loosen tol, raise "
+                        "max_halvings, or check the model at that time.", exc.time) from exc
+                h = 0.5 * h_try
+                rejected_since = True
+                continue
+            err = est(ev1, a_use, a1, h_try)
+            if err > tol and h_try > ctl.h_min:
+                rec.log.add(t1, h_try, info.iterations, err, 1)
+                h = ctl.rejected(h_try, err)
+                rejected_since = True
+                continue
+            # accepted
+            rec.log.add(t1, h_try, info.iterations, err, 0)
+            self.above_tol += err > tol
+            est.accept(ev1)
+            integ.substeps += 1
+            integ.min_step = min(integ.min_step, h_try)
+            n += 1
+            if output_dt is not None:  # rows at the output times strictly inside the step: dense output
+                while (tau := out_time(k_out)) < t1 - 1e-9 * h_try:
+                    sti = interpolate(m, st, st1, a_use, a1, integ.beta, tau)
+                    rec.row_between(sti, integ.asm.evaluate(sti), info.iterations)
+                    rec.commit()
+                    k_out += 1
+            stop = self._accepted(st1, ev1, info.iterations)
+            on_grid = output_dt is not None and out_time(k_out) <= t1 + 1e-9 * h_try
+            if stop or last or on_grid or (output_dt is None and n % output_every == 0):
+                rec.row(st1, ev1, info.iterations)
+                rec.commit()
+                k_out += on_grid
+            a_prev, a, h_prev = a_use, a1, h_try
+            st = st1
+            self._after(st.t, h_try, info.iterations, stop)
+            if self.status != "finished" or last:
+                return
+            h = ctl.accepted(h_try, err, rejected_since)
+            fail_first, rejected_since = None, False
+
+    def stats(self, integ: GeneralizedAlpha, wall: float) -> dict[str, float]:
+        """The run's statistics (simulate's docstring); every value a float."""
+        counts = self.rec.log.counts
+        return {
+            "wall_time": wall, "steps": float(self.n_ok), "substeps": float(integ.substeps),
+            "min_step": float(integ.min_step) if integ.substeps else 0.0, "max_step": float(self.h_max),
+            "mean_step": float((self.t_reached - self.t0) / self.n_ok) if self.n_ok else 0.0,
+            "rejected_steps": float(counts[1]), "failed_steps": float(counts[2]),
+            "steps_error_above_tol": float(self.above_tol), "newton_iterations": float(self.total_it),
             "factorizations": float(integ.chol.n_factorize if integ.chol else 0),
             "symbolic_analyses": float(integ.chol.n_analyze if integ.chol else 0), **integ.solver_stats(),
             "modified_newton_steps": float(integ.modified_newton),
             **{f"time_{k}": v for k, v in integ.timings.items()},
         }
-        if writer is not None:
-            writer.close(status, stats)
-    return rec.result(status, stats, {"settings": settings, **start_meta})

@@ -1,0 +1,369 @@
+"""Output rows of a run (simulate's recorder): poses, velocities, drive forces, joint reactions,
+element outputs, the energy balance, and the step history.
+
+A row is written in place into a preallocated block: one float64 matrix (rows x every float
+field side by side, each field a view of it) and one int64 matrix (Newton iterations), so a
+row costs its own arithmetic and one copy per field, and one ``isfinite`` pass over the whole
+row proves it finite (the naming of a non-finite value, flexmb.solvers.nonfinite.row_source,
+runs only when that pass fails). The joint reactions' subtree sums run compiled
+(:func:`_reactions_into`, the same operations in the same order as
+flexmb.engine.assembly.Assembler.reactions: equal bit for bit). A block holds at most
+``flush_rows`` rows and :data:`BLOCK_BYTES`; when it is full, or the writer's ``flush_seconds``
+have passed, it is written as one chunk of the run directory (flexmb.results.rundir) together
+with the step history since the last chunk, and then kept in memory as ``keep`` says:
+
+* ``"all"``: every row (the default without ``out=``);
+* ``"none"``: no row (the default with ``out=``: memory is bounded by the model and one block,
+  whatever the run's length; simulate then returns the result read lazily from the directory);
+* an int N: the last N rows (and the steps since the first of them).
+
+The work of dampers, drives and loads is integrated over every step (trapezoidal rule), whatever
+the output interval; a row between steps (dense output, flexmb.solvers.step_control) integrates
+the last step's part up to its time.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from flexmb.elements import recorded_fields
+from flexmb.errors import SolverError
+from flexmb.model import Model
+from flexmb.results.checks import STEP_COLUMNS
+from flexmb.results.drawing import drawing_of
+from flexmb.results.result import Result
+from flexmb.results.rundir import RunWriter
+from flexmb.rotations import logm_into
+from flexmb.solvers.nonfinite import evaluation_source, row_source
+from flexmb.state import State
+
+__all__ = ["Recorder", "StepLog", "BLOCK_BYTES", "ENERGY_KEYS", "check_keep"]
+
+ENERGY_KEYS = ("kinetic", "potential", "strain", "dissipated", "drive_work", "load_work")
+BLOCK_BYTES = 32 * 2**20
+"""Largest block of rows held before it is written (a 4000-element link's row is 1.8 MB: 18 rows)."""
+_BLOCK_ROWS = 500  # rows of a block without a writer
+
+
+def check_keep(keep, streamed: bool):
+    """``keep`` as ``"all"``, ``"none"`` or an int >= 1 (None: "none" when ``streamed``, else "all")."""
+    from flexmb.errors import SettingsError
+
+    if keep is None:
+        return "none" if streamed else "all"
+    if keep in ("all", "none"):
+        return keep
+    if isinstance(keep, (int, np.integer)) and not isinstance(keep, (bool, np.bool_)) and keep >= 1:
+        return int(keep)
+    raise SettingsError(f"simulate: keep = {keep!r} must be 'all', 'none' or a number of rows >= 1 (the last rows "
+                        "kept in memory)")
+
+
+class StepLog:
+    """The step history: one entry per step attempt (columns of flexmb.results.checks.STEP_COLUMNS:
+    where it ended, its size, Newton iterations (-1: it failed), the error estimate err (E3 of
+    flexmb.solvers.step_control; NaN where none was computed) and its status, 0 accepted, 1
+    rejected by the error, 2 Newton failed or a non-finite value)."""
+
+    def __init__(self) -> None:
+        self._rows: list[tuple[float, float, int, float, int]] = []
+        self.counts = [0, 0, 0]  # attempts by status, over the whole run
+
+    def add(self, t: float, h: float, iterations: int, error: float, status: int) -> None:
+        self._rows.append((t, h, iterations, error, status))
+        self.counts[status] += 1
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def take(self) -> dict[str, np.ndarray]:
+        """The entries since the last take, as columns; the log is then empty."""
+        rows, self._rows = self._rows, []
+        cols = list(zip(*rows)) if rows else [()] * len(STEP_COLUMNS)
+        return {k: np.array(c, dtype=d) for (k, d), c in zip(STEP_COLUMNS.items(), cols)}
+
+
+@njit(cache=True)
+def _q_into(q, balls, scalar, ball, out):
+    """Output coordinates: the scalar ones, and each ball's rotation vector (rotations.logm_into)."""
+    for k in range(scalar.shape[0]):
+        out[scalar[k]] = q[k]
+    phi = np.empty(3)
+    for n in range(balls.shape[0]):
+        logm_into(balls[n], phi)
+        out[ball[3 * n]], out[ball[3 * n + 1]], out[ball[3 * n + 2]] = phi[0], phi[1], phi[2]
+
+
+@njit(cache=True)
+def _reactions_into(w, x, preorder, sub_first, sub_last, joint_child, joint_point, out):
+    """Joint reactions (Assembler.reactions) from node wrenches w (N,6) about the node origins:
+    moments moved to the global origin, summed over each joint's subtree (prefix sums in
+    preorder), moments moved to the current joint point."""
+    N = w.shape[0]
+    cs = np.zeros((N + 1, 6))
+    for k in range(N):
+        i = preorder[k]
+        f0, f1, f2 = w[i, 0], w[i, 1], w[i, 2]
+        cs[k + 1, 0] = cs[k, 0] + f0
+        cs[k + 1, 1] = cs[k, 1] + f1
+        cs[k + 1, 2] = cs[k, 2] + f2
+        cs[k + 1, 3] = cs[k, 3] + (w[i, 3] + (x[i, 1] * f2 - x[i, 2] * f1))
+        cs[k + 1, 4] = cs[k, 4] + (w[i, 4] + (x[i, 2] * f0 - x[i, 0] * f2))
+        cs[k + 1, 5] = cs[k, 5] + (w[i, 5] + (x[i, 0] * f1 - x[i, 1] * f0))
+    for j in range(joint_child.shape[0]):
+        c = joint_child[j]
+        a, b = sub_first[c], sub_last[c]
+        F0 = cs[b, 0] - cs[a, 0]
+        F1 = cs[b, 1] - cs[a, 1]
+        F2 = cs[b, 2] - cs[a, 2]
+        p0, p1, p2 = joint_point[j, 0], joint_point[j, 1], joint_point[j, 2]
+        out[j, 0], out[j, 1], out[j, 2] = F0, F1, F2
+        out[j, 3] = (cs[b, 3] - cs[a, 3]) - (p1 * F2 - p2 * F1)
+        out[j, 4] = (cs[b, 4] - cs[a, 4]) - (p2 * F0 - p0 * F2)
+        out[j, 5] = (cs[b, 5] - cs[a, 5]) - (p0 * F1 - p1 * F0)
+
+
+def _layout(specs: dict[str, tuple[tuple[int, ...], str]]) -> dict[str, tuple[str, int, int]]:
+    """Each field's (dtype, first column, number of columns) in the block matrix of its dtype."""
+    off = {"float64": 0, "int64": 0}
+    out = {}
+    for name, (shape, dtype) in specs.items():
+        size = math.prod(shape)
+        out[name] = (dtype, off[dtype], size)
+        off[dtype] += size
+    return out
+
+
+class _Block:
+    """``cap`` rows: a float64 matrix with every float field's columns side by side (each field a
+    view of shape (cap, *row shape)) and an int64 matrix for the integer fields."""
+
+    def __init__(self, specs: dict[str, tuple[tuple[int, ...], str]], cap: int) -> None:
+        self.specs = specs
+        layout = _layout(specs)
+        n = {d: sum(size for dd, _, size in layout.values() if dd == d) for d in ("float64", "int64")}
+        self.F = np.zeros((cap, n["float64"]))
+        self.I = np.zeros((cap, n["int64"]), dtype=np.int64)
+        self.views: dict[str, np.ndarray] = {}
+        for name, (dtype, lo, size) in layout.items():
+            v = (self.F if dtype == "float64" else self.I)[:, lo:lo + size]
+            v.shape = (cap, *specs[name][0])  # a view, never a copy (raises if it cannot be one)
+            self.views[name] = v
+        self.cap = cap
+        self.n = 0
+
+    def arrays(self, n: int | None = None) -> dict[str, np.ndarray]:
+        """Each field's first ``n`` rows (default: the rows filled), views into the block."""
+        n = self.n if n is None else n
+        return {k: v[:n] for k, v in self.views.items()}
+
+
+class _Kept:
+    """The rows (and steps) kept in memory: ``keep`` = "all", "none" or the last N rows."""
+
+    def __init__(self, specs: dict, keep) -> None:
+        self.specs, self.keep = specs, keep
+        self.blocks: list[tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]] = []
+        self.rows = 0
+
+    def add(self, block: _Block, steps: dict[str, np.ndarray]) -> None:
+        if self.keep == "none":
+            return
+        n = block.n
+        self.blocks.append((block.F[:n].copy(), block.I[:n].copy(), steps))
+        self.rows += n
+        if isinstance(self.keep, int):
+            while len(self.blocks) > 1 and self.rows - self.blocks[0][0].shape[0] >= self.keep:
+                self.rows -= self.blocks.pop(0)[0].shape[0]
+
+    def arrays(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """The kept rows (fields) and steps."""
+        mats = {"float64": [b[0] for b in self.blocks], "int64": [b[1] for b in self.blocks]}
+        mats = {d: np.concatenate(v) if v else None for d, v in mats.items()}
+        n = 0 if mats["float64"] is None else mats["float64"].shape[0]
+        first = max(0, n - self.keep) if isinstance(self.keep, int) else 0
+        out = {}
+        for name, (dtype, lo, size) in _layout(self.specs).items():
+            shape = self.specs[name][0]
+            base = mats[dtype]
+            out[name] = (np.zeros((0, *shape), dtype=dtype) if base is None
+                         else np.ascontiguousarray(base[first:, lo:lo + size]).reshape((n - first, *shape)))
+        steps = {k: np.concatenate([b[2][k] for b in self.blocks]) if self.blocks else np.zeros(0, dtype=d)
+                 for k, d in STEP_COLUMNS.items()}
+        if first:
+            keep = steps["t"] >= out["t"][0]
+            steps = {k: v[keep] for k, v in steps.items()}
+        return out, steps
+
+
+class Recorder:
+    """Output rows and the step history of one run (module docstring); streams them to
+    ``writer`` when one is given and keeps in memory what ``keep`` says."""
+
+    def __init__(self, model: Model, integ, writer: RunWriter | None = None, keep="all",
+                 block_bytes: int = BLOCK_BYTES) -> None:
+        self.m = model
+        self.integ = integ
+        self.asm = integ.asm
+        self.writer = writer
+        # the element families' recorded outputs by Result field (families sharing one, e.g. the cut
+        # forces of bushings and rigid cuts: their elements' rows one after the other)
+        self.outputs = recorded_fields(model)
+        self.specs = self._specs()
+        row_bytes = 8 * sum(math.prod(s) for s, _ in self.specs.values()) or 8
+        cap = writer.flush_rows if writer is not None else _BLOCK_ROWS
+        self.block = _Block(self.specs, max(1, min(cap, block_bytes // row_bytes)))
+        self.kept = _Kept(self.specs, keep)
+        self.log = StepLog()
+        self.rows_written = 0
+        self.work = {"dissipated": 0.0, "drive_work": 0.0, "load_work": 0.0}
+        self._prev: tuple[float, tuple[float, float, float]] | None = None
+        self._drive = np.zeros(0)
+        self._scalar = np.flatnonzero(~model.u_is_ball)
+        self._ball = np.flatnonzero(model.u_is_ball)
+        pat = self.asm.pattern
+        self._tree = (np.asarray(pat.preorder, dtype=np.int64), np.asarray(pat.sub_first, dtype=np.int64),
+                      np.asarray(pat.sub_last, dtype=np.int64), np.asarray(model.joint_child, dtype=np.int64))
+
+    def _specs(self) -> dict[str, tuple[tuple[int, ...], str]]:
+        m = self.m
+        N, nj, nu = m.n_nodes, m.n_joints, m.n_u
+        specs: dict[str, tuple[tuple[int, ...], str]] = {
+            "t": ((), "float64"), "q": ((nu,), "float64"), "u": ((nu,), "float64"), "udot": ((nu,), "float64"),
+            "x": ((N, 3), "float64"), "R": ((N, 3, 3), "float64"), "joint_points": ((nj, 3), "float64"),
+            "twists": ((N, 6), "float64"), "drive_forces": ((int(m.driven.size),), "float64"),
+            "reactions": ((nj, 6), "float64"), "newton_iterations": ((), "int64")}
+        for field, outs in self.outputs.items():
+            n_el, out = sum(m.elements[name].n for name, _ in outs), outs[0][1]
+            specs[field] = ((n_el, len(out.columns)) if out.columns else (n_el,), "float64")
+        specs.update({f"energy__{k}": ((), "float64") for k in ENERGY_KEYS})
+        return specs
+
+    # ------------------------------------------------------------------ work of dampers, drives, loads
+    def _nonfinite(self, st: State, ev, source: str) -> SolverError:
+        """The SolverError for an output that is not finite (and where the evaluation first was not)."""
+        cause = evaluation_source(self.m, st, ev)
+        return SolverError(f"t = {st.t:.6g}: non-finite output (NaN or inf): {source}"
+                           + (f", from the {cause}" if cause else "") + "; the inputs there are too large for "
+                           "double precision (check masses, centres of mass, stiffness, loads, drives).", st.t)
+
+    def power(self, st: State, ev) -> tuple[tuple[float, float, float], np.ndarray]:
+        """(dissipated, drive, load) power at ``st`` and the drive forces; a SolverError names a
+        drive force or power that is not finite."""
+        m = self.m
+        drive = ev.residual(st.udot)[m.driven] if m.driven.size else np.zeros(0)
+        p_diss = float(np.sum(m.spring_c * st.u[m.spring_u] ** 2)) if m.spring_u.size else 0.0
+        p_diss += ev.element_dissipation
+        if ev.friction is not None:  # bearing friction (flexmb/friction.py) dissipates -sum(tau u)
+            p_diss -= ev.friction.power(ev.node_wrenches(st.udot))
+        p_drive = float(np.dot(drive, st.u[m.driven])) if m.driven.size else 0.0
+        p_load = float(np.sum(ev.loads * ev.kin.V))
+        if m.jforce_u.size:  # applied joint forces work like loads
+            p_load += float(np.dot([f(st.t) for f in m.jforce_f], st.u[m.jforce_u]))
+        power = (p_diss, p_drive, p_load)
+        if not (math.isfinite(p_diss) and math.isfinite(p_drive) and math.isfinite(p_load)
+                and np.isfinite(drive).all()):
+            source = row_source(m, {"drive_forces": drive}) or next(
+                (f"power of the {what} ({p})" for what, p in zip(("dampers and friction", "drives", "loads"), power)
+                 if not math.isfinite(p)), None)
+            raise self._nonfinite(st, ev, source or "power")
+        return power, drive
+
+    def step(self, st: State, ev) -> None:
+        """Add the work done over the step that ended at ``st`` (call after every step); a SolverError
+        names a drive force or power that is not finite (nothing is added then)."""
+        power, self._drive = self.power(st, ev)
+        if self._prev is not None:
+            h = st.t - self._prev[0]
+            for key, p, p0 in zip(("dissipated", "drive_work", "load_work"), power, self._prev[1]):
+                self.work[key] += 0.5 * h * (p + p0)
+        self._prev = (st.t, power)
+
+    # ------------------------------------------------------------------ rows
+    def row(self, st: State, ev, iterations: int) -> None:
+        """Write the output row at ``st`` into the block (after :meth:`step` for that state; kept
+        once :meth:`commit` is called); a SolverError names its first non-finite quantity."""
+        self._fill(st, ev, iterations, self._drive, self.work)
+
+    def row_between(self, st: State, ev, iterations: int) -> None:
+        """Write the output row at a state between the last step's start and end (dense output):
+        the work integrals run to its time from the last step's start (call before :meth:`step`
+        for the step's end)."""
+        power, drive = self.power(st, ev)
+        work = dict(self.work)
+        if self._prev is not None:
+            h = st.t - self._prev[0]
+            for key, p, p0 in zip(("dissipated", "drive_work", "load_work"), power, self._prev[1]):
+                work[key] += 0.5 * h * (p + p0)
+        self._fill(st, ev, iterations, drive, work)
+
+    def _fill(self, st: State, ev, iterations: int, drive: np.ndarray, work: dict[str, float]) -> None:
+        b, m, asm = self.block, self.m, self.asm
+        i, v, kin = b.n, b.views, ev.kin
+        T, V = asm.energies(ev, st)
+        v["t"][i] = st.t
+        _q_into(st.q, st.balls, self._scalar, self._ball, v["q"][i])
+        v["u"][i] = st.u
+        v["udot"][i] = st.udot
+        v["x"][i] = kin.x
+        v["R"][i] = kin.R
+        v["joint_points"][i] = kin.joint_point
+        v["twists"][i] = kin.V
+        v["drive_forces"][i] = drive
+        _reactions_into(ev.node_wrenches(st.udot), kin.x, *self._tree, kin.joint_point, v["reactions"][i])
+        v["newton_iterations"][i] = iterations
+        for field, outs in self.outputs.items():
+            if len(outs) == 1:
+                v[field][i] = asm.element_output(ev, outs[0][0], outs[0][1].name)
+            else:
+                v[field][i] = np.concatenate([asm.element_output(ev, name, o.name) for name, o in outs])
+        # element strain energy apart from gravity and joint springs (energies() sums them)
+        v["energy__kinetic"][i] = T
+        v["energy__potential"][i] = V - ev.strain_energy
+        v["energy__strain"][i] = ev.strain_energy
+        for k, w in work.items():
+            v[f"energy__{k}"][i] = w
+        if not np.isfinite(b.F[i]).all():  # a run never reports a NaN or inf as a result
+            row = {k: a[i] for k, a in v.items()}
+            raise self._nonfinite(st, ev, row_source(m, row) or "output row")
+
+    def commit(self) -> None:
+        """Keep the row written last; write the block when it is full or the writer says so."""
+        self.block.n += 1
+        if self.block.n == self.block.cap or (self.writer is not None and self.writer.due(self.block.n)):
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the block and the steps since the last flush (one chunk), keep them as ``keep``
+        says, and start an empty block."""
+        steps = self.log.take()
+        if self.writer is not None and self.writer.opened:
+            self.writer.write_chunk(self.block.arrays(), steps)
+        self.kept.add(self.block, steps)
+        self.rows_written += self.block.n
+        self.block.n = 0
+
+    def result(self, status: str, stats: dict, meta: dict | None = None) -> Result:
+        """The rows (and steps) kept in memory as a Result."""
+        if self.block.n or len(self.log):
+            self.flush()
+        rows, steps = self.kept.arrays()
+        return self._result(rows, steps, status, stats, meta)
+
+    def template(self) -> Result:
+        """A Result without rows (the shapes, names and drawing RunWriter.begin needs)."""
+        rows = {k: np.zeros((0, *s), dtype=d) for k, (s, d) in self.specs.items()}
+        return self._result(rows, {}, "running", {}, None)
+
+    def _result(self, rows: dict, steps: dict, status: str, stats: dict, meta: dict | None) -> Result:
+        m = self.m
+        names = {outs[0][1].names_field: tuple(e for name, _ in outs for e in m.elements[name].names)
+                 for outs in self.outputs.values() if outs[0][1].names_field}
+        fields = {k: a for k, a in rows.items() if not k.startswith("energy__")}
+        return Result(**fields, energy={k: rows[f"energy__{k}"] for k in ENERGY_KEYS},
+                      coordinate_names=m.coordinate_names, node_names=m.node_names, joint_names=m.joint_names,
+                      driven_names=tuple(m.coordinate_names[k] for k in m.driven), status=status, stats=stats,
+                      **names, drawing=drawing_of(m), meta=dict(meta or {}), steps=steps)

@@ -1,0 +1,157 @@
+"""Output memory bounded by the model, not the run, and lazy reading (issue 14, item 2).
+
+* With ``out=`` the recorder writes rows in place into one preallocated block, flushes it as a
+  chunk and keeps nothing (keep="none"): the peak of Python allocations (tracemalloc) of a run
+  of 2000 rows exceeds that of a run of 200 rows by less than one block.
+* Without ``out=`` every row is kept (keep="all"), so the same comparison grows with the rows:
+  the measurement can tell the two apart.
+* keep=N keeps the last N rows (and the steps since the first of them).
+* flexmb.load reads only the fields asked for (fields=...) and, with t=(t0, t1), only the chunks
+  holding those rows (spied on the chunk reader).
+"""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import flexmb as fm
+import flexmb.results.rundir as rundir
+from flexmb.errors import SettingsError
+from flexmb.results.rundir import RunWriter
+from flexmb.solvers.simulate import simulate
+
+DT = 1e-3
+
+
+def beam_model(n: int = 8) -> fm.Model:
+    """A cantilever of n beam elements under gravity (its rows hold the beam family's outputs)."""
+    mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
+    sec = fm.BeamSection(E=70e9, G=26e9, A=1e-4, Iy=1e-9, Iz=1e-9, J=2e-9, rho=2700.0)
+    names = mb.add_flexible_link("b", (0, 0, 0), (1, 0, 0), n, sec)
+    mb.add_joint("clamp", "fixed", "ground", names[0], point=(0, 0, 0))
+    return mb.compile()
+
+
+def peak_bytes(run) -> int:
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.fixture(scope="module")
+def model():
+    m = beam_model(2)
+    simulate(m, 5 * DT, DT)  # compile the kernels before measuring
+    return m
+
+
+def _run(model, rows: int, path, keep):
+    def go():
+        w = RunWriter(path, flush_rows=100, fsync=False) if path is not None else None
+        res = simulate(model, rows * DT, DT, out=w, keep=keep)
+        assert res.status == "finished"
+    return go
+
+
+def test_peak_memory_does_not_grow_with_run_length(model, tmp_path):
+    from flexmb.solvers.recorder import Recorder
+
+    short = peak_bytes(_run(model, 200, tmp_path / "short", "none"))
+    long = peak_bytes(_run(model, 2000, tmp_path / "long", "none"))
+    w = RunWriter(tmp_path / "probe", flush_rows=100)
+    from flexmb.solvers.generalized_alpha import GeneralizedAlpha
+
+    block = Recorder(model, GeneralizedAlpha(model), w).block
+    block_bytes = block.F.nbytes + block.I.nbytes
+    print(f"peak {short} B (200 rows), {long} B (2000 rows), block {block_bytes} B")
+    assert long - short < block_bytes, (short, long, block_bytes)
+    # everything is on disk all the same
+    assert fm.load(tmp_path / "long").t.size == 2001
+
+
+def test_keeping_all_rows_grows_with_run_length(model):
+    short = peak_bytes(_run(model, 200, None, "all"))
+    long = peak_bytes(_run(model, 700, None, "all"))
+    from flexmb.solvers.generalized_alpha import GeneralizedAlpha
+    from flexmb.solvers.recorder import Recorder
+
+    row_bytes = Recorder(model, GeneralizedAlpha(model)).block.F.shape[1] * 8
+    print(f"keep=all: peak {short} B (200 rows), {long} B (700 rows), row {row_bytes} B")
+    assert long - short > 500 * row_bytes  # the 500 more rows are held (the check above can fail)
+
+
+def test_keep_last_rows(model, tmp_path):
+    res = simulate(model, 0.35, DT, out=RunWriter(tmp_path / "r", flush_rows=100, fsync=False), keep=50)
+    full = fm.load(tmp_path / "r")
+    assert res.t.size == 50 and np.array_equal(res.t, full.t[-50:])
+    assert np.array_equal(res.x, full.x[-50:]) and np.array_equal(res.energy["kinetic"], full.energy["kinetic"][-50:])
+    assert res.steps["t"][0] >= res.t[0] and res.steps["t"][-1] == res.t[-1]
+    with pytest.raises(SettingsError, match="keep"):
+        simulate(model, 0.01, DT, keep=0)
+
+
+def test_simulate_with_out_returns_a_lazy_result(model, tmp_path):
+    res = simulate(model, 0.05, DT, out=tmp_path / "r")
+    assert res.source == tmp_path / "r"
+    assert "x" not in res.__dict__  # not read yet
+    assert res.x.shape == (51, model.n_nodes, 3)
+
+
+@pytest.fixture()
+def spied(monkeypatch):
+    """Every (chunk file, member names) the run-directory reader reads."""
+    calls = []
+    real = rundir.read_arrays
+
+    def spy(path, *args, names=None, **kw):
+        calls.append((path.name, tuple(sorted(names)) if names is not None else None))
+        return real(path, *args, names=names, **kw)
+
+    monkeypatch.setattr(rundir, "read_arrays", spy)
+    return calls
+
+
+def test_load_reads_only_the_fields_asked_for(model, tmp_path, spied):
+    simulate(model, 0.35, DT, out=RunWriter(tmp_path / "r", flush_rows=100, fsync=False))
+    spied.clear()
+    res = fm.load(tmp_path / "r", fields=("q",))
+    read = {names for _, names in spied}
+    assert read == {("t",), ("q",)}  # the times (to check and index) and q; never x, R, reactions, ...
+    assert {f for f, _ in spied} == {f"chunk_{k:05d}.npz" for k in range(4)}
+    spied.clear()
+    assert res.q.shape == (351, model.n_u) and not spied  # already read
+    assert res.reactions.shape == (351, model.n_joints, 6)
+    assert {names for _, names in spied} == {("reactions",)}
+
+
+def test_load_time_range_reads_only_its_chunks(model, tmp_path, spied):
+    simulate(model, 0.35, DT, out=RunWriter(tmp_path / "r", flush_rows=100, fsync=False))
+    full = fm.load(tmp_path / "r")
+    spied.clear()
+    part = fm.load(tmp_path / "r", t=(0.12, 0.18))
+    x = part.x
+    x_reads = [f for f, names in spied if names == ("x",)]
+    assert x_reads == ["chunk_00001.npz"]  # rows 100..199 hold t = 0.1 .. 0.199
+    k = (full.t >= 0.12) & (full.t <= 0.18)
+    assert np.array_equal(part.t, full.t[k]) and np.array_equal(x, full.x[k])
+    assert np.all((part.steps["t"] >= 0.12) & (part.steps["t"] <= 0.18))
+    with pytest.raises(SettingsError, match="time range"):
+        fm.load(tmp_path / "r", t=(0.2, 0.1))
+    with pytest.raises(SettingsError, match="not Result fields"):
+        fm.load(tmp_path / "r", fields=("nonsense",))
+
+
+def test_window_in_memory_equals_window_read_from_disk(model, tmp_path):
+    mem = simulate(model, 0.25, DT, out=RunWriter(tmp_path / "r", flush_rows=100, fsync=False), keep="all")
+    a, b = mem.window(0.0495, 0.1505), fm.load(tmp_path / "r", t=(0.0495, 0.1505))
+    assert a.t.size == 101 and a.source is None and b.source == tmp_path / "r"
+    # every per-row field, the element family's outputs included, cut the same way
+    for name in ("t", "q", "x", "R", "reactions", "newton_iterations", "element_forces"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert all(np.array_equal(a.energy[k], b.energy[k]) for k in a.energy)
+    assert all(np.array_equal(a.steps[k], b.steps[k]) for k in a.steps)
+    assert a.element_names == mem.element_names and a.steps["t"].size == 101  # the steps ending at t = 0.05 .. 0.15
