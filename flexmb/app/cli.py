@@ -187,7 +187,8 @@ def cmd_info(args) -> int:
     except CaseError as exc:
         raise CliError(str(exc), exc.hint) from exc
     _say(f"{case.title}  ({case.path})")
-    _say(describe(model, dt=float(params["dt"])))
+    dt = params["dt"]  # the cut table's omega*dt: for dt = "auto" the step is not known beforehand
+    _say(describe(model, dt=float(dt) if isinstance(dt, (int, float)) else None))
     _say(f"run: {case.settings(params).describe()}")
     from flexmb.engine.linalg import blas_info  # imports CHOLMOD: only here
 

@@ -58,7 +58,8 @@ class Result:
     energy, rows named by element_names; cut_forces (nt, n_cut, 6): force and moment every loop
     cut (bushings, then rigid cuts) exerts on its end b at the cut point, in the cut's axes (node
     a's bushing axes), and cut_forces_global the same globally, rows named by cut_names
-    (:meth:`cut_force`; elements/bushing.py eq. (3)); newton_iterations (nt,): of the step that ended at (or, between steps, spans) the row;
+    (:meth:`cut_force`; elements/bushing.py eq. (3)); newton_iterations (nt,): of the step that
+    ended at (or, between steps, spans) the row;
     steps: the step history, one entry per step attempt (flexmb.solvers.step_control.StepLog):
     ``t`` (where the attempt ended), ``h``, ``iterations``, ``error`` (the estimated local error
     per unit step relative to the motion, flexmb.solvers.step_control.ErrorEstimate; compared
