@@ -33,7 +33,11 @@ bodies, where C̄ = K̄ = 0). Measured limit of that choice: on the Grashof four
 steel-like beam coupler cut rigidly at the rocker (1 s, h = 1e-3, ρ∞ = 0.8) the rocker angle equals the
 tree-joint model's to 1.4e-9 rad, but the energy-balance error is 2.1e-3 J (6.3e-4 J at h = 5e-4)
 against 4.0e-5 J with a tree joint or without the velocity projection (AL5): the S-metric velocity
-projection couples to the beam's stiffness. Φ_q u' + Φ'_q u = P (G a + Ġ V) with the node accelerations a = Bu' + ζ
+projection couples to the beam's stiffness. So (AL5) is applied only where the iteration matrix
+has no stiffness or damping beside the cuts' penalty (rigid bodies and joints: S = M̄ + β'αΦ_qᵀΦ_q,
+the projection is mass-orthogonal); with elastic elements or joint springs it is left out (the
+velocity closure Φ_q u then carries the integrator's O(h²) error; positions stay closed to the
+tolerance). Φ_q u' + Φ'_q u = P (G a + Ġ V) with the node accelerations a = Bu' + ζ
 and Ġ V by a central difference of G along the node motions. Where the closure stagnates above
 its tolerance with α at its largest (a drive moving the loop through a singular configuration: no
 rigid model has bounded cut forces there, cuts.md §4.7) the step fails with a message naming the
@@ -276,7 +280,7 @@ class RigidCuts(ElementFamily):
         w = ctx.bp * alpha
         ops = _Closure(model, data, prep, fe.G)
         free = ctx.free
-        for _ in range(3):  # (AL5)
+        for _ in range(0 if _elastic(model, self.name) else 3):  # (AL5), where S's metric is M̄'s (module docstring)
             c = ops.rate(ctx.twists(state.u))
             if np.abs(c[rows]).max(initial=0.0) <= 1e-14 * (np.abs(state.u).max(initial=0.0) + 1.0):
                 break
@@ -372,6 +376,15 @@ class RigidCuts(ElementFamily):
             rows.append(f"  {n}: {'ground' if data.a[e] < 0 else model.node_names[int(data.a[e])]} - "
                         f"{model.node_names[int(data.b[e])]}, holds {held}; closure tolerance {data.tol[e]:.3g}; {pen}")
         return ["rigid cuts (augmented Lagrangian):"] + listing(rows, limit)
+
+
+def _elastic(model: Model, own: str) -> bool:
+    """Whether the iteration matrix of ``model`` has stiffness or damping beside the rigid cuts' own
+    penalty (joint springs, element families with blocks: bushings, beams)."""
+    from flexmb.elements import FAMILIES  # the registry imports this module
+
+    return bool(model.spring_u.size) or any(n != own and n in FAMILIES and FAMILIES[n].has_blocks and d.n
+                                            for n, d in model.elements.items())
 
 
 def refuse_rigid_cuts(model: Model, who: str) -> None:

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 import meshio
 import numpy as np
 import pytest
-from cut_mechanisms import GRASHOF, bricard, bricard_relation, four_bar, ramp, rocker_angle, slider_crank
+from cut_mechanisms import GRASHOF, bricard, bricard_relation, four_bar, ramp, rocker_angle, rod_inertia, slider_crank
 
 import flexmb as fm
 from flexmb.errors import FlexmbError
@@ -154,3 +154,46 @@ def test_static_and_modal_solvers_refuse_a_rigid_cut_by_name():
         static_equilibrium(model)
     with pytest.raises(fm.ModelError, match="natural_frequencies: rigid cut 'hold'"):
         natural_frequencies(model, n_modes=0)
+
+
+def beam_coupler_four_bar(cut: str):
+    """The Grashof four-bar with a 4-element beam coupler (E = 0.7e11 Pa, A = 4e-4 m², I = 2e-7 m⁴,
+    ρ = 3000 kg/m³; default damping) closed at B on the rocker by a rigid cut (``cut`` "rigid") or by a
+    tree joint (the beam is then the cut); crank driven from rest to 2π rad/s over 0.5 s."""
+    a, b, c, d = GRASHOF
+    A = np.array([a * np.cos(1.0), a * np.sin(1.0), 0.0])
+    th4 = rocker_angle(1.0, *GRASHOF)
+    B = np.array([d + c * np.cos(th4), c * np.sin(th4), 0.0])
+    O4 = np.array([d, 0.0, 0.0])
+    z = (0.0, 0.0, 1.0)
+    mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
+    mb.add_node("crank", (0, 0, 0))
+    mb.add_body("crank", "crank", 1.0, A / 2, rod_inertia(1.0, a, A))
+    mb.add_node("rocker", O4)
+    mb.add_body("rocker", "rocker", 1.0, (B - O4) / 2, rod_inertia(1.0, c, B - O4))
+    mb.add_joint("O2", "revolute", "ground", "crank", point=(0, 0, 0), axis=z)
+    mb.add_joint("O4", "revolute", "ground", "rocker", point=O4, axis=z)
+    sec = fm.BeamSection(0.7e11, 0.7e11 / 2.6, 4e-4, 2e-7, 2e-7, 4e-7, 3000.0)
+    nodes = mb.add_flexible_link("coupler", A, B, 4, sec)
+    mb.add_joint("A", "revolute", "crank", nodes[0], point=A, axis=z)
+    if cut == "rigid":
+        mb.add_rigid_cut("B", "rocker", nodes[-1], point=B, free_rotation="z")
+    else:
+        mb.add_joint("B", "revolute", "rocker", nodes[-1], point=B, axis=z)
+    mb.add_drive("O2", *ramp(0.0, 2 * np.pi, 0.5))
+    return mb.compile()
+
+
+def test_rigid_cut_beside_elastic_elements_keeps_the_energy_balance():
+    """A rigid cut closing a loop through a flexible beam gives the motion of the same loop closed by a
+    tree joint (rocker angle within 1e-7 rad; measured 2.4e-8 over 1 s) and an energy-balance error of the
+    same size (measured 3.9e-5 J against 4.0e-5 J at 1 s). The velocity projection (AL5) in the metric
+    of S = M̄ + γ'C̄ + β'(K̄ + αΦ_qᵀΦ_q) couples to the beam's stiffness: applied here it made the error
+    2.1e-3 J, so it is left out where the model has elastic elements (elements/rigid_cut.py)."""
+    out = {}
+    for cut in ("rigid", "joint"):
+        res = fm.simulate(beam_coupler_four_bar(cut), 1.0, 1e-3, rho_inf=0.8)
+        assert res.status == "finished"
+        out[cut] = (res.coordinate("O4.q"), np.ptp(res.total_energy))
+    assert np.abs(out["rigid"][0] - out["joint"][0]).max() < 1e-7
+    assert out["rigid"][1] < 2 * out["joint"][1]

@@ -270,8 +270,8 @@ def _beam_choices(model: Model, asm: Assembler, ev: Evaluation, free: np.ndarray
         rr = np.concatenate([np.repeat(d, 12) for d in dof])
         cc = np.concatenate([np.tile(d, 12) for d in dof])
         Ml = sp.csc_matrix((np.concatenate([masses[e].ravel() for e in sel]), (rr, cc)), shape=(6 * N, 6 * N))
-        Mw = (M_all - B.T @ Ml @ B).toarray()
-        d = np.diagonal(Mw)
+        Mw = sp.csc_matrix(M_all - B.T @ Ml @ B)  # sparse: a long link has thousands of coordinates
+        d = Mw.diagonal()
         keep = d > 1e-12 * max(float(d.max(initial=0.0)), 1e-300)
         e_ax = ev.kin.x[b] - ev.kin.x[a]
         L = float(np.linalg.norm(e_ax))
@@ -285,7 +285,10 @@ def _beam_choices(model: Model, asm: Assembler, ev: Evaluation, free: np.ndarray
             m_ends = 0.0  # an end moves with a coordinate only the link's mass moves
         else:
             Jr = Jrow[keep]
-            Wl = float(Jr @ np.linalg.solve(Mw[np.ix_(keep, keep)], Jr)) if Jr.size else 0.0
+            try:
+                Wl = float(Jr @ spla.splu(sp.csc_matrix(Mw[keep][:, keep])).solve(Jr)) if Jr.size else 0.0
+            except RuntimeError:  # the ends' mass matrix without the link is singular: take the cap (D8)
+                Wl = 0.0
             m_ends = min(1.0 / Wl, cap) if Wl > 1e-300 else cap
         k_ax = 1.0 / float(np.sum(1.0 / beams.Kl[sel, 0, 0]))
         m_ax = m_ends + m_link / 3.0

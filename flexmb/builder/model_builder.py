@@ -463,7 +463,8 @@ class ModelBuilder:
     ) -> str:
         """A rigid-limit loop cut (flexmb.elements.rigid_cut): the joint between ``node_a`` (or
         ``"ground"``) and ``node_b`` held exactly, by an augmented Lagrangian (index 3, Bayo &
-        Ledesma 1996, with mass-orthogonal projections of the velocities and accelerations) instead
+        Ledesma 1996, with projections of the accelerations and, without elastic elements, of the
+        velocities, elements/rigid_cut.py) instead
         of a stiff spring. Use it where the loop is to be rigid; use :meth:`add_bushing` where the
         link is physically elastic, or where a drive moves the loop through a singular
         configuration (a rigid loop cannot follow that: its cut forces grow without bound, and the
