@@ -228,9 +228,7 @@ class GeneralizedAlpha:
         tw = ev.twists(udot)
         mw = np.empty_like(tw)
         mass_times_add(ev.Mb, tw, np.zeros_like(tw), mw)
-        a = np.abs(ev.project(mw))
-        b = np.abs(ev.project(ev.bias))
-        return float(a.max(initial=0) + b.max(initial=0) + np.abs(ev.tau).max(initial=0)) + 1e-300
+        return float(_absmax(ev.project(mw)) + _absmax(ev.project(ev.bias)) + _absmax(ev.tau)) + 1e-300
 
     # ------------------------------------------------------------------ API
     def initial_acceleration(self, st: State) -> tuple[State, Evaluation]:
@@ -289,7 +287,7 @@ class GeneralizedAlpha:
             if not free.size:
                 return self._accept(st1, ev, elements, h, gp, bp), a1, ev, StepInfo(it, nfac, 0.0, h)
             r = ev.residual(udot1)[free]
-            rn = float(np.abs(r).max())
+            rn = _absmax(r)
             if not math.isfinite(rn):  # max propagates NaN and inf
                 source = evaluation_source(m, st1, ev, udot1) or f"residual of {_names(m, free[~np.isfinite(r)])}"
                 raise _nonfinite(t1, source)
@@ -298,10 +296,11 @@ class GeneralizedAlpha:
                 scale = self._scale(ev, udot1)
                 # corrections this small change the accelerations by < rtol/10 of their size (and the
                 # velocities by h times that): with the default rtol, below round-off of stiff forces
-                dx_tol = self.atol_udot + 0.1 * self.rtol * (np.abs(udot1[free]).max() + np.abs(st.u[free]).max() / h)
+                udot_max, u_max = _absmax_at(udot1, free), _absmax_at(st.u, free)
+                dx_tol = self.atol_udot + 0.1 * self.rtol * (udot_max + u_max / h)
                 # or: the correction moves positions only at round-off level (stiff elements
                 # make the residual itself noisy at ~eps * stiffness * size)
-                vscale = np.abs(st.u[free]).max() + h * np.abs(udot1[free]).max() + 1e-3 * self.length_scale / h
+                vscale = u_max + h * udot_max + 1e-3 * self.length_scale / h
             # the next correction, estimated from the contraction rate theta (Hairer & Wanner IV.8;
             # with an old factor Newton converges linearly and the same estimate holds)
             theta = dxs[-1] / dxs[-2] if len(dxs) > 1 and dxs[-2] > 0 else np.inf
@@ -333,7 +332,7 @@ class GeneralizedAlpha:
                 fresh = True
                 dxs.clear()  # the contraction rate restarts with the new factor
             dx = self._solve(r)
-            dxs.append(float(np.abs(dx).max()))
+            dxs.append(_absmax(dx))
             udot1 = udot1.copy()
             udot1[free] -= dx
         raise AssertionError("unreachable")
@@ -422,9 +421,44 @@ def _update(udot0, udot1, a, u0, am, af, g, b, h, a1, hdq, u1):
         u1[i] = u0[i] + h * ((1 - g) * a[i] + g * ai)
 
 
+@njit(cache=True)
+def _absmax(a) -> float:
+    """max |a_i| (0 for an empty array; NaN if any a_i is NaN), like float(np.abs(a).max(initial=0))."""
+    m = 0.0
+    for v in a.flat:
+        if v != v:
+            return v
+        m = max(m, abs(v))
+    return m
+
+
+@njit(cache=True)
+def _absmax_at(a, idx) -> float:
+    """max |a_i| over the indices idx (0 if none)."""
+    m = 0.0
+    for i in idx:
+        v = a[i]
+        if v != v:
+            return v
+        m = max(m, abs(v))
+    return m
+
+
+@njit(cache=True)
+def _all_finite(q, u, udot, balls) -> bool:
+    for arr in (q, u, udot):
+        for v in arr:
+            if not np.isfinite(v):
+                return False
+    for v in balls.flat:
+        if not np.isfinite(v):
+            return False
+    return True
+
+
 def _check_finite(st: State, model, in_step: bool = True) -> None:
-    if math.isfinite(float(st.q.sum() + st.u.sum() + st.udot.sum() + st.balls.sum())):
-        return  # a sum is finite only if every term is (NaN and inf propagate); the named search otherwise
+    if _all_finite(st.q, st.u, st.udot, st.balls):
+        return  # the named search (flexmb.solvers.nonfinite) only when something is not finite
     source = state_source(model, st)
     if source is not None:
         raise _nonfinite(st.t, source, in_step)
