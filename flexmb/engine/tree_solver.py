@@ -17,11 +17,15 @@ with ∂a_i/∂u_k = 2 Ṡ_k - V_i × S_k (k on the path of node i),
     ∂r/∂u = Bᵀ G B + 2 Bᵀ I Ḃ,   G_i = İ_i + F̄(I_i V_i),   İ = V ×* I - I V ×,           (2)
 
 F̄(f) δ = δ ×* f; Bᵀ (I + γ'G)(B + 2γ' Ḃ) equals M̄ + γ' ∂r/∂u to O(γ'²), hence (1) with
-D_i = I_i + γ' G_i. The position dependence (β' K̄: gravity and inertia moved with the
-configuration) is left out: relative to M̄ it is of order β' (g/l + ω²), 1e-5 to 1e-3 at
-h = 1e-3 s, while γ' ∂r/∂u is of order γ' ω. (Its symmetric part alone, γ' dM̄/dt by the
-Christoffel identity, is what a symmetric factorization could take; its skew part is as large,
-and with M̄ + γ' dM̄/dt the 10-link chain needed 4.9 Newton iterations per step instead of 4.4.)
+D_i = I_i + γ' G_i. (Its symmetric part alone, γ' dM̄/dt by the Christoffel identity, is what a
+symmetric factorization could take; its skew part is as large, and with M̄ + γ' dM̄/dt the 10-link
+chain needed 4.9 Newton iterations per step instead of 4.4.)
+
+The position dependence β' K̄ (inertia and weight moved with the configuration; relative to M̄ of
+order β' (g/l + ω² + |u̇|), 1e-5 to 1e-3 at h = 1e-3 s) does not have the form (1); its product
+with a vector is one more O(n) pass (position_tangent_times), so with it :meth:`TreeSolver.solve`
+returns x = x₀ - A⁻¹ β' K̄ x₀, x₀ = A⁻¹ r, the solution with A + β' K̄ up to (A⁻¹ β' K̄)² x: Newton
+then converges quadratically (the exact tangent by finite differences needs the same iterations).
 
 The factorization eliminates the joints from the leaves to the root (Featherstone's
 articulated-body recursion, eq. 7.37–7.44, generalized to (1)): per joint j with child node c
