@@ -203,6 +203,17 @@ def test_position_tangent_cuts_newton_iterations_of_rigid_trees():
         assert diff[1] < 1e-8 and diff[1] < 0.05 * diff[0], diff
 
 
+def test_position_tangent_auto_is_on_for_small_trees_only():
+    """"auto" takes K̄ where it was measured to pay (at most GeneralizedAlpha.position_tangent_max
+    unknowns); a bad value is refused naming the argument."""
+    limit = GeneralizedAlpha.position_tangent_max
+    assert GeneralizedAlpha(_chain(limit)).position_tangent is True
+    assert GeneralizedAlpha(_chain(limit + 1)).position_tangent is False
+    assert GeneralizedAlpha(_chain(limit + 1), position_tangent=True).position_tangent is True
+    with pytest.raises(SettingsError, match="position_tangent"):
+        GeneralizedAlpha(_chain(2), position_tangent="yes")
+
+
 def _double_pendulum() -> fm.Model:
     mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
     for i, n in enumerate(("n1", "n2")):

@@ -217,9 +217,9 @@ class IterationMatrices:
 @njit(cache=True)
 def spatial_node_blocks(Mb, x, D):
     """D_i = X_iᵀ M_i X_i: the node mass blocks Mb (N, 6, 6) moved to the global origin as spatial
-    inertias (X_i = [[I, -[x_i]], [0, I]]); nodes without mass: 0."""
+    inertias (X_i = [[I, -[x_i]], [0, I]]); nodes without mass: 0. The products skip X's zero
+    entries and keep the order of the others (the same sums as the dense products)."""
     N = Mb.shape[0]
-    X = np.zeros((6, 6))
     T = np.empty((6, 6))
     for i in range(N):
         nz = False
@@ -232,24 +232,20 @@ def spatial_node_blocks(Mb, x, D):
                 for c in range(6):
                     D[i, r, c] = 0.0
             continue
-        for r in range(6):
-            for c in range(6):
-                X[r, c] = 1.0 if r == c else 0.0
-        X[0, 4], X[0, 5] = x[i, 2], -x[i, 1]  # -[x]: v_node = v_O - [x] w
-        X[1, 3], X[1, 5] = -x[i, 2], x[i, 0]
-        X[2, 3], X[2, 4] = x[i, 1], -x[i, 0]
-        for r in range(6):
-            for c in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += Mb[i, r, k] * X[k, c]
-                T[r, c] = s
-        for r in range(6):
-            for c in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += X[k, r] * T[k, c]
-                D[i, r, c] = s
+        x0, x1, x2 = x[i, 0], x[i, 1], x[i, 2]
+        # column 3: X[1,3] = -x2, X[2,3] = x1; column 4: X[0,4] = x2, X[2,4] = -x0; column 5: X[0,5] = -x1, X[1,5] = x0
+        for r in range(6):  # T = M X
+            for c in range(3):
+                T[r, c] = 0.0 + Mb[i, r, c]
+            T[r, 3] = ((0.0 + Mb[i, r, 1] * -x2) + Mb[i, r, 2] * x1) + Mb[i, r, 3]
+            T[r, 4] = ((0.0 + Mb[i, r, 0] * x2) + Mb[i, r, 2] * -x0) + Mb[i, r, 4]
+            T[r, 5] = ((0.0 + Mb[i, r, 0] * -x1) + Mb[i, r, 1] * x0) + Mb[i, r, 5]
+        for c in range(6):  # D = Xᵀ T
+            for r in range(3):
+                D[i, r, c] = 0.0 + T[r, c]
+            D[i, 3, c] = ((0.0 + -x2 * T[1, c]) + x1 * T[2, c]) + T[3, c]
+            D[i, 4, c] = ((0.0 + x2 * T[0, c]) + -x0 * T[2, c]) + T[4, c]
+            D[i, 5, c] = ((0.0 + -x1 * T[0, c]) + x0 * T[1, c]) + T[5, c]
 
 
 @njit(cache=True)

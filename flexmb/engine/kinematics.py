@@ -50,13 +50,8 @@ class TreePattern:
         parent_ext = np.where(model.joint_parent < 0, n_nodes, model.joint_parent).astype(np.int64)
         self.pair_node, self.pair_coord = _path_pairs(parent_ext, np.asarray(model.joint_child, dtype=np.int64),
                                                       np.asarray(model.joint_u_start, dtype=np.int64), counts, n_nodes)
-        rows = (6 * self.pair_node[:, None] + np.arange(6)).ravel()
-        cols = np.repeat(self.pair_coord, 6)
-        order = np.lexsort((rows, cols))
-        self.perm = order
-        self.indices = rows[order].astype(np.int32)
-        self.indptr = np.searchsorted(cols[order], np.arange(n_u + 1)).astype(np.int32)
         self.shape = (6 * n_nodes, n_u)
+        self._csc: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # B's CSC index, built on first use
         # ---- compiled kinematics: component slots per joint (-1 -> none)
         nj = model.n_joints
         self.axT = np.zeros((nj, 3, 3))
@@ -130,9 +125,21 @@ class TreePattern:
         cs = np.concatenate([np.zeros((1,) + values.shape[1:]), np.cumsum(values[self.preorder], axis=0)])
         return cs[self.sub_last] - cs[self.sub_first]
 
+    def _csc_index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(perm, indices, indptr) of B in CSC form, built on first use (a long chain has O(n²)
+        pairs: sorting them costs more than many time steps, and the tree solver never forms B)."""
+        if self._csc is None:
+            rows = (6 * self.pair_node[:, None] + np.arange(6)).ravel()
+            cols = np.repeat(self.pair_coord, 6)
+            order = np.lexsort((rows, cols))
+            self._csc = (order, rows[order].astype(np.int32),
+                         np.searchsorted(cols[order], np.arange(self.shape[1] + 1)).astype(np.int32))
+        return self._csc
+
     def assemble(self, values: np.ndarray) -> sp.csc_matrix:
         """B from pair values of shape (n_pairs, 6)."""
-        return sp.csc_matrix((values.reshape(-1)[self.perm], self.indices, self.indptr), shape=self.shape)
+        perm, indices, indptr = self._csc_index()
+        return sp.csc_matrix((values.reshape(-1)[perm], indices, indptr), shape=self.shape)
 
 
 @dataclass

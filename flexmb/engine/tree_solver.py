@@ -17,11 +17,15 @@ with ∂a_i/∂u_k = 2 Ṡ_k - V_i × S_k (k on the path of node i),
     ∂r/∂u = Bᵀ G B + 2 Bᵀ I Ḃ,   G_i = İ_i + F̄(I_i V_i),   İ = V ×* I - I V ×,           (2)
 
 F̄(f) δ = δ ×* f; Bᵀ (I + γ'G)(B + 2γ' Ḃ) equals M̄ + γ' ∂r/∂u to O(γ'²), hence (1) with
-D_i = I_i + γ' G_i. The position dependence (β' K̄: gravity and inertia moved with the
-configuration) is left out: relative to M̄ it is of order β' (g/l + ω²), 1e-5 to 1e-3 at
-h = 1e-3 s, while γ' ∂r/∂u is of order γ' ω. (Its symmetric part alone, γ' dM̄/dt by the
-Christoffel identity, is what a symmetric factorization could take; its skew part is as large,
-and with M̄ + γ' dM̄/dt the 10-link chain needed 4.9 Newton iterations per step instead of 4.4.)
+D_i = I_i + γ' G_i. (Its symmetric part alone, γ' dM̄/dt by the Christoffel identity, is what a
+symmetric factorization could take; its skew part is as large, and with M̄ + γ' dM̄/dt the 10-link
+chain needed 4.9 Newton iterations per step instead of 4.4.)
+
+The position dependence β' K̄ (inertia and weight moved with the configuration; relative to M̄ of
+order β' (g/l + ω² + |u̇|), 1e-5 to 1e-3 at h = 1e-3 s) does not have the form (1); its product
+with a vector is one more O(n) pass (position_tangent_times), so with it :meth:`TreeSolver.solve`
+returns x = x₀ - A⁻¹ β' K̄ x₀, x₀ = A⁻¹ r, the solution with A + β' K̄ up to (A⁻¹ β' K̄)² x: Newton
+then converges quadratically (the exact tangent by finite differences needs the same iterations).
 
 The factorization eliminates the joints from the leaves to the root (Featherstone's
 articulated-body recursion, eq. 7.37–7.44, generalized to (1)): per joint j with child node c
@@ -318,50 +322,57 @@ def _solve(parent, child, jf_ptr, jf_coord, U, W, Sf, St, Dinv, r, x, n_nodes):
 
 # ---------------------------------------------------------------------------- position tangent (β' K̄)
 
-@njit(cache=True)
-def _mx(a, b, out):
-    """out = a × b, spatial motion cross product of 6-vectors (v, w)."""
-    out[0] = a[4] * b[2] - a[5] * b[1] + a[1] * b[5] - a[2] * b[4]
-    out[1] = a[5] * b[0] - a[3] * b[2] + a[2] * b[3] - a[0] * b[5]
-    out[2] = a[3] * b[1] - a[4] * b[0] + a[0] * b[4] - a[1] * b[3]
-    out[3] = a[4] * b[5] - a[5] * b[4]
-    out[4] = a[5] * b[3] - a[3] * b[5]
-    out[5] = a[3] * b[4] - a[4] * b[3]
+@njit(cache=True, inline="always")
+def _mx(A, i, B, j, C, k):
+    """C[k] = A[i] × B[j], spatial motion cross product of rows (v, w) (no array views: they cost
+    reference counting in compiled loops)."""
+    a0, a1, a2, a3, a4, a5 = A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5]
+    b0, b1, b2, b3, b4, b5 = B[j, 0], B[j, 1], B[j, 2], B[j, 3], B[j, 4], B[j, 5]
+    C[k, 0] = a4 * b2 - a5 * b1 + a1 * b5 - a2 * b4
+    C[k, 1] = a5 * b0 - a3 * b2 + a2 * b3 - a0 * b5
+    C[k, 2] = a3 * b1 - a4 * b0 + a0 * b4 - a1 * b3
+    C[k, 3] = a4 * b5 - a5 * b4
+    C[k, 4] = a5 * b3 - a3 * b5
+    C[k, 5] = a3 * b4 - a4 * b3
 
 
-@njit(cache=True)
-def _fx_add(a, f, out):
-    """out += a ×* f: a a motion (v, w), f a force (force, moment)."""
-    out[0] += a[4] * f[2] - a[5] * f[1]
-    out[1] += a[5] * f[0] - a[3] * f[2]
-    out[2] += a[3] * f[1] - a[4] * f[0]
-    out[3] += a[4] * f[5] - a[5] * f[4] + a[1] * f[2] - a[2] * f[1]
-    out[4] += a[5] * f[3] - a[3] * f[5] + a[2] * f[0] - a[0] * f[2]
-    out[5] += a[3] * f[4] - a[4] * f[3] + a[0] * f[1] - a[1] * f[0]
+@njit(cache=True, inline="always")
+def _fx_add(A, i, F, j, C, k):
+    """C[k] += A[i] ×* F[j]: A[i] a motion (v, w), F[j] a force (force, moment)."""
+    a0, a1, a2, a3, a4, a5 = A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5]
+    f0, f1, f2, f3, f4, f5 = F[j, 0], F[j, 1], F[j, 2], F[j, 3], F[j, 4], F[j, 5]
+    C[k, 0] += a4 * f2 - a5 * f1
+    C[k, 1] += a5 * f0 - a3 * f2
+    C[k, 2] += a3 * f1 - a4 * f0
+    C[k, 3] += a4 * f5 - a5 * f4 + a1 * f2 - a2 * f1
+    C[k, 4] += a5 * f3 - a3 * f5 + a2 * f0 - a0 * f2
+    C[k, 5] += a3 * f4 - a4 * f3 + a0 * f1 - a1 * f0
 
 
-@njit(cache=True)
-def _coord_step(kk, S, u, udot, eps_frame, V_bias, dV_bias, dS, A, dA, t, a, b, c):
-    """One coordinate kk of the recursion of position_tangent_times: its axis' displacement dS =
-    ε_frame × S_kk and the acceleration terms S u̇ + V_bias × S u and their variations (t, a, b,
-    c: scratch 6-vectors)."""
-    _mx(eps_frame, S[kk], t)
-    _mx(V_bias, S[kk], a)  # V_bias × S
-    _mx(dV_bias, S[kk], b)  # δV_bias × S
-    _mx(V_bias, t, c)  # V_bias × δS
+# rows of the scratch array Z of the position tangent's recursions
+_E, _V, _DV, _DA, _EP, _VP, _DVP, _EB, _T1, _T2, _T3, _T4, _A = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
+
+
+@njit(cache=True, inline="always")
+def _coord_step(kk, S, u, udot, Z, ie, iv, idv, dS):
+    """One coordinate kk of position_tangent_apply: its axis' displacement dS = ε_frame × S_kk and
+    the variation of its acceleration terms S u̇ + V_bias × S u into Z[_DA] (ε_frame = Z[ie],
+    V_bias = Z[iv], δV_bias = Z[idv])."""
+    _mx(Z, ie, S, kk, dS, kk)
+    _mx(Z, idv, S, kk, Z, _T2)  # δV_bias × S
+    _mx(Z, iv, dS, kk, Z, _T3)  # V_bias × δS
+    uk, ak = u[kk], udot[kk]
     for i in range(6):
-        dS[kk, i] = t[i]
-        A[i] += S[kk, i] * udot[kk] + a[i] * u[kk]
-        dA[i] += t[i] * udot[kk] + (b[i] + c[i]) * u[kk]
+        Z[_DA, i] += dS[kk, i] * ak + (Z[_T2, i] + Z[_T3, i]) * uk
 
 
-@njit(cache=True)
-def _advance(kk, S, u, xd, dS, e, v, dv):
-    """The frame after axis kk: ε += S xd, V += S u, δV += δS u."""
+@njit(cache=True, inline="always")
+def _advance(kk, S, u, xd, dS, Z):
+    """The frame after axis kk: ε += S xd, V += S u, δV += δS u (rows _E, _V, _DV of Z)."""
     for i in range(6):
-        e[i] += S[kk, i] * xd[kk]
-        v[i] += S[kk, i] * u[kk]
-        dv[i] += dS[kk, i] * u[kk]
+        Z[_E, i] += S[kk, i] * xd[kk]
+        Z[_V, i] += S[kk, i] * u[kk]
+        Z[_DV, i] += dS[kk, i] * u[kk]
 
 
 @njit(cache=True)
@@ -374,42 +385,39 @@ def position_tangent_setup(parent, child, uT, uR, uB, S, u, udot, Mb, x, w, I, I
     N = Mb.shape[0]
     spatial_node_blocks(Mb, x, I)
     V = np.zeros((N + 1, 6))
-    t = np.empty(6)
-    v = np.empty(6)
-    a = np.empty(6)
-    vp = np.empty(6)
+    Z = np.zeros((13, 6))
     for i in range(6):
         A[N, i] = 0.0
     for k in range(nj):
         p = parent[k]
         c = child[k]
         for i in range(6):
-            v[i], a[i], vp[i] = V[p, i], A[p, i], V[p, i]
+            Z[_V, i], Z[_A, i], Z[_VP, i] = V[p, i], A[p, i], V[p, i]
         for m in range(3):  # translations: bias velocity of the parent
             kk = uT[k, m]
             if kk >= 0:
-                _mx(vp, S[kk], t)
+                _mx(Z, _VP, S, kk, Z, _T1)
                 for i in range(6):
-                    a[i] += S[kk, i] * udot[kk] + t[i] * u[kk]
-                    v[i] += S[kk, i] * u[kk]
+                    Z[_A, i] += S[kk, i] * udot[kk] + Z[_T1, i] * u[kk]
+                    Z[_V, i] += S[kk, i] * u[kk]
         for m in range(2):
             kk = uR[k, m]
             if kk >= 0:
-                _mx(v, S[kk], t)
+                _mx(Z, _V, S, kk, Z, _T1)
                 for i in range(6):
-                    a[i] += S[kk, i] * udot[kk] + t[i] * u[kk]
-                    v[i] += S[kk, i] * u[kk]
+                    Z[_A, i] += S[kk, i] * udot[kk] + Z[_T1, i] * u[kk]
+                    Z[_V, i] += S[kk, i] * u[kk]
         if uB[k, 0] >= 0:
             for i in range(6):
-                vp[i] = v[i]
+                Z[_VP, i] = Z[_V, i]
             for m in range(3):
                 kk = uB[k, m]
-                _mx(vp, S[kk], t)
+                _mx(Z, _VP, S, kk, Z, _T1)
                 for i in range(6):
-                    a[i] += S[kk, i] * udot[kk] + t[i] * u[kk]
-                    v[i] += S[kk, i] * u[kk]
+                    Z[_A, i] += S[kk, i] * udot[kk] + Z[_T1, i] * u[kk]
+                    Z[_V, i] += S[kk, i] * u[kk]
         for i in range(6):
-            V[c, i], A[c, i] = v[i], a[i]
+            V[c, i], A[c, i] = Z[_V, i], Z[_A, i]
     for i in range(N):
         for r in range(6):
             s1 = 0.0
@@ -443,65 +451,61 @@ def position_tangent_apply(parent, child, uT, uR, uB, coord_child, S, u, udot, I
     dV = np.zeros((N + 1, 6))
     dA = np.zeros((N + 1, 6))
     dS = np.empty((n_u, 6))
-    e, v, dv, da, acc = np.empty(6), np.empty(6), np.empty(6), np.empty(6), np.zeros(6)
-    ep, vp, dvp, eb = np.empty(6), np.empty(6), np.empty(6), np.empty(6)
-    t1, t2, t3, t4 = np.empty(6), np.empty(6), np.empty(6), np.empty(6)
+    Z = np.zeros((13, 6))
     for k in range(nj):
         p = parent[k]
         c = child[k]
         for i in range(6):
-            e[i], v[i], dv[i], da[i] = eps[p, i], V[p, i], dV[p, i], dA[p, i]
-            ep[i], vp[i], dvp[i] = e[i], v[i], dv[i]
+            Z[_E, i], Z[_V, i], Z[_DV, i], Z[_DA, i] = eps[p, i], V[p, i], dV[p, i], dA[p, i]
+            Z[_EP, i], Z[_VP, i], Z[_DVP, i] = eps[p, i], V[p, i], dV[p, i]
         for m in range(3):  # translations: frame and bias velocity of the parent
             kk = uT[k, m]
             if kk >= 0:
-                _coord_step(kk, S, u, udot, ep, vp, dvp, dS, acc, da, t1, t2, t3, t4)
+                _coord_step(kk, S, u, udot, Z, _EP, _VP, _DVP, dS)
         for m in range(3):
             kk = uT[k, m]
             if kk >= 0:
-                _advance(kk, S, u, xd, dS, e, v, dv)
+                _advance(kk, S, u, xd, dS, Z)
         for m in range(2):  # rotations: each carried by the frame after the axes before it
             kk = uR[k, m]
             if kk >= 0:
-                _coord_step(kk, S, u, udot, e, v, dv, dS, acc, da, t1, t2, t3, t4)
-                _advance(kk, S, u, xd, dS, e, v, dv)
+                _coord_step(kk, S, u, udot, Z, _E, _V, _DV, dS)
+                _advance(kk, S, u, xd, dS, Z)
         if uB[k, 0] >= 0:  # ball: axes fixed in the child (frame after the ball), bias velocity before it
             for i in range(6):
-                eb[i] = e[i]
+                Z[_EB, i] = Z[_E, i]
             for m in range(3):
                 kk = uB[k, m]
                 for i in range(6):
-                    eb[i] += S[kk, i] * xd[kk]
+                    Z[_EB, i] += S[kk, i] * xd[kk]
             for m in range(3):
-                _coord_step(uB[k, m], S, u, udot, eb, v, dv, dS, acc, da, t1, t2, t3, t4)
+                _coord_step(uB[k, m], S, u, udot, Z, _EB, _V, _DV, dS)
             for m in range(3):
-                _advance(uB[k, m], S, u, xd, dS, e, v, dv)
+                _advance(uB[k, m], S, u, xd, dS, Z)
             for i in range(6):
-                e[i] = eb[i]
+                Z[_E, i] = Z[_EB, i]
         for i in range(6):
-            eps[c, i], V[c, i], dV[c, i], dA[c, i] = e[i], v[i], dv[i], da[i]
+            eps[c, i], V[c, i], dV[c, i], dA[c, i] = Z[_E, i], Z[_V, i], Z[_DV, i], Z[_DA, i]
     # per node δf = δI A + I δA + δV ×* I V + V ×* (δI V + I δV) - δ weight, δI y = ε ×* (I y) - I (ε × y)
     dF = np.zeros((N + 1, 6))
-    z1, z2, y = t1, t2, t3
     for i in range(N):
-        _mx(eps[i], A[i], t4)
+        _mx(eps, i, A, i, Z, _T1)  # ε × A
+        _mx(eps, i, V, i, Z, _T2)  # ε × V
         for r in range(6):
-            z1[r] = dA[i, r] - t4[r]  # δA - ε × A
-        _mx(eps[i], V[i], t4)
-        for r in range(6):
-            z2[r] = dV[i, r] - t4[r]  # δV - ε × V
+            Z[_T1, r] = dA[i, r] - Z[_T1, r]  # z1 = δA - ε × A
+            Z[_T2, r] = dV[i, r] - Z[_T2, r]  # z2 = δV - ε × V
         for r in range(6):
             s1 = 0.0
             s2 = 0.0
             for q in range(6):
-                s1 += I[i, r, q] * z1[q]
-                s2 += I[i, r, q] * z2[q]
+                s1 += I[i, r, q] * Z[_T1, q]
+                s2 += I[i, r, q] * Z[_T2, q]
             dF[i, r] = s1
-            y[r] = s2
-        _fx_add(eps[i], IA[i], dF[i])
-        _fx_add(eps[i], IV[i], y)
-        _fx_add(dV[i], IV[i], dF[i])
-        _fx_add(V[i], y, dF[i])
+            Z[_T3, r] = s2  # y = I z2, then + ε ×* I V
+        _fx_add(eps, i, IA, i, dF, i)
+        _fx_add(eps, i, IV, i, Z, _T3)
+        _fx_add(dV, i, IV, i, dF, i)
+        _fx_add(V, i, Z, _T3, dF, i)
         # weight m g at the centre of mass c: its moment (m c) × g varies by (m v_ε + ω_ε × m c) × g
         m = I[i, 0, 0]
         mc0, mc1, mc2 = I[i, 1, 5], I[i, 2, 3], I[i, 0, 4]
