@@ -142,10 +142,13 @@ def test_killed_sweep_resumes_without_repeating_finished_runs(reference, tmp_pat
     out = tmp_path / "killed"
     cmd = [str(FLEXMB), "sweep", str(CASE), "--grid", "theta0=0.0,0.3", "--grid", "E=0.7e9,1.4e9,2.8e9",
            "--output", "node:beam.2", "--output", "peak_force:beam.e*", "--workers", "1", "--out", str(out), "-q"]
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    # events, not wall-clock time: kill once two rows exist; the deadlines only guard against a hang
+    # events, not wall-clock time: the runs with theta0 = 0.3 (run_0003..5) are held in build() until
+    # a file appears that never does (tests/cases/flexible_pendulum.py), and the sweep is killed once
+    # the three others wrote their rows; the deadlines only guard against a hang
+    env = {**os.environ, "FLEXMB_TEST_HOLD": str(tmp_path / "never")}
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
     deadline = time.monotonic() + 900
-    while len(list(out.glob("run_*/row.json"))) < 2 and p.poll() is None:
+    while len(list(out.glob("run_*/row.json"))) < 3 and p.poll() is None:
         assert time.monotonic() < deadline, "the sweep wrote no two rows"
         time.sleep(0.02)
     os.kill(p.pid, signal.SIGKILL)  # the sweep's own process only: its worker must notice and stop
@@ -158,7 +161,7 @@ def test_killed_sweep_resumes_without_repeating_finished_runs(reference, tmp_pat
     # a run killed after closing its result but before writing its row is done as well (resumed from its files)
     closed = {f.parent.name for f in out.glob("run_*/end.json") if json.loads(f.read_text()).get("status") == "finished"}
     finished = sorted(set(done) | closed)
-    assert len(done) >= 2 and len(finished) < 6, finished  # killed mid-way
+    assert done == finished == ["run_0000", "run_0001", "run_0002"], finished  # killed while run_0003 was held
     stamps = {d: (out / d / "end.json").stat().st_mtime_ns for d in finished}
     rows = {d: (out / d / "row.json").stat().st_mtime_ns for d in done}
     # resume (in this process: the resume logic is the driver's, whatever runs the tasks)

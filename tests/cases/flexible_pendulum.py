@@ -5,10 +5,17 @@ stiffness-proportional damping ``alpha``) hangs from a revolute joint at the ori
 released at rest at ``theta0`` from the horizontal, with a point mass ``tip_mass`` on its
 free end (a rigid body on the tip node). ``fail_at`` >= 0 makes a tip load NaN from this time
 on, so Newton fails there (to test how a failed run is recorded); ``n_elements`` < 1 makes
-build() raise (a bad parameter).
+build() raise (a bad parameter). Test hook: with the environment variable ``FLEXMB_TEST_HOLD``
+set, build() of a run with ``theta0`` != 0 waits until the file it names exists (the killed-sweep
+test kills the sweep while such a run is held, so which runs finished depends on events, not on
+the machine's speed).
 """
 
 from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
 
 import numpy as np
 
@@ -22,6 +29,13 @@ def build(**params) -> fm.Model:
     """The pinned beam with its tip mass."""
     p = {**DEFAULTS, **params}
     L, th, fail_at = p["length"], p["theta0"], p["fail_at"]
+    hold = os.environ.get("FLEXMB_TEST_HOLD")
+    if hold and th != 0:
+        deadline = time.monotonic() + 900  # guards a hang only
+        while not Path(hold).exists():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"held for 900 s: {hold} never appeared")
+            time.sleep(0.02)
     tip = (L * np.cos(th), L * np.sin(th), 0.0)
     mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
     mb.add_node("hub", (0, 0, 0))
