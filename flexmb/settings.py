@@ -15,12 +15,14 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["RHO_INF", "OUTPUT_EVERY", "RunSettings", "SETTING_NAMES"]
+__all__ = ["RHO_INF", "OUTPUT_EVERY", "DEFAULT_TOL", "RunSettings", "SETTING_NAMES"]
 
 RHO_INF = 0.9
 """Default spectral radius at infinite frequency of generalized-α (1: no numerical dissipation)."""
 OUTPUT_EVERY = 1
 """Default output interval: record every step."""
+DEFAULT_TOL = 1e-4
+"""Default ``tol`` of ``dt="auto"``: error per unit step relative to the motion (flexmb.solvers.step_control, E3)."""
 
 
 @dataclass(frozen=True)
@@ -73,8 +75,6 @@ class RunSettings:
     def describe(self) -> str:
         """One line: the end time and the step choice (fixed dt, or error-controlled with its tol)."""
         if self.dt == "auto":
-            from flexmb.solvers.step_control import DEFAULT_TOL
-
             tol = DEFAULT_TOL if self.tol is None else self.tol
             steps = f"error-controlled steps (dt = auto, tol = {tol:g})"
         else:

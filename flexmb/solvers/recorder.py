@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from flexmb.elements import FAMILIES
-from flexmb.errors import SolverError
+from flexmb.errors import SettingsError, SolverError
 from flexmb.model import Model
 from flexmb.results.checks import STEP_COLUMNS
 from flexmb.results.drawing import drawing_of
@@ -50,8 +50,6 @@ _BLOCK_ROWS = 500  # rows of a block without a writer
 
 def check_keep(keep, streamed: bool):
     """``keep`` as ``"all"``, ``"none"`` or an int >= 1 (None: "none" when ``streamed``, else "all")."""
-    from flexmb.errors import SettingsError
-
     if keep is None:
         return "none" if streamed else "all"
     if keep in ("all", "none"):

@@ -61,12 +61,11 @@ import numpy as np
 from numba import njit
 
 from flexmb.model import Model
+from flexmb.settings import DEFAULT_TOL
 from flexmb.state import State
 
 __all__ = ["error_constant", "ErrorEstimate", "StepController", "shifted_acceleration", "interpolate", "DEFAULT_TOL"]
 
-DEFAULT_TOL = 1e-4
-"""Default ``tol`` of ``dt="auto"``: error per unit step relative to the motion (E3)."""
 
 
 def error_constant(beta: float, gamma: float) -> float:
