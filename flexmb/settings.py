@@ -32,13 +32,15 @@ class RunSettings:
     t_end: end time [s] (> 0); dt: time step [s] (> 0) or ``"auto"`` (error-controlled steps);
     rho_inf: spectral radius of generalized-α at infinite frequency, in [0, 1]; output_every:
     record every n-th step (>= 1); tol: the error tolerance of ``dt="auto"`` (None: the default
-    of flexmb.solvers.step_control). Construction checks the values (ValueError naming the setting)."""
+    of flexmb.solvers.step_control); output_dt: with ``dt="auto"``, rows at its multiples (None:
+    at every ``output_every``-th step). Construction checks the values (ValueError naming the setting)."""
 
     t_end: float
     dt: float | str
     rho_inf: float = RHO_INF
     output_every: int = OUTPUT_EVERY
     tol: float | None = None
+    output_dt: float | None = None
 
     def __post_init__(self) -> None:
         for key in ("t_end", "dt"):
@@ -54,6 +56,12 @@ class RunSettings:
                                  f"(dt = {self.dt!r} is a fixed step)")
             if not (_real(self.tol) and 0.0 < self.tol < 1.0):
                 raise ValueError(f"tol = {self.tol!r} must be a number in (0, 1) (e.g. tol=1e-4)")
+        if self.output_dt is not None:
+            if self.dt != "auto":
+                raise ValueError(f"output_dt = {self.output_dt!r} applies to error-controlled steps only: set dt='auto' "
+                                 "(with a fixed dt, rows come every output_every steps)")
+            if not (_real(self.output_dt) and math.isfinite(self.output_dt) and self.output_dt > 0):
+                raise ValueError(f"output_dt = {self.output_dt!r} must be a positive number of seconds (e.g. output_dt=0.01)")
         if not (_real(self.rho_inf) and 0.0 <= self.rho_inf <= 1.0):
             raise ValueError(f"rho_inf = {self.rho_inf!r} must lie in [0, 1] "
                              "(1: no numerical dissipation; 0.8 damps high frequencies)")
@@ -64,9 +72,9 @@ class RunSettings:
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> RunSettings:
         """The settings named in ``params`` (a case's resolved parameters); rho_inf and
-        output_every default to :data:`RHO_INF` and :data:`OUTPUT_EVERY`, tol to None."""
+        output_every default to :data:`RHO_INF` and :data:`OUTPUT_EVERY`, tol and output_dt to None."""
         return cls(params["t_end"], params["dt"], params.get("rho_inf", RHO_INF), params.get("output_every", OUTPUT_EVERY),
-                   params.get("tol"))
+                   params.get("tol"), params.get("output_dt"))
 
     def as_dict(self) -> dict[str, Any]:
         """The settings by name (simulate's keyword arguments)."""
@@ -76,13 +84,14 @@ class RunSettings:
         """One line: the end time and the step choice (fixed dt, or error-controlled with its tol)."""
         if self.dt == "auto":
             tol = DEFAULT_TOL if self.tol is None else self.tol
-            steps = f"error-controlled steps (dt = auto, tol = {tol:g})"
+            rows = f", rows every {self.output_dt:g} s" if self.output_dt is not None else ""
+            steps = f"error-controlled steps (dt = auto, tol = {tol:g}{rows})"
         else:
             steps = f"fixed steps dt = {self.dt:g} s"
         return f"t_end = {self.t_end:g} s, {steps}, rho_inf = {self.rho_inf:g}"
 
 
-SETTING_NAMES = ("t_end", "dt", "rho_inf", "output_every", "tol")
+SETTING_NAMES = ("t_end", "dt", "rho_inf", "output_every", "tol", "output_dt")
 """The run settings' names: in a case's DEFAULTS they are not model parameters."""
 
 

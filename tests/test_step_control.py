@@ -186,8 +186,10 @@ def test_cli_runs_auto_steps_shows_the_choice_and_plots_the_history(tmp_path, ca
     assert main(["info", str(four_bar)]) == EXIT_OK
     assert "run: t_end = 0.4 s, fixed steps dt = 0.002 s" in capsys.readouterr().out
     out = tmp_path / "fb"
-    assert main(["run", str(four_bar), "--dt", "auto", "--tol", "1e-3", "--t-end", "0.2", "--out", str(out), "-q"]) == EXIT_OK
+    assert main(["run", str(four_bar), "--dt", "auto", "--tol", "1e-3", "--output-dt", "0.05", "--t-end", "0.2", "--out",
+                 str(out), "-q"]) == EXIT_OK
     res = fm.load(out)
+    assert np.allclose(res.t, [0, 0.05, 0.1, 0.15, 0.2], rtol=0, atol=1e-12)
     assert res.status == "finished" and res.meta["settings"]["dt"] == "auto" and res.meta["settings"]["tol"] == 1e-3
     acc = res.steps["status"] == 0
     assert res.steps["h"][acc].max() > 2 * res.steps["h"][acc].min()  # the steps were chosen, not fixed

@@ -85,6 +85,8 @@ def _overrides(args) -> dict:
         overrides["dt"] = args.dt
     if getattr(args, "tol", None) is not None:
         overrides["tol"] = args.tol
+    if getattr(args, "output_dt", None) is not None:
+        overrides["output_dt"] = args.output_dt
     return overrides
 
 
@@ -444,6 +446,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--dt", type=_dt_arg, help="time step [s], or 'auto' for error-controlled steps (default: the case's dt)")
     r.add_argument("--tol", type=float, help="error tolerance of --dt auto (default 1e-4: error per unit step relative "
                    "to the motion, flexmb.solvers.step_control)")
+    r.add_argument("--output-dt", type=float, metavar="S", help="with --dt auto: output rows at multiples of S seconds "
+                   "(default: a row every output_every steps)")
     r.add_argument("--out", metavar="DIR", help="output directory (default: runs/<case name>)")
     r.add_argument("--overwrite", action="store_true", help="replace DIR if it holds an earlier flexmb run")
     r.add_argument("--every", type=int, metavar="N",
