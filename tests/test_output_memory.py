@@ -44,7 +44,7 @@ def peak_bytes(run) -> int:
 
 @pytest.fixture(scope="module")
 def model():
-    m = beam_model(2)
+    m = beam_model(8)  # rows of 3.6 kB: a block of 100 rows is 360 kB
     simulate(m, 5 * DT, DT)  # compile the kernels before measuring
     return m
 
@@ -68,6 +68,8 @@ def test_peak_memory_does_not_grow_with_run_length(model, tmp_path):
     block = Recorder(model, GeneralizedAlpha(model), w).block
     block_bytes = block.F.nbytes + block.I.nbytes
     print(f"peak {short} B (200 rows), {long} B (2000 rows), block {block_bytes} B")
+    # what may grow: the lazy result's output times (8 B a row) and about 56 B a step allocated in
+    # the engine's iteration-matrix assembly (seen with tracemalloc snapshots; not output)
     assert long - short < block_bytes, (short, long, block_bytes)
     # everything is on disk all the same
     assert fm.load(tmp_path / "long").t.size == 2001
