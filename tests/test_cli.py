@@ -181,8 +181,11 @@ def test_ctrl_c_exits_130_and_closes_the_run(tmp_path):
     """SIGINT (what Ctrl-C sends) to a running `flexmb run`: exit code 130, the run directory
     loads with status 'interrupted' and the rows computed so far."""
     out = tmp_path / "long"
+    # the child gets Ctrl-C's default disposition even where this test runs with SIGINT ignored (a job started
+    # in the background by a shell): Python installs its KeyboardInterrupt handler only over SIG_DFL
     proc = subprocess.Popen([str(FLEXMB), "run", str(FOUR_BAR), "--t-end", "1000", "--out", str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines: list[str] = []
     stepped = threading.Event()
 
