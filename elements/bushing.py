@@ -57,7 +57,7 @@ if TYPE_CHECKING:  # type hints only
     from flexmb.state import State
 
 __all__ = ["BushingData", "BushingEvaluation", "Bushings", "FAMILY", "CUT_OUTPUTS", "DIRECTIONS", "constrained_mask",
-           "cut_wrenches", "deformation", "forces"]
+           "cut_wrenches", "deformation", "forces", "place_cut"]
 
 FULL, FREE_X, FREE_Y, FREE_Z, SPHERICAL = -1, 0, 1, 2, 3
 
@@ -86,6 +86,21 @@ def constrained_mask(mode: np.ndarray, stiff: np.ndarray) -> np.ndarray:
         elif m == 3:
             mask[i, 3:] = False
     return mask
+
+
+def place_cut(out: dict[str, np.ndarray], i: int, spec: Any, nodes: NodeTable, who: str) -> None:
+    """Write cut ``i``'s end nodes ``a``, ``b``, its point and axes in the two node frames (``sa``,
+    ``Ea``, ``sb``, ``Eb``, eq. (1)) and its free rotation ``mode`` into the compile arrays ``out``,
+    from a spec with node_a (ground allowed), node_b, point, axes, free_rotation (bushings and
+    rigid cuts)."""
+    a = nodes.index(spec.node_a, who, ground=True)
+    b = nodes.index(spec.node_b, who)
+    Xa, Ra = nodes.frame(a)
+    Xb, Rb = nodes.frame(b)
+    out["a"][i], out["b"][i] = a, b
+    out["sa"][i], out["Ea"][i] = Ra.T @ (spec.point - Xa), Ra.T @ spec.axes
+    out["sb"][i], out["Eb"][i] = Rb.T @ (spec.point - Xb), Rb.T @ spec.axes
+    out["mode"][i] = spec.free_rotation
 
 
 def deformation(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode):
@@ -236,16 +251,8 @@ class Bushings(ElementFamily):
             m_eff=np.full((n, 6), np.nan), start_force=np.full((n, 6), np.nan),
         )
         for i, s in enumerate(records):
-            who = f"bushing '{s.name}'"
-            a = nodes.index(s.node_a, who, ground=True)
-            b = nodes.index(s.node_b, who)
-            P, E = s.point, s.axes
-            Xa, Ra = nodes.frame(a)
-            Xb, Rb = nodes.frame(b)
-            out["a"][i], out["b"][i] = a, b
-            out["sa"][i], out["Ea"][i] = Ra.T @ (P - Xa), Ra.T @ E
-            out["sb"][i], out["Eb"][i] = Rb.T @ (P - Xb), Rb.T @ E
-            out["mode"][i], out["K"][i] = s.free_rotation, s.stiffness
+            place_cut(out, i, s, nodes, f"bushing '{s.name}'")
+            out["K"][i] = s.stiffness
             if s.damping is None:  # chosen by the compiler once the model exists (builder/cut_defaults.py)
                 out["auto_damping"][i] = True
             else:

@@ -66,7 +66,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from flexmb.elements.bushing import CUT_OUTPUTS, DIRECTIONS, constrained_mask, cut_wrenches, deformation
+from flexmb.elements.bushing import CUT_OUTPUTS, DIRECTIONS, constrained_mask, cut_wrenches, deformation, place_cut
 from flexmb.elements.family import (
     GROUND,
     ElementData,
@@ -163,15 +163,8 @@ class RigidCuts(ElementFamily):
             tol=np.zeros(n), penalty=np.full(n, np.nan), m_eff=np.full((n, 6), np.nan), alpha_scale=np.ones((n, 6)),
         )
         for i, s in enumerate(records):
-            who = f"rigid cut '{s.name}'"
-            a = nodes.index(s.node_a, who, ground=True)
-            b = nodes.index(s.node_b, who)
-            Xa, Ra = nodes.frame(a)
-            Xb, Rb = nodes.frame(b)
-            out["a"][i], out["b"][i] = a, b
-            out["sa"][i], out["Ea"][i] = Ra.T @ (s.point - Xa), Ra.T @ s.axes
-            out["sb"][i], out["Eb"][i] = Rb.T @ (s.point - Xb), Rb.T @ s.axes
-            out["mode"][i], out["tol"][i] = s.free_rotation, s.tolerance
+            place_cut(out, i, s, nodes, f"rigid cut '{s.name}'")
+            out["tol"][i] = s.tolerance
             if s.penalty is not None:
                 out["penalty"][i] = s.penalty
                 out["alpha_scale"][i] = s.penalty
