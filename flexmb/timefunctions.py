@@ -32,33 +32,43 @@ def as_time_function(value: Any, name: str) -> Callable[[float], np.ndarray]:
     return lambda t, _a=arr: _a
 
 
-def _accepts_complex(f: Callable[[float], Any], t: float) -> bool:
+def _complex_step(f: Callable[[float], Any], t: float) -> np.ndarray | None:
+    """f(t + i h) for the complex step h, or None when ``f`` does not take complex arguments
+    there (raises, warns, returns a real or a non-finite value)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             val = np.asarray(f(t + 1j * _CS))
     except Exception:
-        return False
-    return np.iscomplexobj(val) and np.all(np.isfinite(val))
+        return None
+    return val if np.iscomplexobj(val) and np.all(np.isfinite(val)) else None
+
+
+def _accepts_complex(f: Callable[[float], Any], t: float) -> bool:
+    return _complex_step(f, t) is not None
 
 
 def _cs_first(f: Callable, t: float) -> float:
     return float(np.imag(f(t + 1j * _CS)) / _CS)
 
 
-def derivative(f: Callable[[float], float], t: float) -> float:
-    """First derivative of ``f`` at ``t`` (complex step, else Richardson central differences)."""
-    if _accepts_complex(f, t):
-        return _cs_first(f, t)
+def derivative(f: Callable[[float], float], t: float, val: np.ndarray | None | bool = False) -> float:
+    """First derivative of ``f`` at ``t`` (complex step, else Richardson central differences);
+    ``val``: f's complex step at t when already known (:func:`_complex_step`, None: not complex-safe)."""
+    if val is False:
+        val = _complex_step(f, t)
+    if val is not None:  # the complex step's value itself: f is evaluated once
+        return float(np.imag(val) / _CS)
     h = 1e-3 * max(1.0, abs(t))
     d = [(float(f(t + s)) - float(f(t - s))) / (2 * s) for s in (h, h / 2)]
     return (4 * d[1] - d[0]) / 3
 
 
-def second_derivative(f: Callable[[float], float], t: float) -> float:
-    """Second derivative of ``f`` at ``t`` (central differences of the first, Richardson)."""
+def second_derivative(f: Callable[[float], float], t: float, complex_safe: bool | None = None) -> float:
+    """Second derivative of ``f`` at ``t`` (central differences of the first, Richardson);
+    ``complex_safe``: whether f takes the complex step at t, when already known."""
     h = 1e-3 * max(1.0, abs(t))
-    if _accepts_complex(f, t):
+    if _accepts_complex(f, t) if complex_safe is None else complex_safe:
         d = [(_cs_first(f, t + s) - _cs_first(f, t - s)) / (2 * s) for s in (h, h / 2)]
     else:
         f0 = float(f(t))
@@ -67,7 +77,10 @@ def second_derivative(f: Callable[[float], float], t: float) -> float:
 
 
 class ScalarDrive:
-    """Position, velocity and acceleration of a driven coordinate as functions of time."""
+    """Position, velocity and acceleration of a driven coordinate as functions of time.
+
+    The last time asked and its values are kept: the Newton iterations of a step ask for the
+    same time again and again, and differentiating the user's function costs several calls."""
 
     def __init__(
         self,
@@ -78,15 +91,28 @@ class ScalarDrive:
         self.position = position
         self.velocity = velocity
         self.acceleration = acceleration
+        self._last: tuple[float, tuple[float, float, float]] | None = None
 
     def __call__(self, t: float) -> tuple[float, float, float]:
         """Return ``(q, q', q'')`` at time ``t``."""
+        last = self._last
+        if last is not None and last[0] == t:
+            return last[1]
+        out = self._values(t)
+        self._last = (t, out)
+        return out
+
+    def _values(self, t: float) -> tuple[float, float, float]:
         q = float(np.real(self.position(t)))
-        v = float(self.velocity(t)) if self.velocity is not None else derivative(self.position, t)
+        if self.velocity is not None:
+            v = float(self.velocity(t))
+        else:  # the complex step at t serves the first derivative and the test for the second
+            val = _complex_step(self.position, t)
+            v = derivative(self.position, t, val)
         if self.acceleration is not None:
             a = float(self.acceleration(t))
         elif self.velocity is not None:
             a = derivative(self.velocity, t)
         else:
-            a = second_derivative(self.position, t)
+            a = second_derivative(self.position, t, val is not None)
         return q, v, a

@@ -38,6 +38,7 @@ from flexmb.errors import SettingsError, SolverError
 from flexmb.model import Model
 from flexmb.settings import RHO_INF
 from flexmb.solvers.nonfinite import evaluation_source, state_source
+from flexmb.solvers.tree_step import OK, TreeStep, _absmax, _absmax_at, _update
 from flexmb.state import State, _retract_balls
 
 __all__ = ["GeneralizedAlpha", "alpha_parameters", "StepInfo"]
@@ -90,6 +91,9 @@ class GeneralizedAlpha:
     default: on for trees of at most ``position_tangent_max`` unknowns, where an iteration saved
     outweighs the extra product and solve per iteration; measured: 5-10 % faster for the double
     pendulum and the 10-link chain, break-even at 30-50 links, 12-18 % slower at 100-1000 links).
+    A plain rigid tree (flexmb/solvers/tree_step.py, TreeStep.applies) runs each step's Newton loop
+    in one compiled call with the same result bit for bit (``tree_step``; None: the Python loop);
+    its time is ``timings["compiled_step"]``.
     """
 
     theta_refresh = 0.25
@@ -127,7 +131,10 @@ class GeneralizedAlpha:
             self.chol = (TreeSolver(self.asm.pattern, self.free, model.n_u, model.coordinate_names) if tree
                          else SparseCholesky(self.asm.structural_pattern(self.free)))
         self.k_diag, self.c_diag = self.asm.stiffness_damping_diag(self.free)
-        self.timings = {"assembly": 0.0, "factorization": 0.0, "solve": 0.0}
+        # a plain rigid tree takes its whole Newton loop in one compiled call (flexmb/solvers/tree_step.py)
+        self.tree_step = (TreeStep(model, self.asm, self.chol) if isinstance(self.chol, TreeSolver)
+                          and reuse_factor is not True and TreeStep.applies(model, self.asm) else None)
+        self.timings = {"assembly": 0.0, "factorization": 0.0, "solve": 0.0, "compiled_step": 0.0}
         self.modified_newton = 0
         self.substeps = 0  # steps taken by advance(), halved ones counted one by one
         self.min_step = math.inf
@@ -279,6 +286,12 @@ class GeneralizedAlpha:
         evaluation and step info. Raises SolverError if Newton fails (no halving here)."""
         m = self.model
         am, af, g, b = self.am, self.af, self.gamma, self.beta
+        if self.tree_step is not None:
+            done = self._tree_step(st, a, h, st.t + h if t1 is None else t1)
+            if done is not None:
+                return done
+            # not converged, not finite or not positive definite: the Python step below repeats it and
+            # raises the SolverError that names where (same arithmetic)
         c_a = (1 - af) / (1 - am)
         gp = g * h * c_a
         bp = b * h * h * c_a
@@ -315,7 +328,8 @@ class GeneralizedAlpha:
             if not free.size:
                 st1, a1, ev = self._accept(st1, ev, elements, h, gp, bp, st, a, a1)
                 return st1, a1, ev, StepInfo(it, nfac, 0.0, h)
-            r = ev.residual(udot1)[free]
+            r_all = ev.residual(udot1)
+            r = r_all[free]
             rn = _absmax(r)
             if not math.isfinite(rn):  # max propagates NaN and inf
                 source = evaluation_source(m, st1, ev, udot1) or f"residual of {_names(m, free[~np.isfinite(r)])}"
@@ -336,6 +350,7 @@ class GeneralizedAlpha:
             nxt = theta / (1 - theta) * dxs[-1] if theta < 0.5 else (dxs[-1] if dxs else np.inf)
             roundoff = bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale
             if (rn <= max(self.rtol * scale, ev.residual_floor) or nxt <= dx_tol or roundoff) and settled:
+                ev.residual_known = (udot1, udot1.copy(), r_all)
                 st1, a1, ev = self._accept(st1, ev, elements, h, gp, bp, st, a, a1)
                 return st1, a1, ev, StepInfo(it, nfac, rn, h)
             diverging = len(r_hist) > 3 and rn > 1e3 * min(r_hist)
@@ -366,6 +381,27 @@ class GeneralizedAlpha:
             udot1 = udot1.copy()
             udot1[free] -= dx
         raise AssertionError("unreachable")
+
+    def _tree_step(self, st: State, a: np.ndarray, h: float, t1: float
+                   ) -> tuple[State, np.ndarray, Evaluation, StepInfo] | None:
+        """The step in one compiled call (flexmb/solvers/tree_step.py), or None if it did not succeed."""
+        t0 = _time.perf_counter()
+        self._t = t1
+        params = (self.am, self.af, self.gamma, self.beta, float(h), float(self.rtol), float(self.atol_udot), self._eps_pos,
+                  self.length_scale, int(self.max_iter), bool(self.position_tangent))
+        status, it, nfac, rn, _, st1, a1, kin, Mb, bias, loads, tau, elements, r_all = self.tree_step.step(st, a, h, t1, params)
+        self.timings["compiled_step"] += _time.perf_counter() - t0
+        if status != OK:
+            return None
+        if st.elements:  # carried over unchanged (no family with internal state has elements here)
+            st1.elements = {k: v.copy() for k, v in st.elements.items()}
+        if nfac:
+            self.chol.n_factorize += nfac
+            c_a = (1 - self.af) / (1 - self.am)
+            self._factor_key = (self.gamma * h * c_a, self.beta * h * h * c_a)
+        ev = Evaluation(kin, Mb, bias, loads, tau, elements)
+        ev.residual_known = (st1.udot, st1.udot.copy(), r_all)
+        return st1, a1, ev, StepInfo(it, nfac, rn, h)
 
     def _accept(self, st1: State, ev: Evaluation, elements: dict, h: float, gp: float, bp: float, st: State,
                 a: np.ndarray, a1: np.ndarray) -> tuple[State, np.ndarray, Evaluation]:
@@ -450,41 +486,6 @@ def _nonfinite(t: float, source: str, in_step: bool = True) -> SolverError:
 
 def _names(model: Model, idx: np.ndarray | int) -> list[str]:
     return [model.coordinate_names[i] for i in np.atleast_1d(idx)]
-
-
-@njit(cache=True)
-def _update(udot0, udot1, a, u0, am, af, g, b, h, a1, hdq, u1):
-    """Arnold & Brüls eq. (13)-(16) per coordinate, in numpy's order of operations (bit for bit):
-    a1 = (αf udot0 + (1-αf) udot1 - αm a) / (1-αm), hdq = h (u0 + h ((1/2-β) a + β a1)),
-    u1 = u0 + h ((1-γ) a + γ a1)."""
-    for i in range(a1.size):
-        ai = (af * udot0[i] + (1 - af) * udot1[i] - am * a[i]) / (1 - am)
-        a1[i] = ai
-        hdq[i] = h * (u0[i] + h * ((0.5 - b) * a[i] + b * ai))
-        u1[i] = u0[i] + h * ((1 - g) * a[i] + g * ai)
-
-
-@njit(cache=True)
-def _absmax(a) -> float:
-    """max |a_i| (0 for an empty array; NaN if any a_i is NaN), like float(np.abs(a).max(initial=0))."""
-    m = 0.0
-    for v in a.flat:
-        if v != v:
-            return v
-        m = max(m, abs(v))
-    return m
-
-
-@njit(cache=True)
-def _absmax_at(a, idx) -> float:
-    """max |a_i| over the indices idx (0 if none)."""
-    m = 0.0
-    for i in idx:
-        v = a[i]
-        if v != v:
-            return v
-        m = max(m, abs(v))
-    return m
 
 
 @njit(cache=True)

@@ -258,12 +258,12 @@ class Recorder:
         if ev.friction is not None:  # bearing friction (flexmb/friction.py) dissipates -sum(tau u)
             p_diss -= ev.friction.power(ev.node_wrenches(st.udot))
         p_drive = float(np.dot(drive, st.u[m.driven])) if m.driven.size else 0.0
-        p_load = float(np.sum(ev.loads * ev.kin.V))
+        p_load = float(np.sum(ev.loads * ev.kin.V)) if m.loads else 0.0  # no loads: zero power (the state is finite)
         if m.jforce_u.size:  # applied joint forces work like loads
             p_load += float(np.dot([f(st.t) for f in m.jforce_f], st.u[m.jforce_u]))
         power = (p_diss, p_drive, p_load)
         if not (math.isfinite(p_diss) and math.isfinite(p_drive) and math.isfinite(p_load)
-                and np.isfinite(drive).all()):
+                and (not drive.size or np.isfinite(drive).all())):
             source = row_source(m, {"drive_forces": drive}) or next(
                 (f"power of the {what} ({p})" for what, p in zip(("dampers and friction", "drives", "loads"), power)
                  if not math.isfinite(p)), None)

@@ -60,6 +60,7 @@ import math
 import numpy as np
 from numba import njit
 
+from flexmb.engine.kinematics import _node_twists
 from flexmb.model import Model
 from flexmb.settings import DEFAULT_TOL
 from flexmb.state import State
@@ -82,6 +83,19 @@ def _twist_size(V: np.ndarray, ell: float) -> float:
         if s > out:
             out = s
     return out
+
+
+@njit(cache=True)
+def _error_size(parent, child, coord_start, coord_count, S, x, a0, a1, driven, coef, ell) -> float:
+    """ε of (E3) for e = coef (a1 - a0), zero on the driven coordinates: the node motions B e in one pass."""
+    e = np.empty(a0.size)
+    for i in range(a0.size):
+        e[i] = coef * (a1[i] - a0[i])
+    for k in driven:
+        e[k] = 0.0
+    out = np.empty((x.shape[0], 6))
+    _node_twists(parent, child, coord_start, coord_count, S, e, x, out)
+    return _twist_size(out, ell)
 
 
 class ErrorEstimate:
@@ -108,9 +122,11 @@ class ErrorEstimate:
 
     def __call__(self, ev, a0: np.ndarray, a1: np.ndarray, h: float) -> float:
         """err (E3) of a step of size h from pseudo-acceleration a0 to a1, ending at the evaluation ``ev``."""
-        e = (self.c * h * h) * (a1 - a0)
-        e[self.driven] = 0.0
-        return _twist_size(ev.twists(e), self.ell) / (h * max(self.v, self.motion(ev)))
+        kin = ev.kin
+        p = kin.pattern
+        eps = _error_size(p.joint_parent_ext, p.joint_child, p.coord_start, p.coord_count, kin.S, kin.x, a0, a1,
+                          self.driven, self.c * h * h, self.ell)
+        return eps / (h * max(self.v, self.motion(ev)))
 
     def accept(self, ev) -> None:
         """Take an accepted step's motion into the scale V."""

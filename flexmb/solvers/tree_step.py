@@ -1,0 +1,324 @@
+"""One compiled Newton iteration loop per time step for rigid trees (issue 14: small models).
+
+For a rigid tree (only rigid bodies and particles as node masses; joint springs, dampers, drives,
+applied joint forces and fixed-axes nodal loads; no friction, no element joining two nodes, no
+element state) a generalized-α step of :class:`flexmb.solvers.generalized_alpha.GeneralizedAlpha`
+is a chain of compiled kernels with a few lines of Python between them. :func:`tree_newton_step`
+runs that chain in one compiled call: the update formulas (Arnold & Brüls eq. 13–16), the trial
+state, the drives, forward kinematics (engine/kinematics.py), the bodies' masses and forces
+(elements/rigid_body eq. 1–2), eq. (1) of engine/assembly.py, the Newton tests of
+``GeneralizedAlpha.step``, and the O(n) tree factorization and solves with the velocity and
+position tangents (engine/tree_solver.py). It calls the same kernels in the same order as the
+Python step, so a step's result is the same bit for bit (tests/test_tree_step.py). What depends
+on time only (the drives' q, q̇, q̈, the applied joint forces and the nodal loads at the step's
+end) is evaluated once per step in Python (:class:`TreeStep`).
+
+A step that does not converge, meets a non-finite value or a pivot that is not positive returns
+a status instead of raising: the caller then repeats the step in Python, which raises the
+SolverError naming the coordinate, time and residual (same arithmetic, so the same failure).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from flexmb.elements.family import FamilyEvaluation
+from flexmb.elements.loads import nodal_wrenches
+from flexmb.elements.rigid_body import accumulate
+from flexmb.engine.kinematics import Kinematics, TreePattern, _forward, _node_twists, _project_node, mass_times_add
+from flexmb.engine.tree_solver import TreeSolver, _factor, _solve, _solve_position, position_tangent_setup
+from flexmb.model import Model
+from flexmb.state import State, _retract_balls
+
+__all__ = ["TreeStep", "tree_newton_step", "OK", "NONFINITE", "NOT_CONVERGED", "NOT_POSITIVE"]
+
+OK, NONFINITE, NOT_CONVERGED, NOT_POSITIVE = 0, 1, 2, 3
+
+
+@njit(cache=True)
+def _update(udot0, udot1, a, u0, am, af, g, b, h, a1, hdq, u1):
+    """Arnold & Brüls eq. (13)-(16) per coordinate, in numpy's order of operations (bit for bit):
+    a1 = (αf udot0 + (1-αf) udot1 - αm a) / (1-αm), hdq = h (u0 + h ((1/2-β) a + β a1)),
+    u1 = u0 + h ((1-γ) a + γ a1)."""
+    for i in range(a1.size):
+        ai = (af * udot0[i] + (1 - af) * udot1[i] - am * a[i]) / (1 - am)
+        a1[i] = ai
+        hdq[i] = h * (u0[i] + h * ((0.5 - b) * a[i] + b * ai))
+        u1[i] = u0[i] + h * ((1 - g) * a[i] + g * ai)
+
+
+@njit(cache=True)
+def _absmax(a) -> float:
+    """max |a_i| (0 for an empty array; NaN if any a_i is NaN), like float(np.abs(a).max(initial=0))."""
+    m = 0.0
+    for v in a.flat:
+        if v != v:
+            return v
+        m = max(m, abs(v))
+    return m
+
+
+@njit(cache=True)
+def _absmax_at(a, idx) -> float:
+    """max |a_i| over the indices idx (0 if none)."""
+    m = 0.0
+    for i in idx:
+        v = a[i]
+        if v != v:
+            return v
+        m = max(m, abs(v))
+    return m
+
+
+@njit(cache=True)
+def _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q, balls, u, x, R, Vs, As, S, Sd, P, V, zeta,
+              Mb, wfull, tau):
+    """Assembler.evaluate for a rigid tree into the given arrays (same kernels, same order):
+    forward kinematics, the bodies' eq. (1)-(2), minus the loads, plus Mb ζ; τ of the joint springs
+    and the applied joint forces."""
+    parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
+    _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, q, balls, u, x, R, Vs, As, S, Sd, P, V, zeta)
+    Mb[:] = 0.0
+    wfull[:] = 0.0
+    N = x.shape[0]
+    node, mass, com, inertia = bodies
+    accumulate(node, R, np.ascontiguousarray(V[:, 3:]), mass, com, inertia, gravity, 1.0, Mb, wfull)
+    bias = wfull[:N]
+    for i in range(N):
+        for j in range(6):
+            bias[i, j] -= loads[i, j]
+    mass_times_add(Mb, zeta, bias, bias)
+    tau[:] = 0.0
+    spring_u, spring_q, spring_k, spring_rest, spring_c = springs
+    for i in range(spring_u.size):
+        k = spring_u[i]
+        tau[k] = -spring_k[i] * (q[spring_q[i]] - spring_rest[i]) - spring_c[i] * u[k]
+    if jforce_u.size:  # numpy's tau[idx] += v: every sum from the old values, the last write wins
+        tmp = np.empty(jforce_u.size)
+        for i in range(jforce_u.size):
+            tmp[i] = tau[jforce_u[i]] + jforce_val[i]
+        for i in range(jforce_u.size):
+            tau[jforce_u[i]] = tmp[i]
+
+
+@njit(cache=True)
+def tree_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, drives, coords, solver, params,
+                     q0, balls0, u0, udot0, a, out_state, kin, Mb, wfull, tau, rfull, info):
+    """The Newton loop of ``GeneralizedAlpha.step`` for a rigid tree with a fresh tree factor per
+    step (module docstring). Writes the converged state into ``out_state`` = (q, balls, u, udot,
+    a1), its kinematics into ``kin`` = (x, R, Vs, As, S, Sd, P, V, zeta), Mb, the node wrenches
+    ``wfull`` (N+1, 6; bias = its first N rows), τ, eq. (1) at the converged u̇ into ``rfull`` (all
+    coordinates), and ``info`` = (iterations, factorizations, residual, status, coordinate of a
+    failed pivot)."""
+    parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
+    driven, drv_q, drv_u, drv_a = drives
+    u_to_q, scalar_u, ball_u, free, c_diag, k_diag = coords
+    jf_ptr, jf_coord, coord_child, IA, U, W, Sf, St, Dinv, I6, IV, IAv, Ap, Fp = solver
+    am, af, g, b, h, rtol, atol_udot, eps_pos, length_scale, max_iter, position_tangent = params
+    q1, balls1, u1, udot1, a1 = out_state
+    x, R, Vs, As, S, Sd, P, V, zeta = kin
+    N = x.shape[0]
+    n_u = u0.size
+    nf = free.size
+    c_a = (1 - af) / (1 - am)
+    gp = g * h * c_a
+    bp = b * h * h * c_a
+    for i in range(n_u):
+        udot1[i] = udot0[i]
+    hdq = np.empty(n_u)
+    phi = np.empty((ball_u.size // 3, 3))
+    aw = np.empty((N, 6))
+    w = np.empty((N, 6))
+    Wtmp = np.empty((N, 6))
+    r = np.empty(nf)
+    dx = np.empty(nf)
+    dg = np.zeros(n_u)
+    rr = np.zeros(n_u)
+    xx = np.zeros(n_u)
+    S_f = np.empty_like(S)
+    u_f = np.empty(n_u)
+    udot_f = np.empty(n_u)
+    r_hist = np.empty(int(max_iter) + 1)
+    dxs = np.empty(int(max_iter) + 1)
+    n_dx = 0
+    nfac = 0
+    fresh = False
+    scale = dx_tol = vscale = 0.0
+    info[3] = OK
+    info[4] = -1.0
+    for it in range(int(max_iter) + 1):
+        _update(udot0, udot1, a, u0, am, af, g, b, h, a1, hdq, u1)
+        if ball_u.size:
+            for n in range(phi.shape[0]):
+                for j in range(3):
+                    phi[n, j] = hdq[ball_u[3 * n + j]]
+            _retract_balls(balls0, phi, balls1)
+        else:
+            balls1[:] = balls0
+        for j in range(scalar_u.size):
+            q1[j] = q0[j] + hdq[scalar_u[j]]
+        for j in range(driven.size):
+            k = driven[j]
+            q1[u_to_q[k]] = drv_q[j]
+            u1[k] = drv_u[j]
+            udot1[k] = drv_a[j]
+        _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q1, balls1, u1, x, R, Vs, As, S, Sd, P, V,
+                  zeta, Mb, wfull, tau)
+        bias = wfull[:N]
+        # eq. (1): r = Bᵀ (Mb B u̇ + bias) - τ on the free coordinates
+        _node_twists(parent, child, coord_start, coord_count, S, udot1, x, aw)
+        mass_times_add(Mb, aw, bias, w)
+        _project_node(parent, child, coord_start, coord_count, S, w, x, Wtmp, rfull)
+        for j in range(n_u):
+            rfull[j] = rfull[j] - tau[j]
+        for j in range(nf):
+            r[j] = rfull[free[j]]
+        rn = _absmax(r)
+        info[0] = it
+        info[1] = nfac
+        info[2] = rn
+        if not math.isfinite(rn):
+            info[3] = NONFINITE
+            return
+        r_hist[it] = rn
+        if it == 0:
+            # GeneralizedAlpha._scale
+            mw = np.empty((N, 6))
+            mass_times_add(Mb, aw, np.zeros((N, 6)), mw)
+            p1 = np.empty(n_u)
+            _project_node(parent, child, coord_start, coord_count, S, mw, x, Wtmp, p1)
+            p2 = np.empty(n_u)
+            _project_node(parent, child, coord_start, coord_count, S, np.ascontiguousarray(bias), x, Wtmp, p2)
+            scale = float(_absmax(p1) + _absmax(p2) + _absmax(tau)) + 1e-300
+            udot_max, u_max = _absmax_at(udot1, free), _absmax_at(u0, free)
+            dx_tol = atol_udot + 0.1 * rtol * (udot_max + u_max / h)
+            vscale = u_max + h * udot_max + 1e-3 * length_scale / h
+        theta = dxs[n_dx - 1] / dxs[n_dx - 2] if n_dx > 1 and dxs[n_dx - 2] > 0 else np.inf
+        if theta < 0.5:
+            nxt = theta / (1 - theta) * dxs[n_dx - 1]
+        else:
+            nxt = dxs[n_dx - 1] if n_dx > 0 else np.inf
+        roundoff = bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale
+        if rn <= max(rtol * scale, 0.0) or nxt <= dx_tol or roundoff:
+            return
+        rmin = r_hist[0]
+        for j in range(1, it + 1):
+            rmin = min(rmin, r_hist[j])
+        diverging = it + 1 > 3 and rn > 1e3 * rmin
+        if it == max_iter or diverging:
+            info[3] = NOT_CONVERGED
+            return
+        if not fresh:  # a fresh factor at the first iteration of every step (reuse_factor 'auto' on a tree)
+            if position_tangent and bp > 0.0:
+                # the solves use the position tangent at this iterate (the factor's): keep its S, u, u̇
+                S_f[:] = S
+                u_f[:] = u1
+                udot_f[:] = udot1
+                position_tangent_setup(parent, child, uT, uR, uB, S_f, u_f, udot_f, Mb, x, w, I6, IV, IAv, Ap, Fp)
+            for j in range(nf):
+                dg[free[j]] = gp * c_diag[j] + bp * k_diag[j]
+            bad = _factor(parent, child, jf_ptr, jf_coord, S, Sd, gp, Mb, x, Vs, dg, IA, U, W, Sf, St, Dinv)
+            if bad >= 0:
+                info[3] = NOT_POSITIVE
+                info[4] = bad
+                return
+            nfac += 1
+            info[1] = nfac
+            fresh = True
+            n_dx = 0
+        if position_tangent and bp > 0.0:
+            _solve_position(parent, child, jf_ptr, jf_coord, U, W, Sf, St, Dinv, N, uT, uR, uB, coord_child, S_f, u_f, udot_f,
+                            I6, IV, IAv, Ap, Fp, gravity, bp, free, r, dx)
+        else:
+            rr[:] = 0.0
+            for j in range(nf):
+                rr[free[j]] = r[j]
+            xx[:] = 0.0
+            _solve(parent, child, jf_ptr, jf_coord, U, W, Sf, St, Dinv, rr, xx, N)
+            for j in range(nf):
+                dx[j] = xx[free[j]]
+        dxs[n_dx] = _absmax(dx)
+        n_dx += 1
+        for j in range(nf):
+            udot1[free[j]] -= dx[j]
+    info[3] = NOT_CONVERGED
+
+
+class TreeStep:
+    """The compiled step of a rigid tree for one integrator (module docstring): holds the model's
+    constant arrays in the tuples :func:`tree_newton_step` takes, and per step evaluates what
+    depends on time only. ``applies(model, asm)`` says whether a model qualifies."""
+
+    @staticmethod
+    def applies(model: Model, asm) -> bool:
+        """A rigid tree without friction, element state, families other than node masses, or
+        follower loads (their forces depend on the rotations and stay in the Python step)."""
+        from flexmb.elements import FAMILIES  # registry names only
+
+        return (asm.rigid_tree and not asm.families and not asm.with_state and model.friction_u.size == 0
+                and len(asm.node_mass) == 1 and asm.node_mass[0][0] is FAMILIES["body"]
+                and not any(ld.follower for ld in model.loads) and model.free_u.size > 0)
+
+    def __init__(self, model: Model, asm, solver: TreeSolver) -> None:
+        m = model
+        t: TreePattern = asm.pattern
+        i64 = np.int64
+        self.model = m
+        self.tree = (t.joint_parent_ext, np.asarray(m.joint_child, dtype=i64), np.ascontiguousarray(m.joint_point, dtype=float),
+                     t.axT, t.axR, t.qT, t.qR, t.uT, t.uR, t.uB, t.ball, np.ascontiguousarray(m.joint_child_rot, dtype=float),
+                     np.ascontiguousarray(m.joint_child_offset, dtype=float), t.coord_start, t.coord_count)
+        d = asm.node_mass[0][1]
+        self.bodies = (np.asarray(d.node, dtype=i64), np.asarray(d.mass, dtype=float),
+                       np.ascontiguousarray(d.com, dtype=float), np.ascontiguousarray(d.inertia, dtype=float))
+        self.gravity = np.asarray(m.gravity, dtype=float)
+        spring_u = np.asarray(m.spring_u, dtype=i64)
+        self.springs = (spring_u, np.asarray(m.u_to_q, dtype=i64)[spring_u], np.asarray(m.spring_k, dtype=float),
+                        np.asarray(m.spring_rest, dtype=float), np.asarray(m.spring_c, dtype=float))
+        self.jforce_u = np.asarray(m.jforce_u, dtype=i64)
+        self.driven = np.asarray(m.driven, dtype=i64)
+        free = np.asarray(m.free_u, dtype=i64)
+        k = np.zeros(m.n_u)
+        c = np.zeros(m.n_u)
+        k[m.spring_u] = m.spring_k
+        c[m.spring_u] = m.spring_c
+        self.coords = (np.asarray(m.u_to_q, dtype=i64), np.flatnonzero(~m.u_is_ball).astype(i64),
+                       np.flatnonzero(m.u_is_ball).astype(i64), free, c[free], k[free])
+        N = m.n_nodes
+        self.solver = (solver.jf_ptr, solver.jf_coord, solver.coord_child, solver.IA, solver.U, solver.W, solver.S,
+                       solver.St, solver.Dinv, np.empty((N, 6, 6)), np.empty((N, 6)), np.empty((N, 6)),
+                       np.empty((N + 1, 6)), np.empty((N + 1, 6)))
+        self.solver_obj = solver
+        self.pattern = t
+        self._no_loads = np.zeros((N, 6))
+
+    def step(self, st: State, a: np.ndarray, h: float, t1: float, params: tuple) -> tuple:
+        """One step of size h from (st, a) ending at t1, ``params`` = (αm, αf, γ, β, h, rtol, atol_udot, eps_pos,
+        length scale, max_iter, position tangent): (status, iterations, factorizations, residual, coordinate of
+        a failed pivot, state, a1, kinematics, Mb, bias, loads, τ, element evaluations, eq. (1) at the state)."""
+        m = self.model
+        N, n_u = m.n_nodes, m.n_u
+        nd = self.driven.size
+        dq, du, da = np.empty(nd), np.empty(nd), np.empty(nd)
+        for j, d in enumerate(m.drives):
+            dq[j], du[j], da[j] = d(t1)
+        jf = np.array([float(f(t1)) for f in m.jforce_f]) if m.jforce_f else np.zeros(0)
+        loads = nodal_wrenches(m.loads, t1, None, N) if m.loads else self._no_loads
+        q1, balls1, u1, udot1, a1 = (np.empty_like(st.q), np.empty_like(st.balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
+        kin = (np.empty((N, 3)), np.empty((N, 3, 3)), np.empty((N, 6)), np.empty((N, 6)), np.zeros((n_u, 6)),
+               np.zeros((n_u, 6)), np.empty((m.n_joints, 3)), np.empty((N, 6)), np.empty((N, 6)))
+        Mb = np.empty((N, 6, 6))
+        wfull = np.empty((N + 1, 6))
+        tau = np.empty(n_u)
+        rfull = np.empty(n_u)
+        info = np.zeros(5)
+        tree_newton_step(self.tree, self.bodies, self.gravity, self.springs, self.jforce_u, jf, loads, (self.driven, dq, du, da),
+                         self.coords, self.solver, params,
+                         st.q, st.balls, st.u, st.udot, a, (q1, balls1, u1, udot1, a1), kin, Mb, wfull, tau, rfull, info)
+        x, R, Vs, As, S, Sd, P, V, zeta = kin
+        k = Kinematics(x, R, V, zeta, S, P, Vs, As, self.pattern, Sd)
+        st1 = State(t1, q1, balls1, u1, udot1, {})
+        return (int(info[3]), int(info[0]), int(info[1]), float(info[2]), int(info[4]), st1, a1, k, Mb, wfull[:N], loads, tau,
+                {"body": FamilyEvaluation()}, rfull)
