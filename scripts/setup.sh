@@ -33,3 +33,6 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[dev]"
 .venv/bin/python -c "from flexmb.engine.linalg import blas_info; print('flexmb set up: CHOLMOD on', blas_info())"
+# numba compiles the kernels on first use and caches them next to their modules: compile them now, once,
+# so that the first run (and the first test) does not wait for it (flexmb/app/warm_up.py)
+.venv/bin/python -m flexmb.app.warm_up

@@ -143,3 +143,14 @@ def test_models_the_compiled_step_leaves_to_python() -> None:
     assert GeneralizedAlpha(chain(3), linear_solver="cholmod").tree_step is None
     assert GeneralizedAlpha(chain(3)).tree_step is not None
     assert math.isfinite(fm.simulate(chain(3), 0.01, 1e-3).q[-1, 0])
+
+
+def test_warm_up_passes_through_the_compiled_step_and_the_others() -> None:
+    """scripts/setup.sh compiles the kernels with flexmb.app.warm_up: its first model takes the compiled step,
+    the others the CHOLMOD paths (beam, bushing)."""
+    from flexmb.app.warm_up import _models, warm_up
+
+    models = _models()
+    assert GeneralizedAlpha(models[0]).tree_step is not None
+    assert all(GeneralizedAlpha(m).tree_step is None for m in models[1:])
+    assert warm_up() > 0.0

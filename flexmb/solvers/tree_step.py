@@ -25,6 +25,7 @@ import math
 import numpy as np
 from numba import njit
 
+from flexmb.elements import FAMILIES
 from flexmb.elements.family import FamilyEvaluation
 from flexmb.elements.loads import nodal_wrenches
 from flexmb.elements.rigid_body import accumulate
@@ -256,8 +257,6 @@ class TreeStep:
     def applies(model: Model, asm) -> bool:
         """A rigid tree without friction, element state, families other than node masses, or
         follower loads (their forces depend on the rotations and stay in the Python step)."""
-        from flexmb.elements import FAMILIES  # registry names only
-
         return (asm.rigid_tree and not asm.families and not asm.with_state and model.friction_u.size == 0
                 and len(asm.node_mass) == 1 and asm.node_mass[0][0] is FAMILIES["body"]
                 and not any(ld.follower for ld in model.loads) and model.free_u.size > 0)

@@ -1,0 +1,73 @@
+"""Compile flexmb's numba kernels once, so that a first run does not (``python -m flexmb.app.warm_up``;
+scripts/setup.sh runs it).
+
+The kernels are compiled on first use and cached on disk next to their modules (numba's
+``cache=True``); on a fresh install that first use costs about half a minute to a minute, most of
+it for the compiled Newton loop of rigid trees (flexmb/solvers/tree_step.py). This module runs a
+few steps of small models that pass through every compiled path: a rigid tree with a ball joint,
+a spring and a drive (the compiled step), the same tree on CHOLMOD (the Python step), a flexible
+link (beam kernels) and a four-bar closed by a bushing (elastic cut), with error-controlled steps
+once.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+__all__ = ["warm_up", "main"]
+
+
+def _models() -> list:
+    import flexmb as fm
+
+    models = []
+    mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    for i, (joint, kw) in enumerate((("revolute", {"axis": (0, 0, 1)}), ("spherical", {}), ("prismatic", {"axis": (1, 0, 0)}))):
+        mb.add_node(f"n{i}", position=(float(i), 0.0, 0.0))
+        mb.add_body(f"b{i}", node=f"n{i}", mass=1.0, com=(0.5, 0.0, 0.0), inertia=np.diag([0.01, 0.1, 0.1]))
+        mb.add_joint(f"j{i}", joint, parent="ground" if i == 0 else f"n{i - 1}", child=f"n{i}", point=(float(i), 0, 0), **kw)
+    mb.add_drive("j0", lambda t: 0.1 * t)
+    mb.add_joint_spring("j2", stiffness=10.0, damping=0.1)
+    models.append(mb.compile())
+    sec = fm.BeamSection(0.7e11, 0.7e11 / 2.6, 4e-4, 2e-7, 2e-7, 4e-7, 3000.0)
+    mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    nodes = mb.add_flexible_link("link", (0.0, 0.0, 0.0), (2.0, 0.0, 0.0), 2, sec)
+    mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0.0, 0.0, 1.0))
+    models.append(mb.compile())
+    mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    pts = [(0.0, 0.0, 0.0), (0.0, 1.0, 0.0), (1.0, 1.0, 0.0), (1.0, 0.0, 0.0)]
+    for i in range(3):
+        mb.add_node(f"l{i}", position=pts[i])
+        mb.add_body(f"b{i}", node=f"l{i}", mass=1.0, com=tuple(0.5 * (np.array(pts[i + 1]) - pts[i])),
+                    inertia=np.diag([0.1, 0.1, 0.1]))
+        mb.add_joint(f"j{i}", "revolute", parent="ground" if i == 0 else f"l{i - 1}", child=f"l{i}", point=pts[i],
+                     axis=(0, 0, 1))
+    mb.add_node("g", position=pts[3])
+    mb.add_joint("jg", "fixed", parent="ground", child="g")
+    mb.add_bushing("cut", "l2", "g", stiffness=[1e7] * 6, point=pts[3], free_rotation="z")
+    models.append(mb.compile())
+    return models
+
+
+def warm_up() -> float:
+    """Run a few steps of each model (module docstring); the seconds it took."""
+    import flexmb as fm
+
+    t0 = time.perf_counter()
+    models = _models()
+    for model in models:
+        fm.simulate(model, 5e-3, 1e-3)
+    fm.simulate(models[0], 5e-3, 1e-3, linear_solver="cholmod")
+    fm.simulate(models[0], 5e-3, "auto")
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    print("flexmb: compiling the numba kernels once (cached for later runs) ...", flush=True)
+    print(f"flexmb: kernels compiled in {warm_up():.1f} s")
+
+
+if __name__ == "__main__":
+    main()
