@@ -24,7 +24,7 @@ from flexmb.elements import loads as load_kernels
 from flexmb.elements.family import FamilyEvaluation, StartContext, StepContext
 from flexmb.engine.friction import JointFriction
 from flexmb.engine.iteration_matrix import IterationMatrices, MassPairs
-from flexmb.engine.kinematics import Kinematics, TreePattern, forward_kinematics, mass_times_add
+from flexmb.engine.kinematics import Kinematics, TreePattern, forward_kinematics, kinetic_energy, mass_times_add
 from flexmb.model import Model
 from flexmb.rotations import cross
 from flexmb.state import State
@@ -312,7 +312,7 @@ class Assembler:
         masses' kinetic energy, then per family (node-mass families, the joint springs, the
         others) its element masses' kinetic and its weight's potential energy."""
         m = self.model
-        T = float(0.5 * np.einsum("bi,bij,bj->", ev.kin.V, ev.Mb, ev.kin.V))  # node masses (bodies, particles)
+        T = kinetic_energy(ev.kin.V, ev.Mb)  # node masses (bodies, particles)
         V = 0.0
         for f, d, _ in self.node_mass:
             t, v = f.energies(m, d, ev.elements[f.name], ev.kin)

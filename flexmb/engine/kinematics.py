@@ -27,7 +27,7 @@ from flexmb.model import Model
 from flexmb.rotations import axis_angle_into, cross, matmul3_into
 from flexmb.state import State
 
-__all__ = ["Kinematics", "TreePattern", "forward_kinematics", "motion_cross", "mass_times_add"]
+__all__ = ["Kinematics", "TreePattern", "forward_kinematics", "motion_cross", "mass_times_add", "kinetic_energy"]
 
 
 def motion_cross(V: np.ndarray, S: np.ndarray) -> np.ndarray:
@@ -448,3 +448,16 @@ def mass_times_add(Mb, a, b, out):
             for c in range(6):
                 s += Mb[i, r, c] * a[i, c]
             out[i, r] = s + b[i, r]
+
+
+@njit(cache=True)
+def kinetic_energy(V, Mb) -> float:
+    """1/2 Σ_i V_iᵀ Mb_i V_i: the kinetic energy of the node masses Mb (N,6,6) at node twists V (N,6)."""
+    T = 0.0
+    for i in range(V.shape[0]):
+        for r in range(6):
+            s = 0.0
+            for c in range(6):
+                s += Mb[i, r, c] * V[i, c]
+            T += V[i, r] * s
+    return 0.5 * T

@@ -211,6 +211,8 @@ class Recorder:
         # forces of bushings and rigid cuts: their elements' rows one after the other)
         self.outputs = recorded_fields(model)
         self.specs = self._specs()
+        # the fields with elements (a field of families without elements has no values to fill)
+        self._filled = [(f, outs) for f, outs in self.outputs.items() if sum(model.elements[n].n for n, _ in outs)]
         row_bytes = 8 * sum(math.prod(s) for s, _ in self.specs.values()) or 8
         cap = writer.flush_rows if writer is not None else _BLOCK_ROWS
         self.block = _Block(self.specs, max(1, min(cap, block_bytes // row_bytes)))
@@ -313,7 +315,7 @@ class Recorder:
         v["drive_forces"][i] = drive
         _reactions_into(ev.node_wrenches(st.udot), kin.x, *self._tree, kin.joint_point, v["reactions"][i])
         v["newton_iterations"][i] = iterations
-        for field, outs in self.outputs.items():
+        for field, outs in self._filled:
             if len(outs) == 1:
                 v[field][i] = asm.element_output(ev, outs[0][0], outs[0][1].name)
             else:
