@@ -55,11 +55,17 @@ def test_compiled_residual_equals_reference():
         ref, Rr, fl, en = reference_bias(s, 0.7)
         bias = np.zeros((len(s["x"]), 6))
         frames, fl_c, en_c = np.zeros((n, 3, 3)), np.zeros((n, 7)), np.zeros((n, 4))
+        p_c, Bl_c, chord = np.zeros((n, 7)), np.zeros((n, 7, 12)), np.zeros(n)
         kernels.residual(s["a"], s["b"], s["x"], s["R"], s["V"], s["zeta"], s["C1"], s["C2"], s["L0"], s["Kl"],
                                s["alpha"], s["Ml"], *kernels.mass_pattern(s["Ml"]), s["mass"], s["g"], 0.7, bias,
-                               frames, fl_c, en_c)
+                               frames, fl_c, en_c, p_c, Bl_c, chord)
         assert np.abs(bias - ref).max() <= 1e-9 * np.abs(ref).max()
         assert np.abs(frames - Rr).max() < 1e-13
+        a, b, x, R = s["a"], s["b"], s["x"], s["R"]
+        p, Bl, _, _ = exact.deformations(x[a], R[a], x[b], R[b], s["C1"], s["C2"], s["L0"])
+        assert np.abs(p_c - p).max() <= 1e-13 * np.abs(p).max()
+        assert np.abs(Bl_c - Bl).max() <= 1e-12 * np.abs(Bl).max()
+        assert np.abs(chord - np.linalg.norm(x[b] - x[a], axis=1)).max() <= 1e-15 * chord.max()
         assert np.abs(fl_c - fl).max() <= 1e-9 * np.abs(fl).max()
         assert np.allclose(en_c, en, rtol=1e-9, atol=1e-9 * np.abs(en).max())
 
@@ -71,7 +77,7 @@ def test_compiled_mass_forces_and_element_matrices_equal_reference():
     _, _, Rr, _ = exact.deformations(x[a], R[a], x[b], R[b], s["C1"], s["C2"], s["L0"])
     acc = np.random.default_rng(1).normal(size=(len(x), 6))
     out = np.zeros((len(x), 6))
-    kernels.mass_forces(a, b, Rr, s["Ml"], acc, out)
+    kernels.mass_forces(a, b, Rr, s["Ml"], *kernels.mass_pattern(s["Ml"]), acc, out)
     f = reference.mass_times(Rr, s["Ml"], np.concatenate([acc[a], acc[b]], axis=1))
     ref = np.zeros_like(out)
     np.add.at(ref, a, f[:, :6])
