@@ -284,26 +284,32 @@ def mass_forces(a, b, frames, Ml, nz_r, nz_c, acc, out):
 
 
 @njit(cache=True)
-def _element_matrix(Rr, Bl, p0, l, Kl, alpha, Ml, ck, cc, cm, material_only, KB, MR, out):
+def _element_matrix(Rr, Bl, p0, l, Kl, alpha, Ml, ck, cc, cm, material_only, KB, MR, acc, out):
     """out (12,12) = ck K + cc C + cm M of one element at its co-rotated frame Rr, Bl (7,12), axial
-    strain p0 and chord l (element_matrices). Terms with a zero factor of K_l, M_l or M_l R~^T are
-    skipped: every sum adds the same nonzero terms in the same order as the dense products, so the
-    values are theirs bit for bit (a zero product added to a sum started at +0 changes nothing)."""
-    for i in range(7):
+    strain p0 and chord l (element_matrices); acc: a work row (12). Each entry is the sum of its
+    products in the order of the dense loops (k ascending); the loops run with the entries
+    innermost so that they vectorise without changing any sum, and products with a zero factor of
+    K_l, Bl or M_l are skipped (a zero product added to a sum started at +0 changes nothing): the
+    values are those of the dense products bit for bit."""
+    for i in range(7):  # KB = K_l Bl
         for j in range(12):
-            s = 0.0
-            for k in range(7):
-                c = Kl[i, k]
-                if c != 0.0:
-                    s += c * Bl[k, j]
-            KB[i, j] = s
+            KB[i, j] = 0.0
+        for k in range(7):
+            c = Kl[i, k]
+            if c != 0.0:
+                for j in range(12):
+                    KB[i, j] += c * Bl[k, j]
     cmat = ck + cc * alpha
-    for i in range(12):
+    for i in range(12):  # Bl^T KB
         for j in range(12):
-            s = 0.0
-            for k in range(7):
-                s += Bl[k, i] * KB[k, j]
-            out[i, j] = cmat * s
+            acc[j] = 0.0
+        for k in range(7):
+            c = Bl[k, i]
+            if c != 0.0:
+                for j in range(12):
+                    acc[j] += c * KB[k, j]
+        for j in range(12):
+            out[i, j] = cmat * acc[j]
     if not material_only:
         N = Kl[0, 0] * p0 / l * ck
         for i in range(3):
@@ -317,22 +323,25 @@ def _element_matrix(Rr, Bl, p0, l, Kl, alpha, Ml, ck, cc, cm, material_only, KB,
         # M = R~ Ml R~^T: MR = Ml R~^T (blockwise), then R~ MR
         for i in range(12):
             for bj in range(4):
-                for j in range(3):
-                    s = 0.0
-                    for k in range(3):
-                        c = Ml[i, 3 * bj + k]
-                        if c != 0.0:
-                            s += c * Rr[j, k]
-                    MR[i, 3 * bj + j] = s
+                m0 = 0.0
+                m1 = m2 = m0
+                for k in range(3):
+                    c = Ml[i, 3 * bj + k]
+                    if c != 0.0:
+                        m0 += c * Rr[0, k]
+                        m1 += c * Rr[1, k]
+                        m2 += c * Rr[2, k]
+                MR[i, 3 * bj], MR[i, 3 * bj + 1], MR[i, 3 * bj + 2] = m0, m1, m2
         for bi in range(4):
             for i in range(3):
                 for j in range(12):
-                    s = 0.0
-                    for k in range(3):
-                        c = MR[3 * bi + k, j]
-                        if c != 0.0:
-                            s += Rr[i, k] * c
-                    out[3 * bi + i, j] += cm * s
+                    acc[j] = 0.0
+                for k in range(3):
+                    c = Rr[i, k]
+                    for j in range(12):
+                        acc[j] += c * MR[3 * bi + k, j]
+                for j in range(12):
+                    out[3 * bi + i, j] += cm * acc[j]
 
 
 @njit(cache=True)
@@ -347,10 +356,11 @@ def element_matrices(a, b, x, R, C1, C2, L0, Kl, alpha, Ml, ck, cc, cm, material
     work = np.empty((6, 3, 12))
     KB = np.empty((7, 12))
     MR = np.empty((12, 12))
+    acc = np.empty(12)
     for e in range(a.size):
         ia, ib = a[e], b[e]
         l = _corotated(x[ia], R[ia], x[ib], R[ib], C1[e], C2[e], L0[e], Rr, p, Bl, Wr, work)
-        _element_matrix(Rr, Bl, p[0], l, Kl[e], alpha[e], Ml[e], ck, cc, cm, material_only, KB, MR, out[e])
+        _element_matrix(Rr, Bl, p[0], l, Kl[e], alpha[e], Ml[e], ck, cc, cm, material_only, KB, MR, acc, out[e])
 
 
 @njit(cache=True)
@@ -364,12 +374,12 @@ def add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, materi
     E = np.empty((12, 12))
     KB = np.empty((7, 12))
     MR = np.empty((12, 12))
+    acc = np.empty(12)
     Be = np.zeros((12, max_ne))
     H = np.empty((12, max_ne))
     first = np.empty(3, dtype=np.int64)
-    nzq = np.empty((max_ne, 6), dtype=np.int64)
-    nq = np.empty(max_ne, dtype=np.int64)
     for e in range(frames.shape[0]):
-        _element_matrix(frames[e], Bl[e], p[e, 0], chord[e], Kl[e], alpha[e], Ml[e], ck, cc, cm, material_only, KB, MR, E)
-        ne = element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first, nzq, nq)
-        scatter_block(E, Be, H, first, nzq, nq, 2, ne, pos, pos_ptr[e], data)
+        _element_matrix(frames[e], Bl[e], p[e, 0], chord[e], Kl[e], alpha[e], Ml[e], ck, cc, cm, material_only, KB, MR, acc,
+                        E)
+        ne = element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first)
+        scatter_block(E, Be, H, first, 2, ne, pos, pos_ptr[e], data)

@@ -306,11 +306,10 @@ def _composite_pairs(Mb, x, parent, child, coord_start, coord_count, S, pa, pb, 
 
 
 @njit(cache=True)
-def element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first, nzq, nq):
+def element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first):
     """B_e of element e (module docstring) into Be (6m, max_ne), its columns grouped node by node,
-    B(node, k) = (S_v + S_w x x_node, S_w), node sd's columns first[sd]:first[sd + 1]; per column j
-    the rows q (0..5 within its node) with Be != 0 in nzq[j, :nq[j]] (a translation has one).
-    Returns the number of columns ne."""
+    B(node, k) = (S_v + S_w x x_node, S_w), node sd's columns first[sd]:first[sd + 1]. Returns the
+    number of columns ne."""
     m = nodes.shape[1]
     k6 = 6 * m
     ne = 0
@@ -328,31 +327,22 @@ def element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first, nzq, nq):
             Be[r0 + 3, ne] = S[k, 3]
             Be[r0 + 4, ne] = S[k, 4]
             Be[r0 + 5, ne] = S[k, 5]
-            c = 0
-            for q in range(6):
-                if Be[r0 + q, ne] != 0.0:
-                    nzq[ne, c] = q
-                    c += 1
-            nq[ne] = c
             ne += 1
     first[m] = ne
     return ne
 
 
 @njit(cache=True)
-def scatter_block(E, Be, H, first, nzq, nq, m, ne, pos, off, data):
+def scatter_block(E, Be, H, first, m, ne, pos, off, data):
     """data[pos[off + r ne + c]] += (B_eᵀ E B_e)[r, c] for one element (pos < 0: left out), with B_e
-    from :func:`element_columns`. H = E B_e, then B_eᵀ H; the terms where B_e is exactly zero are
-    skipped: each sum adds the same nonzero terms in the same order, so the values are those of
-    the full products bit for bit (adding a zero product to a sum started at +0 changes nothing)."""
+    from :func:`element_columns`: H = E B_e node block by node block, then B_eᵀ H."""
     k6 = 6 * m
     for sd in range(m):
         r0 = 6 * sd
         for j in range(first[sd], first[sd + 1]):
             for i in range(k6):
                 s = 0.0
-                for t in range(nq[j]):
-                    q = nzq[j, t]
+                for q in range(6):
                     s += E[i, r0 + q] * Be[r0 + q, j]
                 H[i, j] = s
     for sd in range(m):
@@ -362,8 +352,7 @@ def scatter_block(E, Be, H, first, nzq, nq, m, ne, pos, off, data):
                 p = pos[off + r * ne + c]
                 if p >= 0:
                     s = 0.0
-                    for t in range(nq[r]):
-                        q = nzq[r, t]
+                    for q in range(6):
                         s += Be[r0 + q, r] * H[r0 + q, c]
                     data[p] += s
 
@@ -377,8 +366,6 @@ def _scatter_elements(nodes, anc_ptr, anc_coord, pos_ptr, pos, S, x, blocks, max
     Be = np.zeros((k6, max_ne))
     H = np.empty((k6, max_ne))
     first = np.empty(m + 1, dtype=np.int64)
-    nzq = np.empty((max_ne, 6), dtype=np.int64)
-    nq = np.empty(max_ne, dtype=np.int64)
     for e in range(nodes.shape[0]):
-        ne = element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first, nzq, nq)
-        scatter_block(blocks[e], Be, H, first, nzq, nq, m, ne, pos, pos_ptr[e], data)
+        ne = element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first)
+        scatter_block(blocks[e], Be, H, first, m, ne, pos, pos_ptr[e], data)
