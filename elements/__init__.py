@@ -37,6 +37,10 @@ Engine (flexmb/engine/assembly.py, iteration_matrix.py), with ``model: Model`` a
         the node origins), rows and columns 6 per node in the order of element_nodes. The
         iteration matrix scatters Bₑᵀ Eₑ Bₑ into S = M̄ + γ'C̄ + β'K̄ (ck = β', cc = γ', cm = 1);
         statics asks for ck = 1, cc = cm = 0, M̄ for ck = cc = 0, cm = 1.
+    add_blocks(model, data, prep, fe, kin, ck, cc, cm, material_only, exact_tangent, scatter, out)
+        adds Bₑᵀ (ck K + cc C + cm M) Bₑ into the iteration matrix's values out (nnz,) (what the
+        assembly calls; ``scatter``: engine/iteration_matrix.py ElementScatter). Default: blocks,
+        then scatter.add; the beam overrides it with one compiled pass (no (n_el, 12, 12) arrays).
     add_mass_forces(data, prep, fe, a, out)       element masses times node accelerations a (N, 6)
     energies(model, data, fe, kin) -> (T, V)      kinetic energy of element masses, weight potential
 

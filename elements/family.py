@@ -15,6 +15,7 @@ import numpy as np
 from flexmb.errors import ModelError
 
 if TYPE_CHECKING:  # type hints only: the engine and the model stand above the element library
+    from flexmb.engine.iteration_matrix import ElementScatter
     from flexmb.engine.kinematics import Kinematics
     from flexmb.model import Model
     from flexmb.state import State
@@ -220,6 +221,18 @@ class ElementFamily:
         ``material_only`` drops geometric stiffness that can make K indefinite; ``exact_tangent`` asks for
         the consistent tangent (statics, the relaxed start) instead of the time step's one."""
         return None
+
+    def add_blocks(self, model: Model, data: ElementData, prep: Any, fe: FamilyEvaluation, kin: Kinematics, ck: float,
+                   cc: float, cm: float, material_only: bool, exact_tangent: bool, scatter: ElementScatter,
+                   out: np.ndarray) -> None:
+        """Add B_eᵀ (ck K + cc C + cm M) B_e of every element into the iteration matrix's values
+        ``out`` (nnz,), ``scatter`` (flexmb.engine.iteration_matrix.ElementScatter) saying where.
+        Default: :meth:`blocks`, then ``scatter.add``. A family may override it with one compiled
+        pass that builds each element's block and scatters it at once (element_columns,
+        scatter_block: no (n_el, 6m, 6m) temporaries); it must add what the default adds."""
+        E = self.blocks(model, data, prep, fe, kin, ck, cc, cm, material_only, exact_tangent)
+        if E is not None and len(E):
+            scatter.add(kin, E, out)
 
     def add_mass_forces(self, data: ElementData, prep: Any, fe: FamilyEvaluation, a: np.ndarray, out: np.ndarray) -> None:
         """Add the element masses times the node accelerations ``a`` (N, 6) to ``out`` (N, 6)."""

@@ -67,6 +67,7 @@ from flexmb.elements.family import ElementData, ElementFamily, FamilyEvaluation,
 
 if TYPE_CHECKING:  # type hints only
     from flexmb.builder.records import BeamSpec
+    from flexmb.engine.iteration_matrix import ElementScatter
     from flexmb.engine.kinematics import Kinematics
     from flexmb.model import Model
     from flexmb.state import State
@@ -99,11 +100,16 @@ class BeamData(ElementData):
 class BeamEvaluation(FamilyEvaluation):
     """The beams at one state: co-rotated frames R_r (n_el, 3, 3), local forces K_l p (n_el, 7)
     and per element (n_el, 4) strain energy, dissipated power, kinetic energy, weight potential;
-    the consistent tangents (K, C, K_material) once asked for (``exact`` blocks)."""
+    for the element matrices the local deformations p (n_el, 7), their variations Bl (n_el, 7, 12)
+    and the chord lengths (n_el) (eq. 1–4, computed once per evaluation by kernels.residual); the
+    consistent tangents (K, C, K_material) once asked for (``exact`` blocks)."""
 
     frames: np.ndarray | None = None
     local_forces: np.ndarray | None = None
     energies: np.ndarray | None = None
+    deformations: np.ndarray | None = None
+    Bl: np.ndarray | None = None
+    chord: np.ndarray | None = None
     tangents: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
@@ -179,10 +185,11 @@ class Beams(ElementFamily):
         energies: one compiled pass (kernels.residual)."""
         n = data.n
         frames, fl, en = np.empty((n, 3, 3)), np.empty((n, 7)), np.empty((n, 4))
+        p, Bl, chord = np.empty((n, 7)), np.empty((n, 7, 12)), np.empty(n)
         kernels.residual(data.a, data.b, kin.x, kin.R, kin.V, kin.zeta, data.C1, data.C2, data.L0, data.Kl, data.alpha,
-                         data.Ml, *prep, data.mass, model.gravity, float(load_factor), w, frames, fl, en)
+                         data.Ml, *prep, data.mass, model.gravity, float(load_factor), w, frames, fl, en, p, Bl, chord)
         return BeamEvaluation(strain_energy=float(en[:, 0].sum()), dissipation=float(en[:, 1].sum()), frames=frames,
-                              local_forces=fl, energies=en)
+                              local_forces=fl, energies=en, deformations=p, Bl=Bl, chord=chord)
 
     def blocks(self, model: Model, data: BeamData, prep: Any, fe: BeamEvaluation, kin: Kinematics, ck: float, cc: float,
                cm: float, material_only: bool, exact_tangent: bool) -> np.ndarray:
@@ -204,9 +211,24 @@ class Beams(ElementFamily):
             out += cm * exact.global_mass(fe.frames, data.Ml)
         return out
 
+    def add_blocks(self, model: Model, data: BeamData, prep: Any, fe: BeamEvaluation, kin: Kinematics, ck: float,
+                   cc: float, cm: float, material_only: bool, exact_tangent: bool, scatter: ElementScatter,
+                   out: np.ndarray) -> None:
+        """In time steps one compiled pass (kernels.add_element_matrices): each element's ck K + cc C
+        + cm M from the frames, deformations and Bl of the residual at this state (no second
+        co-rotated pass), scattered at once into the iteration matrix's values ``out``; with
+        ``exact_tangent`` the blocks of :meth:`blocks`, scattered."""
+        if exact_tangent or fe.Bl is None:
+            super().add_blocks(model, data, prep, fe, kin, ck, cc, cm, material_only, exact_tangent, scatter, out)
+            return
+        kernels.add_element_matrices(fe.frames, fe.Bl, fe.deformations, fe.chord, data.Kl, data.alpha, data.Ml, float(ck),
+                                     float(cc), float(cm), bool(material_only), scatter.nodes, scatter.anc_ptr,
+                                     scatter.anc_coord, scatter.pos_ptr, scatter.pos, kin.S, kin.x, scatter.max_ne, out)
+
     def add_mass_forces(self, data: BeamData, prep: Any, fe: BeamEvaluation, a: np.ndarray, out: np.ndarray) -> None:
         """Element masses (eq. 5) times the node accelerations, compiled."""
-        kernels.mass_forces(data.a, data.b, fe.frames, data.Ml, np.ascontiguousarray(a), out)
+        nz = kernels.mass_pattern(data.Ml) if prep is None else prep
+        kernels.mass_forces(data.a, data.b, fe.frames, data.Ml, *nz, np.ascontiguousarray(a), out)
 
     def energies(self, model: Model, data: BeamData, fe: BeamEvaluation, kin: Kinematics) -> tuple[float, float]:
         return float(fe.energies[:, 2].sum()), float(fe.energies[:, 3].sum())

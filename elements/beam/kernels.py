@@ -13,9 +13,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from flexmb.engine.iteration_matrix import element_columns, scatter_block
 from flexmb.rotations import cross_into, jl_inv_into, logm_into, matmul3_into
 
-__all__ = ["residual", "mass_forces", "element_matrices", "mass_pattern"]
+__all__ = ["residual", "mass_forces", "element_matrices", "add_element_matrices", "mass_pattern"]
 
 
 @njit(cache=True)
@@ -120,11 +121,13 @@ def _local_mass_times(Ml, nz_r, nz_c, v, out):
 
 @njit(cache=True)
 def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g, load_factor, bias, frames, fl_out,
-             energies):
+             energies, p_out, Bl_out, chord):
     """Adds every beam's inertia (eq. 6, with M zeta), minus its elastic, damping (Zahariev eq. 13)
     and weight (eq. 7) forces, to the node wrenches ``bias`` (N,6). Stores the co-rotated frames
     (n,3,3), local forces K_l p (n,7) and per element (n,4): strain energy, dissipated power,
-    kinetic energy, weight potential. (nz_r, nz_c): nonzero pattern of the local masses.
+    kinetic energy, weight potential; and what the element matrices need at this state (eq. 1–4):
+    local deformations p (n,7), Bl (n,7,12) and the chord length l (n) (add_element_matrices).
+    (nz_r, nz_c): nonzero pattern of the local masses.
 
     The inertia terms are formed in the co-rotated frame (v_l = R~^T V, spin W_l = W_r V):
     R~ [W_l x P_l + M_l (zeta_l - W_l x v_l) - (w_l x P_l at the rotations)] - W_r^T sum P_l x v_l,
@@ -154,8 +157,10 @@ def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g
         ia, ib = a[e], b[e]
         for i in range(6):
             Ve[i], Ve[6 + i] = V[ia, i], V[ib, i]
-        _corotated(x[ia], R[ia], x[ib], R[ib], C1[e], C2[e], L0[e], Rr, p, Bl, Wr, work)
+        chord[e] = _corotated(x[ia], R[ia], x[ib], R[ib], C1[e], C2[e], L0[e], Rr, p, Bl, Wr, work)
         frames[e] = Rr
+        p_out[e] = p
+        Bl_out[e] = Bl
         # elastic and damping: f = Bl^T (K p + alpha K Bl V)  (the bias holds inertial minus applied)
         for i in range(7):
             s = 0.0
@@ -257,20 +262,86 @@ def mass_pattern(Ml: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True)
-def mass_forces(a, b, frames, Ml, acc, out):
-    """Adds the element masses times the node accelerations acc (N,6) to out (N,6) (eq. 5)."""
+def mass_forces(a, b, frames, Ml, nz_r, nz_c, acc, out):
+    """Adds the element masses times the node accelerations acc (N,6) to out (N,6) (eq. 5);
+    (nz_r, nz_c): nonzero pattern of the local masses (mass_pattern: the same sums as the dense
+    product without its zero terms, bit for bit)."""
     Ae = np.empty(12)
     F = np.empty(12)
     t1 = np.empty(12)
     t2 = np.empty(12)
     for e in range(a.size):
         ia, ib = a[e], b[e]
+        Rr = frames[e]
         for i in range(6):
             Ae[i], Ae[6 + i] = acc[ia, i], acc[ib, i]
-        _mass_times(frames[e], Ml[e], Ae, F, t1, t2)
+        _rot_blocks(Rr, Ae, t1, True)
+        _local_mass_times(Ml[e], nz_r, nz_c, t1, t2)
+        _rot_blocks(Rr, t2, F, False)
         for i in range(6):
             out[ia, i] += F[i]
             out[ib, i] += F[6 + i]
+
+
+@njit(cache=True)
+def _element_matrix(Rr, Bl, p0, l, Kl, alpha, Ml, ck, cc, cm, material_only, KB, MR, acc, out):
+    """out (12,12) = ck K + cc C + cm M of one element at its co-rotated frame Rr, Bl (7,12), axial
+    strain p0 and chord l (element_matrices); acc: a work row (12). Each entry is the sum of its
+    products in the order of the dense loops (k ascending); the loops run with the entries
+    innermost so that they vectorise without changing any sum, and products with a zero factor of
+    K_l, Bl or M_l are skipped (a zero product added to a sum started at +0 changes nothing): the
+    values are those of the dense products bit for bit."""
+    for i in range(7):  # KB = K_l Bl
+        for j in range(12):
+            KB[i, j] = 0.0
+        for k in range(7):
+            c = Kl[i, k]
+            if c != 0.0:
+                for j in range(12):
+                    KB[i, j] += c * Bl[k, j]
+    cmat = ck + cc * alpha
+    for i in range(12):  # Bl^T KB
+        for j in range(12):
+            acc[j] = 0.0
+        for k in range(7):
+            c = Bl[k, i]
+            if c != 0.0:
+                for j in range(12):
+                    acc[j] += c * KB[k, j]
+        for j in range(12):
+            out[i, j] = cmat * acc[j]
+    if not material_only:
+        N = Kl[0, 0] * p0 / l * ck
+        for i in range(3):
+            for j in range(3):
+                Pij = N * ((1.0 if i == j else 0.0) - Rr[i, 0] * Rr[j, 0])
+                out[i, j] += Pij
+                out[6 + i, 6 + j] += Pij
+                out[i, 6 + j] -= Pij
+                out[6 + i, j] -= Pij
+    if cm != 0.0:
+        # M = R~ Ml R~^T: MR = Ml R~^T (blockwise), then R~ MR
+        for i in range(12):
+            for bj in range(4):
+                m0 = 0.0
+                m1 = m2 = m0
+                for k in range(3):
+                    c = Ml[i, 3 * bj + k]
+                    if c != 0.0:
+                        m0 += c * Rr[0, k]
+                        m1 += c * Rr[1, k]
+                        m2 += c * Rr[2, k]
+                MR[i, 3 * bj], MR[i, 3 * bj + 1], MR[i, 3 * bj + 2] = m0, m1, m2
+        for bi in range(4):
+            for i in range(3):
+                for j in range(12):
+                    acc[j] = 0.0
+                for k in range(3):
+                    c = Rr[i, k]
+                    for j in range(12):
+                        acc[j] += c * MR[3 * bi + k, j]
+                for j in range(12):
+                    out[3 * bi + i, j] += cm * acc[j]
 
 
 @njit(cache=True)
@@ -285,44 +356,30 @@ def element_matrices(a, b, x, R, C1, C2, L0, Kl, alpha, Ml, ck, cc, cm, material
     work = np.empty((6, 3, 12))
     KB = np.empty((7, 12))
     MR = np.empty((12, 12))
+    acc = np.empty(12)
     for e in range(a.size):
         ia, ib = a[e], b[e]
         l = _corotated(x[ia], R[ia], x[ib], R[ib], C1[e], C2[e], L0[e], Rr, p, Bl, Wr, work)
-        for i in range(7):
-            for j in range(12):
-                s = 0.0
-                for k in range(7):
-                    s += Kl[e, i, k] * Bl[k, j]
-                KB[i, j] = s
-        cmat = ck + cc * alpha[e]
-        for i in range(12):
-            for j in range(12):
-                s = 0.0
-                for k in range(7):
-                    s += Bl[k, i] * KB[k, j]
-                out[e, i, j] = cmat * s
-        if not material_only:
-            N = Kl[e, 0, 0] * p[0] / l * ck
-            for i in range(3):
-                for j in range(3):
-                    Pij = N * ((1.0 if i == j else 0.0) - Rr[i, 0] * Rr[j, 0])
-                    out[e, i, j] += Pij
-                    out[e, 6 + i, 6 + j] += Pij
-                    out[e, i, 6 + j] -= Pij
-                    out[e, 6 + i, j] -= Pij
-        if cm != 0.0:
-            # M = R~ Ml R~^T: MR = Ml R~^T (blockwise), then R~ MR
-            for i in range(12):
-                for bj in range(4):
-                    for j in range(3):
-                        s = 0.0
-                        for k in range(3):
-                            s += Ml[e, i, 3 * bj + k] * Rr[j, k]
-                        MR[i, 3 * bj + j] = s
-            for bi in range(4):
-                for i in range(3):
-                    for j in range(12):
-                        s = 0.0
-                        for k in range(3):
-                            s += Rr[i, k] * MR[3 * bi + k, j]
-                        out[e, 3 * bi + i, j] += cm * s
+        _element_matrix(Rr, Bl, p[0], l, Kl[e], alpha[e], Ml[e], ck, cc, cm, material_only, KB, MR, acc, out[e])
+
+
+@njit(cache=True)
+def add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr, anc_coord,
+                         pos_ptr, pos, S, x, max_ne, data):
+    """data[pos] += B_eᵀ (ck K + cc C + cm M) B_e for every element: each element's matrix
+    (element_matrices, from the frames, Bl, p and chord of the residual at this state) built in a
+    (12,12) buffer and scattered at once into the iteration matrix's values ``data``
+    (flexmb.engine.iteration_matrix: element_columns, scatter_block; ElementScatter's arrays).
+    The same arithmetic as element_matrices followed by the scatter, bit for bit."""
+    E = np.empty((12, 12))
+    KB = np.empty((7, 12))
+    MR = np.empty((12, 12))
+    acc = np.empty(12)
+    Be = np.zeros((12, max_ne))
+    H = np.empty((12, max_ne))
+    first = np.empty(3, dtype=np.int64)
+    for e in range(frames.shape[0]):
+        _element_matrix(frames[e], Bl[e], p[e, 0], chord[e], Kl[e], alpha[e], Ml[e], ck, cc, cm, material_only, KB, MR, acc,
+                        E)
+        ne = element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first)
+        scatter_block(E, Be, H, first, 2, ne, pos, pos_ptr[e], data)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -99,6 +100,12 @@ class Evaluation:
         if self.friction is not None:  # bearing friction torques from the reactions = subtree sums of w
             r[self.friction.u] -= self.friction.torques(w)
         return r
+
+
+def _add_blocks(f, model: Model, data: Any, prep: Any, fe: FamilyEvaluation, ck: float, cc: float, cm: float,
+                material_only: bool, exact_tangent: bool, scatter: Any, kin: Kinematics, out: np.ndarray) -> None:
+    """A family's Bₑᵀ (ck K + cc C + cm M) Bₑ into the iteration matrix's values (ElementFamily.add_blocks)."""
+    f.add_blocks(model, data, prep, fe, kin, ck, cc, cm, material_only, exact_tangent, scatter, out)
 
 
 class Assembler:
@@ -224,8 +231,13 @@ class Assembler:
         Bearing friction adds its viscous slope near rest to the diagonal (engine/friction.py)."""
         if ev.friction is not None:
             diag = diag + gp * ev.friction.damping_diag(cols)
-        blocks = self.element_blocks(ev, bp, gp, material_only, cm=1.0 if with_mass else 0.0)
-        return self.matrices.get(np.asarray(cols)).assemble(self.matrices.pairs, ev.Mb, ev.kin, blocks, diag, with_mass, out)
+        cm = 1.0 if with_mass else 0.0
+        adders = [None if (fe := ev.elements.get(f.name)) is None else
+                  partial(_add_blocks, f, self.model, d, prep, fe, bp, gp, cm, material_only, self.exact_tangent)
+                  for f, d, prep in self.with_blocks]
+        # without node masses (no body, no particle) M̄'s node part is zero: its pairs add nothing
+        return self.matrices.get(np.asarray(cols)).assemble(self.matrices.pairs, ev.Mb, ev.kin, adders, diag,
+                                                            with_mass and bool(self.node_mass), out)
 
     def mbar(self, ev: Evaluation, cols: np.ndarray | None = None, diag: np.ndarray | None = None,
              with_elements: bool = True) -> sp.csc_matrix:

@@ -15,15 +15,19 @@ matrix products, and the same pattern CHOLMOD analysed (DESIGN §4).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from flexmb.engine.kinematics import Kinematics, TreePattern
+if TYPE_CHECKING:  # type hints only: element kernels import this module's compiled scatter (no import cycle)
+    from flexmb.engine.kinematics import Kinematics, TreePattern
 
-__all__ = ["MassPairs", "MassPattern", "IterationMatrix", "IterationMatrices"]
+__all__ = ["MassPairs", "MassPattern", "IterationMatrix", "IterationMatrices", "ElementScatter", "element_columns",
+           "scatter_block"]
 
 
 def _ragged_range(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -104,6 +108,27 @@ class MassPairs:
         return sp.csc_matrix((data, p.indices, p.indptr), shape=p.shape)
 
 
+@dataclass(frozen=True)
+class ElementScatter:
+    """Where the blocks of one element family go in S's values (module docstring): ``nodes`` (n_el, m)
+    (ground as N), the coordinates on each node's path to ground (``anc_coord[anc_ptr[i]:anc_ptr[i + 1]]``),
+    and per element e the value positions of its ne × ne coordinate pairs, row-major,
+    ``pos[pos_ptr[e]:pos_ptr[e + 1]]`` (-1: not in S); ``max_ne`` a bound on ne. A fused element
+    kernel calls :func:`element_columns` and :func:`scatter_block` per element with these arrays."""
+
+    nodes: np.ndarray
+    anc_ptr: np.ndarray
+    anc_coord: np.ndarray
+    pos_ptr: np.ndarray
+    pos: np.ndarray
+    max_ne: int
+
+    def add(self, kin: Kinematics, blocks: np.ndarray, data: np.ndarray) -> None:
+        """data += B_eᵀ E_e B_e for the blocks E (n_el, 6m, 6m), compiled."""
+        _scatter_elements(self.nodes, self.anc_ptr, self.anc_coord, self.pos_ptr, self.pos, kin.S, kin.x, blocks,
+                          self.max_ne, data)
+
+
 class IterationMatrix:
     """Structural pattern of S on the coordinates ``cols`` and the scatter maps of its parts:
     M̄'s pairs, the diagonal and, per element family, the positions of B_eᵀ E_e B_e (module
@@ -160,22 +185,25 @@ class IterationMatrix:
         self.mbar_src = mp.source
         self.mbar_pos = position(mp.indices, m_cols)
         self.diag_pos = position(np.arange(n), np.arange(n))
-        self.groups = []
+        self.groups: list[ElementScatter] = []
         for nodes, pos_ptr, r, c, keep, max_ne in groups:
             pos = np.full(r.size, -1, dtype=np.int64)
             pos[keep] = position(r[keep], c[keep])
-            self.groups.append((nodes, pos_ptr, pos, max_ne))
+            self.groups.append(ElementScatter(nodes, self.anc_ptr, self.anc_coord, pos_ptr, pos, max_ne))
 
     @property
     def pattern(self) -> sp.csc_matrix:
         """The structural pattern (all ones), the matrix CHOLMOD analyses."""
         return sp.csc_matrix((np.ones(self.indices.size), self.indices, self.indptr), shape=self.shape)
 
-    def assemble(self, pairs: MassPairs, Mb: np.ndarray, kin: Kinematics, blocks: Sequence[np.ndarray | None],
-                 diag: np.ndarray, with_mass: bool = True, out: np.ndarray | None = None) -> sp.csc_matrix | np.ndarray:
+    def assemble(self, pairs: MassPairs, Mb: np.ndarray, kin: Kinematics,
+                 blocks: Sequence[np.ndarray | Callable[[ElementScatter, Kinematics, np.ndarray], None] | None], diag: np.ndarray,
+                 with_mass: bool = True, out: np.ndarray | None = None) -> sp.csc_matrix | np.ndarray:
         """S = M̄ + Σ_families Bᵀ E B + diag on the analysed pattern: M̄'s node-mass part from the
-        node mass blocks Mb (N, 6, 6) (left out if not ``with_mass``), ``blocks`` one (n_el, 6m, 6m)
-        array per family of ``element_nodes`` (or None: nothing), ``diag`` (n,) on the diagonal.
+        node mass blocks Mb (N, 6, 6) (left out if not ``with_mass``), ``blocks`` per family of
+        ``element_nodes`` one (n_el, 6m, 6m) array, None (nothing) or a function (scatter, kin,
+        data) that adds its Bᵀ E B into the values itself (a fused kernel: :class:`ElementScatter`),
+        ``diag`` (n,) on the diagonal.
         With ``out`` (nnz,), S's values are written into it in the pattern's order and ``out`` is
         returned (the persistent matrix of :class:`flexmb.engine.linalg.SparseCholesky`: no new
         sparse matrix per factorization); otherwise a new CSC matrix."""
@@ -187,9 +215,11 @@ class IterationMatrix:
         if with_mass:
             data[self.mbar_pos] += pairs.values(Mb, kin)[self.mbar_src]
         data[self.diag_pos] += diag
-        for (nodes, pos_ptr, pos, max_ne), E in zip(self.groups, blocks):
-            if E is not None and len(E):
-                _scatter_elements(nodes, self.anc_ptr, self.anc_coord, pos_ptr, pos, kin.S, kin.x, E, max_ne, data)
+        for scatter, E in zip(self.groups, blocks):
+            if callable(E):
+                E(scatter, kin, data)
+            elif E is not None and len(E):
+                scatter.add(kin, E, data)
         if out is not None:
             return out
         return sp.csc_matrix((data, self.indices, self.indptr), shape=self.shape)
@@ -276,49 +306,66 @@ def _composite_pairs(Mb, x, parent, child, coord_start, coord_count, S, pa, pb, 
 
 
 @njit(cache=True)
+def element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first):
+    """B_e of element e (module docstring) into Be (6m, max_ne), its columns grouped node by node,
+    B(node, k) = (S_v + S_w x x_node, S_w), node sd's columns first[sd]:first[sd + 1]. Returns the
+    number of columns ne."""
+    m = nodes.shape[1]
+    k6 = 6 * m
+    ne = 0
+    for sd in range(m):
+        first[sd] = ne
+        node = nodes[e, sd]
+        r0 = 6 * sd
+        for t in range(anc_ptr[node], anc_ptr[node + 1]):
+            k = anc_coord[t]
+            for i in range(k6):
+                Be[i, ne] = 0.0
+            Be[r0 + 0, ne] = S[k, 0] + S[k, 4] * x[node, 2] - S[k, 5] * x[node, 1]
+            Be[r0 + 1, ne] = S[k, 1] + S[k, 5] * x[node, 0] - S[k, 3] * x[node, 2]
+            Be[r0 + 2, ne] = S[k, 2] + S[k, 3] * x[node, 1] - S[k, 4] * x[node, 0]
+            Be[r0 + 3, ne] = S[k, 3]
+            Be[r0 + 4, ne] = S[k, 4]
+            Be[r0 + 5, ne] = S[k, 5]
+            ne += 1
+    first[m] = ne
+    return ne
+
+
+@njit(cache=True)
+def scatter_block(E, Be, H, first, m, ne, pos, off, data):
+    """data[pos[off + r ne + c]] += (B_eᵀ E B_e)[r, c] for one element (pos < 0: left out), with B_e
+    from :func:`element_columns`: H = E B_e node block by node block, then B_eᵀ H."""
+    k6 = 6 * m
+    for sd in range(m):
+        r0 = 6 * sd
+        for j in range(first[sd], first[sd + 1]):
+            for i in range(k6):
+                s = 0.0
+                for q in range(6):
+                    s += E[i, r0 + q] * Be[r0 + q, j]
+                H[i, j] = s
+    for sd in range(m):
+        r0 = 6 * sd
+        for r in range(first[sd], first[sd + 1]):
+            for c in range(ne):
+                p = pos[off + r * ne + c]
+                if p >= 0:
+                    s = 0.0
+                    for q in range(6):
+                        s += Be[r0 + q, r] * H[r0 + q, c]
+                    data[p] += s
+
+
+@njit(cache=True)
 def _scatter_elements(nodes, anc_ptr, anc_coord, pos_ptr, pos, S, x, blocks, max_ne, data):
-    """data[pos] += B_e^T E_e B_e for every element e with nodes ``nodes[e]`` (module docstring); the
-    columns of B_e are grouped node by node, B(node, k) = (S_v + S_w x x_node, S_w)."""
+    """data[pos] += B_e^T E_e B_e for every element e with nodes ``nodes[e]`` and block E_e =
+    blocks[e] (module docstring; element_columns, scatter_block)."""
     m = nodes.shape[1]
     k6 = 6 * m
     Be = np.zeros((k6, max_ne))
     H = np.empty((k6, max_ne))
-    first = np.empty(m + 1, dtype=np.int64)  # B_e's columns of node sd: first[sd]:first[sd + 1]
+    first = np.empty(m + 1, dtype=np.int64)
     for e in range(nodes.shape[0]):
-        ne = 0
-        for sd in range(m):
-            first[sd] = ne
-            node = nodes[e, sd]
-            r0 = 6 * sd
-            for t in range(anc_ptr[node], anc_ptr[node + 1]):
-                k = anc_coord[t]
-                for i in range(k6):
-                    Be[i, ne] = 0.0
-                Be[r0 + 0, ne] = S[k, 0] + S[k, 4] * x[node, 2] - S[k, 5] * x[node, 1]
-                Be[r0 + 1, ne] = S[k, 1] + S[k, 5] * x[node, 0] - S[k, 3] * x[node, 2]
-                Be[r0 + 2, ne] = S[k, 2] + S[k, 3] * x[node, 1] - S[k, 4] * x[node, 0]
-                Be[r0 + 3, ne] = S[k, 3]
-                Be[r0 + 4, ne] = S[k, 4]
-                Be[r0 + 5, ne] = S[k, 5]
-                ne += 1
-        first[m] = ne
-        E = blocks[e]
-        for sd in range(m):
-            r0 = 6 * sd
-            for j in range(first[sd], first[sd + 1]):
-                for i in range(k6):
-                    s = 0.0
-                    for q in range(6):
-                        s += E[i, r0 + q] * Be[r0 + q, j]
-                    H[i, j] = s
-        off = pos_ptr[e]
-        for sd in range(m):
-            r0 = 6 * sd
-            for r in range(first[sd], first[sd + 1]):
-                for c in range(ne):
-                    p = pos[off + r * ne + c]
-                    if p >= 0:
-                        s = 0.0
-                        for q in range(6):
-                            s += Be[r0 + q, r] * H[r0 + q, c]
-                        data[p] += s
+        ne = element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first)
+        scatter_block(blocks[e], Be, H, first, m, ne, pos, pos_ptr[e], data)
