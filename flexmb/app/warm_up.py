@@ -16,12 +16,12 @@ import time
 
 import numpy as np
 
+import flexmb as fm
+
 __all__ = ["warm_up", "main"]
 
 
 def _models() -> list:
-    import flexmb as fm
-
     models = []
     mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
     for i, (joint, kw) in enumerate((("revolute", {"axis": (0, 0, 1)}), ("spherical", {}), ("prismatic", {"axis": (1, 0, 0)}))):
@@ -53,8 +53,6 @@ def _models() -> list:
 
 def warm_up() -> float:
     """Run a few steps of each model (module docstring); the seconds it took."""
-    import flexmb as fm
-
     t0 = time.perf_counter()
     models = _models()
     for model in models:
