@@ -120,6 +120,38 @@ def _local_mass_times(Ml, nz_r, nz_c, v, out):
 
 
 @njit(cache=True)
+def _local_stiffness_times(K, p, pdot, fl, s1):
+    """fl = K p and s1 = K pdot (K (7,7) one element's local stiffness), each entry summed over j
+    ascending as the dense product. When p and pdot are finite the products with a zero entry of
+    K are skipped (they are ±0, and a sum started at +0 is never -0, so adding them changes
+    nothing); otherwise every product is formed, so a NaN or inf propagates exactly as in the
+    dense product."""
+    z = 0.0
+    for j in range(7):
+        z += p[j] * 0.0 + pdot[j] * 0.0
+    if z == 0.0:
+        for i in range(7):
+            s0 = 0.0
+            t = 0.0
+            for j in range(7):
+                c = K[i, j]
+                if c != 0.0:
+                    s0 += c * p[j]
+                    t += c * pdot[j]
+            fl[i] = s0
+            s1[i] = t
+    else:
+        for i in range(7):
+            s0 = 0.0
+            t = 0.0
+            for j in range(7):
+                s0 += K[i, j] * p[j]
+                t += K[i, j] * pdot[j]
+            fl[i] = s0
+            s1[i] = t
+
+
+@njit(cache=True)
 def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g, load_factor, bias, frames, fl_out,
              energies, p_out, Bl_out, chord):
     """Adds every beam's inertia (eq. 6, with M zeta), minus its elastic, damping (Zahariev eq. 13)
@@ -131,11 +163,13 @@ def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g
 
     The inertia terms are formed in the co-rotated frame (v_l = R~^T V, spin W_l = W_r V):
     R~ [W_l x P_l + M_l (zeta_l - W_l x v_l) - (w_l x P_l at the rotations)] - W_r^T sum P_l x v_l,
-    which is eq. (6) plus M zeta rotated into the frame (the cross products are frame-invariant)."""
+    which is eq. (6) plus M zeta rotated into the frame (the cross products are frame-invariant).
+
+    Every value is the same sum in the same order as the plain dense loops; loops run with the
+    output entries innermost where that vectorises, products with a zero entry of K_l are skipped
+    when that cannot change a bit (_local_stiffness_times), and the frame, p and Bl are written
+    straight into the outputs."""
     n = a.size
-    Rr = np.empty((3, 3))
-    p = np.empty(7)
-    Bl = np.empty((7, 12))
     Wr = np.empty((3, 12))
     work = np.empty((6, 3, 12))
     Ve = np.empty(12)
@@ -146,84 +180,93 @@ def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g
     fl_ = np.empty(12)
     fl = np.empty(7)
     pdot = np.empty(7)
-    fd = np.empty(7)
+    s1 = np.empty(7)
+    h = np.empty(7)
     f = np.empty(12)
     Om = np.empty(3)
-    s3 = np.empty(3)
     tmp = np.empty(3)
     c = np.empty(3)
     mg = np.empty(3)
     for e in range(n):
         ia, ib = a[e], b[e]
+        Rr = frames[e]
+        p = p_out[e]
+        Bl = Bl_out[e]
         for i in range(6):
             Ve[i], Ve[6 + i] = V[ia, i], V[ib, i]
         chord[e] = _corotated(x[ia], R[ia], x[ib], R[ib], C1[e], C2[e], L0[e], Rr, p, Bl, Wr, work)
-        frames[e] = Rr
-        p_out[e] = p
-        Bl_out[e] = Bl
         # elastic and damping: f = Bl^T (K p + alpha K Bl V)  (the bias holds inertial minus applied)
         for i in range(7):
             s = 0.0
             for j in range(12):
                 s += Bl[i, j] * Ve[j]
             pdot[i] = s
-        for i in range(7):
-            s0 = 0.0
-            s1 = 0.0
-            for j in range(7):
-                s0 += Kl[e, i, j] * p[j]
-                s1 += Kl[e, i, j] * pdot[j]
-            fl[i] = s0
-            fd[i] = alpha[e] * s1
-            fl_out[e, i] = s0
+        _local_stiffness_times(Kl[e], p, pdot, fl, s1)
+        ae = alpha[e]
         U = 0.0
         Pd = 0.0
         for i in range(7):
+            fl_out[e, i] = fl[i]
+            fd = ae * s1[i]
             U += 0.5 * p[i] * fl[i]
-            Pd += pdot[i] * fd[i]
+            Pd += pdot[i] * fd
+            h[i] = fl[i] + fd
         for j in range(12):
-            s = 0.0
-            for i in range(7):
-                s += Bl[i, j] * (fl[i] + fd[i])
-            f[j] = s
+            f[j] = 0.0
+        for i in range(7):
+            hi = h[i]
+            for j in range(12):
+                f[j] += Bl[i, j] * hi
         # inertia in the co-rotated frame
         for k in range(4):
             for i in range(3):
                 vl[3 * k + i] = Rr[0, i] * Ve[3 * k] + Rr[1, i] * Ve[3 * k + 1] + Rr[2, i] * Ve[3 * k + 2]
-        for k in range(2):
-            node = ia if k == 0 else ib
-            for h in range(2):
-                for i in range(3):
-                    zl[6 * k + 3 * h + i] = (Rr[0, i] * zeta[node, 3 * h] + Rr[1, i] * zeta[node, 3 * h + 1]
-                                             + Rr[2, i] * zeta[node, 3 * h + 2])
-        _local_mass_times(Ml[e], nz_r, nz_c, vl, Pl)
-        T = 0.0
-        for i in range(12):
-            T += 0.5 * vl[i] * Pl[i]
         for i in range(3):
             s = 0.0
             for j in range(12):
                 s += Wr[i, j] * Ve[j]
             Om[i] = s
+        for k in range(2):
+            node = ia if k == 0 else ib
+            for hh in range(2):
+                for i in range(3):
+                    zl[6 * k + 3 * hh + i] = (Rr[0, i] * zeta[node, 3 * hh] + Rr[1, i] * zeta[node, 3 * hh + 1]
+                                              + Rr[2, i] * zeta[node, 3 * hh + 2])
         for k in range(4):  # zl <- zeta_l - W_l x v_l
-            cross_into(Om, vl[3 * k:3 * k + 3], tmp)
-            for i in range(3):
-                zl[3 * k + i] -= tmp[i]
-        _local_mass_times(Ml[e], nz_r, nz_c, zl, fl_)
-        s3[:] = 0.0
+            o = 3 * k
+            zl[o] -= Om[1] * vl[o + 2] - Om[2] * vl[o + 1]
+            zl[o + 1] -= Om[2] * vl[o] - Om[0] * vl[o + 2]
+            zl[o + 2] -= Om[0] * vl[o + 1] - Om[1] * vl[o]
+        # Pl = Ml vl and fl_ = Ml zl in one pass over the mass pattern
+        Me = Ml[e]
+        for i in range(12):
+            Pl[i] = 0.0
+            fl_[i] = 0.0
+        for t in range(nz_r.size):
+            r_, c_ = nz_r[t], nz_c[t]
+            m = Me[r_, c_]
+            Pl[r_] += m * vl[c_]
+            fl_[r_] += m * zl[c_]
+        T = 0.0
+        for i in range(12):
+            T += 0.5 * vl[i] * Pl[i]
+        s30 = s31 = s32 = 0.0
         for k in range(4):
-            cross_into(Om, Pl[3 * k:3 * k + 3], tmp)
-            for i in range(3):
-                fl_[3 * k + i] += tmp[i]
-            cross_into(Pl[3 * k:3 * k + 3], vl[3 * k:3 * k + 3], tmp)
-            s3 += tmp
+            o = 3 * k
+            fl_[o] += Om[1] * Pl[o + 2] - Om[2] * Pl[o + 1]
+            fl_[o + 1] += Om[2] * Pl[o] - Om[0] * Pl[o + 2]
+            fl_[o + 2] += Om[0] * Pl[o + 1] - Om[1] * Pl[o]
+            s30 += Pl[o + 1] * vl[o + 2] - Pl[o + 2] * vl[o + 1]
+            s31 += Pl[o + 2] * vl[o] - Pl[o] * vl[o + 2]
+            s32 += Pl[o] * vl[o + 1] - Pl[o + 1] * vl[o]
         for k in (1, 3):  # Hamel term of the spatial angular velocities
-            cross_into(vl[3 * k:3 * k + 3], Pl[3 * k:3 * k + 3], tmp)
-            for i in range(3):
-                fl_[3 * k + i] -= tmp[i]
+            o = 3 * k
+            fl_[o] -= vl[o + 1] * Pl[o + 2] - vl[o + 2] * Pl[o + 1]
+            fl_[o + 1] -= vl[o + 2] * Pl[o] - vl[o] * Pl[o + 2]
+            fl_[o + 2] -= vl[o] * Pl[o + 1] - vl[o + 1] * Pl[o]
         _rot_blocks(Rr, fl_, t1, False)
         for j in range(12):
-            f[j] += t1[j] - (Wr[0, j] * s3[0] + Wr[1, j] * s3[1] + Wr[2, j] * s3[2])
+            f[j] += t1[j] - (Wr[0, j] * s30 + Wr[1, j] * s31 + Wr[2, j] * s32)
         # weight (eq. 7): -f_g into the bias
         lf = load_factor * mass[e] / 12.0 * L0[e]
         dl1 = L0[e] / 12.0 * (p[3] - p[6])
@@ -234,9 +277,11 @@ def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g
         Wg = 0.0
         for i in range(3):
             Wg -= mg[i] * (0.5 * (x[ia, i] + x[ib, i]) + c[i])
-        cross_into(c, mg, s3)
+        g0 = c[1] * mg[2] - c[2] * mg[1]
+        g1 = c[2] * mg[0] - c[0] * mg[2]
+        g2 = c[0] * mg[1] - c[1] * mg[0]
         for i in range(3):
-            tmp[i] = Rr[0, i] * s3[0] + Rr[1, i] * s3[1] + Rr[2, i] * s3[2]
+            tmp[i] = Rr[0, i] * g0 + Rr[1, i] * g1 + Rr[2, i] * g2
         gy = lf * (Rr[0, 1] * g[0] + Rr[1, 1] * g[1] + Rr[2, 1] * g[2])
         gz = lf * (Rr[0, 2] * g[0] + Rr[1, 2] * g[1] + Rr[2, 2] * g[2])
         for j in range(12):
