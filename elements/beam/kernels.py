@@ -196,11 +196,17 @@ def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g
             Ve[i], Ve[6 + i] = V[ia, i], V[ib, i]
         chord[e] = _corotated(x[ia], R[ia], x[ib], R[ib], C1[e], C2[e], L0[e], Rr, p, Bl, Wr, work)
         # elastic and damping: f = Bl^T (K p + alpha K Bl V)  (the bias holds inertial minus applied)
-        for i in range(7):
-            s = 0.0
-            for j in range(12):
-                s += Bl[i, j] * Ve[j]
-            pdot[i] = s
+        q0 = q1 = q2 = q3 = q4 = q5 = q6 = 0.0  # pdot = Bl Ve: seven independent sums, j ascending
+        for j in range(12):
+            vj = Ve[j]
+            q0 += Bl[0, j] * vj
+            q1 += Bl[1, j] * vj
+            q2 += Bl[2, j] * vj
+            q3 += Bl[3, j] * vj
+            q4 += Bl[4, j] * vj
+            q5 += Bl[5, j] * vj
+            q6 += Bl[6, j] * vj
+        pdot[0], pdot[1], pdot[2], pdot[3], pdot[4], pdot[5], pdot[6] = q0, q1, q2, q3, q4, q5, q6
         _local_stiffness_times(Kl[e], p, pdot, fl, s1)
         ae = alpha[e]
         U = 0.0
@@ -221,11 +227,13 @@ def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g
         for k in range(4):
             for i in range(3):
                 vl[3 * k + i] = Rr[0, i] * Ve[3 * k] + Rr[1, i] * Ve[3 * k + 1] + Rr[2, i] * Ve[3 * k + 2]
-        for i in range(3):
-            s = 0.0
-            for j in range(12):
-                s += Wr[i, j] * Ve[j]
-            Om[i] = s
+        o0 = o1 = o2 = 0.0  # Om = Wr Ve
+        for j in range(12):
+            vj = Ve[j]
+            o0 += Wr[0, j] * vj
+            o1 += Wr[1, j] * vj
+            o2 += Wr[2, j] * vj
+        Om[0], Om[1], Om[2] = o0, o1, o2
         for k in range(2):
             node = ia if k == 0 else ib
             for hh in range(2):
