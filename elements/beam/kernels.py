@@ -19,7 +19,7 @@ from flexmb.rotations import cross_into, jl_inv_into, logm_into, matmul3_into
 __all__ = ["residual", "mass_forces", "element_matrices", "add_element_matrices", "mass_pattern"]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _corotated(x1, R1, x2, R2, C1, C2, L0, Rr, p, Bl, Wr, work):
     """Co-rotated frame Rr (3,3), local deformations p (7), Bl (7,12) and Wr (3,12) (eq. 1–4)
     of one element; returns the current chord length."""
@@ -119,7 +119,7 @@ def _local_mass_times(Ml, nz_r, nz_c, v, out):
         out[nz_r[t]] += Ml[nz_r[t], nz_c[t]] * v[nz_c[t]]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _local_stiffness_times(K, p, pdot, fl, s1):
     """fl = K p and s1 = K pdot (K (7,7) one element's local stiffness), each entry summed over j
     ascending as the dense product. When p and pdot are finite the products with a zero entry of
