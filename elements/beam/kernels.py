@@ -87,7 +87,7 @@ def _corotated(x1, R1, x2, R2, C1, C2, L0, Rr, p, Bl, Wr, work):
     return l
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _rot_blocks(Rr, v, out, transpose):
     """Blockwise Rr v (or Rr^T v) for a 12-vector of four 3-blocks."""
     for b in range(4):
@@ -110,7 +110,7 @@ def _mass_times(Rr, Ml, a, out, tmp1, tmp2):
     _rot_blocks(Rr, tmp2, out, False)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _local_mass_times(Ml, nz_r, nz_c, v, out):
     """out = Ml v using the nonzero pattern (nz_r, nz_c) of the local consistent mass."""
     for i in range(12):
