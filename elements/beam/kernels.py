@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from flexmb.engine.iteration_matrix import element_columns, scatter_block
-from flexmb.rotations import cross_into, jl_inv_into, logm_into, matmul3_into
+from flexmb.rotations import jl_inv_into, logm_into, matmul3_into
 
 __all__ = ["residual", "mass_forces", "element_matrices", "add_element_matrices", "mass_pattern"]
 
@@ -22,68 +22,70 @@ __all__ = ["residual", "mass_forces", "element_matrices", "add_element_matrices"
 @njit(cache=True, inline="always")
 def _corotated(x1, R1, x2, R2, C1, C2, L0, Rr, p, Bl, Wr, work):
     """Co-rotated frame Rr (3,3), local deformations p (7), Bl (7,12) and Wr (3,12) (eq. 1–4)
-    of one element; returns the current chord length."""
-    T1, T2, A, J, M = work[0], work[1], work[2], work[3], work[4]
-    vec = work[5]
-    r1, q, r3, r2, th, v = vec[0, 0:3], vec[0, 3:6], vec[0, 6:9], vec[0, 9:12], vec[1, 0:3], vec[1, 3:6]
-    for i in range(3):
-        r1[i] = x2[i] - x1[i]
-    l = np.sqrt(r1[0] * r1[0] + r1[1] * r1[1] + r1[2] * r1[2])
-    for i in range(3):
-        r1[i] /= l
+    of one element; returns the current chord length. The axes r1, r2, r3 and the mean section
+    axis q are kept in scalars (each value the same expression as the 3-vector formulas)."""
+    T1, T2, A, J = work[0], work[1], work[2], work[3]
+    th = work[5, 1, 0:3]
+    d0, d1, d2 = x2[0] - x1[0], x2[1] - x1[1], x2[2] - x1[2]
+    l = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    r10, r11, r12 = d0 / l, d1 / l, d2 / l
     matmul3_into(R1, C1, T1)
     matmul3_into(R2, C2, T2)
-    for i in range(3):
-        q[i] = 0.5 * (T1[i, 1] + T2[i, 1])
-    cross_into(r1, q, r3)
-    n3 = np.sqrt(r3[0] * r3[0] + r3[1] * r3[1] + r3[2] * r3[2])
-    for i in range(3):
-        r3[i] /= n3
-    cross_into(r3, r1, r2)
-    for i in range(3):
-        Rr[i, 0], Rr[i, 1], Rr[i, 2] = r1[i], r2[i], r3[i]
+    q0, q1, q2 = 0.5 * (T1[0, 1] + T2[0, 1]), 0.5 * (T1[1, 1] + T2[1, 1]), 0.5 * (T1[2, 1] + T2[2, 1])
+    r30, r31, r32 = r11 * q2 - r12 * q1, r12 * q0 - r10 * q2, r10 * q1 - r11 * q0  # r1 x q
+    n3 = np.sqrt(r30 * r30 + r31 * r31 + r32 * r32)
+    r30, r31, r32 = r30 / n3, r31 / n3, r32 / n3
+    r20, r21, r22 = r31 * r12 - r32 * r11, r32 * r10 - r30 * r12, r30 * r11 - r31 * r10  # r3 x r1
+    Rr[0, 0], Rr[0, 1], Rr[0, 2] = r10, r20, r30
+    Rr[1, 0], Rr[1, 1], Rr[1, 2] = r11, r21, r31
+    Rr[2, 0], Rr[2, 1], Rr[2, 2] = r12, r22, r32
     p[0] = l - L0
-    qa = r1[0] * q[0] + r1[1] * q[1] + r1[2] * q[2]
-    qb = r2[0] * q[0] + r2[1] * q[1] + r2[2] * q[2]
+    qa = r10 * q0 + r11 * q1 + r12 * q2
+    qb = r20 * q0 + r21 * q1 + r22 * q2
     # Wr rows (eq. 3)
     for j in range(12):
         Wr[0, j] = Wr[1, j] = Wr[2, j] = 0.0
-    for i in range(3):
-        Wr[1, i] = r3[i] / l
-        Wr[1, 6 + i] = -r3[i] / l
-        Wr[2, i] = -r2[i] / l
-        Wr[2, 6 + i] = r2[i] / l
+    Wr[1, 0], Wr[1, 1], Wr[1, 2] = r30 / l, r31 / l, r32 / l
+    Wr[1, 6], Wr[1, 7], Wr[1, 8] = -r30 / l, -r31 / l, -r32 / l
+    Wr[2, 0], Wr[2, 1], Wr[2, 2] = -r20 / l, -r21 / l, -r22 / l
+    Wr[2, 6], Wr[2, 7], Wr[2, 8] = r20 / l, r21 / l, r22 / l
+    w = qa / qb
     for j in range(12):
-        Wr[0, j] = qa / qb * Wr[1, j]
-    cross_into(T1[:, 1], r3, v)
-    for i in range(3):
-        Wr[0, 3 + i] += 0.5 * v[i] / qb
-    cross_into(T2[:, 1], r3, v)
-    for i in range(3):
-        Wr[0, 9 + i] += 0.5 * v[i] / qb
-    for j in range(12):
-        Bl[0, j] = 0.0
-    for i in range(3):
-        Bl[0, i] = -r1[i]
-        Bl[0, 6 + i] = r1[i]
+        Wr[0, j] = w * Wr[1, j]
     for e in range(2):
         T = T1 if e == 0 else T2
-        for i in range(3):  # A = Rr^T T
-            for j in range(3):
-                A[i, j] = Rr[0, i] * T[0, j] + Rr[1, i] * T[1, j] + Rr[2, i] * T[2, j]
+        t0, t1, t2 = T[0, 1], T[1, 1], T[2, 1]
+        o = 6 * e + 3
+        Wr[0, o] += 0.5 * (t1 * r32 - t2 * r31) / qb  # T[:, 1] x r3
+        Wr[0, o + 1] += 0.5 * (t2 * r30 - t0 * r32) / qb
+        Wr[0, o + 2] += 0.5 * (t0 * r31 - t1 * r30) / qb
+    for j in range(12):
+        Bl[0, j] = 0.0
+    Bl[0, 0], Bl[0, 1], Bl[0, 2] = -r10, -r11, -r12
+    Bl[0, 6], Bl[0, 7], Bl[0, 8] = r10, r11, r12
+    for e in range(2):
+        T = T1 if e == 0 else T2
+        for j in range(3):  # A = Rr^T T
+            A[0, j] = r10 * T[0, j] + r11 * T[1, j] + r12 * T[2, j]
+            A[1, j] = r20 * T[0, j] + r21 * T[1, j] + r22 * T[2, j]
+            A[2, j] = r30 * T[0, j] + r31 * T[1, j] + r32 * T[2, j]
         logm_into(A, th)
-        for i in range(3):
-            p[1 + 3 * e + i] = th[i]
+        p[1 + 3 * e], p[2 + 3 * e], p[3 + 3 * e] = th[0], th[1], th[2]
         jl_inv_into(th, J)
         # rows 1+3e.. of Bl = J (M - Wr), M = Rr^T in the columns of node e's rotation
-        for i in range(3):
-            for j in range(12):
-                M[i, j] = -Wr[i, j]
-            for j in range(3):
-                M[i, 6 * e + 3 + j] += Rr[j, i]
-        for i in range(3):
-            for j in range(12):
-                Bl[1 + 3 * e + i, j] = J[i, 0] * M[0, j] + J[i, 1] * M[1, j] + J[i, 2] * M[2, j]
+        j00, j01, j02 = J[0, 0], J[0, 1], J[0, 2]
+        j10, j11, j12 = J[1, 0], J[1, 1], J[1, 2]
+        j20, j21, j22 = J[2, 0], J[2, 1], J[2, 2]
+        o = 6 * e + 3
+        for j in range(12):
+            m0, m1, m2 = -Wr[0, j], -Wr[1, j], -Wr[2, j]
+            if o <= j < o + 3:
+                m0 += Rr[j - o, 0]
+                m1 += Rr[j - o, 1]
+                m2 += Rr[j - o, 2]
+            Bl[1 + 3 * e, j] = j00 * m0 + j01 * m1 + j02 * m2
+            Bl[2 + 3 * e, j] = j10 * m0 + j11 * m1 + j12 * m2
+            Bl[3 + 3 * e, j] = j20 * m0 + j21 * m1 + j22 * m2
     return l
 
 
