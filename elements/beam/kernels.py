@@ -79,10 +79,12 @@ def _corotated(x1, R1, x2, R2, C1, C2, L0, Rr, p, Bl, Wr, work):
         o = 6 * e + 3
         for j in range(12):
             m0, m1, m2 = -Wr[0, j], -Wr[1, j], -Wr[2, j]
-            if o <= j < o + 3:
-                m0 += Rr[j - o, 0]
-                m1 += Rr[j - o, 1]
-                m2 += Rr[j - o, 2]
+            Bl[1 + 3 * e, j] = j00 * m0 + j01 * m1 + j02 * m2
+            Bl[2 + 3 * e, j] = j10 * m0 + j11 * m1 + j12 * m2
+            Bl[3 + 3 * e, j] = j20 * m0 + j21 * m1 + j22 * m2
+        for k in range(3):  # the node's rotation columns again, with Rr^T
+            j = o + k
+            m0, m1, m2 = -Wr[0, j] + Rr[k, 0], -Wr[1, j] + Rr[k, 1], -Wr[2, j] + Rr[k, 2]
             Bl[1 + 3 * e, j] = j00 * m0 + j01 * m1 + j02 * m2
             Bl[2 + 3 * e, j] = j10 * m0 + j11 * m1 + j12 * m2
             Bl[3 + 3 * e, j] = j20 * m0 + j21 * m1 + j22 * m2
