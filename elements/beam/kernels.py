@@ -14,32 +14,36 @@ import numpy as np
 from numba import njit
 
 from flexmb.engine.iteration_matrix import element_columns, scatter_block
-from flexmb.rotations import jl_inv_into, logm_into, matmul3_into
+from flexmb.rotations import jl_inv_into, logm_into
 
 __all__ = ["residual", "mass_forces", "element_matrices", "add_element_matrices", "mass_pattern"]
 
 
 @njit(cache=True, inline="always")
-def _corotated(x1, R1, x2, R2, C1, C2, L0, Rr, p, Bl, Wr, work):
-    """Co-rotated frame Rr (3,3), local deformations p (7), Bl (7,12) and Wr (3,12) (eq. 1–4)
-    of one element; returns the current chord length. The axes r1, r2, r3 and the mean section
-    axis q are kept in scalars (each value the same expression as the 3-vector formulas)."""
-    T1, T2, A, J = work[0], work[1], work[2], work[3]
-    th = work[5, 1, 0:3]
-    d0, d1, d2 = x2[0] - x1[0], x2[1] - x1[1], x2[2] - x1[2]
+def _corotated(x, R, ia, ib, C1, C2, e, L0, Rr, p, Bl, k, Wr, T, A, J, th):
+    """Co-rotated frame Rr[k] (3,3), local deformations p[k] (7), Bl[k] (7,12) and Wr (3,12)
+    (eq. 1–4) of element e between nodes ia and ib; returns the current chord length. T (2,3,3),
+    A, J (3,3), th (3): work arrays. The axes r1, r2, r3 and the mean section axis q are kept in
+    scalars, and every array is indexed in place (no views: no reference counting per element);
+    each value is the same expression as the 3-vector formulas."""
+    d0, d1, d2 = x[ib, 0] - x[ia, 0], x[ib, 1] - x[ia, 1], x[ib, 2] - x[ia, 2]
     l = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
     r10, r11, r12 = d0 / l, d1 / l, d2 / l
-    matmul3_into(R1, C1, T1)
-    matmul3_into(R2, C2, T2)
-    q0, q1, q2 = 0.5 * (T1[0, 1] + T2[0, 1]), 0.5 * (T1[1, 1] + T2[1, 1]), 0.5 * (T1[2, 1] + T2[2, 1])
+    for i in range(3):  # T[0] = R1 C1, T[1] = R2 C2 (matmul3_into)
+        for j in range(3):
+            T[0, i, j] = R[ia, i, 0] * C1[e, 0, j] + R[ia, i, 1] * C1[e, 1, j] + R[ia, i, 2] * C1[e, 2, j]
+    for i in range(3):
+        for j in range(3):
+            T[1, i, j] = R[ib, i, 0] * C2[e, 0, j] + R[ib, i, 1] * C2[e, 1, j] + R[ib, i, 2] * C2[e, 2, j]
+    q0, q1, q2 = 0.5 * (T[0, 0, 1] + T[1, 0, 1]), 0.5 * (T[0, 1, 1] + T[1, 1, 1]), 0.5 * (T[0, 2, 1] + T[1, 2, 1])
     r30, r31, r32 = r11 * q2 - r12 * q1, r12 * q0 - r10 * q2, r10 * q1 - r11 * q0  # r1 x q
     n3 = np.sqrt(r30 * r30 + r31 * r31 + r32 * r32)
     r30, r31, r32 = r30 / n3, r31 / n3, r32 / n3
     r20, r21, r22 = r31 * r12 - r32 * r11, r32 * r10 - r30 * r12, r30 * r11 - r31 * r10  # r3 x r1
-    Rr[0, 0], Rr[0, 1], Rr[0, 2] = r10, r20, r30
-    Rr[1, 0], Rr[1, 1], Rr[1, 2] = r11, r21, r31
-    Rr[2, 0], Rr[2, 1], Rr[2, 2] = r12, r22, r32
-    p[0] = l - L0
+    Rr[k, 0, 0], Rr[k, 0, 1], Rr[k, 0, 2] = r10, r20, r30
+    Rr[k, 1, 0], Rr[k, 1, 1], Rr[k, 1, 2] = r11, r21, r31
+    Rr[k, 2, 0], Rr[k, 2, 1], Rr[k, 2, 2] = r12, r22, r32
+    p[k, 0] = l - L0
     qa = r10 * q0 + r11 * q1 + r12 * q2
     qb = r20 * q0 + r21 * q1 + r22 * q2
     # Wr rows (eq. 3)
@@ -52,84 +56,70 @@ def _corotated(x1, R1, x2, R2, C1, C2, L0, Rr, p, Bl, Wr, work):
     w = qa / qb
     for j in range(12):
         Wr[0, j] = w * Wr[1, j]
-    for e in range(2):
-        T = T1 if e == 0 else T2
-        t0, t1, t2 = T[0, 1], T[1, 1], T[2, 1]
-        o = 6 * e + 3
+    for s in range(2):
+        t0, t1, t2 = T[s, 0, 1], T[s, 1, 1], T[s, 2, 1]
+        o = 6 * s + 3
         Wr[0, o] += 0.5 * (t1 * r32 - t2 * r31) / qb  # T[:, 1] x r3
         Wr[0, o + 1] += 0.5 * (t2 * r30 - t0 * r32) / qb
         Wr[0, o + 2] += 0.5 * (t0 * r31 - t1 * r30) / qb
     for j in range(12):
-        Bl[0, j] = 0.0
-    Bl[0, 0], Bl[0, 1], Bl[0, 2] = -r10, -r11, -r12
-    Bl[0, 6], Bl[0, 7], Bl[0, 8] = r10, r11, r12
-    for e in range(2):
-        T = T1 if e == 0 else T2
+        Bl[k, 0, j] = 0.0
+    Bl[k, 0, 0], Bl[k, 0, 1], Bl[k, 0, 2] = -r10, -r11, -r12
+    Bl[k, 0, 6], Bl[k, 0, 7], Bl[k, 0, 8] = r10, r11, r12
+    for s in range(2):
         for j in range(3):  # A = Rr^T T
-            A[0, j] = r10 * T[0, j] + r11 * T[1, j] + r12 * T[2, j]
-            A[1, j] = r20 * T[0, j] + r21 * T[1, j] + r22 * T[2, j]
-            A[2, j] = r30 * T[0, j] + r31 * T[1, j] + r32 * T[2, j]
+            A[0, j] = r10 * T[s, 0, j] + r11 * T[s, 1, j] + r12 * T[s, 2, j]
+            A[1, j] = r20 * T[s, 0, j] + r21 * T[s, 1, j] + r22 * T[s, 2, j]
+            A[2, j] = r30 * T[s, 0, j] + r31 * T[s, 1, j] + r32 * T[s, 2, j]
         logm_into(A, th)
-        p[1 + 3 * e], p[2 + 3 * e], p[3 + 3 * e] = th[0], th[1], th[2]
+        p[k, 1 + 3 * s], p[k, 2 + 3 * s], p[k, 3 + 3 * s] = th[0], th[1], th[2]
         jl_inv_into(th, J)
-        # rows 1+3e.. of Bl = J (M - Wr), M = Rr^T in the columns of node e's rotation
+        # rows 1+3s.. of Bl = J (M - Wr), M = Rr^T in the columns of node s's rotation
         j00, j01, j02 = J[0, 0], J[0, 1], J[0, 2]
         j10, j11, j12 = J[1, 0], J[1, 1], J[1, 2]
         j20, j21, j22 = J[2, 0], J[2, 1], J[2, 2]
-        o = 6 * e + 3
         for j in range(12):
             m0, m1, m2 = -Wr[0, j], -Wr[1, j], -Wr[2, j]
-            Bl[1 + 3 * e, j] = j00 * m0 + j01 * m1 + j02 * m2
-            Bl[2 + 3 * e, j] = j10 * m0 + j11 * m1 + j12 * m2
-            Bl[3 + 3 * e, j] = j20 * m0 + j21 * m1 + j22 * m2
-        for k in range(3):  # the node's rotation columns again, with Rr^T
-            j = o + k
-            m0, m1, m2 = -Wr[0, j] + Rr[k, 0], -Wr[1, j] + Rr[k, 1], -Wr[2, j] + Rr[k, 2]
-            Bl[1 + 3 * e, j] = j00 * m0 + j01 * m1 + j02 * m2
-            Bl[2 + 3 * e, j] = j10 * m0 + j11 * m1 + j12 * m2
-            Bl[3 + 3 * e, j] = j20 * m0 + j21 * m1 + j22 * m2
+            Bl[k, 1 + 3 * s, j] = j00 * m0 + j01 * m1 + j02 * m2
+            Bl[k, 2 + 3 * s, j] = j10 * m0 + j11 * m1 + j12 * m2
+            Bl[k, 3 + 3 * s, j] = j20 * m0 + j21 * m1 + j22 * m2
+        o = 6 * s + 3
+        for c in range(3):  # the node's rotation columns again, with Rr^T
+            j = o + c
+            m0, m1, m2 = -Wr[0, j] + Rr[k, c, 0], -Wr[1, j] + Rr[k, c, 1], -Wr[2, j] + Rr[k, c, 2]
+            Bl[k, 1 + 3 * s, j] = j00 * m0 + j01 * m1 + j02 * m2
+            Bl[k, 2 + 3 * s, j] = j10 * m0 + j11 * m1 + j12 * m2
+            Bl[k, 3 + 3 * s, j] = j20 * m0 + j21 * m1 + j22 * m2
     return l
 
 
 @njit(cache=True, inline="always")
-def _rot_blocks(Rr, v, out, transpose):
-    """Blockwise Rr v (or Rr^T v) for a 12-vector of four 3-blocks."""
+def _rot_blocks(Rr, k, v, out, transpose):
+    """Blockwise Rr[k] v (or Rr[k]^T v) for a 12-vector of four 3-blocks."""
     for b in range(4):
         for i in range(3):
             s = 0.0
             for j in range(3):
-                s += (Rr[j, i] if transpose else Rr[i, j]) * v[3 * b + j]
+                s += (Rr[k, j, i] if transpose else Rr[k, i, j]) * v[3 * b + j]
             out[3 * b + i] = s
 
 
-@njit(cache=True)
-def _mass_times(Rr, Ml, a, out, tmp1, tmp2):
-    """out = R~ Ml R~^T a (eq. 5) for a 12-vector a (out, tmp1, tmp2 distinct arrays)."""
-    _rot_blocks(Rr, a, tmp1, True)
-    for i in range(12):
-        s = 0.0
-        for j in range(12):
-            s += Ml[i, j] * tmp1[j]
-        tmp2[i] = s
-    _rot_blocks(Rr, tmp2, out, False)
-
-
 @njit(cache=True, inline="always")
-def _local_mass_times(Ml, nz_r, nz_c, v, out):
-    """out = Ml v using the nonzero pattern (nz_r, nz_c) of the local consistent mass."""
+def _local_mass_times(Ml, k, nz_r, nz_c, v, out):
+    """out = Ml[k] v using the nonzero pattern (nz_r, nz_c) of the local consistent mass."""
     for i in range(12):
         out[i] = 0.0
     for t in range(nz_r.size):
-        out[nz_r[t]] += Ml[nz_r[t], nz_c[t]] * v[nz_c[t]]
+        out[nz_r[t]] += Ml[k, nz_r[t], nz_c[t]] * v[nz_c[t]]
 
 
 @njit(cache=True, inline="always")
-def _local_stiffness_times(K, p, pdot, fl, s1):
-    """fl = K p and s1 = K pdot (K (7,7) one element's local stiffness), each entry summed over j
-    ascending as the dense product. When p and pdot are finite the products with a zero entry of
-    K are skipped (they are ±0, and a sum started at +0 is never -0, so adding them changes
-    nothing); otherwise every product is formed, so a NaN or inf propagates exactly as in the
-    dense product."""
+def _local_stiffness_times(Kl, k, p, pdot, fl, s1):
+    """fl = K p and s1 = K pdot (K = Kl[k] (7,7), one element's local stiffness; p, pdot: 7-vectors),
+    each entry summed over j ascending as the dense product. When p and pdot are finite the
+    products with a zero entry of K are skipped (they are ±0, and a sum started at +0 is never -0,
+    so adding them changes nothing); otherwise every product is formed, so a NaN or inf propagates
+    as in the dense product."""
     z = 0.0
     for j in range(7):
         z += p[j] * 0.0 + pdot[j] * 0.0
@@ -138,7 +128,7 @@ def _local_stiffness_times(K, p, pdot, fl, s1):
             s0 = 0.0
             t = 0.0
             for j in range(7):
-                c = K[i, j]
+                c = Kl[k, i, j]
                 if c != 0.0:
                     s0 += c * p[j]
                     t += c * pdot[j]
@@ -149,8 +139,8 @@ def _local_stiffness_times(K, p, pdot, fl, s1):
             s0 = 0.0
             t = 0.0
             for j in range(7):
-                s0 += K[i, j] * p[j]
-                t += K[i, j] * pdot[j]
+                s0 += Kl[k, i, j] * p[j]
+                t += Kl[k, i, j] * pdot[j]
             fl[i] = s0
             s1[i] = t
 
@@ -175,7 +165,11 @@ def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g
     straight into the outputs."""
     n = a.size
     Wr = np.empty((3, 12))
-    work = np.empty((6, 3, 12))
+    Tw = np.empty((2, 3, 3))
+    A = np.empty((3, 3))
+    J = np.empty((3, 3))
+    th = np.empty(3)
+    pe = np.empty(7)
     Ve = np.empty(12)
     vl = np.empty(12)
     zl = np.empty(12)
@@ -193,32 +187,31 @@ def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g
     mg = np.empty(3)
     for e in range(n):
         ia, ib = a[e], b[e]
-        Rr = frames[e]
-        p = p_out[e]
-        Bl = Bl_out[e]
         for i in range(6):
             Ve[i], Ve[6 + i] = V[ia, i], V[ib, i]
-        chord[e] = _corotated(x[ia], R[ia], x[ib], R[ib], C1[e], C2[e], L0[e], Rr, p, Bl, Wr, work)
+        chord[e] = _corotated(x, R, ia, ib, C1, C2, e, L0[e], frames, p_out, Bl_out, e, Wr, Tw, A, J, th)
+        for i in range(7):
+            pe[i] = p_out[e, i]
         # elastic and damping: f = Bl^T (K p + alpha K Bl V)  (the bias holds inertial minus applied)
         q0 = q1 = q2 = q3 = q4 = q5 = q6 = 0.0  # pdot = Bl Ve: seven independent sums, j ascending
         for j in range(12):
             vj = Ve[j]
-            q0 += Bl[0, j] * vj
-            q1 += Bl[1, j] * vj
-            q2 += Bl[2, j] * vj
-            q3 += Bl[3, j] * vj
-            q4 += Bl[4, j] * vj
-            q5 += Bl[5, j] * vj
-            q6 += Bl[6, j] * vj
+            q0 += Bl_out[e, 0, j] * vj
+            q1 += Bl_out[e, 1, j] * vj
+            q2 += Bl_out[e, 2, j] * vj
+            q3 += Bl_out[e, 3, j] * vj
+            q4 += Bl_out[e, 4, j] * vj
+            q5 += Bl_out[e, 5, j] * vj
+            q6 += Bl_out[e, 6, j] * vj
         pdot[0], pdot[1], pdot[2], pdot[3], pdot[4], pdot[5], pdot[6] = q0, q1, q2, q3, q4, q5, q6
-        _local_stiffness_times(Kl[e], p, pdot, fl, s1)
+        _local_stiffness_times(Kl, e, pe, pdot, fl, s1)
         ae = alpha[e]
         U = 0.0
         Pd = 0.0
         for i in range(7):
             fl_out[e, i] = fl[i]
             fd = ae * s1[i]
-            U += 0.5 * p[i] * fl[i]
+            U += 0.5 * pe[i] * fl[i]
             Pd += pdot[i] * fd
             h[i] = fl[i] + fd
         for j in range(12):
@@ -226,11 +219,11 @@ def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g
         for i in range(7):
             hi = h[i]
             for j in range(12):
-                f[j] += Bl[i, j] * hi
+                f[j] += Bl_out[e, i, j] * hi
         # inertia in the co-rotated frame
         for k in range(4):
             for i in range(3):
-                vl[3 * k + i] = Rr[0, i] * Ve[3 * k] + Rr[1, i] * Ve[3 * k + 1] + Rr[2, i] * Ve[3 * k + 2]
+                vl[3 * k + i] = frames[e, 0, i] * Ve[3 * k] + frames[e, 1, i] * Ve[3 * k + 1] + frames[e, 2, i] * Ve[3 * k + 2]
         o0 = o1 = o2 = 0.0  # Om = Wr Ve
         for j in range(12):
             vj = Ve[j]
@@ -242,21 +235,20 @@ def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g
             node = ia if k == 0 else ib
             for hh in range(2):
                 for i in range(3):
-                    zl[6 * k + 3 * hh + i] = (Rr[0, i] * zeta[node, 3 * hh] + Rr[1, i] * zeta[node, 3 * hh + 1]
-                                              + Rr[2, i] * zeta[node, 3 * hh + 2])
+                    zl[6 * k + 3 * hh + i] = (frames[e, 0, i] * zeta[node, 3 * hh] + frames[e, 1, i] * zeta[node, 3 * hh + 1]
+                                              + frames[e, 2, i] * zeta[node, 3 * hh + 2])
         for k in range(4):  # zl <- zeta_l - W_l x v_l
             o = 3 * k
             zl[o] -= Om[1] * vl[o + 2] - Om[2] * vl[o + 1]
             zl[o + 1] -= Om[2] * vl[o] - Om[0] * vl[o + 2]
             zl[o + 2] -= Om[0] * vl[o + 1] - Om[1] * vl[o]
         # Pl = Ml vl and fl_ = Ml zl in one pass over the mass pattern
-        Me = Ml[e]
         for i in range(12):
             Pl[i] = 0.0
             fl_[i] = 0.0
         for t in range(nz_r.size):
             r_, c_ = nz_r[t], nz_c[t]
-            m = Me[r_, c_]
+            m = Ml[e, r_, c_]
             Pl[r_] += m * vl[c_]
             fl_[r_] += m * zl[c_]
         T = 0.0
@@ -276,15 +268,15 @@ def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g
             fl_[o] -= vl[o + 1] * Pl[o + 2] - vl[o + 2] * Pl[o + 1]
             fl_[o + 1] -= vl[o + 2] * Pl[o] - vl[o] * Pl[o + 2]
             fl_[o + 2] -= vl[o] * Pl[o + 1] - vl[o + 1] * Pl[o]
-        _rot_blocks(Rr, fl_, t1, False)
+        _rot_blocks(frames, e, fl_, t1, False)
         for j in range(12):
             f[j] += t1[j] - (Wr[0, j] * s30 + Wr[1, j] * s31 + Wr[2, j] * s32)
         # weight (eq. 7): -f_g into the bias
         lf = load_factor * mass[e] / 12.0 * L0[e]
-        dl1 = L0[e] / 12.0 * (p[3] - p[6])
-        dl2 = L0[e] / 12.0 * (p[5] - p[2])
+        dl1 = L0[e] / 12.0 * (pe[3] - pe[6])
+        dl2 = L0[e] / 12.0 * (pe[5] - pe[2])
         for i in range(3):
-            c[i] = Rr[i, 1] * dl1 + Rr[i, 2] * dl2
+            c[i] = frames[e, i, 1] * dl1 + frames[e, i, 2] * dl2
             mg[i] = load_factor * mass[e] * g[i]
         Wg = 0.0
         for i in range(3):
@@ -293,12 +285,12 @@ def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g
         g1 = c[2] * mg[0] - c[0] * mg[2]
         g2 = c[0] * mg[1] - c[1] * mg[0]
         for i in range(3):
-            tmp[i] = Rr[0, i] * g0 + Rr[1, i] * g1 + Rr[2, i] * g2
-        gy = lf * (Rr[0, 1] * g[0] + Rr[1, 1] * g[1] + Rr[2, 1] * g[2])
-        gz = lf * (Rr[0, 2] * g[0] + Rr[1, 2] * g[1] + Rr[2, 2] * g[2])
+            tmp[i] = frames[e, 0, i] * g0 + frames[e, 1, i] * g1 + frames[e, 2, i] * g2
+        gy = lf * (frames[e, 0, 1] * g[0] + frames[e, 1, 1] * g[1] + frames[e, 2, 1] * g[2])
+        gz = lf * (frames[e, 0, 2] * g[0] + frames[e, 1, 2] * g[1] + frames[e, 2, 2] * g[2])
         for j in range(12):
             fg = Wr[0, j] * tmp[0] + Wr[1, j] * tmp[1] + Wr[2, j] * tmp[2]
-            fg += gy * (Bl[3, j] - Bl[6, j]) + gz * (Bl[5, j] - Bl[2, j])
+            fg += gy * (Bl_out[e, 3, j] - Bl_out[e, 6, j]) + gz * (Bl_out[e, 5, j] - Bl_out[e, 2, j])
             f[j] -= fg
         for i in range(3):
             f[i] -= 0.5 * mg[i]
@@ -329,12 +321,11 @@ def mass_forces(a, b, frames, Ml, nz_r, nz_c, acc, out):
     t2 = np.empty(12)
     for e in range(a.size):
         ia, ib = a[e], b[e]
-        Rr = frames[e]
         for i in range(6):
             Ae[i], Ae[6 + i] = acc[ia, i], acc[ib, i]
-        _rot_blocks(Rr, Ae, t1, True)
-        _local_mass_times(Ml[e], nz_r, nz_c, t1, t2)
-        _rot_blocks(Rr, t2, F, False)
+        _rot_blocks(frames, e, Ae, t1, True)
+        _local_mass_times(Ml, e, nz_r, nz_c, t1, t2)
+        _rot_blocks(frames, e, t2, F, False)
         for i in range(6):
             out[ia, i] += F[i]
             out[ib, i] += F[6 + i]
@@ -406,18 +397,20 @@ def element_matrices(a, b, x, R, C1, C2, L0, Kl, alpha, Ml, ck, cc, cm, material
     """out (n,12,12) = ck K + cc C + cm M per element: K = Bl^T K_l Bl plus the string stiffness
     N/l [[P, -P], [-P, P]] (P = I - r1 r1^T, unless ``material_only``), C = alpha Bl^T K_l Bl,
     M = R~ M_l R~^T."""
-    Rr = np.empty((3, 3))
-    p = np.empty(7)
-    Bl = np.empty((7, 12))
+    Rr = np.empty((1, 3, 3))
+    p = np.empty((1, 7))
+    Bl = np.empty((1, 7, 12))
     Wr = np.empty((3, 12))
-    work = np.empty((6, 3, 12))
+    T = np.empty((2, 3, 3))
+    A = np.empty((3, 3))
+    J = np.empty((3, 3))
+    th = np.empty(3)
     KB = np.empty((7, 12))
     MR = np.empty((12, 12))
     acc = np.empty(12)
     for e in range(a.size):
-        ia, ib = a[e], b[e]
-        l = _corotated(x[ia], R[ia], x[ib], R[ib], C1[e], C2[e], L0[e], Rr, p, Bl, Wr, work)
-        _element_matrix(Rr, Bl, p[0], l, Kl[e], alpha[e], Ml[e], ck, cc, cm, material_only, KB, MR, acc, out[e])
+        l = _corotated(x, R, a[e], b[e], C1, C2, e, L0[e], Rr, p, Bl, 0, Wr, T, A, J, th)
+        _element_matrix(Rr[0], Bl[0], p[0, 0], l, Kl[e], alpha[e], Ml[e], ck, cc, cm, material_only, KB, MR, acc, out[e])
 
 
 @njit(cache=True)
