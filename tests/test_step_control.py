@@ -199,3 +199,42 @@ def test_cli_runs_auto_steps_shows_the_choice_and_plots_the_history(tmp_path, ca
     # a tolerance with a fixed step is refused, naming both
     assert main(["run", str(four_bar), "--tol", "1e-3", "--out", str(tmp_path / "x"), "-q"]) == EXIT_USAGE
     assert "tol" in capsys.readouterr().err and not (tmp_path / "x").exists()
+
+
+def test_a_rejected_last_step_shrinks_instead_of_retrying_the_whole_rest():
+    """The stall found on the six-link at tol 1e-4 (benchmarks/auto_step.py): at t = 7.44721 s of 7.5 s a step
+    of the whole rest, 0.05279 s, had err = 1.098 tol; the rejection proposed 0.0454 s, which is within 20 % of
+    the rest, so the plan took the whole rest again — 31317 times. After a rejection the plan never exceeds
+    the proposed step, so the step shrinks until it is accepted."""
+    from flexmb.solvers.step_control import StepController
+
+    ctl = StepController(1e-4, 0.0, 7.5)
+    t, rest = 7.44721, 7.5 - 7.44721
+    h_try, last = ctl.plan(t, rest)
+    assert last and h_try == rest
+    h = ctl.rejected(h_try, 1.098e-4)
+    assert rest / ctl.keep <= h < rest  # the case that stalled
+    assert ctl.plan(t, h) == (rest, True)  # without the flag: the whole rest again
+    h2, last2 = ctl.plan(t, h, shrinking=True)
+    assert h2 <= h < rest and not last2
+
+
+def test_auto_steps_end_where_every_step_over_a_size_is_rejected(monkeypatch):
+    """Through simulate: an error estimate that rejects every step longer than 0.03 s (err = 1.098 tol) must
+    still reach t_end (before the fix this run retried the whole rest of 0.0310 s at its end for ever)."""
+    from flexmb.solvers import step_control
+
+    calls = []
+
+    def err(self, ev, a0, a1, h):
+        calls.append(h)
+        if len(calls) > 5000:  # the stall: fail here instead of looping for ever
+            raise AssertionError(f"5000 step attempts for 0.5 s; the last ones: {calls[-3:]}")
+        return 1.098e-4 if h > 0.03 else 0.5e-4
+
+    monkeypatch.setattr(step_control.ErrorEstimate, "__call__", err)
+    res = simulate(oscillator(), 0.5, "auto", tol=1e-4, dt_max=0.05)  # t_end 0.5: the sequence that stalled
+    assert res.status == "finished" and res.t[-1] == pytest.approx(0.5)
+    taken = res.steps["status"] == 0
+    assert np.all(np.diff(res.steps["t"][taken]) <= 0.03 + 1e-12)
+    assert res.stats["rejected_steps"] < 60

@@ -225,7 +225,7 @@ class _Run:
             t = t0 + k * output_dt
             return t_end if t >= t_end - 1e-9 * output_dt else t
         while True:
-            h_try, last = ctl.plan(st.t, h)
+            h_try, last = ctl.plan(st.t, h, rejected_since)
             t1 = t_end if last else st.t + h_try
             a_use = shifted_acceleration(a, a_prev, h_try, h_prev, dalpha)  # (E4)
             try:

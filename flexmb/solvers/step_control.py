@@ -161,12 +161,14 @@ class StepController:
         self.h_min = min(1e-8 * span, self.h_max) if dt_min is None else float(dt_min)
         self.h = min(self.h_max, 1e-4 * span if h0 is None else h0)
 
-    def plan(self, t: float, h: float) -> tuple[float, bool]:
+    def plan(self, t: float, h: float, shrinking: bool = False) -> tuple[float, bool]:
         """The next step from ``t`` for a wanted size ``h``, and whether it is the last one (ends
         at t_end): a step within 20 % of the rest takes it all, a step more than half of it
-        takes half (no sliver of a last step)."""
+        takes half (no sliver of a last step). ``shrinking`` (after a rejected or failed step):
+        never more than ``h`` — taking the whole rest would retry the step just rejected, for ever."""
         rest = self.t_end - t
-        if h >= rest / self.keep or rest <= 64 * np.finfo(float).eps * max(abs(self.t_end), 1.0):
+        whole = h >= rest if shrinking else h >= rest / self.keep
+        if whole or rest <= 64 * np.finfo(float).eps * max(abs(self.t_end), 1.0):
             return rest, True
         if 2 * h > rest:
             return 0.5 * rest, False
