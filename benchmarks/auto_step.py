@@ -19,6 +19,12 @@ auto steps, not in the row):
 * ``auto``: ``fm.simulate(model, t_end, "auto", tol=tol, output_dt=case dt)`` for each ``--tols``:
   rows at the same times as the other two, from the dense output between steps.
 
+Every run streams its rows to a temporary run directory (``out=DIR, keep="all"``, deleted after the
+run) and has a ``progress`` callback, so a run that stops accepting steps can be stopped and still
+reported: a watchdog thread interrupts a run that accepts no step for ``--stall-seconds`` (default 60 s)
+of wall time; its row says "stalled" with the time reached and its last attempts (size, error, status),
+and its errors cover the rows computed before that.
+
 tol (flexmb/solvers/step_control.py, E3): the estimated local position error of a step per unit step
 relative to the motion, err = ε / (h V) <= tol (ε: largest node displacement error + ℓ × rotation error,
 V: largest node speed |v| + ℓ |ω| so far, ℓ = max(1 m, largest |X0|)); the local errors add up to a
@@ -29,7 +35,9 @@ Per run: status, accepted steps, rejected attempts (error above tol), failed att
 iterations per accepted step (all iterations, rejected attempts included, ÷ accepted steps), smallest and
 largest step, the max error over all rows of the tracked outputs against the reference (interpolated
 onto the reference's times; the outputs below), wall time of the solve (result.stats["wall_time"]) and
-CPU time of the process over the call. Tracked outputs:
+CPU time of the process over the call. A run killed at the time limit (``--max-minutes``, default 10
+here) is reported with the simulated time, accepted steps and last step it reached (the worker writes
+them every 2 s of wall time from simulate's ``progress`` callback, which every run has). Tracked outputs:
 
 * four_bar: every node's position (max |Δx| over nodes and rows), the rocker angle ``O4.q`` (the crank
   is driven), the coupler's axial force (largest |N| over its elements, the case's cut force);
@@ -50,11 +58,15 @@ Run (from the repository root):
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import json
+import math
 import os
+import shutil
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -94,7 +106,7 @@ def tracked(name: str, case, model, params: dict, res) -> dict[str, np.ndarray]:
     return out
 
 
-def worker(name: str, mode: str, tol: float, t_end: float, ref_factor: int, npz: str) -> dict:
+def worker(name: str, mode: str, tol: float, t_end: float, ref_factor: int, npz: str, stall_s: float) -> dict:
     import flexmb as fm
 
     case, p = load(name)
@@ -110,19 +122,64 @@ def worker(name: str, mode: str, tol: float, t_end: float, ref_factor: int, npz:
         call = dict(dt=dt, output_every=1)
     else:
         call = dict(dt="auto", tol=tol, output_dt=dt)
+    log = Path(npz + ".progress.json")
+    seen = {"steps": 0, "newton": 0, "t": 0.0, "h": 0.0, "h_min": math.inf, "w0": time.perf_counter(), "next": 0.0,
+            "w_last": time.perf_counter(), "done": False, "stalled": False}
+
+    def progress(t: float, it: int) -> None:
+        """Where the run is (written every 2 s of wall time): what a run killed at the time limit reports."""
+        seen["steps"] += 1
+        seen["newton"] += it
+        seen["h"], seen["t"] = t - seen["t"], t
+        seen["h_min"] = min(seen["h_min"], seen["h"])
+        seen["w_last"] = time.perf_counter()
+        w = seen["w_last"] - seen["w0"]
+        if w >= seen["next"]:
+            seen["next"] = w + 2.0
+            log.write_text(json.dumps({"t": t, "steps": seen["steps"], "newton": seen["newton"], "last_h": seen["h"],
+                                       "h_min": seen["h_min"], "wall_s": w}))
+
+    def watchdog() -> None:
+        """Stop a run that accepts no step for ``stall_s`` of wall time (it then ends 'interrupted')."""
+        while not seen["done"]:
+            time.sleep(0.5)
+            if not seen["done"] and time.perf_counter() - seen["w_last"] > stall_s:
+                seen["stalled"] = True
+                _thread.interrupt_main()
+                return
+
+    run_dir = Path(npz + ".run")
+    threading.Thread(target=watchdog, daemon=True).start()
     c0 = time.process_time()
-    res = fm.simulate(model, t_end, rho_inf=rho, **call)
+    try:
+        res = fm.simulate(model, t_end, rho_inf=rho, progress=progress, out=run_dir, keep="all", **call)
+    except KeyboardInterrupt:
+        if not seen["stalled"]:
+            raise
+        res = fm.load(run_dir)  # the rows and steps computed before the stall
+    seen["done"] = True
     cpu = time.process_time() - c0
-    s = res.stats
-    steps = res.steps
+    s = res.stats or {}
+    steps = {k: np.asarray(v) for k, v in res.steps.items()}
     arrays = tracked(name, case, model, p, res)
     arrays.update({f"steps_{k}": np.asarray(v) for k, v in steps.items()})
     np.savez(npz, **arrays)
     acc = np.asarray(steps["status"]) == 0 if steps else np.zeros(0, bool)
     h = np.asarray(steps["h"])[acc] if steps else np.zeros(0)
-    n_ok = bl.stat(s, "steps", 0.0)
+    status = res.status
+    if seen["stalled"]:
+        st, hh, ee = (np.asarray(steps[k])[-3:] for k in ("status", "h", "error"))
+        status = (f"stalled: no step accepted for {stall_s:g} s of wall time at t = {seen['t']:.6g} s (t_end {t_end:g} s); "
+                  f"{int(np.sum(np.asarray(steps['status']) != 0))} rejected attempts in all, the last ones: h = "
+                  + ", ".join(f"{v:.4g}" for v in hh) + " s, err = " + ", ".join(f"{v:.4g}" for v in ee)
+                  + ", status " + ", ".join(str(int(v)) for v in st))
+        s = dict(s)
+        s.update(steps=float(seen["steps"]), newton_iterations=float(seen["newton"]),
+                 rejected_steps=float(np.sum(np.asarray(steps["status"]) == 1)),
+                 failed_steps=float(np.sum(np.asarray(steps["status"]) == 2)), wall_time=seen["w_last"] - seen["w0"])
+    shutil.rmtree(run_dir, ignore_errors=True)
     return {
-        "status": res.status, "t_reached": float(res.t[-1]), "steps": n_ok,
+        "status": status, "t_reached": float(res.t[-1]), "steps": bl.stat(s, "steps", 0.0),
         "rejected": bl.stat(s, "rejected_steps", 0.0), "failed": bl.stat(s, "failed_steps", 0.0),
         "above_tol": bl.stat(s, "steps_error_above_tol", 0.0),
         "newton": bl.stat(s, "newton_iterations", 0.0), "factorizations": bl.stat(s, "factorizations"),
@@ -199,12 +256,14 @@ def main() -> None:
     p.add_argument("--four-bar-t-end", type=float, default=None, help="default: the case's t_end (2.6 s)")
     p.add_argument("--six-link-t-end", type=float, default=7.5, help="default 7.5 s (the case's next singular "
                    "configuration is at 8.006 s)")
+    p.add_argument("--stall-seconds", type=float, default=60.0,
+                   help="stop a run that accepts no step for this wall time (default 60 s)")
     p.add_argument("--worker", nargs=5, metavar=("MODEL", "MODE", "TOL", "T_END", "NPZ"), help=argparse.SUPPRESS)
-    bl.common_options(p, repeats=1, max_minutes=30.0)
+    bl.common_options(p, repeats=1, max_minutes=10.0)
     a = p.parse_args()
     if a.worker:
         name, mode, tol, t_end, npz = a.worker
-        bl.emit(worker(name, mode, float(tol), float(t_end), a.ref_factor, npz))
+        bl.emit(worker(name, mode, float(tol), float(t_end), a.ref_factor, npz, a.stall_seconds))
         return
     models = [m.strip() for m in a.models.split(",") if m.strip()]
     tols = [float(x) for x in a.tols.split(",") if x.strip()]
@@ -224,10 +283,16 @@ def main() -> None:
             key = mode if mode != "auto" else f"auto {tol:g}"
             npz = tmp / f"{name}_{key.replace(' ', '_')}.npz"
             cmd = [sys.executable, os.path.abspath(__file__), "--worker", name, mode, repr(tol), repr(t_end), str(npz),
-                   "--ref-factor", str(a.ref_factor)]
+                   "--ref-factor", str(a.ref_factor), "--stall-seconds", repr(a.stall_seconds)]
             runs = bl.repeat(lambda cmd=cmd: bl.run_worker(cmd, env, 60 * a.max_minutes), 1 if mode == "reference" else
                              a.repeats, f"{name} {key}")
             r = bl.median_runs(runs)
+            prog = Path(str(npz) + ".progress.json")
+            if not bl.ok(r) and prog.exists() and "steps" not in r:  # killed or crashed: how far it got
+                pr = json.loads(prog.read_text())
+                r.update(t_reached=pr["t"], steps=pr["steps"], newton=pr["newton"], h_min=pr["h_min"], wall_s=pr["wall_s"])
+                r["status"] = (f"{r.get('status')}; reached t = {pr['t']:.4g} s after {pr['steps']} accepted steps "
+                               f"in {pr['wall_s']:.0f} s (last step {pr['last_h']:.2g} s)")
             r.update(mode=mode, tol=tol if mode == "auto" else None, ref_factor=a.ref_factor)
             rows[name][key] = r
             if npz.exists():
