@@ -46,9 +46,9 @@ them every 2 s of wall time from simulate's ``progress`` callback, which every r
 
 Figure ``<date>-auto_step.png``: the accepted step sizes against time (log h) per model and tol, the
 fixed dt, rejected attempts as crosses, and shaded where the rigid mechanism is near singular (σ of
-the rigid loop closure below 10 % of its largest along the reference; four-bar: the case's
-``closure_jacobian_det``; six-link: the case's ``concurrency_gap``, distance of line 2 from the
-meeting point of lines 3 and 5, as the measure).
+the rigid loop closure below 10 % of its largest along the reference; four-bar: |a² sin(ψ − φ)|, the
+case's ``closure_jacobian_det``, at every row; six-link: σ_min of the rigid loop-closure Jacobian, the
+case's ``sigma_history``, every 10th row).
 
 Run (from the repository root):
 
@@ -98,12 +98,20 @@ def tracked(name: str, case, model, params: dict, res) -> dict[str, np.ndarray]:
     if name == "four_bar":
         out["rocker"] = res.coordinate("O4.q")
         out["axial"] = np.abs(res.element_forces[:, :, 0]).max(axis=1)
-        out["sigma"] = np.array([abs(case.module.closure_jacobian_det(model, x, params["a"])) for x in res.x])
     else:
         q = case.module.angles(model, res.x, params)
         f = case.module.axial_forces(model, res)
-        out.update(q3=q["q3"], q5=q["q5"], N3=f["link3"], N5=f["link5"], sigma=case.module.concurrency_gap(model, res.x))
+        out.update(q3=q["q3"], q5=q["q5"], N3=f["link3"], N5=f["link5"])
     return out
+
+
+def singularity(name: str, case, model, params: dict, res) -> tuple[np.ndarray, np.ndarray]:
+    """(t, σ) along a run for the figure: σ of the rigid loop closure (four-bar: |a² sin(ψ − φ)|, the case's
+    closure_jacobian_det, every row; six-link: σ_min of the rigid loop-closure Jacobian, the case's
+    sigma_history, every 10th row)."""
+    if name == "four_bar":
+        return res.t, np.array([abs(case.module.closure_jacobian_det(model, x, params["a"])) for x in res.x])
+    return case.module.sigma_history(model, res, stride=10, dense_tail=0.0)
 
 
 def worker(name: str, mode: str, tol: float, t_end: float, ref_factor: int, npz: str, stall_s: float) -> dict:
@@ -162,6 +170,8 @@ def worker(name: str, mode: str, tol: float, t_end: float, ref_factor: int, npz:
     s = res.stats or {}
     steps = {k: np.asarray(v) for k, v in res.steps.items()}
     arrays = tracked(name, case, model, p, res)
+    if mode == "reference":  # after the timed call
+        arrays["sigma_t"], arrays["sigma"] = singularity(name, case, model, p, res)
     arrays.update({f"steps_{k}": np.asarray(v) for k, v in steps.items()})
     np.savez(npz, **arrays)
     acc = np.asarray(steps["status"]) == 0 if steps else np.zeros(0, bool)
@@ -218,11 +228,11 @@ def figure(path: Path, models: list[str], data: dict, rows: dict, t_ends: dict) 
     fig, axes = plt.subplots(len(models), 1, figsize=(9, 3.8 * len(models)), squeeze=False)
     for ax, name in zip(axes[:, 0], models):
         ref = data[name]["reference"]
-        sig = ref["sigma"]
+        sig, sig_t = ref["sigma"], ref["sigma_t"]
         low = sig < NEAR_SINGULAR * sig.max()
         edges = np.flatnonzero(np.diff(np.concatenate([[0], low.astype(np.int8), [0]])))
         for k, (i0, i1) in enumerate(zip(edges[::2], edges[1::2] - 1)):
-            ax.axvspan(ref["t"][i0], ref["t"][i1], color="tab:orange", alpha=0.2, lw=0,
+            ax.axvspan(sig_t[i0], sig_t[i1], color="tab:orange", alpha=0.2, lw=0,
                        label=f"near singular (σ < {100 * NEAR_SINGULAR:g} % of its largest)" if k == 0 else None)
         for key, r in data[name].items():
             if not key.startswith("auto"):
