@@ -52,7 +52,7 @@ case's ``sigma_history``, every 10th row).
 
 Run (from the repository root):
 
-    python benchmarks/auto_step.py --blas openblas                       # about 4 min
+    python benchmarks/auto_step.py --blas openblas                       # about 3 min
     python benchmarks/auto_step.py --four-bar-t-end 0.3 --six-link-t-end 0.3 --tols 1e-3 --results-dir /tmp/b  # check
 """
 
