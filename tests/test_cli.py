@@ -73,7 +73,19 @@ def test_info_lists_loops_cuts_tree_and_dofs(capsys):
     # the BLAS CHOLMOD loaded in this process (OpenBLAS or the reference BLAS, whichever the machine selects)
     from flexmb.engine.linalg import blas_info
 
-    assert f"linear solver: CHOLMOD on {blas_info()}" in out
+    assert "linear solver: CHOLMOD, 15 unknowns" in out  # a beam closes the loop: no rigid tree
+    assert f"BLAS under CHOLMOD: {blas_info()}" in out
+
+
+def test_info_names_the_tree_solver_and_the_compiled_step_of_a_rigid_tree(capsys):
+    """The solver choice is shown: the floating Issa & Arczewski system is a rigid tree (compiled step); the
+    driven arm has no unknowns."""
+    assert main(["info", str(ROOT / "cases" / "issa_arczewski_systems.py"), "--param", "system=floating"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "linear solver: O(n) tree factorization of the rigid tree" in out
+    assert "each step's Newton loop in one compiled call" in out
+    assert main(["info", str(ARM)]) == EXIT_OK
+    assert "linear solver: none (every coordinate is driven" in capsys.readouterr().out
 
 
 def test_a_relative_out_folder_records_its_files_relative_to_it(tmp_path, monkeypatch, capsys):

@@ -193,8 +193,11 @@ def cmd_info(args) -> int:
     _say(describe(model, dt=float(dt) if isinstance(dt, (int, float)) else None))
     _say(f"run: {case.settings(params).describe()}")
     from flexmb.engine.linalg import blas_info  # imports CHOLMOD: only here
+    from flexmb.solvers.generalized_alpha import GeneralizedAlpha  # builds the solver: only here
 
-    _say(f"linear solver: CHOLMOD on {blas_info()}")
+    solver = GeneralizedAlpha(model, rho_inf=params["rho_inf"]).describe_solver()
+    _say(f"linear solver: {solver}")
+    _say(f"BLAS under CHOLMOD: {blas_info()}")
     return EXIT_OK
 
 

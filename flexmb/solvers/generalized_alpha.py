@@ -165,6 +165,19 @@ class GeneralizedAlpha:
         return self.chol is not None and self.chol.pattern is not None and \
             self.chol.pattern.nnz >= self.reuse_min_density * self.free.size
 
+    def describe_solver(self) -> str:
+        """What solves the time steps' linear systems, for ``flexmb info``: the O(n) tree factorization
+        (and whether each step's Newton loop runs in one compiled call) or CHOLMOD (symbolic analysis
+        once; the BLAS it loaded is printed by the caller), or nothing when every coordinate is driven."""
+        if self.chol is None:
+            return "none (every coordinate is driven: inverse dynamics, no unknowns)"
+        if isinstance(self.chol, TreeSolver):
+            how = ("each step's Newton loop in one compiled call (flexmb/solvers/tree_step.py)" if self.tree_step is not None
+                   else "Newton in Python (friction, follower loads or reuse_factor=True)")
+            return (f"O(n) tree factorization of the rigid tree (engine/tree_solver.py), {self.free.size} unknowns, "
+                    f"position tangent {'on' if self.position_tangent else 'off'}; {how}")
+        return f"CHOLMOD, {self.free.size} unknowns, {self.chol.pattern.nnz} nonzeros in the iteration matrix"
+
     def solver_stats(self) -> dict[str, float]:
         """Statistics of the linear solver for ``result.stats``: ``tree_solver`` 1.0 when the O(n)
         tree factorization runs (engine/tree_solver.py), 0.0 for CHOLMOD."""
