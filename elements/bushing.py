@@ -57,7 +57,7 @@ if TYPE_CHECKING:  # type hints only
     from flexmb.state import State
 
 __all__ = ["BushingData", "BushingEvaluation", "Bushings", "FAMILY", "CUT_OUTPUTS", "DIRECTIONS", "constrained_mask",
-           "cut_wrenches", "deformation", "forces", "place_cut"]
+           "cut_wrenches", "cut_output", "deformation", "forces", "place_cut"]
 
 FULL, FREE_X, FREE_Y, FREE_Z, SPHERICAL = -1, 0, 1, 2, 3
 
@@ -174,6 +174,16 @@ def cut_wrenches(G: np.ndarray, f: np.ndarray, xb: np.ndarray, Rb: np.ndarray, s
     At = np.swapaxes(A, 1, 2)
     loc = np.concatenate([np.einsum("nij,nj->ni", At, glob[:, :3]), np.einsum("nij,nj->ni", At, glob[:, 3:])], axis=1)
     return loc, glob
+
+
+def cut_output(fe: Any, f: np.ndarray | None, sb: np.ndarray, name: str) -> np.ndarray:
+    """The cut force of eq. (3) as the output ``name``: in the cut axes (``cut_force``) or globally
+    (``cut_force_global``), for a cut family's evaluation ``fe`` (G, xb, Rb, A; None: no elements)
+    with generalized force ``f`` on the deformation (a bushing's elastic force, a rigid cut's multipliers)."""
+    if fe is None:
+        return np.zeros((0, 6))
+    loc, glob = cut_wrenches(fe.G, f, fe.xb, fe.Rb, sb, fe.A)
+    return loc if name == "cut_force" else glob
 
 
 def forces(xa, Ra, xb, Rb, Va, Vb, sa, Ea, sb, Eb, mode, K, C, full: bool = False):
@@ -293,10 +303,7 @@ class Bushings(ElementFamily):
         """The cut force, eq. (3), in bushing axes (``cut_force``) or global (``cut_force_global``)."""
         if name not in ("cut_force", "cut_force_global"):
             return super().output(model, data, fe, name)
-        if fe is None:
-            return np.zeros((0, 6))
-        loc, glob = cut_wrenches(fe.G, fe.f, fe.xb, fe.Rb, data.sb, fe.A)
-        return loc if name == "cut_force" else glob
+        return cut_output(fe, None if fe is None else fe.f, data.sb, name)
 
     # ------------------------------------------------------------------ presentation
     def drawing(self, model: Model, data: BushingData) -> dict[str, np.ndarray]:

@@ -66,7 +66,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from flexmb.elements.bushing import CUT_OUTPUTS, DIRECTIONS, constrained_mask, cut_wrenches, deformation, place_cut
+from flexmb.elements.bushing import CUT_OUTPUTS, DIRECTIONS, constrained_mask, cut_output, deformation, place_cut
 from flexmb.elements.family import (
     GROUND,
     ElementData,
@@ -340,10 +340,7 @@ class RigidCuts(ElementFamily):
         """The cut force, eq. (3) of elements/bushing.py with the multipliers as f."""
         if name not in ("cut_force", "cut_force_global"):
             return super().output(model, data, fe, name)
-        if fe is None:
-            return np.zeros((0, 6))
-        loc, glob = cut_wrenches(fe.G, fe.force, fe.xb, fe.Rb, data.sb, fe.A)
-        return loc if name == "cut_force" else glob
+        return cut_output(fe, None if fe is None else fe.force, data.sb, name)
 
     # ------------------------------------------------------------------ presentation
     def drawing(self, model: Model, data: RigidCutData) -> dict[str, np.ndarray]:

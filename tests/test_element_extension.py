@@ -206,16 +206,22 @@ def test_a_mass_on_the_registered_spring_moves_as_the_closed_form(springs):
     assert drift <= order * E0  # measured 2.2e-5 E0: the trapezoidal rule's work integral of the damper
 
 
-def test_the_new_kind_is_everywhere_the_registry_reaches(springs):
-    """Like a bushing, a spring closes a loop of the joint tree; it is drawn (its own cell kind),
-    described by flexmb info, its output is on demand (Assembler.element_output), and its
-    node wrenches and blocks are consistent (K = -∂(applied force)/∂x by central differences)."""
+def _two_rods() -> fm.ModelBuilder:
+    """Two bodies on a chain of two revolute joints, bent (q0 = 0.2, -0.5): the springs' test mechanism."""
     mb = fm.ModelBuilder()
     for i, x in enumerate((0.0, 1.0)):
         mb.add_node(f"n{i}", (x, 0.0, 0.0))
         mb.add_body(f"b{i}", f"n{i}", 1.0, (0, 0, 0), np.eye(3) * 0.1)
     mb.add_joint("j0", "revolute", "ground", "n0", axis=(0, 0, 1), q0=0.2)
     mb.add_joint("j1", "revolute", "n0", "n1", point=(1.0, 0, 0), axis=(0, 0, 1), q0=-0.5)
+    return mb
+
+
+def test_the_new_kind_is_everywhere_the_registry_reaches(springs):
+    """Like a bushing, a spring closes a loop of the joint tree; it is drawn (its own cell kind),
+    described by flexmb info, its output is on demand (Assembler.element_output), and its
+    node wrenches and blocks are consistent (K = -∂(applied force)/∂x by central differences)."""
+    mb = _two_rods()
     mb.add_element("spring", SpringSpec("tie", "ground", "n1", 1e3, 2.0, anchor=(1.5, 0.5, 0.0)))
     mb.add_element("spring", SpringSpec("brace", "n0", "n1", 50.0, 0.0))
     with pytest.raises(fm.ModelError, match="duplicate spring element name 'tie'"):
@@ -263,12 +269,7 @@ def test_the_new_kind_is_everywhere_the_registry_reaches(springs):
 def test_the_new_kind_is_animated_in_a_style_of_its_own(springs, tmp_path):
     """flexmb animate draws the cells of a kind it has no style for as purple dotted lines
     labelled by the kind's name: the brace between the two bodies shows in the frames."""
-    mb = fm.ModelBuilder()
-    for i, x in enumerate((0.0, 1.0)):
-        mb.add_node(f"n{i}", (x, 0.0, 0.0))
-        mb.add_body(f"b{i}", f"n{i}", 1.0, (0, 0, 0), np.eye(3) * 0.1)
-    mb.add_joint("j0", "revolute", "ground", "n0", axis=(0, 0, 1), q0=0.2)
-    mb.add_joint("j1", "revolute", "n0", "n1", point=(1.0, 0, 0), axis=(0, 0, 1), q0=-0.5)
+    mb = _two_rods()
     mb.add_element("spring", SpringSpec("brace", "n0", "n1", 50.0, 0.0))
     res = fm.simulate(mb.compile(), 0.02, 1e-3)
     label, colour, _, style, _ = _style(cell_kinds().index("spring"))

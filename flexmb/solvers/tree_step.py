@@ -279,12 +279,9 @@ class TreeStep:
         self.jforce_u = np.asarray(m.jforce_u, dtype=i64)
         self.driven = np.asarray(m.driven, dtype=i64)
         free = np.asarray(m.free_u, dtype=i64)
-        k = np.zeros(m.n_u)
-        c = np.zeros(m.n_u)
-        k[m.spring_u] = m.spring_k
-        c[m.spring_u] = m.spring_c
+        k_diag, c_diag = asm.stiffness_damping_diag(free)  # the joint springs' K̄ and C̄ (the Python step's)
         self.coords = (np.asarray(m.u_to_q, dtype=i64), np.flatnonzero(~m.u_is_ball).astype(i64),
-                       np.flatnonzero(m.u_is_ball).astype(i64), free, c[free], k[free])
+                       np.flatnonzero(m.u_is_ball).astype(i64), free, c_diag, k_diag)
         N = m.n_nodes
         self.solver = (solver.jf_ptr, solver.jf_coord, solver.coord_child, solver.IA, solver.U, solver.W, solver.S,
                        solver.St, solver.Dinv, np.empty((N, 6, 6)), np.empty((N, 6)), np.empty((N, 6)),
