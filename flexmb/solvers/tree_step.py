@@ -286,7 +286,6 @@ class TreeStep:
         self.solver = (solver.jf_ptr, solver.jf_coord, solver.coord_child, solver.IA, solver.U, solver.W, solver.S,
                        solver.St, solver.Dinv, np.empty((N, 6, 6)), np.empty((N, 6)), np.empty((N, 6)),
                        np.empty((N + 1, 6)), np.empty((N + 1, 6)))
-        self.solver_obj = solver
         self.pattern = t
         self._no_loads = np.zeros((N, 6))
 
