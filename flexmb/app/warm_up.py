@@ -3,9 +3,10 @@ scripts/setup.sh runs it).
 
 The kernels are compiled on first use and cached on disk next to their modules (numba's
 ``cache=True``); on a fresh install that first use costs one to two minutes on 2 cores (the compiled
-Newton loop of rigid trees, flexmb/solvers/tree_step.py, alone 20-30 s). This module runs a
-few steps of small models that pass through every compiled path: a rigid tree with a ball joint,
-a spring and a drive (the compiled step), the same tree on CHOLMOD (the Python step), a flexible
+Newton loop of rigid trees, flexmb/solvers/tree_step.py, alone 20-30 s, and again inside the
+compiled run of many steps, flexmb/solvers/tree_run.py). This module runs a few steps of small
+models that pass through every compiled path: a rigid tree with a ball joint, a spring and a drive
+(the compiled step and run), the same tree on CHOLMOD (the Python step), a flexible
 link (beam kernels) and a four-bar closed by a bushing (elastic cut), with error-controlled steps
 once.
 """

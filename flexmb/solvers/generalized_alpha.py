@@ -400,21 +400,38 @@ class GeneralizedAlpha:
         """The step in one compiled call (flexmb/solvers/tree_step.py), or None if it did not succeed."""
         t0 = _time.perf_counter()
         self._t = t1
-        params = (self.am, self.af, self.gamma, self.beta, float(h), float(self.rtol), float(self.atol_udot), self._eps_pos,
-                  self.length_scale, int(self.max_iter), bool(self.position_tangent))
-        status, it, nfac, rn, _, st1, a1, kin, Mb, bias, loads, tau, elements, r_all = self.tree_step.step(st, a, h, t1, params)
+        status, it, nfac, rn, _, st1, a1, kin, Mb, bias, loads, tau, elements, r_all = self.tree_step.step(
+            st, a, h, t1, self.tree_params(h))
         self.timings["compiled_step"] += _time.perf_counter() - t0
         if status != OK:
             return None
         if st.elements:  # carried over unchanged (no family with internal state has elements here)
             st1.elements = {k: v.copy() for k, v in st.elements.items()}
+        self._count_tree_factors(nfac, h)
+        ev = Evaluation(kin, Mb, bias, loads, tau, elements)
+        ev.residual_known = (st1.udot, st1.udot.copy(), r_all)
+        return st1, a1, ev, StepInfo(it, nfac, rn, h)
+
+    def tree_params(self, h: float) -> tuple:
+        """The settings of a compiled tree step of size h (flexmb/solvers/tree_step.py, ``params``)."""
+        return (self.am, self.af, self.gamma, self.beta, float(h), float(self.rtol), float(self.atol_udot), self._eps_pos,
+                self.length_scale, int(self.max_iter), bool(self.position_tangent))
+
+    def _count_tree_factors(self, nfac: int, h: float) -> None:
+        """Count the factorizations of a compiled tree step of size h (the factor is then that step's)."""
         if nfac:
             self.chol.n_factorize += nfac
             c_a = (1 - self.af) / (1 - self.am)
             self._factor_key = (self.gamma * h * c_a, self.beta * h * h * c_a)
-        ev = Evaluation(kin, Mb, bias, loads, tau, elements)
-        ev.residual_known = (st1.udot, st1.udot.copy(), r_all)
-        return st1, a1, ev, StepInfo(it, nfac, rn, h)
+
+    def note_tree_steps(self, h: np.ndarray, factorizations: np.ndarray) -> None:
+        """Count the steps of sizes h with their factorizations taken by flexmb.solvers.tree_run, as
+        advance() counts its sub-steps."""
+        refactored = np.flatnonzero(factorizations)
+        if refactored.size:
+            self._count_tree_factors(int(factorizations.sum()), float(h[refactored[-1]]))
+        self.min_step = min(self.min_step, float(h.min()))
+        self.substeps += h.size
 
     def _accept(self, st1: State, ev: Evaluation, elements: dict, h: float, gp: float, bp: float, st: State,
                 a: np.ndarray, a1: np.ndarray) -> tuple[State, np.ndarray, Evaluation]:

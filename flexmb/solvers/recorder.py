@@ -40,7 +40,7 @@ from flexmb.rotations import logm_into
 from flexmb.solvers.nonfinite import evaluation_source, row_source
 from flexmb.state import State
 
-__all__ = ["Recorder", "StepLog", "BLOCK_BYTES", "ENERGY_KEYS", "check_keep"]
+__all__ = ["Recorder", "StepLog", "BLOCK_BYTES", "ENERGY_KEYS", "check_keep", "step_powers"]
 
 ENERGY_KEYS = ("kinetic", "potential", "strain", "dissipated", "drive_work", "load_work")
 BLOCK_BYTES = 32 * 2**20
@@ -68,20 +68,61 @@ class StepLog:
 
     def __init__(self) -> None:
         self._rows: list[tuple[float, float, int, float, int]] = []
+        self._chunks: list[dict[str, np.ndarray]] = []  # entries added as columns, in order with _rows
+        self._n = 0
         self.counts = [0, 0, 0]  # attempts by status, over the whole run
 
     def add(self, t: float, h: float, iterations: int, error: float, status: int) -> None:
         self._rows.append((t, h, iterations, error, status))
+        self._n += 1
         self.counts[status] += 1
 
+    def add_accepted(self, t: np.ndarray, h: np.ndarray, iterations: np.ndarray, error: np.ndarray) -> None:
+        """Add accepted steps given as columns (flexmb.solvers.tree_run: no tuple per step)."""
+        self._pack()
+        cols = (t, h, iterations, error, np.zeros(t.size, dtype=np.int64))
+        self._chunks.append({k: np.asarray(c, dtype=d) for (k, d), c in zip(STEP_COLUMNS.items(), cols)})
+        self._n += t.size
+        self.counts[0] += t.size
+
+    def _pack(self) -> None:
+        """The rows added one by one so far as a chunk of columns."""
+        if self._rows:
+            rows, self._rows = self._rows, []
+            self._chunks.append({k: np.array(c, dtype=d) for (k, d), c in zip(STEP_COLUMNS.items(), zip(*rows))})
+
     def __len__(self) -> int:
-        return len(self._rows)
+        return self._n
 
     def take(self) -> dict[str, np.ndarray]:
         """The entries since the last take, as columns; the log is then empty."""
-        rows, self._rows = self._rows, []
-        cols = list(zip(*rows)) if rows else [()] * len(STEP_COLUMNS)
-        return {k: np.array(c, dtype=d) for (k, d), c in zip(STEP_COLUMNS.items(), cols)}
+        self._pack()
+        chunks, self._chunks, self._n = self._chunks, [], 0
+        return {k: np.concatenate([c[k] for c in chunks]) if chunks else np.array((), dtype=d) for k, d in STEP_COLUMNS.items()}
+
+
+@njit(cache=True)
+def step_powers(spring_c, spring_u, u, drive, driven, loads, V, jf, jforce_u, out):
+    """The powers at a state (Recorder.power), summed in order: out = (Σ c_i u_i² of the joint dampers,
+    Σ drive forces · u of the driven coordinates, Σ loads · V over the nodes (none: ``loads`` (0, 6))
+    + Σ applied joint forces · u)."""
+    p = 0.0
+    for i in range(spring_u.size):
+        v = u[spring_u[i]]
+        p += spring_c[i] * (v * v)
+    out[0] = p
+    p = 0.0
+    for i in range(driven.size):
+        p += drive[i] * u[driven[i]]
+    out[1] = p
+    p = 0.0
+    for i in range(loads.shape[0]):
+        for j in range(6):
+            p += loads[i, j] * V[i, j]
+    pj = 0.0
+    for i in range(jforce_u.size):
+        pj += jf[i] * u[jforce_u[i]]
+    out[2] = p + pj
 
 
 @njit(cache=True)
@@ -224,6 +265,10 @@ class Recorder:
         self._drive = np.zeros(0)
         self._scalar = np.flatnonzero(~model.u_is_ball)
         self._ball = np.flatnonzero(model.u_is_ball)
+        i64 = np.int64
+        self._spring_u, self._spring_c = np.asarray(model.spring_u, dtype=i64), np.asarray(model.spring_c, dtype=float)
+        self._driven, self._jforce_u = np.asarray(model.driven, dtype=i64), np.asarray(model.jforce_u, dtype=i64)
+        self._no_jf, self._no_loads, self._power = np.zeros(0), np.zeros((0, 6)), np.empty(3)
         pat = self.asm.pattern
         self._tree = (np.asarray(pat.preorder, dtype=np.int64), np.asarray(pat.sub_first, dtype=np.int64),
                       np.asarray(pat.sub_last, dtype=np.int64), np.asarray(model.joint_child, dtype=np.int64))
@@ -255,14 +300,15 @@ class Recorder:
         drive force or power that is not finite."""
         m = self.m
         drive = ev.residual(st.udot)[m.driven] if m.driven.size else np.zeros(0)
-        p_diss = float(np.sum(m.spring_c * st.u[m.spring_u] ** 2)) if m.spring_u.size else 0.0
-        p_diss += ev.element_dissipation
+        jf = np.array([f(st.t) for f in m.jforce_f], dtype=float) if m.jforce_u.size else self._no_jf
+        # no loads: zero power (the state is finite); applied joint forces work like loads
+        p = self._power
+        step_powers(self._spring_c, self._spring_u, st.u, drive, self._driven, ev.loads if m.loads else self._no_loads,
+                    ev.kin.V, jf, self._jforce_u, p)
+        p_diss = float(p[0]) + ev.element_dissipation
         if ev.friction is not None:  # bearing friction (flexmb/friction.py) dissipates -sum(tau u)
             p_diss -= ev.friction.power(ev.node_wrenches(st.udot))
-        p_drive = float(np.dot(drive, st.u[m.driven])) if m.driven.size else 0.0
-        p_load = float(np.sum(ev.loads * ev.kin.V)) if m.loads else 0.0  # no loads: zero power (the state is finite)
-        if m.jforce_u.size:  # applied joint forces work like loads
-            p_load += float(np.dot([f(st.t) for f in m.jforce_f], st.u[m.jforce_u]))
+        p_drive, p_load = float(p[1]), float(p[2])
         power = (p_diss, p_drive, p_load)
         if not (math.isfinite(p_diss) and math.isfinite(p_drive) and math.isfinite(p_load)
                 and (not drive.size or np.isfinite(drive).all())):

@@ -10,6 +10,8 @@ import time as _time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 from flexmb.errors import SolverError
 from flexmb.model import Model
 from flexmb.results.result import Result
@@ -20,6 +22,7 @@ from flexmb.solvers.initial import relaxed_start
 from flexmb.solvers.recorder import Recorder, check_keep
 from flexmb.solvers.run_settings import AUTO, check_auto, check_settings, step_count
 from flexmb.solvers.step_control import DEFAULT_TOL, ErrorEstimate, StepController, interpolate, shifted_acceleration
+from flexmb.solvers.tree_run import TreeRun
 from flexmb.state import State
 
 __all__ = ["simulate"]
@@ -186,13 +189,41 @@ class _Run:
         if self.progress is not None:
             self.progress(t, iterations)
 
+    def _after_many(self, t: np.ndarray, h: float, iterations: np.ndarray) -> None:
+        """_after for steps of size h (none stopping the run) ending at the times t."""
+        self.n_ok += t.size
+        self.h_max = max(self.h_max, h)
+        self.t_reached = float(t[-1])
+        self.total_it += int(iterations.sum())
+        if self.progress is not None:
+            for tk, it in zip(t.tolist(), iterations.tolist()):
+                self.progress(tk, it)
+
     def fixed(self, st: State, t_end: float, dt: float, output_every: int) -> None:
         """Steps of dt (the last one shortened to end at t_end), halved on Newton failure."""
         integ, rec = self.integ, self.rec
         self.t0 = self.t_reached = st.t
         n_steps, dt_multiple = step_count(st.t, t_end, dt)
         a = st.udot.copy()
-        for i in range(1, n_steps + 1):
+        # a plain rigid tree without a callback: the steps up to the next row in one compiled call
+        run = TreeRun(integ, rec, integ.estimator) if TreeRun.applies(integ, self.callback) else None
+        i = 0
+        python_next = False  # the compiled call stopped at a step: the Python step repeats it (halving it, or naming why)
+        while i < n_steps:
+            i += 1
+            if run is not None and i < n_steps and not python_next:
+                upto = min(-(-i // output_every) * output_every, n_steps - 1)  # the next row's step, not the last one
+                st1, a1, ev, taken = run.run(st, a, dt, upto - i + 1)
+                python_next = ev is None
+                if len(taken):
+                    self._after_many(taken.t, dt, taken.iterations)
+                    st, a = st1, a1
+                    i += len(taken) - 1
+                    if ev is not None and i % output_every == 0:
+                        rec.row(st, ev, int(taken.iterations[-1]))
+                        rec.commit()
+                    continue
+            python_next = False
             last = i == n_steps
             # the last step ends at t_end, shortened unless t_end is a multiple of dt
             short = last and not dt_multiple

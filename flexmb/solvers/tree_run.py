@@ -1,0 +1,218 @@
+"""Many fixed steps of a rigid tree in one compiled call (issue 14: small models as fast as the peer).
+
+:func:`flexmb.solvers.tree_step.tree_newton_step` runs one generalized-α step of a plain rigid
+tree in one compiled call; what is left per step in Python (the call's unboxing of some eighty
+arrays, the step's wrapper, the error estimate, the work integrals, the step history) costs
+more than the step. :func:`tree_run` runs the steps between two output rows of a fixed-step
+run (flexmb.solvers.simulate) in one call: per step the same Newton loop, the same finiteness
+test as ``_check_finite``, the same error estimate (step_control eq. E3, recorded in the step
+history), and the same powers and trapezoidal work integrals as the recorder
+(flexmb.solvers.recorder.step_powers), in the same order, so a run gives the same numbers bit
+for bit with or without it (tests/test_tree_run.py). The drives, applied joint forces and nodal
+loads (functions of time) are evaluated in Python for every step of the call first
+(:meth:`TreeRun.run`).
+
+The call stops at the first step that does not converge, meets a non-finite value or a pivot
+that is not positive, or whose powers are not finite, and returns how many steps it took: the
+Python step then repeats that step, halving it or raising the SolverError that names where
+(same arithmetic, so the same failure).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from flexmb.elements.family import FamilyEvaluation
+from flexmb.elements.loads import nodal_wrenches
+from flexmb.engine.assembly import Evaluation
+from flexmb.engine.kinematics import Kinematics
+from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _all_finite
+from flexmb.solvers.recorder import Recorder, step_powers
+from flexmb.solvers.step_control import ErrorEstimate, _error_size, _twist_size
+from flexmb.solvers.tree_step import OK, tree_newton_step
+from flexmb.state import State
+
+__all__ = ["TreeRun", "Taken", "tree_run"]
+
+MAX_STEPS = 1000
+"""Steps of one call at most (Ctrl-C is seen between calls)."""
+MAX_LOAD_VALUES = 2**20
+"""Nodal-load values (steps x nodes x 6) evaluated ahead at most."""
+
+
+@njit(cache=True)
+def tree_run(tree, bodies, gravity, springs, jforce_u, jf_all, jf_power, loads_all, with_loads, drives_all, coords, solver,
+             params, steps, q, balls, u, udot, a, kin, Mb, wfull, tau, rfull, est, power, log) -> int:
+    """Take the steps ``steps`` (K, 3) = (step size, end time of the step, time of the state after it)
+    from the state (q, balls, u, udot) with pseudo-acceleration ``a`` (all updated in place to the
+    last step taken); per step k the drives ``drives_all`` = (q, q̇, q̈) (K, n_driven) each, the
+    applied joint forces ``jf_all[k]`` (their values for the power: ``jf_power[k]``, at the state's
+    time) and the nodal loads ``loads_all[k]`` (or ``loads_all[0]`` for all if it has one row; without
+    ``with_loads`` zeros, and no load power, as in the recorder).
+    ``kin``, Mb, ``wfull``, τ and ``rfull`` hold the last step's evaluation (tree_newton_step).
+    ``est`` = (C of E2, ℓ, [V], driven): the error estimate, V updated; ``power`` = ([t, p_diss,
+    p_drive, p_load] of the last state, work (3,)) updated; ``log`` (K, 4) = (iterations,
+    factorizations, residual, error) per step. Returns the number of steps taken (module docstring)."""
+    am, af, g, b, _, rtol, atol_udot, eps_pos, length_scale, max_iter, position_tangent = params
+    parent, child = tree[0], tree[1]
+    coord_start, coord_count = tree[13], tree[14]
+    driven_q, driven_u, driven_a = drives_all
+    spring_u, spring_c = springs[0], springs[4]
+    c_err, ell, v_scale, driven = est
+    prev, work = power
+    x, V = kin[0], kin[7]
+    S = kin[4]
+    n_u = u.size
+    q1, balls1, u1, udot1, a1 = np.empty_like(q), np.empty_like(balls), np.empty(n_u), np.empty(n_u), np.empty(n_u)
+    info = np.zeros(5)
+    drive = np.empty(driven.size)
+    pw = np.empty(3)
+    one_load = loads_all.shape[0] == 1
+    no_loads = np.zeros((0, 6))
+    for k in range(steps.shape[0]):
+        h = steps[k, 0]
+        p = (am, af, g, b, h, rtol, atol_udot, eps_pos, length_scale, max_iter, position_tangent)
+        loads = loads_all[0] if one_load else loads_all[k]
+        tree_newton_step(tree, bodies, gravity, springs, jforce_u, jf_all[k], loads,
+                         (driven, driven_q[k], driven_u[k], driven_a[k]), coords, solver, p,
+                         q, balls, u, udot, a, (q1, balls1, u1, udot1, a1), kin, Mb, wfull, tau, rfull, info)
+        if int(info[3]) != OK or not _all_finite(q1, u1, udot1, balls1):
+            return k
+        # the error estimate (ErrorEstimate.__call__ and accept)
+        eps = _error_size(parent, child, coord_start, coord_count, S, x, a, a1, driven, c_err * h * h, ell)
+        motion = _twist_size(V, ell)
+        err = eps / (h * max(v_scale[0], motion))
+        # the powers at the state (Recorder.power; no loads: none of their power)
+        for j in range(driven.size):
+            drive[j] = rfull[driven[j]]
+        step_powers(spring_c, spring_u, u1, drive, driven, loads if with_loads else no_loads, V, jf_power[k], jforce_u, pw)
+        if not (math.isfinite(pw[0]) and math.isfinite(pw[1]) and math.isfinite(pw[2])):
+            return k
+        for j in range(driven.size):
+            if not math.isfinite(drive[j]):
+                return k
+        # accepted: the step's state, the scale of the error, the work over the step (Recorder.step)
+        v_scale[0] = max(v_scale[0], motion)
+        t = steps[k, 2]
+        if prev[0] == prev[0]:  # a previous state (NaN: none)
+            dt = t - prev[0]
+            for j in range(3):
+                work[j] += 0.5 * dt * (pw[j] + prev[1 + j])
+        prev[0] = t
+        for j in range(3):
+            prev[1 + j] = pw[j]
+        q[:] = q1
+        balls[:] = balls1
+        u[:] = u1
+        udot[:] = udot1
+        a[:] = a1
+        log[k, 0] = info[0]
+        log[k, 1] = info[1]
+        log[k, 2] = info[2]
+        log[k, 3] = err
+    return steps.shape[0]
+
+
+@dataclass(frozen=True)
+class Taken:
+    """The steps one call took, per step: the time after it, its size, Newton iterations, factorizations."""
+
+    t: np.ndarray
+    h: np.ndarray
+    iterations: np.ndarray
+    factorizations: np.ndarray
+
+    def __len__(self) -> int:
+        return self.t.size
+
+
+class TreeRun:
+    """The fixed steps of a rigid tree between output rows in one compiled call (module docstring),
+    for one run: the integrator ``integ`` (its ``tree_step`` set), the recorder and the error
+    estimate of the run. ``applies(integ, callback)``: whether a run can use it."""
+
+    @staticmethod
+    def applies(integ: GeneralizedAlpha, callback) -> bool:
+        """A compiled tree step, and no callback (it sees every step's state in Python)."""
+        return integ.tree_step is not None and callback is None
+
+    def __init__(self, integ: GeneralizedAlpha, rec: Recorder, est: ErrorEstimate) -> None:
+        self.integ, self.rec, self.est = integ, rec, est
+        ts = integ.tree_step
+        self.ts = ts
+        m = integ.model
+        self.model = m
+        N = m.n_nodes
+        self.max_steps = MAX_STEPS if not m.loads else max(1, min(MAX_STEPS, MAX_LOAD_VALUES // (6 * N)))
+        self._zero_loads = np.zeros((1, N, 6))
+
+    def run(self, st: State, a: np.ndarray, dt: float, n: int) -> tuple[State, np.ndarray, Evaluation | None, Taken]:
+        """Up to ``n`` steps of ``dt`` from (st, a), as GeneralizedAlpha.advance takes them when no
+        step fails (same step sizes and times, to round-off); returns the state and pseudo-acceleration
+        after the last step taken, its evaluation (None unless all n were taken) and the steps taken
+        (:class:`Taken`) for the caller's counters and progress. The step
+        history, the error scale and the recorder's work integrals are updated."""
+        integ, rec, est, ts, m = self.integ, self.rec, self.est, self.ts, self.model
+        n = min(n, self.max_steps)
+        # advance(): t_try = t + dt (a sequential sum, as cumsum's), h = min(dt, t_try - t), the step ends at t + h,
+        # the state after it is at t_try
+        times = np.cumsum(np.concatenate(([st.t], np.full(n, dt))))
+        h = np.minimum(dt, times[1:] - times[:-1])
+        steps = np.column_stack((h, times[:-1] + h, times[1:]))
+        nd = ts.driven.size
+        dq, du, da = np.empty((n, nd)), np.empty((n, nd)), np.empty((n, nd))
+        for j, d in enumerate(m.drives):
+            for k in range(n):
+                dq[k, j], du[k, j], da[k, j] = d(steps[k, 1])
+        nj = ts.jforce_u.size
+        jf, jf_p = np.zeros((n, nj)), np.zeros((n, nj))
+        for j, f in enumerate(m.jforce_f):
+            for k in range(n):
+                jf[k, j] = float(f(steps[k, 1]))
+                jf_p[k, j] = f(steps[k, 2])
+        if m.loads:
+            loads_all = np.empty((n, m.n_nodes, 6))
+            for k in range(n):
+                loads_all[k] = nodal_wrenches(m.loads, steps[k, 1], None, m.n_nodes)
+        else:
+            loads_all = self._zero_loads
+        N, n_u = m.n_nodes, m.n_u
+        q, balls, u, udot, a1 = st.q.copy(), st.balls.copy(), st.u.copy(), st.udot.copy(), a.copy()
+        kin = (np.empty((N, 3)), np.empty((N, 3, 3)), np.empty((N, 6)), np.empty((N, 6)), np.zeros((n_u, 6)),
+               np.zeros((n_u, 6)), np.empty((m.n_joints, 3)), np.empty((N, 6)), np.empty((N, 6)))
+        Mb, wfull, tau, rfull = np.empty((N, 6, 6)), np.empty((N + 1, 6)), np.empty(n_u), np.empty(n_u)
+        v_scale = np.array([est.v])
+        prev = np.array([rec._prev[0], *rec._prev[1]]) if rec._prev is not None else np.full(4, np.nan)
+        work = np.array([rec.work["dissipated"], rec.work["drive_work"], rec.work["load_work"]])
+        log = np.empty((n, 4))
+        t0 = time.perf_counter()
+        done = tree_run(ts.tree, ts.bodies, ts.gravity, ts.springs, ts.jforce_u, jf, jf_p, loads_all, bool(m.loads), (dq, du, da),
+                        ts.coords, ts.solver, integ.tree_params(dt), steps, q, balls, u, udot, a1, kin, Mb, wfull, tau, rfull,
+                        (est.c, est.ell, v_scale, ts.driven), (prev, work), log)
+        integ.timings["compiled_step"] += time.perf_counter() - t0
+        if not done:
+            return st, a, None, Taken(*(np.zeros(0),) * 2, *(np.zeros(0, dtype=np.int64),) * 2)
+        est.v = float(v_scale[0])
+        est._last = None
+        rec.work.update(dissipated=float(work[0]), drive_work=float(work[1]), load_work=float(work[2]))
+        rec._prev = (float(prev[0]), (float(prev[1]), float(prev[2]), float(prev[3])))
+        taken = Taken(steps[:done, 2].copy(), steps[:done, 0].copy(), log[:done, 0].astype(np.int64),
+                      log[:done, 1].astype(np.int64))
+        rec.log.add_accepted(steps[:done, 1], taken.h, taken.iterations, log[:done, 3])
+        integ.note_tree_steps(taken.h, taken.factorizations)
+        last = done - 1
+        st1 = State(float(steps[last, 2]), q, balls, u, udot, {k: v.copy() for k, v in st.elements.items()})
+        if done < n:  # the state after the last step taken; its evaluation is not kept (the caller steps on in Python)
+            return st1, a1, None, taken
+        x, R, Vs, As, S, Sd, P, V, zeta = kin
+        ev = Evaluation(Kinematics(x, R, V, zeta, S, P, Vs, As, ts.pattern, Sd), Mb, wfull[:N],
+                        loads_all[last] if m.loads else ts._no_loads, tau, {"body": FamilyEvaluation()})
+        ev.residual_known = (st1.udot, st1.udot.copy(), rfull)
+        rec._drive = rfull[ts.driven].copy() if ts.driven.size else np.zeros(0)
+        return st1, a1, ev, taken
+
