@@ -99,7 +99,9 @@ def run_flexmb(model_name: str, t_end: float, dt: float, rho_inf: float, rtol: f
         "check": [[float(t), float(p[0]), float(p[1])] for t, p in zip(res.t, tips)],
         "angle_end": float(math.atan2(axis[-1, 1], axis[-1, 0])),
         "peak_mb": bl.peak_mb(), "base_mb": base, "build_s": build_s, "warmup_s": warm_s,
-        "settings": f"joint coordinates, gen-α ρ∞={rho_inf}, Newton rtol={rtol:g}, CHOLMOD, flexmb defaults otherwise, "
+        "settings": f"joint coordinates, gen-α ρ∞={rho_inf}, Newton rtol={rtol:g}, "
+                    f"{'O(n) tree factorization' if res.stats.get('tree_solver') else 'CHOLMOD'}, "
+                    f"{'compiled steps, ' if res.stats.get('time_compiled_step') else ''}flexmb defaults otherwise, "
                     f"output every {every} steps",
     })
     return out
