@@ -40,7 +40,10 @@ from flexmb.state import State
 __all__ = ["TreeRun", "Taken", "tree_run"]
 
 MAX_STEPS = 1000
-"""Steps of one call at most (Ctrl-C is seen between calls)."""
+"""Steps of one call at most (Ctrl-C and the progress report are seen between calls)."""
+MAX_COORDINATE_STEPS = 50_000
+"""Steps x coordinates of one call at most: a call of a large tree stays short too (a 1000-link
+chain: 50 steps, about 0.2 s)."""
 MAX_LOAD_VALUES = 2**20
 """Nodal-load values (steps x nodes x 6) evaluated ahead at most."""
 
@@ -148,7 +151,9 @@ class TreeRun:
         m = integ.model
         self.model = m
         N = m.n_nodes
-        self.max_steps = MAX_STEPS if not m.loads else max(1, min(MAX_STEPS, MAX_LOAD_VALUES // (6 * N)))
+        self.max_steps = max(1, min(MAX_STEPS, MAX_COORDINATE_STEPS // max(m.n_u, 1)))
+        if m.loads:
+            self.max_steps = max(1, min(self.max_steps, MAX_LOAD_VALUES // (6 * N)))
         self._zero_loads = np.zeros((1, N, 6))
 
     def run(self, st: State, a: np.ndarray, dt: float, n: int) -> tuple[State, np.ndarray, Evaluation | None, Taken]:
