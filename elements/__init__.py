@@ -43,6 +43,9 @@ Engine (flexmb/engine/assembly.py, iteration_matrix.py), with ``model: Model`` a
         then scatter.add; the beam overrides it with one compiled pass (no (n_el, 12, 12) arrays).
     add_mass_forces(data, prep, fe, a, out)       element masses times node accelerations a (N, 6)
     energies(model, data, fe, kin) -> (T, V)      kinetic energy of element masses, weight potential
+    dissipates(data) -> bool                      whether its dissipated power may be nonzero (default
+                                                  True; False lets an accepted state's work go without
+                                                  evaluating it: engine/assembly.py LazyEvaluation)
 
 One-node variant (``node_mass = True``, the ``body`` family): evaluate adds the family's 6×6 node
 mass blocks to ``Mb`` (N, 6, 6) and its velocity terms minus weight to ``w``; the assembly adds

@@ -280,6 +280,10 @@ class Bushings(ElementFamily):
         N = model.n_nodes
         return np.where(data.a == GROUND, N, data.a).astype(int), np.asarray(data.b, dtype=int)
 
+    def dissipates(self, data: BushingData) -> bool:
+        """False where every element's damping matrices C are zero."""
+        return bool(np.any(data.C != 0.0))
+
     def evaluate(self, model: Model, data: BushingData, prep: tuple[np.ndarray, np.ndarray], state: State,
                  kin: Kinematics, load_factor: float, Mb: np.ndarray, w: np.ndarray) -> BushingEvaluation:
         """Bushing forces into the node wrenches (as applied forces), tangents and energies."""

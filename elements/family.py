@@ -234,6 +234,12 @@ class ElementFamily:
         if E is not None and len(E):
             scatter.add(kin, E, out)
 
+    def dissipates(self, data: ElementData) -> bool:
+        """Whether the elements may dissipate power (FamilyEvaluation.dissipation not identically
+        zero): a family whose dampers are all zero says False, so the power of an accepted state
+        needs no evaluation of it (flexmb.engine.assembly.LazyEvaluation). Default: True."""
+        return True
+
     def add_mass_forces(self, data: ElementData, prep: Any, fe: FamilyEvaluation, a: np.ndarray, out: np.ndarray) -> None:
         """Add the element masses times the node accelerations ``a`` (N, 6) to ``out`` (N, 6)."""
 

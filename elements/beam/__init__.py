@@ -179,6 +179,10 @@ class Beams(ElementFamily):
         """The nonzero pattern (rows, cols) shared by the local masses."""
         return kernels.mass_pattern(data.Ml)
 
+    def dissipates(self, data: BeamData) -> bool:
+        """False where every element's stiffness-proportional damping (alpha) is zero."""
+        return bool(np.any(data.alpha != 0.0))
+
     def evaluate(self, model: Model, data: BeamData, prep: tuple[np.ndarray, np.ndarray], state: State, kin: Kinematics,
                  load_factor: float, Mb: np.ndarray, w: np.ndarray) -> BeamEvaluation:
         """Elastic and damping forces, consistent-mass inertia (eq. 5–6), weight (eq. 7) and

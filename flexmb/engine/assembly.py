@@ -30,7 +30,7 @@ from flexmb.model import Model
 from flexmb.rotations import cross
 from flexmb.state import State
 
-__all__ = ["Assembler", "Evaluation"]
+__all__ = ["Assembler", "Evaluation", "LazyEvaluation"]
 
 
 @dataclass
@@ -108,6 +108,56 @@ def _add_blocks(f, model: Model, data: Any, prep: Any, fe: FamilyEvaluation, ck:
     f.add_blocks(model, data, prep, fe, kin, ck, cc, cm, material_only, exact_tangent, scatter, out)
 
 
+class LazyEvaluation:
+    """The evaluation of a state taken without evaluating it (GeneralizedAlpha.step accepts a Newton
+    iterate whose next correction is predicted below tolerance without evaluating it): computed
+    when first used, so a step whose evaluation nobody needs costs none. The kinematics alone (the
+    error estimate's) are one forward pass; element dissipation and friction are known without
+    evaluating where the model has none (Assembler.dissipative, no bearing friction); anything else
+    evaluates the state in full, once (Assembler.evaluate: the same numbers as an evaluation in the
+    step, bit for bit)."""
+
+    def __init__(self, asm: Assembler, state: State) -> None:
+        # the state as taken (its time may be set to the step's end afterwards: keep this one)
+        self._asm = asm
+        self._state = State(state.t, state.q, state.balls, state.u, state.udot, state.elements)
+        self._kin: Kinematics | None = None
+        self._full: Evaluation | None = None
+
+    @property
+    def full(self) -> Evaluation:
+        """The full evaluation (Assembler.evaluate of the state), computed on first use."""
+        if self._full is None:
+            self._full = self._asm.evaluate(self._state)
+        return self._full
+
+    @property
+    def evaluated(self) -> bool:
+        """Whether the full evaluation was computed."""
+        return self._full is not None
+
+    @property
+    def kin(self) -> Kinematics:
+        if self._full is not None:
+            return self._full.kin
+        if self._kin is None:
+            self._kin = forward_kinematics(self._asm.model, self._state, self._asm.pattern)
+        return self._kin
+
+    @property
+    def element_dissipation(self) -> float:
+        return self.full.element_dissipation if self._asm.dissipative else 0.0
+
+    @property
+    def friction(self) -> JointFriction | None:
+        return self.full.friction if self._asm.model.friction_u.size else None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.full, name)
+
+
 class Assembler:
     """Evaluates eq. (1), M̄ and the iteration matrix for a model; index structures are built once.
 
@@ -134,6 +184,8 @@ class Assembler:
         self.families = tuple(a for a in active if not a[0].node_mass)
         self.with_blocks = tuple(a for a in self.families if a[0].has_blocks)
         self.with_state = tuple(a for a in active if a[0].has_state)
+        #: some element may dissipate power (ElementFamily.dissipates): the power of a state needs its evaluation
+        self.dissipative = any(f.dissipates(d) for f, d, _ in self.families)
         #: no element couples two nodes (no family with blocks has elements): the iteration matrix is
         #: the tree's composite form and the O(n) tree factorization applies (engine/tree_solver.py)
         self.rigid_tree = not self.with_blocks

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from flexmb.elements.family import StartContext, StepContext
-from flexmb.engine.assembly import Assembler, Evaluation
+from flexmb.engine.assembly import Assembler, Evaluation, LazyEvaluation
 from flexmb.engine.kinematics import mass_times_add
 from flexmb.engine.linalg import SparseCholesky
 from flexmb.engine.tree_solver import TreeSolver
@@ -94,8 +94,17 @@ class GeneralizedAlpha:
     A plain rigid tree (flexmb/solvers/tree_step.py, TreeStep.applies) runs each step's Newton loop
     in one compiled call with the same result bit for bit (``tree_step``; None: the Python loop);
     its time is ``timings["compiled_step"]``.
+    ``lazy_accept`` (class attribute, default True): on CHOLMOD without element state, an iterate
+    whose next correction is predicted below tolerance (the contraction test of the next iteration,
+    which needs no residual) is taken without evaluating it; its evaluation
+    (flexmb.engine.assembly.LazyEvaluation) is computed only when used: the error estimate needs its
+    kinematics only, the work integrals nothing more where there are no drives, loads, friction or
+    element damping, output rows all of it. The state is the same bit for bit; the step's
+    ``StepInfo.residual`` is then NaN (not evaluated), and a non-finite force at that state is found
+    where it is used or at the next step's first evaluation.
     """
 
+    lazy_accept = True
     theta_refresh = 0.25
     reuse_iterations = 5
     reuse_min_density = 150
@@ -323,6 +332,9 @@ class GeneralizedAlpha:
         elements0 = elements
         n_u = st.u.size
         eps_pos = self._eps_pos
+        # the converged iterate is taken without evaluating it where the prediction says so (CHOLMOD path,
+        # no element state: GeneralizedAlpha.lazy_accept)
+        lazy = self.lazy_accept and not self.asm.with_state and not isinstance(self.chol, TreeSolver)
         for it in range(self.max_iter + 1):
             # the update formulas of the module docstring, one compiled pass (same arithmetic as numpy)
             a1, hdq, u1 = np.empty(n_u), np.empty(n_u), np.empty(n_u)
@@ -393,6 +405,17 @@ class GeneralizedAlpha:
             dxs.append(_absmax(dx))
             udot1 = udot1.copy()
             udot1[free] -= dx
+            if lazy:
+                # the test at the top of the next iteration without its evaluation: where the next correction is
+                # predicted below tolerance, that iterate is taken, and evaluated only when used (LazyEvaluation)
+                theta = dxs[-1] / dxs[-2] if len(dxs) > 1 and dxs[-2] > 0 else np.inf
+                nxt = theta / (1 - theta) * dxs[-1] if theta < 0.5 else dxs[-1]
+                if nxt <= dx_tol or (bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale):
+                    a1, hdq, u1 = np.empty(n_u), np.empty(n_u), np.empty(n_u)
+                    _update(st.udot, udot1, a, st.u, am, af, g, b, h, a1, hdq, u1)
+                    st1 = self._trial(st, hdq, u1, udot1, t1)
+                    st1.apply_drives(m, t1)
+                    return st1, a1, LazyEvaluation(self.asm, st1), StepInfo(it + 1, nfac, math.nan, h)
         raise AssertionError("unreachable")
 
     def _tree_step(self, st: State, a: np.ndarray, h: float, t1: float

@@ -1,0 +1,125 @@
+"""A converged Newton iterate taken without evaluating it (GeneralizedAlpha.lazy_accept,
+flexmb.engine.assembly.LazyEvaluation): the run is the same bit for bit as with the evaluation
+in the step (rows, energies and work, step history with its error estimates), for models whose
+work needs the full evaluation (drives, loads, damped elements) and for one that needs only the
+kinematics, which then costs one evaluation less per step."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import flexmb as fm
+from flexmb.engine.assembly import Assembler, LazyEvaluation
+from flexmb.solvers.generalized_alpha import GeneralizedAlpha
+
+SEC = fm.BeamSection(0.7e11, 0.7e11 / 2.6, 4e-4, 2e-7, 2e-7, 4e-7, 3000.0)
+
+
+def falling_link(damping: float | None = None) -> fm.Model:
+    """Zahariev's link, 6 beam elements, pinned to ground, falling from horizontal."""
+    mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    nodes = mb.add_flexible_link("link", (0.0, 0.0, 0.0), (2.0, 0.0, 0.0), 6, SEC, damping=damping)
+    mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0.0, 0.0, 1.0))
+    return mb.compile()
+
+
+def driven_link_with_load() -> fm.Model:
+    """The link driven at its pin, a time-varying tip load: drive work and load work."""
+    mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    nodes = mb.add_flexible_link("link", (0.0, 0.0, 0.0), (2.0, 0.0, 0.0), 4, SEC)
+    mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0.0, 0.0, 1.0))
+    mb.add_drive("pin", lambda t: 0.5 * np.sin(3.0 * t))
+    mb.add_load("tip", nodes[-1], force=lambda t: np.array([0.0, 5.0 * np.cos(7.0 * t), 1.0]))
+    return mb.compile()
+
+
+def _counted(monkeypatch) -> list[int]:
+    calls = [0]
+    original = Assembler.evaluate
+
+    def evaluate(self, *args, **kw):
+        calls[0] += 1
+        return original(self, *args, **kw)
+    monkeypatch.setattr(Assembler, "evaluate", evaluate)
+    return calls
+
+
+def _both(monkeypatch, model: fm.Model, t_end: float, dt, **kw) -> tuple[fm.Result, fm.Result, int, int]:
+    calls = _counted(monkeypatch)
+    lazy = fm.simulate(model, t_end, dt, **kw)
+    n_lazy, calls[0] = calls[0], 0
+    with monkeypatch.context() as mp:
+        mp.setattr(GeneralizedAlpha, "lazy_accept", False)
+        eager = fm.simulate(model, t_end, dt, **kw)
+    return lazy, eager, n_lazy, calls[0]
+
+
+def _assert_same(a: fm.Result, b: fm.Result) -> None:
+    assert a.status == b.status == "finished"
+    for name in ("t", "q", "u", "udot", "x", "R", "twists", "drive_forces", "reactions", "newton_iterations"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    for key in ("kinetic", "potential", "strain", "dissipated", "drive_work", "load_work"):
+        np.testing.assert_array_equal(a.energy[key], b.energy[key], err_msg=key)
+    for col in ("t", "h", "iterations", "error", "status"):
+        np.testing.assert_array_equal(a.steps[col], b.steps[col], err_msg=col)
+    for key in ("steps", "newton_iterations", "factorizations"):
+        assert a.stats[key] == b.stats[key], key
+
+
+def test_an_undamped_falling_link_skips_the_confirming_evaluation(monkeypatch) -> None:
+    """No drives, loads or damping: the work needs nothing of the accepted state but its velocities,
+    the error estimate its kinematics: two evaluations per step instead of three (two Newton
+    corrections each), the same run."""
+    lazy, eager, n_lazy, n_eager = _both(monkeypatch, falling_link(), 0.1, 1e-3, rho_inf=0.8, output_every=25)
+    _assert_same(lazy, eager)
+    steps = lazy.stats["steps"]
+    assert lazy.stats["newton_iterations"] == 2 * steps
+    assert n_eager - n_lazy >= 0.9 * steps  # one evaluation saved in (almost) every step
+    assert n_lazy <= 2 * steps + lazy.t.size + 5  # the rows evaluate their states
+    # and the physics: energy balance of the free fall (no damping, no drive, no load)
+    e = lazy.energy
+    total = e["kinetic"] + e["potential"] + e["strain"]
+    assert np.abs(total - total[0]).max() < 1e-3 * np.abs(e["potential"]).max()
+
+
+@pytest.mark.parametrize("build", [lambda: falling_link(damping=1e-4), driven_link_with_load],
+                         ids=["damped_beams", "drive_and_load"])
+def test_work_that_needs_the_forces_evaluates_them_and_gets_the_same_run(monkeypatch, build) -> None:
+    lazy, eager, n_lazy, n_eager = _both(monkeypatch, build(), 0.1, 1e-3, output_every=10)
+    _assert_same(lazy, eager)
+    assert n_lazy == n_eager  # each accepted state is evaluated once, later instead of in the step
+    work = lazy.energy["dissipated"][-1] + abs(lazy.energy["drive_work"][-1]) + abs(lazy.energy["load_work"][-1])
+    assert work > 1e-6  # the work integrals had something to integrate
+
+
+def test_error_controlled_steps_are_the_same(monkeypatch) -> None:
+    """dt="auto": the step's error estimate takes the kinematics of the lazy evaluation; the rows between
+    steps (dense output) evaluate their own states."""
+    lazy, eager, n_lazy, n_eager = _both(monkeypatch, falling_link(), 0.1, "auto", tol=1e-4, output_dt=0.02)
+    _assert_same(lazy, eager)
+    assert n_eager - n_lazy >= 0.5 * lazy.steps["t"].size
+
+
+def test_the_lazy_evaluation_is_the_evaluation() -> None:
+    model = falling_link()
+    integ = GeneralizedAlpha(model, rho_inf=0.8)
+    st, _ = integ.initial_acceleration(model.initial_state())
+    a = st.udot.copy()
+    lazy = None
+    for _ in range(5):
+        st, a, ev, info = integ.step(st, a, 1e-3)
+        if isinstance(ev, LazyEvaluation):
+            lazy = (st, ev, info)
+    assert lazy is not None
+    st, ev, info = lazy
+    assert np.isnan(info.residual)  # not evaluated in the step
+    ref = integ.asm.evaluate(st)
+    np.testing.assert_array_equal(ev.kin.x, ref.kin.x)
+    np.testing.assert_array_equal(ev.kin.S, ref.kin.S)
+    assert ev.element_dissipation == 0.0 and ev.friction is None and not ev.evaluated  # known without evaluating
+    np.testing.assert_array_equal(ev.Mb, ref.Mb)  # anything else evaluates in full, once
+    assert ev.evaluated
+    np.testing.assert_array_equal(ev.residual(st.udot), ref.residual(st.udot))
+    np.testing.assert_array_equal(ev.kin.R, ref.kin.R)
+    assert abs(ev.residual(st.udot)[model.free_u]).max() < 1e-6 * abs(ref.bias).max()  # and it is converged
