@@ -84,6 +84,7 @@ def test_info_names_the_tree_solver_and_the_compiled_step_of_a_rigid_tree(capsys
     out = capsys.readouterr().out
     assert "linear solver: O(n) tree factorization of the rigid tree" in out
     assert "each step's Newton loop in one compiled call" in out
+    assert "all steps between two output rows in one call" in out
     assert main(["info", str(ARM)]) == EXIT_OK
     assert "linear solver: none (every coordinate is driven" in capsys.readouterr().out
 

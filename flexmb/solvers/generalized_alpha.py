@@ -181,7 +181,9 @@ class GeneralizedAlpha:
         if self.chol is None:
             return "none (every coordinate is driven: inverse dynamics, no unknowns)"
         if isinstance(self.chol, TreeSolver):
-            how = ("each step's Newton loop in one compiled call (flexmb/solvers/tree_step.py)" if self.tree_step is not None
+            how = ("each step's Newton loop in one compiled call (flexmb/solvers/tree_step.py); with fixed steps and no "
+                   "callback, all steps between two output rows in one call (flexmb/solvers/tree_run.py)"
+                   if self.tree_step is not None
                    else "Newton in Python (friction, follower loads or reuse_factor=True)")
             return (f"O(n) tree factorization of the rigid tree (engine/tree_solver.py), {self.free.size} unknowns, "
                     f"position tangent {'on' if self.position_tangent else 'off'}; {how}")

@@ -328,6 +328,23 @@ class Recorder:
                 self.work[key] += 0.5 * h * (p + p0)
         self._prev = (st.t, power)
 
+    def work_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The running state of the work integrals as arrays, for steps taken elsewhere
+        (flexmb.solvers.tree_run): [t, p_diss, p_drive, p_load] at the last state (NaN: none yet)
+        and the work so far (dissipated, drive_work, load_work)."""
+        prev = np.array([self._prev[0], *self._prev[1]]) if self._prev is not None else np.full(4, np.nan)
+        return prev, np.array([self.work["dissipated"], self.work["drive_work"], self.work["load_work"]])
+
+    def set_work(self, prev: np.ndarray, work: np.ndarray) -> None:
+        """Take back the state of :meth:`work_arrays` after those steps."""
+        self.work.update(dissipated=float(work[0]), drive_work=float(work[1]), load_work=float(work[2]))
+        if prev[0] == prev[0]:
+            self._prev = (float(prev[0]), (float(prev[1]), float(prev[2]), float(prev[3])))
+
+    def set_drive(self, drive: np.ndarray) -> None:
+        """The drive forces at the last state taken elsewhere (what :meth:`step` keeps for its row)."""
+        self._drive = drive
+
     # ------------------------------------------------------------------ rows
     def row(self, st: State, ev, iterations: int) -> None:
         """Write the output row at ``st`` into the block (after :meth:`step` for that state; kept

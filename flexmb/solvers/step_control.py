@@ -136,6 +136,11 @@ class ErrorEstimate:
         """Take an accepted step's motion into the scale V."""
         self.v = max(self.v, self.motion(ev))
 
+    def set_scale(self, v: float) -> None:
+        """The scale V after steps estimated elsewhere (flexmb.solvers.tree_run: the same formula)."""
+        self.v = v
+        self._last = None
+
 
 def shifted_acceleration(a: np.ndarray, a_prev: np.ndarray | None, h: float, h_prev: float, dalpha: float) -> np.ndarray:
     """(E4): the pseudo-acceleration a (of a step h_prev, a_prev the one before it) for a step h;

@@ -158,7 +158,7 @@ class TreeRun:
 
     def run(self, st: State, a: np.ndarray, dt: float, n: int) -> tuple[State, np.ndarray, Evaluation | None, Taken]:
         """Up to ``n`` steps of ``dt`` from (st, a), as GeneralizedAlpha.advance takes them when no
-        step fails (same step sizes and times, to round-off); returns the state and pseudo-acceleration
+        step fails (the same step sizes and times); returns the state and pseudo-acceleration
         after the last step taken, its evaluation (None unless all n were taken) and the steps taken
         (:class:`Taken`) for the caller's counters and progress. The step
         history, the error scale and the recorder's work integrals are updated."""
@@ -192,8 +192,7 @@ class TreeRun:
                np.zeros((n_u, 6)), np.empty((m.n_joints, 3)), np.empty((N, 6)), np.empty((N, 6)))
         Mb, wfull, tau, rfull = np.empty((N, 6, 6)), np.empty((N + 1, 6)), np.empty(n_u), np.empty(n_u)
         v_scale = np.array([est.v])
-        prev = np.array([rec._prev[0], *rec._prev[1]]) if rec._prev is not None else np.full(4, np.nan)
-        work = np.array([rec.work["dissipated"], rec.work["drive_work"], rec.work["load_work"]])
+        prev, work = rec.work_arrays()
         log = np.empty((n, 4))
         t0 = time.perf_counter()
         done = tree_run(ts.tree, ts.bodies, ts.gravity, ts.springs, ts.jforce_u, jf, jf_p, loads_all, bool(m.loads), (dq, du, da),
@@ -202,10 +201,8 @@ class TreeRun:
         integ.timings["compiled_step"] += time.perf_counter() - t0
         if not done:
             return st, a, None, Taken(*(np.zeros(0),) * 2, *(np.zeros(0, dtype=np.int64),) * 2)
-        est.v = float(v_scale[0])
-        est._last = None
-        rec.work.update(dissipated=float(work[0]), drive_work=float(work[1]), load_work=float(work[2]))
-        rec._prev = (float(prev[0]), (float(prev[1]), float(prev[2]), float(prev[3])))
+        est.set_scale(float(v_scale[0]))
+        rec.set_work(prev, work)
         taken = Taken(steps[:done, 2].copy(), steps[:done, 0].copy(), log[:done, 0].astype(np.int64),
                       log[:done, 1].astype(np.int64))
         rec.log.add_accepted(steps[:done, 1], taken.h, taken.iterations, log[:done, 3])
@@ -218,6 +215,6 @@ class TreeRun:
         ev = Evaluation(Kinematics(x, R, V, zeta, S, P, Vs, As, ts.pattern, Sd), Mb, wfull[:N],
                         loads_all[last] if m.loads else ts._no_loads, tau, {"body": FamilyEvaluation()})
         ev.residual_known = (st1.udot, st1.udot.copy(), rfull)
-        rec._drive = rfull[ts.driven].copy() if ts.driven.size else np.zeros(0)
+        rec.set_drive(rfull[ts.driven].copy() if ts.driven.size else np.zeros(0))
         return st1, a1, ev, taken
 
