@@ -337,6 +337,7 @@ class GeneralizedAlpha:
         # the converged iterate is taken without evaluating it where the prediction says so (CHOLMOD path,
         # no element state: GeneralizedAlpha.lazy_accept)
         lazy = self.lazy_accept and not self.asm.with_state and not isinstance(self.chol, TreeSolver)
+        predicted = False  # the last correction predicts the next one below tolerance (_predicts_convergence)
         for it in range(self.max_iter + 1):
             # the update formulas of the module docstring, one compiled pass (same arithmetic as numpy)
             a1, hdq, u1 = np.empty(n_u), np.empty(n_u), np.empty(n_u)
@@ -346,6 +347,8 @@ class GeneralizedAlpha:
                 st1.elements = elements
             st1.apply_drives(m, t1)
             udot1 = st1.udot
+            if lazy and predicted:  # taken without its evaluation, computed when used (LazyEvaluation)
+                return st1, a1, LazyEvaluation(self.asm, st1), StepInfo(it, nfac, math.nan, h)
             ev = self._evaluate(st1)
             settled = True
             if self.asm.with_state:  # e.g. augmented-Lagrangian multipliers (flexmb.elements, newton_update)
@@ -368,15 +371,9 @@ class GeneralizedAlpha:
                 # velocities by h times that): with the default rtol, below round-off of stiff forces
                 udot_max, u_max = _absmax_at(udot1, free), _absmax_at(st.u, free)
                 dx_tol = self.atol_udot + 0.1 * self.rtol * (udot_max + u_max / h)
-                # or: the correction moves positions only at round-off level (stiff elements
-                # make the residual itself noisy at ~eps * stiffness * size)
+                # or: the correction moves velocities only at round-off level of this scale (_predicts_convergence)
                 vscale = u_max + h * udot_max + 1e-3 * self.length_scale / h
-            # the next correction, estimated from the contraction rate theta (Hairer & Wanner IV.8;
-            # with an old factor Newton converges linearly and the same estimate holds)
-            theta = dxs[-1] / dxs[-2] if len(dxs) > 1 and dxs[-2] > 0 else np.inf
-            nxt = theta / (1 - theta) * dxs[-1] if theta < 0.5 else (dxs[-1] if dxs else np.inf)
-            roundoff = bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale
-            if (rn <= max(self.rtol * scale, ev.residual_floor) or nxt <= dx_tol or roundoff) and settled:
+            if (rn <= max(self.rtol * scale, ev.residual_floor) or predicted) and settled:
                 ev.residual_known = (udot1, udot1.copy(), r_all)
                 st1, a1, ev = self._accept(st1, ev, elements, h, gp, bp, st, a, a1)
                 return st1, a1, ev, StepInfo(it, nfac, rn, h)
@@ -389,6 +386,7 @@ class GeneralizedAlpha:
                 self._factor_key = None
                 r_hist.clear()
                 dxs.clear()
+                predicted = False
                 continue
             if it == self.max_iter or diverging:
                 worst = free[np.argsort(-np.abs(r))[:3]]
@@ -396,6 +394,7 @@ class GeneralizedAlpha:
                     f"t = {t1:.6g}: Newton did not converge in {it} iterations (residual {rn:.3e}, "
                     f"history {', '.join(f'{x:.1e}' for x in r_hist[-4:])}); largest residuals in "
                     f"{_names(m, worst)}", t1)
+            theta = dxs[-1] / dxs[-2] if len(dxs) > 1 and dxs[-2] > 0 else np.inf  # contraction rate
             slow = not fresh and theta != np.inf and theta > self.theta_refresh
             if self._factor_key != (gp, bp) or (not fresh and not self._reusing()) or slow:
                 self._t = t1
@@ -407,17 +406,7 @@ class GeneralizedAlpha:
             dxs.append(_absmax(dx))
             udot1 = udot1.copy()
             udot1[free] -= dx
-            if lazy:
-                # the test at the top of the next iteration without its evaluation: where the next correction is
-                # predicted below tolerance, that iterate is taken, and evaluated only when used (LazyEvaluation)
-                theta = dxs[-1] / dxs[-2] if len(dxs) > 1 and dxs[-2] > 0 else np.inf
-                nxt = theta / (1 - theta) * dxs[-1] if theta < 0.5 else dxs[-1]
-                if nxt <= dx_tol or (bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale):
-                    a1, hdq, u1 = np.empty(n_u), np.empty(n_u), np.empty(n_u)
-                    _update(st.udot, udot1, a, st.u, am, af, g, b, h, a1, hdq, u1)
-                    st1 = self._trial(st, hdq, u1, udot1, t1)
-                    st1.apply_drives(m, t1)
-                    return st1, a1, LazyEvaluation(self.asm, st1), StepInfo(it + 1, nfac, math.nan, h)
+            predicted = _predicts_convergence(dxs, dx_tol, bp, gp, eps_pos, vscale)
         raise AssertionError("unreachable")
 
     def _tree_step(self, st: State, a: np.ndarray, h: float, t1: float
@@ -425,16 +414,11 @@ class GeneralizedAlpha:
         """The step in one compiled call (flexmb/solvers/tree_step.py), or None if it did not succeed."""
         t0 = _time.perf_counter()
         self._t = t1
-        status, it, nfac, rn, _, st1, a1, kin, Mb, bias, loads, tau, elements, r_all = self.tree_step.step(
-            st, a, h, t1, self.tree_params(h))
+        status, it, nfac, rn, st1, a1, ev = self.tree_step.step(st, a, h, t1, self.tree_params(h))
         self.timings["compiled_step"] += _time.perf_counter() - t0
         if status != OK:
             return None
-        if st.elements:  # carried over unchanged (no family with internal state has elements here)
-            st1.elements = {k: v.copy() for k, v in st.elements.items()}
         self._count_tree_factors(nfac, h)
-        ev = Evaluation(kin, Mb, bias, loads, tau, elements)
-        ev.residual_known = (st1.udot, st1.udot.copy(), r_all)
         return st1, a1, ev, StepInfo(it, nfac, rn, h)
 
     def tree_params(self, h: float) -> tuple:
@@ -537,6 +521,18 @@ def _nonfinite(t: float, source: str, in_step: bool = True) -> SolverError:
     advice = "check the inputs there (masses, centres of mass, stiffness, loads, drives)"
     return SolverError(f"t = {t:.6g}: non-finite value (NaN or inf), first in the {source}; "
                        + (f"reduce the time step or {advice}." if in_step else f"{advice}."), t)
+
+
+def _predicts_convergence(dxs: list[float], dx_tol: float, bp: float, gp: float, eps_pos: float, vscale: float) -> bool:
+    """Whether the corrections so far (their sizes ``dxs`` since the last factorization) predict the
+    next one below tolerance, so the current iterate is converged without evaluating its residual:
+    the next correction estimated from the contraction rate θ (Hairer & Wanner IV.8; with an old
+    factor Newton converges linearly and the same estimate holds) is at most ``dx_tol``, or it moves
+    positions (β' times it) and velocities (γ' times it) only at round-off level (stiff elements make
+    the residual itself noisy at about eps × stiffness × size)."""
+    theta = dxs[-1] / dxs[-2] if len(dxs) > 1 and dxs[-2] > 0 else np.inf
+    nxt = theta / (1 - theta) * dxs[-1] if theta < 0.5 else (dxs[-1] if dxs else np.inf)
+    return nxt <= dx_tol or (bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale)
 
 
 def _names(model: Model, idx: np.ndarray | int) -> list[str]:

@@ -27,10 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from flexmb.elements.family import FamilyEvaluation
-from flexmb.elements.loads import nodal_wrenches
 from flexmb.engine.assembly import Evaluation
-from flexmb.engine.kinematics import Kinematics
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _all_finite
 from flexmb.solvers.recorder import Recorder, step_powers
 from flexmb.solvers.step_control import ErrorEstimate, _error_size, _twist_size
@@ -154,7 +151,6 @@ class TreeRun:
         self.max_steps = max(1, min(MAX_STEPS, MAX_COORDINATE_STEPS // max(m.n_u, 1)))
         if m.loads:
             self.max_steps = max(1, min(self.max_steps, MAX_LOAD_VALUES // (6 * N)))
-        self._zero_loads = np.zeros((1, N, 6))
 
     def run(self, st: State, a: np.ndarray, dt: float, n: int) -> tuple[State, np.ndarray, Evaluation | None, Taken]:
         """Up to ``n`` steps of ``dt`` from (st, a), as GeneralizedAlpha.advance takes them when no
@@ -169,33 +165,15 @@ class TreeRun:
         times = np.cumsum(np.concatenate(([st.t], np.full(n, dt))))
         h = np.minimum(dt, times[1:] - times[:-1])
         steps = np.column_stack((h, times[:-1] + h, times[1:]))
-        nd = ts.driven.size
-        dq, du, da = np.empty((n, nd)), np.empty((n, nd)), np.empty((n, nd))
-        for j, d in enumerate(m.drives):
-            for k in range(n):
-                dq[k, j], du[k, j], da[k, j] = d(steps[k, 1])
-        nj = ts.jforce_u.size
-        jf, jf_p = np.zeros((n, nj)), np.zeros((n, nj))
-        for j, f in enumerate(m.jforce_f):
-            for k in range(n):
-                jf[k, j] = float(f(steps[k, 1]))
-                jf_p[k, j] = f(steps[k, 2])
-        if m.loads:
-            loads_all = np.empty((n, m.n_nodes, 6))
-            for k in range(n):
-                loads_all[k] = nodal_wrenches(m.loads, steps[k, 1], None, m.n_nodes)
-        else:
-            loads_all = self._zero_loads
-        N, n_u = m.n_nodes, m.n_u
+        drives, jf, loads_all = ts.inputs(steps[:, 1])
+        jf_p = ts.joint_forces(steps[:, 2])  # the recorder's power takes them at the state's time
         q, balls, u, udot, a1 = st.q.copy(), st.balls.copy(), st.u.copy(), st.udot.copy(), a.copy()
-        kin = (np.empty((N, 3)), np.empty((N, 3, 3)), np.empty((N, 6)), np.empty((N, 6)), np.zeros((n_u, 6)),
-               np.zeros((n_u, 6)), np.empty((m.n_joints, 3)), np.empty((N, 6)), np.empty((N, 6)))
-        Mb, wfull, tau, rfull = np.empty((N, 6, 6)), np.empty((N + 1, 6)), np.empty(n_u), np.empty(n_u)
+        kin, Mb, wfull, tau, rfull = ts.buffers()
         v_scale = np.array([est.v])
         prev, work = rec.work_arrays()
         log = np.empty((n, 4))
         t0 = time.perf_counter()
-        done = tree_run(ts.tree, ts.bodies, ts.gravity, ts.springs, ts.jforce_u, jf, jf_p, loads_all, bool(m.loads), (dq, du, da),
+        done = tree_run(ts.tree, ts.bodies, ts.gravity, ts.springs, ts.jforce_u, jf, jf_p, loads_all, bool(m.loads), drives,
                         ts.coords, ts.solver, integ.tree_params(dt), steps, q, balls, u, udot, a1, kin, Mb, wfull, tau, rfull,
                         (est.c, est.ell, v_scale, ts.driven), (prev, work), log)
         integ.timings["compiled_step"] += time.perf_counter() - t0
@@ -211,10 +189,7 @@ class TreeRun:
         st1 = State(float(steps[last, 2]), q, balls, u, udot, {k: v.copy() for k, v in st.elements.items()})
         if done < n:  # the state after the last step taken; its evaluation is not kept (the caller steps on in Python)
             return st1, a1, None, taken
-        x, R, Vs, As, S, Sd, P, V, zeta = kin
-        ev = Evaluation(Kinematics(x, R, V, zeta, S, P, Vs, As, ts.pattern, Sd), Mb, wfull[:N],
-                        loads_all[last] if m.loads else ts._no_loads, tau, {"body": FamilyEvaluation()})
-        ev.residual_known = (st1.udot, st1.udot.copy(), rfull)
+        ev = ts.evaluation(st1, kin, Mb, wfull, tau, rfull, loads_all[last] if m.loads else loads_all[0])
         rec.set_drive(rfull[ts.driven].copy() if ts.driven.size else np.zeros(0))
         return st1, a1, ev, taken
 

@@ -29,6 +29,7 @@ from flexmb.elements import FAMILIES
 from flexmb.elements.family import FamilyEvaluation
 from flexmb.elements.loads import nodal_wrenches
 from flexmb.elements.rigid_body import accumulate
+from flexmb.engine.assembly import Evaluation
 from flexmb.engine.kinematics import Kinematics, TreePattern, _forward, _node_twists, _project_node, mass_times_add
 from flexmb.engine.tree_solver import TreeSolver, _factor, _solve, _solve_position, position_tangent_setup
 from flexmb.model import Model
@@ -290,31 +291,64 @@ class TreeStep:
         self.pattern = t
         self._no_loads = np.zeros((N, 6))
 
-    def step(self, st: State, a: np.ndarray, h: float, t1: float, params: tuple) -> tuple:
-        """One step of size h from (st, a) ending at t1, ``params`` = (αm, αf, γ, β, h, rtol, atol_udot, eps_pos,
-        length scale, max_iter, position tangent): (status, iterations, factorizations, residual, coordinate of
-        a failed pivot, state, a1, kinematics, Mb, bias, loads, τ, element evaluations, eq. (1) at the state)."""
+    def inputs(self, times: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray, np.ndarray]:
+        """What depends on time only, at the step end times ``times`` (K,): the drives' (q, q̇, q̈), each
+        (K, n_driven), the applied joint forces (K, n_jforce) and the nodal loads (K, N, 6); without
+        loads one row of zeros (1, N, 6) for all."""
+        m = self.model
+        n, nd = times.size, self.driven.size
+        dq, du, da = np.empty((n, nd)), np.empty((n, nd)), np.empty((n, nd))
+        for j, d in enumerate(m.drives):
+            for k in range(n):
+                dq[k, j], du[k, j], da[k, j] = d(times[k])
+        if m.loads:
+            loads = np.empty((n, m.n_nodes, 6))
+            for k in range(n):
+                loads[k] = nodal_wrenches(m.loads, times[k], None, m.n_nodes)
+        else:
+            loads = self._no_loads[None]
+        return (dq, du, da), self.joint_forces(times), loads
+
+    def joint_forces(self, times: np.ndarray) -> np.ndarray:
+        """The applied joint forces at the times ``times`` (K,): (K, n_jforce)."""
+        out = np.zeros((times.size, self.jforce_u.size))
+        for j, f in enumerate(self.model.jforce_f):
+            for k in range(times.size):
+                out[k, j] = float(f(times[k]))
+        return out
+
+    def buffers(self) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """New arrays for a step's evaluation: kinematics (x, R, Vs, As, S, Sd, P, V, ζ), Mb, the node
+        wrenches (N+1, 6), τ and eq. (1) (tree_newton_step's ``kin``, Mb, ``wfull``, τ, ``rfull``)."""
         m = self.model
         N, n_u = m.n_nodes, m.n_u
-        nd = self.driven.size
-        dq, du, da = np.empty(nd), np.empty(nd), np.empty(nd)
-        for j, d in enumerate(m.drives):
-            dq[j], du[j], da[j] = d(t1)
-        jf = np.array([float(f(t1)) for f in m.jforce_f]) if m.jforce_f else np.zeros(0)
-        loads = nodal_wrenches(m.loads, t1, None, N) if m.loads else self._no_loads
-        q1, balls1, u1, udot1, a1 = (np.empty_like(st.q), np.empty_like(st.balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
         kin = (np.empty((N, 3)), np.empty((N, 3, 3)), np.empty((N, 6)), np.empty((N, 6)), np.zeros((n_u, 6)),
                np.zeros((n_u, 6)), np.empty((m.n_joints, 3)), np.empty((N, 6)), np.empty((N, 6)))
-        Mb = np.empty((N, 6, 6))
-        wfull = np.empty((N + 1, 6))
-        tau = np.empty(n_u)
-        rfull = np.empty(n_u)
-        info = np.zeros(5)
-        tree_newton_step(self.tree, self.bodies, self.gravity, self.springs, self.jforce_u, jf, loads, (self.driven, dq, du, da),
-                         self.coords, self.solver, params,
-                         st.q, st.balls, st.u, st.udot, a, (q1, balls1, u1, udot1, a1), kin, Mb, wfull, tau, rfull, info)
+        return kin, np.empty((N, 6, 6)), np.empty((N + 1, 6)), np.empty(n_u), np.empty(n_u)
+
+    def evaluation(self, st1: State, kin: tuple, Mb: np.ndarray, wfull: np.ndarray, tau: np.ndarray, rfull: np.ndarray,
+                   loads: np.ndarray) -> Evaluation:
+        """The Evaluation of the state st1 from the arrays of :meth:`buffers` a step filled (eq. (1) at
+        its u̇ known: ``residual_known``)."""
         x, R, Vs, As, S, Sd, P, V, zeta = kin
-        k = Kinematics(x, R, V, zeta, S, P, Vs, As, self.pattern, Sd)
-        st1 = State(t1, q1, balls1, u1, udot1, {})
-        return (int(info[3]), int(info[0]), int(info[1]), float(info[2]), int(info[4]), st1, a1, k, Mb, wfull[:N], loads, tau,
-                {"body": FamilyEvaluation()}, rfull)
+        ev = Evaluation(Kinematics(x, R, V, zeta, S, P, Vs, As, self.pattern, Sd), Mb, wfull[:-1], loads, tau,
+                        {"body": FamilyEvaluation()})
+        ev.residual_known = (st1.udot, st1.udot.copy(), rfull)
+        return ev
+
+    def step(self, st: State, a: np.ndarray, h: float, t1: float, params: tuple
+             ) -> tuple[int, int, int, float, State, np.ndarray, Evaluation]:
+        """One step of size h from (st, a) ending at t1, ``params`` = (αm, αf, γ, β, h, rtol, atol_udot, eps_pos,
+        length scale, max_iter, position tangent): (status, iterations, factorizations, residual, state, a1, its
+        evaluation); the element state is carried over."""
+        drives, jf, loads = self.inputs(np.array([t1]))
+        n_u = self.model.n_u
+        q1, balls1, u1, udot1, a1 = (np.empty_like(st.q), np.empty_like(st.balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
+        kin, Mb, wfull, tau, rfull = self.buffers()
+        info = np.zeros(5)
+        tree_newton_step(self.tree, self.bodies, self.gravity, self.springs, self.jforce_u, jf[0], loads[0],
+                         (self.driven, drives[0][0], drives[1][0], drives[2][0]), self.coords, self.solver, params,
+                         st.q, st.balls, st.u, st.udot, a, (q1, balls1, u1, udot1, a1), kin, Mb, wfull, tau, rfull, info)
+        st1 = State(t1, q1, balls1, u1, udot1, {k: v.copy() for k, v in st.elements.items()})
+        return (int(info[3]), int(info[0]), int(info[1]), float(info[2]), st1, a1,
+                self.evaluation(st1, kin, Mb, wfull, tau, rfull, loads[0]))
