@@ -178,7 +178,7 @@ class TreeRun:
                         (est.c, est.ell, v_scale, ts.driven), (prev, work), log)
         integ.timings["compiled_step"] += time.perf_counter() - t0
         if not done:
-            return st, a, None, Taken(*(np.zeros(0),) * 2, *(np.zeros(0, dtype=np.int64),) * 2)
+            return st, a, None, Taken(np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
         est.set_scale(float(v_scale[0]))
         rec.set_work(prev, work)
         taken = Taken(steps[:done, 2].copy(), steps[:done, 0].copy(), log[:done, 0].astype(np.int64),
