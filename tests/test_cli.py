@@ -74,6 +74,7 @@ def test_info_lists_loops_cuts_tree_and_dofs(capsys):
     from flexmb.engine.linalg import blas_info
 
     assert "linear solver: CHOLMOD, 15 unknowns" in out  # a beam closes the loop: no rigid tree
+    assert "each Newton iterate and the iteration matrix's values in compiled calls" in out  # bodies and beams
     assert f"BLAS under CHOLMOD: {blas_info()}" in out
 
 

@@ -11,6 +11,7 @@ import pytest
 
 import flexmb as fm
 from flexmb.engine.assembly import Assembler, LazyEvaluation
+from flexmb.solvers.element_step import ElementStep
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha
 
 SEC = fm.BeamSection(0.7e11, 0.7e11 / 2.6, 4e-4, 2e-7, 2e-7, 4e-7, 3000.0)
@@ -35,13 +36,20 @@ def driven_link_with_load() -> fm.Model:
 
 
 def _counted(monkeypatch) -> list[int]:
+    """Counts the evaluations: Assembler.evaluate and the compiled iterates that evaluate (ElementStep)."""
     calls = [0]
     original = Assembler.evaluate
+    iterate = ElementStep.iterate
 
     def evaluate(self, *args, **kw):
         calls[0] += 1
         return original(self, *args, **kw)
+
+    def counted_iterate(self, udot, evaluate, first):
+        calls[0] += int(evaluate)
+        return iterate(self, udot, evaluate, first)
     monkeypatch.setattr(Assembler, "evaluate", evaluate)
+    monkeypatch.setattr(ElementStep, "iterate", counted_iterate)
     return calls
 
 

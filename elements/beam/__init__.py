@@ -192,6 +192,12 @@ class Beams(ElementFamily):
         p, Bl, chord = np.empty((n, 7)), np.empty((n, 7, 12)), np.empty(n)
         kernels.residual(data.a, data.b, kin.x, kin.R, kin.V, kin.zeta, data.C1, data.C2, data.L0, data.Kl, data.alpha,
                          data.Ml, *prep, data.mass, model.gravity, float(load_factor), w, frames, fl, en, p, Bl, chord)
+        return self.evaluation(frames, fl, en, p, Bl, chord)
+
+    @staticmethod
+    def evaluation(frames: np.ndarray, fl: np.ndarray, en: np.ndarray, p: np.ndarray, Bl: np.ndarray,
+                   chord: np.ndarray) -> BeamEvaluation:
+        """The BeamEvaluation of kernels.residual's outputs (frames, local forces, energies, p, Bl, chord)."""
         return BeamEvaluation(strain_energy=float(en[:, 0].sum()), dissipation=float(en[:, 1].sum()), frames=frames,
                               local_forces=fl, energies=en, deformations=p, Bl=Bl, chord=chord)
 

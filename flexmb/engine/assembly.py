@@ -228,14 +228,26 @@ class Assembler:
             tau[m.spring_u] = -m.spring_k * (qk - m.spring_rest) - m.spring_c * state.u[m.spring_u]
         if m.jforce_u.size:  # applied joint forces (ModelBuilder.add_joint_force), scaled like the loads
             tau[m.jforce_u] += load_factor * np.array([float(f(state.t)) for f in m.jforce_f])
-        ev = Evaluation(kin, Mb, bias, loads, tau, elements)
-        if m.friction_u.size:
-            ev.friction = JointFriction(m, kin, self.pattern, state.u)
         for f, d, prep in self.families:
             if f.cut and not elastic_cuts:
                 continue
-            fe = f.evaluate(m, d, prep, state, kin, load_factor, Mb, w)
-            elements[f.name] = fe
+            elements[f.name] = f.evaluate(m, d, prep, state, kin, load_factor, Mb, w)
+        ev = self.evaluation(kin, Mb, w, loads, tau, elements)
+        if m.friction_u.size:
+            ev.friction = JointFriction(m, kin, self.pattern, state.u)
+        return ev
+
+    def evaluation(self, kin: Kinematics, Mb: np.ndarray, w: np.ndarray, loads: np.ndarray, tau: np.ndarray,
+                   elements: dict[str, FamilyEvaluation]) -> Evaluation:
+        """The Evaluation of computed parts (:meth:`evaluate`; the compiled element step's iterates):
+        node masses Mb, node wrenches w (N+1, 6; row N ground), nodal loads, τ and the families'
+        evaluations by name (node-mass families first, registry order), with the sums of their
+        energies and element-mass products. Bearing friction is not included."""
+        ev = Evaluation(kin, Mb, w[:-1], loads, tau, elements)
+        for f, d, prep in self.families:
+            fe = elements.get(f.name)
+            if fe is None:
+                continue
             ev.strain_energy += fe.strain_energy
             ev.element_dissipation += fe.dissipation
             ev.residual_floor += fe.residual_floor

@@ -37,6 +37,7 @@ from flexmb.engine.tree_solver import TreeSolver
 from flexmb.errors import SettingsError, SolverError
 from flexmb.model import Model
 from flexmb.settings import RHO_INF
+from flexmb.solvers.element_step import ElementStep
 from flexmb.solvers.nonfinite import evaluation_source, state_source
 from flexmb.solvers.tree_step import OK, TreeStep, _absmax, _absmax_at, _update
 from flexmb.state import State, _retract_balls
@@ -93,7 +94,9 @@ class GeneralizedAlpha:
     pendulum and the 10-link chain, break-even at 30-50 links, 12-18 % slower at 100-1000 links).
     A plain rigid tree (flexmb/solvers/tree_step.py, TreeStep.applies) runs each step's Newton loop
     in one compiled call with the same result bit for bit (``tree_step``; None: the Python loop);
-    its time is ``timings["compiled_step"]``.
+    its time is ``timings["compiled_step"]``. A model with beams on CHOLMOD (flexmb/solvers/element_step.py,
+    ElementStep.applies) forms each Newton iterate and the iteration matrix's values in compiled calls,
+    with the same result bit for bit (``element_step``; None: the Python iterates).
     ``lazy_accept`` (class attribute, default True): on CHOLMOD without element state, an iterate
     whose next correction is predicted below tolerance (the contraction test of the next iteration,
     which needs no residual) is taken without evaluating it; its evaluation
@@ -143,6 +146,9 @@ class GeneralizedAlpha:
         # a plain rigid tree takes its whole Newton loop in one compiled call (flexmb/solvers/tree_step.py)
         self.tree_step = (TreeStep(model, self.asm, self.chol) if isinstance(self.chol, TreeSolver)
                           and reuse_factor is not True and TreeStep.applies(model, self.asm) else None)
+        # a model of beams (and bodies) on CHOLMOD forms its Newton iterates in compiled calls (element_step.py)
+        cholmod = isinstance(self.chol, SparseCholesky)
+        self.element_step = ElementStep(model, self.asm) if ElementStep.applies(model, self.asm, cholmod) else None
         self.timings = {"assembly": 0.0, "factorization": 0.0, "solve": 0.0, "compiled_step": 0.0}
         self.modified_newton = 0
         self.substeps = 0  # steps taken by advance(), halved ones counted one by one
@@ -187,16 +193,19 @@ class GeneralizedAlpha:
                    else "Newton in Python (friction, follower loads or reuse_factor=True)")
             return (f"O(n) tree factorization of the rigid tree (engine/tree_solver.py), {self.free.size} unknowns, "
                     f"position tangent {'on' if self.position_tangent else 'off'}; {how}")
-        return f"CHOLMOD, {self.free.size} unknowns, {self.chol.pattern.nnz} nonzeros in the iteration matrix"
+        how = ("; each Newton iterate and the iteration matrix's values in compiled calls (flexmb/solvers/element_step.py)"
+               if self.element_step is not None else "")
+        return f"CHOLMOD, {self.free.size} unknowns, {self.chol.pattern.nnz} nonzeros in the iteration matrix{how}"
 
     def solver_stats(self) -> dict[str, float]:
         """Statistics of the linear solver for ``result.stats``: ``tree_solver`` 1.0 when the O(n)
         tree factorization runs (engine/tree_solver.py), 0.0 for CHOLMOD."""
         return {"tree_solver": float(isinstance(self.chol, TreeSolver))}
 
-    def _factorize(self, ev: Evaluation, gp: float, bp: float, st: State | None = None) -> None:
+    def _factorize(self, ev: Evaluation | None, gp: float, bp: float, st: State | None = None) -> None:
         """Factorize the iteration matrix at ``ev`` (the evaluation of ``st``: the tree solver's
-        position tangent needs its u and u̇; without ``st`` it is left out)."""
+        position tangent needs its u and u̇; without ``st`` it is left out; ``ev`` None: at the
+        current iterate of the compiled element step)."""
         t0 = _time.perf_counter()
         if isinstance(self.chol, TreeSolver):
             diag = gp * self.c_diag + bp * self.k_diag
@@ -217,14 +226,21 @@ class GeneralizedAlpha:
             return
         # S's values go straight into CHOLMOD's persistent matrix (its analysed pattern: no sparse matrix built)
         diag = gp * self.c_diag + bp * self.k_diag
-        self.asm.iteration_matrix(ev, self.free, gp, bp, diag, out=self.chol.values)
+
+        def fill(material_only: bool) -> None:  # S's values into CHOLMOD's matrix (ev None: the compiled iterate's)
+            if ev is None:
+                self.element_step.matrix(gp, bp, diag, material_only, self.chol.values)
+            else:
+                self.asm.iteration_matrix(ev, self.free, gp, bp, diag, material_only=material_only, out=self.chol.values)
+
+        fill(False)
         self.timings["assembly"] += _time.perf_counter() - t0
         t0 = _time.perf_counter()
         try:
             self.chol.factorize()
         except SolverError:
             # compressive geometric stiffness made S indefinite: modified Newton without it
-            self.asm.iteration_matrix(ev, self.free, gp, bp, diag, material_only=True, out=self.chol.values)
+            fill(True)
             try:
                 self.chol.factorize()
             except SolverError as exc:
@@ -338,43 +354,62 @@ class GeneralizedAlpha:
         # no element state: GeneralizedAlpha.lazy_accept)
         lazy = self.lazy_accept and not self.asm.with_state and not isinstance(self.chol, TreeSolver)
         predicted = False  # the last correction predicts the next one below tolerance (_predicts_convergence)
+        es = self.element_step  # compiled iterates (element_step.py): State and Evaluation built when used
+        if es is not None:
+            es.begin(st, a, h, t1, (am, af, g, b, h))
         for it in range(self.max_iter + 1):
-            # the update formulas of the module docstring, one compiled pass (same arithmetic as numpy)
-            a1, hdq, u1 = np.empty(n_u), np.empty(n_u), np.empty(n_u)
-            _update(st.udot, udot1, a, st.u, am, af, g, b, h, a1, hdq, u1)
-            st1 = self._trial(st, hdq, u1, udot1, t1)
-            if self.asm.with_state:
-                st1.elements = elements
-            st1.apply_drives(m, t1)
-            udot1 = st1.udot
-            if lazy and predicted:  # taken without its evaluation, computed when used (LazyEvaluation)
-                return st1, a1, LazyEvaluation(self.asm, st1), StepInfo(it, nfac, math.nan, h)
-            ev = self._evaluate(st1)
             settled = True
-            if self.asm.with_state:  # e.g. augmented-Lagrangian multipliers (flexmb.elements, newton_update)
-                elements, settled, changed = self.asm.newton_update(ev, st1)
-                if changed:  # a family's blocks changed: refactorize
-                    self._factor_key = None
-            if not free.size:
-                st1, a1, ev = self._accept(st1, ev, elements, h, gp, bp, st, a, a1)
-                return st1, a1, ev, StepInfo(it, nfac, 0.0, h)
-            r_all = ev.residual(udot1)
-            r = r_all[free]
-            rn = _absmax(r)
+            if es is not None:
+                t0 = _time.perf_counter()
+                rn, es_scale = es.iterate(udot1, not (lazy and predicted), it == 0)
+                self.timings["assembly"] += _time.perf_counter() - t0
+                a1, udot1 = es.a1, es.udot
+                if lazy and predicted:  # as below
+                    st1 = es.state()
+                    return st1, a1, LazyEvaluation(self.asm, st1), StepInfo(it, nfac, math.nan, h)
+                st1 = ev = None
+                r_all, r = es.rfull, es.r
+                if not math.isfinite(rn):
+                    st1, ev = es.state(), es.evaluation()
+            else:
+                # the update formulas of the module docstring, one compiled pass (same arithmetic as numpy)
+                a1, hdq, u1 = np.empty(n_u), np.empty(n_u), np.empty(n_u)
+                _update(st.udot, udot1, a, st.u, am, af, g, b, h, a1, hdq, u1)
+                st1 = self._trial(st, hdq, u1, udot1, t1)
+                if self.asm.with_state:
+                    st1.elements = elements
+                st1.apply_drives(m, t1)
+                udot1 = st1.udot
+                if lazy and predicted:  # taken without its evaluation, computed when used (LazyEvaluation)
+                    return st1, a1, LazyEvaluation(self.asm, st1), StepInfo(it, nfac, math.nan, h)
+                ev = self._evaluate(st1)
+                if self.asm.with_state:  # e.g. augmented-Lagrangian multipliers (flexmb.elements, newton_update)
+                    elements, settled, changed = self.asm.newton_update(ev, st1)
+                    if changed:  # a family's blocks changed: refactorize
+                        self._factor_key = None
+                if not free.size:
+                    st1, a1, ev = self._accept(st1, ev, elements, h, gp, bp, st, a, a1)
+                    return st1, a1, ev, StepInfo(it, nfac, 0.0, h)
+                r_all = ev.residual(udot1)
+                r = r_all[free]
+                rn = _absmax(r)
             if not math.isfinite(rn):  # max propagates NaN and inf
                 source = evaluation_source(m, st1, ev, udot1) or f"residual of {_names(m, free[~np.isfinite(r)])}"
                 raise _nonfinite(t1, source)
             r_hist.append(rn)
             if it == 0:
-                scale = self._scale(ev, udot1)
+                scale = es_scale if es is not None else self._scale(ev, udot1)
                 # corrections this small change the accelerations by < rtol/10 of their size (and the
                 # velocities by h times that): with the default rtol, below round-off of stiff forces
                 udot_max, u_max = _absmax_at(udot1, free), _absmax_at(st.u, free)
                 dx_tol = self.atol_udot + 0.1 * self.rtol * (udot_max + u_max / h)
                 # or: the correction moves velocities only at round-off level of this scale (_predicts_convergence)
                 vscale = u_max + h * udot_max + 1e-3 * self.length_scale / h
-            if (rn <= max(self.rtol * scale, ev.residual_floor) or predicted) and settled:
-                ev.residual_known = (udot1, udot1.copy(), r_all)
+            if (rn <= max(self.rtol * scale, 0.0 if es is not None else ev.residual_floor) or predicted) and settled:
+                if es is not None:
+                    st1, ev = es.state(), es.evaluation()  # eq. (1) at its u̇ known
+                else:
+                    ev.residual_known = (udot1, udot1.copy(), r_all)
                 st1, a1, ev = self._accept(st1, ev, elements, h, gp, bp, st, a, a1)
                 return st1, a1, ev, StepInfo(it, nfac, rn, h)
             diverging = len(r_hist) > 3 and rn > 1e3 * min(r_hist)

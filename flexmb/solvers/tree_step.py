@@ -35,7 +35,7 @@ from flexmb.engine.tree_solver import TreeSolver, _factor, _solve, _solve_positi
 from flexmb.model import Model
 from flexmb.state import State, _retract_balls
 
-__all__ = ["TreeStep", "tree_newton_step", "OK", "NONFINITE", "NOT_CONVERGED", "NOT_POSITIVE"]
+__all__ = ["CompiledStep", "TreeStep", "tree_newton_step", "OK", "NONFINITE", "NOT_CONVERGED", "NOT_POSITIVE"]
 
 OK, NONFINITE, NOT_CONVERGED, NOT_POSITIVE = 0, 1, 2, 3
 
@@ -250,20 +250,13 @@ def tree_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, loads
     info[3] = NOT_CONVERGED
 
 
-class TreeStep:
-    """The compiled step of a rigid tree for one integrator (module docstring): holds the model's
-    constant arrays in the tuples :func:`tree_newton_step` takes, and per step evaluates what
-    depends on time only. ``applies(model, asm)`` says whether a model qualifies."""
+class CompiledStep:
+    """What every compiled step holds of a model (:class:`TreeStep`, and
+    flexmb.solvers.element_step.ElementStep): its constant arrays in the tuples the kernels take, the
+    time inputs of a step (:meth:`inputs`) and new buffers for a step's evaluation (:meth:`buffers`).
+    The node masses are the rigid bodies' (empty arrays without bodies)."""
 
-    @staticmethod
-    def applies(model: Model, asm) -> bool:
-        """A rigid tree without friction, element state, families other than node masses, or
-        follower loads (their forces depend on the rotations and stay in the Python step)."""
-        return (asm.rigid_tree and not asm.families and not asm.with_state and model.friction_u.size == 0
-                and len(asm.node_mass) == 1 and asm.node_mass[0][0] is FAMILIES["body"]
-                and not any(ld.follower for ld in model.loads) and model.free_u.size > 0)
-
-    def __init__(self, model: Model, asm, solver: TreeSolver) -> None:
+    def __init__(self, model: Model, asm) -> None:
         m = model
         t: TreePattern = asm.pattern
         i64 = np.int64
@@ -271,9 +264,12 @@ class TreeStep:
         self.tree = (t.joint_parent_ext, np.asarray(m.joint_child, dtype=i64), np.ascontiguousarray(m.joint_point, dtype=float),
                      t.axT, t.axR, t.qT, t.qR, t.uT, t.uR, t.uB, t.ball, np.ascontiguousarray(m.joint_child_rot, dtype=float),
                      np.ascontiguousarray(m.joint_child_offset, dtype=float), t.coord_start, t.coord_count)
-        d = asm.node_mass[0][1]
-        self.bodies = (np.asarray(d.node, dtype=i64), np.asarray(d.mass, dtype=float),
-                       np.ascontiguousarray(d.com, dtype=float), np.ascontiguousarray(d.inertia, dtype=float))
+        if asm.node_mass:
+            d = asm.node_mass[0][1]
+            self.bodies = (np.asarray(d.node, dtype=i64), np.asarray(d.mass, dtype=float),
+                           np.ascontiguousarray(d.com, dtype=float), np.ascontiguousarray(d.inertia, dtype=float))
+        else:
+            self.bodies = (np.zeros(0, dtype=i64), np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3, 3)))
         self.gravity = np.asarray(m.gravity, dtype=float)
         spring_u = np.asarray(m.spring_u, dtype=i64)
         self.springs = (spring_u, np.asarray(m.u_to_q, dtype=i64)[spring_u], np.asarray(m.spring_k, dtype=float),
@@ -284,12 +280,8 @@ class TreeStep:
         k_diag, c_diag = asm.stiffness_damping_diag(free)  # the joint springs' K̄ and C̄ (the Python step's)
         self.coords = (np.asarray(m.u_to_q, dtype=i64), np.flatnonzero(~m.u_is_ball).astype(i64),
                        np.flatnonzero(m.u_is_ball).astype(i64), free, c_diag, k_diag)
-        N = m.n_nodes
-        self.solver = (solver.jf_ptr, solver.jf_coord, solver.coord_child, solver.IA, solver.U, solver.W, solver.S,
-                       solver.St, solver.Dinv, np.empty((N, 6, 6)), np.empty((N, 6)), np.empty((N, 6)),
-                       np.empty((N + 1, 6)), np.empty((N + 1, 6)))
         self.pattern = t
-        self._no_loads = np.zeros((N, 6))
+        self._no_loads = np.zeros((m.n_nodes, 6))
 
     def inputs(self, times: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray, np.ndarray]:
         """What depends on time only, at the step end times ``times`` (K,): the drives' (q, q̇, q̈), each
@@ -325,6 +317,27 @@ class TreeStep:
         kin = (np.empty((N, 3)), np.empty((N, 3, 3)), np.empty((N, 6)), np.empty((N, 6)), np.zeros((n_u, 6)),
                np.zeros((n_u, 6)), np.empty((m.n_joints, 3)), np.empty((N, 6)), np.empty((N, 6)))
         return kin, np.empty((N, 6, 6)), np.empty((N + 1, 6)), np.empty(n_u), np.empty(n_u)
+
+
+class TreeStep(CompiledStep):
+    """The compiled step of a rigid tree for one integrator (module docstring): per step it evaluates
+    what depends on time only and calls :func:`tree_newton_step`. ``applies(model, asm)`` says
+    whether a model qualifies."""
+
+    @staticmethod
+    def applies(model: Model, asm) -> bool:
+        """A rigid tree without friction, element state, families other than node masses, or
+        follower loads (their forces depend on the rotations and stay in the Python step)."""
+        return (asm.rigid_tree and not asm.families and not asm.with_state and model.friction_u.size == 0
+                and len(asm.node_mass) == 1 and asm.node_mass[0][0] is FAMILIES["body"]
+                and not any(ld.follower for ld in model.loads) and model.free_u.size > 0)
+
+    def __init__(self, model: Model, asm, solver: TreeSolver) -> None:
+        super().__init__(model, asm)
+        N = model.n_nodes
+        self.solver = (solver.jf_ptr, solver.jf_coord, solver.coord_child, solver.IA, solver.U, solver.W, solver.S,
+                       solver.St, solver.Dinv, np.empty((N, 6, 6)), np.empty((N, 6)), np.empty((N, 6)),
+                       np.empty((N + 1, 6)), np.empty((N + 1, 6)))
 
     def evaluation(self, st1: State, kin: tuple, Mb: np.ndarray, wfull: np.ndarray, tau: np.ndarray, rfull: np.ndarray,
                    loads: np.ndarray) -> Evaluation:

@@ -1,0 +1,223 @@
+"""Compiled Newton iterations for models with beams on CHOLMOD (issue 14: the lean Newton iteration).
+
+In a generalized-α step of :class:`flexmb.solvers.generalized_alpha.GeneralizedAlpha` each Newton
+iteration forms a trial state, evaluates it and forms eq. (1) of engine/assembly.py; a
+factorization also assembles the iteration matrix. In Python that is some forty calls and as many
+small arrays per iteration, several times the arithmetic on small models. For models whose forces
+are those of rigid bodies, beams, joint springs, dampers, drives, applied joint forces and
+fixed-axes nodal loads (:meth:`ElementStep.applies`), :func:`element_iterate` does one iteration's
+work in one compiled call: the update formulas (Arnold & Brüls eq. 13–16), the trial state, the
+drives, forward kinematics, the bodies' masses and forces (elements/rigid_body eq. 1–2), the
+beams' forces and inertia (elements/beam eq. 5–7), eq. (1) on the free coordinates and, at the
+first iteration, the force scale of Newton's test; :func:`element_matrix` writes the iteration
+matrix's values M̄ + γ' C̄ + β' K̄ straight into CHOLMOD's persistent matrix. The Newton loop itself
+(tests, factor reuse, restarts, the lazy acceptance) stays the Python step's, and so do CHOLMOD's
+factorization and solves. Both call the same kernels in the same order as the Python evaluation,
+so a step's result is the same bit for bit (tests/test_element_step.py). The State and Evaluation
+objects are built only for the iterate a step accepts (or one that fails, for its message).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from flexmb.elements import FAMILIES
+from flexmb.elements.beam import kernels as beam_kernels
+from flexmb.elements.family import FamilyEvaluation
+from flexmb.engine.assembly import Evaluation
+from flexmb.engine.iteration_matrix import _composite_pairs
+from flexmb.engine.kinematics import Kinematics, _node_twists, _project_node, mass_times_add
+from flexmb.model import Model
+from flexmb.solvers.tree_step import CompiledStep, _absmax, _evaluate, _update
+from flexmb.state import State, _retract_balls
+
+__all__ = ["ElementStep", "element_iterate", "element_matrix"]
+
+
+@njit(cache=True)
+def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, drives, coords, beam, params, q0, balls0,
+                    u0, udot0, a, udot_in, out_state, kin, Mb, wfull, tau, beam_out, rfull, r, work, evaluate, first):
+    """One Newton iterate of ``GeneralizedAlpha.step`` (module docstring): from the accelerations
+    ``udot_in`` the pseudo-acceleration, trial state and drives into ``out_state`` = (q, balls, u, u̇,
+    a1); with ``evaluate`` also kinematics ``kin`` = (x, R, Vs, As, S, Sd, P, V, ζ), Mb, the node
+    wrenches ``wfull`` (N+1, 6), τ, the beams' ``beam_out`` = (frames, local forces, energies, p, Bl,
+    chord), eq. (1) on all coordinates ``rfull`` and on the free ones ``r``. Returns (max |r|, force
+    scale; the scale only at the ``first`` iteration, else 0; both 0 without ``evaluate``)."""
+    parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
+    driven, drv_q, drv_u, drv_a = drives
+    u_to_q, scalar_u, ball_u, free, c_diag, k_diag = coords
+    ea, eb, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass = beam
+    frames, fl, en, p, Bl, chord = beam_out
+    am, af, g, b, h = params
+    q1, balls1, u1, udot1, a1 = out_state
+    x, R, Vs, As, S, Sd, P, V, zeta = kin
+    hdq, phi, aw, w, Wtmp, mf = work
+    _update(udot0, udot_in, a, u0, am, af, g, b, h, a1, hdq, u1)  # GeneralizedAlpha._trial and State.apply_drives
+    if ball_u.size:
+        for n in range(phi.shape[0]):
+            for j in range(3):
+                phi[n, j] = hdq[ball_u[3 * n + j]]
+        _retract_balls(balls0, phi, balls1)
+    else:
+        balls1[:] = balls0
+    for j in range(scalar_u.size):
+        q1[j] = q0[j] + hdq[scalar_u[j]]
+    udot1[:] = udot_in
+    for j in range(driven.size):
+        k = driven[j]
+        q1[u_to_q[k]] = drv_q[j]
+        u1[k] = drv_u[j]
+        udot1[k] = drv_a[j]
+    if not evaluate:
+        return 0.0, 0.0
+    # Assembler.evaluate: the tree and the bodies, then the beams (beam.evaluate)
+    _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q1, balls1, u1, x, R, Vs, As, S, Sd, P, V, zeta,
+              Mb, wfull, tau)
+    beam_kernels.residual(ea, eb, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, gravity, 1.0, wfull, frames,
+                          fl, en, p, Bl, chord)
+    N = x.shape[0]
+    bias = wfull[:N]
+    # Evaluation.residual: r = Bᵀ (Mb B u̇ + bias + M_e B u̇) - τ
+    _node_twists(parent, child, coord_start, coord_count, S, udot1, x, aw)
+    mass_times_add(Mb, aw, bias, w)
+    mf[:] = 0.0
+    beam_kernels.mass_forces(ea, eb, frames, Ml, nz_r, nz_c, aw, mf)
+    for i in range(N):
+        for j in range(6):
+            w[i, j] = w[i, j] + mf[i, j]
+    _project_node(parent, child, coord_start, coord_count, S, w, x, Wtmp, rfull)
+    for j in range(rfull.size):
+        rfull[j] = rfull[j] - tau[j]
+    for j in range(free.size):
+        r[j] = rfull[free[j]]
+    rn = _absmax(r)
+    scale = 0.0
+    if first:  # GeneralizedAlpha._scale: |Bᵀ Mb B u̇| + |Bᵀ bias| + |τ| (node masses only)
+        mw = np.empty((N, 6))
+        mass_times_add(Mb, aw, np.zeros((N, 6)), mw)
+        n_u = rfull.size
+        p1 = np.empty(n_u)
+        _project_node(parent, child, coord_start, coord_count, S, mw, x, Wtmp, p1)
+        p2 = np.empty(n_u)
+        _project_node(parent, child, coord_start, coord_count, S, np.ascontiguousarray(bias), x, Wtmp, p2)
+        scale = float(_absmax(p1) + _absmax(p2) + _absmax(tau)) + 1e-300
+    return rn, scale
+
+
+@njit(cache=True)
+def element_matrix(tree, pairs, mbar, diag_pos, diag, beam, beam_out, scatter, ck, cc, material_only, with_mass, S, x, Mb,
+                   data):
+    """The iteration matrix's values on CHOLMOD's pattern into ``data`` (IterationMatrix.assemble with
+    the beams' fused kernel, same order): M̄'s node-mass pairs (composite-rigid-body algorithm, if
+    ``with_mass``), ``diag`` on the diagonal, then every beam's B_eᵀ (ck K + cc C + M) B_e."""
+    parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
+    pa, pb = pairs
+    mbar_pos, mbar_src = mbar
+    ea, eb, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass = beam
+    frames, fl, en, p, Bl, chord = beam_out
+    nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne = scatter
+    data[:] = 0.0
+    if with_mass:
+        vals = np.empty(pa.size)
+        _composite_pairs(Mb, x, parent, child, coord_start, coord_count, S, pa, pb, vals)
+        for t in range(mbar_pos.size):
+            data[mbar_pos[t]] += vals[mbar_src[t]]
+    for t in range(diag_pos.size):
+        data[diag_pos[t]] += diag[t]
+    beam_kernels.add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, 1.0, material_only, nodes, anc_ptr,
+                                      anc_coord, pos_ptr, pos, S, x, max_ne, data)
+
+
+class ElementStep(CompiledStep):
+    """The compiled Newton iterates of one integrator for a model with beams (module docstring).
+    Per step :meth:`begin` evaluates what depends on time only and gives new arrays for the step's
+    state and evaluation; :meth:`iterate` fills them for an iterate, :meth:`matrix` the iteration
+    matrix's values; :meth:`state` and :meth:`evaluation` wrap the current iterate."""
+
+    @staticmethod
+    def applies(model: Model, asm, cholmod: bool) -> bool:
+        """On CHOLMOD, a model whose forces are those of beams (and rigid bodies as the only node
+        masses), without friction, element state or follower loads."""
+        return (cholmod and not asm.with_state and not asm.exact_tangent and model.friction_u.size == 0
+                and len(asm.families) == 1 and asm.families[0][0] is FAMILIES["beam"] and asm.with_blocks == asm.families
+                and all(f is FAMILIES["body"] for f, _, _ in asm.node_mass)
+                and not any(ld.follower for ld in model.loads) and model.free_u.size > 0)
+
+    def __init__(self, model: Model, asm) -> None:
+        super().__init__(model, asm)
+        self.asm = asm
+        f, d, prep = asm.families[0]
+        self.family, self.data, self.prep = f, d, prep
+        self.beam = (np.asarray(d.a, dtype=np.int64), np.asarray(d.b, dtype=np.int64), d.C1, d.C2, d.L0, d.Kl, d.alpha, d.Ml,
+                     prep[0], prep[1], d.mass)
+        free = np.asarray(model.free_u, dtype=np.int64)
+        im = asm.matrices.get(free)
+        sc = im.groups[0]
+        self.pairs = (asm.matrices.pairs.pa, asm.matrices.pairs.pb)
+        self.mbar = (np.asarray(im.mbar_pos, dtype=np.int64), np.asarray(im.mbar_src, dtype=np.int64))
+        self.diag_pos = np.asarray(im.diag_pos, dtype=np.int64)
+        self.scatter = (sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, sc.pos, sc.max_ne)
+        self.with_mass = bool(asm.node_mass)
+        N, n_u, n = model.n_nodes, model.n_u, d.n
+        self.work = (np.empty(n_u), np.empty((int(model.u_is_ball.sum()) // 3, 3)), np.empty((N, 6)), np.empty((N, 6)),
+                     np.empty((N, 6)), np.empty((N, 6)))
+        self.r = np.empty(free.size)
+        self._n_el = n
+
+    def begin(self, st: State, a: np.ndarray, h: float, t1: float, params: tuple) -> None:
+        """Start a step of size h from (st, a) to t1 with ``params`` = (αm, αf, γ, β, h): the time
+        inputs at t1 and new arrays for its iterates."""
+        drives, jf, loads = self.inputs(np.array([t1]))
+        self._st, self._a, self._t1, self._params = st, a, t1, params
+        self._drives = (self.driven, drives[0][0], drives[1][0], drives[2][0])
+        self._jf, self._loads = jf[0], loads[0]
+        n_u, n = self.model.n_u, self._n_el
+        self.out_state = (np.empty_like(st.q), np.empty_like(st.balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
+        self.kin, self.Mb, self.wfull, self.tau, self.rfull = self.buffers()
+        self.beam_out = (np.empty((n, 3, 3)), np.empty((n, 7)), np.empty((n, 4)), np.empty((n, 7)), np.empty((n, 7, 12)),
+                         np.empty(n))
+
+    def iterate(self, udot: np.ndarray, evaluate: bool, first: bool) -> tuple[float, float]:
+        """The iterate of accelerations ``udot`` (element_iterate): (max |r| on the free coordinates,
+        force scale at the ``first`` iteration)."""
+        st = self._st
+        rn, scale = element_iterate(self.tree, self.bodies, self.gravity, self.springs, self.jforce_u, self._jf, self._loads,
+                                    self._drives, self.coords, self.beam, self._params, st.q, st.balls, st.u, st.udot,
+                                    self._a, udot, self.out_state, self.kin, self.Mb, self.wfull, self.tau, self.beam_out,
+                                    self.rfull, self.r, self.work, evaluate, first)
+        return rn, scale
+
+    @property
+    def udot(self) -> np.ndarray:
+        """The current iterate's accelerations (drives applied)."""
+        return self.out_state[3]
+
+    @property
+    def a1(self) -> np.ndarray:
+        """The current iterate's pseudo-acceleration."""
+        return self.out_state[4]
+
+    def matrix(self, gp: float, bp: float, diag: np.ndarray, material_only: bool, out: np.ndarray) -> None:
+        """M̄ + γ' C̄ + β' K̄ + diag at the current iterate into ``out`` (element_matrix)."""
+        element_matrix(self.tree, self.pairs, self.mbar, self.diag_pos, np.ascontiguousarray(diag, dtype=float), self.beam,
+                       self.beam_out, self.scatter, float(bp), float(gp), bool(material_only), self.with_mass, self.kin[4],
+                       self.kin[0], self.Mb, out)
+
+    def state(self) -> State:
+        """The current iterate as a State at the step's end (element state carried over)."""
+        q1, balls1, u1, udot1, _ = self.out_state
+        st = self._st
+        return State(self._t1, q1, balls1, u1, udot1, {k: v.copy() for k, v in st.elements.items()})
+
+    def evaluation(self) -> Evaluation:
+        """The current iterate's Evaluation (what Assembler.evaluate gives at its state), with eq. (1)
+        at its u̇ known (``residual_known``)."""
+        x, R, Vs, As, S, Sd, P, V, zeta = self.kin
+        kin = Kinematics(x, R, V, zeta, S, P, Vs, As, self.pattern, Sd)
+        family_evals = {f.name: FamilyEvaluation() for f, _, _ in self.asm.node_mass}
+        family_evals[self.family.name] = self.family.evaluation(*self.beam_out)
+        ev = self.asm.evaluation(kin, self.Mb, self.wfull, self._loads if self.model.loads else np.zeros_like(self._loads),
+                                 self.tau, family_evals)
+        ev.residual_known = (self.udot, self.udot.copy(), self.rfull)
+        return ev

@@ -1,0 +1,141 @@
+"""The compiled Newton iterates of models with beams (flexmb/solvers/element_step.py) against the
+Python iterates they replace: the same run bit for bit (every row, the step history, the energies
+and work, the counters) for every feature such a model may have (bodies, drives, joint springs and
+dampers, applied joint forces, fixed nodal loads, ball joints, damped and undamped beams, dense
+output and error-controlled steps, halved steps), the same message where a run fails, and the
+models left to the Python iterates."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from test_tree_run import _assert_same
+
+import flexmb as fm
+from flexmb.solvers.element_step import ElementStep
+from flexmb.solvers.generalized_alpha import GeneralizedAlpha
+
+SECTION = fm.BeamSection(E=2.1e11, G=8.1e10, A=1e-4, Iy=1e-9, Iz=1e-9, J=2e-9, rho=7800.0)
+
+
+def falling_link(n: int = 6) -> fm.Model:
+    """A steel strip pinned at one end, released horizontal under gravity (undamped beams only)."""
+    mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    nodes = mb.add_flexible_link("link", (0.0, 0.0, 0.0), (0.5, 0.0, 0.0), n, SECTION)
+    mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0.0, 0.0, 1.0))
+    return mb.compile()
+
+
+def featured_flexible(joint_force=lambda t: 0.2 * np.cos(3.0 * t)) -> fm.Model:
+    """A driven crank (body) carrying a damped flexible link through a springy revolute; a body on a
+    ball joint at the link's tip with a time-varying fixed-axes load; an applied joint force."""
+    mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    mb.add_node("crank", position=(0.0, 0.0, 0.0))
+    mb.add_body("crank_body", node="crank", mass=1.0, com=(0.1, 0.0, 0.0), inertia=np.diag([1e-3, 4e-3, 4e-3]))
+    mb.add_joint("drive", "revolute", parent="ground", child="crank", point=(0, 0, 0), axis=(0, 0, 1))
+    mb.add_drive("drive", lambda t: 2.0 * t + 0.3 * np.sin(5.0 * t))
+    nodes = mb.add_flexible_link("link", (0.2, 0.0, 0.0), (0.7, 0.0, 0.0), 4, SECTION, damping=1e-4)
+    mb.add_joint("elbow", "revolute", parent="crank", child=nodes[0], point=(0.2, 0, 0), axis=(0, 0, 1), q0=0.2)
+    mb.add_joint_spring("elbow", stiffness=5.0, damping=0.05, rest=0.1)
+    mb.add_joint_force("elbow", joint_force)
+    mb.add_node("tip", position=(0.7, 0.0, 0.0))
+    mb.add_body("tip_body", node="tip", mass=0.2, com=(0.05, 0.0, 0.0), inertia=np.diag([1e-4, 2e-4, 2e-4]))
+    mb.add_joint("wrist", "spherical", parent=nodes[-1], child="tip", point=(0.7, 0, 0), q0=(0.1, -0.2, 0.3),
+                 u0=(1.0, 0.5, -2.0))
+    mb.add_load("push", "tip", force=lambda t: np.array([0.0, 0.0, 0.5 * np.sin(3.0 * t)]), moment=(0.0, 0.01, 0.0))
+    return mb.compile()
+
+
+def _both(monkeypatch, model: fm.Model, *args, **kw) -> tuple[fm.Result, fm.Result, int]:
+    """The run with the compiled iterates, the run with the Python ones, and the compiled iterates taken."""
+    count = [0]
+    original = ElementStep.iterate
+
+    def counting(self, udot, evaluate, first):
+        count[0] += 1
+        return original(self, udot, evaluate, first)
+    with monkeypatch.context() as mp:
+        mp.setattr(ElementStep, "iterate", counting)
+        fast = fm.simulate(model, *args, **kw)
+    with monkeypatch.context() as mp:
+        mp.setattr(ElementStep, "applies", staticmethod(lambda model, asm, cholmod: False))
+        slow = fm.simulate(model, *args, **kw)
+    return fast, slow, count[0]
+
+
+@pytest.mark.parametrize("build, t_end, dt, kw", [
+    (falling_link, 0.2, 1e-3, {"output_every": 5}),
+    (featured_flexible, 0.3, 1e-3, {"output_every": 1}),
+    (featured_flexible, 0.3, "auto", {"tol": 1e-4, "output_every": 1}),  # error-controlled steps, dense output
+    (falling_link, 0.1, 2e-2, {"output_every": 1}),  # steps of 20 ms fail and are halved
+], ids=["falling_link", "featured", "featured_auto", "halved"])
+def test_the_compiled_iterates_are_the_python_iterates_bit_for_bit(monkeypatch, build, t_end, dt, kw) -> None:
+    model = build()
+    fast, slow, iterates = _both(monkeypatch, model, t_end, dt, **kw)
+    _assert_same(fast, slow)
+    assert fast.status == "finished"
+    assert iterates >= fast.stats["newton_iterations"] >= fast.stats["steps"]  # every iterate compiled
+    np.testing.assert_array_equal(fast.element_forces, slow.element_forces)
+    np.testing.assert_array_equal(fast.energy["strain"], slow.energy["strain"])
+    # the physics, not only the same bits: the energy balance of the rows holds
+    e = fast.energy
+    total = fast.total_energy
+    assert np.abs(total - total[0]).max() < 1e-2 * (np.abs(e["kinetic"]).max() + np.abs(e["potential"]).max())
+
+
+def test_halved_steps_are_taken(monkeypatch) -> None:
+    """The 'halved' case above really halves: steps of 20 ms on the stiff strip fail in Newton."""
+    fast, slow, _ = _both(monkeypatch, falling_link(), 0.1, 2e-2, output_every=1)
+    assert fast.stats["failed_steps"] > 0 and fast.stats["substeps"] > fast.stats["steps"]
+
+
+def test_a_seed_case_with_beams_is_the_same(monkeypatch) -> None:
+    """The six-link mechanism (bodies, damped beams, a drive, a monitor callback) for 0.2 s."""
+    from cases import zahariev_six_link as case
+    fast, slow, iterates = _both(monkeypatch, case.build(), 0.2, 1e-3, output_every=10, rho_inf=case.DEFAULTS["rho_inf"])
+    _assert_same(fast, slow)
+    assert fast.status == "finished" and iterates >= 200
+
+
+def test_a_failure_gives_the_python_message(monkeypatch) -> None:
+    """A joint force turning infinite at t > 0.05 on the featured model: the same status and rows."""
+    model = featured_flexible(lambda t: math.inf if t > 0.05 else 0.2)
+    fast, slow, iterates = _both(monkeypatch, model, 0.2, 1e-3, output_every=10)
+    _assert_same(fast, slow)
+    assert fast.status.startswith("failed") and "non-finite" in fast.status and "elbow" in fast.status
+    assert iterates > 0
+
+
+@pytest.mark.parametrize("kind", ["bushing", "friction", "follower", "no_beam"])
+def test_models_left_to_the_python_iterates(kind) -> None:
+    """Bushings, bearing friction, follower loads and rigid trees keep the Python iterates (or the tree step)."""
+    mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    if kind == "no_beam":
+        mb.add_node("a", position=(0, 0, 0))
+        mb.add_body("a_body", node="a", mass=1.0, com=(0.5, 0, 0), inertia=np.diag([1e-3, 0.1, 0.1]))
+        mb.add_joint("pin", "revolute", "ground", "a", axis=(0, 0, 1))
+        integ = GeneralizedAlpha(mb.compile(), linear_solver="cholmod")
+        assert integ.element_step is None
+        return
+    nodes = mb.add_flexible_link("link", (0.0, 0.0, 0.0), (0.5, 0.0, 0.0), 3, SECTION)
+    mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0.0, 0.0, 1.0))
+    if kind == "bushing":
+        mb.add_node("hub", position=(0.5, 0.0, 0.0))
+        mb.add_body("hub_body", node="hub", mass=1.0, com=(0.0, 0.0, 0.0), inertia=np.diag([0.1, 0.1, 0.1]))
+        mb.add_joint("hub", "revolute", "ground", "hub", point=(0.5, 0.0, 0.0), axis=(0.0, 0.0, 1.0))
+        mb.add_bushing("spring", nodes[-1], "hub", stiffness=[1e3] * 6, point=(0.5, 0.0, 0.0))
+    elif kind == "friction":
+        mb.add_joint_friction("pin", mu=0.1, pin_radius=0.01)
+    else:
+        mb.add_load("follow", nodes[-1], force=(0.0, 1.0, 0.0), follower=True)
+    model = mb.compile()
+    assert ElementStep.applies(model, GeneralizedAlpha(model).asm, True) is False
+    assert GeneralizedAlpha(model).element_step is None
+
+
+def test_the_beam_models_take_the_compiled_iterates() -> None:
+    for model in (falling_link(), featured_flexible()):
+        integ = GeneralizedAlpha(model)
+        assert isinstance(integ.element_step, ElementStep)
