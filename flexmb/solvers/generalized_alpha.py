@@ -102,7 +102,8 @@ class GeneralizedAlpha:
     which needs no residual) is taken without evaluating it; its evaluation
     (flexmb.engine.assembly.LazyEvaluation) is computed only when used: the error estimate needs its
     kinematics only, the work integrals nothing more where there are no drives, loads, friction or
-    element damping, output rows all of it. The state is the same bit for bit; the step's
+    element damping, output rows all of it (with the compiled element step, a model whose work needs
+    them evaluates every accepted iterate in the step instead: cheaper there). The state is the same bit for bit; the step's
     ``StepInfo.residual`` is then NaN (not evaluated), and a non-finite force at that state is found
     where it is used or at the next step's first evaluation.
     """
@@ -148,6 +149,9 @@ class GeneralizedAlpha:
                           and reuse_factor is not True and TreeStep.applies(model, self.asm) else None)
         # a model of beams (and bodies) on CHOLMOD forms its Newton iterates in compiled calls (element_step.py)
         cholmod = isinstance(self.chol, SparseCholesky)
+        # the work integrals need the forces of every accepted state (flexmb.solvers.recorder, power): drives,
+        # loads, element dampers or friction; the compiled iterates then evaluate it in the step (cheaper than later)
+        self._work_needs_forces = bool(model.driven.size or model.loads or self.asm.dissipative or model.friction_u.size)
         self.element_step = ElementStep(model, self.asm) if ElementStep.applies(model, self.asm, cholmod) else None
         self.timings = {"assembly": 0.0, "factorization": 0.0, "solve": 0.0, "compiled_step": 0.0}
         self.modified_newton = 0
@@ -352,7 +356,8 @@ class GeneralizedAlpha:
         eps_pos = self._eps_pos
         # the converged iterate is taken without evaluating it where the prediction says so (CHOLMOD path,
         # no element state: GeneralizedAlpha.lazy_accept)
-        lazy = self.lazy_accept and not self.asm.with_state and not isinstance(self.chol, TreeSolver)
+        lazy = (self.lazy_accept and not self.asm.with_state and not isinstance(self.chol, TreeSolver)
+                and not (self.element_step is not None and self._work_needs_forces))
         predicted = False  # the last correction predicts the next one below tolerance (_predicts_convergence)
         es = self.element_step  # compiled iterates (element_step.py): State and Evaluation built when used
         if es is not None:
