@@ -139,3 +139,25 @@ def test_the_beam_models_take_the_compiled_iterates() -> None:
     for model in (falling_link(), featured_flexible()):
         integ = GeneralizedAlpha(model)
         assert isinstance(integ.element_step, ElementStep)
+
+
+def test_a_matrix_made_indefinite_by_the_geometric_stiffness_is_refactorized_without_it(monkeypatch) -> None:
+    """CHOLMOD refusing the 5th factorization (as it refuses an S made indefinite by compressive
+    geometric stiffness): both iterates refill S with the material stiffness only (modified Newton),
+    factorize that and go on: the same run bit for bit, one modified-Newton step counted."""
+    from flexmb.engine.linalg import SparseCholesky
+    from flexmb.errors import SolverError
+    original = SparseCholesky.factorize
+    refused = []
+
+    def refusing(self, A=None):  # each run's solver refuses its 5th factorization once
+        if self.n_factorize == 4 and self not in refused:
+            refused.append(self)
+            raise SolverError("iteration matrix is not positive definite (injected)")
+        return original(self, A)
+    monkeypatch.setattr(SparseCholesky, "factorize", refusing)
+    model = featured_flexible()
+    fast, slow, iterates = _both(monkeypatch, model, 0.05, 1e-3, output_every=5)
+    assert len(refused) == 2 and iterates > 0
+    _assert_same(fast, slow)
+    assert fast.stats["modified_newton_steps"] == slow.stats["modified_newton_steps"] == 1
