@@ -7,8 +7,8 @@ Newton loop of rigid trees, flexmb/solvers/tree_step.py, alone 20-30 s, and agai
 compiled run of many steps, flexmb/solvers/tree_run.py). This module runs a few steps of small
 models that pass through every compiled path: a rigid tree with a ball joint, a spring and a drive
 (the compiled step and run), the same tree on CHOLMOD (the Python step), a flexible
-link (beam kernels) and a four-bar closed by a bushing (elastic cut), with error-controlled steps
-once.
+link (beam kernels and the compiled Newton iterates of beam models, flexmb/solvers/element_step.py)
+and a four-bar closed by a bushing (elastic cut), with error-controlled steps once.
 """
 
 from __future__ import annotations

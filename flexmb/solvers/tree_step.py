@@ -270,6 +270,8 @@ class CompiledStep:
                            np.ascontiguousarray(d.com, dtype=float), np.ascontiguousarray(d.inertia, dtype=float))
         else:
             self.bodies = (np.zeros(0, dtype=i64), np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3, 3)))
+            for arr in self.bodies:  # read-only like the bodies' arrays: one compiled specialization for both
+                arr.setflags(write=False)
         self.gravity = np.asarray(m.gravity, dtype=float)
         spring_u = np.asarray(m.spring_u, dtype=i64)
         self.springs = (spring_u, np.asarray(m.u_to_q, dtype=i64)[spring_u], np.asarray(m.spring_k, dtype=float),
