@@ -29,8 +29,8 @@ from flexmb.engine.assembly import Evaluation
 from flexmb.engine.iteration_matrix import _composite_pairs
 from flexmb.engine.kinematics import Kinematics, _node_twists, _project_node, mass_times_add
 from flexmb.model import Model
-from flexmb.solvers.tree_step import CompiledStep, _absmax, _evaluate, _update
-from flexmb.state import State, _retract_balls
+from flexmb.solvers.tree_step import CompiledStep, _absmax, _evaluate, trial_state
+from flexmb.state import State
 
 __all__ = ["ElementStep", "element_iterate", "element_matrix"]
 
@@ -53,22 +53,8 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     q1, balls1, u1, udot1, a1 = out_state
     x, R, Vs, As, S, Sd, P, V, zeta = kin
     hdq, phi, aw, w, Wtmp, mf = work
-    _update(udot0, udot_in, a, u0, am, af, g, b, h, a1, hdq, u1)  # GeneralizedAlpha._trial and State.apply_drives
-    if ball_u.size:
-        for n in range(phi.shape[0]):
-            for j in range(3):
-                phi[n, j] = hdq[ball_u[3 * n + j]]
-        _retract_balls(balls0, phi, balls1)
-    else:
-        balls1[:] = balls0
-    for j in range(scalar_u.size):
-        q1[j] = q0[j] + hdq[scalar_u[j]]
-    udot1[:] = udot_in
-    for j in range(driven.size):
-        k = driven[j]
-        q1[u_to_q[k]] = drv_q[j]
-        u1[k] = drv_u[j]
-        udot1[k] = drv_a[j]
+    trial_state(udot0, udot_in, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q, drv_u, drv_a,
+                hdq, phi, q1, balls1, u1, udot1, a1)
     if not evaluate:
         return 0.0, 0.0
     # Assembler.evaluate: the tree and the bodies, then the beams (beam.evaluate)

@@ -35,7 +35,7 @@ from flexmb.engine.tree_solver import TreeSolver, _factor, _solve, _solve_positi
 from flexmb.model import Model
 from flexmb.state import State, _retract_balls
 
-__all__ = ["CompiledStep", "TreeStep", "tree_newton_step", "OK", "NONFINITE", "NOT_CONVERGED", "NOT_POSITIVE"]
+__all__ = ["CompiledStep", "TreeStep", "trial_state", "tree_newton_step", "OK", "NONFINITE", "NOT_CONVERGED", "NOT_POSITIVE"]
 
 OK, NONFINITE, NOT_CONVERGED, NOT_POSITIVE = 0, 1, 2, 3
 
@@ -50,6 +50,32 @@ def _update(udot0, udot1, a, u0, am, af, g, b, h, a1, hdq, u1):
         a1[i] = ai
         hdq[i] = h * (u0[i] + h * ((0.5 - b) * a[i] + b * ai))
         u1[i] = u0[i] + h * ((1 - g) * a[i] + g * ai)
+
+
+@njit(cache=True)
+def trial_state(udot0, udot, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q, drv_u, drv_a, hdq,
+                phi, q1, balls1, u1, udot1, a1):
+    """The Newton iterate of accelerations ``udot`` (GeneralizedAlpha._trial and State.apply_drives):
+    a1, hdq and u1 by :func:`_update`, q1 = q0 + hdq on the scalar coordinates, balls1 = balls0
+    expm(hdq) on the balls, udot1 = udot (may be the same array), then the drives' values on the
+    driven coordinates. phi: work array (n_ball, 3)."""
+    _update(udot0, udot, a, u0, am, af, g, b, h, a1, hdq, u1)
+    if ball_u.size:
+        for n in range(phi.shape[0]):
+            for j in range(3):
+                phi[n, j] = hdq[ball_u[3 * n + j]]
+        _retract_balls(balls0, phi, balls1)
+    else:
+        balls1[:] = balls0
+    for j in range(scalar_u.size):
+        q1[j] = q0[j] + hdq[scalar_u[j]]
+    for i in range(udot1.size):
+        udot1[i] = udot[i]
+    for j in range(driven.size):
+        k = driven[j]
+        q1[u_to_q[k]] = drv_q[j]
+        u1[k] = drv_u[j]
+        udot1[k] = drv_a[j]
 
 
 @njit(cache=True)
@@ -153,21 +179,8 @@ def tree_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, loads
     info[3] = OK
     info[4] = -1.0
     for it in range(int(max_iter) + 1):
-        _update(udot0, udot1, a, u0, am, af, g, b, h, a1, hdq, u1)
-        if ball_u.size:
-            for n in range(phi.shape[0]):
-                for j in range(3):
-                    phi[n, j] = hdq[ball_u[3 * n + j]]
-            _retract_balls(balls0, phi, balls1)
-        else:
-            balls1[:] = balls0
-        for j in range(scalar_u.size):
-            q1[j] = q0[j] + hdq[scalar_u[j]]
-        for j in range(driven.size):
-            k = driven[j]
-            q1[u_to_q[k]] = drv_q[j]
-            u1[k] = drv_u[j]
-            udot1[k] = drv_a[j]
+        trial_state(udot0, udot1, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q, drv_u, drv_a,
+                    hdq, phi, q1, balls1, u1, udot1, a1)
         _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q1, balls1, u1, x, R, Vs, As, S, Sd, P, V,
                   zeta, Mb, wfull, tau)
         bias = wfull[:N]
