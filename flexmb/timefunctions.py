@@ -9,6 +9,7 @@ differences are used for both.
 
 from __future__ import annotations
 
+import cmath
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -32,15 +33,18 @@ def as_time_function(value: Any, name: str) -> Callable[[float], np.ndarray]:
     return lambda t, _a=arr: _a
 
 
-def _complex_step(f: Callable[[float], Any], t: float) -> np.ndarray | None:
+def _complex_step(f: Callable[[float], Any], t: float) -> Any:
     """f(t + i h) for the complex step h, or None when ``f`` does not take complex arguments
     there (raises, warns, returns a real or a non-finite value)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            val = np.asarray(f(t + 1j * _CS))
+            val = f(t + 1j * _CS)
     except Exception:
         return None
+    if isinstance(val, (complex, np.complexfloating)):  # a scalar (the common case): no array made
+        return val if cmath.isfinite(val) else None
+    val = np.asarray(val)
     return val if np.iscomplexobj(val) and np.all(np.isfinite(val)) else None
 
 
@@ -49,16 +53,19 @@ def _accepts_complex(f: Callable[[float], Any], t: float) -> bool:
 
 
 def _cs_first(f: Callable, t: float) -> float:
-    return float(np.imag(f(t + 1j * _CS)) / _CS)
+    val = f(t + 1j * _CS)
+    if isinstance(val, (complex, np.complexfloating)):
+        return float(val.imag / _CS)
+    return float(np.imag(val) / _CS)
 
 
-def derivative(f: Callable[[float], float], t: float, val: np.ndarray | None | bool = False) -> float:
+def derivative(f: Callable[[float], float], t: float, val: Any = False) -> float:
     """First derivative of ``f`` at ``t`` (complex step, else Richardson central differences);
     ``val``: f's complex step at t when already known (:func:`_complex_step`, None: not complex-safe)."""
     if val is False:
         val = _complex_step(f, t)
     if val is not None:  # the complex step's value itself: f is evaluated once
-        return float(np.imag(val) / _CS)
+        return float(val.imag / _CS)
     h = 1e-3 * max(1.0, abs(t))
     d = [(float(f(t + s)) - float(f(t - s))) / (2 * s) for s in (h, h / 2)]
     return (4 * d[1] - d[0]) / 3
