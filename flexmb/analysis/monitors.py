@@ -42,10 +42,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from scipy.linalg.lapack import dgesdd
 
 from flexmb.analysis.rigid import RigidModel
 from flexmb.elements.beam import BeamData
 from flexmb.engine.assembly import Assembler, Evaluation
+from flexmb.engine.kinematics import forward_kinematics
 from flexmb.errors import ModelError
 from flexmb.model import Model
 from flexmb.rotations import expm
@@ -109,6 +111,7 @@ class RigidClosure:
         if not self.constraint_names:
             raise ModelError("rigid closure: the model has no flexible link and no bushing: no loop is cut.")
         self.free = model.free_u
+        self._w = np.zeros((model.n_nodes, 6))  # the unit force pair of one link (zero elsewhere)
 
     def _check_two_force(self, name: str, a: int, b: int) -> None:
         m = self.model
@@ -134,19 +137,20 @@ class RigidClosure:
     def closure(self, st: State, ev: Evaluation | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Constraint values c (n_c,) — link length changes [m], then bushing deformations — and
         the Jacobian J = dc/du (n_c, n_u)."""
-        ev = self.asm.evaluate(st) if ev is None else ev
-        x = ev.kin.x
-        d = x[self.ends[:, 1]] - x[self.ends[:, 0]]
+        kin = forward_kinematics(self.model, st, self.asm.pattern) if ev is None else ev.kin  # positions only
+        x = kin.x
+        a, b = self.ends[:, 0], self.ends[:, 1]
+        d = x[b] - x[a]
         L = np.linalg.norm(d, axis=1)
         e = d / L[:, None]
-        rows = []
-        for (a, b), ek in zip(self.ends, e):  # one projection per link: B^T of a unit force pair
-            w = np.zeros((self.model.n_nodes, 6))
-            w[a, :3] -= ek
-            w[b, :3] += ek
-            rows.append(ev.project(w))
+        J = np.empty((a.size, self.model.n_u))
+        w = self._w
+        for k in range(a.size):  # one projection per link: B^T of a unit force pair along the chord
+            w[a[k], :3] = -e[k]
+            w[b[k], :3] = e[k]
+            J[k] = kin.pattern.project(kin.S, w, x)  # Evaluation.project
+            w[a[k], :3] = w[b[k], :3] = 0.0
         c = L - self.L0
-        J = np.array(rows).reshape(-1, self.model.n_u)
         if self.rigid is not None:
             cb, Jb = self.rigid.closure(st)
             c, J = np.concatenate([c, cb]), np.vstack([J, Jb])
@@ -155,12 +159,18 @@ class RigidClosure:
     def singular_values(self, st: State, ev: Evaluation | None = None) -> np.ndarray:
         """Singular values of the closure Jacobian over the undriven coordinates, largest first."""
         _, J = self.closure(st, ev)
-        return np.linalg.svd(J[:, self.free], compute_uv=False)
+        Jf = J[:, self.free]
+        if Jf.size:  # LAPACK's dgesdd straight: numpy's svd costs more than the small SVD itself
+            _, s, _, info = dgesdd(Jf, compute_uv=0)
+            if info == 0:
+                return s
+        return np.linalg.svd(Jf, compute_uv=False)
 
     def sigma_min(self, st: State, ev: Evaluation | None = None) -> float:
         """Smallest singular value of the closure Jacobian over the undriven coordinates: zero
         where the rigid mechanism is singular."""
-        return float(self.singular_values(st, ev).min(initial=np.inf))
+        s = self.singular_values(st, ev)
+        return float(s[-1]) if s.size else float("inf")  # largest first
 
 
 class SingularityMonitor:
@@ -201,8 +211,9 @@ class SingularityMonitor:
         self.sigma.append(self.closure.sigma_min(st, ev))
         if "beam" not in ev.elements or not self._elements:
             return None
-        forces = self.closure.asm.element_output(ev, "beam", "section_forces")
-        N = [float(np.abs(forces[el, 0]).max()) for el in self._elements]
+        fe = ev.elements["beam"]  # the axial force N is the first local force (section_forces' first column)
+        axial = np.abs(fe.local_forces[:, 0])
+        N = [float(axial[el].max()) for el in self._elements]
         k = int(np.argmax(N))
         self.max_force.append(N[k])
         if self.force_limit is not None and N[k] > self.force_limit:
