@@ -9,6 +9,10 @@ A case is a Python file with
   passed; missing parameters come from DEFAULTS);
 * optionally ``postprocess(result, model, params, out_dir) -> dict`` — the case's own plots
   and files, and a summary (str -> number/str) to print;
+* optionally ``companions(params) -> dict[str, dict]`` — further runs the postprocess compares
+  with (label -> parameter overrides on top of the run's); flexmb starts them on a spare core
+  while the main run runs and passes them as ``postprocess(..., companions={label:
+  Companion(model, result, params)})`` (flexmb.app.companions);
 * optionally ``monitor(model, params) -> callback`` — a ``simulate`` callback ``(state,
   evaluation) -> str | None`` run after every step; a returned string ends the run with status
   ``stopped: <string>`` (e.g. a mechanism driven into a singular configuration,
@@ -24,9 +28,11 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import inspect
 import numbers
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -75,10 +81,32 @@ class Case:
         f = getattr(self.module, "monitor", None)
         return f(model, dict(params)) if f is not None else None
 
-    def postprocess(self, result: Result, model: Model, params: dict[str, Any], out_dir: Path) -> dict:
-        """The case's own outputs and summary ({} when it defines no postprocess)."""
+    @property
+    def takes_companions(self) -> bool:
+        """Whether the case defines ``companions`` and its postprocess takes them."""
         f = getattr(self.module, "postprocess", None)
-        return dict(f(result, model, dict(params), Path(out_dir)) or {}) if f is not None else {}
+        return callable(getattr(self.module, "companions", None)) and f is not None and _takes(f, "companions")
+
+    def postprocess(self, result: Result, model: Model, params: dict[str, Any], out_dir: Path,
+                    companions: Mapping[str, Any] | None = None) -> dict:
+        """The case's own outputs and summary ({} when it defines no postprocess); ``companions``
+        (flexmb.app.companions) are passed when its signature takes them."""
+        f = getattr(self.module, "postprocess", None)
+        if f is None:
+            return {}
+        extra = {"companions": companions} if companions is not None and _takes(f, "companions") else {}
+        return dict(f(result, model, dict(params), Path(out_dir), **extra) or {})
+
+
+def _takes(f: Any, name: str) -> bool:
+    """Whether the function ``f`` takes a keyword argument ``name``."""
+    try:
+        params = inspect.signature(f).parameters
+    except (TypeError, ValueError):
+        return False
+    p = params.get(name)
+    return (p is not None and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)) or any(
+        q.kind is q.VAR_KEYWORD for q in params.values())
 
 
 def import_file(path: str | Path) -> ModuleType:

@@ -2,8 +2,9 @@
 worker (flexmb.app.study.run_one).
 
     load the case -> resolve its parameters (RunSettings) -> check the output folder -> build
-    -> the case's monitor -> RunWriter -> simulate -> reload from disk -> ParaView export
-    -> plots -> the case's postprocess -> summary.json
+    -> the case's monitor -> its companion runs started (flexmb.app.companions) -> RunWriter
+    -> simulate -> reload from disk -> ParaView export -> plots -> the case's postprocess
+    (with the companions' results) -> summary.json
 
 Everything written into the run folder is recorded in its manifest (flexmb.results.manifest),
 the files of the case's postprocess included, so that a later ``overwrite`` removes exactly
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from flexmb.app.casefile import Case, load_case, resolve_params
+from flexmb.app.companions import Companions, companion_params
 from flexmb.errors import CaseCodeError, FlexmbError, SolverError
 from flexmb.model import Model
 from flexmb.results import manifest
@@ -131,7 +133,8 @@ def _call_case(case: Case, step: str, f: Callable[[], Any]) -> Any:
 def run_case(case: Case | str | Path, overrides: Mapping[str, Any] | None = None, out: str | Path | None = None, *,
              overwrite: bool = False, reuse: bool = False, monitor: bool = True, postprocess: bool = True,
              paraview: bool = True, every: int | None = None, plots: bool = True, meta: Mapping[str, Any] | None = None,
-             on_start: Callable[[RunStart], Callable[[float, int], None] | None] | None = None) -> RunOutcome:
+             on_start: Callable[[RunStart], Callable[[float, int], None] | None] | None = None,
+             companion_workers: int | None = None) -> RunOutcome:
     """Run the case ``case`` (a path or a loaded Case) with the parameter ``overrides`` into
     the run folder ``out`` (default ``runs/<case name>``); the one pipeline of flexmb.
 
@@ -143,12 +146,11 @@ def run_case(case: Case | str | Path, overrides: Mapping[str, Any] | None = None
     ``out/paraview`` (every ``every``-th row, default :func:`frames_every`); ``plots``: the
     standard PNG plots into ``out``. ``meta``: extra facts for the run's meta.json.
     ``on_start(RunStart)``: called once the model is built, before the simulation; it may
-    return a progress callback ``(t, newton_iterations)``."""
-    # imported here, not at the top: matplotlib and meshio take a second to load, and `flexmb
-    # info`/`--help`, sweeps without plots and scripts that only simulate never need them
-    from flexmb.results.paraview import export, planned_files, safe_name
-    from flexmb.results.plots import standard_plot_files, standard_plots
-
+    return a progress callback ``(t, newton_iterations)``. ``companion_workers``: worker processes
+    for the case's companion runs (flexmb.app.companions; default: one fewer than the cores, 0:
+    after the main run in this process)."""
+    # matplotlib and meshio are imported in _finish, not at the top: they take a second to load, and
+    # `flexmb info`/`--help`, sweeps without plots and scripts that only simulate never need them
     cs = case if isinstance(case, Case) else load_case(case)
     params = resolve_params(cs, dict(overrides or {}))
     settings = cs.settings(params)
@@ -157,44 +159,96 @@ def run_case(case: Case | str | Path, overrides: Mapping[str, Any] | None = None
                                                        "params": params, "flexmb_version": __version__, **(meta or {})})
     if not reuse:
         writer.check()  # before the build, which may take long
-    model = build_model(cs, params)
-    callback = _call_case(cs, "monitor", lambda: cs.monitor(model, params)) if monitor and not reuse else None
-    progress = on_start(RunStart(cs, params, settings, model, out)) if on_start is not None else None
-    if not reuse:
-        try:
-            simulate(model, **settings.as_dict(), out=writer, progress=progress, callback=callback)
-        except SolverError:  # before the first step (initial accelerations): the run folder records it
-            if not writer.opened:
-                raise
-    outcome = RunOutcome(cs, params, settings, out, model, load(out))
+    # the postprocess's companion runs (flexmb.app.companions) start first, on a spare core
+    comps = Companions(cs, companion_params(cs, params) if postprocess and cs.takes_companions else {}, companion_workers)
+    try:
+        comps.start()
+        model = build_model(cs, params)
+        callback = _call_case(cs, "monitor", lambda: cs.monitor(model, params)) if monitor and not reuse else None
+        progress = on_start(RunStart(cs, params, settings, model, out)) if on_start is not None else None
+        if not reuse:
+            try:
+                simulate(model, **settings.as_dict(), out=writer, progress=progress, callback=callback)
+            except SolverError:  # before the first step (initial accelerations): the run folder records it
+                if not writer.opened:
+                    raise
+        outcome = RunOutcome(cs, params, settings, out, model, load(out))
+        if not outcome.completed:  # no postprocess: the companions are not needed
+            comps.cancel()
+        return _finish(cs, params, out, outcome, comps, postprocess, paraview, plots, every)
+    finally:
+        comps.cancel()
+
+
+def _finish(cs: Case, params: dict[str, Any], out: Path, outcome: RunOutcome, comps: Companions, postprocess: bool,
+            paraview: bool, plots: bool, every: int | None) -> RunOutcome:
+    """The steps after the simulation: ParaView export and plots, the case's postprocess,
+    summary.json. With companion runs on a worker process, the export and plots go to that
+    worker (after the companions) while this process runs the postprocess."""
+    # matplotlib and meshio load here, not at import (see run_case)
+    from flexmb.results.paraview import planned_files, safe_name
+    from flexmb.results.plots import standard_plot_files
+
     res = outcome.result
+    every = frames_every(len(res.t), every) if paraview else None
     # each file is recorded in the manifest before it is written: a run killed while writing
     # leaves nothing that a later overwrite would take for a file of the user's
     if paraview:
-        name = safe_name(cs.name)
-        n = frames_every(len(res.t), every)
-        _record(out, [out / "paraview" / f for f in planned_files(len(res.t), "pvd", name, n)])
-        outcome.paraview = export(res, out / "paraview", "pvd", name, n)
+        _record(out, [out / "paraview" / f for f in planned_files(len(res.t), "pvd", safe_name(cs.name), every)])
     if plots:
         _record(out, [out / f for f in standard_plot_files(res)])
-        outcome.plots = standard_plots(res, out)
+    in_postprocess = postprocess and outcome.completed
+    pending = comps.submit(write_outputs, str(out), cs.name, every, plots) if in_postprocess and (paraview or plots) else None
+    if pending is None:
+        outcome.paraview, outcome.plots = write_outputs(out, cs.name, every, plots, res)
     outcome.summary = {"status": res.status, "steps": int(res.stats.get("steps", 0)), "output_rows": int(res.t.size),
                        "final_time_s": float(res.t[-1]) if res.t.size else 0.0,
                        "wall_time_s": round(res.stats.get("wall_time", float("nan")), 3),
                        "newton_iterations": int(res.stats.get("newton_iterations", 0))}
-    if postprocess and outcome.completed:
+    if in_postprocess:
         before = manifest.Snapshot(out)
         try:
-            outcome.case_summary = cs.postprocess(res, model, params, out)
+            companions = None
+            if comps.runs:
+                outcome.summary["companion_runs"] = comps.describe()
+                companions = comps.results()
+            outcome.case_summary = cs.postprocess(res, outcome.model, params, out, companions)
         except Exception as exc:
             outcome.postprocess_error = f"postprocess() failed: {type(exc).__name__}: {exc}"
             outcome.postprocess_exception = exc
         finally:
             _record(out, [out / f for f in before.changed()])
         outcome.summary.update(outcome.case_summary)
+    if pending is not None:
+        try:
+            written = pending.result()
+        except Exception as exc:  # the worker died: write them here
+            written = f"{type(exc).__name__}: {exc}"
+        # an error in the worker: write them here, where it is raised with its traceback
+        paths = write_outputs(out, cs.name, every, plots, res) if isinstance(written, str) else written
+        outcome.paraview, outcome.plots = paths
     _record(out, [out / "summary.json"])
     write_json(out / "summary.json", outcome.summary)
     return outcome
+
+
+def write_outputs(out: str | Path, case_name: str, every: int | None, plots: bool, result: Result | None = None
+                  ) -> tuple[Path | None, list[Path]] | str:
+    """The ParaView files (every ``every``-th row; None: none) and the standard plots (if
+    ``plots``) of the run in ``out`` (``result``: the run already loaded): (the .pvd, the PNGs).
+    In a worker process (``result`` None) an exception is returned as its text."""
+    # matplotlib and meshio load here, not at import (see run_case)
+    from flexmb.results.paraview import export, safe_name
+    from flexmb.results.plots import standard_plots
+
+    try:
+        res = load(out) if result is None else result
+        pvd = export(res, Path(out) / "paraview", "pvd", safe_name(case_name), every) if every is not None else None
+        return pvd, (standard_plots(res, out) if plots else [])
+    except Exception as exc:
+        if result is not None:
+            raise
+        return f"{type(exc).__name__}: {exc}"
 
 
 def _record(out: Path, paths) -> None:

@@ -197,7 +197,8 @@ def run_one(case_path: str, index: int, overrides: dict[str, Any], run_dir: str,
         params = resolve_params(case, overrides)
         info["params"] = params
         outcome = run_case(case, params, d, overwrite=True, reuse=not simulate_run, postprocess=postprocess,
-                           paraview=False, plots=False, meta={"sweep_index": index})
+                           paraview=False, plots=False, meta={"sweep_index": index},
+                           companion_workers=0)  # the sweep's workers already use the cores
     except RunDirError as exc:  # a folder holding files that are not flexmb's: write nothing into it
         row["reason"] = f"{exc}"
         return row
