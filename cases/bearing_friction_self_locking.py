@@ -104,17 +104,25 @@ def locking_angle(p: dict) -> float:
     return float(brentq(friction_circle_margin, 1e-9, 0.5, args=(p,), xtol=1e-14))
 
 
-def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
-    """Twin run with/without friction; crank angle and friction torques; summary vs the hand rule."""
+def companions(params: dict) -> dict[str, dict]:
+    """The twin run with friction switched (flexmb starts it on a spare core while this run runs)."""
+    return {"twin": {"friction": not {**DEFAULTS, **params}["friction"]}}
+
+
+def postprocess(result, model: fm.Model, params: dict, out_dir: Path, companions: dict | None = None) -> dict:
+    """Twin run with/without friction (from ``companions`` when flexmb ran it, else run here);
+    crank angle and friction torques; summary vs the hand rule."""
     from flexmb.results.plots import plt
     from flexmb.solvers.simulate import simulate
 
     p = {**DEFAULTS, **params}
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    twin_p = {**p, "friction": not p["friction"]}
-    twin_m = build(**twin_p)
-    twin_r = simulate(twin_m, p["t_end"], p["dt"], rho_inf=p["rho_inf"], output_every=p["output_every"])
+    if companions and "twin" in companions:
+        twin_m, twin_r = companions["twin"].model, companions["twin"].result
+    else:
+        twin_m = build(**{**p, "friction": not p["friction"]})
+        twin_r = simulate(twin_m, p["t_end"], p["dt"], rho_inf=p["rho_inf"], output_every=p["output_every"])
     runs = {("with friction" if p["friction"] else "no friction"): result,
             ("no friction" if p["friction"] else "with friction"): twin_r}
     th_star = locking_angle(p)

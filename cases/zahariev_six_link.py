@@ -271,8 +271,20 @@ def rigid_transfer(model: fm.Model, result, p: dict, t_max: float, stride: int =
     return result.t[rows], wrap(out[:, 0], q["q3"][rows]), wrap(out[:, 1], q["q5"][rows])
 
 
-def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
-    """Run the twin (damped/undamped), plot Fig. 8, 9, 10 and σ_min, compare with the paper."""
+def _twin(p: dict) -> dict:
+    """The twin's overrides: without damping if this run has it, else with ``twin_damping``."""
+    return {"damping": 0.0 if p["damping"] > 0 else p["twin_damping"]}
+
+
+def companions(params: dict) -> dict[str, dict]:
+    """The twin run the postprocess compares with (flexmb starts it on a spare core while this
+    run runs)."""
+    return {"twin": _twin({**DEFAULTS, **params})}
+
+
+def postprocess(result, model: fm.Model, params: dict, out_dir: Path, companions: dict | None = None) -> dict:
+    """Plot Fig. 8, 9, 10 and σ_min for this run and its twin (damped/undamped; from
+    ``companions`` when flexmb ran it, else run here), compare with the paper."""
     from flexmb.analysis.monitors import next_singular
     from flexmb.results.plots import plt
     from flexmb.solvers.simulate import simulate
@@ -280,17 +292,23 @@ def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
     p = {**DEFAULTS, **params}
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    twin_p = {**p, "damping": 0.0 if p["damping"] > 0 else p["twin_damping"]}
-    twin_m = build(**twin_p)
-    twin_r = simulate(twin_m, p["t_end"], p["dt"], rho_inf=p["rho_inf"], output_every=p["output_every"],
-                      callback=monitor(twin_m, twin_p))
-    runs = {"damped" if p["damping"] > 0 else "undamped": (model, result, p),
-            "undamped" if p["damping"] > 0 else "damped": (twin_m, twin_r, twin_p)}
+    def twin() -> tuple:  # the companion flexmb ran beside this run (waited for here), else run now
+        if companions and "twin" in companions:
+            c = companions["twin"]
+            return c.model, c.result, c.params
+        twin_p = {**p, **_twin(p)}
+        twin_m = build(**twin_p)
+        return twin_m, simulate(twin_m, p["t_end"], p["dt"], rho_inf=p["rho_inf"], output_every=p["output_every"],
+                                callback=monitor(twin_m, twin_p)), twin_p
+
+    runs = {"damped" if p["damping"] > 0 else "undamped": lambda: (model, result, p),
+            "undamped" if p["damping"] > 0 else "damped": twin}  # this run first: the twin may still run
     lim = force_limit(p)
     s: dict = {}
     fig8, ax8 = plt.subplots(figsize=(8, 4.5))
     figs, axs = plt.subplots(figsize=(8, 4))
-    for label, (m, r, pp) in runs.items():
+    for label, take in runs.items():
+        m, r, pp = take()
         q = angles(m, r.x, pp)
         F = axial_forces(m, r)
         ts, sig = sigma_history(m, r, stride=max(1, r.t.size // 600))
@@ -364,25 +382,39 @@ def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
 
 def rigid_fold_q1(p: dict, step: float = 0.05) -> float:
     """Crank angle of the rigid mechanism's next singular configuration: marching q1 down from
-    the start in steps of ``step`` (least squares on the loop closure, warm-started from the
-    previous configuration) to the first angle where the loops cannot close, then bisection."""
-    from scipy.optimize import least_squares
-
+    the start in steps of ``step`` (Newton on the loop closure, warm-started from the previous
+    configuration) to the first angle where the loops cannot close, then bisection."""
     g = geometry(p)
     A0 = g["O1"]
     c = p["side"] * np.array([1.0, 0.0])
     d = p["side"] * np.array([0.5, -np.sqrt(3) / 2])
+    J90 = np.array([[0.0, -1.0], [1.0, 0.0]])
+    lengths = np.array([p["l3"], p["l5"]])
 
     def solve(q1: float, x0: np.ndarray) -> tuple[bool, np.ndarray]:
+        """(the loops close at q1 to 1e-9 m, (φ2, θ4)): Newton on 0.5 (|C - O3|² - l3²), 0.5 (|D - O5|² - l5²)."""
         A = A0 + p["l1"] * _e(q1)
-
-        def f(x):
+        x = np.array(x0, dtype=float)
+        with np.errstate(all="ignore"):
+            for _ in range(60):
+                B = A + p["l2"] * _e(x[0])
+                R4 = _rot(x[1])
+                r = np.array([B + R4 @ c - g["O3"], B + R4 @ d - g["O5"]])
+                dB = p["l2"] * J90 @ _e(x[0])
+                Jm = np.array([[r[0] @ dB, r[0] @ (J90 @ R4 @ c)], [r[1] @ dB, r[1] @ (J90 @ R4 @ d)]])
+                try:
+                    dx = np.linalg.solve(Jm, -0.5 * (np.einsum("ij,ij->i", r, r) - lengths**2))
+                except np.linalg.LinAlgError:  # exactly at the fold
+                    return False, x0
+                if not np.all(np.isfinite(dx)):
+                    return False, x0
+                x = x + dx
+                if np.abs(dx).max() < 1e-14:
+                    break
             B = A + p["l2"] * _e(x[0])
             R4 = _rot(x[1])
-            return [np.linalg.norm(B + R4 @ c - g["O3"]) - p["l3"], np.linalg.norm(B + R4 @ d - g["O5"]) - p["l5"]]
-
-        r = least_squares(f, x0, xtol=1e-15, ftol=1e-15, gtol=1e-15)
-        return bool(np.abs(r.fun).max() < 1e-9), r.x
+            res = np.linalg.norm([B + R4 @ c - g["O3"], B + R4 @ d - g["O5"]], axis=1) - lengths
+        return bool(np.abs(res).max() < 1e-9), x
 
     x = np.array([float(g["phi2"]), p["theta4"]])
     a = p["q1_0"]
