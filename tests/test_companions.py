@@ -90,7 +90,7 @@ def test_companion_that_fails_names_itself_and_keeps_the_main_run(case, tmp_path
     out = run_case(case, {"bad": True}, tmp_path / "run", companion_workers=None)
     assert out.completed and out.result.status == "finished" and out.result.t.size == 21
     assert "companion run 'heavy'" in out.postprocess_error and "mass 0.0 must be positive" in out.postprocess_error
-    assert "'mass': 0.0" in out.postprocess_error  # which overrides made it
+    assert "(mass=0.0)" in out.postprocess_error  # which overrides made it
     assert out.paraview is not None and out.paraview.is_file()  # the main run's outputs are still written
     assert not multiprocessing.active_children()
 
@@ -130,5 +130,17 @@ def test_six_link_case_declares_its_twin():
     assert mod.companions({"damping": 0.0}) == {"twin": {"damping": mod.DEFAULTS["twin_damping"]}}
     cs = load_case(path)
     assert cs.takes_companions
-    assert Companions(cs, companion_params(cs, cs.defaults), workers=0).describe().endswith("(one core)")
+    assert Companions(cs, companion_params(cs, cs.defaults), workers=0).describe() == (
+        "companion runs twin (damping=0.0) of case 'zahariev_six_link' in this process after the main run (one core)")
     assert np.isclose(companion_params(cs, cs.defaults)["twin"]["damping"], 0.0)
+
+
+def test_info_shows_the_companion_runs(capsys):
+    from pathlib import Path
+
+    from flexmb.app.cli import EXIT_OK, main
+
+    path = Path(__file__).resolve().parents[1] / "cases" / "zahariev_six_link.py"
+    assert main(["info", str(path), "--param", "damping=0.0"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "companion runs twin (damping=0.001) of case 'zahariev_six_link'" in out

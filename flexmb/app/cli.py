@@ -36,6 +36,7 @@ import traceback
 from pathlib import Path
 
 from flexmb.app.casefile import load_case, parse_param, resolve_params
+from flexmb.app.companions import Companions, companion_params
 from flexmb.app.describe import describe
 from flexmb.app.progress import ProgressBar
 from flexmb.app.run import MAX_FRAMES, RunStart, build_model, frames_every, run_case
@@ -192,6 +193,11 @@ def cmd_info(args) -> int:
     dt = params["dt"]  # the cut table's omega*dt: for dt = "auto" the step is not known beforehand
     _say(describe(model, dt=float(dt) if isinstance(dt, (int, float)) else None))
     _say(f"run: {case.settings(params).describe()}")
+    if case.takes_companions:  # the further runs `flexmb run` starts beside this one
+        try:
+            _say(Companions(case, companion_params(case, params), base=params).describe())
+        except CaseError as exc:
+            raise CliError(str(exc), exc.hint) from exc
     from flexmb.engine.linalg import blas_info  # imports CHOLMOD: only here
     from flexmb.solvers.generalized_alpha import GeneralizedAlpha  # builds the solver: only here
 

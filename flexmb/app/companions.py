@@ -116,8 +116,10 @@ class Companions:
     them, take their :meth:`results` when the postprocess needs them, :meth:`cancel` them when
     it will not run."""
 
-    def __init__(self, case: Case, runs: Mapping[str, dict[str, Any]], workers: int | None = None) -> None:
+    def __init__(self, case: Case, runs: Mapping[str, dict[str, Any]], workers: int | None = None,
+                 base: Mapping[str, Any] | None = None) -> None:
         self.case, self.runs = case, dict(runs)
+        self.base = dict(case.defaults if base is None else base)  # the main run's parameters
         cores = local_workers(workers)
         self.workers = min(len(self.runs), cores - 1) if workers is None else min(len(self.runs), int(workers))
         self._pool: cf.ProcessPoolExecutor | None = None
@@ -127,7 +129,14 @@ class Companions:
         """Which companions run where (for the log)."""
         where = (f"on {self.workers} worker process{'es' if self.workers > 1 else ''} while the main run runs"
                  if self.workers > 0 else "in this process after the main run (one core)")
-        return f"companion runs {', '.join(self.runs)} of case '{self.case.name}' {where}"
+        runs = ", ".join(f"{label} ({self.changed(label)})" for label in self.runs)
+        return f"companion runs {runs} of case '{self.case.name}' {where}"
+
+    def changed(self, label: str) -> str:
+        """The parameters by which companion ``label`` differs from the main run, as ``name=value, ...``."""
+        p = self.runs[label]
+        diff = [f"{k}={v!r}" for k, v in p.items() if k not in self.base or self.base[k] != v]
+        return ", ".join(diff) or "the same parameters"
 
     def start(self) -> None:
         """Submit every companion to the worker processes (none: they run in :meth:`results`)."""
@@ -162,8 +171,7 @@ class Companions:
         except Exception as exc:  # the worker process died
             res = f"{type(exc).__name__}: {exc}"
         if isinstance(res, str):
-            changed = {k: v for k, v in p.items() if self.case.defaults.get(k, v) != v}
-            raise CaseCodeError(f"case '{self.case.name}': companion run '{label}' ({changed}) failed: {res}",
+            raise CaseCodeError(f"case '{self.case.name}': companion run '{label}' ({self.changed(label)}) failed: {res}",
                                 "companions", RuntimeError(res))
         try:
             model = self.case.build(p)

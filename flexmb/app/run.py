@@ -160,7 +160,8 @@ def run_case(case: Case | str | Path, overrides: Mapping[str, Any] | None = None
     if not reuse:
         writer.check()  # before the build, which may take long
     # the postprocess's companion runs (flexmb.app.companions) start first, on a spare core
-    comps = Companions(cs, companion_params(cs, params) if postprocess and cs.takes_companions else {}, companion_workers)
+    comps = Companions(cs, companion_params(cs, params) if postprocess and cs.takes_companions else {}, companion_workers,
+                       params)
     try:
         comps.start()
         model = build_model(cs, params)
