@@ -134,10 +134,18 @@ def platform_centre(result) -> np.ndarray:
     return result.node_position("centre")[:, :2]
 
 
-def postprocess(result, model, params: dict, out_dir: Path) -> dict:
+def companions(params: dict) -> dict[str, dict]:
+    """The runs with the cuts 10, 100 … times softer (flexmb starts them on a spare core while
+    this run runs)."""
+    p = {**DEFAULTS, **params}
+    return {f"softer{d}": {"cut_stiffness": p["cut_stiffness"] / 10**d} for d in range(1, int(p["study_decades"]) + 1)}
+
+
+def postprocess(result, model, params: dict, out_dir: Path, companions: dict | None = None) -> dict:
     """Plot the platform-centre trajectory (Attia Fig. 4) and the convergence with the cut
-    stiffness: the run is repeated with the cuts 10, 100 … times softer and each trajectory
-    compared with this one; the differences fall about tenfold per decade (error ~ 1/k)."""
+    stiffness: the run is repeated with the cuts 10, 100 … times softer (from ``companions`` when
+    flexmb ran them, else here) and each trajectory compared with this one; the differences fall
+    about tenfold per decade (error ~ 1/k)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -175,8 +183,11 @@ def postprocess(result, model, params: dict, out_dir: Path) -> dict:
     prev = None
     for d in range(1, int(p["study_decades"]) + 1):
         k = p["cut_stiffness"] / 10**d
-        res = simulate(build(**{**p, "cut_stiffness": k}), p["t_end"], p["dt"], rho_inf=p["rho_inf"],
-                       output_every=p.get("output_every", 1))
+        if companions and f"softer{d}" in companions:
+            res = companions[f"softer{d}"].result
+        else:
+            res = simulate(build(**{**p, "cut_stiffness": k}), p["t_end"], p["dt"], rho_inf=p["rho_inf"],
+                           output_every=p.get("output_every", 1))
         if res.status != "finished" or len(res.t) != len(result.t):
             summary[f"deviation_k={k:.0e}"] = f"run {res.status}"
             continue

@@ -144,3 +144,15 @@ def test_info_shows_the_companion_runs(capsys):
     assert main(["info", str(path), "--param", "damping=0.0"]) == EXIT_OK
     out = capsys.readouterr().out
     assert "companion runs twin (damping=0.001) of case 'zahariev_six_link'" in out
+
+
+@pytest.mark.parametrize("name", ["zahariev_six_link", "bearing_friction_self_locking", "spin_up_beam", "bennett_linkage",
+                                  "attia_3rrr"])
+def test_seed_cases_declare_companions_that_resolve(name):
+    """The seed cases whose postprocess compares further runs declare them, with parameters the case takes."""
+    from pathlib import Path
+
+    cs = load_case(Path(__file__).resolve().parents[1] / "cases" / f"{name}.py")
+    assert cs.takes_companions
+    runs = companion_params(cs, cs.defaults)
+    assert runs and all(p != cs.defaults for p in runs.values())  # each is another run than the main one
