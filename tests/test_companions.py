@@ -156,3 +156,40 @@ def test_seed_cases_declare_companions_that_resolve(name):
     assert cs.takes_companions
     runs = companion_params(cs, cs.defaults)
     assert runs and all(p != cs.defaults for p in runs.values())  # each is another run than the main one
+
+
+def _cholmod_blas_threads() -> int:
+    """Threads of the OpenBLAS CHOLMOD loaded in this process (0: it loaded another BLAS)."""
+    import ctypes
+
+    from flexmb.engine.linalg import blas_info
+
+    info = blas_info()
+    if not info.startswith("OpenBLAS"):
+        return 0
+    return int(ctypes.CDLL(info.rsplit(" ", 1)[1]).openblas_get_num_threads())
+
+
+def test_a_forked_companion_worker_runs_one_blas_thread():
+    """A forked worker no longer reads OPENBLAS_NUM_THREADS: its initializer sets every OpenBLAS
+    to one thread, as a spawned worker gets from its environment."""
+    import concurrent.futures as cf
+    import ctypes
+    import os
+
+    from flexmb.app import companions as comp
+    from flexmb.engine.linalg import blas_info
+
+    info = blas_info()
+    if not info.startswith("OpenBLAS"):
+        pytest.skip(f"CHOLMOD runs on {info}, not OpenBLAS")
+    lib = ctypes.CDLL(info.rsplit(" ", 1)[1])
+    before = lib.openblas_get_num_threads()
+    lib.openblas_set_num_threads(2)  # as a parent with two BLAS threads
+    try:
+        with cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"), initializer=comp._forked_worker,
+                                    initargs=(os.getpid(),)) as pool:
+            assert pool.submit(_cholmod_blas_threads).result() == 1
+        assert _cholmod_blas_threads() == 2  # the parent keeps its own
+    finally:
+        lib.openblas_set_num_threads(before)

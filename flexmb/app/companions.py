@@ -6,8 +6,8 @@ and the parameter overrides that make it, applied on top of the run's parameters
 ``--param t_end=2`` shortens the companions too). :func:`flexmb.app.run.run_case` starts them
 when the case's postprocess will run:
 
-* on worker processes (forked where that is safe, else spawned with one BLAS thread each;
-  ended with this process, see flexmb.app.executors) when this process may use two cores or
+* on worker processes (forked where that is safe, else spawned; one BLAS thread each; ended
+  with this process, see flexmb.app.executors) when this process may use two cores or
   more: one worker fewer than the cores, so the main run keeps one; the worker then also writes
   the main run's ParaView files and plots while this process runs the postprocess
   (flexmb.app.run);
@@ -111,6 +111,18 @@ def _start_method() -> str:
     return "spawn"
 
 
+def _forked_worker(parent: int) -> None:
+    """Initializer of a forked worker: exit with the parent (flexmb.app.executors) and one BLAS
+    thread, as a spawned worker gets from its environment (the variables are read only when the
+    libraries load, which the parent has done)."""
+    from flexmb.engine.linalg import one_blas_thread  # CHOLMOD's module: the worker needs it anyway
+
+    _watch_parent(parent)
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(k, "1")
+    one_blas_thread()
+
+
 class Companions:
     """The companion runs of one run of ``case`` (label -> resolved parameters): :meth:`start`
     them, take their :meth:`results` when the postprocess needs them, :meth:`cancel` them when
@@ -145,8 +157,10 @@ class Companions:
         log.info("%s", self.describe())
         if self.workers <= 0:
             return
-        self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(_start_method()),
-                                            initializer=_watch_parent, initargs=(os.getpid(),))
+        method = _start_method()
+        self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(method),
+                                            initializer=_forked_worker if method == "fork" else _watch_parent,
+                                            initargs=(os.getpid(),))
         with _one_thread_per_worker():
             self._futures = {label: self._pool.submit(run_companion, str(self.case.path), p)
                              for label, p in self.runs.items()}

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from flexmb.errors import BackendError, SolverError
 
-__all__ = ["BACKEND", "SparseCholesky", "blas_info", "require_cholmod", "symbolic_analysis_count"]
+__all__ = ["BACKEND", "SparseCholesky", "blas_info", "one_blas_thread", "require_cholmod", "symbolic_analysis_count"]
 
 BACKEND = "cholmod"
 _INSTALL = (
@@ -85,6 +85,37 @@ def blas_info() -> str:
         except (OSError, AttributeError):
             pass
     return f"{kind} {path}"
+
+
+_SET_THREADS = ("openblas_set_num_threads", "scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+                "openblas_set_num_threads64_")
+
+
+def one_blas_thread() -> list[str]:
+    """Set every OpenBLAS mapped into this process (CHOLMOD's and the copies inside numpy's and
+    scipy's wheels) to one thread; returns their files. For a forked worker process, where the
+    thread-count variables (OPENBLAS_NUM_THREADS, ...) are no longer read: they count only when
+    a library loads."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = sorted({parts[5].strip() for parts in (ln.split(None, 5) for ln in f) if len(parts) == 6
+                            and "openblas" in os.path.basename(parts[5]).lower()})
+    except OSError:
+        return []
+    done = []
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path)  # already loaded: the same handle
+        except OSError:
+            continue
+        for name in _SET_THREADS:
+            fn = getattr(lib, name, None)
+            if fn is not None:
+                fn.argtypes = [ctypes.c_int]
+                fn(1)
+                done.append(path)
+                break
+    return done
 
 
 def symbolic_analysis_count() -> int:
