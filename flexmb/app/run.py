@@ -174,7 +174,7 @@ def run_case(case: Case | str | Path, overrides: Mapping[str, Any] | None = None
                 if not writer.opened:
                     raise
         outcome = RunOutcome(cs, params, settings, out, model, load(out))
-        if not outcome.completed:  # no postprocess: the companions are not needed
+        if not outcome.completed:  # no postprocess: stop the companions before the outputs are written
             comps.cancel()
         return _finish(cs, params, out, outcome, comps, postprocess, paraview, plots, every)
     finally:

@@ -60,6 +60,12 @@ def _blas_library(paths) -> tuple[str, str] | None:
     return None
 
 
+def _mapped_files() -> set[str]:
+    """The files mapped into this process (``/proc/self/maps``; OSError where there is none)."""
+    with open("/proc/self/maps") as f:
+        return {parts[5].strip() for parts in (ln.split(None, 5) for ln in f) if len(parts) == 6}
+
+
 def blas_info() -> str:
     """Which BLAS CHOLMOD loaded into this process, read from ``/proc/self/maps`` after importing
     ``sksparse.cholmod``: e.g. ``"OpenBLAS (pthread, 1 thread; OpenBLAS 0.3.21 ...) /usr/lib/...
@@ -68,8 +74,7 @@ def blas_info() -> str:
     select another per process."""
     require_cholmod()
     try:
-        with open("/proc/self/maps") as f:
-            paths = {parts[5].strip() for parts in (ln.split(None, 5) for ln in f) if len(parts) == 6}
+        paths = _mapped_files()
     except OSError as exc:
         return f"unknown (cannot read /proc/self/maps: {exc})"
     found = _blas_library(paths)
@@ -97,9 +102,7 @@ def one_blas_thread() -> list[str]:
     thread-count variables (OPENBLAS_NUM_THREADS, ...) are no longer read: they count only when
     a library loads."""
     try:
-        with open("/proc/self/maps") as f:
-            paths = sorted({parts[5].strip() for parts in (ln.split(None, 5) for ln in f) if len(parts) == 6
-                            and "openblas" in os.path.basename(parts[5]).lower()})
+        paths = sorted(p for p in _mapped_files() if "openblas" in os.path.basename(p).lower())
     except OSError:
         return []
     done = []
