@@ -48,35 +48,53 @@ def featured_flexible(joint_force=lambda t: 0.2 * np.cos(3.0 * t)) -> fm.Model:
     return mb.compile()
 
 
-def _both(monkeypatch, model: fm.Model, *args, **kw) -> tuple[fm.Result, fm.Result, int]:
-    """The run with the compiled iterates, the run with the Python ones, and the compiled iterates taken."""
-    count = [0]
-    original = ElementStep.iterate
+def _both(monkeypatch, model: fm.Model, *args, **kw) -> tuple[fm.Result, fm.Result, dict]:
+    """The run with the compiled iterates (or, on the dense factor, the compiled Newton loop), the run
+    with the Python ones, and how often each compiled path was taken (``iterate``: iterates in the
+    Python loop; ``newton``: whole Newton loops)."""
+    count = {"iterate": 0, "newton": 0}
+    iterate, newton = ElementStep.iterate, ElementStep.newton
 
-    def counting(self, udot, evaluate, first):
-        count[0] += 1
-        return original(self, udot, evaluate, first)
+    def counting_iterate(self, udot, evaluate, first):
+        count["iterate"] += 1
+        return iterate(self, udot, evaluate, first)
+
+    def counting_newton(self, *a):
+        count["newton"] += 1
+        return newton(self, *a)
     with monkeypatch.context() as mp:
-        mp.setattr(ElementStep, "iterate", counting)
+        mp.setattr(ElementStep, "iterate", counting_iterate)
+        mp.setattr(ElementStep, "newton", counting_newton)
         fast = fm.simulate(model, *args, **kw)
     with monkeypatch.context() as mp:
         mp.setattr(ElementStep, "applies", staticmethod(lambda model, asm, cholmod: False))
         slow = fm.simulate(model, *args, **kw)
-    return fast, slow, count[0]
+    return fast, slow, count
 
 
+def _compiled(fast: fm.Result, count: dict, solver: str) -> None:
+    """Every iterate (CHOLMOD) or every step's Newton loop (dense factor) was compiled."""
+    if solver == "cholmod":
+        assert count["iterate"] >= fast.stats["newton_iterations"] >= fast.stats["steps"] and count["newton"] == 0
+        assert fast.stats["dense_solver"] == 0.0
+    else:
+        assert count["newton"] >= fast.stats["substeps"] >= fast.stats["steps"]
+        assert fast.stats["dense_solver"] == 1.0
+
+
+@pytest.mark.parametrize("solver", ["cholmod", "dense"])
 @pytest.mark.parametrize("build, t_end, dt, kw", [
     (falling_link, 0.2, 1e-3, {"output_every": 5}),
     (featured_flexible, 0.3, 1e-3, {"output_every": 1}),
     (featured_flexible, 0.3, "auto", {"tol": 1e-4, "output_every": 1}),  # error-controlled steps, dense output
     (falling_link, 0.1, 2e-2, {"output_every": 1}),  # steps of 20 ms fail and are halved
 ], ids=["falling_link", "featured", "featured_auto", "halved"])
-def test_the_compiled_iterates_are_the_python_iterates_bit_for_bit(monkeypatch, build, t_end, dt, kw) -> None:
+def test_the_compiled_iterates_are_the_python_iterates_bit_for_bit(monkeypatch, build, t_end, dt, kw, solver) -> None:
     model = build()
-    fast, slow, iterates = _both(monkeypatch, model, t_end, dt, **kw)
+    fast, slow, count = _both(monkeypatch, model, t_end, dt, linear_solver=solver, **kw)
     _assert_same(fast, slow)
     assert fast.status == "finished"
-    assert iterates >= fast.stats["newton_iterations"] >= fast.stats["steps"]  # every iterate compiled
+    _compiled(fast, count, solver)
     np.testing.assert_array_equal(fast.element_forces, slow.element_forces)
     np.testing.assert_array_equal(fast.energy["strain"], slow.energy["strain"])
     # the physics, not only the same bits: the energy balance of the rows holds
@@ -91,21 +109,29 @@ def test_halved_steps_are_taken(monkeypatch) -> None:
     assert fast.stats["failed_steps"] > 0 and fast.stats["substeps"] > fast.stats["steps"]
 
 
-def test_a_seed_case_with_beams_is_the_same(monkeypatch) -> None:
-    """The six-link mechanism (bodies, damped beams, a drive, a monitor callback) for 0.2 s."""
+@pytest.mark.parametrize("solver", ["cholmod", "dense"])
+def test_a_seed_case_with_beams_is_the_same(monkeypatch, solver) -> None:
+    """The six-link mechanism (bodies, damped beams, a drive, a monitor callback) for 0.2 s; its 18
+    unknowns take the dense factor by default."""
     from cases import zahariev_six_link as case
-    fast, slow, iterates = _both(monkeypatch, case.build(), 0.2, 1e-3, output_every=10, rho_inf=case.DEFAULTS["rho_inf"])
+    model = case.build()
+    assert GeneralizedAlpha(model).chol.backend == "dense"
+    fast, slow, count = _both(monkeypatch, model, 0.2, 1e-3, output_every=10, rho_inf=case.DEFAULTS["rho_inf"],
+                              linear_solver=solver)
     _assert_same(fast, slow)
-    assert fast.status == "finished" and iterates >= 200
+    assert fast.status == "finished" and fast.stats["steps"] == 200
+    _compiled(fast, count, solver)
 
 
-def test_a_failure_gives_the_python_message(monkeypatch) -> None:
+@pytest.mark.parametrize("solver", ["cholmod", "dense"])
+def test_a_failure_gives_the_python_message(monkeypatch, solver) -> None:
     """A joint force turning infinite at t > 0.05 on the featured model: the same status and rows."""
     model = featured_flexible(lambda t: math.inf if t > 0.05 else 0.2)
-    fast, slow, iterates = _both(monkeypatch, model, 0.2, 1e-3, output_every=10)
+    fast, slow, count = _both(monkeypatch, model, 0.2, 1e-3, output_every=10, linear_solver=solver)
     _assert_same(fast, slow)
     assert fast.status.startswith("failed") and "non-finite" in fast.status and "elbow" in fast.status
-    assert iterates > 0
+    assert count["iterate"] > 0  # the failing step repeated by the Python loop (its message)
+    assert count["newton"] > 0 if solver == "dense" else count["newton"] == 0
 
 
 @pytest.mark.parametrize("kind", ["bushing", "friction", "follower", "no_beam"])
@@ -157,7 +183,28 @@ def test_a_matrix_made_indefinite_by_the_geometric_stiffness_is_refactorized_wit
         return original(self, A)
     monkeypatch.setattr(SparseCholesky, "factorize", refusing)
     model = featured_flexible()
-    fast, slow, iterates = _both(monkeypatch, model, 0.05, 1e-3, output_every=5)
-    assert len(refused) == 2 and iterates > 0
+    fast, slow, count = _both(monkeypatch, model, 0.05, 1e-3, output_every=5, linear_solver="cholmod")
+    assert len(refused) == 2 and count["iterate"] > 0
     _assert_same(fast, slow)
     assert fast.stats["modified_newton_steps"] == slow.stats["modified_newton_steps"] == 1
+
+
+def test_a_compiled_newton_loop_that_fails_is_repeated_by_the_python_loop(monkeypatch) -> None:
+    """On the dense factor, a compiled Newton loop reporting a pivot that is not positive (injected
+    at the 5th step, after it ran) leaves nothing behind: the Python loop repeats that step from its
+    start with the same arithmetic, so the run is the Python run bit for bit."""
+    from flexmb.solvers.tree_step import NOT_POSITIVE
+    original = ElementStep.newton
+    calls = [0]
+
+    def failing(self, *a):
+        calls[0] += 1
+        out = original(self, *a)
+        return (NOT_POSITIVE, *out[1:]) if calls[0] == 5 else out
+    monkeypatch.setattr(ElementStep, "newton", failing)
+    model = featured_flexible()
+    fast = fm.simulate(model, 0.02, 1e-3, output_every=1)
+    monkeypatch.setattr(ElementStep, "applies", staticmethod(lambda model, asm, cholmod: False))
+    slow = fm.simulate(model, 0.02, 1e-3, output_every=1)
+    assert calls[0] == 20 and fast.stats["dense_solver"] == 1.0
+    _assert_same(fast, slow)

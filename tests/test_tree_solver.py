@@ -259,13 +259,16 @@ def test_integrator_uses_the_tree_solver_for_rigid_trees_with_the_same_motion():
     assert res.stats["tree_solver"] == 1.0 and res.stats["symbolic_analyses"] == 0.0
 
 
-def test_models_with_elements_between_nodes_keep_cholmod():
+def test_models_with_elements_between_nodes_take_the_dense_factor_or_cholmod():
+    """Not a rigid tree: the dense factor while small (13 unknowns here), CHOLMOD when asked for."""
     mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
     nodes = mb.add_flexible_link("link", (0.0, 0.0, 0.0), (1.0, 0.0, 0.0), 2,
                                  fm.BeamSection(2e11, 8e10, 1e-4, 1e-9, 1e-9, 2e-9, 7800.0))
     mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0.0, 0.0, 1.0))
     model = mb.compile()
     res = fm.simulate(model, 0.005, 1e-3)
-    assert res.stats["tree_solver"] == 0.0 and res.stats["symbolic_analyses"] == 1.0
+    assert res.stats["tree_solver"] == 0.0 and res.stats["dense_solver"] == 1.0 and res.stats["symbolic_analyses"] == 0.0
+    res = fm.simulate(model, 0.005, 1e-3, linear_solver="cholmod")
+    assert res.stats["tree_solver"] == 0.0 and res.stats["dense_solver"] == 0.0 and res.stats["symbolic_analyses"] == 1.0
     with pytest.raises(SettingsError, match="beam elements"):
         GeneralizedAlpha(model, linear_solver="tree")

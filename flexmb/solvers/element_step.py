@@ -19,6 +19,8 @@ objects are built only for the iterate a step accepts (or one that fails, for it
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -26,13 +28,26 @@ from flexmb.elements import FAMILIES
 from flexmb.elements.beam import kernels as beam_kernels
 from flexmb.elements.family import FamilyEvaluation
 from flexmb.engine.assembly import Evaluation
+from flexmb.engine.dense_cholesky import dense_factor, dense_solve
 from flexmb.engine.iteration_matrix import _composite_pairs
 from flexmb.engine.kinematics import Kinematics, _node_twists, _project_node, mass_times_add
 from flexmb.model import Model
-from flexmb.solvers.tree_step import CompiledStep, _absmax, _evaluate, trial_state
+from flexmb.solvers.tree_step import (
+    NONFINITE,
+    NOT_CONVERGED,
+    NOT_POSITIVE,
+    OK,
+    CompiledStep,
+    _absmax,
+    _absmax_at,
+    _evaluate,
+    trial_state,
+)
 from flexmb.state import State
 
-__all__ = ["ElementStep", "element_iterate", "element_matrix"]
+__all__ = ["ElementStep", "element_iterate", "element_matrix", "element_newton_step", "LAZY"]
+
+LAZY = 4  # element_newton_step: converged by prediction, the last iterate not evaluated
 
 
 @njit(cache=True)
@@ -115,6 +130,92 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, beam, beam_out, scatter, c
                                       anc_coord, pos_ptr, pos, S, x, max_ne, data)
 
 
+@njit(cache=True)
+def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, drives, coords, beam, params, q0, balls0,
+                        u0, udot0, a, out_state, kin, Mb, wfull, tau, beam_out, rfull, r, work, pairs, mbar, diag_pos, diag,
+                        scatter, dense, newton, info):
+    """The whole Newton loop of ``GeneralizedAlpha.step`` for a model of :meth:`ElementStep.applies`
+    on the dense factor (flexmb/engine/dense_cholesky.py) with a fresh factor per step: the loop of
+    the Python step around :func:`element_iterate`, :func:`element_matrix`, ``dense_factor`` and
+    ``dense_solve``, the same tests in the same order (the residual test, the predicted convergence,
+    divergence), so the same result bit for bit. ``dense`` = (indptr, indices, values, L) of the
+    factor; ``newton`` = (γ', β', rtol, atol_u̇, eps_pos, length scale, max_iter, lazy, with node masses).
+    Writes
+    ``info`` = (iterations, factorizations, residual, status, column of a failed pivot); status
+    LAZY: converged by prediction, the last iterate not evaluated (its state only)."""
+    u_to_q, scalar_u, ball_u, free, c_diag, k_diag = coords
+    am, af, g, b, h = params
+    gp, bp, rtol, atol_udot, eps_pos, length_scale, max_iter, lazy, with_mass = newton
+    indptr, indices, values, L = dense
+    udot1 = out_state[3]
+    nf = free.size
+    ud = udot0.copy()
+    dx = np.empty(nf)
+    r_hist = np.empty(int(max_iter) + 1)
+    dxs = np.empty(int(max_iter) + 1)
+    n_dx = 0
+    nfac = 0
+    fresh = False
+    predicted = False
+    scale = dx_tol = vscale = 0.0
+    info[3] = OK
+    info[4] = -1.0
+    for it in range(int(max_iter) + 1):
+        evaluate = not (lazy and predicted)
+        rn, es_scale = element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, drives, coords, beam, params,
+                                       q0, balls0, u0, udot0, a, ud, out_state, kin, Mb, wfull, tau, beam_out, rfull, r, work,
+                                       evaluate, it == 0)
+        info[0] = it
+        info[1] = nfac
+        if not evaluate:
+            info[2] = np.nan
+            info[3] = LAZY
+            return
+        info[2] = rn
+        if not math.isfinite(rn):
+            info[3] = NONFINITE
+            return
+        r_hist[it] = rn
+        if it == 0:  # GeneralizedAlpha.step: the scale and the tolerances of the corrections
+            scale = es_scale
+            udot_max, u_max = _absmax_at(udot1, free), _absmax_at(u0, free)
+            dx_tol = atol_udot + 0.1 * rtol * (udot_max + u_max / h)
+            vscale = u_max + h * udot_max + 1e-3 * length_scale / h
+        if rn <= max(rtol * scale, 0.0) or predicted:
+            return
+        rmin = r_hist[0]
+        for j in range(1, it + 1):
+            rmin = min(rmin, r_hist[j])
+        diverging = it + 1 > 3 and rn > 1e3 * rmin
+        if it == max_iter or diverging:
+            info[3] = NOT_CONVERGED
+            return
+        if not fresh:
+            element_matrix(tree, pairs, mbar, diag_pos, diag, beam, beam_out, scatter, bp, gp, False, with_mass, kin[4], kin[0],
+                           Mb, values)
+            bad = dense_factor(indptr, indices, values, L)
+            if bad >= 0:
+                info[3] = NOT_POSITIVE
+                info[4] = bad
+                return
+            nfac += 1
+            info[1] = nfac
+            fresh = True
+            n_dx = 0
+        dense_solve(L, r, dx)
+        dxs[n_dx] = _absmax(dx)
+        n_dx += 1
+        for j in range(ud.size):
+            ud[j] = udot1[j]
+        for j in range(nf):
+            ud[free[j]] -= dx[j]
+        # _predicts_convergence
+        theta = dxs[n_dx - 1] / dxs[n_dx - 2] if n_dx > 1 and dxs[n_dx - 2] > 0 else np.inf
+        nxt = theta / (1 - theta) * dxs[n_dx - 1] if theta < 0.5 else dxs[n_dx - 1]
+        predicted = nxt <= dx_tol or (bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale)
+    info[3] = NOT_CONVERGED
+
+
 class ElementStep(CompiledStep):
     """The compiled Newton iterates of one integrator for a model with beams (module docstring).
     Per step :meth:`begin` evaluates what depends on time only and gives new arrays for the step's
@@ -173,6 +274,21 @@ class ElementStep(CompiledStep):
                                     self._a, udot, self.out_state, self.kin, self.Mb, self.wfull, self.tau, self.beam_out,
                                     self.rfull, self.r, self.work, evaluate, first)
         return rn, scale
+
+    def newton(self, chol, gp: float, bp: float, diag: np.ndarray, tol: tuple, lazy: bool) -> tuple[int, int, int, float]:
+        """The step begun by :meth:`begin`, its whole Newton loop on the dense factor ``chol``
+        (element_newton_step) with (γ', β'), ``diag`` added to S's diagonal and ``tol`` = (rtol,
+        atol_u̇, eps_pos, length scale, max_iter): (status, iterations, factorizations, residual)."""
+        st = self._st
+        info = np.zeros(5)
+        element_newton_step(self.tree, self.bodies, self.gravity, self.springs, self.jforce_u, self._jf, self._loads,
+                            self._drives, self.coords, self.beam, self._params, st.q, st.balls, st.u, st.udot, self._a,
+                            self.out_state, self.kin, self.Mb, self.wfull, self.tau, self.beam_out, self.rfull, self.r,
+                            self.work, self.pairs, self.mbar, self.diag_pos, np.ascontiguousarray(diag, dtype=float),
+                            self.scatter, (chol.indptr, chol.indices, chol.values, chol.L),
+                            (float(gp), float(bp), *(float(v) for v in tol[:4]), int(tol[4]), bool(lazy), self.with_mass),
+                            info)
+        return int(info[3]), int(info[0]), int(info[1]), float(info[2])
 
     @property
     def udot(self) -> np.ndarray:

@@ -31,13 +31,14 @@ from numba import njit
 
 from flexmb.elements.family import StartContext, StepContext
 from flexmb.engine.assembly import Assembler, Evaluation, LazyEvaluation
+from flexmb.engine.dense_cholesky import DenseCholesky
 from flexmb.engine.kinematics import mass_times_add
 from flexmb.engine.linalg import SparseCholesky
 from flexmb.engine.tree_solver import TreeSolver
 from flexmb.errors import SettingsError, SolverError
 from flexmb.model import Model
 from flexmb.settings import RHO_INF
-from flexmb.solvers.element_step import ElementStep
+from flexmb.solvers.element_step import LAZY, ElementStep
 from flexmb.solvers.nonfinite import evaluation_source, state_source
 from flexmb.solvers.tree_step import OK, TreeStep, _absmax, _absmax_at, _update
 from flexmb.state import State, _retract_balls
@@ -84,7 +85,9 @@ class GeneralizedAlpha:
     ``rtol`` bounds both the residual (relative to the force scale) and, at a tenth of it, the
     last Newton correction relative to the size of the accelerations. ``linear_solver``: "auto"
     (the O(n) tree factorization with the velocity tangent, engine/tree_solver.py, for rigid trees;
-    CHOLMOD otherwise), "tree" or "cholmod" (M̄ and the element tangents only).
+    for other models of at most ``dense_max`` unknowns a dense Cholesky factor of the same matrix as
+    CHOLMOD's, engine/dense_cholesky.py; CHOLMOD otherwise), "tree", "dense" or "cholmod" (these two:
+    M̄ and the element tangents only).
     ``position_tangent``: the tree solver also takes β' K̄, the derivative of the node masses' forces
     (inertia and weight) with respect to the coordinates (engine/tree_solver.py,
     position_tangent_times): Newton then converges quadratically on rigid trees (e.g. 1.9 instead of
@@ -96,7 +99,9 @@ class GeneralizedAlpha:
     in one compiled call with the same result bit for bit (``tree_step``; None: the Python loop);
     its time is ``timings["compiled_step"]``. A model with beams on CHOLMOD (flexmb/solvers/element_step.py,
     ElementStep.applies) forms each Newton iterate and the iteration matrix's values in compiled calls,
-    with the same result bit for bit (``element_step``; None: the Python iterates).
+    with the same result bit for bit (``element_step``; None: the Python iterates); on the dense factor,
+    without factor reuse, it runs each step's whole Newton loop in one compiled call
+    (element_newton_step; ``compiled_newton`` False: the Python loop around the compiled iterates).
     ``lazy_accept`` (class attribute, default True): on CHOLMOD without element state, an iterate
     whose next correction is predicted below tolerance (the contraction test of the next iteration,
     which needs no residual) is taken without evaluating it; its evaluation
@@ -113,6 +118,8 @@ class GeneralizedAlpha:
     reuse_iterations = 5
     reuse_min_density = 150
     position_tangent_max = 32
+    dense_max = 64
+    compiled_newton = True
 
     def __init__(self, model: Model, rho_inf: float = RHO_INF, rtol: float = 1e-10, max_iter: int = 30, max_halvings: int = 10,
                  reuse_factor: bool | str = "auto", linear_solver: str = "auto",
@@ -132,23 +139,27 @@ class GeneralizedAlpha:
         self.asm = Assembler(model)
         self.free = model.free_u
         # a rigid tree (no element couples two nodes) is factorized by the O(n) tree recursion with the
-        # nonsymmetric velocity tangent (engine/tree_solver.py); everything else by CHOLMOD
-        if linear_solver not in ("auto", "tree", "cholmod"):
-            raise SettingsError(f"linear_solver = {linear_solver!r} must be 'auto', 'tree' or 'cholmod'")
+        # nonsymmetric velocity tangent (engine/tree_solver.py); everything else by CHOLMOD, or densely if small
+        if linear_solver not in ("auto", "tree", "dense", "cholmod"):
+            raise SettingsError(f"linear_solver = {linear_solver!r} must be 'auto', 'tree', 'dense' or 'cholmod'")
         if linear_solver == "tree" and not self.asm.rigid_tree:
             raise SettingsError("linear_solver = 'tree' needs a rigid tree (no element joining two nodes); this model "
                                 "has " + ", ".join(f.plural for f, _, _ in self.asm.with_blocks) + ": use 'auto' or 'cholmod'")
-        tree = self.asm.rigid_tree and linear_solver != "cholmod"
-        self.chol: SparseCholesky | TreeSolver | None = None
+        tree = self.asm.rigid_tree and linear_solver not in ("cholmod", "dense")
+        # a small model that is no rigid tree: a dense factor (engine/dense_cholesky.py), cheaper than CHOLMOD's calls
+        dense = not tree and (linear_solver == "dense" or (linear_solver == "auto" and self.free.size <= self.dense_max))
+        self.chol: SparseCholesky | DenseCholesky | TreeSolver | None = None
         if self.free.size:
             self.chol = (TreeSolver(self.asm.pattern, self.free, model.n_u, model.coordinate_names) if tree
+                         else DenseCholesky(self.asm.structural_pattern(self.free),
+                                            [model.coordinate_names[i] for i in self.free]) if dense
                          else SparseCholesky(self.asm.structural_pattern(self.free)))
         self.k_diag, self.c_diag = self.asm.stiffness_damping_diag(self.free)
         # a plain rigid tree takes its whole Newton loop in one compiled call (flexmb/solvers/tree_step.py)
         self.tree_step = (TreeStep(model, self.asm, self.chol) if isinstance(self.chol, TreeSolver)
                           and reuse_factor is not True and TreeStep.applies(model, self.asm) else None)
         # a model of beams (and bodies) on CHOLMOD forms its Newton iterates in compiled calls (element_step.py)
-        cholmod = isinstance(self.chol, SparseCholesky)
+        cholmod = isinstance(self.chol, (SparseCholesky, DenseCholesky))  # S's values on the CSC pattern
         # the work integrals need the forces of every accepted state (flexmb.solvers.recorder, power): drives,
         # loads, element dampers or friction; the compiled iterates then evaluate it in the step (cheaper than later)
         self._work_needs_forces = bool(model.driven.size or model.loads or self.asm.dissipative or model.friction_u.size)
@@ -199,12 +210,17 @@ class GeneralizedAlpha:
                     f"position tangent {'on' if self.position_tangent else 'off'}; {how}")
         how = ("; each Newton iterate and the iteration matrix's values in compiled calls (flexmb/solvers/element_step.py)"
                if self.element_step is not None else "")
+        if isinstance(self.chol, DenseCholesky):
+            return (f"dense Cholesky (engine/dense_cholesky.py: at most {self.dense_max} unknowns and no rigid tree), "
+                    f"{self.free.size} unknowns{how}")
         return f"CHOLMOD, {self.free.size} unknowns, {self.chol.pattern.nnz} nonzeros in the iteration matrix{how}"
 
     def solver_stats(self) -> dict[str, float]:
         """Statistics of the linear solver for ``result.stats``: ``tree_solver`` 1.0 when the O(n)
-        tree factorization runs (engine/tree_solver.py), 0.0 for CHOLMOD."""
-        return {"tree_solver": float(isinstance(self.chol, TreeSolver))}
+        tree factorization runs (engine/tree_solver.py), ``dense_solver`` 1.0 for the dense factor
+        (engine/dense_cholesky.py); both 0.0 for CHOLMOD."""
+        return {"tree_solver": float(isinstance(self.chol, TreeSolver)),
+                "dense_solver": float(isinstance(self.chol, DenseCholesky))}
 
     def _factorize(self, ev: Evaluation | None, gp: float, bp: float, st: State | None = None) -> None:
         """Factorize the iteration matrix at ``ev`` (the evaluation of ``st``: the tree solver's
@@ -362,6 +378,13 @@ class GeneralizedAlpha:
         es = self.element_step  # compiled iterates (element_step.py): State and Evaluation built when used
         if es is not None:
             es.begin(st, a, h, t1, (am, af, g, b, h))
+            if self.compiled_newton and isinstance(self.chol, DenseCholesky) and not self._reusing():
+                done = self._element_newton(es, gp, bp, lazy, h)
+                if done is not None:
+                    return done
+                # not converged, not finite or not positive definite: the loop below repeats the step and
+                # raises the SolverError that names where, or drops the geometric stiffness (same arithmetic)
+                es.begin(st, a, h, t1, (am, af, g, b, h))
         for it in range(self.max_iter + 1):
             settled = True
             if es is not None:
@@ -448,6 +471,25 @@ class GeneralizedAlpha:
             udot1[free] -= dx
             predicted = _predicts_convergence(dxs, dx_tol, bp, gp, eps_pos, vscale)
         raise AssertionError("unreachable")
+
+    def _element_newton(self, es: ElementStep, gp: float, bp: float, lazy: bool, h: float
+                        ) -> tuple[State, np.ndarray, Evaluation, StepInfo] | None:
+        """The begun step's Newton loop in one compiled call (ElementStep.newton on the dense factor),
+        or None if it did not succeed (the factor is then not kept, its factorizations not counted, as
+        for the compiled tree step: the Python loop repeats the step)."""
+        t0 = _time.perf_counter()
+        status, it, nfac, rn = es.newton(self.chol, gp, bp, gp * self.c_diag + bp * self.k_diag,
+                                         (self.rtol, self.atol_udot, self._eps_pos, self.length_scale, self.max_iter), lazy)
+        self.timings["compiled_step"] += _time.perf_counter() - t0
+        if status not in (OK, LAZY):  # the Python loop repeats the step and counts its factorizations
+            self._factor_key = None
+            return None
+        if nfac:
+            self.chol.n_factorize += nfac
+            self._factor_key = (gp, bp)
+        st1 = es.state()
+        ev = LazyEvaluation(self.asm, st1) if status == LAZY else es.evaluation()
+        return st1, es.a1, ev, StepInfo(it, nfac, rn, h)
 
     def _tree_step(self, st: State, a: np.ndarray, h: float, t1: float
                    ) -> tuple[State, np.ndarray, Evaluation, StepInfo] | None:
