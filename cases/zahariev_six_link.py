@@ -63,6 +63,7 @@ Run:  flexmb run cases/zahariev_six_link.py     or     python cases/zahariev_six
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -120,6 +121,22 @@ def crank_angle(p: dict):
     return dq
 
 
+def crank_rates(p: dict):
+    """The crank's angular velocity and acceleration, exact derivatives of :func:`crank_angle` (given
+    to the drive: no numerical differentiation per step, and the step of the acceleration at T is
+    exact)."""
+    q0, T = p["q1_0"], p["T_drive"]
+    w = -q0 / T * math.sin(1.0)
+
+    def velocity(t):
+        return -q0 / T * math.sin(t / T) if t <= T else w
+
+    def acceleration(t):
+        return -q0 / (T * T) * math.cos(t / T) if t <= T else 0.0
+
+    return velocity, acceleration
+
+
 def crank_time(q1: float, p: dict) -> float:
     """The time at which the drive reaches crank angle ``q1`` (inverse of :func:`crank_angle`)."""
     q0, T = p["q1_0"], p["T_drive"]
@@ -155,7 +172,7 @@ def build(**params) -> fm.Model:
         nodes = mb.add_flexible_link(link, g[pivot], g[end], n, sec, damping=p["damping"])
         mb.add_joint(pivot, "revolute", "ground", nodes[0], point=g[pivot], axis=z)
         mb.add_joint(end, "revolute", "link4", nodes[-1], point=g[end], axis=z)
-    mb.add_drive("O1", crank_angle(p))
+    mb.add_drive("O1", crank_angle(p), *crank_rates(p))
     return mb.compile()
 
 

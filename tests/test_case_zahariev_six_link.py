@@ -224,3 +224,19 @@ def test_stops_with_a_report_at_the_next_singular_configuration():
     assert F[-1] > limit  # the stop: the stiff forces passed the elastic limit ...
     before = (res.t > 0.5) & (res.t < t_fold - 0.1)
     assert F[-1] > 20 * F[before].max()  # ... growing from small values as the crank drives on
+
+
+def test_the_crank_rates_are_the_derivatives_of_the_crank_angle():
+    """The drive's given velocity and acceleration (case.crank_rates) against central differences of
+    the angle on both branches (cosine start up to T, constant speed after), and continuous velocity at T."""
+    p = {**case.DEFAULTS}
+    q, (v, a) = case.crank_angle(p), case.crank_rates(p)
+    T = p["T_drive"]
+    h = 1e-4
+    for t in (0.0, 0.3 * T, 0.9 * T, 1.2 * T, 1.5 * T + 2.0):
+        dq = (q(t + h) - q(t - h)) / (2 * h)
+        ddq = (q(t + h) - 2 * q(t) + q(t - h)) / h**2
+        assert v(t) == pytest.approx(dq, rel=1e-6, abs=1e-9)
+        assert a(t) == pytest.approx(ddq, rel=1e-4, abs=1e-6)
+    assert v(T) == pytest.approx(v(T * (1 + 1e-12)), rel=1e-9)
+    assert a(0.5 * T) != 0.0 and a(2.0 * T) == 0.0
