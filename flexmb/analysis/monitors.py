@@ -39,15 +39,17 @@ Bushing cuts are included as in :class:`flexmb.analysis.rigid.RigidModel` (its c
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
+from numba import njit
 from scipy.linalg.lapack import dgesdd
 
 from flexmb.analysis.rigid import RigidModel
 from flexmb.elements.beam import BeamData
 from flexmb.engine.assembly import Assembler, Evaluation
-from flexmb.engine.kinematics import forward_kinematics
+from flexmb.engine.kinematics import _project_node, forward_kinematics
 from flexmb.errors import ModelError
 from flexmb.model import Model
 from flexmb.rotations import expm
@@ -138,19 +140,11 @@ class RigidClosure:
         """Constraint values c (n_c,) — link length changes [m], then bushing deformations — and
         the Jacobian J = dc/du (n_c, n_u)."""
         kin = forward_kinematics(self.model, st, self.asm.pattern) if ev is None else ev.kin  # positions only
-        x = kin.x
-        a, b = self.ends[:, 0], self.ends[:, 1]
-        d = x[b] - x[a]
-        L = np.linalg.norm(d, axis=1)
-        e = d / L[:, None]
-        J = np.empty((a.size, self.model.n_u))
-        w = self._w
-        for k in range(a.size):  # one projection per link: B^T of a unit force pair along the chord
-            w[a[k], :3] = -e[k]
-            w[b[k], :3] = e[k]
-            J[k] = kin.pattern.project(kin.S, w, x)  # Evaluation.project
-            w[a[k], :3] = w[b[k], :3] = 0.0
-        c = L - self.L0
+        t = kin.pattern
+        n = self.ends.shape[0]
+        c, J = np.empty(n), np.empty((n, self.model.n_u))
+        _link_closure(self.ends, self.L0, t.joint_parent_ext, t.joint_child, t.coord_start, t.coord_count, kin.S, kin.x,
+                      self._w, np.empty_like(self._w), c, J)
         if self.rigid is not None:
             cb, Jb = self.rigid.closure(st)
             c, J = np.concatenate([c, cb]), np.vstack([J, Jb])
@@ -171,6 +165,24 @@ class RigidClosure:
         where the rigid mechanism is singular."""
         s = self.singular_values(st, ev)
         return float(s[-1]) if s.size else float("inf")  # largest first
+
+
+@njit(cache=True)
+def _link_closure(ends, L0, parent, child, coord_start, coord_count, S, x, w, W, c, J):
+    """The flexible links' rows of :meth:`RigidClosure.closure` in one pass: per link (a, b) its
+    length change c = |x_b - x_a| - L0 and its Jacobian row, Bᵀ of a unit force pair along the chord
+    (-e at a, e at b; Evaluation.project). w: the zero node wrenches (N, 6), left zero; W: work."""
+    for k in range(ends.shape[0]):
+        a, b = ends[k, 0], ends[k, 1]
+        d0, d1, d2 = x[b, 0] - x[a, 0], x[b, 1] - x[a, 1], x[b, 2] - x[a, 2]
+        L = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        w[a, 0], w[a, 1], w[a, 2] = -d0 / L, -d1 / L, -d2 / L
+        w[b, 0], w[b, 1], w[b, 2] = d0 / L, d1 / L, d2 / L
+        _project_node(parent, child, coord_start, coord_count, S, w, x, W, J[k])
+        for i in range(3):
+            w[a, i] = 0.0
+            w[b, i] = 0.0
+        c[k] = L - L0[k]
 
 
 class SingularityMonitor:
