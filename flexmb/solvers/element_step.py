@@ -39,8 +39,9 @@ from flexmb.solvers.tree_step import (
     OK,
     CompiledStep,
     _absmax,
-    _absmax_at,
     _evaluate,
+    newton_diverging,
+    newton_tolerances,
     trial_state,
 )
 from flexmb.state import State
@@ -178,16 +179,10 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
         r_hist[it] = rn
         if it == 0:  # GeneralizedAlpha.step: the scale and the tolerances of the corrections
             scale = es_scale
-            udot_max, u_max = _absmax_at(udot1, free), _absmax_at(u0, free)
-            dx_tol = atol_udot + 0.1 * rtol * (udot_max + u_max / h)
-            vscale = u_max + h * udot_max + 1e-3 * length_scale / h
+            dx_tol, vscale = newton_tolerances(udot1, u0, free, h, rtol, atol_udot, length_scale)
         if rn <= max(rtol * scale, 0.0) or predicted:
             return
-        rmin = r_hist[0]
-        for j in range(1, it + 1):
-            rmin = min(rmin, r_hist[j])
-        diverging = it + 1 > 3 and rn > 1e3 * rmin
-        if it == max_iter or diverging:
+        if it == max_iter or newton_diverging(r_hist, it):
             info[3] = NOT_CONVERGED
             return
         if not fresh:

@@ -102,6 +102,23 @@ def _absmax_at(a, idx) -> float:
 
 
 @njit(cache=True)
+def newton_tolerances(udot, u0, free, h, rtol, atol_udot, length_scale) -> tuple[float, float]:
+    """GeneralizedAlpha.step's tolerances at a step's first iterate: the correction size dx_tol
+    below which it converged and the velocity scale of the round-off test."""
+    udot_max, u_max = _absmax_at(udot, free), _absmax_at(u0, free)
+    return atol_udot + 0.1 * rtol * (udot_max + u_max / h), u_max + h * udot_max + 1e-3 * length_scale / h
+
+
+@njit(cache=True)
+def newton_diverging(r_hist, it) -> bool:
+    """Whether iteration ``it``'s residual r_hist[it] is 1e3 times the smallest so far (after 3)."""
+    rmin = r_hist[0]
+    for j in range(1, it + 1):
+        rmin = min(rmin, r_hist[j])
+    return it + 1 > 3 and r_hist[it] > 1e3 * rmin
+
+
+@njit(cache=True)
 def _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q, balls, u, x, R, Vs, As, S, Sd, P, V, zeta,
               Mb, wfull, tau):
     """Assembler.evaluate for a rigid tree into the given arrays (same kernels, same order):
@@ -209,9 +226,7 @@ def tree_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, loads
             p2 = np.empty(n_u)
             _project_node(parent, child, coord_start, coord_count, S, np.ascontiguousarray(bias), x, Wtmp, p2)
             scale = float(_absmax(p1) + _absmax(p2) + _absmax(tau)) + 1e-300
-            udot_max, u_max = _absmax_at(udot1, free), _absmax_at(u0, free)
-            dx_tol = atol_udot + 0.1 * rtol * (udot_max + u_max / h)
-            vscale = u_max + h * udot_max + 1e-3 * length_scale / h
+            dx_tol, vscale = newton_tolerances(udot1, u0, free, h, rtol, atol_udot, length_scale)
         theta = dxs[n_dx - 1] / dxs[n_dx - 2] if n_dx > 1 and dxs[n_dx - 2] > 0 else np.inf
         if theta < 0.5:
             nxt = theta / (1 - theta) * dxs[n_dx - 1]
@@ -220,11 +235,7 @@ def tree_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, loads
         roundoff = bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale
         if rn <= max(rtol * scale, 0.0) or nxt <= dx_tol or roundoff:
             return
-        rmin = r_hist[0]
-        for j in range(1, it + 1):
-            rmin = min(rmin, r_hist[j])
-        diverging = it + 1 > 3 and rn > 1e3 * rmin
-        if it == max_iter or diverging:
+        if it == max_iter or newton_diverging(r_hist, it):
             info[3] = NOT_CONVERGED
             return
         if not fresh:  # a fresh factor at the first iteration of every step (reuse_factor 'auto' on a tree)
