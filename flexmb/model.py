@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -145,18 +146,28 @@ class Model:
         return secondary_path_matrix(self.tree)
 
     # -------------------------------------------------------------- name -> index
+    @cached_property
+    def _joint_lookup(self) -> dict[str, int]:
+        """joint name -> index (built once: a model of 10000 nodes asks for each)"""
+        return _first_index(self.joint_names)
+
+    @cached_property
+    def _node_lookup(self) -> dict[str, int]:
+        """node name -> index (built once)"""
+        return _first_index(self.node_names)
+
     def joint_index(self, name: str) -> int:
         """Index of the tree joint called ``name``."""
         try:
-            return self.joint_names.index(name)
-        except ValueError:
+            return self._joint_lookup[name]
+        except (KeyError, TypeError):
             raise ModelError(f"unknown joint '{name}'. Known joints: {list(self.joint_names)[:20]}.") from None
 
     def node_index(self, name: str) -> int:
         """Index of the node called ``name``."""
         try:
-            return self.node_names.index(name)
-        except ValueError:
+            return self._node_lookup[name]
+        except (KeyError, TypeError):
             raise ModelError(f"unknown node '{name}'. Known nodes: {list(self.node_names)[:20]}.") from None
 
     def coordinate_index(self, joint: str, dof: int = 0) -> int:
@@ -174,3 +185,11 @@ class Model:
         st = State(0.0, self.q0.copy(), self.balls0.copy(), self.u0.copy(), np.zeros(self.n_u), elements)
         st.apply_drives(self, 0.0)
         return st
+
+
+def _first_index(names: tuple[str, ...]) -> dict[str, int]:
+    """name -> index of its first occurrence (what ``tuple.index`` gives), in one pass."""
+    out: dict[str, int] = {}
+    for i, n in enumerate(names):
+        out.setdefault(n, i)
+    return out
