@@ -309,7 +309,9 @@ def _composite_pairs(Mb, x, parent, child, coord_start, coord_count, S, pa, pb, 
 def element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first):
     """B_e of element e (module docstring) into Be (6m, max_ne), its columns grouped node by node,
     B(node, k) = (S_v + S_w x x_node, S_w), node sd's columns first[sd]:first[sd + 1]. Returns the
-    number of columns ne."""
+    number of columns ne. The cross product is formed before it is added to S_v: for an axis
+    through the node itself (S_v = x × S_w, kinematics._axis_row) the two then cancel exactly, so a
+    free node's block is [[I, 0], [0, R]] without round-off (scatter_block's fast path)."""
     m = nodes.shape[1]
     k6 = 6 * m
     ne = 0
@@ -321,9 +323,9 @@ def element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first):
             k = anc_coord[t]
             for i in range(k6):
                 Be[i, ne] = 0.0
-            Be[r0 + 0, ne] = S[k, 0] + S[k, 4] * x[node, 2] - S[k, 5] * x[node, 1]
-            Be[r0 + 1, ne] = S[k, 1] + S[k, 5] * x[node, 0] - S[k, 3] * x[node, 2]
-            Be[r0 + 2, ne] = S[k, 2] + S[k, 3] * x[node, 1] - S[k, 4] * x[node, 0]
+            Be[r0 + 0, ne] = S[k, 0] + (S[k, 4] * x[node, 2] - S[k, 5] * x[node, 1])
+            Be[r0 + 1, ne] = S[k, 1] + (S[k, 5] * x[node, 0] - S[k, 3] * x[node, 2])
+            Be[r0 + 2, ne] = S[k, 2] + (S[k, 3] * x[node, 1] - S[k, 4] * x[node, 0])
             Be[r0 + 3, ne] = S[k, 3]
             Be[r0 + 4, ne] = S[k, 4]
             Be[r0 + 5, ne] = S[k, 5]
@@ -332,14 +334,43 @@ def element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first):
     return ne
 
 
+@njit(cache=True, inline="always")
+def _free_node_block(Be, r0, f0, nc):
+    """Whether the columns f0:f0 + nc of B_e (rows r0:r0 + 6, its node's) are those of a free node,
+    [[I, 0], [0, R]] exactly (six coordinates: three translations along the global axes, then
+    three rotations about the node's axes R)."""
+    if nc != 6:
+        return False
+    for a in range(3):
+        for b in range(6):
+            if Be[r0 + a, f0 + b] != (1.0 if a == b else 0.0):
+                return False
+        for b in range(3):
+            if Be[r0 + 3 + a, f0 + b] != 0.0:
+                return False
+    return True
+
+
 @njit(cache=True)
 def scatter_block(E, Be, H, first, m, ne, pos, off, data):
     """data[pos[off + r ne + c]] += (B_eᵀ E B_e)[r, c] for one element (pos < 0: left out), with B_e
-    from :func:`element_columns`: H = E B_e node block by node block, then B_eᵀ H."""
+    from :func:`element_columns`: H = E B_e node block by node block, then B_eᵀ H. A free node's
+    block [[I, 0], [0, R]] (:func:`_free_node_block`) is applied without its zero and unit
+    products: for finite E these add ±0 to sums started at +0 and multiply by 1, so every value is
+    the dense products' bit for bit (the remaining products in the same order)."""
     k6 = 6 * m
     for sd in range(m):
         r0 = 6 * sd
-        for j in range(first[sd], first[sd + 1]):
+        f0 = first[sd]
+        if _free_node_block(Be, r0, f0, first[sd + 1] - f0):
+            for i in range(k6):
+                for t in range(3):
+                    H[i, f0 + t] = 0.0 + E[i, r0 + t]
+                for t in range(3):
+                    j = f0 + 3 + t
+                    H[i, j] = ((0.0 + E[i, r0 + 3] * Be[r0 + 3, j]) + E[i, r0 + 4] * Be[r0 + 4, j]) + E[i, r0 + 5] * Be[r0 + 5, j]
+            continue
+        for j in range(f0, first[sd + 1]):
             for i in range(k6):
                 s = 0.0
                 for q in range(6):
@@ -347,7 +378,24 @@ def scatter_block(E, Be, H, first, m, ne, pos, off, data):
                 H[i, j] = s
     for sd in range(m):
         r0 = 6 * sd
-        for r in range(first[sd], first[sd + 1]):
+        f0 = first[sd]
+        if _free_node_block(Be, r0, f0, first[sd + 1] - f0):
+            for t in range(3):
+                o = off + (f0 + t) * ne
+                for c in range(ne):
+                    p = pos[o + c]
+                    if p >= 0:
+                        data[p] += 0.0 + H[r0 + t, c]
+            for t in range(3):
+                r = f0 + 3 + t
+                b3, b4, b5 = Be[r0 + 3, r], Be[r0 + 4, r], Be[r0 + 5, r]
+                o = off + r * ne
+                for c in range(ne):
+                    p = pos[o + c]
+                    if p >= 0:
+                        data[p] += ((0.0 + b3 * H[r0 + 3, c]) + b4 * H[r0 + 4, c]) + b5 * H[r0 + 5, c]
+            continue
+        for r in range(f0, first[sd + 1]):
             for c in range(ne):
                 p = pos[off + r * ne + c]
                 if p >= 0:
