@@ -359,10 +359,12 @@ def scatter_block(E, Be, H, first, m, ne, pos, off, data):
     products: for finite E these add ±0 to sums started at +0 and multiply by 1, so every value is
     the dense products' bit for bit (the remaining products in the same order)."""
     k6 = 6 * m
+    free = 0  # bit sd: node sd's block is a free node's (tested once, used by both passes)
     for sd in range(m):
         r0 = 6 * sd
         f0 = first[sd]
         if _free_node_block(Be, r0, f0, first[sd + 1] - f0):
+            free |= 1 << sd
             for i in range(k6):
                 for t in range(3):
                     H[i, f0 + t] = 0.0 + E[i, r0 + t]
@@ -379,7 +381,7 @@ def scatter_block(E, Be, H, first, m, ne, pos, off, data):
     for sd in range(m):
         r0 = 6 * sd
         f0 = first[sd]
-        if _free_node_block(Be, r0, f0, first[sd + 1] - f0):
+        if free & (1 << sd):
             for t in range(3):
                 o = off + (f0 + t) * ne
                 for c in range(ne):
