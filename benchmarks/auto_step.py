@@ -277,7 +277,7 @@ def main() -> None:
         return
     models = [m.strip() for m in a.models.split(",") if m.strip()]
     tols = [float(x) for x in a.tols.split(",") if x.strip()]
-    env = bl.worker_env(a.blas, a.threads)
+    env = bl.worker_env(a.blas, a.threads, a.numba_threads)
     blas = bl.blas_of_child(env)
     tmp = Path(tempfile.mkdtemp(prefix="flexmb_auto_step_"))
     data: dict = {}
@@ -321,6 +321,7 @@ def main() -> None:
     parts = [f"# Error-controlled steps (dt=\"auto\") against fixed steps ({time.strftime('%Y-%m-%d %H:%M')})\n",
              f"Host: {bl.host_line()}",
              f"BLAS of the workers (--blas {a.blas}, {a.threads} thread(s)): {blas}",
+             f"{bl.numba_threads_line(a.numba_threads)}",
              f"Command: `{bl.command_line()}`; each run in its own process after a JIT warm-up on the same model "
              f"(5 fixed and a few auto steps, not in the row); median of {a.repeats} run(s) per row (the reference once).\n",
              "tol (flexmb/solvers/step_control.py, E3): estimated local position error per unit step relative to the "

@@ -43,11 +43,16 @@ def emit(result: dict) -> None:
     print(MARK + json.dumps(result), flush=True)
 
 
-def worker_env(blas: str = "system", threads: int = 1) -> dict:
-    """Environment for a worker: BLAS choice (``system``, ``reference``, ``openblas``) and thread counts."""
+def worker_env(blas: str = "system", threads: int = 1, numba_threads: int = 0) -> dict:
+    """Environment for a worker: BLAS choice (``system``, ``reference``, ``openblas``) and thread counts
+    (``numba_threads`` > 0: NUMBA_NUM_THREADS, the threads of flexmb's beam passes; 0: numba's
+    default, one per core)."""
     env = dict(os.environ)
     for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[k] = str(threads)
+    env.pop("NUMBA_NUM_THREADS", None)
+    if numba_threads > 0:
+        env["NUMBA_NUM_THREADS"] = str(numba_threads)
     if blas != "system":
         if blas not in BLAS_DIRS:
             raise SystemExit(f"--blas {blas!r}: choose system, reference or openblas")
@@ -207,6 +212,11 @@ def write_results(name: str, text: str, results_dir: str | None) -> Path:
     return path
 
 
+def numba_threads_line(n: int) -> str:
+    """What the workers' numba threads are, for the reports (--numba-threads n)."""
+    return f"numba threads of the workers: {n if n > 0 else f'{os.cpu_count()} (numba default: one per core)'}"
+
+
 def command_line() -> str:
     """The command that ran this script (for the report)."""
     return " ".join(["python"] + [os.path.relpath(sys.argv[0], REPO) if i == 0 else a for i, a in enumerate(sys.argv)])
@@ -218,6 +228,9 @@ def common_options(p, repeats: int = 3, max_minutes: float = 10.0) -> None:
     p.add_argument("--blas", default="system", choices=("system", "reference", "openblas"),
                    help="BLAS of the workers (default: the system's libblas.so.3)")
     p.add_argument("--threads", type=int, default=1, help="OMP/OPENBLAS/MKL_NUM_THREADS of the workers (default 1)")
+    p.add_argument("--numba-threads", type=int, default=0,
+                   help="NUMBA_NUM_THREADS of the workers: threads of flexmb's beam passes from 256 elements on "
+                        "(default 0: numba's default, one per core)")
     p.add_argument("--max-minutes", type=float, default=max_minutes,
                    help=f"time limit of one worker; it is killed after that (default {max_minutes:g})")
     p.add_argument("--results-dir", default=None, help="where the markdown goes (default benchmarks/results)")

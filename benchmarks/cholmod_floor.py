@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         bl.emit(run_floor(ns[0], args.dt, args.rtol, args.timing_repeats))
         return 0
 
-    env = bl.worker_env(args.blas, args.threads)
+    env = bl.worker_env(args.blas, args.threads, args.numba_threads)
     blas = bl.blas_of_child(env)
     budget = 60.0 * args.max_minutes
     rows = []
@@ -113,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"Host: {bl.host_line()}",
         f"BLAS of the workers (--blas {args.blas}, {args.threads} thread(s)): {blas}",
+        f"{bl.numba_threads_line(args.numba_threads)}",
         f"Command: `{bl.command_line()}`; median of {args.repeats} run(s), each in its own process.",
         "",
         bl.table(["N", "DOF", "status", "flexmb ms/step", "CPU ms/step", "Newton it/step", "factorizations/step",

@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         bl.emit(run(args.n, lengths[0], args.dt, args.output_every, args.run_dir, args.sample_seconds, args.max_rss_mb))
         return 0
 
-    env = bl.worker_env(args.blas, args.threads)
+    env = bl.worker_env(args.blas, args.threads, args.numba_threads)
     budget = 60.0 * args.max_minutes
     base = Path(args.out_dir)
     base.mkdir(parents=True, exist_ok=True)
@@ -183,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         f"({'kept' if args.keep else 'deleted after the run'}). Probe: {bytes_per_row / 1e6:.2f} MB per row on disk.",
         "",
         f"Host: {bl.host_line()}",
+        f"{bl.numba_threads_line(args.numba_threads)}",
         f"Command: `{bl.command_line()}`",
         "",
         bl.table(["t_end s", "status", "steps", "ms/step", "peak MB (ru_maxrss)", "MB before model", "RSS after model MB",

@@ -120,7 +120,7 @@ def main() -> None:
     if a.worker:
         bl.emit(worker(a.worker[0], float(a.worker[1]), a.dt, a.t_end, a.rho_inf))
         return
-    env = bl.worker_env(a.blas, a.threads)
+    env = bl.worker_env(a.blas, a.threads, a.numba_threads)
     rows = []
     for cut, k in [("elastic", k) for k in a.k] + [("rigid", 0.0)]:
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", cut, repr(k), "--dt", repr(a.dt), "--t-end",

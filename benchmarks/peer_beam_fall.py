@@ -239,6 +239,7 @@ def report(rows: list[dict], args, blas: str) -> str:
         "",
         f"Host: {bl.host_line()}",
         f"BLAS of the workers (--blas {args.blas}, {args.threads} thread(s)): {blas}",
+        f"{bl.numba_threads_line(args.numba_threads)}",
         f"Command: `{bl.command_line()}`; median of {args.repeats} run(s) per row, each in its own process "
         f"(a run that does not finish is not repeated); time limit {args.max_minutes:g} min per run.",
         "",
@@ -304,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
                            budget, args.stall_seconds))
         return 0
 
-    env = bl.worker_env(args.blas, args.threads)
+    env = bl.worker_env(args.blas, args.threads, args.numba_threads)
     blas = bl.blas_of_child(env)
     print(f"peer_beam_fall: BLAS {blas}", file=sys.stderr)
     rows = []

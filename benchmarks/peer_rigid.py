@@ -245,6 +245,7 @@ def report(rows: list[dict], args, blas: str) -> str:
         "",
         f"Host: {bl.host_line()}",
         f"BLAS of the workers (--blas {args.blas}, {args.threads} thread(s)): {blas}",
+        f"{bl.numba_threads_line(args.numba_threads)}",
         f"Command: `{bl.command_line()}`; median of {args.repeats} run(s) per row, each in its own process; time limit "
         f"{args.max_minutes:g} min per run.",
         "",
@@ -301,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
             bl.emit(run_exudyn(models[0], t_end, args.dt, args.rho_inf, _floats(args.exu_rtol)[0], args.exu_nodes, budget))
         return 0
 
-    env = bl.worker_env(args.blas, args.threads)
+    env = bl.worker_env(args.blas, args.threads, args.numba_threads)
     blas = bl.blas_of_child(env)
     print(f"peer_rigid: BLAS {blas}", file=sys.stderr)
     rows = []

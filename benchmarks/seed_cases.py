@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     files = case_files(args.cases)
     before = readme_times()
-    env = bl.worker_env(args.blas, args.threads)
+    env = bl.worker_env(args.blas, args.threads, args.numba_threads)
     blas = bl.blas_of_child(env)
     base = Path(args.out_dir) if args.out_dir else Path(tempfile.mkdtemp(prefix="flexmb-seed-cases-"))
     base.mkdir(parents=True, exist_ok=True)
@@ -139,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         + f"median of {args.repeats} run(s). CPU and peak MB: that process (os.wait4), without a study's workers.",
         "",
         f"Host: {bl.host_line()}",
+        f"{bl.numba_threads_line(args.numba_threads)}",
         f"BLAS (--blas {args.blas}, {args.threads} thread(s)): {blas}",
         f"Command: `{bl.command_line()}`",
         "",

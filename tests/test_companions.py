@@ -193,3 +193,34 @@ def test_a_forked_companion_worker_runs_one_blas_thread():
         assert _cholmod_blas_threads() == 2  # the parent keeps its own
     finally:
         lib.openblas_set_num_threads(before)
+
+
+def _numba_threads() -> int:
+    import numba
+
+    from flexmb.elements.beam import kernels
+
+    return numba.get_num_threads() * 1000 + kernels.threads_for(10 * kernels.PARALLEL_MIN)
+
+
+def test_workers_run_the_beams_on_one_numba_thread(monkeypatch):
+    """A forked companion worker and a spawned sweep worker give the beams' passes one thread
+    (elements/beam/kernels.py: threads_for), so two workers on two cores do not each start two;
+    the parent keeps numba's thread count."""
+    import concurrent.futures as cf
+    import multiprocessing
+    import os
+
+    import numba
+
+    from flexmb.app import companions as comp
+    from flexmb.app.executors import _one_thread_per_worker
+
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    parent = numba.get_num_threads()
+    with cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"), initializer=comp._forked_worker,
+                                initargs=(os.getpid(),)) as pool:
+        assert pool.submit(_numba_threads).result() == 1001
+    with _one_thread_per_worker(), cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        assert pool.submit(_numba_threads).result() == 1001
+    assert numba.get_num_threads() == parent

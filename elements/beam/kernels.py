@@ -6,17 +6,36 @@ co-rotated frame and local deformations (eq. 1–4 of :mod:`flexmb.elements.beam
 damping forces, the consistent-mass inertia forces (eq. 5–6), the weight (eq. 7), and, for the
 iteration matrix, the element matrices ck K + cc C + cm M with K the material stiffness plus the
 string (axial force) geometric stiffness.
+
+Given ``threads`` > 1 (threads_for: from PARALLEL_MIN elements on, when numba has more than one
+thread) the three per-element passes split the elements into one contiguous slice per thread; each
+element's node forces (or matrix products) go into a row of their own and are added to the nodes
+afterwards, element after element:
+the same sums in the same order as on one thread, so the result does not depend on the threads
+(tests/test_beam_threads.py). A worker process of a sweep gets one thread (flexmb.app.executors).
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-from flexmb.engine.iteration_matrix import element_columns, scatter_block
+from flexmb.engine.iteration_matrix import add_values, element_columns, scatter_block
 from flexmb.rotations import jl_inv_into, logm_into
 
-__all__ = ["residual", "mass_forces", "element_matrices", "add_element_matrices", "mass_pattern"]
+__all__ = ["residual", "mass_forces", "element_matrices", "add_element_matrices", "mass_pattern", "PARALLEL_MIN",
+           "threads_for"]
+
+#: elements from which residual, mass_forces and add_element_matrices split them over numba's
+#: threads (threads_for); below, a parallel launch (about 10 µs) costs more than it saves
+PARALLEL_MIN = 256
+
+
+def threads_for(n: int) -> int:
+    """The ``threads`` argument of the kernels for n elements: numba's thread count
+    (numba.get_num_threads(); NUMBA_NUM_THREADS) from PARALLEL_MIN elements on, else 1."""
+    return numba.get_num_threads() if n >= PARALLEL_MIN else 1
 
 
 @njit(cache=True, inline="always")
@@ -147,7 +166,7 @@ def _local_stiffness_times(Kl, k, p, pdot, fl, s1):
 
 @njit(cache=True)
 def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g, load_factor, bias, frames, fl_out,
-             energies, p_out, Bl_out, chord):
+             energies, p_out, Bl_out, chord, threads=1):
     """Adds every beam's inertia (eq. 6, with M zeta), minus its elastic, damping (Zahariev eq. 13)
     and weight (eq. 7) forces, to the node wrenches ``bias`` (N,6). Stores the co-rotated frames
     (n,3,3), local forces K_l p (n,7) and per element (n,4): strain energy, dissipated power,
@@ -162,8 +181,43 @@ def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g
     Every value is the same sum in the same order as the plain dense loops; loops run with the
     output entries innermost where that vectorises, products with a zero entry of K_l are skipped
     when that cannot change a bit (_local_stiffness_times), and the frame, p and Bl are written
-    straight into the outputs."""
+    straight into the outputs. Each element's node forces are added to ``bias`` after all of
+    them are formed, element after element (on several threads too: module docstring)."""
     n = a.size
+    F = np.empty((n, 12))
+    if threads > 1:
+        _residual_threads(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g, load_factor, F, frames,
+                          fl_out, energies, p_out, Bl_out, chord, threads)
+    else:
+        _residual_range(0, n, a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g, load_factor, F, frames,
+                        fl_out, energies, p_out, Bl_out, chord)
+    _add_node_pairs(a, b, F, bias)
+
+
+@njit(cache=True, parallel=True)
+def _residual_threads(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g, load_factor, F, frames, fl_out,
+                      energies, p_out, Bl_out, chord, nt):
+    """_residual_range over the elements in ``nt`` contiguous slices, one per thread (module docstring)."""
+    n = a.size
+    for c in prange(nt):
+        _residual_range(c * n // nt, (c + 1) * n // nt, a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g,
+                        load_factor, F, frames, fl_out, energies, p_out, Bl_out, chord)
+
+
+@njit(cache=True)
+def _add_node_pairs(a, b, F, out):
+    """out[a[e]] += F[e, :6] and out[b[e]] += F[e, 6:], element after element (the order of the sums)."""
+    for e in range(a.size):
+        ia, ib = a[e], b[e]
+        for i in range(6):
+            out[ia, i] += F[e, i]
+            out[ib, i] += F[e, 6 + i]
+
+
+@njit(cache=True)
+def _residual_range(lo, hi, a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g, load_factor, F, frames,
+                    fl_out, energies, p_out, Bl_out, chord):
+    """Elements lo:hi of :func:`residual`: each one's node forces (12) into F[e] instead of the sum."""
     Wr = np.empty((3, 12))
     Tw = np.empty((2, 3, 3))
     A = np.empty((3, 3))
@@ -185,7 +239,7 @@ def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g
     tmp = np.empty(3)
     c = np.empty(3)
     mg = np.empty(3)
-    for e in range(n):
+    for e in range(lo, hi):
         ia, ib = a[e], b[e]
         for i in range(6):
             Ve[i], Ve[6 + i] = V[ia, i], V[ib, i]
@@ -295,9 +349,8 @@ def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, g
         for i in range(3):
             f[i] -= 0.5 * mg[i]
             f[6 + i] -= 0.5 * mg[i]
-        for i in range(6):
-            bias[ia, i] += f[i]
-            bias[ib, i] += f[6 + i]
+        for j in range(12):
+            F[e, j] = f[j]
         energies[e, 0] = U
         energies[e, 1] = Pd
         energies[e, 2] = T
@@ -311,24 +364,40 @@ def mass_pattern(Ml: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True)
-def mass_forces(a, b, frames, Ml, nz_r, nz_c, acc, out):
+def mass_forces(a, b, frames, Ml, nz_r, nz_c, acc, out, threads=1):
     """Adds the element masses times the node accelerations acc (N,6) to out (N,6) (eq. 5);
     (nz_r, nz_c): nonzero pattern of the local masses (mass_pattern: the same sums as the dense
-    product without its zero terms, bit for bit)."""
+    product without its zero terms, bit for bit). Elements on several threads as :func:`residual`."""
+    n = a.size
+    F = np.empty((n, 12))
+    if threads > 1:
+        _mass_forces_threads(a, b, frames, Ml, nz_r, nz_c, acc, F, threads)
+    else:
+        _mass_forces_range(0, n, a, b, frames, Ml, nz_r, nz_c, acc, F)
+    _add_node_pairs(a, b, F, out)
+
+
+@njit(cache=True, parallel=True)
+def _mass_forces_threads(a, b, frames, Ml, nz_r, nz_c, acc, F, nt):
+    """_mass_forces_range over ``nt`` contiguous slices of the elements, one per thread."""
+    n = a.size
+    for c in prange(nt):
+        _mass_forces_range(c * n // nt, (c + 1) * n // nt, a, b, frames, Ml, nz_r, nz_c, acc, F)
+
+
+@njit(cache=True)
+def _mass_forces_range(lo, hi, a, b, frames, Ml, nz_r, nz_c, acc, F):
+    """Elements lo:hi of :func:`mass_forces`: each one's node forces (12) into F[e]."""
     Ae = np.empty(12)
-    F = np.empty(12)
     t1 = np.empty(12)
     t2 = np.empty(12)
-    for e in range(a.size):
+    for e in range(lo, hi):
         ia, ib = a[e], b[e]
         for i in range(6):
             Ae[i], Ae[6 + i] = acc[ia, i], acc[ib, i]
         _rot_blocks(frames, e, Ae, t1, True)
         _local_mass_times(Ml, e, nz_r, nz_c, t1, t2)
-        _rot_blocks(frames, e, t2, F, False)
-        for i in range(6):
-            out[ia, i] += F[i]
-            out[ib, i] += F[6 + i]
+        _rot_blocks(frames, e, t2, F[e], False)
 
 
 @njit(cache=True)
@@ -415,12 +484,42 @@ def element_matrices(a, b, x, R, C1, C2, L0, Kl, alpha, Ml, ck, cc, cm, material
 
 @njit(cache=True)
 def add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr, anc_coord,
-                         pos_ptr, pos, S, x, max_ne, data):
+                         pos_ptr, pos, S, x, max_ne, data, threads=1):
     """data[pos] += B_eᵀ (ck K + cc C + cm M) B_e for every element: each element's matrix
     (element_matrices, from the frames, Bl, p and chord of the residual at this state) built in a
     (12,12) buffer and scattered at once into the iteration matrix's values ``data``
     (flexmb.engine.iteration_matrix: element_columns, scatter_block; ElementScatter's arrays).
-    The same arithmetic as element_matrices followed by the scatter, bit for bit."""
+    The same arithmetic as element_matrices followed by the scatter, bit for bit. On several
+    threads (module docstring) each element's products are stored (scatter_block's ``values``) and
+    then added in element order (add_values): the same sums in the same order."""
+    n = frames.shape[0]
+    if threads > 1:
+        values = np.empty(pos.size)
+        _element_matrices_threads(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr, anc_coord,
+                                  pos_ptr, pos, S, x, max_ne, values, threads)
+        add_values(pos, values, data)
+    else:
+        _element_matrices_range(0, n, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr,
+                                anc_coord, pos_ptr, pos, S, x, max_ne, data, np.empty(0))
+
+
+@njit(cache=True, parallel=True)
+def _element_matrices_threads(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr, anc_coord,
+                              pos_ptr, pos, S, x, max_ne, values, nt):
+    """_element_matrices_range over ``nt`` contiguous slices of the elements, one per thread, the
+    products stored in ``values``."""
+    n = frames.shape[0]
+    none = np.empty(0)
+    for c in prange(nt):
+        _element_matrices_range(c * n // nt, (c + 1) * n // nt, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm,
+                                material_only, nodes, anc_ptr, anc_coord, pos_ptr, pos, S, x, max_ne, none, values)
+
+
+@njit(cache=True)
+def _element_matrices_range(lo, hi, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr,
+                            anc_coord, pos_ptr, pos, S, x, max_ne, data, values):
+    """Elements lo:hi of :func:`add_element_matrices` (into ``data``, or stored in ``values``:
+    scatter_block)."""
     E = np.empty((12, 12))
     KB = np.empty((7, 12))
     MR = np.empty((12, 12))
@@ -428,8 +527,8 @@ def add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, materi
     Be = np.zeros((12, max_ne))
     H = np.empty((12, max_ne))
     first = np.empty(3, dtype=np.int64)
-    for e in range(frames.shape[0]):
+    for e in range(lo, hi):
         _element_matrix(frames[e], Bl[e], p[e, 0], chord[e], Kl[e], alpha[e], Ml[e], ck, cc, cm, material_only, KB, MR, acc,
                         E)
         ne = element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first)
-        scatter_block(E, Be, H, first, 2, ne, pos, pos_ptr[e], data)
+        scatter_block(E, Be, H, first, 2, ne, pos, pos_ptr[e], data, values)

@@ -35,6 +35,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numba
+
 from flexmb.app.casefile import Case, load_case, resolve_params
 from flexmb.app.executors import _one_thread_per_worker, _stop_workers, _watch_parent, local_workers
 from flexmb.errors import CaseCodeError, CaseError
@@ -112,13 +114,16 @@ def _start_method() -> str:
 
 
 def _forked_worker(parent: int) -> None:
-    """Initializer of a forked worker: exit with the parent (flexmb.app.executors) and one BLAS
-    thread, as a spawned worker gets from its environment (the variables are read only when the
-    libraries load, which the parent has done)."""
+    """Initializer of a forked worker: exit with the parent (flexmb.app.executors), one BLAS thread
+    and one numba thread (the beams' passes, elements/beam/kernels.py), as a spawned worker gets
+    from its environment (the variables are read only when the libraries load, which the parent
+    has done)."""
     from flexmb.engine.linalg import one_blas_thread  # CHOLMOD's module: the worker needs it anyway
 
     _watch_parent(parent)
-    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    if "NUMBA_NUM_THREADS" not in os.environ:  # a count the user set is kept, as for a spawned worker
+        numba.set_num_threads(1)
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
         os.environ.setdefault(k, "1")
     one_blas_thread()
 

@@ -36,12 +36,12 @@ def local_workers(workers: int | None) -> int:
         return os.cpu_count() or 1
 
 
-_ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+_ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
 
 
 @contextlib.contextmanager
 def _one_thread_per_worker():
-    """While worker processes are spawned: one BLAS/OpenMP thread each (as Dask's nanny does),
+    """While worker processes are spawned: one BLAS/OpenMP/numba thread each (as Dask's nanny does),
     so N workers on N cores do not oversubscribe them; variables the user set are kept."""
     added = [k for k in _ONE_THREAD if k not in os.environ]
     for k in added:

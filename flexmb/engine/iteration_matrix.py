@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # type hints only: element kernels import this module's compi
     from flexmb.engine.kinematics import Kinematics, TreePattern
 
 __all__ = ["MassPairs", "MassPattern", "IterationMatrix", "IterationMatrices", "ElementScatter", "element_columns",
-           "scatter_block"]
+           "scatter_block", "add_values"]
 
 
 def _ragged_range(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -352,12 +352,15 @@ def _free_node_block(Be, r0, f0, nc):
 
 
 @njit(cache=True)
-def scatter_block(E, Be, H, first, m, ne, pos, off, data):
+def scatter_block(E, Be, H, first, m, ne, pos, off, data, values):
     """data[pos[off + r ne + c]] += (B_eᵀ E B_e)[r, c] for one element (pos < 0: left out), with B_e
     from :func:`element_columns`: H = E B_e node block by node block, then B_eᵀ H. A free node's
     block [[I, 0], [0, R]] (:func:`_free_node_block`) is applied without its zero and unit
     products: for finite E these add ±0 to sums started at +0 and multiply by 1, so every value is
-    the dense products' bit for bit (the remaining products in the same order)."""
+    the dense products' bit for bit (the remaining products in the same order). With ``values``
+    of the size of ``pos`` (else empty) each product is stored at values[off + r ne + c] instead of added
+    (elements on several threads; :func:`add_values` adds them in element order)."""
+    store = values.size > 0
     k6 = 6 * m
     free = 0  # bit sd: node sd's block is a free node's (tested once, used by both passes)
     for sd in range(m):
@@ -387,7 +390,10 @@ def scatter_block(E, Be, H, first, m, ne, pos, off, data):
                 for c in range(ne):
                     p = pos[o + c]
                     if p >= 0:
-                        data[p] += 0.0 + H[r0 + t, c]
+                        if store:
+                            values[o + c] = 0.0 + H[r0 + t, c]
+                        else:
+                            data[p] += 0.0 + H[r0 + t, c]
             for t in range(3):
                 r = f0 + 3 + t
                 b3, b4, b5 = Be[r0 + 3, r], Be[r0 + 4, r], Be[r0 + 5, r]
@@ -395,16 +401,34 @@ def scatter_block(E, Be, H, first, m, ne, pos, off, data):
                 for c in range(ne):
                     p = pos[o + c]
                     if p >= 0:
-                        data[p] += ((0.0 + b3 * H[r0 + 3, c]) + b4 * H[r0 + 4, c]) + b5 * H[r0 + 5, c]
+                        v = ((0.0 + b3 * H[r0 + 3, c]) + b4 * H[r0 + 4, c]) + b5 * H[r0 + 5, c]
+                        if store:
+                            values[o + c] = v
+                        else:
+                            data[p] += v
             continue
         for r in range(f0, first[sd + 1]):
+            o = off + r * ne
             for c in range(ne):
-                p = pos[off + r * ne + c]
+                p = pos[o + c]
                 if p >= 0:
                     s = 0.0
                     for q in range(6):
                         s += Be[r0 + q, r] * H[r0 + q, c]
-                    data[p] += s
+                    if store:
+                        values[o + c] = s
+                    else:
+                        data[p] += s
+
+
+@njit(cache=True)
+def add_values(pos, values, data):
+    """data[pos[t]] += values[t] for t ascending (pos < 0: left out): the products that
+    :func:`scatter_block` stored, added in the order it would have added them."""
+    for t in range(pos.size):
+        p = pos[t]
+        if p >= 0:
+            data[p] += values[t]
 
 
 @njit(cache=True)
@@ -416,6 +440,7 @@ def _scatter_elements(nodes, anc_ptr, anc_coord, pos_ptr, pos, S, x, blocks, max
     Be = np.zeros((k6, max_ne))
     H = np.empty((k6, max_ne))
     first = np.empty(m + 1, dtype=np.int64)
+    none = np.empty(0)
     for e in range(nodes.shape[0]):
         ne = element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first)
-        scatter_block(blocks[e], Be, H, first, m, ne, pos, pos_ptr[e], data)
+        scatter_block(blocks[e], Be, H, first, m, ne, pos, pos_ptr[e], data, none)

@@ -53,13 +53,14 @@ LAZY = 4  # element_newton_step: converged by prediction, the last iterate not e
 
 @njit(cache=True)
 def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, drives, coords, beam, params, q0, balls0,
-                    u0, udot0, a, udot_in, out_state, kin, Mb, wfull, tau, beam_out, rfull, r, work, evaluate, first):
+                    u0, udot0, a, udot_in, out_state, kin, Mb, wfull, tau, beam_out, rfull, r, work, evaluate, first, threads):
     """One Newton iterate of ``GeneralizedAlpha.step`` (module docstring): from the accelerations
     ``udot_in`` the pseudo-acceleration, trial state and drives into ``out_state`` = (q, balls, u, u̇,
     a1); with ``evaluate`` also kinematics ``kin`` = (x, R, Vs, As, S, Sd, P, V, ζ), Mb, the node
     wrenches ``wfull`` (N+1, 6), τ, the beams' ``beam_out`` = (frames, local forces, energies, p, Bl,
-    chord), eq. (1) on all coordinates ``rfull`` and on the free ones ``r``. Returns (max |r|, force
-    scale; the scale only at the ``first`` iteration, else 0; both 0 without ``evaluate``)."""
+    chord), eq. (1) on all coordinates ``rfull`` and on the free ones ``r``; the beams' passes on
+    ``threads`` threads (elements/beam/kernels.py). Returns (max |r|, force scale; the scale only at
+    the ``first`` iteration, else 0; both 0 without ``evaluate``)."""
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     driven, drv_q, drv_u, drv_a = drives
     u_to_q, scalar_u, ball_u, free, c_diag, k_diag = coords
@@ -77,14 +78,14 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q1, balls1, u1, x, R, Vs, As, S, Sd, P, V, zeta,
               Mb, wfull, tau)
     beam_kernels.residual(ea, eb, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, gravity, 1.0, wfull, frames,
-                          fl, en, p, Bl, chord)
+                          fl, en, p, Bl, chord, threads)
     N = x.shape[0]
     bias = wfull[:N]
     # Evaluation.residual: r = Bᵀ (Mb B u̇ + bias + M_e B u̇) - τ
     _node_twists(parent, child, coord_start, coord_count, S, udot1, x, aw)
     mass_times_add(Mb, aw, bias, w)
     mf[:] = 0.0
-    beam_kernels.mass_forces(ea, eb, frames, Ml, nz_r, nz_c, aw, mf)
+    beam_kernels.mass_forces(ea, eb, frames, Ml, nz_r, nz_c, aw, mf, threads)
     for i in range(N):
         for j in range(6):
             w[i, j] = w[i, j] + mf[i, j]
@@ -109,10 +110,11 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
 
 @njit(cache=True)
 def element_matrix(tree, pairs, mbar, diag_pos, diag, beam, beam_out, scatter, ck, cc, material_only, with_mass, S, x, Mb,
-                   data):
+                   data, threads):
     """The iteration matrix's values on CHOLMOD's pattern into ``data`` (IterationMatrix.assemble with
     the beams' fused kernel, same order): M̄'s node-mass pairs (composite-rigid-body algorithm, if
-    ``with_mass``), ``diag`` on the diagonal, then every beam's B_eᵀ (ck K + cc C + M) B_e."""
+    ``with_mass``), ``diag`` on the diagonal, then every beam's B_eᵀ (ck K + cc C + M) B_e (on
+    ``threads`` threads: elements/beam/kernels.py)."""
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     pa, pb = pairs
     mbar_pos, mbar_src = mbar
@@ -128,13 +130,13 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, beam, beam_out, scatter, c
     for t in range(diag_pos.size):
         data[diag_pos[t]] += diag[t]
     beam_kernels.add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, 1.0, material_only, nodes, anc_ptr,
-                                      anc_coord, pos_ptr, pos, S, x, max_ne, data)
+                                      anc_coord, pos_ptr, pos, S, x, max_ne, data, threads)
 
 
 @njit(cache=True)
 def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, drives, coords, beam, params, q0, balls0,
                         u0, udot0, a, out_state, kin, Mb, wfull, tau, beam_out, rfull, r, work, pairs, mbar, diag_pos, diag,
-                        scatter, dense, newton, info):
+                        scatter, dense, newton, info, threads):
     """The whole Newton loop of ``GeneralizedAlpha.step`` for a model of :meth:`ElementStep.applies`
     on the dense factor (flexmb/engine/dense_cholesky.py) with a fresh factor per step: the loop of
     the Python step around :func:`element_iterate`, :func:`element_matrix`, ``dense_factor`` and
@@ -165,7 +167,7 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
         evaluate = not (lazy and predicted)
         rn, es_scale = element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, drives, coords, beam, params,
                                        q0, balls0, u0, udot0, a, ud, out_state, kin, Mb, wfull, tau, beam_out, rfull, r, work,
-                                       evaluate, it == 0)
+                                       evaluate, it == 0, threads)
         info[0] = it
         info[1] = nfac
         if not evaluate:
@@ -187,7 +189,7 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
             return
         if not fresh:
             element_matrix(tree, pairs, mbar, diag_pos, diag, beam, beam_out, scatter, bp, gp, False, with_mass, kin[4], kin[0],
-                           Mb, values)
+                           Mb, values, threads)
             bad = dense_factor(indptr, indices, values, L)
             if bad >= 0:
                 info[3] = NOT_POSITIVE
@@ -246,6 +248,7 @@ class ElementStep(CompiledStep):
                      np.empty((N, 6)), np.empty((N, 6)))
         self.r = np.empty(free.size)
         self._n_el = n
+        self.threads = beam_kernels.threads_for(n)  # the beams' passes on numba's threads from PARALLEL_MIN elements
 
     def begin(self, st: State, a: np.ndarray, h: float, t1: float, params: tuple) -> None:
         """Start a step of size h from (st, a) to t1 with ``params`` = (αm, αf, γ, β, h): the time
@@ -267,7 +270,7 @@ class ElementStep(CompiledStep):
         rn, scale = element_iterate(self.tree, self.bodies, self.gravity, self.springs, self.jforce_u, self._jf, self._loads,
                                     self._drives, self.coords, self.beam, self._params, st.q, st.balls, st.u, st.udot,
                                     self._a, udot, self.out_state, self.kin, self.Mb, self.wfull, self.tau, self.beam_out,
-                                    self.rfull, self.r, self.work, evaluate, first)
+                                    self.rfull, self.r, self.work, evaluate, first, self.threads)
         return rn, scale
 
     def newton(self, chol, gp: float, bp: float, diag: np.ndarray, tol: tuple, lazy: bool) -> tuple[int, int, int, float]:
@@ -282,7 +285,7 @@ class ElementStep(CompiledStep):
                             self.work, self.pairs, self.mbar, self.diag_pos, np.ascontiguousarray(diag, dtype=float),
                             self.scatter, (chol.indptr, chol.indices, chol.values, chol.L),
                             (float(gp), float(bp), *(float(v) for v in tol[:4]), int(tol[4]), bool(lazy), self.with_mass),
-                            info)
+                            info, self.threads)
         return int(info[3]), int(info[0]), int(info[1]), float(info[2])
 
     @property
@@ -299,7 +302,7 @@ class ElementStep(CompiledStep):
         """M̄ + γ' C̄ + β' K̄ + diag at the current iterate into ``out`` (element_matrix)."""
         element_matrix(self.tree, self.pairs, self.mbar, self.diag_pos, np.ascontiguousarray(diag, dtype=float), self.beam,
                        self.beam_out, self.scatter, float(bp), float(gp), bool(material_only), self.with_mass, self.kin[4],
-                       self.kin[0], self.Mb, out)
+                       self.kin[0], self.Mb, out, self.threads)
 
     def state(self) -> State:
         """The current iterate as a State at the step's end (element state carried over)."""

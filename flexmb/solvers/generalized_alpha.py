@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from flexmb.elements import FAMILIES
+from flexmb.elements.beam.kernels import PARALLEL_MIN, threads_for
 from flexmb.elements.family import StartContext, StepContext
 from flexmb.engine.assembly import Assembler, Evaluation, LazyEvaluation
 from flexmb.engine.dense_cholesky import DenseCholesky
@@ -198,7 +200,8 @@ class GeneralizedAlpha:
     def describe_solver(self) -> str:
         """What solves the time steps' linear systems, for ``flexmb info``: the O(n) tree factorization
         (and whether each step's Newton loop runs in one compiled call) or CHOLMOD (symbolic analysis
-        once; the BLAS it loaded is printed by the caller), or nothing when every coordinate is driven."""
+        once; the BLAS it loaded is printed by the caller) and the threads of the beams' passes, or
+        nothing when every coordinate is driven."""
         if self.chol is None:
             return "none (every coordinate is driven: inverse dynamics, no unknowns)"
         if isinstance(self.chol, TreeSolver):
@@ -210,6 +213,11 @@ class GeneralizedAlpha:
                     f"position tangent {'on' if self.position_tangent else 'off'}; {how}")
         how = ("; each Newton iterate and the iteration matrix's values in compiled calls (flexmb/solvers/element_step.py)"
                if self.element_step is not None else "")
+        beams = [d.n for f, d, _ in self.asm.families if f is FAMILIES["beam"]]
+        if beams:
+            threads = threads_for(beams[0])
+            how += (f"; the {beams[0]} beam elements' passes on {threads} thread(s) (numba, NUMBA_NUM_THREADS; several "
+                    f"from {PARALLEL_MIN} elements on: elements/beam/kernels.py)")
         if isinstance(self.chol, DenseCholesky):
             return (f"dense Cholesky (engine/dense_cholesky.py: at most {self.dense_max} unknowns and no rigid tree), "
                     f"{self.free.size} unknowns{how}")

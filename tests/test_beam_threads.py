@@ -1,0 +1,143 @@
+"""The beams' passes on several threads (elements/beam/kernels.py: residual, mass_forces,
+add_element_matrices with ``threads`` > 1) give the one-thread results bit for bit: each element's
+forces and matrix products are formed on its thread and added in element order afterwards. Checked
+on the kernels with elements that share nodes (one thread per slice of elements, including slices
+of one element and more threads than elements), on a model whose beams hang off a tree (B_e with
+ancestor columns) and on whole runs, compiled and Python iterates; and ``threads_for`` follows
+PARALLEL_MIN and numba's thread count."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+from test_beam_compiled import _deformed_models, random_state
+from test_tree_run import _assert_same
+
+import flexmb as fm
+from flexmb.elements import FAMILIES
+from flexmb.elements.beam import kernels
+from flexmb.engine.assembly import Assembler
+from flexmb.solvers.element_step import ElementStep
+
+SECTION = fm.BeamSection(E=2.1e11, G=8.1e10, A=1e-4, Iy=1e-9, Iz=1e-9, J=2e-9, rho=7800.0)
+
+
+def _chain(seed: int, n: int) -> dict:
+    """random_state's elements joined into a chain: element e from node e to node e + 1 (each inner
+    node shared by two elements), the nodes' poses and motions random."""
+    s = random_state(seed, n)
+    rng = np.random.default_rng(100 + seed)
+    s["a"], s["b"] = np.arange(n), np.arange(1, n + 1)
+    s["x"] = np.cumsum(np.concatenate([np.zeros((1, 3)), s["L0"][:, None] * s["C1"][:, :, 0]]), axis=0)
+    s["x"] += 0.01 * rng.normal(size=s["x"].shape)
+    s["R"] = s["R"][: n + 1].copy()
+    s["V"], s["zeta"] = rng.normal(size=(n + 1, 6)), rng.normal(size=(n + 1, 6))
+    return s
+
+
+def _residual(s: dict, threads: int) -> list[np.ndarray]:
+    n, N = len(s["L0"]), len(s["x"])
+    bias = np.random.default_rng(5).normal(size=(N, 6))  # node forces the beams add to
+    outs = [np.full((n, 3, 3), np.nan), np.full((n, 7), np.nan), np.full((n, 4), np.nan), np.full((n, 7), np.nan),
+            np.full((n, 7, 12), np.nan), np.full(n, np.nan)]
+    kernels.residual(s["a"], s["b"], s["x"], s["R"], s["V"], s["zeta"], s["C1"], s["C2"], s["L0"], s["Kl"], s["alpha"],
+                     s["Ml"], *kernels.mass_pattern(s["Ml"]), s["mass"], s["g"], 0.9, bias, *outs, threads)
+    acc = np.random.default_rng(6).normal(size=(N, 6))
+    mf = np.random.default_rng(7).normal(size=(N, 6))
+    kernels.mass_forces(s["a"], s["b"], outs[0], s["Ml"], *kernels.mass_pattern(s["Ml"]), acc, mf, threads)
+    return [bias, mf, *outs]
+
+
+@pytest.mark.parametrize("n", [1, 2, 9, 40])
+def test_residual_and_mass_forces_on_threads_are_the_one_thread_values(n) -> None:
+    s = _chain(3, n)
+    one = _residual(s, 1)
+    assert all(np.isfinite(v).all() for v in one)
+    assert np.abs(one[0]).max() > 1.0 and np.abs(one[1]).max() > 0.1
+    for threads in (2, 3, 5):
+        many = _residual(s, threads)
+        for k, (a, b) in enumerate(zip(one, many)):
+            assert np.array_equal(a, b), (threads, k, np.abs(a - b).max())
+
+
+def _matrices(asm: Assembler, ev, threads: int, material_only: bool) -> np.ndarray:
+    """The beams' part of the iteration matrix's values (add_element_matrices) on ``threads``."""
+    k, = [i for i, f in enumerate(asm.with_blocks) if f[0] is FAMILIES["beam"]]
+    data = asm.with_blocks[k][1]
+    fe = ev.elements["beam"]
+    sc = asm.matrices.get(asm.model.free_u).groups[k]
+    out = np.random.default_rng(8).normal(size=int(sc.pos.max()) + 1)  # values already there (M̄, diagonal)
+    kernels.add_element_matrices(fe.frames, fe.Bl, fe.deformations, fe.chord, data.Kl, data.alpha, data.Ml, 3e-5, 0.01,
+                                 1.0, material_only, sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, sc.pos, ev.kin.S,
+                                 ev.kin.x, sc.max_ne, out, threads)
+    return out
+
+
+def test_element_matrices_on_threads_are_the_one_thread_values() -> None:
+    """Beams hanging off a driven hub (B_e with the hub's column) and a pinned free link."""
+    for asm, ev in _deformed_models():
+        for material_only in (False, True):
+            one = _matrices(asm, ev, 1, material_only)
+            for threads in (2, 3, 7):
+                assert np.array_equal(_matrices(asm, ev, threads, material_only), one)
+
+
+def _link(n: int, damping: float = 0.0) -> fm.Model:
+    mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    nodes = mb.add_flexible_link("link", (0.0, 0.0, 0.0), (0.5, 0.0, 0.1), n, SECTION, damping=damping)
+    mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0.0, 0.0, 1.0))
+    mb.add_node("tip", position=(0.5, 0.0, 0.1))
+    mb.add_body("tip_body", node="tip", mass=0.1, com=(0.01, 0.0, 0.0), inertia=np.diag([1e-5, 2e-5, 2e-5]))
+    mb.add_joint("wrist", "spherical", parent=nodes[-1], child="tip", point=(0.5, 0, 0.1), u0=(1.0, 0.0, -2.0))
+    return mb.compile()
+
+
+@pytest.mark.parametrize("iterates", ["compiled", "python"])
+def test_a_run_on_threads_is_the_one_thread_run(monkeypatch, iterates) -> None:
+    """The same run bit for bit whether the beams' passes take one thread or three (every row, the
+    step history, the counters), through the compiled iterates (flexmb/solvers/element_step.py)
+    and through the Python ones (the beam family's evaluate and add_blocks)."""
+    model = _link(12, damping=1e-4)
+    kw = dict(rho_inf=0.8, output_every=1, linear_solver="cholmod")
+    if iterates == "python":
+        monkeypatch.setattr(ElementStep, "applies", staticmethod(lambda *a: False))
+    calls = []
+    residual = kernels.residual
+
+    def counting(*args):
+        calls.append(args[-1])
+        return residual(*args)
+
+    monkeypatch.setattr(kernels, "threads_for", lambda n: 1)
+    one = fm.simulate(model, 0.02, 1e-3, **kw)
+    monkeypatch.setattr(kernels, "threads_for", lambda n: 3)
+    if iterates == "python":
+        monkeypatch.setattr(kernels, "residual", counting)
+    many = fm.simulate(model, 0.02, 1e-3, **kw)
+    if iterates == "python":
+        assert calls and set(calls) == {3}  # the family's passes were given three threads
+    assert many.stats["newton_iterations"] > 20
+    _assert_same(one, many)
+
+
+def test_threads_for_follows_the_element_count_and_numba() -> None:
+    assert kernels.threads_for(1) == 1
+    assert kernels.threads_for(kernels.PARALLEL_MIN - 1) == 1
+    assert kernels.threads_for(kernels.PARALLEL_MIN) == numba.get_num_threads()
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        assert kernels.threads_for(10 * kernels.PARALLEL_MIN) == 1
+    finally:
+        numba.set_num_threads(before)
+
+
+def test_flexmb_info_says_how_many_threads_the_beams_take() -> None:
+    from flexmb.solvers.generalized_alpha import GeneralizedAlpha
+
+    small = GeneralizedAlpha(_link(4)).describe_solver()
+    assert "the 4 beam elements' passes on 1 thread(s)" in small
+    n = kernels.PARALLEL_MIN
+    big = GeneralizedAlpha(_link(n)).describe_solver()
+    assert f"the {n} beam elements' passes on {numba.get_num_threads()} thread(s)" in big
