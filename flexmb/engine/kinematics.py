@@ -226,6 +226,16 @@ def _axis_row(S, k, P, g):
     S[k, 5] = g[2]
 
 
+@njit(cache=True, inline="always")
+def _no_axes(axR, k):
+    """Whether both rotation axes of joint k are zero (no rotation coordinate: a free or prismatic joint)."""
+    for m in range(2):
+        for i in range(3):
+            if axR[k, m, i] != 0.0:
+                return False
+    return True
+
+
 @njit(cache=True)
 def _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, q, balls, u, x, R, Vs, As, S, Sd, P, V,
              zeta):
@@ -273,11 +283,18 @@ def _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff,
             if qT[k, m] >= 0:
                 for i in range(3):
                     tl[i] += axT[k, m, i] * q[qT[k, m]]
-        th0 = q[qR[k, 0]] if qR[k, 0] >= 0 else 0.0
-        th1 = q[qR[k, 1]] if qR[k, 1] >= 0 else 0.0
-        axis_angle_into(axR[k, 0, 0], axR[k, 0, 1], axR[k, 0, 2], th0, Q1)
-        axis_angle_into(axR[k, 1, 0], axR[k, 1, 1], axR[k, 1, 2], th1, Q2)
-        matmul3_into(Q1, Q2, Q)
+        if qR[k, 0] < 0 and qR[k, 1] < 0 and _no_axes(axR, k):
+            # no rotation coordinate (e.g. a free joint): axis_angle_into about a zero axis by 0 and
+            # their product are the identity exactly (+0 off the diagonal); the same Q1 and Q
+            for i in range(3):
+                for j in range(3):
+                    Q1[i, j] = Q[i, j] = 1.0 if i == j else 0.0
+        else:
+            th0 = q[qR[k, 0]] if qR[k, 0] >= 0 else 0.0
+            th1 = q[qR[k, 1]] if qR[k, 1] >= 0 else 0.0
+            axis_angle_into(axR[k, 0, 0], axR[k, 0, 1], axR[k, 0, 2], th0, Q1)
+            axis_angle_into(axR[k, 1, 0], axR[k, 1, 1], axR[k, 1, 2], th1, Q2)
+            matmul3_into(Q1, Q2, Q)
         matmul3_into(Q, C[k], QC)
         if ball[k] >= 0:
             matmul3_into(QC, balls[ball[k]], L)
@@ -312,7 +329,8 @@ def _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff,
             if kk >= 0:
                 for i in range(6):
                     Vs[c, i] += S[kk, i] * u[kk]
-        matmul3_into(Rp, Q1, RpQ1)
+        if uR[k, 1] >= 0:  # the second rotation's axis is turned by the first
+            matmul3_into(Rp, Q1, RpQ1)
         for m in range(2):
             kk = uR[k, m]
             if kk >= 0:
