@@ -137,3 +137,30 @@ def test_the_lazy_evaluation_is_the_evaluation() -> None:
     np.testing.assert_array_equal(ev.residual(st.udot), ref.residual(st.udot))
     np.testing.assert_array_equal(ev.kin.R, ref.kin.R)
     assert abs(ev.residual(st.udot)[model.free_u]).max() < 1e-6 * abs(ref.bias).max()  # and it is converged
+
+
+def test_the_error_estimate_of_lazy_steps_reuses_one_set_of_arrays(monkeypatch) -> None:
+    """A step taken without evaluation gives the error estimate its kinematics by one forward pass
+    into arrays made once per run (KinematicsBuffers), and nothing else computes them when the work
+    needs only the velocities (no loads): one pass per step, one set of arrays; the estimates are
+    those of full evaluations (test_an_undamped_falling_link_skips_the_confirming_evaluation)."""
+    from flexmb.engine.kinematics import KinematicsBuffers
+
+    made, passes = [0], [0]
+    init, forward = KinematicsBuffers.__init__, KinematicsBuffers.forward
+
+    def counted_init(self, *args):
+        made[0] += 1
+        init(self, *args)
+
+    def counted_forward(self, state):
+        passes[0] += 1
+        return forward(self, state)
+
+    monkeypatch.setattr(KinematicsBuffers, "__init__", counted_init)
+    monkeypatch.setattr(KinematicsBuffers, "forward", counted_forward)
+    res = fm.simulate(falling_link(), 0.1, 1e-3, rho_inf=0.8, output_every=25, linear_solver="cholmod")
+    steps, rows = res.stats["steps"], res.t.size
+    assert steps == 100 and np.isfinite(res.steps["error"]).all() and (res.steps["error"] > 0).all()
+    assert passes[0] <= steps + 2 * rows + 2  # a pass per step; the rows' states evaluate their own
+    assert made[0] <= 2 * rows + 2  # not one set of arrays per step

@@ -25,7 +25,14 @@ from flexmb.elements import loads as load_kernels
 from flexmb.elements.family import FamilyEvaluation, StartContext, StepContext
 from flexmb.engine.friction import JointFriction
 from flexmb.engine.iteration_matrix import IterationMatrices, MassPairs
-from flexmb.engine.kinematics import Kinematics, TreePattern, forward_kinematics, kinetic_energy, mass_times_add
+from flexmb.engine.kinematics import (
+    Kinematics,
+    KinematicsBuffers,
+    TreePattern,
+    forward_kinematics,
+    kinetic_energy,
+    mass_times_add,
+)
 from flexmb.model import Model
 from flexmb.rotations import cross
 from flexmb.state import State
@@ -143,6 +150,16 @@ class LazyEvaluation:
         if self._kin is None:
             self._kin = forward_kinematics(self._asm.model, self._state, self._asm.pattern)
         return self._kin
+
+    def kin_into(self, buffers: KinematicsBuffers | None) -> tuple[Kinematics, KinematicsBuffers | None]:
+        """The kinematics for a caller that needs them only now (the error estimate): those known, or
+        one forward pass into the caller's ``buffers`` (made here if None; not kept here, so a later
+        use of :attr:`kin` computes them again). Returns (kinematics, buffers)."""
+        if self._full is not None or self._kin is not None:
+            return self.kin, buffers
+        if buffers is None:
+            buffers = KinematicsBuffers(self._asm.model, self._asm.pattern)
+        return buffers.forward(self._state), buffers
 
     @property
     def element_dissipation(self) -> float:

@@ -184,22 +184,32 @@ def forward_kinematics(model: Model, state: State, pattern: TreePattern) -> Kine
     """Poses, twists and bias accelerations of all nodes: one compiled pass over the joints in
     tree order (parents first), per joint the local transform (translations, rotations, ball),
     the coordinate axes S_k, their rates Ṡ_k and the recursions of the module docstring."""
-    t = pattern
-    N = model.n_nodes
-    x = np.empty((N, 3))
-    R = np.empty((N, 3, 3))
-    Vs = np.empty((N, 6))
-    As = np.empty((N, 6))
-    V = np.empty((N, 6))
-    zeta = np.empty((N, 6))
-    S = np.zeros((model.n_u, 6))
-    Sd = np.zeros((model.n_u, 6))
-    P = np.empty((model.n_joints, 3))
-    _forward(t.joint_parent_ext, model.joint_child, model.joint_point, t.axT, t.axR, t.qT, t.qR, t.uT, t.uR, t.uB,
-             t.ball, model.joint_child_rot, model.joint_child_offset, np.ascontiguousarray(state.q, dtype=float),
-             np.ascontiguousarray(state.balls.reshape(-1, 3, 3), dtype=float), np.ascontiguousarray(state.u, dtype=float),
-             x, R, Vs, As, S, Sd, P, V, zeta)
-    return Kinematics(x, R, V, zeta, S, P, Vs, As, pattern, Sd)
+    return KinematicsBuffers(model, pattern).forward(state)
+
+
+class KinematicsBuffers:
+    """The arrays of :func:`forward_kinematics` kept for repeated passes (e.g. the error estimate of
+    every step, flexmb.solvers.step_control): :meth:`forward` fills them for a state and returns its
+    Kinematics over them, valid until the next call."""
+
+    def __init__(self, model: Model, pattern: TreePattern) -> None:
+        self.model, self.pattern = model, pattern
+        N = model.n_nodes
+        self.x, self.R, self.Vs, self.As = np.empty((N, 3)), np.empty((N, 3, 3)), np.empty((N, 6)), np.empty((N, 6))
+        self.V, self.zeta = np.empty((N, 6)), np.empty((N, 6))
+        self.S, self.Sd = np.zeros((model.n_u, 6)), np.zeros((model.n_u, 6))
+        self.P = np.empty((model.n_joints, 3))
+
+    def forward(self, state: State) -> Kinematics:
+        """forward_kinematics of ``state`` into these arrays."""
+        t, model = self.pattern, self.model
+        self.Sd[:] = 0.0  # the axes' rates are summed (_forward)
+        _forward(t.joint_parent_ext, model.joint_child, model.joint_point, t.axT, t.axR, t.qT, t.qR, t.uT, t.uR, t.uB,
+                 t.ball, model.joint_child_rot, model.joint_child_offset, np.ascontiguousarray(state.q, dtype=float),
+                 np.ascontiguousarray(state.balls.reshape(-1, 3, 3), dtype=float),
+                 np.ascontiguousarray(state.u, dtype=float), self.x, self.R, self.Vs, self.As, self.S, self.Sd, self.P,
+                 self.V, self.zeta)
+        return Kinematics(self.x, self.R, self.V, self.zeta, self.S, self.P, self.Vs, self.As, t, self.Sd)
 
 
 # ---------------------------------------------------------------------------- compiled kernels

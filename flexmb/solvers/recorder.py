@@ -301,10 +301,11 @@ class Recorder:
         m = self.m
         drive = ev.residual(st.udot)[m.driven] if m.driven.size else np.zeros(0)
         jf = np.array([f(st.t) for f in m.jforce_f], dtype=float) if m.jforce_u.size else self._no_jf
-        # no loads: zero power (the state is finite); applied joint forces work like loads
+        # no loads: zero power (the state is finite; the node twists are not needed, nor computed for a step
+        # taken without evaluation); applied joint forces work like loads
         p = self._power
-        step_powers(self._spring_c, self._spring_u, st.u, drive, self._driven, ev.loads if m.loads else self._no_loads,
-                    ev.kin.V, jf, self._jforce_u, p)
+        loads, V = (ev.loads, ev.kin.V) if m.loads else (self._no_loads, self._no_loads)
+        step_powers(self._spring_c, self._spring_u, st.u, drive, self._driven, loads, V, jf, self._jforce_u, p)
         p_diss = float(p[0]) + ev.element_dissipation
         if ev.friction is not None:  # bearing friction (flexmb/friction.py) dissipates -sum(tau u)
             p_diss -= ev.friction.power(ev.node_wrenches(st.udot))

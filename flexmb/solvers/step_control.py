@@ -64,7 +64,8 @@ import math
 import numpy as np
 from numba import njit
 
-from flexmb.engine.kinematics import _node_twists
+from flexmb.engine.assembly import LazyEvaluation
+from flexmb.engine.kinematics import Kinematics, KinematicsBuffers, _node_twists
 from flexmb.model import Model
 from flexmb.settings import DEFAULT_TOL
 from flexmb.state import State
@@ -115,22 +116,31 @@ class ErrorEstimate:
         self.v = self.v_floor  # largest motion of an accepted step so far
         self.driven = np.asarray(model.driven, dtype=np.int64)
         self._last: tuple[object, float] | None = None  # (evaluation, its motion) of the last estimate
+        self._buffers: KinematicsBuffers | None = None  # the kinematics of steps taken without evaluation
 
-    def motion(self, ev) -> float:
-        """max_i |v_i| + ℓ |ω_i| over the nodes of the evaluation ``ev``."""
+    def _kin(self, ev) -> Kinematics:
+        """The kinematics of ``ev``; of a step taken without evaluating it (LazyEvaluation) one forward
+        pass into this estimate's arrays, so that nothing is allocated per step."""
+        if isinstance(ev, LazyEvaluation):
+            kin, self._buffers = ev.kin_into(self._buffers)
+            return kin
+        return ev.kin
+
+    def motion(self, ev, kin: Kinematics | None = None) -> float:
+        """max_i |v_i| + ℓ |ω_i| over the nodes of the evaluation ``ev`` (``kin``: its kinematics)."""
         if self._last is not None and self._last[0] is ev:
             return self._last[1]
-        v = _twist_size(ev.kin.V, self.ell)
+        v = _twist_size((self._kin(ev) if kin is None else kin).V, self.ell)
         self._last = (ev, v)
         return v
 
     def __call__(self, ev, a0: np.ndarray, a1: np.ndarray, h: float) -> float:
         """err (E3) of a step of size h from pseudo-acceleration a0 to a1, ending at the evaluation ``ev``."""
-        kin = ev.kin
+        kin = self._kin(ev)
         p = kin.pattern
         eps = _error_size(p.joint_parent_ext, p.joint_child, p.coord_start, p.coord_count, kin.S, kin.x, a0, a1,
                           self.driven, self.c * h * h, self.ell)
-        return eps / (h * max(self.v, self.motion(ev)))
+        return eps / (h * max(self.v, self.motion(ev, kin)))
 
     def accept(self, ev) -> None:
         """Take an accepted step's motion into the scale V."""
