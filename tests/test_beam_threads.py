@@ -1,4 +1,4 @@
-"""The beams' passes on several threads (elements/beam/kernels.py: residual, mass_forces,
+"""The beams' passes and forward kinematics on several threads (elements/beam/kernels.py: residual, mass_forces,
 add_element_matrices with ``threads`` > 1) give the one-thread results bit for bit: each element's
 forces and matrix products are formed on its thread and added in element order afterwards. Checked
 on the kernels with elements that share nodes (one thread per slice of elements, including slices
@@ -17,6 +17,7 @@ from test_tree_run import _assert_same
 import flexmb as fm
 from flexmb.elements import FAMILIES
 from flexmb.elements.beam import kernels
+from flexmb.engine import kinematics
 from flexmb.engine.assembly import Assembler
 from flexmb.solvers.element_step import ElementStep
 
@@ -95,9 +96,10 @@ def _link(n: int, damping: float = 0.0) -> fm.Model:
 
 @pytest.mark.parametrize("iterates", ["compiled", "python"])
 def test_a_run_on_threads_is_the_one_thread_run(monkeypatch, iterates) -> None:
-    """The same run bit for bit whether the beams' passes take one thread or three (every row, the
-    step history, the counters), through the compiled iterates (flexmb/solvers/element_step.py)
-    and through the Python ones (the beam family's evaluate and add_blocks)."""
+    """The same run bit for bit whether the beams' passes and the joints on ground take one thread
+    or three (every row, the step history, the counters), through the compiled iterates
+    (flexmb/solvers/element_step.py) and through the Python ones (the beam family's evaluate and
+    add_blocks, forward_kinematics)."""
     model = _link(12, damping=1e-4)
     kw = dict(rho_inf=0.8, output_every=1, linear_solver="cholmod")
     if iterates == "python":
@@ -112,6 +114,7 @@ def test_a_run_on_threads_is_the_one_thread_run(monkeypatch, iterates) -> None:
     monkeypatch.setattr(kernels, "threads_for", lambda n: 1)
     one = fm.simulate(model, 0.02, 1e-3, **kw)
     monkeypatch.setattr(kernels, "threads_for", lambda n: 3)
+    monkeypatch.setattr(kinematics, "threads_for", lambda n: 3)  # the Python iterates' forward kinematics
     if iterates == "python":
         monkeypatch.setattr(kernels, "residual", counting)
     many = fm.simulate(model, 0.02, 1e-3, **kw)
@@ -119,6 +122,37 @@ def test_a_run_on_threads_is_the_one_thread_run(monkeypatch, iterates) -> None:
         assert calls and set(calls) == {3}  # the family's passes were given three threads
     assert many.stats["newton_iterations"] > 20
     _assert_same(one, many)
+
+
+_KIN = ("x", "R", "Vs", "As", "S", "Sd", "P", "V", "zeta")
+
+
+def _forward(m: fm.Model, st, buf: kinematics.KinematicsBuffers, threads: int) -> list[np.ndarray]:
+    """engine/kinematics._forward of ``st`` on ``threads`` into ``buf`` (NaN first, Sd zero): copies."""
+    for name in _KIN:
+        getattr(buf, name)[:] = 0.0 if name == "Sd" else np.nan
+    t = buf.pattern
+    kinematics._forward(t.joint_parent_ext, m.joint_child, m.joint_point, t.axT, t.axR, t.qT, t.qR, t.uT, t.uR, t.uB,
+                        t.ball, m.joint_child_rot, m.joint_child_offset, st.q, st.balls.reshape(-1, 3, 3), st.u,
+                        *(getattr(buf, name) for name in _KIN), threads)
+    return [getattr(buf, name).copy() for name in _KIN]
+
+
+def test_forward_kinematics_on_threads_is_the_one_thread_pass() -> None:
+    """The joints on ground split over threads, then the others in tree order (engine/kinematics.py
+    _forward): the same poses, twists, axes and rates, on a tree with a driven hub carrying a link
+    (joints below joints), a body on a free joint, and a link whose nodes all hang off ground."""
+    for m in [asm.model for asm, _ in _deformed_models()] + [_link(9)]:
+        rng = np.random.default_rng(4)
+        st = m.initial_state().retract(m, 0.05 * rng.normal(size=m.n_u))
+        st.u[:] = rng.normal(size=m.n_u)
+        buf = kinematics.KinematicsBuffers(m, Assembler(m).pattern)
+        assert (buf.pattern.joint_parent_ext == m.n_nodes).sum() >= 2  # several joints on ground to split
+        one = _forward(m, st, buf, 1)
+        assert all(np.isfinite(a).all() for a in one)
+        for threads in (2, 3, 8):
+            for name, a, b in zip(_KIN, one, _forward(m, st, buf, threads)):
+                assert np.array_equal(a, b), name
 
 
 def test_threads_for_follows_the_element_count_and_numba() -> None:

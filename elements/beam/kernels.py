@@ -7,8 +7,8 @@ damping forces, the consistent-mass inertia forces (eq. 5–6), the weight (eq. 
 iteration matrix, the element matrices ck K + cc C + cm M with K the material stiffness plus the
 string (axial force) geometric stiffness.
 
-Given ``threads`` > 1 (threads_for: from PARALLEL_MIN elements on, when numba has more than one
-thread) the three per-element passes split the elements into one contiguous slice per thread; each
+Given ``threads`` > 1 (flexmb/engine/parallel.py, threads_for: from PARALLEL_MIN elements on, when
+numba has more than one thread) the three per-element passes split the elements into one contiguous slice per thread; each
 element's node forces (or matrix products) go into a row of their own and are added to the nodes
 afterwards, element after element:
 the same sums in the same order as on one thread, so the result does not depend on the threads
@@ -17,26 +17,15 @@ the same sums in the same order as on one thread, so the result does not depend 
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import njit, prange
 
 from flexmb.engine.iteration_matrix import add_values, element_columns, scatter_block
+from flexmb.engine.parallel import PARALLEL_MIN, threads_for
 from flexmb.rotations import jl_inv_into, logm_into
 
 __all__ = ["residual", "mass_forces", "element_matrices", "add_element_matrices", "mass_pattern", "PARALLEL_MIN",
            "threads_for"]
-
-#: elements from which residual, mass_forces and add_element_matrices split them over numba's
-#: threads (threads_for); below, a parallel launch (about 10 µs) costs more than it saves
-PARALLEL_MIN = 256
-
-
-def threads_for(n: int) -> int:
-    """The ``threads`` argument of the kernels for n elements: numba's thread count
-    (numba.get_num_threads(); NUMBA_NUM_THREADS) from PARALLEL_MIN elements on, else 1."""
-    return numba.get_num_threads() if n >= PARALLEL_MIN else 1
-
 
 @njit(cache=True, inline="always")
 def _corotated(x, R, ia, ib, C1, C2, e, L0, Rr, p, Bl, k, Wr, T, A, J, th):

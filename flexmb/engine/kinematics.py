@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from numba import njit, prange
 
+from flexmb.engine.parallel import threads_for
 from flexmb.model import Model
 from flexmb.rotations import axis_angle_into, cross, matmul3_into
 from flexmb.state import State
@@ -208,7 +209,7 @@ class KinematicsBuffers:
                  t.ball, model.joint_child_rot, model.joint_child_offset, np.ascontiguousarray(state.q, dtype=float),
                  np.ascontiguousarray(state.balls.reshape(-1, 3, 3), dtype=float),
                  np.ascontiguousarray(state.u, dtype=float), self.x, self.R, self.Vs, self.As, self.S, self.Sd, self.P,
-                 self.V, self.zeta)
+                 self.V, self.zeta, threads_for(model.n_joints))
         return Kinematics(self.x, self.R, self.V, self.zeta, self.S, self.P, self.Vs, self.As, t, self.Sd)
 
 
@@ -248,10 +249,40 @@ def _no_axes(axR, k):
 
 @njit(cache=True)
 def _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, q, balls, u, x, R, Vs, As, S, Sd, P, V,
-             zeta):
+             zeta, threads=1):
     """Kernel of forward_kinematics: joints in tree order; parent index N means ground. Also the axes'
-    rates Sd and the node-origin twists V and velocity-product accelerations zeta of every node."""
-    nj = parent.size
+    rates Sd and the node-origin twists V and velocity-product accelerations zeta of every node.
+    With ``threads`` > 1 the joints on ground (free FE nodes: they depend on no other joint) are
+    split over the threads first, then the others follow in tree order: each joint's values are
+    the same as in one pass (flexmb/engine/parallel.py)."""
+    if threads > 1:
+        N = x.shape[0]
+        ground = np.nonzero(parent == N)[0]
+        rest = np.nonzero(parent != N)[0]
+        _forward_threads(ground, threads, parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, q, balls, u,
+                         x, R, Vs, As, S, Sd, P, V, zeta)
+        _forward_joints(rest, 0, rest.size, parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, q, balls, u,
+                        x, R, Vs, As, S, Sd, P, V, zeta)
+    else:
+        _forward_joints(np.empty(0, dtype=np.int64), 0, parent.size, parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB,
+                        ball, C, coff, q, balls, u, x, R, Vs, As, S, Sd, P, V, zeta)
+
+
+@njit(cache=True, parallel=True)
+def _forward_threads(ground, nt, parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, q, balls, u, x, R, Vs,
+                     As, S, Sd, P, V, zeta):
+    """_forward_joints over the joints ``ground`` (all on ground) in ``nt`` contiguous slices, one per thread."""
+    m = ground.size
+    for c in prange(nt):
+        _forward_joints(ground, c * m // nt, (c + 1) * m // nt, parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball,
+                        C, coff, q, balls, u, x, R, Vs, As, S, Sd, P, V, zeta)
+
+
+@njit(cache=True)
+def _forward_joints(idx, lo, hi, parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, q, balls, u, x, R, Vs,
+                    As, S, Sd, P, V, zeta):
+    """The joints idx[lo:hi] of _forward in that order (``idx`` empty: the joints lo:hi); each joint
+    reads only its parent node's values."""
     N = x.shape[0]
     Q1 = np.empty((3, 3))
     Q2 = np.empty((3, 3))
@@ -267,7 +298,8 @@ def _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff,
     Ap = np.empty(6)
     Rp = np.empty((3, 3))
     xp = np.empty(3)
-    for k in range(nj):
+    for t in range(lo, hi):
+        k = idx[t] if idx.size else t
         p = parent[k]
         c = child[k]
         if p == N:

@@ -58,8 +58,8 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     ``udot_in`` the pseudo-acceleration, trial state and drives into ``out_state`` = (q, balls, u, u̇,
     a1); with ``evaluate`` also kinematics ``kin`` = (x, R, Vs, As, S, Sd, P, V, ζ), Mb, the node
     wrenches ``wfull`` (N+1, 6), τ, the beams' ``beam_out`` = (frames, local forces, energies, p, Bl,
-    chord), eq. (1) on all coordinates ``rfull`` and on the free ones ``r``; the beams' passes on
-    ``threads`` threads (elements/beam/kernels.py). Returns (max |r|, force scale; the scale only at
+    chord), eq. (1) on all coordinates ``rfull`` and on the free ones ``r``; ``threads`` = (the beams'
+    passes', the joints on ground's) threads (flexmb/engine/parallel.py). Returns (max |r|, force scale; the scale only at
     the ``first`` iteration, else 0; both 0 without ``evaluate``)."""
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     driven, drv_q, drv_u, drv_a = drives
@@ -76,16 +76,16 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
         return 0.0, 0.0
     # Assembler.evaluate: the tree and the bodies, then the beams (beam.evaluate)
     _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q1, balls1, u1, x, R, Vs, As, S, Sd, P, V, zeta,
-              Mb, wfull, tau)
+              Mb, wfull, tau, threads[1])
     beam_kernels.residual(ea, eb, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, gravity, 1.0, wfull, frames,
-                          fl, en, p, Bl, chord, threads)
+                          fl, en, p, Bl, chord, threads[0])
     N = x.shape[0]
     bias = wfull[:N]
     # Evaluation.residual: r = Bᵀ (Mb B u̇ + bias + M_e B u̇) - τ
     _node_twists(parent, child, coord_start, coord_count, S, udot1, x, aw)
     mass_times_add(Mb, aw, bias, w)
     mf[:] = 0.0
-    beam_kernels.mass_forces(ea, eb, frames, Ml, nz_r, nz_c, aw, mf, threads)
+    beam_kernels.mass_forces(ea, eb, frames, Ml, nz_r, nz_c, aw, mf, threads[0])
     for i in range(N):
         for j in range(6):
             w[i, j] = w[i, j] + mf[i, j]
@@ -114,7 +114,7 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, beam, beam_out, scatter, c
     """The iteration matrix's values on CHOLMOD's pattern into ``data`` (IterationMatrix.assemble with
     the beams' fused kernel, same order): M̄'s node-mass pairs (composite-rigid-body algorithm, if
     ``with_mass``), ``diag`` on the diagonal, then every beam's B_eᵀ (ck K + cc C + M) B_e (on
-    ``threads`` threads: elements/beam/kernels.py)."""
+    threads[0] threads: elements/beam/kernels.py)."""
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     pa, pb = pairs
     mbar_pos, mbar_src = mbar
@@ -130,7 +130,7 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, beam, beam_out, scatter, c
     for t in range(diag_pos.size):
         data[diag_pos[t]] += diag[t]
     beam_kernels.add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, 1.0, material_only, nodes, anc_ptr,
-                                      anc_coord, pos_ptr, pos, S, x, max_ne, data, threads)
+                                      anc_coord, pos_ptr, pos, S, x, max_ne, data, threads[0])
 
 
 @njit(cache=True)
@@ -248,7 +248,8 @@ class ElementStep(CompiledStep):
                      np.empty((N, 6)), np.empty((N, 6)))
         self.r = np.empty(free.size)
         self._n_el = n
-        self.threads = beam_kernels.threads_for(n)  # the beams' passes on numba's threads from PARALLEL_MIN elements
+        # the beams' passes and the joints on ground on numba's threads from PARALLEL_MIN of them (engine/parallel.py)
+        self.threads = (beam_kernels.threads_for(n), beam_kernels.threads_for(model.n_joints))
 
     def begin(self, st: State, a: np.ndarray, h: float, t1: float, params: tuple) -> None:
         """Start a step of size h from (st, a) to t1 with ``params`` = (αm, αf, γ, β, h): the time

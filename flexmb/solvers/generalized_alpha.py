@@ -30,12 +30,12 @@ import numpy as np
 from numba import njit
 
 from flexmb.elements import FAMILIES
-from flexmb.elements.beam.kernels import PARALLEL_MIN, threads_for
 from flexmb.elements.family import StartContext, StepContext
 from flexmb.engine.assembly import Assembler, Evaluation, LazyEvaluation
 from flexmb.engine.dense_cholesky import DenseCholesky
 from flexmb.engine.kinematics import mass_times_add
 from flexmb.engine.linalg import SparseCholesky
+from flexmb.engine.parallel import PARALLEL_MIN, threads_for
 from flexmb.engine.tree_solver import TreeSolver
 from flexmb.errors import SettingsError, SolverError
 from flexmb.model import Model

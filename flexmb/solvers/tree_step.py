@@ -120,13 +120,14 @@ def newton_diverging(r_hist, it) -> bool:
 
 @njit(cache=True)
 def _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q, balls, u, x, R, Vs, As, S, Sd, P, V, zeta,
-              Mb, wfull, tau):
+              Mb, wfull, tau, threads=1):
     """Assembler.evaluate for a rigid tree into the given arrays (same kernels, same order):
-    forward kinematics, the bodies' eq. (1)-(2), minus the loads, plus Mb ζ; τ of the joint springs
-    and the applied joint forces."""
+    forward kinematics (its joints on ground on ``threads`` threads), the bodies' eq. (1)-(2), minus
+    the loads, plus Mb ζ; τ of the joint springs and the applied joint forces."""
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     Sd[:] = 0.0  # _forward adds the velocity products into Sd (kinematics.forward starts from zeros)
-    _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, q, balls, u, x, R, Vs, As, S, Sd, P, V, zeta)
+    _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, q, balls, u, x, R, Vs, As, S, Sd, P, V, zeta,
+             threads)
     Mb[:] = 0.0
     wfull[:] = 0.0
     N = x.shape[0]
