@@ -8,6 +8,8 @@ integration, statics, modal), analysis/ (rigid-equivalent loops, monitors), resu
 files, ParaView, plots) and app/ (case files, the run pipeline, sweeps, the CLI).
 """
 
+# first: the OpenMP wait policy is read when CHOLMOD loads libgomp (flexmb/engine/parallel.py)
+from flexmb.engine import parallel as _parallel  # noqa: F401  isort: skip
 from flexmb.app.describe import describe
 from flexmb.app.study import sweep
 from flexmb.builder.model_builder import ModelBuilder

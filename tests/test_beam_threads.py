@@ -175,3 +175,21 @@ def test_flexmb_info_says_how_many_threads_the_beams_take() -> None:
     n = kernels.PARALLEL_MIN
     big = GeneralizedAlpha(_link(n)).describe_solver()
     assert f"the {n} beam elements' passes on {numba.get_num_threads()} thread(s)" in big
+
+
+def test_importing_flexmb_makes_waiting_threads_sleep_unless_told_otherwise() -> None:
+    """OMP_WAIT_POLICY=PASSIVE is set when flexmb is imported, before CHOLMOD (which loads libgomp)
+    is (flexmb/engine/parallel.py): on a busy machine spinning threads take each other's core; a
+    policy the user set is kept."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import os, sys; import flexmb; from flexmb.engine.parallel import WAIT_POLICY; "
+            "print(os.environ['OMP_WAIT_POLICY'], WAIT_POLICY, 'sksparse.cholmod' not in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["PASSIVE", "PASSIVE", "True"]  # set, and CHOLMOD (with libgomp) not loaded yet
+    env["OMP_WAIT_POLICY"] = "ACTIVE"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["ACTIVE", "ACTIVE", "True"]
