@@ -9,7 +9,7 @@ default (NUMBA_NUM_THREADS sets it); sweep and companion workers run one (flexmb
 
 Between two passes the threads sleep instead of spinning: importing flexmb sets OMP_WAIT_POLICY to
 PASSIVE unless it is set (OpenMP reads it when libgomp loads, which CHOLMOD's import does). Measured
-on the falling 1000-element link, 2 cores: 3.6 ms per step spinning, 4.0 sleeping and 5.0 on one
+on the falling 1000-element link, 2 cores: 3.6 ms per step spinning (libgomp's default), 4.0 sleeping and 5.0 on one
 thread on a quiet machine; with one other busy process, 10.4 spinning (the spinning threads take
 each other's core), 5.2 sleeping and 5.3 on one thread (benchmarks/results/2026-11-23-cholmod_floor.md).
 """
