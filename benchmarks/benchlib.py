@@ -229,7 +229,7 @@ def common_options(p, repeats: int = 3, max_minutes: float = 10.0) -> None:
                    help="BLAS of the workers (default: the system's libblas.so.3)")
     p.add_argument("--threads", type=int, default=1, help="OMP/OPENBLAS/MKL_NUM_THREADS of the workers (default 1)")
     p.add_argument("--numba-threads", type=int, default=0,
-                   help="NUMBA_NUM_THREADS of the workers: threads of flexmb's beam passes from 256 elements on "
+                   help="NUMBA_NUM_THREADS of the workers: threads of flexmb's beam passes from 600 elements on "
                         "(default 0: numba's default, one per core)")
     p.add_argument("--max-minutes", type=float, default=max_minutes,
                    help=f"time limit of one worker; it is killed after that (default {max_minutes:g})")

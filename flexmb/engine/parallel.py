@@ -25,9 +25,11 @@ __all__ = ["PARALLEL_MIN", "threads_for", "WAIT_POLICY"]
 #: the OpenMP wait policy of this process (set to PASSIVE when flexmb is imported, unless given)
 WAIT_POLICY = os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-#: items from which a pass is split over numba's threads; below, a parallel launch (about 10 µs)
-#: costs more than it saves
-PARALLEL_MIN = 256
+#: items from which a pass is split over numba's threads: below, waking the sleeping threads and
+#: moving the data between the cores cost more than the second core saves. Measured on the falling
+#: link, 2 cores, ms per step on 1 / 2 threads: 256 elements 1.42 / 1.62, 400: 2.04 / 2.34, 500:
+#: 2.65-2.89 / 2.71-3.20, 600: 3.01 / 2.74, 800: 4.16 / 3.87, 1000: 5.58 / 4.18
+PARALLEL_MIN = 600
 
 
 def threads_for(n: int) -> int:
