@@ -8,11 +8,11 @@ iteration matrix, the element matrices ck K + cc C + cm M with K the material st
 string (axial force) geometric stiffness.
 
 Given ``threads`` > 1 (flexmb/engine/parallel.py, threads_for: from PARALLEL_MIN elements on, when
-numba has more than one thread) the three per-element passes split the elements into one contiguous slice per thread; each
-element's node forces (or matrix products) go into a row of their own and are added to the nodes
-afterwards, element after element:
-the same sums in the same order as on one thread, so the result does not depend on the threads
-(tests/test_beam_threads.py). A worker process of a sweep gets one thread (flexmb.app.executors).
+numba has more than one thread) the three per-element passes split the elements into one contiguous
+slice per thread; each element's node forces (or matrix products) go into a row of their own and are
+added to the nodes afterwards, element after element: the same sums in the same order as on one
+thread, so the result does not depend on the threads (tests/test_beam_threads.py). A worker process
+of a sweep gets one thread (flexmb.app.executors).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from flexmb.rotations import jl_inv_into, logm_into
 
 __all__ = ["residual", "mass_forces", "element_matrices", "add_element_matrices", "mass_pattern", "PARALLEL_MIN",
            "threads_for"]
+
 
 @njit(cache=True, inline="always")
 def _corotated(x, R, ia, ib, C1, C2, e, L0, Rr, p, Bl, k, Wr, T, A, J, th):
