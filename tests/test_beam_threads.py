@@ -17,7 +17,7 @@ from test_tree_run import _assert_same
 import flexmb as fm
 from flexmb.elements import FAMILIES
 from flexmb.elements.beam import kernels
-from flexmb.engine import kinematics
+from flexmb.engine import kinematics, parallel
 from flexmb.engine.assembly import Assembler
 from flexmb.solvers.element_step import ElementStep
 
@@ -111,10 +111,9 @@ def test_a_run_on_threads_is_the_one_thread_run(monkeypatch, iterates) -> None:
         calls.append(args[-1])
         return residual(*args)
 
-    monkeypatch.setattr(kernels, "threads_for", lambda n: 1)
+    monkeypatch.setattr(parallel, "threads_for", lambda n: 1)
     one = fm.simulate(model, 0.02, 1e-3, **kw)
-    monkeypatch.setattr(kernels, "threads_for", lambda n: 3)
-    monkeypatch.setattr(kinematics, "threads_for", lambda n: 3)  # the Python iterates' forward kinematics
+    monkeypatch.setattr(parallel, "threads_for", lambda n: 3)  # the beams' passes and forward kinematics
     if iterates == "python":
         monkeypatch.setattr(kernels, "residual", counting)
     many = fm.simulate(model, 0.02, 1e-3, **kw)
@@ -156,13 +155,13 @@ def test_forward_kinematics_on_threads_is_the_one_thread_pass() -> None:
 
 
 def test_threads_for_follows_the_element_count_and_numba() -> None:
-    assert kernels.threads_for(1) == 1
-    assert kernels.threads_for(kernels.PARALLEL_MIN - 1) == 1
-    assert kernels.threads_for(kernels.PARALLEL_MIN) == numba.get_num_threads()
+    assert parallel.threads_for(1) == 1
+    assert parallel.threads_for(parallel.PARALLEL_MIN - 1) == 1
+    assert parallel.threads_for(parallel.PARALLEL_MIN) == numba.get_num_threads()
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        assert kernels.threads_for(10 * kernels.PARALLEL_MIN) == 1
+        assert parallel.threads_for(10 * parallel.PARALLEL_MIN) == 1
     finally:
         numba.set_num_threads(before)
 
@@ -172,7 +171,7 @@ def test_flexmb_info_says_how_many_threads_the_beams_take() -> None:
 
     small = GeneralizedAlpha(_link(4)).describe_solver()
     assert "the 4 beam elements' passes on 1 thread(s)" in small
-    n = kernels.PARALLEL_MIN
+    n = parallel.PARALLEL_MIN
     big = GeneralizedAlpha(_link(n)).describe_solver()
     assert f"the {n} beam elements' passes on {numba.get_num_threads()} thread(s)" in big
 

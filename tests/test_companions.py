@@ -198,14 +198,14 @@ def test_a_forked_companion_worker_runs_one_blas_thread():
 def _numba_threads() -> int:
     import numba
 
-    from flexmb.elements.beam import kernels
+    from flexmb.engine import parallel
 
-    return numba.get_num_threads() * 1000 + kernels.threads_for(10 * kernels.PARALLEL_MIN)
+    return numba.get_num_threads() * 1000 + parallel.threads_for(10 * parallel.PARALLEL_MIN)
 
 
 def test_workers_run_the_beams_on_one_numba_thread(monkeypatch):
     """A forked companion worker and a spawned sweep worker give the beams' passes one thread
-    (elements/beam/kernels.py: threads_for), so two workers on two cores do not each start two;
+    (flexmb/engine/parallel.py: threads_for), so two workers on two cores do not each start two;
     the parent keeps numba's thread count."""
     import concurrent.futures as cf
     import multiprocessing

@@ -64,6 +64,7 @@ import numpy as np
 
 from flexmb.elements.beam import exact, kernels
 from flexmb.elements.family import ElementData, ElementFamily, FamilyEvaluation, NodeTable, Output, frozen_arrays, listing
+from flexmb.engine import parallel
 
 if TYPE_CHECKING:  # type hints only
     from flexmb.builder.records import BeamSpec
@@ -192,7 +193,7 @@ class Beams(ElementFamily):
         p, Bl, chord = np.empty((n, 7)), np.empty((n, 7, 12)), np.empty(n)
         kernels.residual(data.a, data.b, kin.x, kin.R, kin.V, kin.zeta, data.C1, data.C2, data.L0, data.Kl, data.alpha,
                          data.Ml, *prep, data.mass, model.gravity, float(load_factor), w, frames, fl, en, p, Bl, chord,
-                         kernels.threads_for(n))
+                         parallel.threads_for(n))
         return self.evaluation(frames, fl, en, p, Bl, chord)
 
     @staticmethod
@@ -235,12 +236,12 @@ class Beams(ElementFamily):
         kernels.add_element_matrices(fe.frames, fe.Bl, fe.deformations, fe.chord, data.Kl, data.alpha, data.Ml, float(ck),
                                      float(cc), float(cm), bool(material_only), scatter.nodes, scatter.anc_ptr,
                                      scatter.anc_coord, scatter.pos_ptr, scatter.pos, kin.S, kin.x, scatter.max_ne, out,
-                                     kernels.threads_for(data.n))
+                                     parallel.threads_for(data.n))
 
     def add_mass_forces(self, data: BeamData, prep: Any, fe: BeamEvaluation, a: np.ndarray, out: np.ndarray) -> None:
         """Element masses (eq. 5) times the node accelerations, compiled."""
         nz = kernels.mass_pattern(data.Ml) if prep is None else prep
-        kernels.mass_forces(data.a, data.b, fe.frames, data.Ml, *nz, np.ascontiguousarray(a), out, kernels.threads_for(data.n))
+        kernels.mass_forces(data.a, data.b, fe.frames, data.Ml, *nz, np.ascontiguousarray(a), out, parallel.threads_for(data.n))
 
     def energies(self, model: Model, data: BeamData, fe: BeamEvaluation, kin: Kinematics) -> tuple[float, float]:
         return float(fe.energies[:, 2].sum()), float(fe.energies[:, 3].sum())

@@ -21,11 +21,9 @@ import numpy as np
 from numba import njit, prange
 
 from flexmb.engine.iteration_matrix import add_values, element_columns, scatter_block
-from flexmb.engine.parallel import PARALLEL_MIN, threads_for
 from flexmb.rotations import jl_inv_into, logm_into
 
-__all__ = ["residual", "mass_forces", "element_matrices", "add_element_matrices", "mass_pattern", "PARALLEL_MIN",
-           "threads_for"]
+__all__ = ["residual", "mass_forces", "element_matrices", "add_element_matrices", "mass_pattern"]
 
 
 @njit(cache=True, inline="always")

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-from flexmb.engine.parallel import threads_for
+from flexmb.engine import parallel
 from flexmb.model import Model
 from flexmb.rotations import axis_angle_into, cross, matmul3_into
 from flexmb.state import State
@@ -209,7 +209,7 @@ class KinematicsBuffers:
                  t.ball, model.joint_child_rot, model.joint_child_offset, np.ascontiguousarray(state.q, dtype=float),
                  np.ascontiguousarray(state.balls.reshape(-1, 3, 3), dtype=float),
                  np.ascontiguousarray(state.u, dtype=float), self.x, self.R, self.Vs, self.As, self.S, self.Sd, self.P,
-                 self.V, self.zeta, threads_for(model.n_joints))
+                 self.V, self.zeta, parallel.threads_for(model.n_joints))
         return Kinematics(self.x, self.R, self.V, self.zeta, self.S, self.P, self.Vs, self.As, t, self.Sd)
 
 

@@ -27,6 +27,7 @@ from numba import njit
 from flexmb.elements import FAMILIES
 from flexmb.elements.beam import kernels as beam_kernels
 from flexmb.elements.family import FamilyEvaluation
+from flexmb.engine import parallel
 from flexmb.engine.assembly import Evaluation
 from flexmb.engine.dense_cholesky import dense_factor, dense_solve
 from flexmb.engine.iteration_matrix import _composite_pairs
@@ -249,7 +250,7 @@ class ElementStep(CompiledStep):
         self.r = np.empty(free.size)
         self._n_el = n
         # the beams' passes and the joints on ground on numba's threads from PARALLEL_MIN of them (engine/parallel.py)
-        self.threads = (beam_kernels.threads_for(n), beam_kernels.threads_for(model.n_joints))
+        self.threads = (parallel.threads_for(n), parallel.threads_for(model.n_joints))
 
     def begin(self, st: State, a: np.ndarray, h: float, t1: float, params: tuple) -> None:
         """Start a step of size h from (st, a) to t1 with ``params`` = (αm, αf, γ, β, h): the time

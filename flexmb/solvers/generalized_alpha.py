@@ -31,11 +31,11 @@ from numba import njit
 
 from flexmb.elements import FAMILIES
 from flexmb.elements.family import StartContext, StepContext
+from flexmb.engine import parallel
 from flexmb.engine.assembly import Assembler, Evaluation, LazyEvaluation
 from flexmb.engine.dense_cholesky import DenseCholesky
 from flexmb.engine.kinematics import mass_times_add
 from flexmb.engine.linalg import SparseCholesky
-from flexmb.engine.parallel import PARALLEL_MIN, WAIT_POLICY, threads_for
 from flexmb.engine.tree_solver import TreeSolver
 from flexmb.errors import SettingsError, SolverError
 from flexmb.model import Model
@@ -215,9 +215,9 @@ class GeneralizedAlpha:
                if self.element_step is not None else "")
         beams = [d.n for f, d, _ in self.asm.families if f is FAMILIES["beam"]]
         if beams:
-            threads = threads_for(beams[0])
+            threads = parallel.threads_for(beams[0])
             how += (f"; the {beams[0]} beam elements' passes on {threads} thread(s) (numba, NUMBA_NUM_THREADS; several "
-                    f"from {PARALLEL_MIN} elements on, waiting threads sleep: OMP_WAIT_POLICY={WAIT_POLICY}; "
+                    f"from {parallel.PARALLEL_MIN} elements on, waiting threads sleep: OMP_WAIT_POLICY={parallel.WAIT_POLICY}; "
                     "flexmb/engine/parallel.py)")
         if isinstance(self.chol, DenseCholesky):
             return (f"dense Cholesky (engine/dense_cholesky.py: at most {self.dense_max} unknowns and no rigid tree), "
