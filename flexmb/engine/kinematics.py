@@ -188,6 +188,13 @@ def forward_kinematics(model: Model, state: State, pattern: TreePattern) -> Kine
     return KinematicsBuffers(model, pattern).forward(state)
 
 
+def kinematics_arrays(model: Model) -> tuple[np.ndarray, ...]:
+    """New arrays for _forward's outputs (x, R, Vs, As, S, Sd, P, V, ζ) of ``model``: S and Sd zero."""
+    N, n_u = model.n_nodes, model.n_u
+    return (np.empty((N, 3)), np.empty((N, 3, 3)), np.empty((N, 6)), np.empty((N, 6)), np.zeros((n_u, 6)),
+            np.zeros((n_u, 6)), np.empty((model.n_joints, 3)), np.empty((N, 6)), np.empty((N, 6)))
+
+
 class KinematicsBuffers:
     """The arrays of :func:`forward_kinematics` kept for repeated passes (e.g. the error estimate of
     every step, flexmb.solvers.step_control): :meth:`forward` fills them for a state and returns its
@@ -195,11 +202,8 @@ class KinematicsBuffers:
 
     def __init__(self, model: Model, pattern: TreePattern) -> None:
         self.model, self.pattern = model, pattern
-        N = model.n_nodes
-        self.x, self.R, self.Vs, self.As = np.empty((N, 3)), np.empty((N, 3, 3)), np.empty((N, 6)), np.empty((N, 6))
-        self.V, self.zeta = np.empty((N, 6)), np.empty((N, 6))
-        self.S, self.Sd = np.zeros((model.n_u, 6)), np.zeros((model.n_u, 6))
-        self.P = np.empty((model.n_joints, 3))
+        self.arrays = kinematics_arrays(model)  # _forward's outputs in its order
+        self.x, self.R, self.Vs, self.As, self.S, self.Sd, self.P, self.V, self.zeta = self.arrays
 
     def forward(self, state: State) -> Kinematics:
         """forward_kinematics of ``state`` into these arrays."""
@@ -208,8 +212,7 @@ class KinematicsBuffers:
         _forward(t.joint_parent_ext, model.joint_child, model.joint_point, t.axT, t.axR, t.qT, t.qR, t.uT, t.uR, t.uB,
                  t.ball, model.joint_child_rot, model.joint_child_offset, np.ascontiguousarray(state.q, dtype=float),
                  np.ascontiguousarray(state.balls.reshape(-1, 3, 3), dtype=float),
-                 np.ascontiguousarray(state.u, dtype=float), self.x, self.R, self.Vs, self.As, self.S, self.Sd, self.P,
-                 self.V, self.zeta, parallel.threads_for(model.n_joints))
+                 np.ascontiguousarray(state.u, dtype=float), *self.arrays, parallel.threads_for(model.n_joints))
         return Kinematics(self.x, self.R, self.V, self.zeta, self.S, self.P, self.Vs, self.As, t, self.Sd)
 
 

@@ -30,7 +30,15 @@ from flexmb.elements.family import FamilyEvaluation
 from flexmb.elements.loads import nodal_wrenches
 from flexmb.elements.rigid_body import accumulate
 from flexmb.engine.assembly import Evaluation
-from flexmb.engine.kinematics import Kinematics, TreePattern, _forward, _node_twists, _project_node, mass_times_add
+from flexmb.engine.kinematics import (
+    Kinematics,
+    TreePattern,
+    _forward,
+    _node_twists,
+    _project_node,
+    kinematics_arrays,
+    mass_times_add,
+)
 from flexmb.engine.tree_solver import TreeSolver, _factor, _solve, _solve_position, position_tangent_setup
 from flexmb.model import Model
 from flexmb.state import State, _retract_balls
@@ -341,8 +349,7 @@ class CompiledStep:
         wrenches (N+1, 6), τ and eq. (1) (tree_newton_step's ``kin``, Mb, ``wfull``, τ, ``rfull``)."""
         m = self.model
         N, n_u = m.n_nodes, m.n_u
-        kin = (np.empty((N, 3)), np.empty((N, 3, 3)), np.empty((N, 6)), np.empty((N, 6)), np.zeros((n_u, 6)),
-               np.zeros((n_u, 6)), np.empty((m.n_joints, 3)), np.empty((N, 6)), np.empty((N, 6)))
+        kin = kinematics_arrays(m)
         return kin, np.empty((N, 6, 6)), np.empty((N + 1, 6)), np.empty(n_u), np.empty(n_u)
 
 
