@@ -157,3 +157,35 @@ def test_window_in_memory_equals_window_read_from_disk(model, tmp_path):
     assert all(np.array_equal(a.energy[k], b.energy[k]) for k in a.energy)
     assert all(np.array_equal(a.steps[k], b.steps[k]) for k in a.steps)
     assert a.element_names == mem.element_names and a.steps["t"].size == 101  # the steps ending at t = 0.05 .. 0.15
+
+
+def test_a_run_holds_no_node_level_maps_and_a_bounded_block(model, tmp_path):
+    """What a time-stepping run keeps beside the model: the recorder's block stays within
+    BLOCK_BYTES (one row at least), and the node-level maps of the element blocks (Assembler's
+    node matrix, about 2.2 kB a beam) are built only when a node matrix is asked for."""
+    from flexmb.solvers.generalized_alpha import GeneralizedAlpha
+    from flexmb.solvers.recorder import BLOCK_BYTES, Recorder
+
+    integ = GeneralizedAlpha(model)
+    st, ev = integ.initial_acceleration(model.initial_state())
+    a = st.udot.copy()
+    for _ in range(3):
+        st, a, ev, _info = integ.step(st, a, DT)
+    assert integ.asm._node_maps_cache is None
+    rec = Recorder(model, integ, RunWriter(tmp_path / "r", flush_rows=10**6), block_bytes=BLOCK_BYTES)
+    held = rec.block.F.nbytes + rec.block.I.nbytes
+    row_bytes = held // rec.block.cap
+    assert held <= BLOCK_BYTES < held + row_bytes  # as many rows as fit in BLOCK_BYTES
+    small = Recorder(model, integ, RunWriter(tmp_path / "s", flush_rows=10**6), block_bytes=3 * row_bytes)
+    assert small.block.cap == 3
+    # a node matrix when asked for: the same entries as the element blocks it is built from
+    ev = integ.asm.evaluate(st)
+    K = integ.asm.element_matrix(ev, 1.0, 0.0, cm=0.0)
+    assert integ.asm._node_maps_cache is not None
+    E = integ.asm.element_blocks(ev, 1.0, 0.0, False, 0.0)[0]
+    nodes = integ.asm.with_blocks[0][0].element_nodes(integ.asm.with_blocks[0][1])
+    dense = np.zeros((6 * model.n_nodes, 6 * model.n_nodes))
+    for e, (i, j) in enumerate(nodes):
+        dof = np.r_[6 * i:6 * i + 6, 6 * j:6 * j + 6]
+        dense[np.ix_(dof, dof)] += E[e]
+    np.testing.assert_allclose(K.toarray(), dense, rtol=1e-14, atol=0.0)

@@ -192,7 +192,6 @@ class Assembler:
         self.model = model
         self.exact_tangent = exact_tangent
         self.pattern = TreePattern(model)
-        N = model.n_nodes
         # the families with elements in the model: (family, data, prep), in registry order
         active = [(f, model.elements[name]) for name, f in FAMILIES.items()
                   if name in model.elements and f.forces and model.elements[name].n]
@@ -206,16 +205,7 @@ class Assembler:
         #: no element couples two nodes (no family with blocks has elements): the iteration matrix is
         #: the tree's composite form and the O(n) tree factorization applies (engine/tree_solver.py)
         self.rigid_tree = not self.with_blocks
-        # node-level (6N x 6N) positions of the blocks' entries (ground rows and columns dropped)
-        self._node_maps = []
-        for f, d, _ in self.with_blocks:
-            nodes = f.element_nodes(d)
-            k = 6 * nodes.shape[1]
-            dof = (6 * np.where(nodes < 0, N, nodes)[:, :, None] + np.arange(6)).reshape(len(nodes), k)
-            rr = np.repeat(dof[:, :, None], k, axis=2)
-            cc = np.repeat(dof[:, None, :], k, axis=1)
-            keep = (rr < 6 * N) & (cc < 6 * N)
-            self._node_maps.append((keep.reshape(len(nodes), k * k), rr[keep], cc[keep]))
+        self._node_maps_cache: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
         # M̄'s composite-inertia pairs and the iteration matrices' pattern maps (engine/iteration_matrix.py)
         self.matrices = IterationMatrices(MassPairs(self.pattern, model.n_u),
                                           [f.element_nodes(d) for f, d, _ in self.with_blocks])
@@ -289,13 +279,31 @@ class Assembler:
                        f.blocks(self.model, d, prep, fe, ev.kin, ck, cc, cm, material_only, self.exact_tangent))
         return out
 
+    def _node_maps(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per family with blocks, the node-level (6N x 6N) positions of its blocks' entries (ground
+        rows and columns dropped): (kept entries, rows, columns). Built on first use and kept (about
+        2.2 kB per beam: time steps never need them, so a run does not hold them)."""
+        if self._node_maps_cache is None:
+            N = self.model.n_nodes
+            maps = []
+            for f, d, _ in self.with_blocks:
+                nodes = f.element_nodes(d)
+                k = 6 * nodes.shape[1]
+                dof = (6 * np.where(nodes < 0, N, nodes)[:, :, None] + np.arange(6)).reshape(len(nodes), k)
+                rr = np.repeat(dof[:, :, None], k, axis=2)
+                cc = np.repeat(dof[:, None, :], k, axis=1)
+                keep = (rr < 6 * N) & (cc < 6 * N)
+                maps.append((keep.reshape(len(nodes), k * k), rr[keep], cc[keep]))
+            self._node_maps_cache = maps
+        return self._node_maps_cache
+
     def element_matrix(self, ev: Evaluation, ck: float, cc: float, material_only: bool = False,
                        cm: float = 1.0) -> sp.csr_matrix | None:
         """Node-level sparse matrix ck K + cc C + cm M of all element blocks (6N x 6N), or None."""
         if not self.with_blocks:
             return None
         data, rows, cols = [], [], []
-        for E, (keep, rr, cc_) in zip(self.element_blocks(ev, ck, cc, material_only, cm), self._node_maps):
+        for E, (keep, rr, cc_) in zip(self.element_blocks(ev, ck, cc, material_only, cm), self._node_maps()):
             data.append(np.zeros(rr.size) if E is None else E.reshape(len(E), -1)[keep])
             rows.append(rr)
             cols.append(cc_)

@@ -43,8 +43,8 @@ from flexmb.state import State
 __all__ = ["Recorder", "StepLog", "BLOCK_BYTES", "ENERGY_KEYS", "check_keep", "step_powers"]
 
 ENERGY_KEYS = ("kinetic", "potential", "strain", "dissipated", "drive_work", "load_work")
-BLOCK_BYTES = 32 * 2**20
-"""Largest block of rows held before it is written (a 4000-element link's row is 1.8 MB: 18 rows)."""
+BLOCK_BYTES = 8 * 2**20
+"""Largest block of rows held before it is written (a 4000-element link's row is 1.8 MB: 4 rows)."""
 _BLOCK_ROWS = 500  # rows of a block without a writer
 
 
