@@ -122,14 +122,26 @@ class LazyEvaluation:
     error estimate's) are one forward pass; element dissipation and friction are known without
     evaluating where the model has none (Assembler.dissipative, no bearing friction); anything else
     evaluates the state in full, once (Assembler.evaluate: the same numbers as an evaluation in the
-    step, bit for bit)."""
+    step, bit for bit). ``near``: the kinematics of the iterate the step evaluated last (one Newton
+    correction before the state taken, so its positions differ by β' times that correction, below
+    the Newton tolerance): good enough for an estimate (:attr:`near`; the step's error estimate,
+    flexmb.solvers.step_control), never used as the state's own."""
 
-    def __init__(self, asm: Assembler, state: State) -> None:
+    def __init__(self, asm: Assembler, state: State, near: Kinematics | None = None) -> None:
         # the state as taken (its time may be set to the step's end afterwards: keep this one)
         self._asm = asm
         self._state = State(state.t, state.q, state.balls, state.u, state.udot, state.elements)
         self._kin: Kinematics | None = None
         self._full: Evaluation | None = None
+        self._near = near
+
+    @property
+    def near(self) -> Kinematics | None:
+        """The kinematics of this state if computed, else those of the last evaluated iterate of its
+        step if given (class docstring), else None."""
+        if self._full is not None or self._kin is not None:
+            return self.kin
+        return self._near
 
     @property
     def full(self) -> Evaluation:

@@ -312,11 +312,15 @@ class ElementStep(CompiledStep):
         st = self._st
         return State(self._t1, q1, balls1, u1, udot1, {k: v.copy() for k, v in st.elements.items()})
 
+    def kinematics(self) -> Kinematics:
+        """The kinematics of the iterate evaluated last (over this step's arrays: a later step has its own)."""
+        x, R, Vs, As, S, Sd, P, V, zeta = self.kin
+        return Kinematics(x, R, V, zeta, S, P, Vs, As, self.pattern, Sd)
+
     def evaluation(self) -> Evaluation:
         """The current iterate's Evaluation (what Assembler.evaluate gives at its state), with eq. (1)
         at its u̇ known (``residual_known``)."""
-        x, R, Vs, As, S, Sd, P, V, zeta = self.kin
-        kin = Kinematics(x, R, V, zeta, S, P, Vs, As, self.pattern, Sd)
+        kin = self.kinematics()
         family_evals = {f.name: FamilyEvaluation() for f, _, _ in self.asm.node_mass}
         family_evals[self.family.name] = self.family.evaluation(*self.beam_out)
         ev = self.asm.evaluation(kin, self.Mb, self.wfull, self._loads if self.model.loads else np.zeros_like(self._loads),

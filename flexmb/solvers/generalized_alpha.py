@@ -107,9 +107,10 @@ class GeneralizedAlpha:
     ``lazy_accept`` (class attribute, default True): on CHOLMOD without element state, an iterate
     whose next correction is predicted below tolerance (the contraction test of the next iteration,
     which needs no residual) is taken without evaluating it; its evaluation
-    (flexmb.engine.assembly.LazyEvaluation) is computed only when used: the error estimate needs its
-    kinematics only, the work integrals nothing more where there are no drives, loads, friction or
-    element damping, output rows all of it (with the compiled element step, a model whose work needs
+    (flexmb.engine.assembly.LazyEvaluation) is computed only when used: the error estimate takes the
+    kinematics of the iterate evaluated before it (flexmb.solvers.step_control, (E5); its own where
+    the work evaluates the state anyway), the work integrals need nothing more where there are no
+    drives, loads, friction or element damping, output rows all of it (with the compiled element step, a model whose work needs
     them evaluates every accepted iterate in the step instead: cheaper there). The state is the same bit for bit; the step's
     ``StepInfo.residual`` is then NaN (not evaluated), and a non-finite force at that state is found
     where it is used or at the next step's first evaluation.
@@ -403,7 +404,7 @@ class GeneralizedAlpha:
                 a1, udot1 = es.a1, es.udot
                 if lazy and predicted:  # as below
                     st1 = es.state()
-                    return st1, a1, LazyEvaluation(self.asm, st1), StepInfo(it, nfac, math.nan, h)
+                    return st1, a1, LazyEvaluation(self.asm, st1, es.kinematics()), StepInfo(it, nfac, math.nan, h)
                 st1 = ev = None
                 r_all, r = es.rfull, es.r
                 if not math.isfinite(rn):
@@ -417,8 +418,11 @@ class GeneralizedAlpha:
                     st1.elements = elements
                 st1.apply_drives(m, t1)
                 udot1 = st1.udot
-                if lazy and predicted:  # taken without its evaluation, computed when used (LazyEvaluation)
-                    return st1, a1, LazyEvaluation(self.asm, st1), StepInfo(it, nfac, math.nan, h)
+                if lazy and predicted:  # taken without its evaluation, computed when used (LazyEvaluation);
+                    # the error estimate takes the last evaluated iterate's kinematics unless the work will
+                    # evaluate this state anyway (as the compiled iterates do in the step: the same estimate)
+                    near = None if self._work_needs_forces else ev.kin
+                    return st1, a1, LazyEvaluation(self.asm, st1, near), StepInfo(it, nfac, math.nan, h)
                 ev = self._evaluate(st1)
                 if self.asm.with_state:  # e.g. augmented-Lagrangian multipliers (flexmb.elements, newton_update)
                     elements, settled, changed = self.asm.newton_update(ev, st1)
@@ -497,7 +501,7 @@ class GeneralizedAlpha:
             self.chol.n_factorize += nfac
             self._factor_key = (gp, bp)
         st1 = es.state()
-        ev = LazyEvaluation(self.asm, st1) if status == LAZY else es.evaluation()
+        ev = LazyEvaluation(self.asm, st1, es.kinematics()) if status == LAZY else es.evaluation()
         return st1, es.a1, ev, StepInfo(it, nfac, rn, h)
 
     def _tree_step(self, st: State, a: np.ndarray, h: float, t1: float
