@@ -193,3 +193,28 @@ def test_near_kinematics_are_those_of_the_last_evaluated_iterate() -> None:
     assert np.abs(near.x - ref.kin.x).max() > 0.0 or np.abs(near.V - ref.kin.V).max() > 0.0  # another iterate
     assert ev.kin is ev.near  # computed: the state's own from then on
     np.testing.assert_array_equal(ev.near.x, ref.kin.x)
+
+
+def test_without_near_kinematics_the_estimate_reuses_one_set_of_arrays() -> None:
+    """A lazy evaluation without ``near`` (the Python iterates of a model whose work evaluates the
+    state anyway) gives the error estimate its kinematics by one forward pass into arrays made once
+    (KinematicsBuffers): the same values as forward_kinematics, the same arrays for every step."""
+    from flexmb.engine.kinematics import forward_kinematics
+    from flexmb.solvers.step_control import ErrorEstimate
+
+    model = falling_link()
+    integ = GeneralizedAlpha(model, rho_inf=0.8)
+    est = ErrorEstimate(model, integ.beta, integ.gamma, integ.length_scale, 1.0)
+    st, _ = integ.initial_acceleration(model.initial_state())
+    a = st.udot.copy()
+    seen = []
+    for _ in range(3):
+        st, a, ev, _info = integ.step(st, a, 1e-3)
+        lazy = LazyEvaluation(integ.asm, st)  # no near
+        kin = est._kin(lazy)
+        ref = forward_kinematics(model, st, integ.asm.pattern)
+        np.testing.assert_array_equal(kin.x, ref.x)
+        np.testing.assert_array_equal(kin.S, ref.S)
+        seen.append(kin.x)
+        assert not lazy.evaluated
+    assert seen[0] is seen[1] is seen[2]
