@@ -123,9 +123,9 @@ class LazyEvaluation:
     evaluating where the model has none (Assembler.dissipative, no bearing friction); anything else
     evaluates the state in full, once (Assembler.evaluate: the same numbers as an evaluation in the
     step, bit for bit). ``near``: the kinematics of the iterate the step evaluated last (one Newton
-    correction before the state taken, so its positions differ by β' times that correction, below
-    the Newton tolerance): good enough for an estimate (:attr:`near`; the step's error estimate,
-    flexmb.solvers.step_control), never used as the state's own."""
+    correction before the state taken, so its positions differ by β' times that last correction):
+    good enough for an estimate (:attr:`near`; the step's error estimate, flexmb.solvers.step_control
+    (E5)), never used as the state's own."""
 
     def __init__(self, asm: Assembler, state: State, near: Kinematics | None = None) -> None:
         # the state as taken (its time may be set to the step's end afterwards: keep this one)
