@@ -16,7 +16,8 @@ Per N, two subprocesses:
   --timing-repeats times, each followed by two solves; the median of (factorization + 2 solves) is
   the floor, with factorization and solve medians beside it.
 
-Ratio = flexmb ms per step / floor ms. Median of --repeats for both.
+Ratio = flexmb ms per step / floor ms. Median of --repeats for both; the runs' spread is printed beside the
+median (on a shared VM it can exceed the distance to the goal).
 
 Run (from the repository root):
 
@@ -96,8 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         floor = bl.median_runs(bl.repeat(lambda base=base: bl.run_worker(base + ["--worker", "floor"], env, budget),
                                          args.repeats, f"N={n} CHOLMOD floor"))
         ratio = (run["ms_per_step"] / floor["floor_ms"] if bl.ok(run) and bl.ok(floor) else None)
+        spread = run.get("ms_spread")
         rows.append([n, bl.fmt(run.get("dof"), ".0f"), run.get("status", "?")[:60], bl.fmt(run.get("ms_per_step"), ".4g"),
-                     bl.fmt(run.get("cpu_ms_per_step"), ".4g"), bl.fmt(run.get("newton_per_step"), ".2f"),
+                     "–" if not spread else f"{spread[0]:.4g}–{spread[1]:.4g}", bl.fmt(run.get("cpu_ms_per_step"), ".4g"),
+                     bl.fmt(run.get("newton_per_step"), ".2f"),
                      bl.fmt(run.get("fac_per_step_run"), ".2f"),
                      " / ".join(bl.fmt(run.get(f"{k}_ms_per_step"), ".3g") for k in ("assembly", "factorization", "solve")),
                      floor.get("status", "?")[:60] if not bl.ok(floor) else bl.fmt(floor.get("floor_ms"), ".4g"),
@@ -116,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{bl.numba_threads_line(args.numba_threads)}",
         f"Command: `{bl.command_line()}`; median of {args.repeats} run(s), each in its own process.",
         "",
-        bl.table(["N", "DOF", "status", "flexmb ms/step", "CPU ms/step", "Newton it/step", "factorizations/step",
+        bl.table(["N", "DOF", "status", "flexmb ms/step", "runs' min–max ms/step", "CPU ms/step", "Newton it/step",
+                  "factorizations/step",
                   "flexmb split ms/step: assembly / factorization / solve", "floor ms", "factor / solve ms",
                   "nnz(A) / nnz(L)", "CHOLMOD mode", "flexmb ÷ floor", "peak MB", "load"], rows),
     ]) + "\n"
