@@ -99,3 +99,45 @@ def test_tree_products_equal_B_products(seed):
     wn = np.einsum("nij,nj->ni", ev.Mb, (Bm @ st.udot).reshape(-1, 6)) + ev.bias
     r_ref = Bm.T @ wn.ravel() - ev.tau
     assert np.abs(ev.residual(st.udot) - r_ref).max() <= 1e-13 * np.abs(r_ref).max()
+
+
+GROUND_KINDS = ["free", "spherical", "prismatic", "fixed", "free"]
+
+
+def _on_ground(seed: int, via_base: bool) -> fm.Model:
+    """Joints without rotation coordinates hung on ground (``via_base`` False: _forward_joints's
+    ground branch and its shortcut for joints without rotation axes) or on a massless node fixed at
+    the origin with the identity rotation (the parent's pose and twists read from the arrays)."""
+    rng = np.random.default_rng(seed)
+    mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
+    parent = "ground"
+    if via_base:
+        mb.add_node("base", (0.0, 0.0, 0.0))
+        mb.add_joint("base", "fixed", "ground", "base", point=(0.0, 0.0, 0.0))
+        parent = "base"
+    for i, k in enumerate(GROUND_KINDS):
+        mb.add_node(f"n{i}", rng.normal(size=3), expm(rng.normal(size=3)))
+        mb.add_body(f"b{i}", f"n{i}", 1.0 + i, rng.normal(size=3), np.diag([1.0, 2.0, 2.5]))
+        kw = {"axis": rng.normal(size=3)} if k == "prismatic" else {}
+        if k != "fixed":
+            kw.update(point=rng.normal(size=3), q0=rng.normal(size=NCOORD[k]), u0=rng.normal(size=NCOORD[k]))
+        mb.add_joint(f"j{i}", k, parent, f"n{i}", **kw)
+    return mb.compile(require_mass=False)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_joints_on_ground_without_rotation_coordinates_take_the_general_values(seed):
+    """Free, spherical, prismatic and fixed joints on ground (the free FE nodes' and free bodies'
+    case, with the shortcut for joints without rotation axes) against the same joints under a
+    parent at the origin: the same poses, axes, rates, twists and ζ (equal as numbers)."""
+    fast, general = _on_ground(seed, False), _on_ground(seed, True)
+    ka = Assembler(fast).evaluate(fast.initial_state()).kin
+    kb = Assembler(general).evaluate(general.initial_state()).kin
+    nodes = [general.node_names.index(n) for n in fast.node_names]
+    assert fast.n_u == general.n_u == 6 + 3 + 1 + 0 + 6
+    for name in ("x", "R", "V", "zeta", "Vs", "As"):
+        np.testing.assert_array_equal(getattr(ka, name), getattr(kb, name)[nodes], err_msg=name)
+    for name in ("S", "Sdot"):
+        np.testing.assert_array_equal(getattr(ka, name), getattr(kb, name), err_msg=name)
+    np.testing.assert_array_equal(ka.joint_point, kb.joint_point[1:])
+    assert np.abs(ka.zeta).max() > 0.1 and np.abs(ka.Sdot).max() > 0.1  # moving, with velocity products
