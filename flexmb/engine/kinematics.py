@@ -305,88 +305,126 @@ def _forward_joints(idx, lo, hi, parent, child, jpoint, axT, axR, qT, qR, uT, uR
         k = idx[t] if idx.size else t
         p = parent[k]
         c = child[k]
-        if p == N:
+        if p == N and qR[k, 0] < 0 and qR[k, 1] < 0 and uR[k, 0] < 0 and uR[k, 1] < 0 and _no_axes(axR, k):
+            # on ground, no rotation coordinate (free FE nodes and bodies, balls, prismatic and fixed joints):
+            # the general formulas below with the parent's pose the identity at the origin and its twists
+            # zero, without the products by them: a product by 1 is exact and those by 0 add ±0 to sums
+            # started at +0 (finite values), so each value is the general one (a zero's sign aside), and
+            # the parent's velocity products Vp x S, zero, are left out of As and Sd (zeroed before)
             for i in range(3):
-                xp[i] = 0.0
+                tl[i] = jpoint[k, i]
+            for m in range(3):
+                if qT[k, m] >= 0:
+                    for i in range(3):
+                        tl[i] += axT[k, m, i] * q[qT[k, m]]
+            if ball[k] >= 0:
+                matmul3_into(C[k], balls[ball[k]], L)
+            else:
+                L[:, :] = C[k]
+            for i in range(3):  # Qrel = L C^T
                 for j in range(3):
-                    Rp[i, j] = 1.0 if i == j else 0.0
+                    Qrel[i, j] = L[i, 0] * C[k, j, 0] + L[i, 1] * C[k, j, 1] + L[i, 2] * C[k, j, 2]
+            for i in range(3):
+                d[i] = tl[i] + Qrel[i, 0] * coff[k, 0] + Qrel[i, 1] * coff[k, 1] + Qrel[i, 2] * coff[k, 2]
+                x[c, i] = 0.0 + d[i]
+                P[k, i] = 0.0 + tl[i]
+            for i in range(3):
+                for j in range(3):
+                    R[c, i, j] = L[i, j]
             for i in range(6):
-                Vp[i] = 0.0
-                Ap[i] = 0.0
+                Vs[c, i] = 0.0
+                As[c, i] = 0.0
+            for m in range(3):
+                kk = uT[k, m]
+                if kk >= 0:
+                    for i in range(3):
+                        S[kk, i] = axT[k, m, i]
+                        S[kk, 3 + i] = 0.0
+                    for i in range(6):
+                        Vs[c, i] += S[kk, i] * u[kk]
         else:
+            if p == N:
+                for i in range(3):
+                    xp[i] = 0.0
+                    for j in range(3):
+                        Rp[i, j] = 1.0 if i == j else 0.0
+                for i in range(6):
+                    Vp[i] = 0.0
+                    Ap[i] = 0.0
+            else:
+                for i in range(3):
+                    xp[i] = x[p, i]
+                    for j in range(3):
+                        Rp[i, j] = R[p, i, j]
+                for i in range(6):
+                    Vp[i] = Vs[p, i]
+                    Ap[i] = As[p, i]
+            # local transform: translations, two rotations, ball
             for i in range(3):
-                xp[i] = x[p, i]
+                tl[i] = jpoint[k, i]
+            for m in range(3):
+                if qT[k, m] >= 0:
+                    for i in range(3):
+                        tl[i] += axT[k, m, i] * q[qT[k, m]]
+            if qR[k, 0] < 0 and qR[k, 1] < 0 and _no_axes(axR, k):
+                # no rotation coordinate (e.g. a free joint): axis_angle_into about a zero axis by 0 and
+                # their product are the identity exactly (+0 off the diagonal); the same Q1 and Q
+                for i in range(3):
+                    for j in range(3):
+                        Q1[i, j] = Q[i, j] = 1.0 if i == j else 0.0
+            else:
+                th0 = q[qR[k, 0]] if qR[k, 0] >= 0 else 0.0
+                th1 = q[qR[k, 1]] if qR[k, 1] >= 0 else 0.0
+                axis_angle_into(axR[k, 0, 0], axR[k, 0, 1], axR[k, 0, 2], th0, Q1)
+                axis_angle_into(axR[k, 1, 0], axR[k, 1, 1], axR[k, 1, 2], th1, Q2)
+                matmul3_into(Q1, Q2, Q)
+            matmul3_into(Q, C[k], QC)
+            if ball[k] >= 0:
+                matmul3_into(QC, balls[ball[k]], L)
+            else:
+                L[:, :] = QC
+            for i in range(3):  # Qrel = L C^T
                 for j in range(3):
-                    Rp[i, j] = R[p, i, j]
+                    Qrel[i, j] = L[i, 0] * C[k, j, 0] + L[i, 1] * C[k, j, 1] + L[i, 2] * C[k, j, 2]
+            for i in range(3):
+                d[i] = tl[i] + Qrel[i, 0] * coff[k, 0] + Qrel[i, 1] * coff[k, 1] + Qrel[i, 2] * coff[k, 2]
+            # child pose and joint point
+            for i in range(3):
+                x[c, i] = xp[i] + Rp[i, 0] * d[0] + Rp[i, 1] * d[1] + Rp[i, 2] * d[2]
+                P[k, i] = xp[i] + Rp[i, 0] * tl[0] + Rp[i, 1] * tl[1] + Rp[i, 2] * tl[2]
+            for i in range(3):
+                for j in range(3):
+                    R[c, i, j] = Rp[i, 0] * L[0, j] + Rp[i, 1] * L[1, j] + Rp[i, 2] * L[2, j]
+            # coordinate axes and the velocity / bias-acceleration recursions (module docstring)
             for i in range(6):
-                Vp[i] = Vs[p, i]
-                Ap[i] = As[p, i]
-        # local transform: translations, two rotations, ball
-        for i in range(3):
-            tl[i] = jpoint[k, i]
-        for m in range(3):
-            if qT[k, m] >= 0:
-                for i in range(3):
-                    tl[i] += axT[k, m, i] * q[qT[k, m]]
-        if qR[k, 0] < 0 and qR[k, 1] < 0 and _no_axes(axR, k):
-            # no rotation coordinate (e.g. a free joint): axis_angle_into about a zero axis by 0 and
-            # their product are the identity exactly (+0 off the diagonal); the same Q1 and Q
-            for i in range(3):
-                for j in range(3):
-                    Q1[i, j] = Q[i, j] = 1.0 if i == j else 0.0
-        else:
-            th0 = q[qR[k, 0]] if qR[k, 0] >= 0 else 0.0
-            th1 = q[qR[k, 1]] if qR[k, 1] >= 0 else 0.0
-            axis_angle_into(axR[k, 0, 0], axR[k, 0, 1], axR[k, 0, 2], th0, Q1)
-            axis_angle_into(axR[k, 1, 0], axR[k, 1, 1], axR[k, 1, 2], th1, Q2)
-            matmul3_into(Q1, Q2, Q)
-        matmul3_into(Q, C[k], QC)
-        if ball[k] >= 0:
-            matmul3_into(QC, balls[ball[k]], L)
-        else:
-            L[:, :] = QC
-        for i in range(3):  # Qrel = L C^T
-            for j in range(3):
-                Qrel[i, j] = L[i, 0] * C[k, j, 0] + L[i, 1] * C[k, j, 1] + L[i, 2] * C[k, j, 2]
-        for i in range(3):
-            d[i] = tl[i] + Qrel[i, 0] * coff[k, 0] + Qrel[i, 1] * coff[k, 1] + Qrel[i, 2] * coff[k, 2]
-        # child pose and joint point
-        for i in range(3):
-            x[c, i] = xp[i] + Rp[i, 0] * d[0] + Rp[i, 1] * d[1] + Rp[i, 2] * d[2]
-            P[k, i] = xp[i] + Rp[i, 0] * tl[0] + Rp[i, 1] * tl[1] + Rp[i, 2] * tl[2]
-        for i in range(3):
-            for j in range(3):
-                R[c, i, j] = Rp[i, 0] * L[0, j] + Rp[i, 1] * L[1, j] + Rp[i, 2] * L[2, j]
-        # coordinate axes and the velocity / bias-acceleration recursions (module docstring)
-        for i in range(6):
-            Vs[c, i] = Vp[i]
-            As[c, i] = Ap[i]
-        for m in range(3):  # translations along parent axes, velocity of the frame before: Vp
-            kk = uT[k, m]
-            if kk >= 0:
-                for i in range(3):
-                    S[kk, i] = Rp[i, 0] * axT[k, m, 0] + Rp[i, 1] * axT[k, m, 1] + Rp[i, 2] * axT[k, m, 2]
-                    S[kk, 3 + i] = 0.0
-                _mcross_add(Vp, S[kk], u[kk], As[c])
-                _mcross_add(Vp, S[kk], 1.0, Sd[kk])
-        for m in range(3):
-            kk = uT[k, m]
-            if kk >= 0:
-                for i in range(6):
-                    Vs[c, i] += S[kk, i] * u[kk]
-        if uR[k, 1] >= 0:  # the second rotation's axis is turned by the first
-            matmul3_into(Rp, Q1, RpQ1)
-        for m in range(2):
-            kk = uR[k, m]
-            if kk >= 0:
-                M = Rp if m == 0 else RpQ1
-                for i in range(3):
-                    g[i] = M[i, 0] * axR[k, m, 0] + M[i, 1] * axR[k, m, 1] + M[i, 2] * axR[k, m, 2]
-                _axis_row(S, kk, P[k], g)
-                _mcross_add(Vs[c], S[kk], u[kk], As[c])
-                _mcross_add(Vs[c], S[kk], 1.0, Sd[kk])
-                for i in range(6):
-                    Vs[c, i] += S[kk, i] * u[kk]
+                Vs[c, i] = Vp[i]
+                As[c, i] = Ap[i]
+            for m in range(3):  # translations along parent axes, velocity of the frame before: Vp
+                kk = uT[k, m]
+                if kk >= 0:
+                    for i in range(3):
+                        S[kk, i] = Rp[i, 0] * axT[k, m, 0] + Rp[i, 1] * axT[k, m, 1] + Rp[i, 2] * axT[k, m, 2]
+                        S[kk, 3 + i] = 0.0
+                    _mcross_add(Vp, S[kk], u[kk], As[c])
+                    _mcross_add(Vp, S[kk], 1.0, Sd[kk])
+            for m in range(3):
+                kk = uT[k, m]
+                if kk >= 0:
+                    for i in range(6):
+                        Vs[c, i] += S[kk, i] * u[kk]
+            if uR[k, 1] >= 0:  # the second rotation's axis is turned by the first
+                matmul3_into(Rp, Q1, RpQ1)
+            for m in range(2):
+                kk = uR[k, m]
+                if kk >= 0:
+                    M = Rp if m == 0 else RpQ1
+                    for i in range(3):
+                        g[i] = M[i, 0] * axR[k, m, 0] + M[i, 1] * axR[k, m, 1] + M[i, 2] * axR[k, m, 2]
+                    _axis_row(S, kk, P[k], g)
+                    _mcross_add(Vs[c], S[kk], u[kk], As[c])
+                    _mcross_add(Vs[c], S[kk], 1.0, Sd[kk])
+                    for i in range(6):
+                        Vs[c, i] += S[kk, i] * u[kk]
         if uB[k, 0] >= 0:  # ball: axes = the child's axes (columns of R_c)
             for m in range(3):
                 kk = uB[k, m]
