@@ -305,18 +305,18 @@ def _forward_joints(idx, lo, hi, parent, child, jpoint, axT, axR, qT, qR, uT, uR
         k = idx[t] if idx.size else t
         p = parent[k]
         c = child[k]
+        for i in range(3):  # the joint's translation: its point plus the translation coordinates along their axes
+            tl[i] = jpoint[k, i]
+        for m in range(3):
+            if qT[k, m] >= 0:
+                for i in range(3):
+                    tl[i] += axT[k, m, i] * q[qT[k, m]]
         if p == N and qR[k, 0] < 0 and qR[k, 1] < 0 and uR[k, 0] < 0 and uR[k, 1] < 0 and _no_axes(axR, k):
             # on ground, no rotation coordinate (free FE nodes and bodies, balls, prismatic and fixed joints):
             # the general formulas below with the parent's pose the identity at the origin and its twists
             # zero, without the products by them: a product by 1 is exact and those by 0 add ±0 to sums
             # started at +0 (finite values), so each value is the general one (a zero's sign aside), and
             # the parent's velocity products Vp x S, zero, are left out of As and Sd (zeroed before)
-            for i in range(3):
-                tl[i] = jpoint[k, i]
-            for m in range(3):
-                if qT[k, m] >= 0:
-                    for i in range(3):
-                        tl[i] += axT[k, m, i] * q[qT[k, m]]
             if ball[k] >= 0:
                 matmul3_into(C[k], balls[ball[k]], L)
             else:
@@ -359,13 +359,7 @@ def _forward_joints(idx, lo, hi, parent, child, jpoint, axT, axR, qT, qR, uT, uR
                 for i in range(6):
                     Vp[i] = Vs[p, i]
                     Ap[i] = As[p, i]
-            # local transform: translations, two rotations, ball
-            for i in range(3):
-                tl[i] = jpoint[k, i]
-            for m in range(3):
-                if qT[k, m] >= 0:
-                    for i in range(3):
-                        tl[i] += axT[k, m, i] * q[qT[k, m]]
+            # local transform: the translations (tl, above), two rotations, ball
             if qR[k, 0] < 0 and qR[k, 1] < 0 and _no_axes(axR, k):
                 # no rotation coordinate (e.g. a free joint): axis_angle_into about a zero axis by 0 and
                 # their product are the identity exactly (+0 off the diagonal); the same Q1 and Q
