@@ -197,7 +197,8 @@ def kinematics_arrays(model: Model) -> tuple[np.ndarray, ...]:
 
 class KinematicsBuffers:
     """The arrays of :func:`forward_kinematics` kept for repeated passes (e.g. the error estimate of
-    every step, flexmb.solvers.step_control): :meth:`forward` fills them for a state and returns its
+    steps taken without their evaluation or its last iterate's kinematics, flexmb.solvers.step_control):
+    :meth:`forward` fills them for a state and returns its
     Kinematics over them, valid until the next call."""
 
     def __init__(self, model: Model, pattern: TreePattern) -> None:
