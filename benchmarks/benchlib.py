@@ -214,7 +214,10 @@ def write_results(name: str, text: str, results_dir: str | None) -> Path:
 
 def numba_threads_line(n: int) -> str:
     """What the workers' numba threads are, for the reports (--numba-threads n)."""
-    return f"numba threads of the workers: {n if n > 0 else f'{os.cpu_count()} (numba default: one per core)'}"
+    from flexmb.engine.parallel import PARALLEL_MIN, threading_layer
+
+    return (f"numba threads of the workers: {n if n > 0 else f'{os.cpu_count()} (numba default: one per core)'}, "
+            f"threading layer {threading_layer()}, from {PARALLEL_MIN} beam elements on")
 
 
 def command_line() -> str:
@@ -229,7 +232,7 @@ def common_options(p, repeats: int = 3, max_minutes: float = 10.0) -> None:
                    help="BLAS of the workers (default: the system's libblas.so.3)")
     p.add_argument("--threads", type=int, default=1, help="OMP/OPENBLAS/MKL_NUM_THREADS of the workers (default 1)")
     p.add_argument("--numba-threads", type=int, default=0,
-                   help="NUMBA_NUM_THREADS of the workers: threads of flexmb's beam passes from 600 elements on "
+                   help="NUMBA_NUM_THREADS of the workers: threads of flexmb's beam passes from PARALLEL_MIN elements on "
                         "(default 0: numba's default, one per core)")
     p.add_argument("--max-minutes", type=float, default=max_minutes,
                    help=f"time limit of one worker; it is killed after that (default {max_minutes:g})")

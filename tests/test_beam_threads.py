@@ -174,6 +174,7 @@ def test_flexmb_info_says_how_many_threads_the_beams_take() -> None:
     n = parallel.PARALLEL_MIN
     big = GeneralizedAlpha(_link(n)).describe_solver()
     assert f"the {n} beam elements' passes on {numba.get_num_threads()} thread(s)" in big
+    assert f"threading layer {parallel.threading_layer()}" in big
 
 
 def test_importing_flexmb_makes_waiting_threads_sleep_unless_told_otherwise() -> None:
@@ -192,3 +193,26 @@ def test_importing_flexmb_makes_waiting_threads_sleep_unless_told_otherwise() ->
     env["OMP_WAIT_POLICY"] = "ACTIVE"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
     assert out == ["ACTIVE", "ACTIVE", "True"]
+
+
+def test_the_threads_come_from_tbb_unless_numba_is_told_otherwise() -> None:
+    """Importing flexmb loads pip's libtbb (flexmb/engine/parallel.py), so numba's default choice
+    runs the beams' passes on TBB, whose waiting threads cost less than GNU OpenMP's sleeping ones;
+    NUMBA_THREADING_LAYER keeps the user's choice. Checked after a pass on two threads has run."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import numba, numpy as np; import flexmb; from flexmb.engine import parallel; "
+            "from flexmb.elements.beam.kernels import mass_forces; before = parallel.threading_layer(); "
+            "n = 4; F = np.zeros((n + 1, 6)); frames = np.tile(np.eye(3), (n, 1, 1)); Ml = np.ones((n, 12, 12)); "
+            "r, c = np.nonzero(Ml[0]); "
+            "mass_forces(np.arange(n), np.arange(1, n + 1), frames, Ml, r, c, np.ones((n + 1, 6)), F, 2); "
+            "print(before, numba.threading_layer(), parallel.threading_layer(), parallel.TBB_LIBRARY is not None, "
+            "float(F[0, 0]))")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_THREADING_LAYER"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["tbb", "tbb", "tbb", "True", "12.0"]
+    env["NUMBA_THREADING_LAYER"] = "omp"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["omp", "omp", "omp", "False", "12.0"]

@@ -218,7 +218,7 @@ class GeneralizedAlpha:
         if beams:
             threads = parallel.threads_for(beams[0])
             how += (f"; the {beams[0]} beam elements' passes on {threads} thread(s) (numba, NUMBA_NUM_THREADS; several "
-                    f"from {parallel.PARALLEL_MIN} elements on, waiting threads sleep: OMP_WAIT_POLICY={parallel.WAIT_POLICY}; "
+                    f"from {parallel.PARALLEL_MIN} elements on; threading layer {parallel.threading_layer()}; "
                     "flexmb/engine/parallel.py)")
         if isinstance(self.chol, DenseCholesky):
             return (f"dense Cholesky (engine/dense_cholesky.py: at most {self.dense_max} unknowns and no rigid tree), "
