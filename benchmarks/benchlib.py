@@ -261,15 +261,20 @@ def fm_chain(fm, n: int, length: float = 0.1, mass: float = 0.1, gravity: float 
     return mb.compile()
 
 
-def fm_warm_up(fm, dt: float = 1e-3) -> float:
-    """Compile flexmb's numba kernels (a 2-link chain and a 2-element beam, 5 steps each); seconds taken."""
+def fm_warm_up(fm, dt: float = 1e-3, threaded: bool = False) -> float:
+    """Compile (or load from numba's cache) flexmb's kernels: a 2-link chain and a 2-element beam, 5 steps each;
+    with ``threaded`` also a beam of PARALLEL_MIN elements (3 steps), whose passes run on numba's threads: their
+    kernels load and the threads start here, not in the first timed steps (beam benchmarks). Seconds taken."""
+    from flexmb.engine.parallel import PARALLEL_MIN
+
     t0 = time.perf_counter()
     fm.simulate(fm_chain(fm, 2), 5 * dt, dt)
     sec = fm.BeamSection(0.7e11, 0.7e11 / 2.6, 4e-4, 2e-7, 2e-7, 4e-7, 3000.0)
-    mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
-    nodes = mb.add_flexible_link("warm", (0.0, 0.0, 0.0), (2.0, 0.0, 0.0), 2, sec)
-    mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0.0, 0.0, 1.0))
-    fm.simulate(mb.compile(), 5 * dt, dt)
+    for n, steps in ((2, 5),) + (((PARALLEL_MIN, 3),) if threaded else ()):
+        mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+        nodes = mb.add_flexible_link("warm", (0.0, 0.0, 0.0), (2.0, 0.0, 0.0), n, sec)
+        mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0.0, 0.0, 1.0))
+        fm.simulate(mb.compile(), steps * dt, dt)
     return time.perf_counter() - t0
 
 

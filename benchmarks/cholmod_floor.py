@@ -8,8 +8,9 @@ Per N, two subprocesses:
 
 * ``run``: flexmb integrates the link of benchmarks/peer_beam_fall.py (N elements, 3-D co-rotational
   beam, pin about z, h = 1e-3 s, rho_inf = 0.8, rtol 1e-10, output at the ends only) for --t-end s
-  after a JIT warm-up; ms per step (wall, CPU), Newton iterations and factorizations per step, and
-  flexmb's own time split (assembly / factorization / solve, where ``result.stats`` has it).
+  after a JIT warm-up (benchlib.fm_warm_up, with its threaded beam); ms per step (wall, CPU), Newton
+  iterations and factorizations per step, and flexmb's own time split (assembly / factorization /
+  solve, where ``result.stats`` has it).
 * ``floor``: the same model runs 3 steps while ``sksparse.cholmod.analyze`` hands out recording
   factors (benchlib.capture_cholmod): the last matrix factorized is the run's iteration matrix, on the
   pattern and with the CHOLMOD mode flexmb uses. It is then analysed once and factorized
@@ -40,7 +41,7 @@ from peer_beam_fall import RHO_INF, fm_link
 def run_flexmb(n: int, t_end: float, dt: float, rtol: float) -> dict:
     import flexmb as fm
 
-    warm = bl.fm_warm_up(fm, dt)
+    warm = bl.fm_warm_up(fm, dt, threaded=True)
     model, _ = fm_link(fm, n)
     cpu0 = time.process_time()
     res = fm.simulate(model, t_end, dt, rho_inf=RHO_INF, rtol=rtol, output_every=int(round(t_end / dt)))

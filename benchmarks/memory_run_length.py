@@ -61,7 +61,7 @@ def _dir_bytes(path: Path) -> int:
 def run(n: int, t_end: float, dt: float, every: int, out_dir: str, sample_s: float, max_rss_mb: float) -> dict:
     import flexmb as fm
 
-    warm = bl.fm_warm_up(fm, dt)
+    warm = bl.fm_warm_up(fm, dt, threaded=True)
     before_model = bl.peak_mb()
     model, _ = fm_link(fm, n)
     after_model = _rss_mb()

@@ -8,7 +8,8 @@ under gravity 9.81 m/s^2 along -y; h = 1e-3 s, generalized-alpha rho_inf = 0.8, 
   co-rotational beam), ``add_flexible_link`` with N elements, revolute joint to ground about z, ``fm.simulate(
   rho_inf=0.8, rtol=...)`` with flexmb's other defaults (CHOLMOD, reuse_factor 'auto'), output rows only
   at t = 0 and t_end (exudyn writes no solution file either). 5-step runs of a 2-link chain and a
-  2-element link first compile the numba kernels (reported as "JIT warm-up", not in the row).
+  2-element link, and 3 steps of a PARALLEL_MIN-element link (the threaded passes), first compile the
+  numba kernels (reported as "JIT warm-up", not in the row).
 * exudyn: ``ObjectBeamGeometricallyExact`` (3-D Simo-Reissner beam, 6 coordinates per node) on
   ``NodeRigidBodyRotVecLG`` or ``NodeRigidBodyRxyz`` nodes; ``exudyn.BeamSection`` stiffness
   diag(EA, GA, GA, GJ, EI, EI) with G = E/2.6, J = 2I (shear stiffness GA without correction factor:
@@ -78,7 +79,7 @@ def fm_link(fm, n: int):
 def run_flexmb(n: int, t_end: float, dt: float, rtol: float) -> dict:
     import flexmb as fm
 
-    warm_s = bl.fm_warm_up(fm, dt)
+    warm_s = bl.fm_warm_up(fm, dt, threaded=True)
     base = bl.peak_mb()
     t0 = time.perf_counter()
     model, tip = fm_link(fm, n)
