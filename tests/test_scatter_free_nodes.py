@@ -55,7 +55,7 @@ def test_free_node_shortcut_equals_the_dense_products_bit_for_bit():
         assert _free_node_block(Be, 0, 0, ne_a) == (ne_a == 6 and np.array_equal(Be[:6, :6], np.eye(6)))
         got, want = np.full(ne * ne, 0.5), np.full(ne * ne, 0.5)
         H = np.empty((12, ne))
-        scatter_block(E, Be, H, first, 2, ne, pos, 0, got, np.empty(0))
+        scatter_block(E, Be, H, first, 2, ne, pos, 0, got, np.empty(0), 0)
         dense_scatter(E, Be, first, 2, ne, pos, want)
         assert np.array_equal(got, want)
         assert np.array_equal(np.signbit(got), np.signbit(want))
@@ -71,13 +71,13 @@ def test_a_block_with_coupling_takes_the_general_products():
     E = rng.normal(size=(12, 12))
     pos = np.arange(144, dtype=np.int64)
     got, want = np.zeros(144), np.zeros(144)
-    scatter_block(E, Be, np.empty((12, 12)), first, 2, 12, pos, 0, got, np.empty(0))
+    scatter_block(E, Be, np.empty((12, 12)), first, 2, 12, pos, 0, got, np.empty(0), 0)
     dense_scatter(E, Be, first, 2, 12, pos, want)
     assert np.array_equal(got, want)
     Bf = Be.copy()
     Bf[8, 10] = 0.0
     moved = np.zeros(144)
-    scatter_block(E, Bf, np.empty((12, 12)), first, 2, 12, pos, 0, moved, np.empty(0))
+    scatter_block(E, Bf, np.empty((12, 12)), first, 2, 12, pos, 0, moved, np.empty(0), 0)
     assert not np.array_equal(moved, got)  # the coupling entry does enter S
 
 

@@ -388,14 +388,22 @@ def _mass_forces_range(lo, hi, a, b, frames, Ml, nz_r, nz_c, acc, F):
         _rot_blocks(frames, e, t2, F[e], False)
 
 
+@njit(cache=True, inline="always")
+def _formed(i, h, skip):
+    """Whether row i of an element matrix is formed in node h's columns (6h:6h + 6): not where
+    ``skip`` (ElementScatter.skip, m = 2) has the bit of the block (node of row i, h)."""
+    return not (skip >> (2 * (i // 6) + h)) & 1
+
+
 @njit(cache=True)
-def _element_matrix(Rr, Bl, p0, l, Kl, alpha, Ml, ck, cc, cm, material_only, KB, MR, acc, out):
+def _element_matrix(Rr, Bl, p0, l, Kl, alpha, Ml, ck, cc, cm, material_only, KB, MR, acc, out, skip=0):
     """out (12,12) = ck K + cc C + cm M of one element at its co-rotated frame Rr, Bl (7,12), axial
     strain p0 and chord l (element_matrices); acc: a work row (12). Each entry is the sum of its
     products in the order of the dense loops (k ascending); the loops run with the entries
     innermost so that they vectorise without changing any sum, and products with a zero factor of
     K_l, Bl or M_l are skipped (a zero product added to a sum started at +0 changes nothing): the
-    values are those of the dense products bit for bit."""
+    values are those of the dense products bit for bit. ``skip`` (:func:`_formed`): node blocks
+    not formed (their entries are left as they were, but for the string stiffness's)."""
     for i in range(7):  # KB = K_l Bl
         for j in range(12):
             KB[i, j] = 0.0
@@ -406,15 +414,19 @@ def _element_matrix(Rr, Bl, p0, l, Kl, alpha, Ml, ck, cc, cm, material_only, KB,
                     KB[i, j] += c * Bl[k, j]
     cmat = ck + cc * alpha
     for i in range(12):  # Bl^T KB
-        for j in range(12):
-            acc[j] = 0.0
-        for k in range(7):
-            c = Bl[k, i]
-            if c != 0.0:
-                for j in range(12):
-                    acc[j] += c * KB[k, j]
-        for j in range(12):
-            out[i, j] = cmat * acc[j]
+        for h in range(2):
+            if not _formed(i, h, skip):
+                continue
+            o = 6 * h
+            for j in range(6):
+                acc[o + j] = 0.0
+            for k in range(7):
+                c = Bl[k, i]
+                if c != 0.0:
+                    for j in range(6):
+                        acc[o + j] += c * KB[k, o + j]
+            for j in range(6):
+                out[i, o + j] = cmat * acc[o + j]
     if not material_only:
         N = Kl[0, 0] * p0 / l * ck
         for i in range(3):
@@ -428,6 +440,8 @@ def _element_matrix(Rr, Bl, p0, l, Kl, alpha, Ml, ck, cc, cm, material_only, KB,
         # M = R~ Ml R~^T: MR = Ml R~^T (blockwise), then R~ MR
         for i in range(12):
             for bj in range(4):
+                if not _formed(i, bj // 2, skip):
+                    continue
                 m0 = 0.0
                 m1 = m2 = m0
                 for k in range(3):
@@ -438,15 +452,19 @@ def _element_matrix(Rr, Bl, p0, l, Kl, alpha, Ml, ck, cc, cm, material_only, KB,
                         m2 += c * Rr[2, k]
                 MR[i, 3 * bj], MR[i, 3 * bj + 1], MR[i, 3 * bj + 2] = m0, m1, m2
         for bi in range(4):
-            for i in range(3):
-                for j in range(12):
-                    acc[j] = 0.0
-                for k in range(3):
-                    c = Rr[i, k]
-                    for j in range(12):
-                        acc[j] += c * MR[3 * bi + k, j]
-                for j in range(12):
-                    out[3 * bi + i, j] += cm * acc[j]
+            for h in range(2):
+                if not _formed(3 * bi, h, skip):
+                    continue
+                o = 6 * h
+                for i in range(3):
+                    for j in range(6):
+                        acc[o + j] = 0.0
+                    for k in range(3):
+                        c = Rr[i, k]
+                        for j in range(6):
+                            acc[o + j] += c * MR[3 * bi + k, o + j]
+                    for j in range(6):
+                        out[3 * bi + i, o + j] += cm * acc[o + j]
 
 
 @njit(cache=True)
@@ -472,40 +490,41 @@ def element_matrices(a, b, x, R, C1, C2, L0, Kl, alpha, Ml, ck, cc, cm, material
 
 @njit(cache=True)
 def add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr, anc_coord,
-                         pos_ptr, pos, S, x, max_ne, data, threads=1):
+                         pos_ptr, pos, S, x, max_ne, skip, data, threads=1):
     """data[pos] += B_eᵀ (ck K + cc C + cm M) B_e for every element: each element's matrix
     (element_matrices, from the frames, Bl, p and chord of the residual at this state) built in a
     (12,12) buffer and scattered at once into the iteration matrix's values ``data``
     (flexmb.engine.iteration_matrix: element_columns, scatter_block; ElementScatter's arrays).
-    The same arithmetic as element_matrices followed by the scatter, bit for bit. On several
+    The same arithmetic as element_matrices followed by the scatter, bit for bit; ``skip`` (n,) or
+    empty: node blocks without positions, not formed (ElementScatter.lower_only). On several
     threads (module docstring) each element's products are stored (scatter_block's ``values``) and
     then added in element order (add_values): the same sums in the same order."""
     n = frames.shape[0]
     if threads > 1:
         values = np.empty(pos.size)
         _element_matrices_threads(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr, anc_coord,
-                                  pos_ptr, pos, S, x, max_ne, values, threads)
+                                  pos_ptr, pos, S, x, max_ne, skip, values, threads)
         add_values(pos, values, data)
     else:
         _element_matrices_range(0, n, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr,
-                                anc_coord, pos_ptr, pos, S, x, max_ne, data, np.empty(0))
+                                anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, np.empty(0))
 
 
 @njit(cache=True, parallel=True)
 def _element_matrices_threads(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr, anc_coord,
-                              pos_ptr, pos, S, x, max_ne, values, nt):
+                              pos_ptr, pos, S, x, max_ne, skip, values, nt):
     """_element_matrices_range over ``nt`` contiguous slices of the elements, one per thread, the
     products stored in ``values``."""
     n = frames.shape[0]
     none = np.empty(0)
     for c in prange(nt):
         _element_matrices_range(c * n // nt, (c + 1) * n // nt, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm,
-                                material_only, nodes, anc_ptr, anc_coord, pos_ptr, pos, S, x, max_ne, none, values)
+                                material_only, nodes, anc_ptr, anc_coord, pos_ptr, pos, S, x, max_ne, skip, none, values)
 
 
 @njit(cache=True)
 def _element_matrices_range(lo, hi, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr,
-                            anc_coord, pos_ptr, pos, S, x, max_ne, data, values):
+                            anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, values):
     """Elements lo:hi of :func:`add_element_matrices` (into ``data``, or stored in ``values``:
     scatter_block)."""
     E = np.empty((12, 12))
@@ -516,7 +535,8 @@ def _element_matrices_range(lo, hi, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc,
     H = np.empty((12, max_ne))
     first = np.empty(3, dtype=np.int64)
     for e in range(lo, hi):
+        sk = skip[e] if skip.size else 0
         _element_matrix(frames[e], Bl[e], p[e, 0], chord[e], Kl[e], alpha[e], Ml[e], ck, cc, cm, material_only, KB, MR, acc,
-                        E)
+                        E, sk)
         ne = element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first)
-        scatter_block(E, Be, H, first, 2, ne, pos, pos_ptr[e], data, values)
+        scatter_block(E, Be, H, first, 2, ne, pos, pos_ptr[e], data, values, sk)

@@ -16,7 +16,7 @@ matrix products, and the same pattern CHOLMOD analysed (DESIGN §4).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -114,7 +114,9 @@ class ElementScatter:
     (ground as N), the coordinates on each node's path to ground (``anc_coord[anc_ptr[i]:anc_ptr[i + 1]]``),
     and per element e the value positions of its ne × ne coordinate pairs, row-major,
     ``pos[pos_ptr[e]:pos_ptr[e + 1]]`` (-1: not in S); ``max_ne`` a bound on ne. A fused element
-    kernel calls :func:`element_columns` and :func:`scatter_block` per element with these arrays."""
+    kernel calls :func:`element_columns` and :func:`scatter_block` per element with these arrays.
+    ``skip`` (n_el,) or empty: per element, bit sr·m + sc set where the node block (sr, sc) of
+    B_eᵀ E_e B_e has no position in S, so E_e's block (sr, sc) is not needed (:meth:`lower_only`)."""
 
     nodes: np.ndarray
     anc_ptr: np.ndarray
@@ -122,6 +124,22 @@ class ElementScatter:
     pos_ptr: np.ndarray
     pos: np.ndarray
     max_ne: int
+    skip: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def lower_only(self, indices: np.ndarray, indptr: np.ndarray) -> ElementScatter:
+        """The same scatter into S's lower triangle only (row >= column of the CSC pattern (indices,
+        indptr)): the part CHOLMOD and the dense factor read (the compiled element step,
+        flexmb/solvers/element_step.py). The upper triangle's positions become -1 and the node
+        blocks of an element left without any position are marked in ``skip``: for a chain of free
+        nodes the element's block (first node's rows, second node's columns), a quarter of the
+        products. The entries formed are the same sums as before, bit for bit."""
+        col = np.repeat(np.arange(len(indptr) - 1, dtype=np.int64), np.diff(indptr))
+        pos = self.pos.copy()
+        have = pos >= 0
+        pos[have & (np.asarray(indices, dtype=np.int64)[np.maximum(pos, 0)] < col[np.maximum(pos, 0)])] = -1
+        skip = np.zeros(self.nodes.shape[0], dtype=np.int64)
+        _skipped_blocks(self.nodes, self.anc_ptr, self.pos_ptr, pos, skip)
+        return ElementScatter(self.nodes, self.anc_ptr, self.anc_coord, self.pos_ptr, pos, self.max_ne, skip)
 
     def add(self, kin: Kinematics, blocks: np.ndarray, data: np.ndarray) -> None:
         """data += B_eᵀ E_e B_e for the blocks E (n_el, 6m, 6m), compiled."""
@@ -352,14 +370,17 @@ def _free_node_block(Be, r0, f0, nc):
 
 
 @njit(cache=True)
-def scatter_block(E, Be, H, first, m, ne, pos, off, data, values):
+def scatter_block(E, Be, H, first, m, ne, pos, off, data, values, skip):
     """data[pos[off + r ne + c]] += (B_eᵀ E B_e)[r, c] for one element (pos < 0: left out), with B_e
     from :func:`element_columns`: H = E B_e node block by node block, then B_eᵀ H. A free node's
     block [[I, 0], [0, R]] (:func:`_free_node_block`) is applied without its zero and unit
     products: for finite E these add ±0 to sums started at +0 and multiply by 1, so every value is
     the dense products' bit for bit (the remaining products in the same order). With ``values``
     of the size of ``pos`` (else empty) each product is stored at values[off + r ne + c] instead of added
-    (elements on several threads; :func:`add_values` adds them in element order)."""
+    (elements on several threads; :func:`add_values` adds them in element order). ``skip``: bit
+    sr·m + sc set where the node block (sr, sc) has no position (ElementScatter.lower_only): H's
+    rows of node sr in node sc's columns, which only that block reads, are not formed (nor need
+    E's block (sr, sc))."""
     store = values.size > 0
     k6 = 6 * m
     free = 0  # bit sd: node sd's block is a free node's (tested once, used by both passes)
@@ -368,15 +389,20 @@ def scatter_block(E, Be, H, first, m, ne, pos, off, data, values):
         f0 = first[sd]
         if _free_node_block(Be, r0, f0, first[sd + 1] - f0):
             free |= 1 << sd
-            for i in range(k6):
-                for t in range(3):
-                    H[i, f0 + t] = 0.0 + E[i, r0 + t]
-                for t in range(3):
-                    j = f0 + 3 + t
-                    H[i, j] = ((0.0 + E[i, r0 + 3] * Be[r0 + 3, j]) + E[i, r0 + 4] * Be[r0 + 4, j]) + E[i, r0 + 5] * Be[r0 + 5, j]
+            for sr in range(m):
+                if (skip >> (sr * m + sd)) & 1:
+                    continue
+                for i in range(6 * sr, 6 * sr + 6):
+                    for t in range(3):
+                        H[i, f0 + t] = 0.0 + E[i, r0 + t]
+                    for t in range(3):
+                        j = f0 + 3 + t
+                        H[i, j] = ((0.0 + E[i, r0 + 3] * Be[r0 + 3, j]) + E[i, r0 + 4] * Be[r0 + 4, j]) + E[i, r0 + 5] * Be[r0 + 5, j]
             continue
         for j in range(f0, first[sd + 1]):
             for i in range(k6):
+                if (skip >> ((i // 6) * m + sd)) & 1:
+                    continue
                 s = 0.0
                 for q in range(6):
                     s += E[i, r0 + q] * Be[r0 + q, j]
@@ -422,6 +448,33 @@ def scatter_block(E, Be, H, first, m, ne, pos, off, data, values):
 
 
 @njit(cache=True)
+def _skipped_blocks(nodes, anc_ptr, pos_ptr, pos, skip):
+    """skip[e]: bit sr·m + sc for every node block (sr ≠ sc, both with coordinates) of element e
+    whose positions are all -1 (ElementScatter.lower_only)."""
+    m = nodes.shape[1]
+    first = np.empty(m + 1, dtype=np.int64)
+    for e in range(nodes.shape[0]):
+        ne = 0
+        for sd in range(m):
+            first[sd] = ne
+            ne += anc_ptr[nodes[e, sd] + 1] - anc_ptr[nodes[e, sd]]
+        first[m] = ne
+        bits = 0
+        for sr in range(m):
+            for sc in range(m):
+                if sr == sc or first[sr + 1] == first[sr] or first[sc + 1] == first[sc]:
+                    continue
+                none = True
+                for r in range(first[sr], first[sr + 1]):
+                    for c in range(first[sc], first[sc + 1]):
+                        if pos[pos_ptr[e] + r * ne + c] >= 0:
+                            none = False
+                if none:
+                    bits |= 1 << (sr * m + sc)
+        skip[e] = bits
+
+
+@njit(cache=True)
 def add_values(pos, values, data):
     """data[pos[t]] += values[t] for t ascending (pos < 0: left out): the products that
     :func:`scatter_block` stored, added in the order it would have added them."""
@@ -443,4 +496,4 @@ def _scatter_elements(nodes, anc_ptr, anc_coord, pos_ptr, pos, S, x, blocks, max
     none = np.empty(0)
     for e in range(nodes.shape[0]):
         ne = element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first)
-        scatter_block(blocks[e], Be, H, first, m, ne, pos, pos_ptr[e], data, none)
+        scatter_block(blocks[e], Be, H, first, m, ne, pos, pos_ptr[e], data, none, 0)

@@ -115,13 +115,15 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, beam, beam_out, scatter, c
     """The iteration matrix's values on CHOLMOD's pattern into ``data`` (IterationMatrix.assemble with
     the beams' fused kernel, same order): M̄'s node-mass pairs (composite-rigid-body algorithm, if
     ``with_mass``), ``diag`` on the diagonal, then every beam's B_eᵀ (ck K + cc C + M) B_e (on
-    threads[0] threads: elements/beam/kernels.py)."""
+    threads[0] threads: elements/beam/kernels.py) in the lower triangle only (``scatter`` of
+    ElementScatter.lower_only: the upper one stays 0 from the beams; CHOLMOD and dense_factor
+    read the lower one), the same values there bit for bit."""
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     pa, pb = pairs
     mbar_pos, mbar_src = mbar
     ea, eb, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass = beam
     frames, fl, en, p, Bl, chord = beam_out
-    nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne = scatter
+    nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, skip = scatter
     data[:] = 0.0
     if with_mass:
         vals = np.empty(pa.size)
@@ -131,7 +133,7 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, beam, beam_out, scatter, c
     for t in range(diag_pos.size):
         data[diag_pos[t]] += diag[t]
     beam_kernels.add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, 1.0, material_only, nodes, anc_ptr,
-                                      anc_coord, pos_ptr, pos, S, x, max_ne, data, threads[0])
+                                      anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, threads[0])
 
 
 @njit(cache=True)
@@ -238,11 +240,11 @@ class ElementStep(CompiledStep):
                      prep[0], prep[1], d.mass)
         free = np.asarray(model.free_u, dtype=np.int64)
         im = asm.matrices.get(free)
-        sc = im.groups[0]
+        sc = im.groups[0].lower_only(im.indices, im.indptr)  # the factors read S's lower triangle only
         self.pairs = (asm.matrices.pairs.pa, asm.matrices.pairs.pb)
         self.mbar = (np.asarray(im.mbar_pos, dtype=np.int64), np.asarray(im.mbar_src, dtype=np.int64))
         self.diag_pos = np.asarray(im.diag_pos, dtype=np.int64)
-        self.scatter = (sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, sc.pos, sc.max_ne)
+        self.scatter = (sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, sc.pos, sc.max_ne, sc.skip)
         self.with_mass = bool(asm.node_mass)
         N, n_u, n = model.n_nodes, model.n_u, d.n
         self.work = (np.empty(n_u), np.empty((int(model.u_is_ball.sum()) // 3, 3)), np.empty((N, 6)), np.empty((N, 6)),
