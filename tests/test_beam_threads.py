@@ -218,6 +218,16 @@ def test_the_threads_come_from_tbb_unless_numba_is_told_otherwise() -> None:
     assert out == ["omp", "omp", "omp", "False", "12.0"]
 
 
+def _beam_values(ev, data, im, sc, threads: int) -> np.ndarray:
+    """The beams' part of S's values (add_element_matrices) through the scatter ``sc`` of ``im``."""
+    fe = ev.elements["beam"]
+    out = np.zeros(im.indices.size)
+    kernels.add_element_matrices(fe.frames, fe.Bl, fe.deformations, fe.chord, data.Kl, data.alpha, data.Ml, 3e-5, 0.01, 1.0,
+                                 False, sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, sc.pos, ev.kin.S, ev.kin.x, sc.max_ne,
+                                 sc.skip, out, threads)
+    return out
+
+
 def test_the_lower_triangle_scatter_gives_the_full_scatter_values_there() -> None:
     """ElementScatter.lower_only (the compiled element step's matrix): the beams' values in S's
     lower triangle are the full scatter's bit for bit, on one and on several threads, and 0 above;
@@ -228,24 +238,15 @@ def test_the_lower_triangle_scatter_gives_the_full_scatter_values_there() -> Non
     for asm, ev in _deformed_models():
         k, = [i for i, f in enumerate(asm.with_blocks) if f[0] is FAMILIES["beam"]]
         data = asm.with_blocks[k][1]
-        fe = ev.elements["beam"]
         im = asm.matrices.get(asm.model.free_u)
         full, low = im.groups[k], im.groups[k].lower_only(im.indices, im.indptr)
         col = np.repeat(np.arange(im.shape[0]), np.diff(im.indptr))
         lower = im.indices >= col
         assert np.all(low.pos[low.pos >= 0] >= 0) and np.all(lower[low.pos[low.pos >= 0]])
-
-        def beams(sc, threads):
-            out = np.zeros(im.indices.size)
-            kernels.add_element_matrices(fe.frames, fe.Bl, fe.deformations, fe.chord, data.Kl, data.alpha, data.Ml, 3e-5,
-                                         0.01, 1.0, False, sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, sc.pos, ev.kin.S,
-                                         ev.kin.x, sc.max_ne, sc.skip, out, threads)
-            return out
-
-        want = beams(full, 1)
+        want = _beam_values(ev, data, im, full, 1)
         assert np.any(want[~lower] != 0.0)  # the full scatter fills both triangles
         for threads in (1, 3):
-            got = beams(low, threads)
+            got = _beam_values(ev, data, im, low, threads)
             assert np.array_equal(got[lower], want[lower])
             assert np.all(got[~lower] == 0.0)
         if asm.model.n_joints == data.n + 1:  # the pinned link: free nodes but the first

@@ -397,7 +397,8 @@ def scatter_block(E, Be, H, first, m, ne, pos, off, data, values, skip):
                         H[i, f0 + t] = 0.0 + E[i, r0 + t]
                     for t in range(3):
                         j = f0 + 3 + t
-                        H[i, j] = ((0.0 + E[i, r0 + 3] * Be[r0 + 3, j]) + E[i, r0 + 4] * Be[r0 + 4, j]) + E[i, r0 + 5] * Be[r0 + 5, j]
+                        H[i, j] = (((0.0 + E[i, r0 + 3] * Be[r0 + 3, j]) + E[i, r0 + 4] * Be[r0 + 4, j])
+                                   + E[i, r0 + 5] * Be[r0 + 5, j])
             continue
         for j in range(f0, first[sd + 1]):
             for i in range(k6):
