@@ -154,3 +154,20 @@ def test_warm_up_passes_through_the_compiled_step_and_the_others() -> None:
     assert GeneralizedAlpha(models[0]).tree_step is not None
     assert all(GeneralizedAlpha(m).tree_step is None for m in models[1:])
     assert warm_up() > 0.0
+
+
+def test_a_newton_correction_goes_into_a_copy_with_its_size() -> None:
+    """tree_step.corrected (the Python Newton loop's update): u̇[free] - dx in a new array, the input
+    unchanged, and max |dx| (NaN if dx has one, as _absmax)."""
+    from flexmb.solvers.tree_step import corrected
+
+    udot = np.linspace(-1.0, 1.0, 7)
+    free = np.array([0, 2, 3, 6])
+    dx = np.array([0.5, -2.0, 1e-3, 0.25])
+    got, size = corrected(udot, free, dx)
+    want = udot.copy()
+    want[free] -= dx
+    assert np.array_equal(got, want) and got is not udot
+    assert np.array_equal(udot, np.linspace(-1.0, 1.0, 7))
+    assert size == 2.0
+    assert np.isnan(corrected(udot, free, np.array([0.0, np.nan, 1.0, 2.0]))[1])

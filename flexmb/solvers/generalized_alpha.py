@@ -42,7 +42,7 @@ from flexmb.model import Model
 from flexmb.settings import RHO_INF
 from flexmb.solvers.element_step import LAZY, ElementStep
 from flexmb.solvers.nonfinite import evaluation_source, state_source
-from flexmb.solvers.tree_step import OK, TreeStep, _absmax, _absmax_at, _update
+from flexmb.solvers.tree_step import OK, TreeStep, _absmax, _absmax_at, _update, corrected
 from flexmb.state import State, _retract_balls
 
 __all__ = ["GeneralizedAlpha", "alpha_parameters", "StepInfo"]
@@ -479,9 +479,8 @@ class GeneralizedAlpha:
                 fresh = True
                 dxs.clear()  # the contraction rate restarts with the new factor
             dx = self._solve(r)
-            dxs.append(_absmax(dx))
-            udot1 = udot1.copy()
-            udot1[free] -= dx
+            udot1, dx_max = corrected(udot1, free, dx)
+            dxs.append(dx_max)
             predicted = _predicts_convergence(dxs, dx_tol, bp, gp, eps_pos, vscale)
         raise AssertionError("unreachable")
 

@@ -98,6 +98,16 @@ def _absmax(a) -> float:
 
 
 @njit(cache=True)
+def corrected(udot, free, dx):
+    """(u̇ with u̇[free] - dx, max |dx|): a Newton correction applied to a copy of the accelerations,
+    in one compiled call (the same values as ``u = u̇.copy(); u[free] -= dx`` and _absmax(dx))."""
+    out = udot.copy()
+    for j in range(free.size):
+        out[free[j]] -= dx[j]
+    return out, _absmax(dx)
+
+
+@njit(cache=True)
 def _absmax_at(a, idx) -> float:
     """max |a_i| over the indices idx (0 if none)."""
     m = 0.0
