@@ -7,23 +7,25 @@ into a place of its own and are summed in item order afterwards, so a result is 
 bit on any number of threads (tests/test_beam_threads.py). numba takes one thread per core by
 default (NUMBA_NUM_THREADS sets it); sweep and companion workers run one (flexmb.app.executors).
 
-Between two passes the threads sleep instead of spinning: importing flexmb sets OMP_WAIT_POLICY to
-PASSIVE unless it is set (OpenMP reads it when libgomp loads, which CHOLMOD's import does). Measured
-on the falling 1000-element link, 2 cores: 3.6 ms per step spinning (libgomp's default), 4.0 sleeping and 5.0 on one
-thread on a quiet machine; with one other busy process, 10.4 spinning (the spinning threads take
-each other's core), 5.2 sleeping and 5.3 on one thread (benchmarks/results/2026-11-23-cholmod_floor.md).
-A short spin (GOMP_SPINCOUNT 30000, a tenth of libgomp's default) was measured too: 3.7 against 4.5 ms quiet,
-12.5 against 4.9 ms with one busy process, so the threads keep sleeping.
-
 numba's threads come from Intel TBB (the ``tbb`` wheel, a dependency) rather than GNU OpenMP: TBB's
 workers wait a short while for the next pass before they sleep, so the three passes of an evaluation
-do not each pay for waking them. Measured (falling 1000-element link, 2 cores, ms per step in process,
-six interleaved rounds): median 4.55 with OpenMP (PASSIVE), 3.84 with TBB (ratio 0.85); with one other
-busy process 5.2-5.7 against 5.4-6.4. pip puts libtbb.so.12 in the environment's lib/ folder, which the
+do not each pay for waking them. Measured on the falling 1000-element link, 2 cores, ms per step
+(benchmarks/results/2026-11-26-cholmod_floor.md): in process, six interleaved rounds, median 4.55
+with OpenMP, 3.84 with TBB (ratio 0.85); with one other busy process 5.2-5.7 against 5.4-6.4; the
+benchmark, 3.04 against 3.56. pip puts libtbb.so.12 in the environment's lib/ folder, which the
 dynamic loader does not search: importing flexmb loads it from there (:func:`_load_tbb`), so numba's
 default choice (TBB first, then OpenMP) finds it. NUMBA_THREADING_LAYER chooses another layer;
 :func:`threading_layer` says which one runs (``flexmb info``, the benchmarks). TBB is fork-safe,
 GNU OpenMP is not.
+
+With OpenMP (NUMBA_THREADING_LAYER=omp, or no TBB) the threads sleep between two passes instead of
+spinning: importing flexmb sets OMP_WAIT_POLICY to PASSIVE unless it is set (OpenMP reads it when
+libgomp loads, which CHOLMOD's import does). Measured on the falling 1000-element link, 2 cores:
+3.6 ms per step spinning (libgomp's default), 4.0 sleeping and 5.0 on one thread on a quiet machine;
+with one other busy process, 10.4 spinning (the spinning threads take each other's core), 5.2
+sleeping and 5.3 on one thread (benchmarks/results/2026-11-23-cholmod_floor.md). A short spin
+(GOMP_SPINCOUNT 30000, a tenth of libgomp's default): 3.7 against 4.5 ms quiet, 12.5 against 4.9 ms
+with one busy process.
 """
 
 from __future__ import annotations
