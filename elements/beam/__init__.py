@@ -236,8 +236,7 @@ class Beams(ElementFamily):
         kernels.add_element_matrices(fe.frames, fe.Bl, fe.deformations, fe.chord, data.Kl, data.alpha, data.Ml, float(ck),
                                      float(cc), float(cm), bool(material_only), scatter.nodes, scatter.anc_ptr,
                                      scatter.anc_coord, scatter.pos_ptr, scatter.pos, kin.S, kin.x, scatter.max_ne, scatter.skip,
-                                     out,
-                                     parallel.threads_for(data.n))
+                                     out, parallel.threads_for(data.n))
 
     def add_mass_forces(self, data: BeamData, prep: Any, fe: BeamEvaluation, a: np.ndarray, out: np.ndarray) -> None:
         """Element masses (eq. 5) times the node accelerations, compiled."""
