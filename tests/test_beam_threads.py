@@ -62,16 +62,19 @@ def test_residual_and_mass_forces_on_threads_are_the_one_thread_values(n) -> Non
             assert np.array_equal(a, b), (threads, k, np.abs(a - b).max())
 
 
-def _matrices(asm: Assembler, ev, threads: int, material_only: bool) -> np.ndarray:
-    """The beams' part of the iteration matrix's values (add_element_matrices) on ``threads``."""
+def _matrices(asm: Assembler, ev, threads: int, material_only: bool, planned: bool = False) -> np.ndarray:
+    """The beams' part of the iteration matrix's values (add_element_matrices) on ``threads``
+    (``planned``: with ElementScatter.thread_plan, each thread adding to the values itself)."""
     k, = [i for i, f in enumerate(asm.with_blocks) if f[0] is FAMILIES["beam"]]
     data = asm.with_blocks[k][1]
     fe = ev.elements["beam"]
     sc = asm.matrices.get(asm.model.free_u).groups[k]
     out = np.random.default_rng(8).normal(size=int(sc.pos.max()) + 1)  # values already there (M̄, diagonal)
+    plan = sc.thread_plan(threads) if planned else None
     kernels.add_element_matrices(fe.frames, fe.Bl, fe.deformations, fe.chord, data.Kl, data.alpha, data.Ml, 3e-5, 0.01,
                                  1.0, material_only, sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, sc.pos, ev.kin.S,
-                                 ev.kin.x, sc.max_ne, sc.skip, out, threads)
+                                 ev.kin.x, sc.max_ne, sc.skip, out, threads,
+                                 None if plan is None else (plan.doff, plan.dmap))
     return out
 
 
@@ -82,6 +85,42 @@ def test_element_matrices_on_threads_are_the_one_thread_values() -> None:
             one = _matrices(asm, ev, 1, material_only)
             for threads in (2, 3, 7):
                 assert np.array_equal(_matrices(asm, ev, threads, material_only), one)
+                assert np.array_equal(_matrices(asm, ev, threads, material_only, planned=True), one)
+
+
+def test_a_thread_plan_lets_one_slice_add_to_each_value_and_stores_the_rest_in_element_order() -> None:
+    """ElementScatter.thread_plan: for every value position, the products its thread adds itself
+    all come from one slice of elements, the first that reaches that position, and every other
+    product is stored once, in element order; on the pinned link of free nodes only the first
+    element of each later slice stores (the node it shares with the slice before)."""
+    for asm, _ in _deformed_models():
+        k, = [i for i, f in enumerate(asm.with_blocks) if f[0] is FAMILIES["beam"]]
+        im = asm.matrices.get(asm.model.free_u)
+        for sc in (im.groups[k], im.groups[k].lower_only(im.indices, im.indptr)):
+            n = sc.nodes.shape[0]
+            counts = np.diff(sc.pos_ptr)
+            elem = np.repeat(np.arange(n), counts)
+            for threads in (1, 2, 3, 7):
+                plan = sc.thread_plan(threads)
+                sl = np.repeat(np.searchsorted([c * n // threads for c in range(threads)], np.arange(n), "right") - 1,
+                               counts)
+                slot = np.full(sc.pos.size, -1)
+                for e in np.flatnonzero(plan.doff >= 0):
+                    slot[sc.pos_ptr[e]:sc.pos_ptr[e + 1]] = plan.dmap[plan.doff[e]:plan.doff[e] + counts[e]]
+                have = sc.pos >= 0
+                stored = have & (slot >= 0)
+                assert np.array_equal(slot[stored], np.arange(stored.sum()))  # in entry (element) order
+                for p in np.unique(sc.pos[have]):
+                    at = have & (sc.pos == p)
+                    direct = at & ~stored
+                    assert direct.any() and np.unique(sl[direct]).size == 1  # one slice adds itself ...
+                    assert sl[direct][0] == sl[at].min()  # ... the first one
+                    assert np.all(sl[at & stored] > sl[direct][0])  # the later slices' products are stored
+                if threads == 1:
+                    assert not stored.any()
+                if asm.model.n_joints == n + 1 and threads > 1:  # the pinned link: seams only
+                    seams = {c * n // threads for c in range(1, threads)} - {0}
+                    assert set(np.unique(elem[stored])) == seams
 
 
 def _link(n: int, damping: float = 0.0) -> fm.Model:

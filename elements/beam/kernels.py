@@ -490,20 +490,35 @@ def element_matrices(a, b, x, R, C1, C2, L0, Kl, alpha, Ml, ck, cc, cm, material
 
 @njit(cache=True)
 def add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr, anc_coord,
-                         pos_ptr, pos, S, x, max_ne, skip, data, threads=1):
+                         pos_ptr, pos, S, x, max_ne, skip, data, threads=1, plan=None):
     """data[pos] += B_eᵀ (ck K + cc C + cm M) B_e for every element: each element's matrix
     (element_matrices, from the frames, Bl, p and chord of the residual at this state) built in a
     (12,12) buffer and scattered at once into the iteration matrix's values ``data``
     (flexmb.engine.iteration_matrix: element_columns, scatter_block; ElementScatter's arrays).
     The same arithmetic as element_matrices followed by the scatter, bit for bit; ``skip`` (n,) or
     empty: node blocks without positions, not formed (ElementScatter.lower_only). On several
-    threads (module docstring) each element's products are stored (scatter_block's ``values``) and
-    then added in element order (add_values): the same sums in the same order."""
+    threads (module docstring) with ``plan`` = (doff, dmap) of ElementScatter.thread_plan
+    for these threads, each thread adds its elements' products to ``data`` itself but those at the
+    seams with an earlier slice, which are stored and added afterwards in element order; without a
+    plan every product is stored (scatter_block's values) and all are added in element order
+    (add_values). Either way each value is the same sum in the same order as on one thread."""
     n = frames.shape[0]
-    if threads > 1:
+    if threads > 1 and plan is not None:
+        doff, dmap = plan
+        values = np.empty(pos.size)  # only the seam elements' entries are written
+        _element_matrices_threads(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr, anc_coord,
+                                  pos_ptr, pos, S, x, max_ne, skip, data, values, doff, dmap, threads)
+        for e in range(n):  # the seams' stored products, in element order
+            if doff[e] >= 0:
+                o, d = pos_ptr[e], doff[e]
+                for j in range(pos_ptr[e + 1] - o):
+                    if dmap[d + j] >= 0:
+                        data[pos[o + j]] += values[o + j]
+    elif threads > 1:
         values = np.empty(pos.size)
         _element_matrices_threads(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr, anc_coord,
-                                  pos_ptr, pos, S, x, max_ne, skip, values, threads)
+                                  pos_ptr, pos, S, x, max_ne, skip, data, values, np.empty(0, dtype=np.int64),
+                                  np.empty(0, dtype=np.int64), threads)
         add_values(pos, values, data)
     else:
         _element_matrices_range(0, n, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr,
@@ -512,14 +527,47 @@ def add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, materi
 
 @njit(cache=True, parallel=True)
 def _element_matrices_threads(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr, anc_coord,
-                              pos_ptr, pos, S, x, max_ne, skip, values, nt):
-    """_element_matrices_range over ``nt`` contiguous slices of the elements, one per thread, the
-    products stored in ``values``."""
+                              pos_ptr, pos, S, x, max_ne, skip, data, values, doff, dmap, nt):
+    """_element_matrices_range over ``nt`` contiguous slices of the elements, one per thread: with
+    ``doff`` empty every product stored in ``values``; else (ElementScatter.thread_plan) added to
+    ``data`` by the thread, but for the elements at a seam (doff[e] >= 0), whose products are
+    stored at their entries in ``values`` and only those without a slot (dmap < 0) added at once."""
     n = frames.shape[0]
-    none = np.empty(0)
     for c in prange(nt):
-        _element_matrices_range(c * n // nt, (c + 1) * n // nt, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm,
-                                material_only, nodes, anc_ptr, anc_coord, pos_ptr, pos, S, x, max_ne, skip, none, values)
+        lo, hi = c * n // nt, (c + 1) * n // nt
+        if doff.size == 0:
+            _element_matrices_range(lo, hi, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr,
+                                    anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, values)
+        else:
+            _slice_with_seams(lo, hi, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr,
+                              anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, values, doff, dmap)
+
+
+@njit(cache=True)
+def _slice_with_seams(lo, hi, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr, anc_coord,
+                      pos_ptr, pos, S, x, max_ne, skip, data, values, doff, dmap):
+    """Elements lo:hi (one thread's slice) in element order: runs of elements without a seam added
+    to ``data`` (_element_matrices_range), each seam element's products stored in ``values`` and
+    those without a slot in ``dmap`` then added, the others left for after the threads."""
+    none = np.empty(0)
+    start = lo
+    for e in range(lo, hi):
+        if doff[e] < 0:
+            continue
+        if start < e:
+            _element_matrices_range(start, e, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr,
+                                    anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, none)
+        _element_matrices_range(e, e + 1, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr,
+                                anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, values)
+        o, d = pos_ptr[e], doff[e]
+        for j in range(pos_ptr[e + 1] - o):
+            q = pos[o + j]
+            if q >= 0 and dmap[d + j] < 0:
+                data[q] += values[o + j]
+        start = e + 1
+    if start < hi:
+        _element_matrices_range(start, hi, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr,
+                                anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, none)
 
 
 @njit(cache=True)

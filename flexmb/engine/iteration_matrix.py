@@ -26,7 +26,7 @@ from numba import njit
 if TYPE_CHECKING:  # type hints only: element kernels import this module's compiled scatter (no import cycle)
     from flexmb.engine.kinematics import Kinematics, TreePattern
 
-__all__ = ["MassPairs", "MassPattern", "IterationMatrix", "IterationMatrices", "ElementScatter", "element_columns",
+__all__ = ["MassPairs", "MassPattern", "IterationMatrix", "IterationMatrices", "ElementScatter", "ThreadPlan", "element_columns",
            "scatter_block", "add_values"]
 
 
@@ -109,6 +109,18 @@ class MassPairs:
 
 
 @dataclass(frozen=True)
+class ThreadPlan:
+    """An element family's threaded scatter (:meth:`ElementScatter.thread_plan`) for ``threads``
+    slices: per element the offset ``doff`` (-1: every product added by its thread) into ``dmap``,
+    which maps the element's products, row-major, to a slot of the stored ones (-1: added by the
+    thread), slots numbered in element order."""
+
+    threads: int
+    doff: np.ndarray
+    dmap: np.ndarray
+
+
+@dataclass(frozen=True)
 class ElementScatter:
     """Where the blocks of one element family go in S's values (module docstring): ``nodes`` (n_el, m)
     (ground as N), the coordinates on each node's path to ground (``anc_coord[anc_ptr[i]:anc_ptr[i + 1]]``),
@@ -140,6 +152,32 @@ class ElementScatter:
         skip = np.zeros(self.nodes.shape[0], dtype=np.int64)
         _skipped_blocks(self.nodes, self.anc_ptr, self.pos_ptr, pos, skip)
         return ElementScatter(self.nodes, self.anc_ptr, self.anc_coord, self.pos_ptr, pos, self.max_ne, skip)
+
+    def thread_plan(self, threads: int) -> ThreadPlan:
+        """Which products each element's thread may add to S's values itself when the elements are
+        split into ``threads`` contiguous slices, one per thread (as the beams' threaded passes split
+        them, c n // threads to (c + 1) n // threads): those at a position no element of an earlier
+        slice has. The others (at the seams between slices, where two slices' elements share a
+        node) are stored and added after the threads, in element order: every position then gets
+        its products in element order, the sums of one thread bit for bit (elements/beam/kernels.py,
+        add_element_matrices)."""
+        n = self.nodes.shape[0]
+        counts = np.diff(self.pos_ptr)
+        starts = np.array([c * n // threads for c in range(threads)], dtype=np.int64)
+        entry_slice = np.repeat(np.searchsorted(starts, np.arange(n), side="right") - 1, counts)
+        have = self.pos >= 0
+        first = np.full(int(self.pos.max(initial=-1)) + 1, threads, dtype=np.int64)
+        np.minimum.at(first, self.pos[have], entry_slice[have])
+        stored = np.zeros(self.pos.size, dtype=bool)
+        stored[have] = entry_slice[have] > first[self.pos[have]]
+        elems = np.unique(np.repeat(np.arange(n), counts)[stored])
+        doff = np.full(n, -1, dtype=np.int64)
+        entries = (np.concatenate([np.arange(self.pos_ptr[e], self.pos_ptr[e + 1]) for e in elems]) if elems.size
+                   else np.zeros(0, dtype=np.int64))
+        doff[elems] = np.concatenate([[0], np.cumsum(counts[elems])[:-1]]) if elems.size else doff[elems]
+        dmap = np.full(entries.size, -1, dtype=np.int64)
+        dmap[stored[entries]] = np.arange(int(stored.sum()), dtype=np.int64)
+        return ThreadPlan(threads, doff, dmap)
 
     def add(self, kin: Kinematics, blocks: np.ndarray, data: np.ndarray) -> None:
         """data += B_eᵀ E_e B_e for the blocks E (n_el, 6m, 6m), compiled."""

@@ -117,13 +117,14 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, beam, beam_out, scatter, c
     ``with_mass``), ``diag`` on the diagonal, then every beam's B_eᵀ (ck K + cc C + M) B_e (on
     threads[0] threads: elements/beam/kernels.py) in the lower triangle only (``scatter`` of
     ElementScatter.lower_only: the upper one stays 0 from the beams; CHOLMOD and dense_factor
-    read the lower one), the same values there bit for bit."""
+    read the lower one; its last entry the (doff, dmap) of ElementScatter.thread_plan for
+    threads[0] threads), the same values there bit for bit."""
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     pa, pb = pairs
     mbar_pos, mbar_src = mbar
     ea, eb, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass = beam
     frames, fl, en, p, Bl, chord = beam_out
-    nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, skip = scatter
+    nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, skip, plan = scatter
     data[:] = 0.0
     if with_mass:
         vals = np.empty(pa.size)
@@ -133,7 +134,7 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, beam, beam_out, scatter, c
     for t in range(diag_pos.size):
         data[diag_pos[t]] += diag[t]
     beam_kernels.add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, 1.0, material_only, nodes, anc_ptr,
-                                      anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, threads[0])
+                                      anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, threads[0], plan)
 
 
 @njit(cache=True)
@@ -244,7 +245,11 @@ class ElementStep(CompiledStep):
         self.pairs = (asm.matrices.pairs.pa, asm.matrices.pairs.pb)
         self.mbar = (np.asarray(im.mbar_pos, dtype=np.int64), np.asarray(im.mbar_src, dtype=np.int64))
         self.diag_pos = np.asarray(im.diag_pos, dtype=np.int64)
-        self.scatter = (sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, sc.pos, sc.max_ne, sc.skip)
+        # on threads each adds its elements' products to S itself but at the seams (ElementScatter.thread_plan)
+        nt = parallel.threads_for(d.n)
+        plan = sc.thread_plan(nt)
+        self.scatter = (sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, sc.pos, sc.max_ne, sc.skip,
+                        (plan.doff, plan.dmap))
         self.with_mass = bool(asm.node_mass)
         N, n_u, n = model.n_nodes, model.n_u, d.n
         self.work = (np.empty(n_u), np.empty((int(model.u_is_ball.sum()) // 3, 3)), np.empty((N, 6)), np.empty((N, 6)),
@@ -252,7 +257,7 @@ class ElementStep(CompiledStep):
         self.r = np.empty(free.size)
         self._n_el = n
         # the beams' passes and the joints on ground on numba's threads from PARALLEL_MIN of them (engine/parallel.py)
-        self.threads = (parallel.threads_for(n), parallel.threads_for(model.n_joints))
+        self.threads = (nt, parallel.threads_for(model.n_joints))  # nt: also the plan's
 
     def begin(self, st: State, a: np.ndarray, h: float, t1: float, params: tuple) -> None:
         """Start a step of size h from (st, a) to t1 with ``params`` = (αm, αf, γ, β, h): the time
