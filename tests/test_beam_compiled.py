@@ -57,7 +57,7 @@ def test_compiled_residual_equals_reference():
         frames, fl_c, en_c = np.zeros((n, 3, 3)), np.zeros((n, 7)), np.zeros((n, 4))
         p_c, Bl_c, chord = np.zeros((n, 7)), np.zeros((n, 7, 12)), np.zeros(n)
         kernels.residual(s["a"], s["b"], s["x"], s["R"], s["V"], s["zeta"], s["C1"], s["C2"], s["L0"], s["Kl"],
-                               s["alpha"], s["Ml"], *kernels.mass_pattern(s["Ml"]), s["mass"], s["g"], 0.7, bias,
+                               s["alpha"], *kernels.mass_pattern(s["Ml"]), s["mass"], s["g"], 0.7, bias,
                                frames, fl_c, en_c, p_c, Bl_c, chord)
         assert np.abs(bias - ref).max() <= 1e-9 * np.abs(ref).max()
         assert np.abs(frames - Rr).max() < 1e-13
@@ -77,7 +77,7 @@ def test_compiled_mass_forces_and_element_matrices_equal_reference():
     _, _, Rr, _ = exact.deformations(x[a], R[a], x[b], R[b], s["C1"], s["C2"], s["L0"])
     acc = np.random.default_rng(1).normal(size=(len(x), 6))
     out = np.zeros((len(x), 6))
-    kernels.mass_forces(a, b, Rr, s["Ml"], *kernels.mass_pattern(s["Ml"]), acc, out)
+    kernels.mass_forces(a, b, Rr, *kernels.mass_pattern(s["Ml"]), acc, out)
     f = reference.mass_times(Rr, s["Ml"], np.concatenate([acc[a], acc[b]], axis=1))
     ref = np.zeros_like(out)
     np.add.at(ref, a, f[:, :6])

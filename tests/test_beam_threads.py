@@ -43,10 +43,10 @@ def _residual(s: dict, threads: int) -> list[np.ndarray]:
     outs = [np.full((n, 3, 3), np.nan), np.full((n, 7), np.nan), np.full((n, 4), np.nan), np.full((n, 7), np.nan),
             np.full((n, 7, 12), np.nan), np.full(n, np.nan)]
     kernels.residual(s["a"], s["b"], s["x"], s["R"], s["V"], s["zeta"], s["C1"], s["C2"], s["L0"], s["Kl"], s["alpha"],
-                     s["Ml"], *kernels.mass_pattern(s["Ml"]), s["mass"], s["g"], 0.9, bias, *outs, threads)
+                     *kernels.mass_pattern(s["Ml"]), s["mass"], s["g"], 0.9, bias, *outs, threads)
     acc = np.random.default_rng(6).normal(size=(N, 6))
     mf = np.random.default_rng(7).normal(size=(N, 6))
-    kernels.mass_forces(s["a"], s["b"], outs[0], s["Ml"], *kernels.mass_pattern(s["Ml"]), acc, mf, threads)
+    kernels.mass_forces(s["a"], s["b"], outs[0], *kernels.mass_pattern(s["Ml"]), acc, mf, threads)
     return [bias, mf, *outs]
 
 
@@ -244,9 +244,9 @@ def test_the_threads_come_from_tbb_unless_numba_is_told_otherwise() -> None:
 
     code = ("import numba, numpy as np; import flexmb; from flexmb.engine import parallel; "
             "from flexmb.elements.beam.kernels import mass_forces; before = parallel.threading_layer(); "
-            "n = 4; F = np.zeros((n + 1, 6)); frames = np.tile(np.eye(3), (n, 1, 1)); Ml = np.ones((n, 12, 12)); "
-            "r, c = np.nonzero(Ml[0]); "
-            "mass_forces(np.arange(n), np.arange(1, n + 1), frames, Ml, r, c, np.ones((n + 1, 6)), F, 2); "
+            "n = 4; F = np.zeros((n + 1, 6)); frames = np.tile(np.eye(3), (n, 1, 1)); Mnz = np.ones((n, 144)); "
+            "r, c = np.nonzero(np.ones((12, 12))); "
+            "mass_forces(np.arange(n), np.arange(1, n + 1), frames, Mnz, r, c, np.ones((n + 1, 6)), F, 2); "
             "print(before, numba.threading_layer(), parallel.threading_layer(), parallel.TBB_LIBRARY is not None, "
             "float(F[0, 0]))")
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_THREADING_LAYER"}

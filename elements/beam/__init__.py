@@ -176,15 +176,17 @@ class Beams(ElementFamily):
     def element_nodes(self, data: BeamData) -> np.ndarray:
         return np.stack([data.a, data.b], axis=1).astype(np.int64)
 
-    def prepare(self, model: Model, data: BeamData) -> tuple[np.ndarray, np.ndarray]:
-        """The nonzero pattern (rows, cols) shared by the local masses."""
+    def prepare(self, model: Model, data: BeamData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The local masses' values (n_el, nnz) at the nonzero pattern (rows, cols) they share, and
+        that pattern (kernels.mass_pattern)."""
         return kernels.mass_pattern(data.Ml)
 
     def dissipates(self, data: BeamData) -> bool:
         """False where every element's stiffness-proportional damping (alpha) is zero."""
         return bool(np.any(data.alpha != 0.0))
 
-    def evaluate(self, model: Model, data: BeamData, prep: tuple[np.ndarray, np.ndarray], state: State, kin: Kinematics,
+    def evaluate(self, model: Model, data: BeamData, prep: tuple[np.ndarray, np.ndarray, np.ndarray], state: State,
+                 kin: Kinematics,
                  load_factor: float, Mb: np.ndarray, w: np.ndarray) -> BeamEvaluation:
         """Elastic and damping forces, consistent-mass inertia (eq. 5–6), weight (eq. 7) and
         energies: one compiled pass (kernels.residual)."""
@@ -192,7 +194,7 @@ class Beams(ElementFamily):
         frames, fl, en = np.empty((n, 3, 3)), np.empty((n, 7)), np.empty((n, 4))
         p, Bl, chord = np.empty((n, 7)), np.empty((n, 7, 12)), np.empty(n)
         kernels.residual(data.a, data.b, kin.x, kin.R, kin.V, kin.zeta, data.C1, data.C2, data.L0, data.Kl, data.alpha,
-                         data.Ml, *prep, data.mass, model.gravity, float(load_factor), w, frames, fl, en, p, Bl, chord,
+                         *prep, data.mass, model.gravity, float(load_factor), w, frames, fl, en, p, Bl, chord,
                          parallel.threads_for(n))
         return self.evaluation(frames, fl, en, p, Bl, chord)
 
@@ -241,7 +243,7 @@ class Beams(ElementFamily):
     def add_mass_forces(self, data: BeamData, prep: Any, fe: BeamEvaluation, a: np.ndarray, out: np.ndarray) -> None:
         """Element masses (eq. 5) times the node accelerations, compiled."""
         nz = kernels.mass_pattern(data.Ml) if prep is None else prep
-        kernels.mass_forces(data.a, data.b, fe.frames, data.Ml, *nz, np.ascontiguousarray(a), out, parallel.threads_for(data.n))
+        kernels.mass_forces(data.a, data.b, fe.frames, *nz, np.ascontiguousarray(a), out, parallel.threads_for(data.n))
 
     def energies(self, model: Model, data: BeamData, fe: BeamEvaluation, kin: Kinematics) -> tuple[float, float]:
         return float(fe.energies[:, 2].sum()), float(fe.energies[:, 3].sum())

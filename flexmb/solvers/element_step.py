@@ -65,7 +65,7 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     driven, drv_q, drv_u, drv_a = drives
     u_to_q, scalar_u, ball_u, free, c_diag, k_diag = coords
-    ea, eb, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass = beam
+    ea, eb, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, Mnz = beam
     frames, fl, en, p, Bl, chord = beam_out
     am, af, g, b, h = params
     q1, balls1, u1, udot1, a1 = out_state
@@ -78,7 +78,7 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     # Assembler.evaluate: the tree and the bodies, then the beams (beam.evaluate)
     _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q1, balls1, u1, x, R, Vs, As, S, Sd, P, V, zeta,
               Mb, wfull, tau, threads[1])
-    beam_kernels.residual(ea, eb, x, R, V, zeta, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, gravity, 1.0, wfull, frames,
+    beam_kernels.residual(ea, eb, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, gravity, 1.0, wfull, frames,
                           fl, en, p, Bl, chord, threads[0])
     N = x.shape[0]
     bias = wfull[:N]
@@ -86,7 +86,7 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     _node_twists(parent, child, coord_start, coord_count, S, udot1, x, aw)
     mass_times_add(Mb, aw, bias, w)
     mf[:] = 0.0
-    beam_kernels.mass_forces(ea, eb, frames, Ml, nz_r, nz_c, aw, mf, threads[0])
+    beam_kernels.mass_forces(ea, eb, frames, Mnz, nz_r, nz_c, aw, mf, threads[0])
     for i in range(N):
         for j in range(6):
             w[i, j] = w[i, j] + mf[i, j]
@@ -122,7 +122,7 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, beam, beam_out, scatter, c
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     pa, pb = pairs
     mbar_pos, mbar_src = mbar
-    ea, eb, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass = beam
+    ea, eb, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, Mnz = beam
     frames, fl, en, p, Bl, chord = beam_out
     nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, skip, plan = scatter
     data[:] = 0.0
@@ -238,7 +238,7 @@ class ElementStep(CompiledStep):
         f, d, prep = asm.families[0]
         self.family, self.data, self.prep = f, d, prep
         self.beam = (np.asarray(d.a, dtype=np.int64), np.asarray(d.b, dtype=np.int64), d.C1, d.C2, d.L0, d.Kl, d.alpha, d.Ml,
-                     prep[0], prep[1], d.mass)
+                     prep[1], prep[2], d.mass, prep[0])
         free = np.asarray(model.free_u, dtype=np.int64)
         im = asm.matrices.get(free)
         sc = im.groups[0].lower_only(im.indices, im.indptr)  # the factors read S's lower triangle only
