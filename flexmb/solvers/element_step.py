@@ -98,14 +98,17 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     rn = _absmax(r)
     scale = 0.0
     if first:  # GeneralizedAlpha._scale: |Bᵀ Mb B u̇| + |Bᵀ bias| + |τ| (node masses only)
-        mw = np.empty((N, 6))
-        mass_times_add(Mb, aw, np.zeros((N, 6)), mw)
         n_u = rfull.size
-        p1 = np.empty(n_u)
-        _project_node(parent, child, coord_start, coord_count, S, mw, x, Wtmp, p1)
+        s1 = 0.0  # without bodies Mb is zero and so is its term (u̇ finite: rn is)
+        if bodies[0].size:
+            mw = np.empty((N, 6))
+            mass_times_add(Mb, aw, np.zeros((N, 6)), mw)
+            p1 = np.empty(n_u)
+            _project_node(parent, child, coord_start, coord_count, S, mw, x, Wtmp, p1)
+            s1 = _absmax(p1)
         p2 = np.empty(n_u)
         _project_node(parent, child, coord_start, coord_count, S, np.ascontiguousarray(bias), x, Wtmp, p2)
-        scale = float(_absmax(p1) + _absmax(p2) + _absmax(tau)) + 1e-300
+        scale = float(s1 + _absmax(p2) + _absmax(tau)) + 1e-300
     return rn, scale
 
 
