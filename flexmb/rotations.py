@@ -9,6 +9,13 @@
 Conventions: a rotation matrix ``R`` maps node-frame components to global ones
 (its columns are the node axes e1, e2, e3). ``expm`` / ``logm`` are the
 exponential and logarithm maps of SO(3) (Rodrigues' formula).
+
+Below ``SMALL_ANGLE`` (0.03 rad: a beam element's own rotations, nearly always) ``logm`` and
+``jl_inv`` take their trigonometric factors from Taylor series, θ/(2 sin θ) as asin(s)/(2 s) of
+s = sin θ and 1/θ² - (1 + cos θ)/(2 θ sin θ) = 1/12 + θ²/720 + θ⁴/30240 + θ⁶/1209600: the first
+term left out is below 2e-17 of the sum there (round-off), and the kernels call no atan2, sin or
+cos for them (two of each per beam element and evaluation before; the closed form of J_l⁻¹'s factor
+also cancels to about 1e-12 there).
 """
 
 from __future__ import annotations
@@ -17,7 +24,9 @@ import numpy as np
 from numba import njit
 
 __all__ = ["skew", "expm", "logm", "jl_inv", "axis_angle", "cross", "skew_into", "expm_into", "logm_into", "jl_inv_into",
-           "axis_angle_into", "cross_into", "matmul3_into"]
+           "axis_angle_into", "cross_into", "matmul3_into", "SMALL_ANGLE"]
+
+SMALL_ANGLE = 0.03  # below: logm's and jl_inv's factors from their Taylor series (module docstring)
 
 
 def skew(v: np.ndarray) -> np.ndarray:
@@ -53,12 +62,15 @@ def logm(R: np.ndarray) -> np.ndarray:
     tr = np.trace(R, axis1=-2, axis2=-1)
     c = np.clip(0.5 * (tr - 1.0), -1.0, 1.0)
     w = np.stack([R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0], R[..., 1, 0] - R[..., 0, 1]], axis=-1)
+    sn = 0.5 * np.sqrt(w[..., 0] * w[..., 0] + w[..., 1] * w[..., 1] + w[..., 2] * w[..., 2])  # sin θ
     # atan2 keeps full precision for small angles (arccos of the trace loses half the digits)
-    th = np.arctan2(0.5 * np.linalg.norm(w, axis=-1), c)
+    th = np.arctan2(sn, c)
     s = np.sin(th)
-    small = th < 1e-6
+    small = (c > 0.0) & (sn < SMALL_ANGLE)  # θ/(2 sin θ) = asin(s)/(2 s), its series (module docstring)
     near_pi = th > np.pi - 1e-4
-    fac = np.where(small, 0.5 + th * th / 12.0, th / (2.0 * np.where(small, 1.0, s)))
+    s2 = sn * sn
+    series = 0.5 * (1.0 + s2 * (1.0 / 6.0 + s2 * (3.0 / 40.0 + s2 * (5.0 / 112.0 + s2 * (35.0 / 1152.0)))))
+    fac = np.where(small, series, th / (2.0 * np.where(small, 1.0, s)))
     out = fac[..., None] * w
     if np.any(near_pi):
         # Near pi the antisymmetric part vanishes: use (R + R^T)/2 = c I + (1 - c) n n^T.
@@ -91,13 +103,16 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def jl_inv(phi: np.ndarray) -> np.ndarray:
     """Inverse left Jacobian of SO(3), J_l⁻¹(φ) = I - [φ]x/2 + c(θ) [φ]x² with
-    c = 1/θ² - (1 + cos θ)/(2 θ sin θ) (series 1/12 + θ²/720 below θ = 1e-4), vectorised over
-    leading axes: the variation of φ = log(R) under a global spin dw of R is J_l⁻¹(φ) dw."""
-    th = np.linalg.norm(phi, axis=-1)
+    c = 1/θ² - (1 + cos θ)/(2 θ sin θ) (its series below SMALL_ANGLE: module docstring), vectorised
+    over leading axes: the variation of φ = log(R) under a global spin dw of R is J_l⁻¹(φ) dw."""
+    phi = np.asarray(phi, dtype=float)
+    th2 = phi[..., 0] * phi[..., 0] + phi[..., 1] * phi[..., 1] + phi[..., 2] * phi[..., 2]
+    th = np.sqrt(th2)
     K = skew(phi)
-    small = th < 1e-4
+    small = th2 < SMALL_ANGLE * SMALL_ANGLE
     ths = np.where(small, 1.0, th)
-    c = np.where(small, 1.0 / 12.0 + th**2 / 720.0, 1.0 / ths**2 - (1 + np.cos(ths)) / (2 * ths * np.sin(ths)))
+    series = 1.0 / 12.0 + th2 * (1.0 / 720.0 + th2 * (1.0 / 30240.0 + th2 * (1.0 / 1209600.0)))
+    c = np.where(small, series, 1.0 / ths**2 - (1 + np.cos(ths)) / (2 * ths * np.sin(ths)))
     return np.eye(3) - 0.5 * K + c[..., None, None] * (K @ K)
 
 
@@ -173,18 +188,21 @@ def expm_into(phi, out):
 @njit(cache=True)
 def logm_into(M, out):
     """Rotation vector (angle in [0, π]) of the rotation matrix M (3,3) into out (3): the
-    formulas of :func:`logm` (atan2 of the antisymmetric part; the symmetric part near π)."""
+    formulas of :func:`logm` (the series below SMALL_ANGLE, atan2 of the antisymmetric part
+    above; the symmetric part near π)."""
     w0 = M[2, 1] - M[1, 2]
     w1 = M[0, 2] - M[2, 0]
     w2 = M[1, 0] - M[0, 1]
     c = 0.5 * (M[0, 0] + M[1, 1] + M[2, 2] - 1.0)
     c = min(1.0, max(-1.0, c))
     sn = 0.5 * np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
-    th = np.arctan2(sn, c)
-    if th < 1e-6:
-        f = 0.5 + th * th / 12.0
+    if c > 0.0 and sn < SMALL_ANGLE:  # θ/(2 sin θ) = asin(s)/(2 s) by its series (module docstring)
+        s2 = sn * sn
+        f = 0.5 * (1.0 + s2 * (1.0 / 6.0 + s2 * (3.0 / 40.0 + s2 * (5.0 / 112.0 + s2 * (35.0 / 1152.0)))))
         out[0], out[1], out[2] = f * w0, f * w1, f * w2
-    elif th < np.pi - 1e-4:
+        return
+    th = np.arctan2(sn, c)
+    if th < np.pi - 1e-4:
         f = th / (2.0 * np.sin(th))
         out[0], out[1], out[2] = f * w0, f * w1, f * w2
     else:  # near pi: axis from the symmetric part (R + R^T)/2 = c I + (1 - c) n n^T
@@ -205,10 +223,10 @@ def logm_into(M, out):
 def jl_inv_into(phi, out):
     """out (3,3) = J_l⁻¹(phi), the formula of :func:`jl_inv`."""
     th2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
-    th = np.sqrt(th2)
-    if th < 1e-4:
-        c = 1.0 / 12.0 + th2 / 720.0
+    if th2 < SMALL_ANGLE * SMALL_ANGLE:  # the series (module docstring)
+        c = 1.0 / 12.0 + th2 * (1.0 / 720.0 + th2 * (1.0 / 30240.0 + th2 * (1.0 / 1209600.0)))
     else:
+        th = np.sqrt(th2)
         c = 1.0 / th2 - (1.0 + np.cos(th)) / (2.0 * th * np.sin(th))
     # K = [phi]x, K K = phi phi^T - |phi|^2 I
     p0, p1, p2 = phi[0], phi[1], phi[2]

@@ -53,3 +53,34 @@ def test_logm_inverts_expm_and_jl_inv_is_its_derivative():
     R = rot.expm(phis)
     fd = (rot.logm(rot.expm(eps * w) @ R) - rot.logm(rot.expm(-eps * w) @ R)) / (2 * eps)
     assert np.abs(fd - np.einsum("nij,nj->ni", rot.jl_inv(phis), w)).max() <= 1e-8
+
+
+def test_the_small_angle_series_give_the_closed_forms_to_round_off():
+    """Below SMALL_ANGLE logm and jl_inv take θ/(2 sin θ) and J_l⁻¹'s factor from Taylor series
+    (flexmb/rotations.py): numpy and compiled, they equal the closed forms evaluated in extended
+    precision (np.longdouble) to round-off, on both sides of the switch (a wrong coefficient of
+    the series shows as 1e-9 or more at 0.03 rad)."""
+    L = np.longdouble
+    rng = np.random.default_rng(3)
+    th = np.concatenate([np.geomspace(1e-8, 0.2, 50), rot.SMALL_ANGLE * np.array([1 - 1e-9, 1 + 1e-9])])
+    dirs = rng.normal(size=(th.size, 3))
+    phis = dirs / np.linalg.norm(dirs, axis=1)[:, None] * th[:, None]
+    out3, out33 = np.empty(3), np.empty((3, 3))
+    for phi in phis:
+        p = phi.astype(L)
+        t = np.sqrt(np.sum(p * p))
+        c = L(1) / (t * t) - (L(1) + np.cos(t)) / (L(2) * t * np.sin(t))
+        K = rot.skew(phi).astype(L)
+        want = (np.eye(3, dtype=L) - K / L(2) + c * (K @ K)).astype(float)
+        rot.jl_inv_into(phi, out33)
+        assert np.abs(rot.jl_inv(phi) - want).max() <= ROUNDOFF
+        assert np.abs(out33 - want).max() <= ROUNDOFF
+        R = rot.expm(phi)
+        Rl = R.astype(L)
+        w = np.array([Rl[2, 1] - Rl[1, 2], Rl[0, 2] - Rl[2, 0], Rl[1, 0] - Rl[0, 1]])
+        sn = np.sqrt(np.sum(w * w)) / L(2)
+        tl = np.arctan2(sn, (np.trace(Rl) - L(1)) / L(2))
+        want = (tl / (L(2) * np.sin(tl)) * w).astype(float)
+        rot.logm_into(R, out3)
+        assert np.abs(rot.logm(R) - want).max() <= ROUNDOFF * np.abs(want).max()
+        assert np.abs(out3 - want).max() <= ROUNDOFF * np.abs(want).max()
