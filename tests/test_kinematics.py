@@ -141,3 +141,27 @@ def test_joints_on_ground_without_rotation_coordinates_take_the_general_values(s
         np.testing.assert_array_equal(getattr(ka, name), getattr(kb, name), err_msg=name)
     np.testing.assert_array_equal(ka.joint_point, kb.joint_point[1:])
     assert np.abs(ka.zeta).max() > 0.1 and np.abs(ka.Sdot).max() > 0.1  # moving, with velocity products
+
+
+def test_the_zero_mass_product_is_the_mass_product_with_zero_blocks_bit_for_bit():
+    """zero_mass_times_add (no node masses) gives what mass_times_add gives with every block +0, to the
+    sign of zero, and NaN exactly where an entry of the node's a is not finite (in place too)."""
+    from flexmb.engine.kinematics import mass_times_add, zero_mass_times_add
+
+    rng = np.random.default_rng(4)
+    a, b = rng.normal(size=(50, 6)), rng.normal(size=(50, 6))
+    a[::3] *= -1.0
+    b[::4, 1] = -0.0
+    b[5, 2] = 0.0
+    a[7, 3], a[9, 0], a[11, 5] = np.inf, -np.inf, np.nan
+    want = np.empty((50, 6))
+    mass_times_add(np.zeros((50, 6, 6)), a, b, want)
+    got = np.empty((50, 6))
+    zero_mass_times_add(a, b, got)
+    bad = np.isnan(want)
+    assert bad.any() and np.array_equal(np.isnan(got), bad)
+    assert np.array_equal(got[~bad].view(np.int64), want[~bad].view(np.int64))  # the sign of zero included
+    assert np.any(np.signbit(b) & (b == 0.0)) and not np.any(np.signbit(got) & (got == 0.0))
+    inplace = b.copy()
+    zero_mass_times_add(a, inplace, inplace)
+    assert np.array_equal(np.isnan(inplace), bad) and np.array_equal(inplace[~bad].view(np.int64), want[~bad].view(np.int64))

@@ -28,7 +28,8 @@ from flexmb.model import Model
 from flexmb.rotations import axis_angle_into, cross, matmul3_into
 from flexmb.state import State
 
-__all__ = ["Kinematics", "TreePattern", "forward_kinematics", "motion_cross", "mass_times_add", "kinetic_energy"]
+__all__ = ["Kinematics", "TreePattern", "forward_kinematics", "motion_cross", "mass_times_add", "zero_mass_times_add",
+           "kinetic_energy"]
 
 
 def motion_cross(V: np.ndarray, S: np.ndarray) -> np.ndarray:
@@ -543,6 +544,19 @@ def mass_times_add(Mb, a, b, out):
             s = 0.0
             for c in range(6):
                 s += Mb[i, r, c] * a[i, c]
+            out[i, r] = s + b[i, r]
+
+
+@njit(cache=True)
+def zero_mass_times_add(a, b, out):
+    """mass_times_add for node blocks that are all +0 (no node masses), without them: per node
+    s = 0 + 0·a_0 + ... + 0·a_5 (+0, or NaN where an a_c is not finite, as every row's sum of
+    +0 · a_c there) and out_i = s + b_i: the same values bit for bit (out may be b)."""
+    for i in range(a.shape[0]):
+        s = 0.0
+        for c in range(6):
+            s += 0.0 * a[i, c]
+        for r in range(6):
             out[i, r] = s + b[i, r]
 
 

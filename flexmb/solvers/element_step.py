@@ -31,7 +31,7 @@ from flexmb.engine import parallel
 from flexmb.engine.assembly import Evaluation
 from flexmb.engine.dense_cholesky import dense_factor, dense_solve
 from flexmb.engine.iteration_matrix import _composite_pairs
-from flexmb.engine.kinematics import Kinematics, _node_twists, _project_node, mass_times_add
+from flexmb.engine.kinematics import Kinematics, _node_twists, _project_node, mass_times_add, zero_mass_times_add
 from flexmb.model import Model
 from flexmb.solvers.tree_step import (
     NONFINITE,
@@ -84,7 +84,10 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     bias = wfull[:N]
     # Evaluation.residual: r = Bᵀ (Mb B u̇ + bias + M_e B u̇) - τ
     _node_twists(parent, child, coord_start, coord_count, S, udot1, x, aw)
-    mass_times_add(Mb, aw, bias, w)
+    if bodies[0].size:
+        mass_times_add(Mb, aw, bias, w)
+    else:  # no node masses: Mb is +0 (the same values without its products)
+        zero_mass_times_add(aw, bias, w)
     mf[:] = 0.0
     beam_kernels.mass_forces(ea, eb, frames, Mnz, nz_r, nz_c, aw, mf, threads[0])
     for i in range(N):

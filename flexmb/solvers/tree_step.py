@@ -38,6 +38,7 @@ from flexmb.engine.kinematics import (
     _project_node,
     kinematics_arrays,
     mass_times_add,
+    zero_mass_times_add,
 )
 from flexmb.engine.tree_solver import TreeSolver, _factor, _solve, _solve_position, position_tangent_setup
 from flexmb.model import Model
@@ -155,7 +156,10 @@ def _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q, ba
     for i in range(N):
         for j in range(6):
             bias[i, j] -= loads[i, j]
-    mass_times_add(Mb, zeta, bias, bias)
+    if node.size:
+        mass_times_add(Mb, zeta, bias, bias)
+    else:  # no bodies: Mb is +0 (the same values without its products)
+        zero_mass_times_add(zeta, bias, bias)
     tau[:] = 0.0
     spring_u, spring_q, spring_k, spring_rest, spring_c = springs
     for i in range(spring_u.size):
