@@ -62,6 +62,30 @@ def test_residual_and_mass_forces_on_threads_are_the_one_thread_values(n) -> Non
             assert np.array_equal(a, b), (threads, k, np.abs(a - b).max())
 
 
+@pytest.mark.parametrize("n", [1, 9, 40])
+def test_the_fused_residual_and_mass_forces_are_the_two_passes(n) -> None:
+    """residual_and_mass_forces (one pass, used by the compiled iterates) gives the node forces and
+    the mass forces of residual followed by mass_forces bit for bit, on one and several threads; the
+    mass forces are there (not all zero) and follow the accelerations (a mutation that drops them or
+    takes the velocity products' accelerations instead fails)."""
+    s = _chain(4, n)
+    two = _residual(s, 1)
+    N = len(s["x"])
+    for threads in (1, 2, 3):
+        bias = np.random.default_rng(5).normal(size=(N, 6))
+        acc = np.random.default_rng(6).normal(size=(N, 6))
+        mf = np.random.default_rng(7).normal(size=(N, 6))
+        mf0 = mf.copy()
+        outs = [np.full((n, 3, 3), np.nan), np.full((n, 7), np.nan), np.full((n, 4), np.nan), np.full((n, 7), np.nan),
+                np.full((n, 7, 12), np.nan), np.full(n, np.nan)]
+        kernels.residual_and_mass_forces(s["a"], s["b"], s["x"], s["R"], s["V"], s["zeta"], s["C1"], s["C2"], s["L0"], s["Kl"],
+                                         s["alpha"], *kernels.mass_pattern(s["Ml"]), s["mass"], s["g"], 0.9, bias, acc, mf,
+                                         *outs, threads)
+        assert np.abs(mf - mf0).max() > 1e-3
+        for k, (a, b) in enumerate(zip(two, [bias, mf, *outs])):
+            assert np.array_equal(a, b), (threads, k, np.abs(a - b).max())
+
+
 def _matrices(asm: Assembler, ev, threads: int, material_only: bool, planned: bool = False) -> np.ndarray:
     """The beams' part of the iteration matrix's values (add_element_matrices) on ``threads``
     (``planned``: with ElementScatter.thread_plan, each thread adding to the values itself)."""

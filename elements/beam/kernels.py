@@ -5,7 +5,9 @@ They compute, element by element in one pass, exactly what the vectorised test o
 co-rotated frame and local deformations (eq. 1–4 of :mod:`flexmb.elements.beam`), elastic and
 damping forces, the consistent-mass inertia forces (eq. 5–6), the weight (eq. 7), and, for the
 iteration matrix, the element matrices ck K + cc C + cm M with K the material stiffness plus the
-string (axial force) geometric stiffness.
+string (axial force) geometric stiffness. The compiled Newton iterates take the residual and the
+mass forces of the node accelerations in one pass (residual_and_mass_forces: each element's frame
+and mass read once, the same values as the two passes).
 
 Given ``threads`` > 1 (flexmb/engine/parallel.py, threads_for: from PARALLEL_MIN elements on, when
 numba has more than one thread) the three per-element passes split the elements into one contiguous
@@ -23,7 +25,8 @@ from numba import njit, prange
 from flexmb.engine.iteration_matrix import add_values, element_columns, scatter_block
 from flexmb.rotations import jl_inv_into, logm_into
 
-__all__ = ["residual", "mass_forces", "element_matrices", "add_element_matrices", "mass_pattern"]
+__all__ = ["residual", "residual_and_mass_forces", "mass_forces", "element_matrices", "add_element_matrices",
+           "mass_pattern"]
 
 
 @njit(cache=True, inline="always")
@@ -117,8 +120,14 @@ def _local_mass_times(Mnz, k, nz_r, nz_c, v, out):
     pattern (nz_r, nz_c) (mass_pattern)."""
     for i in range(12):
         out[i] = 0.0
-    for t in range(nz_r.size):
-        out[nz_r[t]] += Mnz[k, t] * v[nz_c[t]]
+    t, nt = 0, nz_r.size
+    while t < nt:  # row by row (mass_pattern's order): each row's sum in a register, products in order
+        r_ = nz_r[t]
+        s = 0.0
+        while t < nt and nz_r[t] == r_:
+            s += Mnz[k, t] * v[nz_c[t]]
+            t += 1
+        out[r_] = s
 
 
 @njit(cache=True, inline="always")
@@ -172,25 +181,40 @@ def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, 
     when that cannot change a bit (_local_stiffness_times), and the frame, p and Bl are written
     straight into the outputs. Each element's node forces are added to ``bias`` after all of
     them are formed, element after element (on several threads too: module docstring)."""
+    none = np.empty((0, 6))
+    residual_and_mass_forces(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, g, load_factor, bias, none,
+                             none, frames, fl_out, energies, p_out, Bl_out, chord, threads)
+
+
+@njit(cache=True)
+def residual_and_mass_forces(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, g, load_factor, bias, acc,
+                             mf, frames, fl_out, energies, p_out, Bl_out, chord, threads=1):
+    """:func:`residual` and, in the same pass over the elements, :func:`mass_forces` of the node
+    accelerations ``acc`` (N,6) added to ``mf`` (N,6) (acc of 0 rows: residual only): each element's
+    frame and local mass are read once. The values are those of the two separate passes bit for
+    bit (each sum the same products in the same order)."""
     n = a.size
     F = np.empty((n, 12))
+    Fm = np.empty((n if acc.shape[0] else 0, 12))
     if threads > 1:
         _residual_threads(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, g, load_factor, F, frames,
-                          fl_out, energies, p_out, Bl_out, chord, threads)
+                          fl_out, energies, p_out, Bl_out, chord, acc, Fm, threads)
     else:
         _residual_range(0, n, a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, g, load_factor, F, frames,
-                        fl_out, energies, p_out, Bl_out, chord)
+                        fl_out, energies, p_out, Bl_out, chord, acc, Fm)
     _add_node_pairs(a, b, F, bias)
+    if acc.shape[0]:
+        _add_node_pairs(a, b, Fm, mf)
 
 
 @njit(cache=True, parallel=True)
 def _residual_threads(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, g, load_factor, F, frames, fl_out,
-                      energies, p_out, Bl_out, chord, nt):
+                      energies, p_out, Bl_out, chord, acc, Fm, nt):
     """_residual_range over the elements in ``nt`` contiguous slices, one per thread (module docstring)."""
     n = a.size
     for c in prange(nt):
         _residual_range(c * n // nt, (c + 1) * n // nt, a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, g,
-                        load_factor, F, frames, fl_out, energies, p_out, Bl_out, chord)
+                        load_factor, F, frames, fl_out, energies, p_out, Bl_out, chord, acc, Fm)
 
 
 @njit(cache=True)
@@ -205,8 +229,13 @@ def _add_node_pairs(a, b, F, out):
 
 @njit(cache=True)
 def _residual_range(lo, hi, a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, g, load_factor, F, frames,
-                    fl_out, energies, p_out, Bl_out, chord):
-    """Elements lo:hi of :func:`residual`: each one's node forces (12) into F[e] instead of the sum."""
+                    fl_out, energies, p_out, Bl_out, chord, acc, Fm):
+    """Elements lo:hi of :func:`residual_and_mass_forces`: each one's node forces (12) into F[e], and
+    with ``acc`` its mass forces into Fm[e], instead of the sums."""
+    with_acc = acc.shape[0] > 0
+    Ae = np.empty(12)
+    al = np.zeros(12)
+    ml = np.empty(12)
     Wr = np.empty((3, 12))
     Tw = np.empty((2, 3, 3))
     A = np.empty((3, 3))
@@ -289,11 +318,27 @@ def _residual_range(lo, hi, a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_
         for i in range(12):
             Pl[i] = 0.0
             fl_[i] = 0.0
-        for t in range(nz_r.size):
-            r_, c_ = nz_r[t], nz_c[t]
-            m = Mnz[e, t]
-            Pl[r_] += m * vl[c_]
-            fl_[r_] += m * zl[c_]
+        if with_acc:  # the mass forces' local accelerations (mass_forces: Rr^T blockwise)
+            for i in range(6):
+                Ae[i], Ae[6 + i] = acc[ia, i], acc[ib, i]
+            _rot_blocks(frames, e, Ae, al, True)
+            for i in range(12):
+                ml[i] = 0.0
+        t, nt = 0, nz_r.size
+        while t < nt:  # row by row (mass_pattern's order): the rows' sums in registers, products in order
+            r_ = nz_r[t]
+            s0 = s1_ = s2 = 0.0
+            while t < nt and nz_r[t] == r_:
+                m, c_ = Mnz[e, t], nz_c[t]
+                s0 += m * vl[c_]
+                s1_ += m * zl[c_]
+                s2 += m * al[c_]
+                t += 1
+            Pl[r_] = s0
+            fl_[r_] = s1_
+            ml[r_] = s2
+        if with_acc:
+            _rot_blocks(frames, e, ml, Fm[e], False)
         T = 0.0
         for i in range(12):
             T += 0.5 * vl[i] * Pl[i]

@@ -78,18 +78,17 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     # Assembler.evaluate: the tree and the bodies, then the beams (beam.evaluate)
     _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q1, balls1, u1, x, R, Vs, As, S, Sd, P, V, zeta,
               Mb, wfull, tau, threads[1])
-    beam_kernels.residual(ea, eb, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, gravity, 1.0, wfull, frames,
-                          fl, en, p, Bl, chord, threads[0])
+    # Evaluation.residual: r = Bᵀ (Mb B u̇ + bias + M_e B u̇) - τ; the beams' M_e B u̇ in their residual's pass
+    _node_twists(parent, child, coord_start, coord_count, S, udot1, x, aw)
+    mf[:] = 0.0
+    beam_kernels.residual_and_mass_forces(ea, eb, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, gravity, 1.0,
+                                          wfull, aw, mf, frames, fl, en, p, Bl, chord, threads[0])
     N = x.shape[0]
     bias = wfull[:N]
-    # Evaluation.residual: r = Bᵀ (Mb B u̇ + bias + M_e B u̇) - τ
-    _node_twists(parent, child, coord_start, coord_count, S, udot1, x, aw)
     if bodies[0].size:
         mass_times_add(Mb, aw, bias, w)
     else:  # no node masses: Mb is +0 (the same values without its products)
         zero_mass_times_add(aw, bias, w)
-    mf[:] = 0.0
-    beam_kernels.mass_forces(ea, eb, frames, Mnz, nz_r, nz_c, aw, mf, threads[0])
     for i in range(N):
         for j in range(6):
             w[i, j] = w[i, j] + mf[i, j]
