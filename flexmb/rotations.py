@@ -15,7 +15,9 @@ Below ``SMALL_ANGLE`` (0.03 rad: a beam element's own rotations, nearly always) 
 s = sin θ and 1/θ² - (1 + cos θ)/(2 θ sin θ) = 1/12 + θ²/720 + θ⁴/30240 + θ⁶/1209600: the first
 term left out is below 2e-17 of the sum there (round-off), and the kernels call no atan2, sin or
 cos for them (two of each per beam element and evaluation before; the closed form of J_l⁻¹'s factor
-also cancels to about 1e-12 there).
+also cancels to about 1e-12 there). So does ``expm`` (a node's rotation increment in a step, nearly
+always): sin θ/θ = 1 - θ²/6 + θ⁴/120 - θ⁶/5040 and (1 - cos θ)/θ² = 1/2 - θ²/24 + θ⁴/720 - θ⁶/40320,
+the first terms left out below 2e-18 of the sums (:func:`expm_factors`).
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["skew", "expm", "logm", "jl_inv", "axis_angle", "cross", "skew_into", "expm_into", "logm_into", "jl_inv_into",
-           "axis_angle_into", "cross_into", "matmul3_into", "SMALL_ANGLE"]
+__all__ = ["skew", "expm", "logm", "jl_inv", "axis_angle", "cross", "skew_into", "expm_into", "expm_factors", "logm_into",
+           "jl_inv_into", "axis_angle_into", "cross_into", "matmul3_into", "SMALL_ANGLE"]
 
 SMALL_ANGLE = 0.03  # below: logm's and jl_inv's factors from their Taylor series (module docstring)
 
@@ -47,10 +49,11 @@ def expm(phi: np.ndarray) -> np.ndarray:
     phi = np.asarray(phi, dtype=float)
     th2 = np.sum(phi * phi, axis=-1)
     th = np.sqrt(th2)
-    small = th2 < 1e-12
+    small = th2 < SMALL_ANGLE * SMALL_ANGLE  # sin θ/θ and (1 - cos θ)/θ² by their series (module docstring)
     ths = np.where(small, 1.0, th)
-    a = np.where(small, 1.0 - th2 / 6.0, np.sin(ths) / ths)
-    b = np.where(small, 0.5 - th2 / 24.0, (1.0 - np.cos(ths)) / (ths * ths))
+    a = np.where(small, 1.0 + th2 * (-1.0 / 6.0 + th2 * (1.0 / 120.0 + th2 * (-1.0 / 5040.0))), np.sin(ths) / ths)
+    b = np.where(small, 0.5 + th2 * (-1.0 / 24.0 + th2 * (1.0 / 720.0 + th2 * (-1.0 / 40320.0))),
+                 (1.0 - np.cos(ths)) / (ths * ths))
     K = skew(phi)
     eye = np.broadcast_to(np.eye(3), K.shape)
     return eye + a[..., None, None] * K + b[..., None, None] * (K @ K)
@@ -161,17 +164,22 @@ def axis_angle_into(a0, a1, a2, th, out):
     out[2, 2] = c + a2 * a2 * v
 
 
+@njit(cache=True, inline="always")
+def expm_factors(th2):
+    """(sin θ/θ, (1 - cos θ)/θ²) of θ² = ``th2``, Rodrigues' factors of :func:`expm`: below
+    SMALL_ANGLE by their Taylor series (module docstring), with no sqrt, sin or cos."""
+    if th2 < SMALL_ANGLE * SMALL_ANGLE:
+        return (1.0 + th2 * (-1.0 / 6.0 + th2 * (1.0 / 120.0 + th2 * (-1.0 / 5040.0))),
+                0.5 + th2 * (-1.0 / 24.0 + th2 * (1.0 / 720.0 + th2 * (-1.0 / 40320.0))))
+    th = np.sqrt(th2)
+    return np.sin(th) / th, (1.0 - np.cos(th)) / (th * th)
+
+
 @njit(cache=True)
 def expm_into(phi, out):
-    """out (3,3) = expm([phi]x) (Rodrigues, the series of :func:`expm` below θ² = 1e-12)."""
+    """out (3,3) = expm([phi]x) (Rodrigues, the factors of :func:`expm_factors`)."""
     th2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
-    if th2 < 1e-12:
-        a = 1.0 - th2 / 6.0
-        b = 0.5 - th2 / 24.0
-    else:
-        th = np.sqrt(th2)
-        a = np.sin(th) / th
-        b = (1.0 - np.cos(th)) / (th * th)
+    a, b = expm_factors(th2)
     p0, p1, p2 = phi[0], phi[1], phi[2]
     # [phi]x [phi]x = phi phi^T - th2 I
     out[0, 0] = 1.0 + b * (p0 * p0 - th2)

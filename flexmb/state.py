@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
+from flexmb.rotations import expm_factors
+
 if TYPE_CHECKING:  # type hints only: the Model refers to State (its initial_state)
     from flexmb.model import Model
 
@@ -56,16 +58,11 @@ class State:
 
 @njit(cache=True)
 def _retract_balls(balls, phi, out):
-    """out_i = balls_i expm(phi_i) (Rodrigues), for every ball."""
+    """out_i = balls_i expm(phi_i) (Rodrigues, rotations.expm_factors), for every ball."""
     E = np.empty((3, 3))
     for n in range(balls.shape[0]):
         p0, p1, p2 = phi[n, 0], phi[n, 1], phi[n, 2]
-        th2 = p0 * p0 + p1 * p1 + p2 * p2
-        if th2 < 1e-12:
-            a, b = 1.0 - th2 / 6.0, 0.5 - th2 / 24.0
-        else:
-            th = np.sqrt(th2)
-            a, b = np.sin(th) / th, (1.0 - np.cos(th)) / th2
+        a, b = expm_factors(p0 * p0 + p1 * p1 + p2 * p2)
         E[0, 0] = 1.0 - b * (p1 * p1 + p2 * p2)
         E[1, 1] = 1.0 - b * (p0 * p0 + p2 * p2)
         E[2, 2] = 1.0 - b * (p0 * p0 + p1 * p1)

@@ -84,3 +84,35 @@ def test_the_small_angle_series_give_the_closed_forms_to_round_off():
         rot.logm_into(R, out3)
         assert np.abs(rot.logm(R) - want).max() <= ROUNDOFF * np.abs(want).max()
         assert np.abs(out3 - want).max() <= ROUNDOFF * np.abs(want).max()
+
+
+def test_expm_small_angle_series_give_rodrigues_to_round_off():
+    """Below SMALL_ANGLE expm takes sin θ/θ and (1 - cos θ)/θ² from Taylor series (numpy, compiled
+    and the balls' retraction of flexmb/state.py): each equals Rodrigues' formula evaluated in
+    extended precision (np.longdouble) to round-off, on both sides of the switch (a 1 % change of
+    the coefficient before the last, or the last term left out, shows as more than round-off at
+    0.03 rad)."""
+    from flexmb.state import _retract_balls
+
+    L = np.longdouble
+    rng = np.random.default_rng(4)
+    th = np.concatenate([np.geomspace(1e-9, 0.2, 50), rot.SMALL_ANGLE * np.array([1 - 1e-9, 1 + 1e-9])])
+    dirs = rng.normal(size=(th.size, 3))
+    phis = dirs / np.linalg.norm(dirs, axis=1)[:, None] * th[:, None]
+    out33 = np.empty((3, 3))
+    balls = np.empty((phis.shape[0], 3, 3))
+    _retract_balls(np.broadcast_to(np.eye(3), balls.shape).copy(), phis, balls)
+    for k, phi in enumerate(phis):
+        p = phi.astype(L)
+        t = np.sqrt(np.sum(p * p))
+        K = rot.skew(phi).astype(L)
+        b_ref = L(2) * np.sin(t / L(2)) ** 2 / (t * t)  # (1 - cos θ)/θ² without cancellation
+        want = (np.eye(3, dtype=L) + np.sin(t) / t * K + b_ref * (K @ K)).astype(float)
+        rot.expm_into(phi, out33)
+        assert np.abs(rot.expm(phi) - want).max() <= ROUNDOFF
+        assert np.abs(out33 - want).max() <= ROUNDOFF
+        assert np.abs(balls[k] - want).max() <= ROUNDOFF
+        a, b = rot.expm_factors(float(np.sum(phi * phi)))
+        if th[k] >= rot.SMALL_ANGLE:  # above, (1 - cos θ)/θ² cancels (~1e-13 at 0.04 rad; times θ² in the matrix)
+            continue
+        assert abs(a - float(np.sin(t) / t)) <= ROUNDOFF and abs(b - float(b_ref)) <= ROUNDOFF
