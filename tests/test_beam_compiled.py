@@ -187,7 +187,8 @@ def _deformed_models():
 def test_fused_beam_matrices_equal_blocks_then_scatter():
     """The beam's fused pass (kernels.add_element_matrices: element matrices from the residual's
     frames, Bl and strains, scattered at once) gives the iteration matrix of the (n_el, 12, 12)
-    blocks scattered afterwards, bit for bit here (same sums in the same order), symmetric, and
+    blocks scattered afterwards to round-off (an element between two free nodes, on the free
+    link's inner nodes, is formed in the nodes' coordinates at once: other sums), symmetric, and
     the matrix with M̄'s node part left out when there are no node masses equals the one with it."""
     for asm, ev in _deformed_models():
         cols = asm.model.free_u

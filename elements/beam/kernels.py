@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from flexmb.engine.iteration_matrix import add_values, element_columns, scatter_block
+from flexmb.engine.iteration_matrix import _free_node_block, add_values, element_columns, scatter_block
 from flexmb.rotations import jl_inv_into, logm_into
 
 __all__ = ["residual", "residual_and_mass_forces", "mass_forces", "element_matrices", "add_element_matrices",
@@ -544,8 +544,11 @@ def add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, materi
     (element_matrices, from the frames, Bl, p and chord of the residual at this state) built in a
     (12,12) buffer and scattered at once into the iteration matrix's values ``data``
     (flexmb.engine.iteration_matrix: element_columns, scatter_block; ElementScatter's arrays).
-    The same arithmetic as element_matrices followed by the scatter, bit for bit; ``skip`` (n,) or
-    empty: node blocks without positions, not formed (ElementScatter.lower_only). On several
+    The same arithmetic as element_matrices followed by the scatter, bit for bit, but for an element
+    between two free nodes: its matrix is formed in the nodes' coordinates at once, only where it
+    has positions (_free_pair_matrix: the same values to round-off, without the (12,12) buffers
+    and their products by B_e); ``skip`` (n,) or empty: node blocks without positions, not formed
+    (ElementScatter.lower_only). On several
     threads (module docstring) with ``plan`` = (doff, dmap) of ElementScatter.thread_plan
     for these threads, each thread adds its elements' products to ``data`` itself but those at the
     seams with an earlier slice, which are stored and added afterwards in element order; without a
@@ -631,9 +634,88 @@ def _element_matrices_range(lo, hi, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc,
     Be = np.zeros((12, max_ne))
     H = np.empty((12, max_ne))
     first = np.empty(3, dtype=np.int64)
+    G = np.empty((7, 12))
+    T = np.empty((4, 3, 3))
     for e in range(lo, hi):
+        ne = element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first)
+        if ne == 12 and first[1] == 6 and _free_node_block(Be, 0, 0, 6) and _free_node_block(Be, 6, 6, 6):
+            _free_pair_matrix(frames, Bl, p, chord, Kl, alpha, Ml, e, ck, cc, cm, material_only, Be, G, KB, T, MR, pos,
+                              pos_ptr[e], data, values)
+            continue
         sk = skip[e] if skip.size else 0
         _element_matrix(frames[e], Bl[e], p[e, 0], chord[e], Kl[e], alpha[e], Ml[e], ck, cc, cm, material_only, KB, MR, acc,
                         E, sk)
-        ne = element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first)
         scatter_block(E, Be, H, first, 2, ne, pos, pos_ptr[e], data, values, sk)
+
+
+@njit(cache=True, inline="always")
+def _free_pair_matrix(frames, Bl, p, chord, Kl, alpha, Ml, e, ck, cc, cm, material_only, Be, G, KG, T, MT, pos, off, data,
+                      values):
+    """B_eᵀ (ck K + cc C + cm M) B_e of element e between two free nodes, whose B_e is
+    diag(I, R_a, I, R_b) (the node rotations R in Be's rotation blocks: scatter_block's fast path),
+    formed in the nodes' coordinates at once and only at the entries with a position (pos >= 0: the
+    lower triangle, 78 of 144, on the factors' pattern): with G = Bl B_e (7,12) the stiffness and
+    damping are (ck + cc alpha) Gᵀ K_l G plus the string stiffness on the translations (as in
+    _element_matrix), and with T = R~ᵀ B_e (4 blocks Rrᵀ, Rrᵀ R_a, Rrᵀ, Rrᵀ R_b) the mass is
+    Tᵀ M_l T. The same matrix as _element_matrix then scatter_block to round-off (other sums)."""
+    store = values.size > 0
+    for k in range(7):  # G = Bl B_e
+        for h in range(2):
+            o = 6 * h
+            for j in range(3):
+                G[k, o + j] = Bl[e, k, o + j]
+            b0, b1, b2 = Bl[e, k, o + 3], Bl[e, k, o + 4], Bl[e, k, o + 5]
+            for j in range(3):
+                G[k, o + 3 + j] = b0 * Be[o + 3, o + 3 + j] + b1 * Be[o + 4, o + 3 + j] + b2 * Be[o + 5, o + 3 + j]
+    for i in range(7):  # KG = K_l G
+        for j in range(12):
+            KG[i, j] = 0.0
+        for k in range(7):
+            c = Kl[e, i, k]
+            if c != 0.0:
+                for j in range(12):
+                    KG[i, j] += c * G[k, j]
+    for b in range(4):  # T = R~ᵀ B_e, blockwise
+        o = 3 * b  # the block's first row (and column) of B_e
+        for i in range(3):
+            f0, f1, f2 = frames[e, 0, i], frames[e, 1, i], frames[e, 2, i]
+            for j in range(3):
+                if b % 2 == 0:
+                    T[b, i, j] = frames[e, j, i]
+                else:
+                    T[b, i, j] = f0 * Be[o, o + j] + f1 * Be[o + 1, o + j] + f2 * Be[o + 2, o + j]
+    if cm != 0.0:  # MT = M_l T (column block by column block)
+        for i in range(12):
+            for cb in range(4):
+                m0 = m1 = m2 = 0.0
+                for k in range(3):
+                    c = Ml[e, i, 3 * cb + k]
+                    if c != 0.0:
+                        m0 += c * T[cb, k, 0]
+                        m1 += c * T[cb, k, 1]
+                        m2 += c * T[cb, k, 2]
+                MT[i, 3 * cb], MT[i, 3 * cb + 1], MT[i, 3 * cb + 2] = m0, m1, m2
+    cmat = ck + cc * alpha[e]
+    N = 0.0 if material_only else Kl[e, 0, 0] * p[e, 0] / chord[e] * ck
+    for r in range(12):
+        rb, rr = r // 3, r % 3
+        o = off + 12 * r
+        for c in range(12):
+            q = pos[o + c]
+            if q < 0:
+                continue
+            s = 0.0
+            for k in range(7):
+                s += G[k, r] * KG[k, c]
+            v = cmat * s
+            if rb % 2 == 0 and (c // 3) % 2 == 0:  # translations: the string stiffness N/l (I - r1 r1ᵀ), ± by node
+                cc_ = c % 3
+                Pij = N * ((1.0 if rr == cc_ else 0.0) - frames[e, rr, 0] * frames[e, cc_, 0])
+                v += Pij if rb == c // 3 else -Pij
+            if cm != 0.0:
+                i0 = 3 * rb
+                v += cm * (T[rb, 0, rr] * MT[i0, c] + T[rb, 1, rr] * MT[i0 + 1, c] + T[rb, 2, rr] * MT[i0 + 2, c])
+            if store:
+                values[o + c] = v
+            else:
+                data[q] += v
