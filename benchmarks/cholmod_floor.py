@@ -18,7 +18,9 @@ Per N, two subprocesses:
   the floor, with factorization and solve medians beside it.
 
 Ratio = flexmb ms per step / floor ms. Median of --repeats for both; the runs' spread is printed beside the
-median (on a shared VM it can exceed the distance to the goal). flexmb's ms per step is its wall time over the
+median (on a shared VM it can exceed the distance to the goal). Each run is followed at once by its floor, and
+the paired ratio (the median of run_k / floor_k, with its range) compares the two in the same phase of the
+machine. flexmb's ms per step is its wall time over the
 steps, the run's one-time set-up included (symbolic analysis, patterns, start); the steady ms per step leaves it
 out, as the floor leaves out the analysis: the run's wall time minus that of a short run (a tenth of it, at least
 20 steps) on a fresh model in the same worker, over the difference in steps (set-up ms: what is left of the short
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 
@@ -108,11 +111,19 @@ def main(argv: list[str] | None = None) -> int:
     for n in ns:
         base = [sys.executable, os.path.abspath(__file__), "--n", str(n), "--t-end", repr(args.t_end), "--dt", repr(args.dt),
                 "--rtol", repr(args.rtol), "--timing-repeats", str(args.timing_repeats)]
-        run = bl.median_runs(bl.repeat(lambda base=base: bl.run_worker(base + ["--worker", "run"], env, budget),
-                                       args.repeats, f"N={n} flexmb run"))
-        floor = bl.median_runs(bl.repeat(lambda base=base: bl.run_worker(base + ["--worker", "floor"], env, budget),
-                                         args.repeats, f"N={n} CHOLMOD floor"))
+        # each run is followed at once by its floor (a pair shares the machine's phase); medians over the repeats
+        runs, floors = [], []
+        for k in range(args.repeats):
+            runs += bl.repeat(lambda base=base: bl.run_worker(base + ["--worker", "run"], env, budget), 1,
+                              f"N={n} flexmb run {k + 1}/{args.repeats}")
+            floors += bl.repeat(lambda base=base: bl.run_worker(base + ["--worker", "floor"], env, budget), 1,
+                                f"N={n} CHOLMOD floor {k + 1}/{args.repeats}")
+            if not (bl.ok(runs[-1]) and bl.ok(floors[-1])):
+                break
+        pairs = [r["ms_per_step"] / f["floor_ms"] for r, f in zip(runs, floors) if bl.ok(r) and bl.ok(f)]
+        run, floor = bl.median_runs(runs), bl.median_runs(floors)
         ratio = (run["ms_per_step"] / floor["floor_ms"] if bl.ok(run) and bl.ok(floor) else None)
+        paired = (statistics.median(pairs), min(pairs), max(pairs)) if pairs else None
         steady = run.get("steady_ms_per_step")
         steady_ratio = steady / floor["floor_ms"] if steady is not None and bl.ok(floor) else None
         spread = run.get("ms_spread")
@@ -124,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
                      floor.get("status", "?")[:60] if not bl.ok(floor) else bl.fmt(floor.get("floor_ms"), ".4g"),
                      f"{bl.fmt(floor.get('factor_ms'), '.3g')} / {bl.fmt(floor.get('solve_ms'), '.3g')}",
                      f"{bl.fmt(floor.get('nnz_A'), '.0f')} / {bl.fmt(floor.get('nnz_L'), '.0f')}", str(floor.get("mode", "–")),
-                     bl.fmt(ratio, ".2f"), bl.fmt(steady, ".4g"), bl.fmt(run.get("setup_ms"), ".0f"),
+                     bl.fmt(ratio, ".2f"), "–" if paired is None else f"{paired[0]:.2f} ({paired[1]:.2f}–{paired[2]:.2f})",
+                     bl.fmt(steady, ".4g"), bl.fmt(run.get("setup_ms"), ".0f"),
                      bl.fmt(steady_ratio, ".2f"), bl.fmt(run.get("peak_mb"), ".0f"), bl.fmt(run.get("load_before"), ".2f")])
     text = "\n".join([
         f"# flexmb per step over the CHOLMOD floor, falling Zahariev link ({time.strftime('%Y-%m-%d %H:%M')})",
@@ -141,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         bl.table(["N", "DOF", "status", "flexmb ms/step", "runs' min–max ms/step", "CPU ms/step", "Newton it/step",
                   "factorizations/step",
                   "flexmb split ms/step: assembly / factorization / solve", "floor ms", "factor / solve ms",
-                  "nnz(A) / nnz(L)", "CHOLMOD mode", "flexmb ÷ floor", "steady ms/step", "set-up ms",
+                  "nnz(A) / nnz(L)", "CHOLMOD mode", "flexmb ÷ floor", "paired ÷ floor (min–max)", "steady ms/step", "set-up ms",
                   "steady ÷ floor", "peak MB", "load"], rows),
     ]) + "\n"
     print(text)
