@@ -231,6 +231,42 @@ def _mcross_add(V, S, u, out):
     out[5] += u * (V[3] * S[4] - V[4] * S[3])
 
 
+@njit(cache=True, inline="always")
+def _mcross_add_rows(V, i, S, k, u, out, j):
+    """out[j] += (V[i] x S[k]) u: :func:`_mcross_add` on rows of 2-D arrays indexed in place (no
+    views, so no reference counting per call), the same expressions."""
+    out[j, 0] += u * (V[i, 4] * S[k, 2] - V[i, 5] * S[k, 1] + V[i, 1] * S[k, 5] - V[i, 2] * S[k, 4])
+    out[j, 1] += u * (V[i, 5] * S[k, 0] - V[i, 3] * S[k, 2] + V[i, 2] * S[k, 3] - V[i, 0] * S[k, 5])
+    out[j, 2] += u * (V[i, 3] * S[k, 1] - V[i, 4] * S[k, 0] + V[i, 0] * S[k, 4] - V[i, 1] * S[k, 3])
+    out[j, 3] += u * (V[i, 4] * S[k, 5] - V[i, 5] * S[k, 4])
+    out[j, 4] += u * (V[i, 5] * S[k, 3] - V[i, 3] * S[k, 5])
+    out[j, 5] += u * (V[i, 3] * S[k, 4] - V[i, 4] * S[k, 3])
+
+
+@njit(cache=True, inline="always")
+def _mcross_add2_rows(V, i, S, k, u1, out1, j1, u2, out2, j2):
+    """out1[j1] += (V[i] x S[k]) u1 and out2[j2] += (V[i] x S[k]) u2: two :func:`_mcross_add_rows`
+    with the cross product formed once (the same values: each entry is u times the same sum)."""
+    c0 = V[i, 4] * S[k, 2] - V[i, 5] * S[k, 1] + V[i, 1] * S[k, 5] - V[i, 2] * S[k, 4]
+    c1 = V[i, 5] * S[k, 0] - V[i, 3] * S[k, 2] + V[i, 2] * S[k, 3] - V[i, 0] * S[k, 5]
+    c2 = V[i, 3] * S[k, 1] - V[i, 4] * S[k, 0] + V[i, 0] * S[k, 4] - V[i, 1] * S[k, 3]
+    c3 = V[i, 4] * S[k, 5] - V[i, 5] * S[k, 4]
+    c4 = V[i, 5] * S[k, 3] - V[i, 3] * S[k, 5]
+    c5 = V[i, 3] * S[k, 4] - V[i, 4] * S[k, 3]
+    out1[j1, 0] += u1 * c0
+    out1[j1, 1] += u1 * c1
+    out1[j1, 2] += u1 * c2
+    out1[j1, 3] += u1 * c3
+    out1[j1, 4] += u1 * c4
+    out1[j1, 5] += u1 * c5
+    out2[j2, 0] += u2 * c0
+    out2[j2, 1] += u2 * c1
+    out2[j2, 2] += u2 * c2
+    out2[j2, 3] += u2 * c3
+    out2[j2, 4] += u2 * c4
+    out2[j2, 5] += u2 * c5
+
+
 @njit(cache=True)
 def _axis_row(S, k, P, g):
     """S[k] = (P x g, g): a rotation axis g through P (spatial, at the origin)."""
@@ -417,8 +453,7 @@ def _forward_joints(idx, lo, hi, parent, child, jpoint, axT, axR, qT, qR, uT, uR
                     for i in range(3):
                         g[i] = M[i, 0] * axR[k, m, 0] + M[i, 1] * axR[k, m, 1] + M[i, 2] * axR[k, m, 2]
                     _axis_row(S, kk, P[k], g)
-                    _mcross_add(Vs[c], S[kk], u[kk], As[c])
-                    _mcross_add(Vs[c], S[kk], 1.0, Sd[kk])
+                    _mcross_add2_rows(Vs, c, S, kk, u[kk], As, c, 1.0, Sd, kk)
                     for i in range(6):
                         Vs[c, i] += S[kk, i] * u[kk]
         if uB[k, 0] >= 0:  # ball: axes = the child's axes (columns of R_c)
@@ -429,14 +464,13 @@ def _forward_joints(idx, lo, hi, parent, child, jpoint, axT, axR, qT, qR, uT, uR
                 _axis_row(S, kk, P[k], g)
             for m in range(3):
                 kk = uB[k, m]
-                _mcross_add(Vs[c], S[kk], u[kk], As[c])
-                _mcross_add(Vs[c], S[kk], 0.5, Sd[kk])
+                _mcross_add2_rows(Vs, c, S, kk, u[kk], As, c, 0.5, Sd, kk)
             for m in range(3):
                 kk = uB[k, m]
                 for i in range(6):
                     Vs[c, i] += S[kk, i] * u[kk]
             for m in range(3):  # Sd of a ball: the mean of the velocities before and after it (Kinematics)
-                _mcross_add(Vs[c], S[uB[k, m]], 0.5, Sd[uB[k, m]])
+                _mcross_add_rows(Vs, c, S, uB[k, m], 0.5, Sd, uB[k, m])
         # node-origin twist (v = v_O + w x x) and velocity-product acceleration of the child
         w0, w1, w2 = Vs[c, 3], Vs[c, 4], Vs[c, 5]
         V[c, 0] = Vs[c, 0] + (w1 * x[c, 2] - w2 * x[c, 1])
