@@ -208,3 +208,29 @@ def test_a_compiled_newton_loop_that_fails_is_repeated_by_the_python_loop(monkey
     slow = fm.simulate(model, 0.02, 1e-3, output_every=1)
     assert calls[0] == 20 and fast.stats["dense_solver"] == 1.0
     _assert_same(fast, slow)
+
+
+@pytest.mark.parametrize("build", [featured_flexible, lambda: __import__("test_tree_step").featured_tree()],
+                         ids=["element_step", "tree_step"])
+def test_the_compiled_steps_write_S_before_they_read_it(monkeypatch, build) -> None:
+    """CompiledStep.buffers leaves the axes S and their rates Sd uninitialised (kinematics_arrays with
+    zeroed=False: megabytes per step for a large model), because each evaluation writes every row of
+    S and zeroes Sd first. With those arrays starting as NaN the runs are the same bit for bit, so no
+    value is read before it is written (a NaN read would spread into the results)."""
+    from flexmb.solvers import tree_step
+
+    model = build()
+    ref = fm.simulate(model, 0.05, 1e-3, linear_solver="cholmod" if build is featured_flexible else "auto")
+    original = tree_step.kinematics_arrays
+
+    def nan_arrays(m, zeroed=True):
+        arrays = original(m, zeroed)
+        if not zeroed:
+            arrays[4].fill(np.nan)
+            arrays[5].fill(np.nan)
+        return arrays
+
+    monkeypatch.setattr(tree_step, "kinematics_arrays", nan_arrays)
+    got = fm.simulate(model, 0.05, 1e-3, linear_solver="cholmod" if build is featured_flexible else "auto")
+    assert got.status == "finished"
+    _assert_same(got, ref)

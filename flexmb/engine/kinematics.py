@@ -189,11 +189,15 @@ def forward_kinematics(model: Model, state: State, pattern: TreePattern) -> Kine
     return KinematicsBuffers(model, pattern).forward(state)
 
 
-def kinematics_arrays(model: Model) -> tuple[np.ndarray, ...]:
-    """New arrays for _forward's outputs (x, R, Vs, As, S, Sd, P, V, ζ) of ``model``: S and Sd zero."""
+def kinematics_arrays(model: Model, zeroed: bool = True) -> tuple[np.ndarray, ...]:
+    """New arrays for _forward's outputs (x, R, Vs, As, S, Sd, P, V, ζ) of ``model``: S and Sd zero,
+    or with ``zeroed`` False not initialised (for a caller that zeroes Sd before each pass, as the
+    compiled steps' _evaluate does: _forward writes every row of S; megabytes per step for a large
+    model)."""
     N, n_u = model.n_nodes, model.n_u
-    return (np.empty((N, 3)), np.empty((N, 3, 3)), np.empty((N, 6)), np.empty((N, 6)), np.zeros((n_u, 6)),
-            np.zeros((n_u, 6)), np.empty((model.n_joints, 3)), np.empty((N, 6)), np.empty((N, 6)))
+    new = np.zeros if zeroed else np.empty
+    return (np.empty((N, 3)), np.empty((N, 3, 3)), np.empty((N, 6)), np.empty((N, 6)), new((n_u, 6)),
+            new((n_u, 6)), np.empty((model.n_joints, 3)), np.empty((N, 6)), np.empty((N, 6)))
 
 
 class KinematicsBuffers:

@@ -363,7 +363,7 @@ class CompiledStep:
         wrenches (N+1, 6), τ and eq. (1) (tree_newton_step's ``kin``, Mb, ``wfull``, τ, ``rfull``)."""
         m = self.model
         N, n_u = m.n_nodes, m.n_u
-        kin = kinematics_arrays(m)
+        kin = kinematics_arrays(m, zeroed=False)  # _evaluate writes every row of S and zeroes Sd first
         return kin, np.empty((N, 6, 6)), np.empty((N + 1, 6)), np.empty(n_u), np.empty(n_u)
 
 
