@@ -236,39 +236,41 @@ def _mcross_add(V, S, u, out):
 
 
 @njit(cache=True, inline="always")
+def _cross_row(V, i, S, k):
+    """The spatial motion cross product V[i] x S[k] of rows of 2-D arrays indexed in place (no views,
+    so no reference counting per call): :func:`_mcross_add`'s expressions."""
+    return (V[i, 4] * S[k, 2] - V[i, 5] * S[k, 1] + V[i, 1] * S[k, 5] - V[i, 2] * S[k, 4],
+            V[i, 5] * S[k, 0] - V[i, 3] * S[k, 2] + V[i, 2] * S[k, 3] - V[i, 0] * S[k, 5],
+            V[i, 3] * S[k, 1] - V[i, 4] * S[k, 0] + V[i, 0] * S[k, 4] - V[i, 1] * S[k, 3],
+            V[i, 4] * S[k, 5] - V[i, 5] * S[k, 4],
+            V[i, 5] * S[k, 3] - V[i, 3] * S[k, 5],
+            V[i, 3] * S[k, 4] - V[i, 4] * S[k, 3])
+
+
+@njit(cache=True, inline="always")
+def _add_scaled_row(out, j, u, c):
+    """out[j] += u c for a 6-tuple c."""
+    out[j, 0] += u * c[0]
+    out[j, 1] += u * c[1]
+    out[j, 2] += u * c[2]
+    out[j, 3] += u * c[3]
+    out[j, 4] += u * c[4]
+    out[j, 5] += u * c[5]
+
+
+@njit(cache=True, inline="always")
 def _mcross_add_rows(V, i, S, k, u, out, j):
-    """out[j] += (V[i] x S[k]) u: :func:`_mcross_add` on rows of 2-D arrays indexed in place (no
-    views, so no reference counting per call), the same expressions."""
-    out[j, 0] += u * (V[i, 4] * S[k, 2] - V[i, 5] * S[k, 1] + V[i, 1] * S[k, 5] - V[i, 2] * S[k, 4])
-    out[j, 1] += u * (V[i, 5] * S[k, 0] - V[i, 3] * S[k, 2] + V[i, 2] * S[k, 3] - V[i, 0] * S[k, 5])
-    out[j, 2] += u * (V[i, 3] * S[k, 1] - V[i, 4] * S[k, 0] + V[i, 0] * S[k, 4] - V[i, 1] * S[k, 3])
-    out[j, 3] += u * (V[i, 4] * S[k, 5] - V[i, 5] * S[k, 4])
-    out[j, 4] += u * (V[i, 5] * S[k, 3] - V[i, 3] * S[k, 5])
-    out[j, 5] += u * (V[i, 3] * S[k, 4] - V[i, 4] * S[k, 3])
+    """out[j] += (V[i] x S[k]) u: :func:`_mcross_add` on rows (the same values)."""
+    _add_scaled_row(out, j, u, _cross_row(V, i, S, k))
 
 
 @njit(cache=True, inline="always")
 def _mcross_add2_rows(V, i, S, k, u1, out1, j1, u2, out2, j2):
-    """out1[j1] += (V[i] x S[k]) u1 and out2[j2] += (V[i] x S[k]) u2: two :func:`_mcross_add_rows`
-    with the cross product formed once (the same values: each entry is u times the same sum)."""
-    c0 = V[i, 4] * S[k, 2] - V[i, 5] * S[k, 1] + V[i, 1] * S[k, 5] - V[i, 2] * S[k, 4]
-    c1 = V[i, 5] * S[k, 0] - V[i, 3] * S[k, 2] + V[i, 2] * S[k, 3] - V[i, 0] * S[k, 5]
-    c2 = V[i, 3] * S[k, 1] - V[i, 4] * S[k, 0] + V[i, 0] * S[k, 4] - V[i, 1] * S[k, 3]
-    c3 = V[i, 4] * S[k, 5] - V[i, 5] * S[k, 4]
-    c4 = V[i, 5] * S[k, 3] - V[i, 3] * S[k, 5]
-    c5 = V[i, 3] * S[k, 4] - V[i, 4] * S[k, 3]
-    out1[j1, 0] += u1 * c0
-    out1[j1, 1] += u1 * c1
-    out1[j1, 2] += u1 * c2
-    out1[j1, 3] += u1 * c3
-    out1[j1, 4] += u1 * c4
-    out1[j1, 5] += u1 * c5
-    out2[j2, 0] += u2 * c0
-    out2[j2, 1] += u2 * c1
-    out2[j2, 2] += u2 * c2
-    out2[j2, 3] += u2 * c3
-    out2[j2, 4] += u2 * c4
-    out2[j2, 5] += u2 * c5
+    """out1[j1] += (V[i] x S[k]) u1 and out2[j2] += (V[i] x S[k]) u2 with the cross product formed
+    once (the same values: each entry is u times the same sum)."""
+    c = _cross_row(V, i, S, k)
+    _add_scaled_row(out1, j1, u1, c)
+    _add_scaled_row(out2, j2, u2, c)
 
 
 @njit(cache=True)
