@@ -1,0 +1,181 @@
+"""Newton iterations per step against the beam element length on the falling Zahariev link (issue 14).
+
+At N = 10000 elements on the 2 m link (cholmod_floor.py) flexmb needs about 3.2 Newton iterations per
+step where N = 1000 needs 2.0. This script shows what sets the count: the element length, not N.
+
+Model: benchmarks/peer_beam_fall.py's link (Euler-Bernoulli co-rotational beam, E = 0.7e11 Pa, rho = 3000
+kg/m^3, A = 4e-4 m^2, I = 2e-7 m^4, pinned about z, falling from horizontal under gravity) with N elements
+on a link of length L; h = 1e-3 s, rho_inf = 0.8, rtol 1e-10, --steps steps (default 50), output at the
+ends only.
+
+Per case (N, L), in its own process (public API only: ``fm.simulate`` and ``result.stats``): Newton
+iterations and factorizations per step. Beside them, from the parameters: the element length l, the
+section depth over l (depth = sqrt(12 I / A) = 7.7 cm) and kappa = 12 E I h^2 / (rho A l^4), the element's
+transverse stiffness over its mass in units of 1/h^2 (how stiff the element is against its own inertia
+within one step; it grows as 1/l^4).
+
+With ``--corrections`` (a diagnostic through flexmb internals: ``GeneralizedAlpha`` and its
+``_trial``/``_evaluate``, the assembler's ``iteration_matrix``; small cases only, dense matrices), the
+sizes max|dx| of the Newton corrections of one step (after --steps steps) with the iteration matrix
+formed (a) at the predictor, as flexmb does, (b) again at the first corrected iterate, (c) at the
+step's start state, and (d) with each solve refined in np.longdouble (matrix as in (a)).
+
+Run (from the repository root):
+
+    python benchmarks/newton_element_length.py                      # default cases, about 2 min
+    python benchmarks/newton_element_length.py --corrections        # plus the corrections, about 1 min more
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+
+import benchlib as bl
+import peer_beam_fall as pb
+
+CASES = "1000:2,3000:2,100:2,100:0.2,1000:0.6,100:0.06,300:0.06,1000:0.2,100:0.02,10000:2"
+CORRECTION_CASES = "100:2,100:0.2,100:0.06,100:0.02,300:0.06"
+DT = 1e-3
+
+
+def link(fm, n: int, length: float):
+    """benchmarks/peer_beam_fall.py's link with n elements on ``length`` metres."""
+    sec = fm.BeamSection(pb.E, pb.G_SHEAR, pb.AREA, pb.INERTIA, pb.INERTIA, 2 * pb.INERTIA, pb.RHO)
+    mb = fm.ModelBuilder(gravity=(0.0, -pb.GRAVITY, 0.0))
+    nodes = mb.add_flexible_link("link", (0.0, 0.0, 0.0), (length, 0.0, 0.0), n, sec)
+    mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0.0, 0.0, 1.0))
+    return mb.compile()
+
+
+def iterations(n: int, length: float, steps: int) -> dict:
+    """Newton iterations and factorizations per step of ``steps`` steps."""
+    import flexmb as fm
+
+    res = fm.simulate(link(fm, n, length), steps * DT, DT, rho_inf=pb.RHO_INF, rtol=1e-10, output_every=steps)
+    s = res.stats
+    done = bl.stat(s, "steps", 0.0)
+    return {"status": "finished", "it_per_step": bl.stat(s, "newton_iterations", 0.0) / done,
+            "fac_per_step": bl.stat(s, "factorizations", 0.0) / done}
+
+
+def corrections(n: int, length: float, steps: int, count: int = 5) -> dict:
+    """max|dx| of ``count`` Newton corrections of one step after ``steps`` steps, per matrix choice
+    (module docstring; flexmb internals, dense)."""
+    import numpy as np
+
+    import flexmb as fm
+    from flexmb.solvers.generalized_alpha import GeneralizedAlpha
+    from flexmb.solvers.initial import relaxed_start
+    from flexmb.solvers.tree_step import _update
+
+    model = link(fm, n, length)
+    integ = GeneralizedAlpha(model, rho_inf=pb.RHO_INF, rtol=1e-10)
+    st, _ = relaxed_start(model)
+    st, _ = integ.initial_acceleration(st)
+    a = st.udot.copy()
+    for _ in range(steps):
+        st, a, _, _ = integ.step(st, a, DT)
+    am, af, g, b, h = integ.am, integ.af, integ.gamma, integ.beta, DT
+    c_a = (1 - af) / (1 - am)
+    gp, bp = g * h * c_a, b * h * h * c_a
+    free, n_u, t1 = integ.free, st.u.size, st.t + h
+    diag = gp * integ.c_diag + bp * integ.k_diag
+
+    def residual(udot1):
+        a1, hdq, u1 = np.empty(n_u), np.empty(n_u), np.empty(n_u)
+        _update(st.udot, udot1, a, st.u, am, af, g, b, h, a1, hdq, u1)
+        st1 = integ._trial(st, hdq, u1, udot1, t1)
+        st1.apply_drives(model, t1)
+        ev = integ._evaluate(st1)
+        return ev.residual(st1.udot)[free], ev
+
+    def matrix(ev):
+        S = integ.asm.iteration_matrix(ev, free, gp, bp, diag).toarray()
+        return np.tril(S) + np.tril(S, -1).T  # the lower triangle holds S (the factors read only it)
+
+    def run(refresh: bool, at_start: bool = False, refine: bool = False) -> list[float]:
+        x, out, S = st.udot.copy(), [], None
+        for it in range(count):
+            r, ev = residual(x)
+            if S is None or (refresh and it == 1):
+                S = matrix(integ._evaluate(st) if at_start else ev)
+            dx = np.linalg.solve(S, r)
+            if refine:  # one step of refinement with the residual of the linear system in long double
+                res = S.astype(np.longdouble) @ dx.astype(np.longdouble) - r.astype(np.longdouble)
+                dx = (dx.astype(np.longdouble) - np.linalg.solve(S, res.astype(float))).astype(float)
+            out.append(float(np.abs(dx).max()))
+            x[free] -= dx
+        return out
+
+    return {"status": "finished", "t": float(st.t), "predictor": run(False), "refreshed": run(True),
+            "start": run(False, at_start=True), "refined": run(False, refine=True)}
+
+
+def _cases(text: str) -> list[tuple[int, float]]:
+    return [(int(c.split(":")[0]), float(c.split(":")[1])) for c in text.split(",") if c.strip()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cases", default=CASES, help="N:L pairs (elements : link length in m), comma-separated")
+    p.add_argument("--steps", type=int, default=50)
+    p.add_argument("--corrections", action="store_true", help="also the Newton corrections (flexmb internals)")
+    p.add_argument("--correction-cases", default=CORRECTION_CASES)
+    p.add_argument("--worker", choices=("iterations", "corrections"), help=argparse.SUPPRESS)
+    bl.common_options(p, repeats=1, max_minutes=10.0)
+    args = p.parse_args(argv)
+    if args.worker:
+        (n, length), = _cases(args.cases)
+        bl.emit(iterations(n, length, args.steps) if args.worker == "iterations" else
+                corrections(n, length, min(args.steps, 30)))
+        return 0
+
+    env = bl.worker_env(args.blas, args.threads, args.numba_threads)
+    budget = 60.0 * args.max_minutes
+    depth = math.sqrt(12 * pb.INERTIA / pb.AREA)
+
+    def worker(kind: str, n: int, length: float) -> dict:
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker", kind, "--cases", f"{n}:{length!r}",
+               "--steps", str(args.steps)]
+        return bl.run_worker(cmd, env, budget)
+
+    rows = []
+    for n, length in _cases(args.cases):
+        el = length / n
+        kappa = 12 * pb.E * pb.INERTIA * DT * DT / (pb.RHO * pb.AREA * el ** 4)
+        r = worker("iterations", n, length)
+        rows.append([n, f"{length:g}", f"{el:.2g}", f"{depth / el:.0f}", f"{kappa:.1e}",
+                     bl.fmt(r.get("it_per_step"), ".2f") if bl.ok(r) else r.get("status", "?")[:60],
+                     bl.fmt(r.get("fac_per_step"), ".2f")])
+    stamp = time.strftime("%Y-%m-%d %H:%M")
+    text = [f"### Newton iterations per step against the element length, falling Zahariev link ({stamp})",
+            "", f"h = {DT:g} s, ρ∞ = {pb.RHO_INF}, rtol = 1e-10, {args.steps} steps from rest, output at the ends only; "
+            f"section depth sqrt(12 I / A) = {depth:.3g} m; κ = 12 E I h² / (ρ A l⁴).", "",
+            f"Host: {bl.host_line()}", f"Command: `{bl.command_line()}`", "",
+            bl.table(["N", "L m", "element length l m", "depth / l", "κ", "Newton it/step", "factorizations/step"], rows)]
+    if args.corrections:
+        crow = []
+        for n, length in _cases(args.correction_cases):
+            r = worker("corrections", n, length)
+            if not bl.ok(r):
+                crow.append([n, f"{length:g}", f"{length / n:.2g}", r.get("status", "?")[:60], "", "", ""])
+                continue
+            seq = {k: " → ".join(f"{v:.1e}" for v in r[k]) for k in ("predictor", "refreshed", "start", "refined")}
+            crow.append([n, f"{length:g}", f"{length / n:.2g}", seq["predictor"], seq["refreshed"], seq["start"],
+                         seq["refined"]])
+        text += ["", f"Newton corrections max|dx| of one step at t = {min(args.steps, 30) * DT:g} s from the predictor "
+                 "(dense solves; flexmb internals), by where the iteration matrix is formed:", "",
+                 bl.table(["N", "L m", "l m", "(a) at the predictor (flexmb)", "(b) again at the 1st corrected iterate",
+                           "(c) at the step's start", "(d) as (a), solves refined in long double"], crow)]
+    out = "\n".join(text) + "\n"
+    print(out)
+    print("written to", bl.write_results("newton_element_length", out, args.results_dir))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
