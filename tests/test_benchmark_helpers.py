@@ -57,3 +57,17 @@ def test_capture_returns_the_iteration_matrix_flexmb_factorizes():
     assert np.allclose(S, S.T) and np.linalg.eigvalsh(S).min() > 0  # symmetric positive definite
     timing = bl.time_factor_and_solves(log.matrix, mode=log.mode, repeats=2)
     assert timing["dof"] == 4 and timing["floor_ms"] >= timing["factor_ms_min"] > 0
+
+
+def test_newton_corrections_diagnostic_runs_on_flexmb_internals():
+    """benchmarks/newton_element_length.py --corrections steps Newton by hand through flexmb's
+    internals: it must keep working, and on a well-resolved link every matrix choice converges."""
+    from newton_element_length import corrections
+
+    r = corrections(4, 2.0, 3, count=4)
+    for k in ("predictor", "refreshed", "refined"):
+        seq = r[k]
+        assert len(seq) == 4 and seq[0] > 0.0
+        assert seq[2] < 1e-6 * seq[0], (k, seq)
+    # the matrix formed at the step's start, one step's motion away, converges here too but not faster
+    assert r["start"][2] >= r["predictor"][2] * 0.5
