@@ -1,7 +1,8 @@
 """Newton iterations per step against the beam element length on the falling Zahariev link (issue 14).
 
 At N = 10000 elements on the 2 m link (cholmod_floor.py) flexmb needs about 3.2 Newton iterations per
-step where N = 1000 needs 2.0. This script shows what sets the count: the element length, not N.
+step where N = 1000 needs 2.0. This script shows what sets the count: not N, but elements very stiff
+against their own mass (short elements) together with the motion (results: 2026-11-26-newton_element_length.md).
 
 Model: benchmarks/peer_beam_fall.py's link (Euler-Bernoulli co-rotational beam, E = 0.7e11 Pa, rho = 3000
 kg/m^3, A = 4e-4 m^2, I = 2e-7 m^4, pinned about z, falling from horizontal under gravity) with N elements
@@ -44,11 +45,7 @@ DT = 1e-3
 
 def link(fm, n: int, length: float):
     """benchmarks/peer_beam_fall.py's link with n elements on ``length`` metres."""
-    sec = fm.BeamSection(pb.E, pb.G_SHEAR, pb.AREA, pb.INERTIA, pb.INERTIA, 2 * pb.INERTIA, pb.RHO)
-    mb = fm.ModelBuilder(gravity=(0.0, -pb.GRAVITY, 0.0))
-    nodes = mb.add_flexible_link("link", (0.0, 0.0, 0.0), (length, 0.0, 0.0), n, sec)
-    mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0.0, 0.0, 1.0))
-    return mb.compile()
+    return pb.fm_link(fm, n, length)[0]
 
 
 def iterations(n: int, length: float, steps: int) -> dict:

@@ -67,11 +67,11 @@ TIP_REF = (-1.7626, -0.9451)  # shared/BENCHMARKS.md: tip at t = 1 s (exudyn 2-D
 
 # ---------------------------------------------------------------- flexmb worker
 
-def fm_link(fm, n: int):
-    """The link as a flexmb model, and the name of its tip node."""
+def fm_link(fm, n: int, length: float = LENGTH):
+    """The link (``length`` metres, default the model's 2 m) as a flexmb model, and the name of its tip node."""
     sec = fm.BeamSection(E, G_SHEAR, AREA, INERTIA, INERTIA, 2 * INERTIA, RHO)
     mb = fm.ModelBuilder(gravity=(0.0, -GRAVITY, 0.0))
-    nodes = mb.add_flexible_link("link", (0.0, 0.0, 0.0), (LENGTH, 0.0, 0.0), n, sec)
+    nodes = mb.add_flexible_link("link", (0.0, 0.0, 0.0), (length, 0.0, 0.0), n, sec)
     mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0.0, 0.0, 1.0))
     return mb.compile(), nodes[-1]
 
