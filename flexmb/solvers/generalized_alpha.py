@@ -85,7 +85,11 @@ class GeneralizedAlpha:
     after a few degrees of rotation, a fresh factor per step needs about half the iterations and
     is faster). The choice depends on the model only, so a run is reproducible bit for bit.
     ``rtol`` bounds both the residual (relative to the force scale) and, at a tenth of it, the
-    last Newton correction relative to the size of the accelerations. ``linear_solver``: "auto"
+    last Newton correction relative to the size of the accelerations; an iterate taken without
+    its evaluation (``lazy_accept`` below) meets the second bound by prediction only, from the
+    contraction of the last two corrections, which can be optimistic where the first correction is
+    one of them (on the 1000-element falling link: predicted 8e-11, measured 1.7e-7 against a
+    bound of 3.6e-9, that is 4e-14 m in the positions; benchmarks/newton_element_length.py --large). ``linear_solver``: "auto"
     (the O(n) tree factorization with the velocity tangent, engine/tree_solver.py, for rigid trees;
     for other models of at most ``dense_max`` unknowns a dense Cholesky factor of the same matrix as
     CHOLMOD's, engine/dense_cholesky.py; CHOLMOD otherwise), "tree", "dense" or "cholmod" (these two:
