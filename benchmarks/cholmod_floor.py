@@ -7,7 +7,8 @@ two solves (the fewest a Newton step that refactorizes can do). Goal: flexmb's t
 Per N, two subprocesses:
 
 * ``run``: flexmb integrates the link of benchmarks/peer_beam_fall.py (N elements, 3-D co-rotational
-  beam, pin about z, h = 1e-3 s, rho_inf = 0.8, rtol 1e-10, output at the ends only) for --t-end s
+  beam, pin about z, 2 m long or --length m, h = 1e-3 s, rho_inf = 0.8, rtol 1e-10, output at the ends
+  only) for --t-end s
   after a JIT warm-up (benchlib.fm_warm_up, with its threaded beam); ms per step (wall, CPU), Newton
   iterations and factorizations per step, and flexmb's own time split (assembly / factorization /
   solve, where ``result.stats`` has it).
@@ -30,6 +31,7 @@ Run (from the repository root):
 
     python benchmarks/cholmod_floor.py                          # N = 1000, 10000; 1 s; 3 repeats
     python benchmarks/cholmod_floor.py --n 100 --t-end 0.05 --repeats 1 --results-dir /tmp/x   # quick check
+    python benchmarks/cholmod_floor.py --n 10000 --length 20   # N = 10000 without the short elements (2.0 it/step)
 """
 
 from __future__ import annotations
@@ -42,14 +44,14 @@ import sys
 import time
 
 import benchlib as bl
-from peer_beam_fall import RHO_INF, fm_link
+from peer_beam_fall import LENGTH, RHO_INF, fm_link
 
 
-def run_flexmb(n: int, t_end: float, dt: float, rtol: float) -> dict:
+def run_flexmb(n: int, t_end: float, dt: float, rtol: float, length: float = LENGTH) -> dict:
     import flexmb as fm
 
     warm = bl.fm_warm_up(fm, dt, threaded=True)
-    model, _ = fm_link(fm, n)
+    model, _ = fm_link(fm, n, length)
     cpu0 = time.process_time()
     res = fm.simulate(model, t_end, dt, rho_inf=RHO_INF, rtol=rtol, output_every=int(round(t_end / dt)))
     out = bl.fm_step_numbers(res, dt, time.process_time() - cpu0)
@@ -61,7 +63,7 @@ def run_flexmb(n: int, t_end: float, dt: float, rtol: float) -> dict:
                 "fac_per_step_run": bl.stat(s, "factorizations", 0.0) / steps if steps else None})
     # the steady per-step cost: this run minus a short one on a fresh model (the one-time set-up, e.g. the
     # symbolic analysis and the patterns, cancels; the floor leaves the analysis out too)
-    model, _ = fm_link(fm, n)
+    model, _ = fm_link(fm, n, length)
     short = max(20, int(round(0.1 * t_end / dt)))
     if short * 2 <= steps:
         res_s = fm.simulate(model, short * dt, dt, rho_inf=RHO_INF, rtol=rtol, output_every=short)
@@ -73,10 +75,10 @@ def run_flexmb(n: int, t_end: float, dt: float, rtol: float) -> dict:
     return out
 
 
-def run_floor(n: int, dt: float, rtol: float, repeats: int) -> dict:
+def run_floor(n: int, dt: float, rtol: float, repeats: int, length: float = LENGTH) -> dict:
     import flexmb as fm
 
-    model, _ = fm_link(fm, n)
+    model, _ = fm_link(fm, n, length)
     log = bl.CholmodLog()
     with bl.capture_cholmod(log):
         fm.simulate(model, 3 * dt, dt, rho_inf=RHO_INF, rtol=rtol, output_every=3)
@@ -92,16 +94,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--t-end", type=float, default=1.0)
     p.add_argument("--dt", type=float, default=1e-3)
     p.add_argument("--rtol", type=float, default=1e-10)
+    p.add_argument("--length", type=float, default=LENGTH,
+                   help="link length in m (default: the issue's 2 m link; 20 m gives N = 10000 elements of 2e-3 m)")
     p.add_argument("--timing-repeats", type=int, default=20, help="factorizations timed for the floor (median)")
     p.add_argument("--worker", choices=("run", "floor"), help=argparse.SUPPRESS)
     bl.common_options(p, max_minutes=20.0)
     args = p.parse_args(argv)
     ns = [int(v) for v in args.n.split(",") if v.strip()]
     if args.worker == "run":
-        bl.emit(run_flexmb(ns[0], args.t_end, args.dt, args.rtol))
+        bl.emit(run_flexmb(ns[0], args.t_end, args.dt, args.rtol, args.length))
         return 0
     if args.worker == "floor":
-        bl.emit(run_floor(ns[0], args.dt, args.rtol, args.timing_repeats))
+        bl.emit(run_floor(ns[0], args.dt, args.rtol, args.timing_repeats, args.length))
         return 0
 
     env = bl.worker_env(args.blas, args.threads, args.numba_threads)
@@ -110,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for n in ns:
         base = [sys.executable, os.path.abspath(__file__), "--n", str(n), "--t-end", repr(args.t_end), "--dt", repr(args.dt),
-                "--rtol", repr(args.rtol), "--timing-repeats", str(args.timing_repeats)]
+                "--rtol", repr(args.rtol), "--length", repr(args.length), "--timing-repeats", str(args.timing_repeats)]
         # each run is followed at once by its floor (a pair shares the machine's phase); medians over the repeats
         runs, floors = [], []
         for k in range(args.repeats):
@@ -141,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join([
         f"# flexmb per step over the CHOLMOD floor, falling Zahariev link ({time.strftime('%Y-%m-%d %H:%M')})",
         "",
-        f"h = {args.dt:g} s, ρ∞ = {RHO_INF}, rtol = {args.rtol:g}, t_end = {args.t_end:g} s, output at the ends only. Floor = "
+        f"Link {args.length:g} m long. h = {args.dt:g} s, ρ∞ = {RHO_INF}, rtol = {args.rtol:g}, t_end = {args.t_end:g} s, "
+        f"output at the ends only. Floor = "
         f"one CHOLMOD numeric factorization + two solves of the run's own iteration matrix (captured from flexmb, same "
         f"pattern and CHOLMOD mode), median of {args.timing_repeats}.",
         "",
