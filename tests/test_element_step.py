@@ -167,6 +167,34 @@ def test_the_beam_models_take_the_compiled_iterates() -> None:
         assert isinstance(integ.element_step, ElementStep)
 
 
+def test_without_bodies_the_compiled_iterates_share_one_zero_mass_array_and_form_no_axes_rates() -> None:
+    """A beam model without bodies: every step's Mb is the same all-zero array (nothing writes it)
+    and the iterates' Kinematics has no Sdot (only the tree solver reads it); with bodies each step
+    has its own Mb."""
+    from flexmb.solvers.initial import relaxed_start
+
+    model = falling_link()
+    integ = GeneralizedAlpha(model)
+    es = integ.element_step
+    st, _ = integ.initial_acceleration(relaxed_start(model)[0])
+    a = st.udot.copy()
+    seen = []
+    for _ in range(3):
+        st, a, ev, _ = integ.step(st, a, 1e-3)
+        seen.append(es.Mb)
+        assert es.kinematics().Sdot is None
+    assert all(m is seen[0] for m in seen) and not seen[0].any()
+    assert np.abs(st.u).max() > 0.0  # it moved
+    model = featured_flexible()
+    integ = GeneralizedAlpha(model)
+    st, _ = integ.initial_acceleration(relaxed_start(model)[0])
+    a, mbs = st.udot.copy(), []
+    for _ in range(2):
+        st, a, _, _ = integ.step(st, a, 1e-3)
+        mbs.append(integ.element_step.Mb)
+    assert mbs[0] is not mbs[1] and mbs[1].any()
+
+
 def test_a_matrix_made_indefinite_by_the_geometric_stiffness_is_refactorized_without_it(monkeypatch) -> None:
     """CHOLMOD refusing the 5th factorization (as it refuses an S made indefinite by compressive
     geometric stiffness): both iterates refill S with the material stiffness only (modified Newton),

@@ -165,3 +165,27 @@ def test_the_zero_mass_product_is_the_mass_product_with_zero_blocks_bit_for_bit(
     inplace = b.copy()
     zero_mass_times_add(a, inplace, inplace)
     assert np.array_equal(np.isnan(inplace), bad) and np.array_equal(inplace[~bad].view(np.int64), want[~bad].view(np.int64))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_forward_without_the_axes_rates_gives_the_same_kinematics_bit_for_bit(seed):
+    """_forward with an Sd of no rows (the beams' compiled iterates, which do not read the axes' rates)
+    skips them and leaves every other output as with them, every joint kind and the ground shortcut."""
+    from flexmb.engine import kinematics as K
+
+    for model in (spatial_chain(seed), _on_ground(seed, False)):
+        state = model.initial_state()
+        t = K.TreePattern(model)
+        full = K.KinematicsBuffers(model, t)
+        full.forward(state)
+        arrays = list(K.kinematics_arrays(model))
+        arrays[5] = np.empty((0, 6))
+        K._forward(t.joint_parent_ext, model.joint_child, model.joint_point, t.axT, t.axR, t.qT, t.qR, t.uT, t.uR, t.uB,
+                   t.ball, model.joint_child_rot, model.joint_child_offset, np.ascontiguousarray(state.q, dtype=float),
+                   np.ascontiguousarray(state.balls.reshape(-1, 3, 3), dtype=float),
+                   np.ascontiguousarray(state.u, dtype=float), *arrays, 1)
+        names = ("x", "R", "Vs", "As", "S", "Sd", "P", "V", "zeta")
+        for k, name in enumerate(names):
+            if name != "Sd":
+                np.testing.assert_array_equal(arrays[k], full.arrays[k], err_msg=name)
+        assert np.abs(full.Sd).max() > 0.1 and np.abs(full.As).max() > 0.1  # the rates exist and feed As

@@ -301,7 +301,9 @@ def _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff,
     rates Sd and the node-origin twists V and velocity-product accelerations zeta of every node.
     With ``threads`` > 1 the joints on ground (free FE nodes: they depend on no other joint) are
     split over the threads first, then the others follow in tree order: each joint's values are
-    the same as in one pass (flexmb/engine/parallel.py)."""
+    the same as in one pass (flexmb/engine/parallel.py). ``Sd`` with no rows: the axes' rates are
+    not formed (a caller that does not use them, e.g. the beams' compiled iterates; the other
+    outputs are the same bit for bit)."""
     if threads > 1:
         N = x.shape[0]
         ground = np.nonzero(parent == N)[0]
@@ -331,6 +333,7 @@ def _forward_joints(idx, lo, hi, parent, child, jpoint, axT, axR, qT, qR, uT, uR
     """The joints idx[lo:hi] of _forward in that order (``idx`` empty: the joints lo:hi); each joint
     reads only its parent node's values."""
     N = x.shape[0]
+    with_sd = Sd.shape[0] > 0
     Q1 = np.empty((3, 3))
     Q2 = np.empty((3, 3))
     Q = np.empty((3, 3))
@@ -444,7 +447,8 @@ def _forward_joints(idx, lo, hi, parent, child, jpoint, axT, axR, qT, qR, uT, uR
                         S[kk, i] = Rp[i, 0] * axT[k, m, 0] + Rp[i, 1] * axT[k, m, 1] + Rp[i, 2] * axT[k, m, 2]
                         S[kk, 3 + i] = 0.0
                     _mcross_add(Vp, S[kk], u[kk], As[c])
-                    _mcross_add(Vp, S[kk], 1.0, Sd[kk])
+                    if with_sd:
+                        _mcross_add(Vp, S[kk], 1.0, Sd[kk])
             for m in range(3):
                 kk = uT[k, m]
                 if kk >= 0:
@@ -459,7 +463,10 @@ def _forward_joints(idx, lo, hi, parent, child, jpoint, axT, axR, qT, qR, uT, uR
                     for i in range(3):
                         g[i] = M[i, 0] * axR[k, m, 0] + M[i, 1] * axR[k, m, 1] + M[i, 2] * axR[k, m, 2]
                     _axis_row(S, kk, P[k], g)
-                    _mcross_add2_rows(Vs, c, S, kk, u[kk], As, c, 1.0, Sd, kk)
+                    if with_sd:
+                        _mcross_add2_rows(Vs, c, S, kk, u[kk], As, c, 1.0, Sd, kk)
+                    else:
+                        _mcross_add_rows(Vs, c, S, kk, u[kk], As, c)
                     for i in range(6):
                         Vs[c, i] += S[kk, i] * u[kk]
         if uB[k, 0] >= 0:  # ball: axes = the child's axes (columns of R_c)
@@ -470,13 +477,17 @@ def _forward_joints(idx, lo, hi, parent, child, jpoint, axT, axR, qT, qR, uT, uR
                 _axis_row(S, kk, P[k], g)
             for m in range(3):
                 kk = uB[k, m]
-                _mcross_add2_rows(Vs, c, S, kk, u[kk], As, c, 0.5, Sd, kk)
+                if with_sd:
+                    _mcross_add2_rows(Vs, c, S, kk, u[kk], As, c, 0.5, Sd, kk)
+                else:
+                    _mcross_add_rows(Vs, c, S, kk, u[kk], As, c)
             for m in range(3):
                 kk = uB[k, m]
                 for i in range(6):
                     Vs[c, i] += S[kk, i] * u[kk]
-            for m in range(3):  # Sd of a ball: the mean of the velocities before and after it (Kinematics)
-                _mcross_add_rows(Vs, c, S, uB[k, m], 0.5, Sd, uB[k, m])
+            if with_sd:
+                for m in range(3):  # Sd of a ball: the mean of the velocities before and after it (Kinematics)
+                    _mcross_add_rows(Vs, c, S, uB[k, m], 0.5, Sd, uB[k, m])
         # node-origin twist (v = v_O + w x x) and velocity-product acceleration of the child
         w0, w1, w2 = Vs[c, 3], Vs[c, 4], Vs[c, 5]
         V[c, 0] = Vs[c, 0] + (w1 * x[c, 2] - w2 * x[c, 1])

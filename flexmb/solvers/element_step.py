@@ -274,6 +274,8 @@ class ElementStep(CompiledStep):
         n_u, n = self.model.n_u, self._n_el
         self.out_state = (np.empty_like(st.q), np.empty_like(st.balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
         self.kin, self.Mb, self.wfull, self.tau, self.rfull = self.buffers()
+        # the axes' rates Sd are not formed: only the tree solver reads them (Kinematics.Sdot None here)
+        self.kin = self.kin[:5] + (np.empty((0, 6)),) + self.kin[6:]
         self.beam_out = (np.empty((n, 3, 3)), np.empty((n, 7)), np.empty((n, 4)), np.empty((n, 7)), np.empty((n, 7, 12)),
                          np.empty(n))
 
@@ -327,7 +329,7 @@ class ElementStep(CompiledStep):
     def kinematics(self) -> Kinematics:
         """The kinematics of the iterate evaluated last (over this step's arrays: a later step has its own)."""
         x, R, Vs, As, S, Sd, P, V, zeta = self.kin
-        return Kinematics(x, R, V, zeta, S, P, Vs, As, self.pattern, Sd)
+        return Kinematics(x, R, V, zeta, S, P, Vs, As, self.pattern, Sd if Sd.shape[0] else None)
 
     def evaluation(self) -> Evaluation:
         """The current iterate's Evaluation (what Assembler.evaluate gives at its state), with eq. (1)

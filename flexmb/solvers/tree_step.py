@@ -142,15 +142,18 @@ def _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q, ba
               Mb, wfull, tau, threads=1):
     """Assembler.evaluate for a rigid tree into the given arrays (same kernels, same order):
     forward kinematics (its joints on ground on ``threads`` threads), the bodies' eq. (1)-(2), minus
-    the loads, plus Mb ζ; τ of the joint springs and the applied joint forces."""
+    the loads, plus Mb ζ; τ of the joint springs and the applied joint forces. ``Sd`` with no rows:
+    the axes' rates are not formed (_forward). Without bodies Mb must be zero on entry (nothing
+    writes it: CompiledStep.buffers gives one zero array for all steps)."""
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     Sd[:] = 0.0  # _forward adds the velocity products into Sd (kinematics.forward starts from zeros)
     _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, q, balls, u, x, R, Vs, As, S, Sd, P, V, zeta,
              threads)
-    Mb[:] = 0.0
+    node, mass, com, inertia = bodies
+    if node.size:
+        Mb[:] = 0.0
     wfull[:] = 0.0
     N = x.shape[0]
-    node, mass, com, inertia = bodies
     accumulate(node, R, np.ascontiguousarray(V[:, 3:]), mass, com, inertia, gravity, 1.0, Mb, wfull)
     bias = wfull[:N]
     for i in range(N):
@@ -364,7 +367,17 @@ class CompiledStep:
         m = self.model
         N, n_u = m.n_nodes, m.n_u
         kin = kinematics_arrays(m, zeroed=False)  # _evaluate writes every row of S and zeroes Sd first
-        return kin, np.empty((N, 6, 6)), np.empty((N + 1, 6)), np.empty(n_u), np.empty(n_u)
+        return kin, self._node_masses(), np.empty((N + 1, 6)), np.empty(n_u), np.empty(n_u)
+
+    def _node_masses(self) -> np.ndarray:
+        """Mb's array for a step: new with bodies (_evaluate fills it), else one zero array for all steps
+        (nothing writes it; megabytes per step for a large model)."""
+        N = self.model.n_nodes
+        if self.bodies[0].size:
+            return np.empty((N, 6, 6))
+        if getattr(self, "_zero_Mb", None) is None:
+            self._zero_Mb = np.zeros((N, 6, 6))
+        return self._zero_Mb
 
 
 class TreeStep(CompiledStep):
