@@ -70,36 +70,53 @@ def iterations(n: int, length: float, steps: int) -> dict:
             "fac_per_step": bl.stat(s, "factorizations", 0.0) / done}
 
 
+class _Step:
+    """One step of the link after ``steps`` steps, taken by hand through flexmb's internals (the
+    diagnostics' common set-up): the integrator ``integ`` at the state ``st`` with pseudo-acceleration
+    ``a``, the iteration matrix's coefficients (γ', β') ``gp``, ``bp`` and diagonal ``diag``, the free
+    coordinates ``free``, and :meth:`residual` of an acceleration iterate."""
+
+    def __init__(self, n: int, length: float, steps: int) -> None:
+        import flexmb as fm
+        from flexmb.solvers.generalized_alpha import GeneralizedAlpha
+        from flexmb.solvers.initial import relaxed_start
+
+        self.model = model = link(fm, n, length)
+        self.integ = integ = GeneralizedAlpha(model, rho_inf=pb.RHO_INF, rtol=1e-10)
+        st, _ = relaxed_start(model)
+        st, _ = integ.initial_acceleration(st)
+        a = st.udot.copy()
+        for _ in range(steps):
+            st, a, _, _ = integ.step(st, a, DT)
+        self.st, self.a = st, a
+        c_a = (1 - integ.af) / (1 - integ.am)
+        self.gp, self.bp = integ.gamma * DT * c_a, integ.beta * DT * DT * c_a
+        self.free = integ.free
+        self.diag = self.gp * integ.c_diag + self.bp * integ.k_diag
+
+    def residual(self, udot1):
+        """(eq. (1) on the free coordinates, the evaluation) at the step's iterate of accelerations udot1."""
+        import numpy as np
+
+        from flexmb.solvers.tree_step import _update
+
+        integ, st, h = self.integ, self.st, DT
+        n_u, t1 = st.u.size, st.t + h
+        a1, hdq, u1 = np.empty(n_u), np.empty(n_u), np.empty(n_u)
+        _update(st.udot, udot1, self.a, st.u, integ.am, integ.af, integ.gamma, integ.beta, h, a1, hdq, u1)
+        st1 = integ._trial(st, hdq, u1, udot1, t1)
+        st1.apply_drives(self.model, t1)
+        ev = integ._evaluate(st1)
+        return ev.residual(st1.udot)[self.free], ev
+
+
 def corrections(n: int, length: float, steps: int, count: int = 5) -> dict:
     """max|dx| of ``count`` Newton corrections of one step after ``steps`` steps, per matrix choice
     (module docstring; flexmb internals, dense)."""
     import numpy as np
 
-    import flexmb as fm
-    from flexmb.solvers.generalized_alpha import GeneralizedAlpha
-    from flexmb.solvers.initial import relaxed_start
-    from flexmb.solvers.tree_step import _update
-
-    model = link(fm, n, length)
-    integ = GeneralizedAlpha(model, rho_inf=pb.RHO_INF, rtol=1e-10)
-    st, _ = relaxed_start(model)
-    st, _ = integ.initial_acceleration(st)
-    a = st.udot.copy()
-    for _ in range(steps):
-        st, a, _, _ = integ.step(st, a, DT)
-    am, af, g, b, h = integ.am, integ.af, integ.gamma, integ.beta, DT
-    c_a = (1 - af) / (1 - am)
-    gp, bp = g * h * c_a, b * h * h * c_a
-    free, n_u, t1 = integ.free, st.u.size, st.t + h
-    diag = gp * integ.c_diag + bp * integ.k_diag
-
-    def residual(udot1):
-        a1, hdq, u1 = np.empty(n_u), np.empty(n_u), np.empty(n_u)
-        _update(st.udot, udot1, a, st.u, am, af, g, b, h, a1, hdq, u1)
-        st1 = integ._trial(st, hdq, u1, udot1, t1)
-        st1.apply_drives(model, t1)
-        ev = integ._evaluate(st1)
-        return ev.residual(st1.udot)[free], ev
+    step = _Step(n, length, steps)
+    integ, st, free, gp, bp, diag, residual = step.integ, step.st, step.free, step.gp, step.bp, step.diag, step.residual
 
     def matrix(ev):
         S = integ.asm.iteration_matrix(ev, free, gp, bp, diag).toarray()
@@ -143,32 +160,9 @@ def large_corrections(n: int, length: float, steps: int, count: int = 3, gmres_r
     import scipy.sparse.linalg as sla
     from sksparse.cholmod import cholesky
 
-    import flexmb as fm
-    from flexmb.solvers.generalized_alpha import GeneralizedAlpha
-    from flexmb.solvers.initial import relaxed_start
-    from flexmb.solvers.tree_step import _update
-
-    model = link(fm, n, length)
-    integ = GeneralizedAlpha(model, rho_inf=pb.RHO_INF, rtol=1e-10)
-    st, _ = relaxed_start(model)
-    st, _ = integ.initial_acceleration(st)
-    a = st.udot.copy()
-    for _ in range(steps):
-        st, a, _, _ = integ.step(st, a, DT)
-    am, af, g, b, h = integ.am, integ.af, integ.gamma, integ.beta, DT
-    c_a = (1 - af) / (1 - am)
-    gp, bp = g * h * c_a, b * h * h * c_a
-    free, n_u, t1 = integ.free, st.u.size, st.t + h
-    diag = gp * integ.c_diag + bp * integ.k_diag
-    dx_tol = integ.atol_udot + 0.1 * integ.rtol * (np.abs(st.udot[free]).max() + np.abs(st.u[free]).max() / h)
-
-    def residual(udot1):
-        a1, hdq, u1 = np.empty(n_u), np.empty(n_u), np.empty(n_u)
-        _update(st.udot, udot1, a, st.u, am, af, g, b, h, a1, hdq, u1)
-        st1 = integ._trial(st, hdq, u1, udot1, t1)
-        st1.apply_drives(model, t1)
-        ev = integ._evaluate(st1)
-        return ev.residual(st1.udot)[free], ev
+    step = _Step(n, length, steps)
+    integ, st, free, gp, bp, diag, residual = step.integ, step.st, step.free, step.gp, step.bp, step.diag, step.residual
+    dx_tol = integ.atol_udot + 0.1 * integ.rtol * (np.abs(st.udot[free]).max() + np.abs(st.u[free]).max() / DT)
 
     def factor(ev):
         L = sp.tril(integ.asm.iteration_matrix(ev, free, gp, bp, diag)).tocsc()  # S is its lower triangle
