@@ -273,9 +273,8 @@ class ElementStep(CompiledStep):
         self._jf, self._loads = jf[0], loads[0]
         n_u, n = self.model.n_u, self._n_el
         self.out_state = (np.empty_like(st.q), np.empty_like(st.balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
-        self.kin, self.Mb, self.wfull, self.tau, self.rfull = self.buffers()
         # the axes' rates Sd are not formed: only the tree solver reads them (Kinematics.Sdot None here)
-        self.kin = self.kin[:5] + (np.empty((0, 6)),) + self.kin[6:]
+        self.kin, self.Mb, self.wfull, self.tau, self.rfull = self.buffers(with_sd=False)
         self.beam_out = (np.empty((n, 3, 3)), np.empty((n, 7)), np.empty((n, 4)), np.empty((n, 7)), np.empty((n, 7, 12)),
                          np.empty(n))
 

@@ -334,6 +334,7 @@ class CompiledStep:
                        np.flatnonzero(m.u_is_ball).astype(i64), free, c_diag, k_diag)
         self.pattern = t
         self._no_loads = np.zeros((m.n_nodes, 6))
+        self._zero_Mb: np.ndarray | None = None  # Mb of every step without bodies (_node_masses)
 
     def inputs(self, times: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray, np.ndarray]:
         """What depends on time only, at the step end times ``times`` (K,): the drives' (q, q̇, q̈), each
@@ -361,12 +362,15 @@ class CompiledStep:
                 out[k, j] = float(f(times[k]))
         return out
 
-    def buffers(self) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def buffers(self, with_sd: bool = True) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """New arrays for a step's evaluation: kinematics (x, R, Vs, As, S, Sd, P, V, ζ), Mb, the node
-        wrenches (N+1, 6), τ and eq. (1) (tree_newton_step's ``kin``, Mb, ``wfull``, τ, ``rfull``)."""
+        wrenches (N+1, 6), τ and eq. (1) (tree_newton_step's ``kin``, Mb, ``wfull``, τ, ``rfull``).
+        ``with_sd`` False: Sd with no rows (the axes' rates not formed: _forward)."""
         m = self.model
         N, n_u = m.n_nodes, m.n_u
         kin = kinematics_arrays(m, zeroed=False)  # _evaluate writes every row of S and zeroes Sd first
+        if not with_sd:
+            kin = kin[:5] + (np.empty((0, 6)),) + kin[6:]
         return kin, self._node_masses(), np.empty((N + 1, 6)), np.empty(n_u), np.empty(n_u)
 
     def _node_masses(self) -> np.ndarray:
@@ -375,7 +379,7 @@ class CompiledStep:
         N = self.model.n_nodes
         if self.bodies[0].size:
             return np.empty((N, 6, 6))
-        if getattr(self, "_zero_Mb", None) is None:
+        if self._zero_Mb is None:
             self._zero_Mb = np.zeros((N, 6, 6))
         return self._zero_Mb
 
