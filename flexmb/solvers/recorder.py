@@ -37,6 +37,7 @@ from flexmb.results.drawing import drawing_of
 from flexmb.results.result import Result
 from flexmb.results.rundir import RunWriter
 from flexmb.rotations import logm_into
+from flexmb.solvers.energy_check import EnergyCheck
 from flexmb.solvers.nonfinite import evaluation_source, row_source
 from flexmb.state import State
 
@@ -260,6 +261,7 @@ class Recorder:
         self.kept = _Kept(self.specs, keep)
         self.log = StepLog()
         self.rows_written = 0
+        self.energy = EnergyCheck()  # every row's energy balance, kept or not (energy_check.py)
         self.work = {"dissipated": 0.0, "drive_work": 0.0, "load_work": 0.0}
         self._prev: tuple[float, tuple[float, float, float]] | None = None
         self._drive = np.zeros(0)
@@ -393,6 +395,7 @@ class Recorder:
         if not np.isfinite(b.F[i]).all():  # a run never reports a NaN or inf as a result
             row = {k: a[i] for k, a in v.items()}
             raise self._nonfinite(st, ev, row_source(m, row) or "output row")
+        self.energy.add(st.t, *(float(v[f"energy__{k}"][i]) for k in ENERGY_KEYS))
 
     def commit(self) -> None:
         """Keep the row written last; write the block when it is full or the writer says so."""

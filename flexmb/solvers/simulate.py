@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import time as _time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from flexmb.model import Model
 from flexmb.results.result import Result
 from flexmb.results.rundir import RunWriter
 from flexmb.settings import RHO_INF
+from flexmb.solvers.energy_check import EnergyWarning
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _check_finite
 from flexmb.solvers.initial import relaxed_start
 from flexmb.solvers.recorder import Recorder, check_keep
@@ -89,7 +91,10 @@ def simulate(
     ``result.stats`` holds wall time, steps (accepted; with a fixed dt: of dt, the shortened last
     one included), sub-steps (halved steps counted one by one), rejected and failed step
     attempts, the smallest, largest and mean step taken, Newton iterations, factorizations,
-    symbolic analyses and the time split (assembly, factorization, solve).
+    symbolic analyses, the time split (assembly, factorization, solve) and the energy balance's
+    largest rise and the energy the run moved (``energy_growth``, ``energy_scale``, J: flexmb.solvers.
+    energy_check; a rise above 40 % of it warns with an :class:`~flexmb.solvers.energy_check.EnergyWarning`:
+    a fast transient dt does not resolve, e.g. a spring far too stiff for dt started away from equilibrium).
 
     ``out``: a directory (or a :class:`flexmb.results.rundir.RunWriter`) the output rows and the
     step history are streamed to while the run goes, closed with the run's status; it must not
@@ -148,13 +153,15 @@ def simulate(
             run.status = f"failed: {type(exc).__name__}: {exc}"
         raise
     finally:
-        stats = run.stats(integ, _time.perf_counter() - wall0)
+        stats = {**run.stats(integ, _time.perf_counter() - wall0), **rec.energy.stats()}
         if writer is not None:
             try:
                 if writer.opened:
                     rec.flush()
             finally:
                 writer.close(run.status, stats, start_meta)
+    if not run.status.startswith("failed") and rec.energy.created():
+        warnings.warn(f"simulate: {rec.energy.message(dt)}", EnergyWarning, stacklevel=2)
     if keep == "none" and writer is not None:
         from flexmb.results.load import load  # the rows are on disk only: read them when used
 
