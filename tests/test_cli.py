@@ -172,6 +172,39 @@ def test_failed_run_exits_1_and_keeps_its_steps(tmp_path, capsys):
     assert (out / "paraview" / "four_bar.pvd").exists() and (out / "energy.png").exists()
 
 
+STIFF_PENDULUM = """'A pendulum released 1 rad from the rest of a joint spring far too stiff for dt.'
+import numpy as np
+import flexmb as fm
+DEFAULTS = dict(t_end=0.05, dt=1e-3, rho_inf=0.8)
+def build(**params):
+    mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
+    mb.add_node("n1", position=(0, 0, 0))
+    mb.add_body("rod", node="n1", mass=1.0, com=(0.5, 0, 0), inertia=np.diag([0, 1, 1]) / 12)
+    mb.add_joint("pin", "revolute", parent="ground", child="n1", axis=(0, 0, 1), q0=-1.0)
+    mb.add_joint_spring("pin", 1e10)
+    return mb.compile()
+"""
+
+
+def test_flexmb_warnings_are_one_line_each_and_the_display_is_restored(tmp_path, capsys):
+    """The energy warning of a run (flexmb/solvers/energy_check.py) as one 'flexmb: warning:' line,
+    without Python's file and source line; Python's own display is back after main returns."""
+    import warnings
+
+    case = tmp_path / "stiff_pendulum.py"
+    case.write_text(STIFF_PENDULUM)
+    before = warnings.showwarning
+    assert main(["run", str(case), "--out", str(tmp_path / "run"), "-q"]) == EXIT_OK
+    assert warnings.showwarning is before
+    cap = capsys.readouterr()
+    assert "status: finished" in cap.out
+    lines = cap.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("flexmb: warning: simulate: the energy balance")
+    assert "dt = 0.001 does not resolve a fast transient" in lines[0]
+    assert "EnergyWarning" not in cap.err and ".py:" not in cap.err
+    assert fm.load(tmp_path / "run").stats["energy_growth"] > 0.4 * fm.load(tmp_path / "run").stats["energy_scale"]
+
+
 def test_export_and_plot_commands(tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["run", str(FOUR_BAR), "--t-end", "0.01", "--out", str(out), "-q"]) == EXIT_OK

@@ -33,6 +33,7 @@ import json
 import os
 import sys
 import traceback
+import warnings
 from pathlib import Path
 
 from flexmb.app.casefile import load_case, parse_param, resolve_params
@@ -75,6 +76,20 @@ def _error(msg: str, hint: str = "") -> None:
     print(f"flexmb: error: {msg}", file=sys.stderr)
     if hint:
         print(f"  hint: {hint}", file=sys.stderr)
+
+
+def _show_warning(original):
+    """warnings.showwarning for the command line: flexmb's own warnings (a strained start, an energy
+    balance that rose, ...) as one ``flexmb: warning: <message>`` line, without Python's source
+    location; other libraries' warnings as Python shows them."""
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if category.__module__.split(".")[0] == "flexmb":
+            print(f"flexmb: warning: {message}", file=sys.stderr if file is None else file)
+        else:
+            original(message, category, filename, lineno, file, line)
+
+    return show
 
 
 def _overrides(args) -> dict:
@@ -557,7 +572,9 @@ def main(argv: list[str] | None = None) -> int:
     debug = "--debug" in argv
     try:
         args = build_parser().parse_args(argv)
-        return int(args.func(args))
+        with warnings.catch_warnings():  # restores Python's display when the command returns
+            warnings.showwarning = _show_warning(warnings.showwarning)
+            return int(args.func(args))
     except CliError as exc:  # also the FlexmbErrors the commands turned into one
         if debug and exc.__cause__ is not None:
             traceback.print_exception(exc.__cause__)
