@@ -51,7 +51,9 @@ def test_a_spring_far_too_stiff_for_dt_warns_naming_the_rise_and_what_to_do():
     assert e["kinetic"].max() > 3 * 0.5e10
     t = float(res.t[np.argmax(b - b[0])])
     assert f"by t = {t:.6g} s" in msg and "kinetic energy changed most" in msg and "dt = 0.001 does not resolve" in msg
-    assert "reduce dt below 1/omega" in msg
+    assert "reduce dt below 1/omega" in msg and "dt='auto'" in msg
+    # the suspect: omega = sqrt(k / M̄_ii), M̄_ii = 1/12 + 0.5² kg m² about the pin: omega dt = 173
+    assert f"(stiff for the step: joint spring on 'pin.q' (omega*dt = {math.sqrt(1e10 / (1 / 12 + 0.25)) * 1e-3:.3g}))" in msg
     assert f"{growth:.3g} J" in msg
 
 
@@ -71,6 +73,13 @@ def test_the_same_springs_with_dt_below_one_over_omega_keep_the_balance(k, dt):
     b = balance(res)
     assert np.max(b - b[0]) <= 1e-9 * res.stats["energy_scale"]
     assert res.stats["energy_scale"] > 0.9 * 0.5 * k  # the start energy was moved, and lost, not created
+
+
+def test_error_controlled_steps_resolve_the_transient():
+    res, w = run(1e10, "auto", 0.003)  # the undamped 27 kHz oscillation is resolved: about 1e-6 s steps
+    assert res.status == "finished" and not w
+    assert res.stats["energy_growth"] <= 1e-5 * res.stats["energy_scale"]  # measured 1.5e-7
+    assert res.stats["min_step"] < 1e-5  # the steps shrank to about 1/omega = 5.8e-6 s
 
 
 def test_a_streamed_run_checks_every_row_and_keeps_the_numbers_on_disk(tmp_path):
@@ -102,3 +111,14 @@ def test_a_rise_at_the_round_off_of_large_terms_does_not_warn():
         c.add(float(t), 0.0, 1e9 + dv, 0.0, 0.0, 0.0, 0.0)
     assert c.growth == 2 * ulp and c.growth > GROWTH_RATIO * c.scale
     assert not c.created()
+
+
+def test_stiff_parts_lists_only_what_the_step_does_not_resolve():
+    from flexmb.solvers.energy_check import stiff_parts
+
+    model = pendulum(spring=1e10)
+    d = np.array([1 / 12 + 0.25])  # M̄ of the pin's coordinate
+    om = math.sqrt(1e10 / d[0])
+    assert stiff_parts(model, d, 1e-3) == [f"joint spring on 'pin.q' (omega*dt = {om * 1e-3:.3g})"]
+    assert stiff_parts(model, d, 0.9 / om) == []  # resolved: omega dt < 1
+    assert stiff_parts(model, np.zeros(1), 1e-3) == []  # a driven coordinate (no M̄ entry): not a mode

@@ -14,7 +14,8 @@ energy, and the dissipation integrated from those velocities, grow as (ω dt)².
 1 kg·m² pendulum released 1 rad from the rest of a 1e10 N m/rad spring at dt = 1e-3 (ω dt ≈ 170)
 reaches 3.3 times its start energy in the first 9 steps; an elastic cut of 1e8 N/m loaded by a
 step load at dt = 1e-3 (ω dt ≈ 8) books six times the load's work as dissipated. Both still end
-at the right equilibrium, and both rises vanish as dt goes below 1/ω.
+at the right equilibrium, and both rises vanish as dt goes below 1/ω, or with dt="auto" (the
+error-controlled steps shrink at the transient: 1.5e-7 and 0.058 of the scale).
 
 :class:`EnergyCheck` follows every recorded row (however many the run keeps in memory) and
 measures
@@ -29,13 +30,23 @@ mechanisms of cases/ at most 3e-4; short runs of the test suite's models with st
 locks or halved steps up to 0.25; the pendulum above 0.58 (0.023 with a spring of 1e9, 0 with
 1e8); the elastic cut above 0.72; a four-bar whose crank alone starts moving against a stiff
 bushing cut 0.999. Only the rows are checked: a rise between two rows is seen as far as it lasts.
+
+The warning names the stiff parts the step does not resolve (:func:`stiff_parts`): joint springs
+with ω = √(k / M̄_ii) at the start (M̄_ii ≥ the coordinate's effective mass, so this ω is a lower
+bound) and loop-cut bushings with ω = √(k / m_eff) per held direction (flexmb.builder.cut_defaults
+D2, as ``flexmb info`` lists them), where ω·dt > 1, the largest first. Beams are not listed: their
+shortest modes are far above 1/dt in most flexible models, and harmless when they start relaxed.
 """
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["EnergyCheck", "EnergyWarning", "GROWTH_RATIO", "ROUNDOFF"]
+import numpy as np
+
+from flexmb.elements.bushing import DIRECTIONS
+
+__all__ = ["EnergyCheck", "EnergyWarning", "GROWTH_RATIO", "ROUNDOFF", "stiff_parts"]
 
 GROWTH_RATIO = 0.4
 """The balance may rise by this fraction of the run's energy scale (B3) before a warning."""
@@ -91,14 +102,40 @@ class EnergyCheck:
         """``energy_growth`` (B2, J), ``energy_scale`` (B3, J) for ``result.stats``."""
         return {"energy_growth": float(self.growth), "energy_scale": float(self.scale)}
 
-    def message(self, dt: float | str) -> str:
-        """What the warning says: how much, when, which term changed most, what to do."""
+    def message(self, h: float, auto: bool = False, suspects: list[str] | None = None) -> str:
+        """What the warning says: how much, when, which term changed most, the ``suspects``
+        (:func:`stiff_parts`), what to do; ``h``: the step (``auto``: the largest step taken)."""
         k = max(range(len(_TERMS)), key=lambda i: abs(self.terms_growth[i]))
-        step = f"dt = {dt:g}" if isinstance(dt, (int, float)) else "the steps"
+        step = f"dt = {h:g} does" if not auto else f"the steps (up to {h:.3g} s) do"
         return (f"the energy balance (kinetic + potential + strain + dissipated - work of drives and loads) rose by "
                 f"{self.growth:.3g} J by t = {self.t_growth:.6g} s, {self.ratio:.3g} of the {self.scale:.3g} J the run "
-                f"moved (the {_TERMS[k]} energy changed most, by {self.terms_growth[k]:.3g} J): {step} does not resolve "
+                f"moved (the {_TERMS[k]} energy changed most, by {self.terms_growth[k]:.3g} J): {step} not resolve "
                 "a fast transient before that time, usually a spring, bushing or beam far too stiff for it started or "
-                "hit away from equilibrium; the overshoot and its numerical damping there are not the model's physics. "
-                "If that transient matters, reduce dt below 1/omega of the stiffest part, soften it, or start at "
-                "equilibrium (flexmb.solvers.statics.static_equilibrium, flexmb.solvers.initial.consistent_state).")
+                "hit away from equilibrium"
+                + (f" (stiff for the step: {'; '.join(suspects)})" if suspects else "")
+                + "; the overshoot and its numerical damping there are not the model's physics. "
+                "If that transient matters, reduce dt below 1/omega of the stiffest part, or use dt='auto' (its steps "
+                "shrink there), soften the part, or start at equilibrium (flexmb.solvers.statics.static_equilibrium, "
+                "flexmb.solvers.initial.consistent_state).")
+
+
+def stiff_parts(model, mbar_diag: np.ndarray, h: float, limit: int = 3) -> list[str]:
+    """Joint springs and loop-cut bushings with ω·h > 1 (module docstring), the largest ω·h first,
+    at most ``limit``: "joint spring on 'pin.q' (omega*dt = 173)". ``mbar_diag``: M̄'s diagonal on
+    all coordinates at the start (0 where a coordinate is not free)."""
+    found: list[tuple[float, str]] = []
+    for u, k in zip(np.asarray(model.spring_u), np.asarray(model.spring_k)):
+        m = float(mbar_diag[u])
+        if m > 0.0 and k > 0.0:
+            found.append((math.sqrt(k / m) * h, f"joint spring on '{model.coordinate_names[u]}'"))
+    bu = model.elements["bushing"]
+    on_loop = {e for lp in model.loops for e in lp.elements}
+    for c, name in enumerate(bu.names):
+        if name not in on_loop:
+            continue
+        for i in range(6):
+            k, m = float(bu.K[c, i, i]), float(bu.m_eff[c, i])
+            if k > 0.0 and math.isfinite(m) and m > 0.0:
+                found.append((math.sqrt(k / m) * h, f"bushing '{name}' {DIRECTIONS[i]}"))
+    found = sorted((x for x in found if x[0] > 1.0), key=lambda x: -x[0])[:limit]
+    return [f"{what} (omega*dt = {odt:.3g})" for odt, what in found]

@@ -18,7 +18,7 @@ from flexmb.model import Model
 from flexmb.results.result import Result
 from flexmb.results.rundir import RunWriter
 from flexmb.settings import RHO_INF
-from flexmb.solvers.energy_check import EnergyWarning
+from flexmb.solvers.energy_check import EnergyWarning, stiff_parts
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _check_finite
 from flexmb.solvers.initial import relaxed_start
 from flexmb.solvers.recorder import Recorder, check_keep
@@ -161,12 +161,24 @@ def simulate(
             finally:
                 writer.close(run.status, stats, start_meta)
     if not run.status.startswith("failed") and rec.energy.created():
-        warnings.warn(f"simulate: {rec.energy.message(dt)}", EnergyWarning, stacklevel=2)
+        _energy_warning(model, integ, rec, st, run.h_max if auto else float(dt), auto)
     if keep == "none" and writer is not None:
         from flexmb.results.load import load  # the rows are on disk only: read them when used
 
         return load(writer.path)
     return rec.result(run.status, stats, {"settings": settings, **start_meta})
+
+
+def _energy_warning(model: Model, integ: GeneralizedAlpha, rec: Recorder, start: State, h: float, auto: bool) -> None:
+    """The EnergyWarning of a run whose energy balance rose far (flexmb/solvers/energy_check.py),
+    naming the joint springs and loop-cut bushings too stiff for the step h (``auto``: the largest
+    step taken) at the ``start``."""
+    d = np.zeros(model.n_u)
+    free = integ.free
+    if free.size:
+        d[free] = integ.asm.mbar(integ.asm.evaluate(start)).diagonal()[free]
+    message = rec.energy.message(h, auto, stiff_parts(model, d, h))
+    warnings.warn(f"simulate: {message}", EnergyWarning, stacklevel=3)
 
 
 class _Run:
