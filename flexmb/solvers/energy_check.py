@@ -76,18 +76,22 @@ class EnergyCheck:
     def add(self, t: float, kinetic: float, potential: float, strain: float, dissipated: float, drive_work: float,
             load_work: float) -> None:
         """Take the energy terms of the row at time ``t`` (finite numbers)."""
-        terms = (kinetic, potential, strain, dissipated, drive_work, load_work)
         e = kinetic + potential + strain + dissipated - drive_work - load_work
         if not self.rows:
-            self._first, self._e0 = terms, e
+            self._first = (kinetic, potential, strain, dissipated, drive_work, load_work)
+            self._e0 = e
         self.rows += 1
-        self.magnitude = max(self.magnitude, sum(abs(v) for v in terms))
-        self.scale = max(self.scale, kinetic + strain + abs(potential - self._first[1]) + abs(dissipated) + abs(drive_work)
-                         + abs(load_work))
+        mag = abs(kinetic) + abs(potential) + abs(strain) + abs(dissipated) + abs(drive_work) + abs(load_work)
+        if mag > self.magnitude:
+            self.magnitude = mag
+        moved = kinetic + strain + abs(potential - self._first[1]) + abs(dissipated) + abs(drive_work) + abs(load_work)
+        if moved > self.scale:
+            self.scale = moved
         if e - self._e0 > self.growth:
             self.growth = e - self._e0
             self.t_growth = t
-            self.terms_growth = tuple(v - v0 for v, v0 in zip(terms, self._first))
+            self.terms_growth = tuple(v - v0 for v, v0 in zip((kinetic, potential, strain, dissipated, drive_work, load_work),
+                                                               self._first))
 
     @property
     def ratio(self) -> float:

@@ -395,7 +395,8 @@ class Recorder:
         if not np.isfinite(b.F[i]).all():  # a run never reports a NaN or inf as a result
             row = {k: a[i] for k, a in v.items()}
             raise self._nonfinite(st, ev, row_source(m, row) or "output row")
-        self.energy.add(st.t, *(float(v[f"energy__{k}"][i]) for k in ENERGY_KEYS))
+        self.energy.add(float(st.t), float(T), float(V - ev.strain_energy), float(ev.strain_energy), work["dissipated"],
+                        work["drive_work"], work["load_work"])  # the row's values (ENERGY_KEYS' order)
 
     def commit(self) -> None:
         """Keep the row written last; write the block when it is full or the writer says so."""
