@@ -204,3 +204,27 @@ def test_fused_beam_matrices_equal_blocks_then_scatter():
                 assert np.abs(fused - ref).max() <= 1e-13 * np.abs(ref).max()
                 assert np.abs(fused - fused.T).max() <= 1e-12 * np.abs(ref).max()
                 assert np.abs(fused).max() > 0.0
+
+
+def test_int32_positions_give_the_int64_values_bit_for_bit():
+    """The element positions in S's values are int32 (half the bytes per entry the matrix passes
+    read) and the fused pass gives with them exactly what it gives with int64 positions, the free
+    pairs' three-column blocks (_free_pair_matrix) and the general path alike."""
+    from flexmb.elements.beam import kernels
+
+    for asm, ev in _deformed_models():
+        cols = asm.model.free_u
+        itm = asm.matrices.get(cols)
+        (scatter,) = [g for g in itm.groups if g.nodes.shape[1] == 2 and g.nodes.shape[0] == ev.elements["beam"].chord.size]
+        assert scatter.pos.dtype == np.int32 and (scatter.pos >= 0).sum() > 0
+        fe, data, kin = ev.elements["beam"], asm.model.elements["beam"], ev.kin
+        for lower in (False, True):
+            sc = scatter.lower_only(itm.indices, itm.indptr) if lower else scatter
+            out = []
+            for pos in (sc.pos, sc.pos.astype(np.int64)):
+                d = np.zeros(itm.indices.size)
+                kernels.add_element_matrices(fe.frames, fe.Bl, fe.deformations, fe.chord, data.Kl, data.alpha, data.Ml,
+                                             3e-5, 0.01, 1.0, False, sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, pos,
+                                             kin.S, kin.x, sc.max_ne, sc.skip, d, 1)
+                out.append(d)
+            assert np.abs(out[0]).max() > 0 and np.array_equal(out[0], out[1])

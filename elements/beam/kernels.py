@@ -657,7 +657,10 @@ def _free_pair_matrix(frames, Bl, p, chord, Kl, alpha, Ml, e, ck, cc, cm, materi
     lower triangle, 78 of 144, on the factors' pattern): with G = Bl B_e (7,12) the stiffness and
     damping are (ck + cc alpha) Gᵀ K_l G plus the string stiffness on the translations (as in
     _element_matrix), and with T = R~ᵀ B_e (4 blocks Rrᵀ, Rrᵀ R_a, Rrᵀ, Rrᵀ R_b) the mass is
-    Tᵀ M_l T. The same matrix as _element_matrix then scatter_block to round-off (other sums)."""
+    Tᵀ M_l T. The same matrix as _element_matrix then scatter_block to round-off (other sums). The entries
+    of a row are formed three columns at a time (a node block's), the three sums side by side: each
+    entry the same sum in the same order as alone, bit for bit; a 3-block without a position is skipped,
+    the few entries of a formed block without one are computed and not written."""
     store = values.size > 0
     for k in range(7):  # G = Bl B_e
         for h in range(2):
@@ -700,22 +703,48 @@ def _free_pair_matrix(frames, Bl, p, chord, Kl, alpha, Ml, e, ck, cc, cm, materi
     for r in range(12):
         rb, rr = r // 3, r % 3
         o = off + 12 * r
-        for c in range(12):
-            q = pos[o + c]
-            if q < 0:
+        for cb in range(4):  # the columns of a 3-block at once: three independent sums (each as one entry's)
+            c = 3 * cb
+            q0, q1, q2 = pos[o + c], pos[o + c + 1], pos[o + c + 2]
+            if q0 < 0 and q1 < 0 and q2 < 0:
                 continue
-            s = 0.0
+            s0 = s1 = s2 = 0.0
             for k in range(7):
-                s += G[k, r] * KG[k, c]
-            v = cmat * s
-            if rb % 2 == 0 and (c // 3) % 2 == 0:  # translations: the string stiffness N/l (I - r1 r1ᵀ), ± by node
-                cc_ = c % 3
-                Pij = N * ((1.0 if rr == cc_ else 0.0) - frames[e, rr, 0] * frames[e, cc_, 0])
-                v += Pij if rb == c // 3 else -Pij
+                g = G[k, r]
+                s0 += g * KG[k, c]
+                s1 += g * KG[k, c + 1]
+                s2 += g * KG[k, c + 2]
+            v0, v1, v2 = cmat * s0, cmat * s1, cmat * s2
+            if rb % 2 == 0 and cb % 2 == 0:  # translations: the string stiffness N/l (I - r1 r1ᵀ), ± by node
+                f = frames[e, rr, 0]
+                P0 = N * ((1.0 if rr == 0 else 0.0) - f * frames[e, 0, 0])
+                P1 = N * ((1.0 if rr == 1 else 0.0) - f * frames[e, 1, 0])
+                P2 = N * ((1.0 if rr == 2 else 0.0) - f * frames[e, 2, 0])
+                if rb == cb:
+                    v0 += P0
+                    v1 += P1
+                    v2 += P2
+                else:
+                    v0 += -P0
+                    v1 += -P1
+                    v2 += -P2
             if cm != 0.0:
                 i0 = 3 * rb
-                v += cm * (T[rb, 0, rr] * MT[i0, c] + T[rb, 1, rr] * MT[i0 + 1, c] + T[rb, 2, rr] * MT[i0 + 2, c])
+                t0, t1, t2 = T[rb, 0, rr], T[rb, 1, rr], T[rb, 2, rr]
+                v0 += cm * (t0 * MT[i0, c] + t1 * MT[i0 + 1, c] + t2 * MT[i0 + 2, c])
+                v1 += cm * (t0 * MT[i0, c + 1] + t1 * MT[i0 + 1, c + 1] + t2 * MT[i0 + 2, c + 1])
+                v2 += cm * (t0 * MT[i0, c + 2] + t1 * MT[i0 + 1, c + 2] + t2 * MT[i0 + 2, c + 2])
             if store:
-                values[o + c] = v
+                if q0 >= 0:
+                    values[o + c] = v0
+                if q1 >= 0:
+                    values[o + c + 1] = v1
+                if q2 >= 0:
+                    values[o + c + 2] = v2
             else:
-                data[q] += v
+                if q0 >= 0:
+                    data[q0] += v0
+                if q1 >= 0:
+                    data[q1] += v1
+                if q2 >= 0:
+                    data[q2] += v2

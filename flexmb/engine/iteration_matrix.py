@@ -125,7 +125,8 @@ class ElementScatter:
     """Where the blocks of one element family go in S's values (module docstring): ``nodes`` (n_el, m)
     (ground as N), the coordinates on each node's path to ground (``anc_coord[anc_ptr[i]:anc_ptr[i + 1]]``),
     and per element e the value positions of its ne × ne coordinate pairs, row-major,
-    ``pos[pos_ptr[e]:pos_ptr[e + 1]]`` (-1: not in S); ``max_ne`` a bound on ne. A fused element
+    ``pos[pos_ptr[e]:pos_ptr[e + 1]]`` (-1: not in S; int32 unless S has 2**31 values or more); ``max_ne`` a
+    bound on ne. A fused element
     kernel calls :func:`element_columns` and :func:`scatter_block` per element with these arrays.
     ``skip`` (n_el,) or empty: per element, bit sr·m + sc set where the node block (sr, sc) of
     B_eᵀ E_e B_e has no position in S, so E_e's block (sr, sc) is not needed (:meth:`lower_only`)."""
@@ -242,8 +243,10 @@ class IterationMatrix:
         self.mbar_pos = position(mp.indices, m_cols)
         self.diag_pos = position(np.arange(n), np.arange(n))
         self.groups: list[ElementScatter] = []
+        # positions in int32 where they fit: half the bytes the matrix passes read per element entry
+        pos_type = np.int32 if keys.size < 2**31 else np.int64
         for nodes, pos_ptr, r, c, keep, max_ne in groups:
-            pos = np.full(r.size, -1, dtype=np.int64)
+            pos = np.full(r.size, -1, dtype=pos_type)
             pos[keep] = position(r[keep], c[keep])
             self.groups.append(ElementScatter(nodes, self.anc_ptr, self.anc_coord, pos_ptr, pos, max_ne))
 

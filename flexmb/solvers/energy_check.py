@@ -45,6 +45,7 @@ import math
 import numpy as np
 
 from flexmb.elements.bushing import DIRECTIONS
+from flexmb.model import Model
 
 __all__ = ["EnergyCheck", "EnergyWarning", "GROWTH_RATIO", "ROUNDOFF", "stiff_parts"]
 
@@ -123,7 +124,7 @@ class EnergyCheck:
                 "flexmb.solvers.initial.consistent_state).")
 
 
-def stiff_parts(model, mbar_diag: np.ndarray, h: float, limit: int = 3) -> list[str]:
+def stiff_parts(model: Model, mbar_diag: np.ndarray, h: float, limit: int = 3) -> list[str]:
     """Joint springs and loop-cut bushings with ω·h > 1 (module docstring), the largest ω·h first,
     at most ``limit``: "joint spring on 'pin.q' (omega*dt = 173)". ``mbar_diag``: M̄'s diagonal on
     all coordinates at the start (0 where a coordinate is not free)."""
