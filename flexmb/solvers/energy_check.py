@@ -11,8 +11,8 @@ dissipation (ρ∞ < 1) can only lower it: for a linear system the method is ene
 mode far above 1/dt (a very stiff spring, bushing or short beam) started or hit away from
 equilibrium. The method's first steps then overshoot in velocity by about ω dt, so the kinetic
 energy, and the dissipation integrated from those velocities, grow as (ω dt)². Examples: a
-1 kg·m² pendulum released 1 rad from the rest of a 1e10 N m/rad spring at dt = 1e-3 (ω dt ≈ 170)
-reaches 3.3 times its start energy in the first 9 steps; an elastic cut of 1e8 N/m loaded by a
+1 kg rod on a pin (1/3 kg·m² about it) released 1 rad from the rest of a 1e10 N m/rad spring at
+dt = 1e-3 (ω dt ≈ 170) reaches 3.3 times its start energy in the first 9 steps; an elastic cut of 1e8 N/m loaded by a
 step load at dt = 1e-3 (ω dt ≈ 8) books six times the load's work as dissipated. Both still end
 at the right equilibrium, and both rises vanish as dt goes below 1/ω, or with dt="auto" (the
 error-controlled steps shrink at the transient: 1.5e-7 and 0.058 of the scale).
