@@ -33,9 +33,10 @@ bushing cut 0.999. Only the rows are checked: a rise between two rows is seen as
 
 The warning names the stiff parts the step does not resolve (:func:`stiff_parts`): joint springs
 with ω = √(k / M̄_ii) at the start (M̄_ii ≥ the coordinate's effective mass, so this ω is a lower
-bound) and loop-cut bushings with ω = √(k / m_eff) per held direction (flexmb.builder.cut_defaults
-D2, as ``flexmb info`` lists them), where ω·dt > 1, the largest first. Beams are not listed: their
-shortest modes are far above 1/dt in most flexible models, and harmless when they start relaxed.
+bound) and loop-cut bushings with ω = √(k / m_eff) per held direction (elements/bushing.py
+constrained_mask; flexmb.builder.cut_defaults D2, as ``flexmb info`` lists them), where ω·dt > 1,
+the largest first. Beams are not listed: their shortest modes are far above 1/dt in most flexible
+models, and harmless when they start relaxed.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ import math
 
 import numpy as np
 
-from flexmb.elements.bushing import DIRECTIONS
+from flexmb.elements.bushing import DIRECTIONS, constrained_mask
 from flexmb.model import Model
 
 __all__ = ["EnergyCheck", "EnergyWarning", "GROWTH_RATIO", "ROUNDOFF", "stiff_parts"]
@@ -135,12 +136,13 @@ def stiff_parts(model: Model, mbar_diag: np.ndarray, h: float, limit: int = 3) -
             found.append((math.sqrt(k / m) * h, f"joint spring on '{model.coordinate_names[u]}'"))
     bu = model.elements["bushing"]
     on_loop = {e for lp in model.loops for e in lp.elements}
+    held = constrained_mask(bu.mode, np.diagonal(bu.K, axis1=1, axis2=2) > 0) if bu.n else np.zeros((0, 6), bool)
     for c, name in enumerate(bu.names):
         if name not in on_loop:
             continue
-        for i in range(6):
+        for i in np.flatnonzero(held[c]):
             k, m = float(bu.K[c, i, i]), float(bu.m_eff[c, i])
-            if k > 0.0 and math.isfinite(m) and m > 0.0:
+            if math.isfinite(m) and m > 0.0:
                 found.append((math.sqrt(k / m) * h, f"bushing '{name}' {DIRECTIONS[i]}"))
     found = sorted((x for x in found if x[0] > 1.0), key=lambda x: -x[0])[:limit]
     return [f"{what} (omega*dt = {odt:.3g})" for odt, what in found]
