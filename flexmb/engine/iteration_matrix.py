@@ -125,9 +125,9 @@ class ElementScatter:
     """Where the blocks of one element family go in S's values (module docstring): ``nodes`` (n_el, m)
     (ground as N), the coordinates on each node's path to ground (``anc_coord[anc_ptr[i]:anc_ptr[i + 1]]``),
     and per element e the value positions of its ne × ne coordinate pairs, row-major,
-    ``pos[pos_ptr[e]:pos_ptr[e + 1]]`` (-1: not in S; int32 unless S has 2**31 values or more); ``max_ne`` a
-    bound on ne. A fused element
-    kernel calls :func:`element_columns` and :func:`scatter_block` per element with these arrays.
+    ``pos[pos_ptr[e]:pos_ptr[e + 1]]`` (-1: not in S; int32 unless S has 2**31 values or more); ``max_ne``
+    a bound on ne. A fused element kernel calls :func:`element_columns` and :func:`scatter_block` per
+    element with these arrays.
     ``skip`` (n_el,) or empty: per element, bit sr·m + sc set where the node block (sr, sc) of
     B_eᵀ E_e B_e has no position in S, so E_e's block (sr, sc) is not needed (:meth:`lower_only`)."""
 
