@@ -12,9 +12,11 @@ Per N, two subprocesses:
   after a JIT warm-up (benchlib.fm_warm_up, with its threaded beam); ms per step (wall, CPU), Newton
   iterations and factorizations per step, and flexmb's own time split (assembly / factorization /
   solve, where ``result.stats`` has it).
-* ``floor``: the same model runs 3 steps while ``sksparse.cholmod.analyze`` hands out recording
-  factors (benchlib.capture_cholmod): the last matrix factorized is the run's iteration matrix, on the
-  pattern and with the CHOLMOD mode flexmb uses. It is then analysed once and factorized
+* ``floor``: the same model runs 3 steps on CHOLMOD (``linear_solver="cholmod"``: by default flexmb
+  factorizes this banded matrix with its own band factor, engine/band_cholesky.py, which the floor
+  does not measure) while ``sksparse.cholmod.analyze`` hands out recording factors
+  (benchlib.capture_cholmod): the last matrix factorized is the run's iteration matrix, on the
+  pattern and with the CHOLMOD mode flexmb's CHOLMOD path uses. It is then analysed once and factorized
   --timing-repeats times, each followed by two solves; the median of (factorization + 2 solves) is
   the floor, with factorization and solve medians beside it.
 
@@ -47,16 +49,19 @@ import benchlib as bl
 from peer_beam_fall import LENGTH, RHO_INF, fm_link
 
 
-def run_flexmb(n: int, t_end: float, dt: float, rtol: float, length: float = LENGTH) -> dict:
+def run_flexmb(n: int, t_end: float, dt: float, rtol: float, length: float = LENGTH, solver: str = "auto") -> dict:
     import flexmb as fm
 
     warm = bl.fm_warm_up(fm, dt, threaded=True)
     model, _ = fm_link(fm, n, length)
     cpu0 = time.process_time()
-    res = fm.simulate(model, t_end, dt, rho_inf=RHO_INF, rtol=rtol, output_every=int(round(t_end / dt)))
+    res = fm.simulate(model, t_end, dt, rho_inf=RHO_INF, rtol=rtol, output_every=int(round(t_end / dt)),
+                      linear_solver=solver)
     out = bl.fm_step_numbers(res, dt, time.process_time() - cpu0)
+    out["factor"] = ("band" if bl.stat(res.stats, "band_solver", 0.0) else "dense" if bl.stat(res.stats, "dense_solver", 0.0)
+                     else "CHOLMOD")
     s, steps = res.stats, bl.stat(res.stats, "steps", 0.0)
-    for k in ("assembly", "factorization", "solve"):
+    for k in ("assembly", "factorization", "solve", "compiled_step"):
         v = bl.stat(s, f"time_{k}")
         out[f"{k}_ms_per_step"] = 1e3 * v / steps if v is not None and steps else None
     out.update({"dof": getattr(model, "n_u", None), "peak_mb": bl.peak_mb(), "warmup_s": warm,
@@ -66,7 +71,7 @@ def run_flexmb(n: int, t_end: float, dt: float, rtol: float, length: float = LEN
     model, _ = fm_link(fm, n, length)
     short = max(20, int(round(0.1 * t_end / dt)))
     if short * 2 <= steps:
-        res_s = fm.simulate(model, short * dt, dt, rho_inf=RHO_INF, rtol=rtol, output_every=short)
+        res_s = fm.simulate(model, short * dt, dt, rho_inf=RHO_INF, rtol=rtol, output_every=short, linear_solver=solver)
         ws, ss = bl.stat(res_s.stats, "wall_time"), bl.stat(res_s.stats, "steps", 0.0)
         wl = bl.stat(s, "wall_time")
         if ws is not None and wl is not None and steps > ss:
@@ -81,7 +86,7 @@ def run_floor(n: int, dt: float, rtol: float, repeats: int, length: float = LENG
     model, _ = fm_link(fm, n, length)
     log = bl.CholmodLog()
     with bl.capture_cholmod(log):
-        fm.simulate(model, 3 * dt, dt, rho_inf=RHO_INF, rtol=rtol, output_every=3)
+        fm.simulate(model, 3 * dt, dt, rho_inf=RHO_INF, rtol=rtol, output_every=3, linear_solver="cholmod")
     out = bl.time_factor_and_solves(log.matrix, mode=log.mode or "auto", solves=2, repeats=repeats)
     out.update({"status": "finished", "ms_per_step": out["floor_ms"], "captured_factorizations": log.factorizations,
                 "captured_solves": log.solves})
@@ -97,12 +102,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--length", type=float, default=LENGTH,
                    help="link length in m (default: the issue's 2 m link; 20 m gives N = 10000 elements of 2e-3 m)")
     p.add_argument("--timing-repeats", type=int, default=20, help="factorizations timed for the floor (median)")
+    p.add_argument("--linear-solver", default="auto", choices=("auto", "band", "cholmod"),
+                   help="flexmb's linear_solver in the run (default auto: the band factor for this link)")
     p.add_argument("--worker", choices=("run", "floor"), help=argparse.SUPPRESS)
     bl.common_options(p, max_minutes=20.0)
     args = p.parse_args(argv)
     ns = [int(v) for v in args.n.split(",") if v.strip()]
     if args.worker == "run":
-        bl.emit(run_flexmb(ns[0], args.t_end, args.dt, args.rtol, args.length))
+        bl.emit(run_flexmb(ns[0], args.t_end, args.dt, args.rtol, args.length, args.linear_solver))
         return 0
     if args.worker == "floor":
         bl.emit(run_floor(ns[0], args.dt, args.rtol, args.timing_repeats, args.length))
@@ -114,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for n in ns:
         base = [sys.executable, os.path.abspath(__file__), "--n", str(n), "--t-end", repr(args.t_end), "--dt", repr(args.dt),
-                "--rtol", repr(args.rtol), "--length", repr(args.length), "--timing-repeats", str(args.timing_repeats)]
+                "--rtol", repr(args.rtol), "--length", repr(args.length), "--timing-repeats", str(args.timing_repeats),
+                "--linear-solver", args.linear_solver]
         # each run is followed at once by its floor (a pair shares the machine's phase); medians over the repeats
         runs, floors = [], []
         for k in range(args.repeats):
@@ -131,11 +139,13 @@ def main(argv: list[str] | None = None) -> int:
         steady = run.get("steady_ms_per_step")
         steady_ratio = steady / floor["floor_ms"] if steady is not None and bl.ok(floor) else None
         spread = run.get("ms_spread")
-        rows.append([n, bl.fmt(run.get("dof"), ".0f"), run.get("status", "?")[:60], bl.fmt(run.get("ms_per_step"), ".4g"),
+        rows.append([n, bl.fmt(run.get("dof"), ".0f"), run.get("status", "?")[:60], str(run.get("factor", "–")),
+                     bl.fmt(run.get("ms_per_step"), ".4g"),
                      "–" if not spread else f"{spread[0]:.4g}–{spread[1]:.4g}", bl.fmt(run.get("cpu_ms_per_step"), ".4g"),
                      bl.fmt(run.get("newton_per_step"), ".2f"),
                      bl.fmt(run.get("fac_per_step_run"), ".2f"),
-                     " / ".join(bl.fmt(run.get(f"{k}_ms_per_step"), ".3g") for k in ("assembly", "factorization", "solve")),
+                     " / ".join(bl.fmt(run.get(f"{k}_ms_per_step"), ".3g")
+                                for k in ("assembly", "factorization", "solve", "compiled_step")),
                      floor.get("status", "?")[:60] if not bl.ok(floor) else bl.fmt(floor.get("floor_ms"), ".4g"),
                      f"{bl.fmt(floor.get('factor_ms'), '.3g')} / {bl.fmt(floor.get('solve_ms'), '.3g')}",
                      f"{bl.fmt(floor.get('nnz_A'), '.0f')} / {bl.fmt(floor.get('nnz_L'), '.0f')}", str(floor.get("mode", "–")),
@@ -147,17 +157,19 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"Link {args.length:g} m long. h = {args.dt:g} s, ρ∞ = {RHO_INF}, rtol = {args.rtol:g}, t_end = {args.t_end:g} s, "
         f"output at the ends only. Floor = "
-        f"one CHOLMOD numeric factorization + two solves of the run's own iteration matrix (captured from flexmb, same "
-        f"pattern and CHOLMOD mode), median of {args.timing_repeats}.",
+        f"one CHOLMOD numeric factorization + two solves of the run's own iteration matrix (captured from flexmb on "
+        f"CHOLMOD, same pattern and CHOLMOD mode), median of {args.timing_repeats}. flexmb's run: linear_solver="
+        f"{args.linear_solver!r}.",
         "",
         f"Host: {bl.host_line()}",
         f"BLAS of the workers (--blas {args.blas}, {args.threads} thread(s)): {blas}",
         f"{bl.numba_threads_line(args.numba_threads)}",
         f"Command: `{bl.command_line()}`; median of {args.repeats} run(s), each in its own process.",
         "",
-        bl.table(["N", "DOF", "status", "flexmb ms/step", "runs' min–max ms/step", "CPU ms/step", "Newton it/step",
-                  "factorizations/step",
-                  "flexmb split ms/step: assembly / factorization / solve", "floor ms", "factor / solve ms",
+        bl.table(["N", "DOF", "status", "flexmb's factor", "flexmb ms/step", "runs' min–max ms/step", "CPU ms/step",
+                  "Newton it/step", "factorizations/step",
+                  "flexmb split ms/step: assembly / factorization / solve / compiled Newton loops", "floor ms",
+                  "factor / solve ms",
                   "nnz(A) / nnz(L)", "CHOLMOD mode", "flexmb ÷ floor", "paired ÷ floor (min–max)", "steady ms/step", "set-up ms",
                   "steady ÷ floor", "peak MB", "load"], rows),
     ]) + "\n"

@@ -85,11 +85,11 @@ def test_the_integrator_takes_the_dense_factor_for_small_models_only() -> None:
     integ = GeneralizedAlpha(small)
     assert isinstance(integ.chol, DenseCholesky) and integ.chol.backend == "dense"
     assert "dense Cholesky" in integ.describe_solver() and "13 unknowns" in integ.describe_solver()
-    assert integ.solver_stats() == {"tree_solver": 0.0, "dense_solver": 1.0}
-    assert isinstance(GeneralizedAlpha(large).chol, SparseCholesky)
+    assert integ.solver_stats() == {"tree_solver": 0.0, "dense_solver": 1.0, "band_solver": 0.0}
+    assert not isinstance(GeneralizedAlpha(large).chol, DenseCholesky)  # the band factor (tests/test_band_cholesky.py)
     assert isinstance(GeneralizedAlpha(small, linear_solver="cholmod").chol, SparseCholesky)
     assert isinstance(GeneralizedAlpha(large, linear_solver="dense").chol, DenseCholesky)
-    with pytest.raises(SettingsError, match="'auto', 'tree', 'dense' or 'cholmod'"):
+    with pytest.raises(SettingsError, match="'auto', 'tree', 'dense', 'band' or 'cholmod'"):
         GeneralizedAlpha(small, linear_solver="lu")
     # a rigid tree keeps the O(n) tree factorization; asked for, it can take the dense factor
     mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))

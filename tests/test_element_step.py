@@ -73,16 +73,16 @@ def _both(monkeypatch, model: fm.Model, *args, **kw) -> tuple[fm.Result, fm.Resu
 
 
 def _compiled(fast: fm.Result, count: dict, solver: str) -> None:
-    """Every iterate (CHOLMOD) or every step's Newton loop (dense factor) was compiled."""
+    """Every iterate (CHOLMOD) or every step's Newton loop (dense and band factors) was compiled."""
     if solver == "cholmod":
         assert count["iterate"] >= fast.stats["newton_iterations"] >= fast.stats["steps"] and count["newton"] == 0
-        assert fast.stats["dense_solver"] == 0.0
+        assert fast.stats["dense_solver"] == fast.stats["band_solver"] == 0.0
     else:
         assert count["newton"] >= fast.stats["substeps"] >= fast.stats["steps"]
-        assert fast.stats["dense_solver"] == 1.0
+        assert fast.stats[f"{solver}_solver"] == 1.0
 
 
-@pytest.mark.parametrize("solver", ["cholmod", "dense"])
+@pytest.mark.parametrize("solver", ["cholmod", "dense", "band"])
 @pytest.mark.parametrize("build, t_end, dt, kw", [
     (falling_link, 0.2, 1e-3, {"output_every": 5}),
     (featured_flexible, 0.3, 1e-3, {"output_every": 1}),
@@ -109,7 +109,7 @@ def test_halved_steps_are_taken(monkeypatch) -> None:
     assert fast.stats["failed_steps"] > 0 and fast.stats["substeps"] > fast.stats["steps"]
 
 
-@pytest.mark.parametrize("solver", ["cholmod", "dense"])
+@pytest.mark.parametrize("solver", ["cholmod", "dense", "band"])
 def test_a_seed_case_with_beams_is_the_same(monkeypatch, solver) -> None:
     """The six-link mechanism (bodies, damped beams, a drive, a monitor callback) for 0.2 s; its 18
     unknowns take the dense factor by default."""
@@ -123,7 +123,7 @@ def test_a_seed_case_with_beams_is_the_same(monkeypatch, solver) -> None:
     _compiled(fast, count, solver)
 
 
-@pytest.mark.parametrize("solver", ["cholmod", "dense"])
+@pytest.mark.parametrize("solver", ["cholmod", "dense", "band"])
 def test_a_failure_gives_the_python_message(monkeypatch, solver) -> None:
     """A joint force turning infinite at t > 0.05 on the featured model: the same status and rows."""
     model = featured_flexible(lambda t: math.inf if t > 0.05 else 0.2)
@@ -131,7 +131,7 @@ def test_a_failure_gives_the_python_message(monkeypatch, solver) -> None:
     _assert_same(fast, slow)
     assert fast.status.startswith("failed") and "non-finite" in fast.status and "elbow" in fast.status
     assert count["iterate"] > 0  # the failing step repeated by the Python loop (its message)
-    assert count["newton"] > 0 if solver == "dense" else count["newton"] == 0
+    assert count["newton"] > 0 if solver != "cholmod" else count["newton"] == 0
 
 
 @pytest.mark.parametrize("kind", ["bushing", "friction", "follower", "no_beam"])

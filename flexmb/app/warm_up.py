@@ -7,8 +7,9 @@ Newton loop of rigid trees, flexmb/solvers/tree_step.py, alone 20-30 s, and agai
 compiled run of many steps, flexmb/solvers/tree_run.py). This module runs a few steps of small
 models that pass through every compiled path: a rigid tree with a ball joint, a spring and a drive
 (the compiled step and run), the same tree on CHOLMOD (the Python step), a flexible
-link (beam kernels, the compiled Newton loop of small beam models on the dense factor and, on
-CHOLMOD, the compiled Newton iterates of larger ones, flexmb/solvers/element_step.py) and a
+link (beam kernels, the compiled Newton loop of small beam models on the dense factor and of long
+links on the band factor, flexmb/engine/band_cholesky.py, and, on CHOLMOD, the compiled Newton
+iterates of larger ones, flexmb/solvers/element_step.py) and a
 four-bar closed by a bushing (elastic cut), with error-controlled steps once.
 """
 
@@ -61,6 +62,7 @@ def warm_up() -> float:
         fm.simulate(model, 5e-3, 1e-3)
     fm.simulate(models[0], 5e-3, 1e-3, linear_solver="cholmod")
     fm.simulate(models[1], 5e-3, 1e-3, linear_solver="cholmod")  # large beam models: CHOLMOD, not the dense factor
+    fm.simulate(models[1], 5e-3, 1e-3, linear_solver="band")  # long links: the band factor
     fm.simulate(models[0], 5e-3, "auto")
     return time.perf_counter() - t0
 

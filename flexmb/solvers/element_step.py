@@ -29,6 +29,7 @@ from flexmb.elements.beam import kernels as beam_kernels
 from flexmb.elements.family import FamilyEvaluation
 from flexmb.engine import parallel
 from flexmb.engine.assembly import Evaluation
+from flexmb.engine.band_cholesky import BandCholesky, band_factor, band_solve
 from flexmb.engine.dense_cholesky import dense_factor, dense_solve
 from flexmb.engine.iteration_matrix import _composite_pairs
 from flexmb.engine.kinematics import Kinematics, _node_twists, _project_node, mass_times_add, zero_mass_times_add
@@ -50,6 +51,7 @@ from flexmb.state import State
 __all__ = ["ElementStep", "element_iterate", "element_matrix", "element_newton_step", "LAZY"]
 
 LAZY = 4  # element_newton_step: converged by prediction, the last iterate not evaluated
+_NO_INT, _NO_FLOAT = np.empty(0, dtype=np.int64), np.empty(0)  # the band factor's arrays, for the dense one
 
 
 @njit(cache=True)
@@ -145,20 +147,23 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, beam, beam_out, scatter, c
 @njit(cache=True)
 def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, drives, coords, beam, params, q0, balls0,
                         u0, udot0, a, out_state, kin, Mb, wfull, tau, beam_out, rfull, r, work, pairs, mbar, diag_pos, diag,
-                        scatter, dense, newton, info, threads):
+                        scatter, factor, newton, info, threads):
     """The whole Newton loop of ``GeneralizedAlpha.step`` for a model of :meth:`ElementStep.applies`
-    on the dense factor (flexmb/engine/dense_cholesky.py) with a fresh factor per step: the loop of
-    the Python step around :func:`element_iterate`, :func:`element_matrix`, ``dense_factor`` and
-    ``dense_solve``, the same tests in the same order (the residual test, the predicted convergence,
-    divergence), so the same result bit for bit. ``dense`` = (indptr, indices, values, L) of the
-    factor; ``newton`` = (γ', β', rtol, atol_u̇, eps_pos, length scale, max_iter, lazy, with node masses).
+    on the dense factor (flexmb/engine/dense_cholesky.py) or the band factor
+    (flexmb/engine/band_cholesky.py) with a fresh factor per step: the loop of the Python step around
+    :func:`element_iterate`, :func:`element_matrix`, the factor's factorization and solves, the same
+    tests in the same order (the residual test, the predicted convergence, divergence), so the same
+    result bit for bit. ``factor`` = (band, indptr, indices, values, L, dst, perm, dinv, y): ``band``
+    False: the dense factor L of the CSC pattern (indptr, indices); True: the band factor L with
+    (dst, perm, dinv, y) of BandCholesky; S's values on the pattern in ``values``;
+    ``newton`` = (γ', β', rtol, atol_u̇, eps_pos, length scale, max_iter, lazy, with node masses).
     Writes
     ``info`` = (iterations, factorizations, residual, status, column of a failed pivot); status
     LAZY: converged by prediction, the last iterate not evaluated (its state only)."""
     u_to_q, scalar_u, ball_u, free, c_diag, k_diag = coords
     am, af, g, b, h = params
     gp, bp, rtol, atol_udot, eps_pos, length_scale, max_iter, lazy, with_mass = newton
-    indptr, indices, values, L = dense
+    band, indptr, indices, values, L, dst, perm, dinv, y = factor
     udot1 = out_state[3]
     nf = free.size
     ud = udot0.copy()
@@ -199,7 +204,10 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
         if not fresh:
             element_matrix(tree, pairs, mbar, diag_pos, diag, beam, beam_out, scatter, bp, gp, False, with_mass, kin[4], kin[0],
                            Mb, values, threads)
-            bad = dense_factor(indptr, indices, values, L)
+            if band:
+                bad = band_factor(dst, values, perm, L, dinv)
+            else:
+                bad = dense_factor(indptr, indices, values, L)
             if bad >= 0:
                 info[3] = NOT_POSITIVE
                 info[4] = bad
@@ -208,7 +216,10 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
             info[1] = nfac
             fresh = True
             n_dx = 0
-        dense_solve(L, r, dx)
+        if band:
+            band_solve(perm, L, dinv, r, dx, y)
+        else:
+            dense_solve(L, r, dx)
         dxs[n_dx] = _absmax(dx)
         n_dx += 1
         for j in range(ud.size):
@@ -289,16 +300,21 @@ class ElementStep(CompiledStep):
         return rn, scale
 
     def newton(self, chol, gp: float, bp: float, diag: np.ndarray, tol: tuple, lazy: bool) -> tuple[int, int, int, float]:
-        """The step begun by :meth:`begin`, its whole Newton loop on the dense factor ``chol``
+        """The step begun by :meth:`begin`, its whole Newton loop on the dense or band factor ``chol``
         (element_newton_step) with (γ', β'), ``diag`` added to S's diagonal and ``tol`` = (rtol,
         atol_u̇, eps_pos, length scale, max_iter): (status, iterations, factorizations, residual)."""
         st = self._st
         info = np.zeros(5)
+        if isinstance(chol, BandCholesky):
+            none = np.empty(0, dtype=np.int64)
+            factor = (True, none, none, chol.values, chol.L, chol.dst, chol.perm, chol.dinv, chol._y)
+        else:
+            factor = (False, chol.indptr, chol.indices, chol.values, chol.L, _NO_INT, _NO_INT, _NO_FLOAT, _NO_FLOAT)
         element_newton_step(self.tree, self.bodies, self.gravity, self.springs, self.jforce_u, self._jf, self._loads,
                             self._drives, self.coords, self.beam, self._params, st.q, st.balls, st.u, st.udot, self._a,
                             self.out_state, self.kin, self.Mb, self.wfull, self.tau, self.beam_out, self.rfull, self.r,
                             self.work, self.pairs, self.mbar, self.diag_pos, np.ascontiguousarray(diag, dtype=float),
-                            self.scatter, (chol.indptr, chol.indices, chol.values, chol.L),
+                            self.scatter, factor,
                             (float(gp), float(bp), *(float(v) for v in tol[:4]), int(tol[4]), bool(lazy), self.with_mass),
                             info, self.threads)
         return int(info[3]), int(info[0]), int(info[1]), float(info[2])

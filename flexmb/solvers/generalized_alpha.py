@@ -33,6 +33,7 @@ from flexmb.elements import FAMILIES
 from flexmb.elements.family import StartContext, StepContext
 from flexmb.engine import parallel
 from flexmb.engine.assembly import Assembler, Evaluation, LazyEvaluation
+from flexmb.engine.band_cholesky import BandCholesky, band_suits
 from flexmb.engine.dense_cholesky import DenseCholesky
 from flexmb.engine.kinematics import mass_times_add
 from flexmb.engine.linalg import SparseCholesky
@@ -92,8 +93,9 @@ class GeneralizedAlpha:
     bound of 3.6e-9, that is 4e-14 m in the positions; benchmarks/newton_element_length.py --large). ``linear_solver``: "auto"
     (the O(n) tree factorization with the velocity tangent, engine/tree_solver.py, for rigid trees;
     for other models of at most ``dense_max`` unknowns a dense Cholesky factor of the same matrix as
-    CHOLMOD's, engine/dense_cholesky.py; CHOLMOD otherwise), "tree", "dense" or "cholmod" (these two:
-    M̄ and the element tangents only).
+    CHOLMOD's, engine/dense_cholesky.py; for larger ones whose iteration matrix is banded, e.g. long
+    flexible links, a band Cholesky factor, engine/band_cholesky.py, band_suits; CHOLMOD otherwise),
+    "tree", "dense", "band" or "cholmod" (these three: M̄ and the element tangents only).
     ``position_tangent``: the tree solver also takes β' K̄, the derivative of the node masses' forces
     (inertia and weight) with respect to the coordinates (engine/tree_solver.py,
     position_tangent_times): Newton then converges quadratically on rigid trees (e.g. 1.9 instead of
@@ -105,7 +107,7 @@ class GeneralizedAlpha:
     in one compiled call with the same result bit for bit (``tree_step``; None: the Python loop);
     its time is ``timings["compiled_step"]``. A model with beams on CHOLMOD (flexmb/solvers/element_step.py,
     ElementStep.applies) forms each Newton iterate and the iteration matrix's values in compiled calls,
-    with the same result bit for bit (``element_step``; None: the Python iterates); on the dense factor,
+    with the same result bit for bit (``element_step``; None: the Python iterates); on the dense or band factor,
     without factor reuse, it runs each step's whole Newton loop in one compiled call
     (element_newton_step; ``compiled_newton`` False: the Python loop around the compiled iterates).
     ``lazy_accept`` (class attribute, default True): on CHOLMOD without element state, an iterate
@@ -147,26 +149,32 @@ class GeneralizedAlpha:
         self.free = model.free_u
         # a rigid tree (no element couples two nodes) is factorized by the O(n) tree recursion with the
         # nonsymmetric velocity tangent (engine/tree_solver.py); everything else by CHOLMOD, or densely if small
-        if linear_solver not in ("auto", "tree", "dense", "cholmod"):
-            raise SettingsError(f"linear_solver = {linear_solver!r} must be 'auto', 'tree', 'dense' or 'cholmod'")
+        if linear_solver not in ("auto", "tree", "dense", "band", "cholmod"):
+            raise SettingsError(f"linear_solver = {linear_solver!r} must be 'auto', 'tree', 'dense', 'band' or 'cholmod'")
         if linear_solver == "tree" and not self.asm.rigid_tree:
             raise SettingsError("linear_solver = 'tree' needs a rigid tree (no element joining two nodes); this model "
                                 "has " + ", ".join(f.plural for f, _, _ in self.asm.with_blocks) + ": use 'auto' or 'cholmod'")
-        tree = self.asm.rigid_tree and linear_solver not in ("cholmod", "dense")
+        tree = self.asm.rigid_tree and linear_solver not in ("cholmod", "dense", "band")
         # a small model that is no rigid tree: a dense factor (engine/dense_cholesky.py), cheaper than CHOLMOD's calls
         dense = not tree and (linear_solver == "dense" or (linear_solver == "auto" and self.free.size <= self.dense_max))
-        self.chol: SparseCholesky | DenseCholesky | TreeSolver | None = None
+        self.chol: SparseCholesky | DenseCholesky | BandCholesky | TreeSolver | None = None
         if self.free.size:
-            self.chol = (TreeSolver(self.asm.pattern, self.free, model.n_u, model.coordinate_names) if tree
-                         else DenseCholesky(self.asm.structural_pattern(self.free),
-                                            [model.coordinate_names[i] for i in self.free]) if dense
-                         else SparseCholesky(self.asm.structural_pattern(self.free)))
+            names = [model.coordinate_names[i] for i in self.free]
+            if tree:
+                self.chol = TreeSolver(self.asm.pattern, self.free, model.n_u, model.coordinate_names)
+            elif dense:
+                self.chol = DenseCholesky(self.asm.structural_pattern(self.free), names)
+            else:
+                pattern = self.asm.structural_pattern(self.free)
+                # a banded matrix (e.g. a long flexible link): the band factor, twice as fast as CHOLMOD's there
+                band = linear_solver == "band" or (linear_solver == "auto" and band_suits(pattern)[0])
+                self.chol = BandCholesky(pattern, names) if band else SparseCholesky(pattern)
         self.k_diag, self.c_diag = self.asm.stiffness_damping_diag(self.free)
         # a plain rigid tree takes its whole Newton loop in one compiled call (flexmb/solvers/tree_step.py)
         self.tree_step = (TreeStep(model, self.asm, self.chol) if isinstance(self.chol, TreeSolver)
                           and reuse_factor is not True and TreeStep.applies(model, self.asm) else None)
         # a model of beams (and bodies) on CHOLMOD forms its Newton iterates in compiled calls (element_step.py)
-        cholmod = isinstance(self.chol, (SparseCholesky, DenseCholesky))  # S's values on the CSC pattern
+        cholmod = isinstance(self.chol, (SparseCholesky, DenseCholesky, BandCholesky))  # S's values on the CSC pattern
         # the work integrals need the forces of every accepted state (flexmb.solvers.recorder, power): drives,
         # loads, element dampers or friction; the compiled iterates then evaluate it in the step (cheaper than later)
         self._work_needs_forces = bool(model.driven.size or model.loads or self.asm.dissipative or model.friction_u.size)
@@ -227,14 +235,19 @@ class GeneralizedAlpha:
         if isinstance(self.chol, DenseCholesky):
             return (f"dense Cholesky (engine/dense_cholesky.py: at most {self.dense_max} unknowns and no rigid tree), "
                     f"{self.free.size} unknowns{how}")
+        if isinstance(self.chol, BandCholesky):
+            return (f"band Cholesky (engine/band_cholesky.py: a banded iteration matrix), {self.free.size} unknowns, "
+                    f"half-bandwidth {self.chol.B}{how}")
         return f"CHOLMOD, {self.free.size} unknowns, {self.chol.pattern.nnz} nonzeros in the iteration matrix{how}"
 
     def solver_stats(self) -> dict[str, float]:
         """Statistics of the linear solver for ``result.stats``: ``tree_solver`` 1.0 when the O(n)
         tree factorization runs (engine/tree_solver.py), ``dense_solver`` 1.0 for the dense factor
-        (engine/dense_cholesky.py); both 0.0 for CHOLMOD."""
+        (engine/dense_cholesky.py), ``band_solver`` 1.0 for the band factor (engine/band_cholesky.py);
+        all 0.0 for CHOLMOD."""
         return {"tree_solver": float(isinstance(self.chol, TreeSolver)),
-                "dense_solver": float(isinstance(self.chol, DenseCholesky))}
+                "dense_solver": float(isinstance(self.chol, DenseCholesky)),
+                "band_solver": float(isinstance(self.chol, BandCholesky))}
 
     def _factorize(self, ev: Evaluation | None, gp: float, bp: float, st: State | None = None) -> None:
         """Factorize the iteration matrix at ``ev`` (the evaluation of ``st``: the tree solver's
@@ -392,7 +405,7 @@ class GeneralizedAlpha:
         es = self.element_step  # compiled iterates (element_step.py): State and Evaluation built when used
         if es is not None:
             es.begin(st, a, h, t1, (am, af, g, b, h))
-            if self.compiled_newton and isinstance(self.chol, DenseCholesky) and not self._reusing():
+            if self.compiled_newton and isinstance(self.chol, (DenseCholesky, BandCholesky)) and not self._reusing():
                 done = self._element_newton(es, gp, bp, lazy, h)
                 if done is not None:
                     return done
@@ -490,7 +503,7 @@ class GeneralizedAlpha:
 
     def _element_newton(self, es: ElementStep, gp: float, bp: float, lazy: bool, h: float
                         ) -> tuple[State, np.ndarray, Evaluation, StepInfo] | None:
-        """The begun step's Newton loop in one compiled call (ElementStep.newton on the dense factor),
+        """The begun step's Newton loop in one compiled call (ElementStep.newton on the dense or band factor),
         or None if it did not succeed (the factor is then not kept, its factorizations not counted, as
         for the compiled tree step: the Python loop repeats the step)."""
         t0 = _time.perf_counter()
