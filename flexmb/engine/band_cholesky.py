@@ -33,7 +33,8 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from flexmb.errors import SolverError
 
-__all__ = ["BAND_MAX", "FILL_MAX", "BandCholesky", "band_factor", "band_order", "band_solve", "band_suits"]
+__all__ = ["BAND_MAX", "FILL_MAX", "BandCholesky", "band_factor", "band_factor_loaded", "band_load", "band_order",
+           "band_solve", "band_suits"]
 
 #: the band may hold at most this many times the nonzeros of S's lower triangle (auto choice)
 FILL_MAX = 1.5
@@ -77,20 +78,32 @@ def band_suits(pattern: sp.spmatrix) -> tuple[bool, int, int, int]:
 
 
 @njit(cache=True)
-def band_factor(dst, values, perm, L, dinv) -> int:
-    """L Lᵀ = S in band storage: L_{i, i-B+t} at L[i, t] (shape (n, B+1); t = B: the diagonal;
-    entries left of column 0 stay 0), and dinv[i] = 1 / L_ii (products instead of divisions). S's
-    values ``values`` go to L.flat[dst[t]] (dst -1: an upper-triangle entry, not read). Returns -1,
-    or the original index perm[i] of the first row whose pivot is not positive (or not finite)."""
-    n = dinv.size
-    W = L.shape[1]
-    B = W - 1
-    Lf = L.reshape(n * W)
+def band_load(dst, values, L) -> None:
+    """S into band storage: L zeroed, then S's values ``values`` (on the CSC pattern) added at
+    L.flat[dst[t]] (dst -1: an upper-triangle entry, not read)."""
+    Lf = L.reshape(L.size)
     for t in range(Lf.size):
         Lf[t] = 0.0
     for t in range(dst.size):
         if dst[t] >= 0:
             Lf[dst[t]] += values[t]
+
+
+@njit(cache=True)
+def band_factor(dst, values, perm, L, dinv) -> int:
+    """:func:`band_load`, then :func:`band_factor_loaded`."""
+    band_load(dst, values, L)
+    return band_factor_loaded(perm, L, dinv)
+
+
+@njit(cache=True)
+def band_factor_loaded(perm, L, dinv) -> int:
+    """L Lᵀ = S in band storage, in place: S_{i, i-B+t} at L[i, t] on entry (shape (n, B+1); t = B:
+    the diagonal; entries left of column 0 are 0), L_{i, i-B+t} there on return, and dinv[i] =
+    1 / L_ii (products instead of divisions). Returns -1, or the original index perm[i] of the first
+    row whose pivot is not positive (or not finite)."""
+    n = dinv.size
+    B = L.shape[1] - 1
     for i in range(n):  # loops from 0: the entries left of column 0 are zeros (this form runs twice as fast)
         for t in range(B):
             j = i - B + t  # L_{j, i-B+u} = L[j, u + B - t]

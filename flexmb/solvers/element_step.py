@@ -29,9 +29,9 @@ from flexmb.elements.beam import kernels as beam_kernels
 from flexmb.elements.family import FamilyEvaluation
 from flexmb.engine import parallel
 from flexmb.engine.assembly import Evaluation
-from flexmb.engine.band_cholesky import BandCholesky, band_factor, band_solve
+from flexmb.engine.band_cholesky import BandCholesky, band_factor_loaded, band_solve
 from flexmb.engine.dense_cholesky import dense_factor, dense_solve
-from flexmb.engine.iteration_matrix import _composite_pairs
+from flexmb.engine.iteration_matrix import ElementScatter, _composite_pairs
 from flexmb.engine.kinematics import Kinematics, _node_twists, _project_node, mass_times_add, zero_mass_times_add
 from flexmb.model import Model
 from flexmb.solvers.tree_step import (
@@ -153,9 +153,12 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
     (flexmb/engine/band_cholesky.py) with a fresh factor per step: the loop of the Python step around
     :func:`element_iterate`, :func:`element_matrix`, the factor's factorization and solves, the same
     tests in the same order (the residual test, the predicted convergence, divergence), so the same
-    result bit for bit. ``factor`` = (band, indptr, indices, values, L, dst, perm, dinv, y): ``band``
-    False: the dense factor L of the CSC pattern (indptr, indices); True: the band factor L with
-    (dst, perm, dinv, y) of BandCholesky; S's values on the pattern in ``values``;
+    result bit for bit. ``factor`` = (band, indptr, indices, values, L, perm, dinv, y): ``band``
+    False: the dense factor L of the CSC pattern (indptr, indices), S's values on the pattern in
+    ``values``; True: the band factor L with (perm, dinv, y) of BandCholesky, S's values written
+    straight into its band storage (``values`` = L's entries in a row, and ``mbar``, ``diag_pos``
+    and ``scatter`` the band's positions: ElementStep.band_maps), the same values as loaded from the
+    pattern (band_load), bit for bit;
     ``newton`` = (γ', β', rtol, atol_u̇, eps_pos, length scale, max_iter, lazy, with node masses).
     Writes
     ``info`` = (iterations, factorizations, residual, status, column of a failed pivot); status
@@ -163,7 +166,7 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
     u_to_q, scalar_u, ball_u, free, c_diag, k_diag = coords
     am, af, g, b, h = params
     gp, bp, rtol, atol_udot, eps_pos, length_scale, max_iter, lazy, with_mass = newton
-    band, indptr, indices, values, L, dst, perm, dinv, y = factor
+    band, indptr, indices, values, L, perm, dinv, y = factor
     udot1 = out_state[3]
     nf = free.size
     ud = udot0.copy()
@@ -205,7 +208,7 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
             element_matrix(tree, pairs, mbar, diag_pos, diag, beam, beam_out, scatter, bp, gp, False, with_mass, kin[4], kin[0],
                            Mb, values, threads)
             if band:
-                bad = band_factor(dst, values, perm, L, dinv)
+                bad = band_factor_loaded(perm, L, dinv)
             else:
                 bad = dense_factor(indptr, indices, values, L)
             if bad >= 0:
@@ -248,7 +251,7 @@ class ElementStep(CompiledStep):
                 and all(f is FAMILIES["body"] for f, _, _ in asm.node_mass)
                 and not any(ld.follower for ld in model.loads) and model.free_u.size > 0)
 
-    def __init__(self, model: Model, asm) -> None:
+    def __init__(self, model: Model, asm, band_dst: np.ndarray | None = None) -> None:
         super().__init__(model, asm)
         self.asm = asm
         f, d, prep = asm.families[0]
@@ -266,6 +269,20 @@ class ElementStep(CompiledStep):
         plan = sc.thread_plan(nt)
         self.scatter = (sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, sc.pos, sc.max_ne, sc.skip,
                         (plan.doff, plan.dmap))
+        # on the band factor the compiled loop writes S straight into its band storage (BandCholesky.dst:
+        # pattern position -> band position, -1 in the upper triangle): the same positions remapped
+        self.band_maps = None
+        if band_dst is not None:
+            dst = np.asarray(band_dst, dtype=np.int64)
+            pos = sc.pos.astype(np.int64)
+            pos[pos >= 0] = dst[pos[pos >= 0]]  # the lower triangle's positions: all in the band
+            bsc = ElementScatter(sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr,
+                                 pos.astype(sc.pos.dtype) if pos.max(initial=0) < 2**31 else pos, sc.max_ne, sc.skip)
+            bplan = bsc.thread_plan(nt)
+            mpos = dst[self.mbar[0]]  # M̄'s pairs in both triangles: the lower one's
+            self.band_maps = ((mpos[mpos >= 0], self.mbar[1][mpos >= 0]), dst[self.diag_pos],
+                              (bsc.nodes, bsc.anc_ptr, bsc.anc_coord, bsc.pos_ptr, bsc.pos, bsc.max_ne, bsc.skip,
+                               (bplan.doff, bplan.dmap)))
         self.with_mass = bool(asm.node_mass)
         N, n_u, n = model.n_nodes, model.n_u, d.n
         self.work = (np.empty(n_u), np.empty((int(model.u_is_ball.sum()) // 3, 3)), np.empty((N, 6)), np.empty((N, 6)),
@@ -305,16 +322,17 @@ class ElementStep(CompiledStep):
         atol_u̇, eps_pos, length scale, max_iter): (status, iterations, factorizations, residual)."""
         st = self._st
         info = np.zeros(5)
-        if isinstance(chol, BandCholesky):
-            none = np.empty(0, dtype=np.int64)
-            factor = (True, none, none, chol.values, chol.L, chol.dst, chol.perm, chol.dinv, chol._y)
+        mbar, diag_pos, scatter = self.mbar, self.diag_pos, self.scatter
+        if isinstance(chol, BandCholesky):  # S straight into the band (band_maps)
+            mbar, diag_pos, scatter = self.band_maps
+            factor = (True, _NO_INT, _NO_INT, chol.L.reshape(-1), chol.L, chol.perm, chol.dinv, chol._y)
         else:
-            factor = (False, chol.indptr, chol.indices, chol.values, chol.L, _NO_INT, _NO_INT, _NO_FLOAT, _NO_FLOAT)
+            factor = (False, chol.indptr, chol.indices, chol.values, chol.L, _NO_INT, _NO_FLOAT, _NO_FLOAT)
         element_newton_step(self.tree, self.bodies, self.gravity, self.springs, self.jforce_u, self._jf, self._loads,
                             self._drives, self.coords, self.beam, self._params, st.q, st.balls, st.u, st.udot, self._a,
                             self.out_state, self.kin, self.Mb, self.wfull, self.tau, self.beam_out, self.rfull, self.r,
-                            self.work, self.pairs, self.mbar, self.diag_pos, np.ascontiguousarray(diag, dtype=float),
-                            self.scatter, factor,
+                            self.work, self.pairs, mbar, diag_pos, np.ascontiguousarray(diag, dtype=float),
+                            scatter, factor,
                             (float(gp), float(bp), *(float(v) for v in tol[:4]), int(tol[4]), bool(lazy), self.with_mass),
                             info, self.threads)
         return int(info[3]), int(info[0]), int(info[1]), float(info[2])

@@ -178,7 +178,8 @@ class GeneralizedAlpha:
         # the work integrals need the forces of every accepted state (flexmb.solvers.recorder, power): drives,
         # loads, element dampers or friction; the compiled iterates then evaluate it in the step (cheaper than later)
         self._work_needs_forces = bool(model.driven.size or model.loads or self.asm.dissipative or model.friction_u.size)
-        self.element_step = ElementStep(model, self.asm) if ElementStep.applies(model, self.asm, cholmod) else None
+        self.element_step = (ElementStep(model, self.asm, self.chol.dst if isinstance(self.chol, BandCholesky) else None)
+                             if ElementStep.applies(model, self.asm, cholmod) else None)
         self.timings = {"assembly": 0.0, "factorization": 0.0, "solve": 0.0, "compiled_step": 0.0}
         self.modified_newton = 0
         self.substeps = 0  # steps taken by advance(), halved ones counted one by one
