@@ -81,7 +81,8 @@ def simulate(
     than a few residual evaluations); same results.
 
     ``linear_solver``: "auto" (the O(n) tree factorization for rigid trees, a dense factor for other
-    models of at most 64 unknowns, CHOLMOD otherwise), "tree", "dense" or "cholmod" (GeneralizedAlpha).
+    models of at most 64 unknowns, a band factor for larger banded ones such as long flexible links,
+    CHOLMOD otherwise), "tree", "dense", "band" or "cholmod" (GeneralizedAlpha).
     On a Newton failure the steps computed so far are returned with ``status`` saying why (or
     the SolverError is raised if ``raise_on_failure``); so is a step whose outputs (drive forces,
     reactions, energies, element forces, ...) are not finite: a run that says ``finished`` holds
