@@ -218,6 +218,31 @@ def test_forward_kinematics_on_threads_is_the_one_thread_pass() -> None:
                 assert np.array_equal(a, b), name
 
 
+def test_node_twists_and_projection_on_threads_are_the_one_thread_passes() -> None:
+    """B u and Bᵀ w over the nodes with the joints on ground split over threads, the others in tree
+    order (engine/kinematics.py node_twists_threads, project_node_threads), bit for bit the one-thread
+    passes, on trees with joints below joints and on a link whose nodes all hang off ground."""
+    for m in [asm.model for asm, _ in _deformed_models()] + [_link(9)]:
+        rng = np.random.default_rng(5)
+        st = m.initial_state().retract(m, 0.05 * rng.normal(size=m.n_u))
+        buf = kinematics.KinematicsBuffers(m, Assembler(m).pattern)
+        _forward(m, st, buf, 1)
+        t = buf.pattern
+        parent = t.joint_parent_ext
+        ground, rest = np.flatnonzero(parent == m.n_nodes), np.flatnonzero(parent != m.n_nodes)
+        assert ground.size >= 2
+        args = (parent, m.joint_child, t.coord_start, t.coord_count, buf.S)
+        u, w = rng.normal(size=m.n_u), rng.normal(size=(m.n_nodes, 6))
+        tw1, W1, p1 = np.empty((m.n_nodes, 6)), np.empty((m.n_nodes, 6)), np.empty(m.n_u)
+        kinematics._node_twists(*args, u, buf.x, tw1)
+        kinematics._project_node(*args, w, buf.x, W1, p1)
+        for threads in (2, 3, 8):
+            tw, W, pr = np.full_like(tw1, np.nan), np.full_like(W1, np.nan), np.full_like(p1, np.nan)
+            kinematics.node_twists_threads(ground, rest, threads, *args, u, buf.x, tw)
+            kinematics.project_node_threads(ground, rest, threads, *args, w, buf.x, W, pr)
+            assert np.array_equal(tw, tw1) and np.array_equal(pr, p1) and np.array_equal(W, W1)
+
+
 def test_threads_for_follows_the_element_count_and_numba() -> None:
     assert parallel.threads_for(1) == 1
     assert parallel.threads_for(parallel.PARALLEL_MIN - 1) == 1

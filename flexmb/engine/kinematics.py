@@ -588,6 +588,78 @@ def _project_node(parent, child, coord_start, coord_count, S, w, x, W, out):
 
 
 @njit(cache=True)
+def _path_sum_joints(idx, lo, hi, parent, child, coord_start, coord_count, S, u, out):
+    """The joints idx[lo:hi] of :func:`_path_sum`, each as there (it reads its parent's sum only)."""
+    N = out.shape[0]
+    for t in range(lo, hi):
+        k = idx[t]
+        p = parent[k]
+        c = child[k]
+        for i in range(6):
+            out[c, i] = 0.0 if p == N else out[p, i]
+        for kk in range(coord_start[k], coord_start[k] + coord_count[k]):
+            for i in range(6):
+                out[c, i] += S[kk, i] * u[kk]
+
+
+@njit(cache=True)
+def _project_joints(idx, lo, hi, parent, child, coord_start, coord_count, S, W, out):
+    """The joints idx[lo:hi] of :func:`_project` in that order, each as there."""
+    N = W.shape[0]
+    for t in range(lo, hi):
+        k = idx[t]
+        c = child[k]
+        for kk in range(coord_start[k], coord_start[k] + coord_count[k]):
+            s = 0.0
+            for i in range(6):
+                s += S[kk, i] * W[c, i]
+            out[kk] = s
+        p = parent[k]
+        if p != N:
+            for i in range(6):
+                W[p, i] += W[c, i]
+
+
+@njit(cache=True, parallel=True)
+def node_twists_threads(ground, rest, nt, parent, child, coord_start, coord_count, S, u, x, out):
+    """:func:`_node_twists` with the joints on ground (``ground``: free FE nodes, each the root of its
+    path) split over ``nt`` threads, then the others (``rest``, in tree order) on one, then each
+    node's v_O + w x x over the threads: every value the one-thread pass's, bit for bit."""
+    m = ground.size
+    for c in prange(nt):
+        _path_sum_joints(ground, c * m // nt, (c + 1) * m // nt, parent, child, coord_start, coord_count, S, u, out)
+    _path_sum_joints(rest, 0, rest.size, parent, child, coord_start, coord_count, S, u, out)
+    n = out.shape[0]
+    for c in prange(nt):
+        for i in range(c * n // nt, (c + 1) * n // nt):
+            w0, w1, w2 = out[i, 3], out[i, 4], out[i, 5]
+            out[i, 0] += w1 * x[i, 2] - w2 * x[i, 1]
+            out[i, 1] += w2 * x[i, 0] - w0 * x[i, 2]
+            out[i, 2] += w0 * x[i, 1] - w1 * x[i, 0]
+
+
+@njit(cache=True, parallel=True)
+def project_node_threads(ground, rest, nt, parent, child, coord_start, coord_count, S, w, x, W, out):
+    """:func:`_project_node` on ``nt`` threads: the wrenches moved to the origin over the threads,
+    the joints off ground (``rest``, tree order) summed into their parents on one thread in reverse
+    order, then the joints on ground (``ground``, no parent to add to) over the threads: every value
+    the one-thread pass's (the same sums in the same order), bit for bit."""
+    n = w.shape[0]
+    for c in prange(nt):
+        for i in range(c * n // nt, (c + 1) * n // nt):
+            f0, f1, f2 = w[i, 0], w[i, 1], w[i, 2]
+            W[i, 0], W[i, 1], W[i, 2] = f0, f1, f2
+            W[i, 3] = w[i, 3] + (x[i, 1] * f2 - x[i, 2] * f1)
+            W[i, 4] = w[i, 4] + (x[i, 2] * f0 - x[i, 0] * f2)
+            W[i, 5] = w[i, 5] + (x[i, 0] * f1 - x[i, 1] * f0)
+    back = rest[::-1]
+    _project_joints(back, 0, back.size, parent, child, coord_start, coord_count, S, W, out)
+    m = ground.size
+    for c in prange(nt):
+        _project_joints(ground, c * m // nt, (c + 1) * m // nt, parent, child, coord_start, coord_count, S, W, out)
+
+
+@njit(cache=True)
 def mass_times_add(Mb, a, b, out):
     """out_i = Mb_i a_i + b_i for node blocks Mb (N,6,6), a, b, out (N,6) (out may be b)."""
     for i in range(Mb.shape[0]):

@@ -32,7 +32,15 @@ from flexmb.engine.assembly import Evaluation
 from flexmb.engine.band_cholesky import BandCholesky, band_factor_loaded, band_solve
 from flexmb.engine.dense_cholesky import dense_factor, dense_solve
 from flexmb.engine.iteration_matrix import ElementScatter, _composite_pairs
-from flexmb.engine.kinematics import Kinematics, _node_twists, _project_node, mass_times_add, zero_mass_times_add
+from flexmb.engine.kinematics import (
+    Kinematics,
+    _node_twists,
+    _project_node,
+    mass_times_add,
+    node_twists_threads,
+    project_node_threads,
+    zero_mass_times_add,
+)
 from flexmb.model import Model
 from flexmb.solvers.tree_step import (
     NONFINITE,
@@ -45,6 +53,7 @@ from flexmb.solvers.tree_step import (
     newton_diverging,
     newton_tolerances,
     trial_state,
+    trial_state_threads,
 )
 from flexmb.state import State
 
@@ -72,16 +81,24 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     am, af, g, b, h = params
     q1, balls1, u1, udot1, a1 = out_state
     x, R, Vs, As, S, Sd, P, V, zeta = kin
-    hdq, phi, aw, w, Wtmp, mf = work
-    trial_state(udot0, udot_in, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q, drv_u, drv_a,
-                hdq, phi, q1, balls1, u1, udot1, a1)
+    hdq, phi, aw, w, Wtmp, mf, ground, rest = work
+    nt = threads[1]  # the per-node passes on the joints' threads (their joints on ground split: node_twists_threads)
+    if nt > 1:
+        trial_state_threads(nt, udot0, udot_in, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q,
+                            drv_u, drv_a, hdq, phi, q1, balls1, u1, udot1, a1)
+    else:
+        trial_state(udot0, udot_in, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q, drv_u,
+                    drv_a, hdq, phi, q1, balls1, u1, udot1, a1)
     if not evaluate:
         return 0.0, 0.0
     # Assembler.evaluate: the tree and the bodies, then the beams (beam.evaluate)
     _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q1, balls1, u1, x, R, Vs, As, S, Sd, P, V, zeta,
               Mb, wfull, tau, threads[1])
     # Evaluation.residual: r = Bᵀ (Mb B u̇ + bias + M_e B u̇) - τ; the beams' M_e B u̇ in their residual's pass
-    _node_twists(parent, child, coord_start, coord_count, S, udot1, x, aw)
+    if nt > 1:
+        node_twists_threads(ground, rest, nt, parent, child, coord_start, coord_count, S, udot1, x, aw)
+    else:
+        _node_twists(parent, child, coord_start, coord_count, S, udot1, x, aw)
     mf[:] = 0.0
     beam_kernels.residual_and_mass_forces(ea, eb, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, gravity, 1.0,
                                           wfull, aw, mf, frames, fl, en, p, Bl, chord, threads[0])
@@ -94,7 +111,10 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     for i in range(N):
         for j in range(6):
             w[i, j] = w[i, j] + mf[i, j]
-    _project_node(parent, child, coord_start, coord_count, S, w, x, Wtmp, rfull)
+    if nt > 1:
+        project_node_threads(ground, rest, nt, parent, child, coord_start, coord_count, S, w, x, Wtmp, rfull)
+    else:
+        _project_node(parent, child, coord_start, coord_count, S, w, x, Wtmp, rfull)
     for j in range(rfull.size):
         rfull[j] = rfull[j] - tau[j]
     for j in range(free.size):
@@ -285,8 +305,10 @@ class ElementStep(CompiledStep):
                                (bplan.doff, bplan.dmap)))
         self.with_mass = bool(asm.node_mass)
         N, n_u, n = model.n_nodes, model.n_u, d.n
+        parent = self.tree[0]  # the joints on ground (parent N) and the others, in tree order (node_twists_threads)
         self.work = (np.empty(n_u), np.empty((int(model.u_is_ball.sum()) // 3, 3)), np.empty((N, 6)), np.empty((N, 6)),
-                     np.empty((N, 6)), np.empty((N, 6)))
+                     np.empty((N, 6)), np.empty((N, 6)), np.flatnonzero(parent == N).astype(np.int64),
+                     np.flatnonzero(parent != N).astype(np.int64))
         self.r = np.empty(free.size)
         self._n_el = n
         # the beams' passes and the joints on ground on numba's threads from PARALLEL_MIN of them (engine/parallel.py)

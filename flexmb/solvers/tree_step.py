@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from flexmb.elements import FAMILIES
 from flexmb.elements.family import FamilyEvaluation
@@ -80,6 +80,39 @@ def trial_state(udot0, udot, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_
         q1[j] = q0[j] + hdq[scalar_u[j]]
     for i in range(udot1.size):
         udot1[i] = udot[i]
+    for j in range(driven.size):
+        k = driven[j]
+        q1[u_to_q[k]] = drv_q[j]
+        u1[k] = drv_u[j]
+        udot1[k] = drv_a[j]
+
+
+@njit(cache=True, parallel=True)
+def trial_state_threads(nt, udot0, udot, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q, drv_u,
+                        drv_a, hdq, phi, q1, balls1, u1, udot1, a1):
+    """:func:`trial_state` with its per-coordinate and per-ball passes split over ``nt`` threads (the
+    drives after them on one): every value the one-thread pass's, bit for bit."""
+    n = a1.size
+    for c in prange(nt):
+        lo, hi = c * n // nt, (c + 1) * n // nt
+        _update(udot0[lo:hi], udot[lo:hi], a[lo:hi], u0[lo:hi], am, af, g, b, h, a1[lo:hi], hdq[lo:hi], u1[lo:hi])
+    if ball_u.size:
+        nb = phi.shape[0]
+        for c in prange(nt):
+            lo, hi = c * nb // nt, (c + 1) * nb // nt
+            for m in range(lo, hi):
+                for j in range(3):
+                    phi[m, j] = hdq[ball_u[3 * m + j]]
+            _retract_balls(balls0[lo:hi], phi[lo:hi], balls1[lo:hi])
+    else:
+        balls1[:] = balls0
+    ns = scalar_u.size
+    for c in prange(nt):
+        for j in range(c * ns // nt, (c + 1) * ns // nt):
+            q1[j] = q0[j] + hdq[scalar_u[j]]
+    for c in prange(nt):
+        for i in range(c * n // nt, (c + 1) * n // nt):
+            udot1[i] = udot[i]
     for j in range(driven.size):
         k = driven[j]
         q1[u_to_q[k]] = drv_q[j]
