@@ -128,10 +128,17 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
             mw = np.empty((N, 6))
             mass_times_add(Mb, aw, np.zeros((N, 6)), mw)
             p1 = np.empty(n_u)
-            _project_node(parent, child, coord_start, coord_count, S, mw, x, Wtmp, p1)
+            if nt > 1:
+                project_node_threads(ground, rest, nt, parent, child, coord_start, coord_count, S, mw, x, Wtmp, p1)
+            else:
+                _project_node(parent, child, coord_start, coord_count, S, mw, x, Wtmp, p1)
             s1 = _absmax(p1)
         p2 = np.empty(n_u)
-        _project_node(parent, child, coord_start, coord_count, S, np.ascontiguousarray(bias), x, Wtmp, p2)
+        if nt > 1:
+            project_node_threads(ground, rest, nt, parent, child, coord_start, coord_count, S, np.ascontiguousarray(bias), x,
+                                 Wtmp, p2)
+        else:
+            _project_node(parent, child, coord_start, coord_count, S, np.ascontiguousarray(bias), x, Wtmp, p2)
         scale = float(s1 + _absmax(p2) + _absmax(tau)) + 1e-300
     return rn, scale
 
