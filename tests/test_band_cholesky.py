@@ -126,6 +126,9 @@ def test_the_auto_choice_takes_narrow_bands_only() -> None:
     suits, B, band, lower = band_suits(sp.csc_matrix(arrow))
     assert not suits and band > FILL_MAX * lower
     assert not band_suits(sp.csc_matrix((0, 0)))[0]
+    zeros = _banded_spd(300, 11, 1)  # a structural pattern may store zeros: they count as entries
+    zeros.data[:] = 0.0
+    assert band_suits(zeros) == band_suits(_banded_spd(300, 11, 1))
 
 
 def _link(n: int) -> fm.Model:

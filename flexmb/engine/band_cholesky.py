@@ -11,10 +11,11 @@ blocks of a dozen columns (benchmarks/results/*-cholmod_floor.md).
 Cuthill–McKee's, whichever has the narrower band: half-bandwidth B), keeps row i of L from column
 i - B to the diagonal in a dense (n, B + 1) array, and factorizes S = L Lᵀ row by row
 (:func:`band_factor`, Cholesky–Crout: L_ij = (S_ij - Σ_k L_ik L_jk) / L_jj for i - B ≤ j < i,
-L_ii = √(S_ii - Σ_k L_ik²)). :func:`band_solve` does one forward sweep (L z = b, rows) and one
-backward sweep (Lᵀ x = z, the columns of L as sums). Both are compiled and have the interface of
-:class:`flexmb.engine.dense_cholesky.DenseCholesky` (write S's values into
-:attr:`BandCholesky.values` on the CSC pattern; its lower triangle is read).
+L_ii = √(S_ii - Σ_k L_ik²)). :func:`band_solve` does one forward sweep (L z = b, a sum per row) and
+one backward sweep (Lᵀ x = z: each x_i, once final, subtracted along row i of L). Both are compiled
+and have the interface of :class:`flexmb.engine.dense_cholesky.DenseCholesky` (write S's values into
+:attr:`BandCholesky.values` on the CSC pattern; its lower triangle is read); a compiled Newton loop
+may write S straight into the band instead (:func:`band_factor_loaded`; flexmb/solvers/element_step.py).
 
 GeneralizedAlpha takes it (``linear_solver="auto"``) for models above ``dense_max`` unknowns whose
 band holds at most :data:`FILL_MAX` times the nonzeros of S's lower triangle, with B at most
@@ -67,13 +68,14 @@ def band_order(pattern: sp.spmatrix) -> tuple[np.ndarray, int]:
 def band_suits(pattern: sp.spmatrix) -> tuple[bool, int, int, int]:
     """Whether the auto choice takes the band factor for ``pattern`` (module docstring): (suits,
     half-bandwidth, entries of the band, nonzeros of the lower triangle)."""
-    P = sp.csc_matrix(pattern)
+    P = sp.csc_matrix(pattern, dtype=float, copy=True)
     n = P.shape[0]
     if n == 0:
         return False, 0, 0, 0
+    P.data[:] = 1.0  # the structure: stored zeros count as entries
     _, B = band_order(P)
     band = n * (B + 1) - B * (B + 1) // 2
-    lower = int(sp.tril(abs(P) + abs(P).T).nnz)
+    lower = int(sp.tril(P + P.T).nnz)
     return B <= BAND_MAX and band <= FILL_MAX * lower, B, band, lower
 
 
