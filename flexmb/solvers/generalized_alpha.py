@@ -148,7 +148,8 @@ class GeneralizedAlpha:
         self.asm = Assembler(model)
         self.free = model.free_u
         # a rigid tree (no element couples two nodes) is factorized by the O(n) tree recursion with the
-        # nonsymmetric velocity tangent (engine/tree_solver.py); everything else by CHOLMOD, or densely if small
+        # nonsymmetric velocity tangent (engine/tree_solver.py); everything else densely if small, in band storage if
+        # banded (engine/band_cholesky.py), by CHOLMOD otherwise
         if linear_solver not in ("auto", "tree", "dense", "band", "cholmod"):
             raise SettingsError(f"linear_solver = {linear_solver!r} must be 'auto', 'tree', 'dense', 'band' or 'cholmod'")
         if linear_solver == "tree" and not self.asm.rigid_tree:
