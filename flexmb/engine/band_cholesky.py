@@ -32,7 +32,7 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from flexmb.errors import SolverError
+from flexmb.engine.dense_cholesky import not_positive_definite, values_on_pattern
 
 __all__ = ["BAND_MAX", "FILL_MAX", "BandCholesky", "band_factor", "band_factor_loaded", "band_load", "band_order",
            "band_solve", "band_suits"]
@@ -166,8 +166,8 @@ class BandCholesky:
         self.perm, self.B = band_order(P)
         pos = np.empty(n, dtype=np.int64)
         pos[self.perm] = np.arange(n, dtype=np.int64)
-        rows = P.indices.astype(np.int64)
-        cols = np.repeat(np.arange(n, dtype=np.int64), np.diff(P.indptr))
+        rows = self._rows = P.indices.astype(np.int64)
+        cols = self._cols = np.repeat(np.arange(n, dtype=np.int64), np.diff(P.indptr))
         r, c = pos[rows], pos[cols]
         hi, lo = np.maximum(r, c), np.minimum(r, c)
         W = self.B + 1
@@ -183,15 +183,7 @@ class BandCholesky:
     def factorize(self, A: sp.spmatrix | None = None) -> None:
         """Factorize the matrix whose values the caller wrote into :attr:`values` (or A, on the
         pattern); raises SolverError naming the unknown whose pivot is not positive."""
-        values = self.values
-        if A is not None:  # its entries at the pattern's positions (entries outside it are an error)
-            D = sp.csc_matrix(A).toarray()
-            rows = self.pattern.indices
-            cols = np.repeat(np.arange(D.shape[1]), np.diff(self.pattern.indptr))
-            values = D[rows, cols]
-            D[rows, cols] = 0.0
-            if np.any(D != 0.0):
-                raise SolverError("internal error: matrix entry outside the analysed sparsity pattern")
+        values = self.values if A is None else values_on_pattern(A, self._rows, self._cols)
         bad = band_factor(self.dst, np.ascontiguousarray(values, dtype=float), self.perm, self.L, self.dinv)
         if bad >= 0:
             self.failed(bad)
@@ -199,10 +191,7 @@ class BandCholesky:
 
     def failed(self, column: int) -> None:
         """Raise the SolverError of a pivot at ``column`` (an unknown's index) that is not positive."""
-        name = self.names[column] if column < len(self.names) else str(column)
-        exc = SolverError(f"iteration matrix is not positive definite at coordinate {name!r}", None)
-        exc.coordinate = name
-        raise exc
+        raise not_positive_definite(self.names, column)
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         """Solve S x = b with the current factor."""

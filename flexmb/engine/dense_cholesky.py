@@ -24,7 +24,7 @@ from numba import njit
 
 from flexmb.errors import SolverError
 
-__all__ = ["DenseCholesky", "dense_factor", "dense_solve"]
+__all__ = ["DenseCholesky", "dense_factor", "dense_solve", "not_positive_definite", "values_on_pattern"]
 
 
 @njit(cache=True)
@@ -73,6 +73,24 @@ def dense_solve(L, b, x) -> None:
         x[i] = s / L[i, i]
 
 
+def values_on_pattern(A: sp.spmatrix, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """A's entries at the pattern's positions (rows, cols); an entry of A outside them is an error."""
+    D = sp.csc_matrix(A).toarray()
+    values = D[rows, cols]
+    D[rows, cols] = 0.0
+    if np.any(D != 0.0):
+        raise SolverError("internal error: matrix entry outside the analysed sparsity pattern")
+    return values
+
+
+def not_positive_definite(names: tuple[str, ...], column: int) -> SolverError:
+    """The SolverError of a pivot at the unknown ``column`` that is not positive, naming it."""
+    name = names[column] if column < len(names) else str(column)
+    exc = SolverError(f"iteration matrix is not positive definite at coordinate {name!r}", None)
+    exc.coordinate = name
+    return exc
+
+
 class DenseCholesky:
     """Dense Cholesky factor of symmetric positive definite matrices on one CSC ``pattern`` (the
     interface of :class:`flexmb.engine.linalg.SparseCholesky`: write the values into :attr:`values`,
@@ -100,13 +118,7 @@ class DenseCholesky:
     def factorize(self, A: sp.spmatrix | None = None) -> None:
         """Factorize the matrix whose values the caller wrote into :attr:`values` (or A, on the
         pattern); raises SolverError naming the unknown whose pivot is not positive."""
-        values = self.values
-        if A is not None:  # its entries at the pattern's positions (entries outside it are an error)
-            D = sp.csc_matrix(A).toarray()
-            values = D[self._rows, self._cols]
-            D[self._rows, self._cols] = 0.0
-            if np.any(D != 0.0):
-                raise SolverError("internal error: matrix entry outside the analysed sparsity pattern")
+        values = self.values if A is None else values_on_pattern(A, self._rows, self._cols)
         bad = dense_factor(self.indptr, self.indices, np.ascontiguousarray(values, dtype=float), self.L)
         if bad >= 0:
             self.failed(bad)
@@ -114,10 +126,7 @@ class DenseCholesky:
 
     def failed(self, column: int) -> None:
         """Raise the SolverError of a pivot at ``column`` that is not positive."""
-        name = self.names[column] if column < len(self.names) else str(column)
-        exc = SolverError(f"iteration matrix is not positive definite at coordinate {name!r}", None)
-        exc.coordinate = name
-        raise exc
+        raise not_positive_definite(self.names, column)
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         """Solve S x = b with the current factor."""

@@ -532,36 +532,68 @@ def _path_pairs(parent, child, coord_start, coord_count, n_nodes):
     return nodes, coords
 
 
+@njit(cache=True, inline="always")
+def _path_sum_joint(k, parent, child, coord_start, coord_count, S, u, out):
+    """Joint k of :func:`_path_sum`: its child's sum from its parent's (ground: 0) and its coordinates."""
+    N = out.shape[0]
+    p = parent[k]
+    c = child[k]
+    for i in range(6):
+        out[c, i] = 0.0 if p == N else out[p, i]
+    for kk in range(coord_start[k], coord_start[k] + coord_count[k]):
+        for i in range(6):
+            out[c, i] += S[kk, i] * u[kk]
+
+
 @njit(cache=True)
 def _path_sum(parent, child, coord_start, coord_count, S, u, out):
     """out[node] = sum of S_k u_k over the coordinates on the node's path (spatial, at the origin)."""
-    N = out.shape[0]
     for k in range(parent.size):
-        p = parent[k]
-        c = child[k]
+        _path_sum_joint(k, parent, child, coord_start, coord_count, S, u, out)
+
+
+@njit(cache=True, inline="always")
+def _project_joint(k, parent, child, coord_start, coord_count, S, W, out):
+    """Joint k of :func:`_project`: its coordinates' projections of its child's subtree sum, which it
+    then adds to its parent's (not to ground)."""
+    N = W.shape[0]
+    c = child[k]
+    for kk in range(coord_start[k], coord_start[k] + coord_count[k]):
+        s = 0.0
         for i in range(6):
-            out[c, i] = 0.0 if p == N else out[p, i]
-        for kk in range(coord_start[k], coord_start[k] + coord_count[k]):
-            for i in range(6):
-                out[c, i] += S[kk, i] * u[kk]
+            s += S[kk, i] * W[c, i]
+        out[kk] = s
+    p = parent[k]
+    if p != N:
+        for i in range(6):
+            W[p, i] += W[c, i]
 
 
 @njit(cache=True)
 def _project(parent, child, coord_start, coord_count, S, W, out):
     """out_k = S_k . (sum of the spatial wrenches W over the subtree of coordinate k's joint);
     W (N,6) is overwritten with the subtree sums."""
-    N = W.shape[0]
     for k in range(parent.size - 1, -1, -1):
-        c = child[k]
-        for kk in range(coord_start[k], coord_start[k] + coord_count[k]):
-            s = 0.0
-            for i in range(6):
-                s += S[kk, i] * W[c, i]
-            out[kk] = s
-        p = parent[k]
-        if p != N:
-            for i in range(6):
-                W[p, i] += W[c, i]
+        _project_joint(k, parent, child, coord_start, coord_count, S, W, out)
+
+
+@njit(cache=True, inline="always")
+def _origin_velocity_row(out, x, i):
+    """Node i's path sum (v_O, w) at the origin into its origin velocity: v_O + w x x."""
+    w0, w1, w2 = out[i, 3], out[i, 4], out[i, 5]
+    out[i, 0] += w1 * x[i, 2] - w2 * x[i, 1]
+    out[i, 1] += w2 * x[i, 0] - w0 * x[i, 2]
+    out[i, 2] += w0 * x[i, 1] - w1 * x[i, 0]
+
+
+@njit(cache=True, inline="always")
+def _origin_wrench_row(w, x, W, i):
+    """Node i's wrench (f, m) moved to the origin: W_i = (f, m + x x f)."""
+    f0, f1, f2 = w[i, 0], w[i, 1], w[i, 2]
+    W[i, 0], W[i, 1], W[i, 2] = f0, f1, f2
+    W[i, 3] = w[i, 3] + (x[i, 1] * f2 - x[i, 2] * f1)
+    W[i, 4] = w[i, 4] + (x[i, 2] * f0 - x[i, 0] * f2)
+    W[i, 5] = w[i, 5] + (x[i, 0] * f1 - x[i, 1] * f0)
 
 
 @njit(cache=True)
@@ -569,55 +601,29 @@ def _node_twists(parent, child, coord_start, coord_count, S, u, x, out):
     """out = B u: the spatial path sums of _path_sum, then each node's origin velocity v_O + w x x."""
     _path_sum(parent, child, coord_start, coord_count, S, u, out)
     for i in range(out.shape[0]):
-        w0, w1, w2 = out[i, 3], out[i, 4], out[i, 5]
-        out[i, 0] += w1 * x[i, 2] - w2 * x[i, 1]
-        out[i, 1] += w2 * x[i, 0] - w0 * x[i, 2]
-        out[i, 2] += w0 * x[i, 1] - w1 * x[i, 0]
+        _origin_velocity_row(out, x, i)
 
 
 @njit(cache=True)
 def _project_node(parent, child, coord_start, coord_count, S, w, x, W, out):
     """out = Bᵀ w: the wrenches moved to the origin, W = (f, m + x x f), then _project."""
     for i in range(w.shape[0]):
-        f0, f1, f2 = w[i, 0], w[i, 1], w[i, 2]
-        W[i, 0], W[i, 1], W[i, 2] = f0, f1, f2
-        W[i, 3] = w[i, 3] + (x[i, 1] * f2 - x[i, 2] * f1)
-        W[i, 4] = w[i, 4] + (x[i, 2] * f0 - x[i, 0] * f2)
-        W[i, 5] = w[i, 5] + (x[i, 0] * f1 - x[i, 1] * f0)
+        _origin_wrench_row(w, x, W, i)
     _project(parent, child, coord_start, coord_count, S, W, out)
 
 
 @njit(cache=True)
 def _path_sum_joints(idx, lo, hi, parent, child, coord_start, coord_count, S, u, out):
     """The joints idx[lo:hi] of :func:`_path_sum`, each as there (it reads its parent's sum only)."""
-    N = out.shape[0]
     for t in range(lo, hi):
-        k = idx[t]
-        p = parent[k]
-        c = child[k]
-        for i in range(6):
-            out[c, i] = 0.0 if p == N else out[p, i]
-        for kk in range(coord_start[k], coord_start[k] + coord_count[k]):
-            for i in range(6):
-                out[c, i] += S[kk, i] * u[kk]
+        _path_sum_joint(idx[t], parent, child, coord_start, coord_count, S, u, out)
 
 
 @njit(cache=True)
 def _project_joints(idx, lo, hi, parent, child, coord_start, coord_count, S, W, out):
     """The joints idx[lo:hi] of :func:`_project` in that order, each as there."""
-    N = W.shape[0]
     for t in range(lo, hi):
-        k = idx[t]
-        c = child[k]
-        for kk in range(coord_start[k], coord_start[k] + coord_count[k]):
-            s = 0.0
-            for i in range(6):
-                s += S[kk, i] * W[c, i]
-            out[kk] = s
-        p = parent[k]
-        if p != N:
-            for i in range(6):
-                W[p, i] += W[c, i]
+        _project_joint(idx[t], parent, child, coord_start, coord_count, S, W, out)
 
 
 @njit(cache=True, parallel=True)
@@ -632,10 +638,7 @@ def node_twists_threads(ground, rest, nt, parent, child, coord_start, coord_coun
     n = out.shape[0]
     for c in prange(nt):
         for i in range(c * n // nt, (c + 1) * n // nt):
-            w0, w1, w2 = out[i, 3], out[i, 4], out[i, 5]
-            out[i, 0] += w1 * x[i, 2] - w2 * x[i, 1]
-            out[i, 1] += w2 * x[i, 0] - w0 * x[i, 2]
-            out[i, 2] += w0 * x[i, 1] - w1 * x[i, 0]
+            _origin_velocity_row(out, x, i)
 
 
 @njit(cache=True, parallel=True)
@@ -647,11 +650,7 @@ def project_node_threads(ground, rest, nt, parent, child, coord_start, coord_cou
     n = w.shape[0]
     for c in prange(nt):
         for i in range(c * n // nt, (c + 1) * n // nt):
-            f0, f1, f2 = w[i, 0], w[i, 1], w[i, 2]
-            W[i, 0], W[i, 1], W[i, 2] = f0, f1, f2
-            W[i, 3] = w[i, 3] + (x[i, 1] * f2 - x[i, 2] * f1)
-            W[i, 4] = w[i, 4] + (x[i, 2] * f0 - x[i, 0] * f2)
-            W[i, 5] = w[i, 5] + (x[i, 0] * f1 - x[i, 1] * f0)
+            _origin_wrench_row(w, x, W, i)
     back = rest[::-1]
     _project_joints(back, 0, back.size, parent, child, coord_start, coord_count, S, W, out)
     m = ground.size

@@ -61,6 +61,16 @@ def _update(udot0, udot1, a, u0, am, af, g, b, h, a1, hdq, u1):
         u1[i] = u0[i] + h * ((1 - g) * a[i] + g * ai)
 
 
+@njit(cache=True, inline="always")
+def _apply_drives(driven, drv_q, drv_u, drv_a, u_to_q, q1, u1, udot1):
+    """The drives' values on the driven coordinates (State.apply_drives)."""
+    for j in range(driven.size):
+        k = driven[j]
+        q1[u_to_q[k]] = drv_q[j]
+        u1[k] = drv_u[j]
+        udot1[k] = drv_a[j]
+
+
 @njit(cache=True)
 def trial_state(udot0, udot, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q, drv_u, drv_a, hdq,
                 phi, q1, balls1, u1, udot1, a1):
@@ -80,11 +90,7 @@ def trial_state(udot0, udot, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_
         q1[j] = q0[j] + hdq[scalar_u[j]]
     for i in range(udot1.size):
         udot1[i] = udot[i]
-    for j in range(driven.size):
-        k = driven[j]
-        q1[u_to_q[k]] = drv_q[j]
-        u1[k] = drv_u[j]
-        udot1[k] = drv_a[j]
+    _apply_drives(driven, drv_q, drv_u, drv_a, u_to_q, q1, u1, udot1)
 
 
 @njit(cache=True, parallel=True)
@@ -113,11 +119,7 @@ def trial_state_threads(nt, udot0, udot, a, u0, am, af, g, b, h, q0, balls0, u_t
     for c in prange(nt):
         for i in range(c * n // nt, (c + 1) * n // nt):
             udot1[i] = udot[i]
-    for j in range(driven.size):
-        k = driven[j]
-        q1[u_to_q[k]] = drv_q[j]
-        u1[k] = drv_u[j]
-        udot1[k] = drv_a[j]
+    _apply_drives(driven, drv_q, drv_u, drv_a, u_to_q, q1, u1, udot1)
 
 
 @njit(cache=True)
