@@ -59,21 +59,22 @@ def band_order(pattern: sp.spmatrix) -> tuple[np.ndarray, int]:
     b0 = _bandwidth(P.row, P.col, ident)
     if n == 0:
         return ident, 0
-    rcm = reverse_cuthill_mckee((sp.csr_matrix(pattern) + sp.csr_matrix(pattern).T).tocsr(),
-                                symmetric_mode=True).astype(np.int64)
+    G = sp.csr_matrix((np.ones(P.nnz), (P.row, P.col)), shape=P.shape)  # the structure (stored zeros are entries)
+    rcm = reverse_cuthill_mckee((G + G.T).tocsr(), symmetric_mode=True).astype(np.int64)
     b1 = _bandwidth(P.row, P.col, rcm)
     return (rcm, b1) if b1 < b0 else (ident, b0)
 
 
-def band_suits(pattern: sp.spmatrix) -> tuple[bool, int, int, int]:
+def band_suits(pattern: sp.spmatrix, order: tuple[np.ndarray, int] | None = None) -> tuple[bool, int, int, int]:
     """Whether the auto choice takes the band factor for ``pattern`` (module docstring): (suits,
-    half-bandwidth, entries of the band, nonzeros of the lower triangle)."""
+    half-bandwidth, entries of the band, nonzeros of the lower triangle). ``order``: band_order's
+    result for the pattern if the caller has it (it is then not computed again)."""
     P = sp.csc_matrix(pattern, dtype=float, copy=True)
     n = P.shape[0]
     if n == 0:
         return False, 0, 0, 0
     P.data[:] = 1.0  # the structure: stored zeros count as entries
-    _, B = band_order(P)
+    B = (order or band_order(P))[1]
     band = n * (B + 1) - B * (B + 1) // 2
     lower = int(sp.tril(P + P.T).nnz)
     return B <= BAND_MAX and band <= FILL_MAX * lower, B, band, lower
@@ -152,18 +153,19 @@ class BandCholesky:
     """Band Cholesky factor of symmetric positive definite matrices on one CSC ``pattern`` (the
     interface of :class:`flexmb.engine.dense_cholesky.DenseCholesky`: write the values into
     :attr:`values`, then :meth:`factorize` and :meth:`solve`). ``names``: the unknowns' names, for the
-    message of a pivot that is not positive. Counts: ``n_analyze`` (the ordering, once),
-    ``n_factorize``."""
+    message of a pivot that is not positive; ``order``: band_order's result if the caller has it.
+    Counts: ``n_analyze`` (the ordering, once), ``n_factorize``."""
 
     backend = "band"
 
-    def __init__(self, pattern: sp.spmatrix, names: tuple[str, ...] | list[str] = ()) -> None:
+    def __init__(self, pattern: sp.spmatrix, names: tuple[str, ...] | list[str] = (),
+                 order: tuple[np.ndarray, int] | None = None) -> None:
         P = sp.csc_matrix(pattern, dtype=float)
         P.sum_duplicates()
         P.sort_indices()
         self.pattern = P
         n = P.shape[0]
-        self.perm, self.B = band_order(P)
+        self.perm, self.B = order or band_order(P)
         pos = np.empty(n, dtype=np.int64)
         pos[self.perm] = np.arange(n, dtype=np.int64)
         rows = self._rows = P.indices.astype(np.int64)

@@ -33,7 +33,7 @@ from flexmb.elements import FAMILIES
 from flexmb.elements.family import StartContext, StepContext
 from flexmb.engine import parallel
 from flexmb.engine.assembly import Assembler, Evaluation, LazyEvaluation
-from flexmb.engine.band_cholesky import BandCholesky, band_suits
+from flexmb.engine.band_cholesky import BandCholesky, band_order, band_suits
 from flexmb.engine.dense_cholesky import DenseCholesky
 from flexmb.engine.kinematics import mass_times_add
 from flexmb.engine.linalg import SparseCholesky
@@ -168,8 +168,9 @@ class GeneralizedAlpha:
             else:
                 pattern = self.asm.structural_pattern(self.free)
                 # a banded matrix (e.g. a long flexible link): the band factor, twice as fast as CHOLMOD's there
-                band = linear_solver == "band" or (linear_solver == "auto" and band_suits(pattern)[0])
-                self.chol = BandCholesky(pattern, names) if band else SparseCholesky(pattern)
+                order = band_order(pattern) if linear_solver in ("auto", "band") else None  # once for both
+                band = linear_solver == "band" or (linear_solver == "auto" and band_suits(pattern, order)[0])
+                self.chol = BandCholesky(pattern, names, order) if band else SparseCholesky(pattern)
         self.k_diag, self.c_diag = self.asm.stiffness_damping_diag(self.free)
         # a plain rigid tree takes its whole Newton loop in one compiled call (flexmb/solvers/tree_step.py)
         self.tree_step = (TreeStep(model, self.asm, self.chol) if isinstance(self.chol, TreeSolver)
