@@ -90,6 +90,26 @@ def test_info_names_the_tree_solver_and_the_compiled_step_of_a_rigid_tree(capsys
     assert "linear solver: none (every coordinate is driven" in capsys.readouterr().out
 
 
+def test_info_of_a_case_without_rho_inf_names_the_band_factor_of_a_long_link(tmp_path, capsys):
+    """A user's case file with no rho_inf in its DEFAULTS: `flexmb info` takes the run's default (as
+    `run` does) instead of failing, and names the band factor a long flexible link takes."""
+    case = tmp_path / "long_link.py"
+    case.write_text(
+        '"""A long flexible link."""\n'
+        "import flexmb as fm\n"
+        'DEFAULTS = {"t_end": 0.01, "dt": 1e-3}\n'
+        "def build():\n"
+        "    sec = fm.BeamSection(E=2.1e11, G=8.1e10, A=1e-4, Iy=1e-9, Iz=1e-9, J=2e-9, rho=7800.0)\n"
+        "    mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))\n"
+        '    nodes = mb.add_flexible_link("link", (0.0, 0.0, 0.0), (0.5, 0.0, 0.0), 30, sec)\n'
+        '    mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0.0, 0.0, 1.0))\n'
+        "    return mb.compile()\n")
+    assert main(["info", str(case)]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "rho_inf = 0.9" in out
+    assert "linear solver: band Cholesky" in out and "181 unknowns, half-bandwidth 11" in out
+
+
 def test_a_relative_out_folder_records_its_files_relative_to_it(tmp_path, monkeypatch, capsys):
     """`--out runs/x` (relative to the working directory, as scripts/demo.sh gives it): the manifest
     lists the files relative to the run folder, so a second `run --overwrite` replaces the run,

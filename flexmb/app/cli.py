@@ -207,7 +207,8 @@ def cmd_info(args) -> int:
     _say(f"{case.title}  ({case.path})")
     dt = params["dt"]  # the cut table's omega*dt: for dt = "auto" the step is not known beforehand
     _say(describe(model, dt=float(dt) if isinstance(dt, (int, float)) else None))
-    _say(f"run: {case.settings(params).describe()}")
+    settings = case.settings(params)  # a case's DEFAULTS may leave rho_inf out: the run's default then
+    _say(f"run: {settings.describe()}")
     if case.takes_companions:  # the further runs `flexmb run` starts beside this one
         try:
             _say(Companions(case, companion_params(case, params), base=params).describe())
@@ -216,7 +217,7 @@ def cmd_info(args) -> int:
     from flexmb.engine.linalg import blas_info  # imports CHOLMOD: only here
     from flexmb.solvers.generalized_alpha import GeneralizedAlpha  # builds the solver: only here
 
-    solver = GeneralizedAlpha(model, rho_inf=params["rho_inf"]).describe_solver()
+    solver = GeneralizedAlpha(model, rho_inf=settings.rho_inf).describe_solver()
     _say(f"linear solver: {solver}")
     _say(f"BLAS under CHOLMOD: {blas_info()}")
     return EXIT_OK
