@@ -6,6 +6,7 @@ registry helpers. The contract is written out in the package docstring (flexmb.e
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -21,7 +22,7 @@ if TYPE_CHECKING:  # type hints only: the engine and the model stand above the e
     from flexmb.state import State
 
 __all__ = ["ElementData", "ElementFamily", "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext",
-           "frozen_arrays", "listing", "GROUND"]
+           "frozen_arrays", "listing", "origin_potential", "GROUND"]
 
 #: node index of the fixed frame in element node arrays
 GROUND = -1
@@ -43,15 +44,27 @@ def listing(items: list[str], limit: int) -> list[str]:
     return items if len(items) <= limit else items[:limit] + [f"  ... and {len(items) - limit} more"]
 
 
+def origin_potential(model: Model, mass: np.ndarray) -> float:
+    """-sum(m) g . origin: what the weight's potential of masses ``mass`` adds when their positions
+    are taken globally instead of in the model frame (0.0 for a model at the global origin)."""
+    o = model.origin
+    return -float(np.sum(mass)) * float(model.gravity @ o) if o.any() else 0.0
+
+
 @dataclass(frozen=True)
 class NodeTable:
     """The compiled node table a family's :meth:`ElementFamily.compile` reads: ``names`` (N),
-    positions ``X0`` (N, 3) and orientations ``R0`` (N, 3, 3) at assembly."""
+    positions ``X0`` (N, 3, global, as given) and orientations ``R0`` (N, 3, 3) at assembly, and
+    ``origin`` (3): where the model frame, in which the engine computes (``Model.origin``), has its
+    origin. The engine places the fixed frame (ground) at the model frame's origin, so a point a
+    family attaches to ground is stored as ``P - origin``: :meth:`frame` gives ground's frame so,
+    and points relative to a node (``R0ᵀ (P - X0)``) need nothing."""
 
     names: tuple[str, ...]
     X0: np.ndarray
     R0: np.ndarray
     index_of: Mapping[str, int]
+    origin: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(3))
 
     def index(self, name: str, who: str, ground: bool = False) -> int:
         """Index of node ``name`` (GROUND for ``"ground"`` if ``ground``); ModelError naming ``who`` otherwise."""
@@ -63,8 +76,11 @@ class NodeTable:
             raise ModelError(f"{who}: unknown node {name!r}. Known nodes: {list(self.names)[:20]}.") from None
 
     def frame(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        """Position and orientation at assembly of node ``i`` (the fixed frame for GROUND)."""
-        return (np.zeros(3), np.eye(3)) if i == GROUND else (self.X0[i], self.R0[i])
+        """Global position and orientation at assembly of node ``i``; for GROUND the frame the
+        engine takes as ground: at ``origin`` (the model frame's origin), global axes. A point P
+        (global) relative to it, ``Rᵀ (P - X)``, is then what the engine needs for nodes and ground
+        alike."""
+        return (np.asarray(self.origin, dtype=float), np.eye(3)) if i == GROUND else (self.X0[i], self.R0[i])
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,13 +107,14 @@ class FamilyEvaluation:
     """What :meth:`ElementFamily.evaluate` returns at one state: the family's strain energy and
     dissipated power (summed by the assembly into the energy balance), subclassed by each family
     for what its blocks and outputs need later (frames, deformations, tangents...).
-    ``residual_floor``: the generalized force its round-off alone makes (e.g. a penalty α times a
-    closure at round-off): the time step's Newton test accepts a residual below the sum over the
-    families."""
+    ``position_noise`` [m]: how far the round-off of the family's forces can move the nodes in one
+    Newton correction (a penalty's amplification of its closure's round-off: flexmb.elements.rigid_cut,
+    (AL4)); the time step takes an iterate whose corrections no longer contract and move the nodes by
+    less than the largest over the families as converged (docs/rigid_cuts.md §3)."""
 
     strain_energy: float = 0.0
     dissipation: float = 0.0
-    residual_floor: float = 0.0
+    position_noise: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -122,7 +139,9 @@ class StepContext:
     """What :meth:`ElementFamily.end_step` may use after a converged time step: the step size
     ``h``, the iteration-matrix factors ``gp`` = γ' and ``bp`` = β', the unknown coordinates
     ``free``, ``solve(r)`` = S⁻¹ r on them with the integrator's current factorization (one is
-    made at the converged state if there is none for this step size), ``project(w)`` = Bᵀ w and
+    made at the converged state if there is none for this step size), ``solve_projection(r)`` =
+    (M̄ + β' K̄_c)⁻¹ r at the converged state (Assembler.iteration_matrix(projection=True), factorized
+    when first asked for), ``project(w)`` = Bᵀ w and
     ``twists(u)`` = B u at the converged state (node wrenches and twists (N, 6)), ``evaluate(state)``
     the assembly's evaluation of a state (e.g. at corrected velocities: its ``kin.zeta``).
     :meth:`ElementFamily.begin_step` gets one with ``h``, ``gp``, ``bp`` and ``free`` only."""
@@ -132,6 +151,7 @@ class StepContext:
     bp: float
     free: np.ndarray
     solve: Callable[[np.ndarray], np.ndarray] | None = None
+    solve_projection: Callable[[np.ndarray], np.ndarray] | None = None
     project: Callable[[np.ndarray], np.ndarray] | None = None
     twists: Callable[[np.ndarray], np.ndarray] | None = None
     evaluate: Callable[[State], Any] | None = None
@@ -142,11 +162,14 @@ class StartContext:
     """What :meth:`ElementFamily.start` may use before the initial accelerations: the unknown
     coordinates ``free``, ``evaluate(state)`` the assembly's evaluation of a state (its
     ``elements[name]``, ``kin``, ``residual``, ``project``, ``twists``), ``mass_solver(ev)`` a
-    function r -> M̄⁻¹ r on the free coordinates at the evaluation ``ev``."""
+    function r -> M̄⁻¹ r on the free coordinates at the evaluation ``ev``; ``notes`` a dict the start
+    may report in (JSON values; it becomes the run's ``meta["start"]["cuts"]``). :meth:`ElementFamily.close`
+    gets the same context."""
 
     free: np.ndarray
     evaluate: Callable[[State], Any]
     mass_solver: Callable[[Any], Callable[[np.ndarray], np.ndarray]]
+    notes: dict | None = None
 
 
 class ElementFamily:
@@ -170,6 +193,9 @@ class ElementFamily:
     has_blocks: ClassVar[bool] = False
     #: the family has element masses (M_e a in the node wrenches and in M̄)
     has_mass: ClassVar[bool] = False
+    #: its blocks' stiffness belongs to the metric of the mass-orthogonal projections of augmented-Lagrangian
+    #: cuts, M̄ + β' K̄_c (Assembler.iteration_matrix(projection=True)): a penalty of such a cut
+    projection_blocks: ClassVar[bool] = False
     #: the family keeps internal state in State.elements (newton_update, end_step do something)
     has_state: ClassVar[bool] = False
     #: per-element outputs
@@ -264,6 +290,15 @@ class ElementFamily:
         (positions, ``u``, its internal state; e.g. the multipliers that make the initial
         accelerations satisfy a constraint)."""
 
+    def close(self, model: Model, data: ElementData, prep: Any, state: State, ctx: StartContext) -> None:
+        """Correct ``state`` in place onto the family's constraints (positions, velocities), e.g. a
+        state interpolated between two steps for dense output; default nothing."""
+
+    def between(self, data: ElementData, e0: np.ndarray, e1: np.ndarray, s: float) -> np.ndarray:
+        """The family's internal state at the fraction ``s`` in [0, 1] of a step whose ends have
+        ``e0`` and ``e1`` (dense output); default ``e1``."""
+        return np.array(e1, copy=True)
+
     def newton_update(self, model: Model, data: ElementData, prep: Any, fe: FamilyEvaluation,
                       state: State) -> tuple[np.ndarray, bool] | tuple[np.ndarray, bool, bool] | None:
         """After each Newton iteration of a time step, at the iterate ``state`` evaluated as ``fe``:
@@ -274,6 +309,12 @@ class ElementFamily:
         (an augmented-Lagrangian λ + αΦ) is best applied by ``evaluate`` at its own iterate and
         returned here (package docstring). May raise SolverError (the step then fails)."""
         return None
+
+    def newton_failure(self, model: Model, data: ElementData, prep: Any, fe: FamilyEvaluation, ev: Any) -> list[str]:
+        """Phrases for the message of a time step whose Newton iteration failed at the iterate
+        evaluated as ``ev`` (``fe`` the family's part): which elements have not settled and by how
+        much, what of the model's state keeps them from it; default none."""
+        return []
 
     def end_step(self, model: Model, data: ElementData, prep: Any, fe: FamilyEvaluation, state: State,
                  ctx: StepContext) -> None:

@@ -1,47 +1,48 @@
 """Rigid-limit loop cut by an index-3 augmented Lagrangian with mass-orthogonal projections (Bayo &
 Ledesma 1996; Cuadrado, Cardenal, Morer & Bayo 2000, "ALI3-P"): the ``"rigid_cut"`` element family.
+The equations are derived and discussed in docs/rigid_cuts.md, whose numbers the code cites.
 
 A rigid cut joins node a (or ground) and node b at a cut frame like a bushing (elements/bushing.py,
 eq. (1)-(2)) and holds the directions it constrains (all translations; the rotations but the one a
-revolute cut frees, none for a spherical one) exactly instead of elastically. Equation numbers
-refer to the design note (cuts.md §4); P picks the held rows, G = ∂d/∂X is the bushing's
-deformation derivative, B the velocity transformation, β' = β h² (1-αf)/(1-αm) and γ' the
-integrator's factors.
+revolute cut frees, none for a spherical one) exactly instead of elastically. P picks the held rows,
+G = ∂d/∂X is the bushing's deformation derivative, B the velocity transformation, β' = β h²
+(1-αf)/(1-αm) and γ' the integrator's factors.
 
     Φ(q) = P d(q),   Φ_q = P G B                                                           (AL0)
     r(u') = [Bᵀ(M(Bu' + ζ) + g - f) - τ]_f + Φ_q,fᵀ (λ + α Φ)                                  (AL1)
     S = M̄ + γ'C̄ + β'(K̄ + α Φ_qᵀ Φ_q)       (the element block ck α GᵀPᵀPG: S stays SPD)      (AL2)
     λ ← λ + α Φ(q_{n+1})   at every Newton iterate after the first, at that iterate            (AL3)
-    a step is accepted when |Φ_i| <= tolerance for every held row i and the usual Newton test holds,
-        the residual allowed down to the force of a closure at round-off, 16 eps L² max α|G| (AL4)
+    |Φ_i| <= tolerance for every held row: 1e-10 times the model's size [m] and 1e-10 rad by
+        default (translation- and scale-invariant)                                             (AL4)
     α = κ m_ref / β',  κ = 1e4, m_ref the largest effective mass of the cut's translations
         (rotations: of its rotations) at the start (flexmb.builder.cut_defaults, eq. D1-D2, D8)  (AL7)
     λ_{n+1} = λ + α Φ(q_{n+1})   the cut force of the converged step                           (AL8)
-    within a step, α ← 10 α (up to 100 times (AL7)) when the closure falls by less than 0.3 per
+    within a step, α ← 10 α (up to 100 times) when the closure falls by less than 0.3 per
         iteration after the third while above round-off; S is refactorized with it             (AL11)
 
-After the step (:meth:`RigidCuts.end_step`), with the integrator's factor of S:
+A step is accepted when every cut is within (AL4) and the time step's Newton test holds (rtol on
+the residual or on the predicted correction, flexmb.solvers.generalized_alpha); there is no residual
+floor: the penalty force α Φ carries the closure's round-off times α, far above rtol times the
+forces at small steps, so the step also accepts an iterate whose corrections no longer contract
+and move the nodes by less than ``position_noise`` = 16 eps κ' ℓ, ℓ the size of the numbers Φ is
+computed from in the model frame and κ' = κ times the step's escalation (docs/rigid_cuts.md (N1)):
+independent of α, of where the model lies and of its size. A step that reaches neither fails
+(halved, then the run fails) with a message naming the open cuts, and where the cuts' closure
+Jacobian has lost rank beyond the start's (AL12) the cuts of that singular configuration.
 
-    S δu_f = -β'α Φ_q,fᵀ (Φ_q u)                 u_f ← u_f + δu_f                              (AL5)
-    S δu'_f = -β'α Φ_q,fᵀ (Φ_q u' + Φ'_q u)      u'_f ← u'_f + δu'_f                            (AL6)
+After the step (:meth:`RigidCuts.end_step`), with P_α = M̄ + β'α Φ_qᵀ Φ_q (S itself where the model
+has no stiffness or damping beside the cuts' penalty, else its own factor: the mass-orthogonal
+metric, whatever element families the model holds):
+
+    P_α δu_f = -β'α Φ_q,fᵀ (Φ_q u)                 u_f ← u_f + δu_f                            (AL5)
+    P_α δu'_f = -β'α Φ_q,fᵀ (Φ_q u' + Φ'_q u)      u'_f ← u'_f + δu'_f                          (AL6)
     λ ← λ + β'α (Φ_q u' + Φ'_q u)   after each pass of (AL6)                                   (AL9)
 
-up to three passes each. Reusing S (no second factorization) makes these projections orthogonal in
-the metric M̄ + γ'C̄ + β'K̄ of the step rather than in M̄ alone (cuts.md §4.4): the same closure, the
-correction shared among the coordinates by mass, damping and stiffness (mass-orthogonal for rigid
-bodies, where C̄ = K̄ = 0). Measured limit of that choice: on the Grashof four-bar with a 4-element
-steel-like beam coupler cut rigidly at the rocker (1 s, h = 1e-3, ρ∞ = 0.8) the rocker angle equals the
-tree-joint model's to 1.4e-9 rad, but the energy-balance error is 2.1e-3 J (6.3e-4 J at h = 5e-4)
-against 4.0e-5 J with a tree joint or without the velocity projection (AL5): the S-metric velocity
-projection couples to the beam's stiffness. So (AL5) is applied only where the iteration matrix
-has no stiffness or damping beside the cuts' penalty (rigid bodies and joints: S = M̄ + β'αΦ_qᵀΦ_q,
-the projection is mass-orthogonal); with elastic elements or joint springs it is left out (the
-velocity closure Φ_q u then carries the integrator's O(h²) error; positions stay closed to the
-tolerance). Φ_q u' + Φ'_q u = P (G a + Ġ V) with the node accelerations a = Bu' + ζ
-and Ġ V by a central difference of G along the node motions. Where the closure stagnates above
-its tolerance with α at its largest (a drive moving the loop through a singular configuration: no
-rigid model has bounded cut forces there, cuts.md §4.7) the step fails with a message naming the
-cut and recommending an elastic cut (ModelBuilder.add_bushing).
+up to three passes each, so the closure rates are at round-off. The drive forces of the step are
+those of its converged iterate (AL10): the projections are the cuts' impulses, not the drives'
+(recomputed after them, a stiff damped link's velocity correction would bias the drive work).
+Φ_q u' + Φ'_q u = P (G a + Ġ V) with the node accelerations a = Bu' + ζ and Ġ V by a central
+difference of G along the node motions.
 
 Start (:meth:`RigidCuts.start`, before the integrator's initial accelerations): positions closed by
 mass-weighted Newton steps δq_f = -M̄⁻¹Φ_q,fᵀ W⁺ Φ, velocities projected δu_f = -M̄⁻¹Φ_q,fᵀ W⁺ Φ_q u,
@@ -50,7 +51,9 @@ its pseudo-inverse: redundant cuts are fine)
 
     λ0 = W⁺ (c0 - Φ_q,f M̄⁻¹ r0)     (c0: the acceleration closure with u'_f = 0, r0 = r(u'_f = 0))
 
-so the integrator's M̄ u' = -r gives accelerations that keep the cuts closed.
+so the integrator's M̄ u' = -r gives accelerations that keep the cuts closed. A cut found open by more
+than 1e-6 of the model's size warns (StartWarning) naming it, its gap and what moved. Dense output
+rows between steps are closed the same way (:meth:`RigidCuts.close`), their multipliers interpolated.
 
 Internal state per cut (State.elements["rigid_cut"], (n_el, 10)): λ (6, bushing order, zero on free
 rows), the penalty factor s (α = s × the row's mass scale), its largest value, the Newton phase k
@@ -60,6 +63,7 @@ iterates, (AL3)) and the closure of the previous iterate relative to the toleran
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -78,7 +82,7 @@ from flexmb.elements.family import (
     frozen_arrays,
     listing,
 )
-from flexmb.errors import ModelError, SolverError
+from flexmb.errors import ModelError, SolverError, StartWarning
 from flexmb.rotations import expm
 
 if TYPE_CHECKING:  # type hints only
@@ -87,10 +91,14 @@ if TYPE_CHECKING:  # type hints only
     from flexmb.model import Model
     from flexmb.state import State
 
-__all__ = ["RigidCutData", "RigidCutEvaluation", "RigidCuts", "FAMILY", "KAPPA", "ESCALATION", "refuse_rigid_cuts"]
+__all__ = ["RigidCutData", "RigidCutEvaluation", "RigidCuts", "FAMILY", "KAPPA", "ESCALATION", "TOLERANCE", "model_size",
+           "refuse_rigid_cuts"]
 
+TOLERANCE = 1e-10  # (AL4): the default closure tolerance, relative to the model's size (rotations: rad)
 KAPPA = 1e4  # (AL7): β'α W >= κ in the cut's heaviest direction, the closure falls ~ 1e4 per iteration
 ESCALATION = 100.0  # (AL11): α may grow up to this factor within a step
+EPS = float(np.finfo(float).eps)
+START_GAP = 1e-6  # a start found open beyond this fraction of the model's size (or rad) warns (RigidCuts.start)
 LAM, S, SMAX, PHASE, PREV = slice(0, 6), 6, 7, 8, 9
 N_STATE = 10
 
@@ -107,10 +115,12 @@ class RigidCutData(ElementData):
     Eb: np.ndarray  # cut axes (columns) in node b axes                                 (n_el x 3 x 3)
     mode: np.ndarray  # free rotation: -1 none, 0/1/2 about cut x/y/z, 3 all            (n_el)
     mask: np.ndarray  # held directions (tx, ty, tz, rx, ry, rz) (bool)                 (n_el x 6)
-    tol: np.ndarray  # closure tolerance [m, rad]                                       (n_el)
+    tol: np.ndarray  # closure tolerance of the translations [m]                       (n_el)
+    tol_rot: np.ndarray  # closure tolerance of the rotations [rad]                    (n_el)
     penalty: np.ndarray  # user's α [N/m, N m/rad], nan: (AL7) per step                 (n_el)
     m_eff: np.ndarray  # effective mass per direction at the start [kg, kg m^2] (cut_defaults D2; inf: moves nothing) (n_el x 6)
     alpha_scale: np.ndarray  # α per unit penalty factor: m_ref of the row's kind (AL7), or the user's α (n_el x 6)
+    redundancy: int = 0  # held rows dependent on the others at the start, all cuts (cut_defaults; AL12) (scalar)
 
     def initial_state(self) -> np.ndarray:
         st = np.zeros((self.n, N_STATE))
@@ -147,6 +157,7 @@ class RigidCuts(ElementFamily):
     cut = True
     has_blocks = True
     has_state = True
+    projection_blocks = True
     outputs = CUT_OUTPUTS
     cell_kind = "rigid_cut"
     drawing_keys = ("rigid_cut_a", "rigid_cut_b")
@@ -160,11 +171,14 @@ class RigidCuts(ElementFamily):
         out = dict(
             names=tuple(s.name for s in records), a=np.zeros(n, int), b=np.zeros(n, int), sa=np.zeros((n, 3)),
             Ea=np.zeros((n, 3, 3)), sb=np.zeros((n, 3)), Eb=np.zeros((n, 3, 3)), mode=np.zeros(n, int),
-            tol=np.zeros(n), penalty=np.full(n, np.nan), m_eff=np.full((n, 6), np.nan), alpha_scale=np.ones((n, 6)),
+            tol=np.zeros(n), tol_rot=np.zeros(n), penalty=np.full(n, np.nan), m_eff=np.full((n, 6), np.nan),
+            alpha_scale=np.ones((n, 6)),
         )
+        size = model_size(nodes, records)
         for i, s in enumerate(records):
             place_cut(out, i, s, nodes, f"rigid cut '{s.name}'")
-            out["tol"][i] = s.tolerance
+            out["tol"][i] = TOLERANCE * size if s.tolerance is None else s.tolerance
+            out["tol_rot"][i] = TOLERANCE if s.tolerance is None else s.tolerance
             if s.penalty is not None:
                 out["penalty"][i] = s.penalty
                 out["alpha_scale"][i] = s.penalty
@@ -206,11 +220,14 @@ class RigidCuts(ElementFamily):
         np.add.at(w, ia, gen[:, :6])
         np.add.at(w, ib, gen[:, 6:])
         energy = float(np.sum(lam * phi + 0.5 * alpha * phi * phi))
-        # a closure at round-off (16 eps L) makes α 16 eps L of force, times a lever ~ L (AL4's floor)
-        size = max(1.0, float(np.abs(kin.x).max(initial=0.0)))
-        floor = 16 * np.finfo(float).eps * size * size * float((alpha * np.abs(G).max(axis=2)).max(initial=0.0))
-        return RigidCutEvaluation(strain_energy=energy, residual_floor=floor, phi=phi, G=G, alpha=alpha, lam=lam, force=force,
-                                  xa=xe[ia], Ra=Re[ia], xb=xe[ib], Rb=Re[ib], V=np.concatenate([Ve[ia], Ve[ib]], axis=1),
+        # (AL4): the closure's round-off (16 eps of the numbers it is computed from, in the model frame), times
+        # the penalty factor β'α/m_ref = κ (times its escalation, (AL11)): what it can move the nodes by
+        xa, Ra, xb, Rb = xe[ia], Re[ia], xe[ib], Re[ib]
+        grown = np.divide(ESCALATION * st[:, S], st[:, SMAX], out=np.zeros(data.n), where=st[:, SMAX] > 0)  # within a step
+        noise = 16 * EPS * KAPPA * grown * closure_scale(data, xa, Ra, xb, Rb)
+        return RigidCutEvaluation(strain_energy=energy, position_noise=float(noise.max(initial=0.0)), phi=phi,
+                                   G=G, alpha=alpha, lam=lam, force=force,
+                                  xa=xa, Ra=Ra, xb=xb, Rb=Rb, V=np.concatenate([Ve[ia], Ve[ib]], axis=1),
                                   A=Re[ia] @ data.Ea)
 
     def blocks(self, model: Model, data: RigidCutData, prep: Any, fe: RigidCutEvaluation, kin: Kinematics, ck: float,
@@ -233,33 +250,80 @@ class RigidCuts(ElementFamily):
         st = self._internal(data, state).copy()
         st[:, LAM] = fe.lam
         st[:, PHASE] = np.maximum(st[:, PHASE], 0.0) + 1.0
-        rel = np.abs(fe.phi).max(axis=1) / data.tol
+        rel = relative_closure(data, fe.phi)
         open_ = rel > 1.0
         # slow: after the third iterate the closure falls by less than 0.3 while above round-off (within the
         # tolerance too: near a singular configuration the multiplier of the degenerate direction then
-        # creeps by αΦ per iterate and Newton does not settle)
-        noise = 64 * np.finfo(float).eps * max(1.0, float(np.abs(fe.xb).max(initial=0.0))) / data.tol
+        # creeps by αΦ per iterate and Newton does not settle); round-off: of the cut ends' positions in the
+        # model frame (translation-invariant), and of an angle
+        scale = closure_scale(data, fe.xa, fe.Ra, fe.xb, fe.Rb)
+        noise = 64 * EPS * np.maximum(scale / data.tol, 1.0 / data.tol_rot)
         slow = (rel > noise) & (st[:, PHASE] >= 3) & (rel > 0.3 * st[:, PREV])
         grow = slow & (st[:, S] < st[:, SMAX])
         stuck = slow & open_ & ~grow & (st[:, PHASE] >= 8) & (rel > 0.7 * st[:, PREV])
         if stuck.any():
-            raise SolverError(self._stuck_message(data, fe, st, int(np.flatnonzero(stuck)[0]), state.t), state.t)
+            raise SolverError(self._stuck_message(data, fe, st, int(np.flatnonzero(stuck)[0]), state.t,
+                                                  bool(model.driven.size)), state.t)
         st[grow, S] = np.minimum(10.0 * st[grow, S], st[grow, SMAX])
         st[:, PREV] = rel
         if grow.any():
             fe.alpha_next = np.where(data.mask, st[:, S, None] * data.alpha_scale, 0.0)
         return st, bool(not open_.any()), bool(grow.any())
 
+    def newton_failure(self, model: Model, data: RigidCutData, prep: Any, fe: RigidCutEvaluation, ev: Any) -> list[str]:
+        """The cuts open beyond their tolerance at ``fe`` (at most three, largest first), and, where the
+        cuts' closure Jacobian Φ_q (over the unknowns) is nearly rank-deficient (σ_min <= 1e-3 σ_max: a
+        singular configuration, where the rigid loops gain mobility that no cut force determines), the
+        cuts whose rows span its near-null space (at most three)."""
+        rel = relative_closure(data, fe.phi)
+        out = []
+        for e in np.argsort(-rel)[:3]:
+            if rel[e] > 1.0:
+                i = int(np.argmax(np.abs(fe.phi[e]) / np.r_[np.full(3, data.tol[e]), np.full(3, data.tol_rot[e])]))
+                unit, tol = ("m", data.tol[e]) if i < 3 else ("rad", data.tol_rot[e])
+                out.append(f"rigid cut '{data.names[e]}' open: |Φ_{DIRECTIONS[i]}| = {abs(fe.phi[e, i]):.3e} {unit} "
+                           f"(tolerance {tol:.3g} {unit})")
+        rows = np.argwhere(data.mask)
+        free = model.free_u
+        if not len(rows) or not free.size:
+            return out
+        ops = _Closure(model, data, prep, fe.G)
+        J = np.zeros((len(rows), free.size))
+        u = np.zeros(model.n_u)
+        for j, k in enumerate(free):
+            u[k] = 1.0
+            J[:, j] = ops.rate(ev.twists(u))[data.mask]
+            u[k] = 0.0
+        # rows in common units: rotations times the model's size
+        J *= np.where(rows[:, 1] >= 3, model.size, 1.0)[:, None]
+        U, s, _ = np.linalg.svd(J, full_matrices=True)
+        s_all = np.zeros(len(rows))  # one per held row (zero where there are more rows than unknowns)
+        s_all[:s.size] = s
+        smax = float(s_all.max(initial=0.0))
+        near = s_all <= 1e-3 * smax
+        if smax > 0.0 and int(near.sum()) > data.redundancy:  # (AL12): more than the start's dependent rows
+            weight = np.zeros(data.n)
+            np.add.at(weight, rows[:, 0], (U[:, near] ** 2).sum(axis=1))
+            names = ", ".join(f"'{data.names[e]}'" for e in np.argsort(-weight)[:3] if weight[e] > 1e-3)
+            ratio = float(np.sort(s_all)[data.redundancy]) / smax  # the first beyond the start's dependent rows
+            out.append(f"the loops closed by rigid cut(s) {names} are at (or near) a singular configuration (the "
+                       f"smallest singular value of the cuts' closure Jacobian is {ratio:.1e} of the largest): the rigid "
+                       "mechanism gains mobility there that no cut force determines, and the augmented Lagrangian does "
+                       "not settle. Model these cuts as bushings (ModelBuilder.add_bushing, damped by default), which "
+                       "pass singular configurations, or try a smaller time step")
+        return out
+
     @staticmethod
-    def _stuck_message(data: RigidCutData, fe: RigidCutEvaluation, st: np.ndarray, e: int, t: float) -> str:
-        i = int(np.argmax(np.abs(fe.phi[e])))
-        unit = "m" if i < 3 else "rad"
+    def _stuck_message(data: RigidCutData, fe: RigidCutEvaluation, st: np.ndarray, e: int, t: float, driven: bool) -> str:
+        i = int(np.argmax(np.abs(fe.phi[e]) / np.r_[np.full(3, data.tol[e]), np.full(3, data.tol_rot[e])]))
+        unit, tol = ("m", data.tol[e]) if i < 3 else ("rad", data.tol_rot[e])
+        where = ("where the drives move it, where no rigid loop can follow (its cut forces grow without bound)"
+                 if driven else "where the rigid loop gains mobility and its cut forces are not determined")
         return (f"t = {t:.6g}: rigid cut '{data.names[e]}' does not close: its closure |Φ_{DIRECTIONS[i]}| = "
-                f"{abs(fe.phi[e, i]):.3e} {unit} stays above its tolerance {data.tol[e]:.3g} {unit} with the penalty at "
-                f"its largest (α = {fe.alpha[e, i]:.3g}): the loop is at (or near) a singular configuration where the "
-                "drives move it, where no rigid loop can follow (its cut forces grow without bound). Use an elastic cut "
-                f"there (ModelBuilder.add_bushing('{data.names[e]}', ...), damped by default), or start away from the "
-                "singular configuration.")
+                f"{abs(fe.phi[e, i]):.3e} {unit} stays above its tolerance {tol:.3g} {unit} with the penalty at "
+                f"its largest (α = {fe.alpha[e, i]:.3g}): the loop is at (or near) a singular configuration {where}. "
+                f"Use an elastic cut there (ModelBuilder.add_bushing('{data.names[e]}', ...), damped by default), a "
+                "smaller time step, or start away from the singular configuration.")
 
     def end_step(self, model: Model, data: RigidCutData, prep: Any, fe: RigidCutEvaluation, state: State,
                  ctx: StepContext) -> None:
@@ -273,11 +337,14 @@ class RigidCuts(ElementFamily):
         w = ctx.bp * alpha
         ops = _Closure(model, data, prep, fe.G)
         free = ctx.free
-        for _ in range(0 if _elastic(model, self.name) else 3):  # (AL5), where S's metric is M̄'s (module docstring)
+        # the metric M̄ + β'αΦ_qᵀΦ_q: S itself where it has no stiffness or damping beside the cuts' penalty, else
+        # its own factor (module docstring)
+        solve = ctx.solve_projection if _elastic(model, self.name) and ctx.solve_projection is not None else ctx.solve
+        for _ in range(3):  # (AL5)
             c = ops.rate(ctx.twists(state.u))
             if np.abs(c[rows]).max(initial=0.0) <= 1e-14 * (np.abs(state.u).max(initial=0.0) + 1.0):
                 break
-            state.u[free] -= ctx.solve(ctx.project(ops.wrenches(w * c))[free])
+            state.u[free] -= solve(ctx.project(ops.wrenches(w * c))[free])
         if ctx.evaluate is None:
             return
         kin = ctx.evaluate(state).kin
@@ -286,43 +353,22 @@ class RigidCuts(ElementFamily):
             ca = ops.rate(ctx.twists(state.udot) + kin.zeta) + gdv
             if np.abs(ca[rows]).max(initial=0.0) <= 1e-14 * (np.abs(state.udot).max(initial=0.0) + 1.0):
                 break
-            state.udot[free] -= ctx.solve(ctx.project(ops.wrenches(w * ca))[free])
+            state.udot[free] -= solve(ctx.project(ops.wrenches(w * ca))[free])
             st[:, LAM] += w[:, :] * (ops.rate(ctx.twists(state.udot) + kin.zeta) + gdv)
 
     def start(self, model: Model, data: RigidCutData, prep: Any, state: State, ctx: StartContext) -> None:
         """Close the cuts at the start, project the velocities, set the multipliers of the constrained
-        accelerations (module docstring)."""
+        accelerations (module docstring). A cut found open beyond 1e-6 of the model's size (or 1e-6
+        rad) warns (StartWarning) naming it, its gap and the coordinates the closing moved; the gaps go
+        to ``ctx.notes`` (the run's ``meta["start"]``)."""
         st = self._internal(data, state).copy()
         st[:, LAM], st[:, S], st[:, PHASE] = 0.0, 0.0, -1.0
         state.elements = {**state.elements, self.name: st}
         rows = data.mask
         free = ctx.free
-        for it in range(31):  # positions
-            ev = ctx.evaluate(state)
-            fe = ev.elements[self.name]
-            rel = np.abs(fe.phi).max(axis=1) / data.tol
-            if rel.max(initial=0.0) <= 1.0:
-                break
-            if it == 30:
-                e = int(np.argmax(rel))
-                raise SolverError(f"t = {state.t:.6g}: rigid cut '{data.names[e]}' does not close at the start (closure "
-                                  f"{rel[e] * data.tol[e]:.3e} after 30 mass-weighted Newton steps): the joint coordinates "
-                                  "put the loop where it cannot be assembled; give closing ones "
-                                  "(flexmb.solvers.initial.consistent_state).", state.t)
-            ops = _Closure(model, data, prep, fe.G)
-            solve = ctx.mass_solver(ev)
-            Z, W = ops.schur(ev, solve, free)
-            dq = np.zeros(model.n_u)
-            dq[free] = -Z @ (_pinv(W) @ fe.phi[rows])
-            moved = state.retract(model, dq)
-            state.q, state.balls = moved.q, moved.balls
-        ops = _Closure(model, data, prep, fe.G)
-        solve = ctx.mass_solver(ev)
-        Z, W = ops.schur(ev, solve, free)
-        Wp = _pinv(W)
-        c = ops.rate(ev.twists(state.u))[rows]  # velocities
-        if np.abs(c).max(initial=0.0) > 0.0:
-            state.u[free] -= Z @ (Wp @ c)
+        q0, u0 = state.q.copy(), state.u.copy()
+        ev, ops, solve, Z, Wp, gap = self._close(model, data, prep, state, ctx)
+        self._report_start(model, data, state, ctx, gap, q0, u0)
         ev = ctx.evaluate(state)  # accelerations: the multipliers of Gauss's principle
         udot0 = state.udot.copy()
         udot0[free] = 0.0
@@ -334,6 +380,79 @@ class RigidCuts(ElementFamily):
         st[:, LAM] = 0.0
         st[:, LAM][rows] = lam
         st[:, PHASE] = -1.0
+
+    def close(self, model: Model, data: RigidCutData, prep: Any, state: State, ctx: StartContext) -> None:
+        """Close the cuts of ``state`` (positions by mass-weighted Newton steps, velocities by the
+        mass-orthogonal projection; module docstring), e.g. a row of dense output interpolated between
+        two steps (docs/rigid_cuts.md §6); its multipliers are left as they are."""
+        self._close(model, data, prep, state, ctx)
+
+    def between(self, data: RigidCutData, e0: np.ndarray, e1: np.ndarray, s: float) -> np.ndarray:
+        """The internal state at the fraction ``s`` of a step from ``e0`` to ``e1``: the multipliers
+        (the cut forces) interpolated linearly, the rest of ``e1``."""
+        out = np.array(e1, dtype=float, copy=True)
+        out[:, LAM] = (1.0 - s) * np.asarray(e0)[:, LAM] + s * np.asarray(e1)[:, LAM]
+        return out
+
+    def _close(self, model: Model, data: RigidCutData, prep: Any, state: State, ctx: StartContext):
+        """Positions, then velocities onto the cuts' closure (start and close); returns the last
+        evaluation, the closure operators, the mass solver, Z = M̄⁻¹Φ_qᵀ, W⁺ and the largest gap found
+        before closing per cut (n_el, 2: [m], [rad])."""
+        rows = data.mask
+        free = ctx.free
+        gap = None
+        for it in range(31):  # positions
+            ev = ctx.evaluate(state)
+            fe = ev.elements[self.name]
+            if gap is None:
+                gap = np.stack([np.abs(fe.phi[:, :3]).max(axis=1), np.abs(fe.phi[:, 3:]).max(axis=1)], axis=1)
+            rel = relative_closure(data, fe.phi)
+            if rel.max(initial=0.0) <= 1.0:
+                break
+            if it == 30:
+                e = int(np.argmax(rel))
+                raise SolverError(f"t = {state.t:.6g}: rigid cut '{data.names[e]}' does not close (closure {rel[e]:.3e} "
+                                  "times its tolerance after 30 mass-weighted Newton steps, from a gap of "
+                                  f"{gap[e, 0]:.3e} m, {gap[e, 1]:.3e} rad): the joint coordinates put the loop where it "
+                                  "cannot be assembled; give closing ones (flexmb.solvers.initial.consistent_state).",
+                                  state.t)
+            ops = _Closure(model, data, prep, fe.G)
+            solve = ctx.mass_solver(ev)
+            Z, W = ops.schur(ev, solve, free)
+            dq = np.zeros(model.n_u)
+            dq[free] = -Z @ (_pinv(W) @ fe.phi[rows])
+            moved = state.retract(model, dq)
+            state.q, state.balls = moved.q, moved.balls
+        ops = _Closure(model, data, prep, fe.G)
+        solve = ctx.mass_solver(ev)
+        Z, W = ops.schur(ev, solve, free)
+        Wp = _pinv(W)
+        for _ in range(3):  # velocities (a second pass takes the round-off of W⁺ away)
+            c = ops.rate(ev.twists(state.u))[rows]
+            if np.abs(c).max(initial=0.0) <= 1e-15 * np.abs(state.u).max(initial=0.0):
+                break
+            state.u[free] -= Z @ (Wp @ c)
+        return ev, ops, solve, Z, Wp, gap
+
+    def _report_start(self, model: Model, data: RigidCutData, state: State, ctx: StartContext, gap: np.ndarray,
+                      q0: np.ndarray, u0: np.ndarray) -> None:
+        """The start's closure in ``ctx.notes`` and a StartWarning where it moved the model (start)."""
+        notes = ctx.notes if ctx.notes is not None else {}
+        notes["rigid_cut_gaps"] = {n: [float(g[0]), float(g[1])] for n, g in zip(data.names, gap)}
+        far = (gap[:, 0] > START_GAP * model.size) | (gap[:, 1] > START_GAP)
+        notes["positions_closed"] = bool(far.any())
+        if not far.any():
+            return
+        dq = np.zeros(model.n_u)
+        dq[~model.u_is_ball] = state.q - q0  # ball rotations: the scalar coordinates say enough
+        worst = np.argsort(-np.abs(dq))[:3]
+        moved = ", ".join(f"'{model.coordinate_names[k]}' by {dq[k]:+.4g}" for k in worst if dq[k] != 0.0)
+        e = int(np.argmax(np.maximum(gap[:, 0] / model.size, gap[:, 1])))
+        warnings.warn(f"rigid cut '{data.names[e]}' is open at the start by {gap[e, 0]:.4g} m and {gap[e, 1]:.4g} rad "
+                      f"(its tolerance {data.tol[e]:.3g} m, {data.tol_rot[e]:.3g} rad): the joints' q0 and the drives put "
+                      f"its ends apart, and the start closed the loop by the least mass-weighted motion, moving "
+                      f"{moved or 'no scalar coordinate'}. If that is not the start you meant, give closing coordinates "
+                      "(flexmb.solvers.initial.consistent_state).", StartWarning, stacklevel=2)
 
     # ------------------------------------------------------------------ outputs
     def output(self, model: Model, data: RigidCutData, fe: RigidCutEvaluation | None, name: str) -> np.ndarray:
@@ -364,8 +483,31 @@ class RigidCuts(ElementFamily):
                    f"penalty α = {KAPPA:g} m_ref / β' per step, m_ref = {data.alpha_scale[e, 0]:.4g} kg"
                    + (f", {data.alpha_scale[e, 3]:.4g} kg m^2" if data.mask[e, 3:].any() else ""))
             rows.append(f"  {n}: {'ground' if data.a[e] < 0 else model.node_names[int(data.a[e])]} - "
-                        f"{model.node_names[int(data.b[e])]}, holds {held}; closure tolerance {data.tol[e]:.3g}; {pen}")
+                        f"{model.node_names[int(data.b[e])]}, holds {held}; closure tolerance {data.tol[e]:.3g} m"
+                        + (f", {data.tol_rot[e]:.3g} rad" if data.mask[e, 3:].any() else "") + f"; {pen}")
         return ["rigid cuts (augmented Lagrangian):"] + listing(rows, limit)
+
+
+def model_size(nodes: NodeTable, records: Sequence[RigidCutSpec]) -> float:
+    """The model's size for the default tolerance (AL4): the largest extent, along the global axes,
+    of its nodes and cut points at assembly [m]; 1 m where they all coincide."""
+    pts = np.concatenate([np.reshape(nodes.X0, (-1, 3))] + [np.reshape(s.point, (1, 3)) for s in records])
+    size = float(np.ptp(pts, axis=0).max(initial=0.0)) if pts.size else 0.0
+    return size if size > 0.0 and np.isfinite(size) else 1.0
+
+
+def relative_closure(data: RigidCutData, phi: np.ndarray) -> np.ndarray:
+    """max_i |Φ_i| / tolerance_i per cut (n_el): translations against ``tol``, rotations ``tol_rot``."""
+    return np.maximum(np.abs(phi[:, :3]).max(axis=1) / data.tol, np.abs(phi[:, 3:]).max(axis=1) / data.tol_rot)
+
+
+def closure_scale(data: RigidCutData, xa: np.ndarray, Ra: np.ndarray, xb: np.ndarray, Rb: np.ndarray) -> np.ndarray:
+    """The size of the numbers Φ's translations are computed from, per cut (n_el): the largest
+    coordinate of the two ends' positions ``xa``, ``xb`` and cut points in the model frame [m] (their
+    round-off is eps times it)."""
+    pa = xa + np.einsum("nij,nj->ni", Ra, data.sa)
+    pb = xb + np.einsum("nij,nj->ni", Rb, data.sb)
+    return np.max(np.abs(np.concatenate([xa, xb, pa, pb], axis=1)), axis=1, initial=0.0)
 
 
 def _elastic(model: Model, own: str) -> bool:

@@ -8,7 +8,7 @@ command line prints ``flexmb: error: <message>`` and ``  hint: <hint>``.
 from __future__ import annotations
 
 __all__ = ["FlexmbError", "ModelError", "LoopError", "SolverError", "BackendError", "ResultFileError", "RunDirError",
-           "CaseError", "CaseCodeError", "StudyError", "AnimationError", "CliError", "SettingsError"]
+           "CaseError", "CaseCodeError", "StudyError", "AnimationError", "CliError", "SettingsError", "StartWarning"]
 
 
 class FlexmbError(Exception):
@@ -112,3 +112,8 @@ class SettingsError(FlexmbError, ValueError):
     message names the argument and what it must be."""
 
     hint = "see help(flexmb.simulate) for the settings and their ranges"
+
+
+class StartWarning(UserWarning):
+    """The initial state is not the one given: an element starts strained (it starts loaded, not
+    at rest), or a loop cut was open and the start closed it by moving coordinates."""

@@ -12,6 +12,11 @@ one comment: its meaning, then its shape. Sizes: ``n_nodes`` nodes, ``n_joints``
 
 Everything "at assembly" refers to the configuration in which the model was described (all
 joint coordinates zero); the initial state then follows from ``q0``, ``balls0`` and ``u0``.
+
+Positions are held in the *model frame*: global axes, origin at ``origin`` (global; zero for a
+model described near the global origin, flexmb.builder.compile.model_origin). The engine computes
+there, so its round-off is that of the model's own size wherever the model lies (docs/model_frame.md);
+results (``Result.x``, joint points, statics) are global again.
 """
 
 from __future__ import annotations
@@ -58,8 +63,9 @@ class Model:
 
     # ------------------------------------------------------------------ nodes
     node_names: tuple[str, ...]  # node names, in declaration order                        (n_nodes)
-    X0: np.ndarray  # node positions at assembly, global                                  (n_nodes x 3)
+    X0: np.ndarray  # node positions at assembly, model frame (global minus origin)       (n_nodes x 3)
     R0: np.ndarray  # node orientations at assembly: columns = node axes, global           (n_nodes x 3 x 3)
+    origin: np.ndarray  # origin of the model frame, global (zero near the global origin)     (3)
     gravity: np.ndarray  # gravitational acceleration, global                             (3)
     auto_free_nodes: tuple[str, ...]  # first node of each group with no joint path to ground: a free joint added (n_auto)
     # ------------------------------------------------------------------ tree joints
@@ -68,7 +74,7 @@ class Model:
     joint_kinds: tuple[JointKind, ...]  # kind (coordinate layout) of each tree joint        (n_joints)
     joint_parent: np.ndarray  # parent node index in tree direction, -1 = ground           (n_joints)
     joint_child: np.ndarray  # child node index in tree direction                          (n_joints)
-    joint_point: np.ndarray  # joint point rel. to the parent node, parent axes (global for ground) (n_joints x 3)
+    joint_point: np.ndarray  # joint point rel. to the parent node, parent axes (model frame for ground) (n_joints x 3)
     joint_axes: np.ndarray  # row i: axis i in parent axes (sign flipped if reversed; free: identity) (n_joints x 3 x 3)
     joint_child_offset: np.ndarray  # child origin - joint point at assembly, parent axes  (n_joints x 3)
     joint_child_rot: np.ndarray  # R_parent^T R_child at assembly                         (n_joints x 3 x 3)
@@ -128,6 +134,27 @@ class Model:
     def n_ball(self) -> int:
         """Number of ball rotations (spherical and free joints), each an SO(3) matrix."""
         return int(self.balls0.shape[0])
+
+    @cached_property
+    def size(self) -> float:
+        """The model's size [m]: the largest extent of its nodes at assembly along a global axis
+        (1.0 where all nodes coincide). Translation-invariant; the length scale of its
+        tolerances (a rotation coordinate's lever in the time step's Newton tests)."""
+        size = float(np.ptp(self.X0, axis=0).max(initial=0.0)) if self.n_nodes else 0.0
+        return size if size > 0.0 and np.isfinite(size) else 1.0
+
+    @cached_property
+    def rotation_u(self) -> np.ndarray:
+        """True for the velocity coordinates that are rotations (revolute, the angles of universal and
+        cylindrical joints, balls), False for translations (bool, n_u)."""
+        rot = np.zeros(self.n_u, dtype=bool)
+        for k, kind in enumerate(self.joint_kinds):
+            i = int(self.joint_u_start[k])
+            for comp, _ in kind.components:
+                n = 3 if comp == "B" else 1
+                rot[i:i + n] = comp != "T"
+                i += n
+        return rot
 
     @property
     def free_u(self) -> np.ndarray:

@@ -40,7 +40,7 @@ def test_model_module_is_data_below_the_builder_and_the_engine():
 
 def test_every_model_field_has_a_comment_with_meaning_and_shape():
     """Model's fields and every element family's data fields (Model.elements), in their sources."""
-    shape = re.compile(r"#\s*\S.*\((n_[a-z]+|3)([^()]*)\)\s*$")
+    shape = re.compile(r"#\s*\S.*\((n_[a-z]+|3|scalar)([^()]*)\)\s*$")
     classes = [Model] + [type(data) for data in _four_bar_with_cut().compile().elements.values()]
     assert len(classes) >= 5 and len(set(classes)) == len(classes)
     count = 0

@@ -49,7 +49,8 @@ def sums(masses, X):
 
 def particle_positions(model, body):
     b = model.elements["particle_body"].names.index(body)
-    return np.array(model.elements["particle_body"].masses[b]), model.X0[np.array(model.elements["particle_body"].nodes[b])]
+    nodes = np.array(model.elements["particle_body"].nodes[b])
+    return np.array(model.elements["particle_body"].masses[b]), model.X0[nodes] + model.origin  # global (model frame + origin)
 
 
 # ---------------------------------------------------------------------- 1. uniform rod

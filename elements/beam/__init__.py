@@ -63,7 +63,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from flexmb.elements.beam import exact, kernels
-from flexmb.elements.family import ElementData, ElementFamily, FamilyEvaluation, NodeTable, Output, frozen_arrays, listing
+from flexmb.elements.family import (
+    ElementData,
+    ElementFamily,
+    FamilyEvaluation,
+    NodeTable,
+    Output,
+    frozen_arrays,
+    listing,
+    origin_potential,
+)
 from flexmb.engine import parallel
 
 if TYPE_CHECKING:  # type hints only
@@ -246,7 +255,7 @@ class Beams(ElementFamily):
         kernels.mass_forces(data.a, data.b, fe.frames, *nz, np.ascontiguousarray(a), out, parallel.threads_for(data.n))
 
     def energies(self, model: Model, data: BeamData, fe: BeamEvaluation, kin: Kinematics) -> tuple[float, float]:
-        return float(fe.energies[:, 2].sum()), float(fe.energies[:, 3].sum())
+        return float(fe.energies[:, 2].sum()), float(fe.energies[:, 3].sum()) + origin_potential(model, data.mass)
 
     def output(self, model: Model, data: BeamData, fe: BeamEvaluation | None, name: str) -> np.ndarray:
         if name == "section_forces":

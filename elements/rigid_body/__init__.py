@@ -30,7 +30,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numba import njit
 
-from flexmb.elements.family import ElementData, ElementFamily, FamilyEvaluation, NodeTable, frozen_arrays, listing
+from flexmb.elements.family import (
+    ElementData,
+    ElementFamily,
+    FamilyEvaluation,
+    NodeTable,
+    frozen_arrays,
+    listing,
+    origin_potential,
+)
 
 if TYPE_CHECKING:  # type hints only
     from flexmb.builder.records import BodySpec
@@ -85,8 +93,10 @@ class RigidBodies(ElementFamily):
         return FamilyEvaluation()
 
     def energies(self, model: Model, data: BodyData, fe: FamilyEvaluation, kin: Kinematics) -> tuple[float, float]:
-        """No kinetic energy of its own (the node masses' is the assembly's); the weight's potential."""
-        return 0.0, potential_energy(kin.x[data.node], kin.R[data.node], data.mass, data.com, model.gravity)
+        """No kinetic energy of its own (the node masses' is the assembly's); the weight's potential,
+        of the global positions (the model frame's plus ``model.origin``)."""
+        V = potential_energy(kin.x[data.node], kin.R[data.node], data.mass, data.com, model.gravity)
+        return 0.0, V + origin_potential(model, data.mass)
 
     # ------------------------------------------------------------------ presentation
     def drawing(self, model: Model, data: BodyData) -> dict[str, np.ndarray]:

@@ -223,7 +223,7 @@ def rigid_inverse_dynamics(model: Model, times, state: State | None = None) -> R
         rows["q"].append(qo)
         rows["u"].append(st.u.copy())
         rows["udot"].append(st.udot.copy())
-        rows["x"].append(ev.kin.x)
+        rows["x"].append(ev.kin.x + m.origin)  # global
         rows["tau"].append(tau)
         rows["lam"].append(-lam)
         rows["sig"].append(float(np.linalg.svd(J[:, rm.free], compute_uv=False).min(initial=np.inf)))

@@ -44,7 +44,7 @@ def describe(model: Model, limit: int = 40, dt: float | None = None) -> str:
         extra = list(tags.get(i, []))
         if name in auto:
             extra.append("free node")
-        rows.append(f"  {name} at {_fmt(m.X0[i])}" + (f"  [{'; '.join(extra)}]" if extra else ""))
+        rows.append(f"  {name} at {_fmt(m.X0[i] + m.origin)}" + (f"  [{'; '.join(extra)}]" if extra else ""))
     out += listing(rows, limit)
     for f, d in families:
         if d.n:

@@ -11,6 +11,7 @@ views and runs no engine code (the checks that do run after it: builder/checks.p
 
 from __future__ import annotations
 
+import math
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -69,14 +70,40 @@ def _auto_free_nodes(nn: int, ends: list[tuple[int, int]]) -> list[int]:
     return auto
 
 
+def model_origin(points: np.ndarray) -> np.ndarray:
+    """The origin of the model frame (``Model.origin``, global) for a model spanned by ``points``
+    (node positions and joint points, global; eq. (O1) of docs/model_frame.md): zero along every
+    axis where the global origin lies within twice the model's extent E of its centre c (so a
+    model described near the origin computes exactly as given), else c_i rounded to a multiple
+    of 2^k, the smallest power of two above E (so x - o is exact in floating point, and a
+    model moved by a multiple of 2^k computes bit for bit as before). A model of one point (E = 0)
+    keeps the global origin."""
+    pts = np.asarray(points, dtype=float).reshape(-1, 3)
+    if not pts.size or not np.all(np.isfinite(pts)):
+        return np.zeros(3)
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    c = 0.5 * lo + 0.5 * hi
+    extent = float((hi - lo).max())
+    origin = np.zeros(3)
+    if 0.0 < extent < 1e300:  # (a model beyond 1e300 m is refused by its checks, not here)
+        grid = math.ldexp(1.0, math.frexp(extent)[1])  # a power of two in (E, 2E]
+        for i in range(3):
+            if abs(c[i]) > 2.0 * extent:
+                origin[i] = grid * np.round(c[i] / grid)
+    return origin
+
+
 def compile(builder: ModelBuilder) -> Model:
-    """The immutable Model of ``builder``'s records (no checks that run the engine)."""
+    """The immutable Model of ``builder``'s records (no checks that run the engine), its
+    positions in the model frame (``Model.origin``, :func:`model_origin`)."""
     nodes = builder.nodes
     node_names = list(nodes)
     index = {n: i for i, n in enumerate(node_names)}
     nn = len(node_names)
-    X0 = np.array([nodes[n].position for n in node_names])
-    R0 = np.array([nodes[n].rotation for n in node_names])
+    X0 = np.array([nodes[n].position for n in node_names]).reshape(-1, 3)
+    R0 = np.array([nodes[n].rotation for n in node_names]).reshape(-1, 3, 3)
+    origin = model_origin(np.concatenate([X0] + [np.reshape(j.point, (1, 3)) for j in builder.joints.values()
+                                                 if j.point is not None]))
 
     def node(name: str) -> int:
         return GROUND if name == "ground" else index[name]
@@ -111,7 +138,7 @@ def compile(builder: ModelBuilder) -> Model:
                 f"joint '{jt.name}' ({jt.kind.name}) is reached from its child side: give it with its "
                 f"parent on the ground side of the tree (swap parent '{jt.parent}' and child '{jt.child}')."
             )
-        Xp, Rp = (np.zeros(3), np.eye(3)) if p == GROUND else (X0[p], R0[p])
+        Xp, Rp = (origin, np.eye(3)) if p == GROUND else (X0[p], R0[p])  # ground: at the model frame's origin
         P = jt.point if jt.point is not None else X0[index[jt.child]]
         jp[k] = Rp.T @ (P - Xp)
         sign = -1.0 if rev else 1.0
@@ -159,12 +186,12 @@ def compile(builder: ModelBuilder) -> Model:
                   key=lambda x: x[0])
     loads = tuple(NodalLoad(ld.name, index[ld.node], ld.force, ld.moment, ld.follower,
                             -1 if ld.axes_node is None else index[ld.axes_node]) for ld in builder.loads.values())
-    table = NodeTable(tuple(node_names), X0, R0, MappingProxyType(index))
+    table = NodeTable(tuple(node_names), X0, R0, MappingProxyType(index), origin)
     elements = {name: fam.compile(list(fam.records(builder)), table) for name, fam in FAMILIES.items()}
     f = _frozen
     return Model(
         node_names=tuple(node_names),
-        X0=f(X0), R0=f(R0), gravity=f(builder.gravity.copy()), tree=tree,
+        X0=f(X0 - origin), R0=f(R0), origin=f(origin), gravity=f(builder.gravity.copy()), tree=tree,
         joint_names=tuple(jnames), joint_kinds=tuple(kinds),
         joint_parent=f(tree.parent), joint_child=f(tree.child),
         joint_point=f(jp), joint_axes=f(jax), joint_child_offset=f(jrc), joint_child_rot=f(jC),

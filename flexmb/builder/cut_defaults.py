@@ -214,13 +214,17 @@ def _cut_choices(model: Model, asm: Assembler, st: State, ev: Evaluation, free: 
         fin = np.where(regular[nb:] & rc.mask, me, 0.0)  # (AL7): the largest m_eff of the rows that move
         m_t = fin[:, :3].max(axis=1)
         m_r = fin[:, 3:].max(axis=1)
-        size = max(1.0, float(np.ptp(model.X0, axis=0).max(initial=0.0)))
         m_t = np.where(m_t > 0, m_t, caps[nb:, 0])
-        m_r = np.where(m_r > 0, m_r, m_t * size**2)
+        m_r = np.where(m_r > 0, m_r, m_t * model.size**2)
         scale_rows = np.where(np.arange(6) < 3, m_t[:, None], m_r[:, None])
         given = ~np.isnan(rc.penalty)
         scale_rows[given] = rc.penalty[given, None]
-        out["rigid_cut"] = dataclasses.replace(rc, **_frozen(m_eff=me, alpha_scale=scale_rows))
+        # held rows that depend on the others at the start (an overconstrained loop, e.g. Bricard's): no singular
+        # configuration is reached when the closure Jacobian has this many near-zero singular values (AL12)
+        sel = rows[:, 0] >= nb
+        Jr = Jf[sel] * np.where(rows[sel, 1] >= 3, model.size, 1.0)[:, None]
+        redundancy = int(sel.sum() - np.linalg.matrix_rank(Jr, tol=1e-10 * max(np.abs(Jr).max(initial=0.0), 1e-300)))
+        out["rigid_cut"] = dataclasses.replace(rc, redundancy=redundancy, **_frozen(m_eff=me, alpha_scale=scale_rows))
     return out
 
 

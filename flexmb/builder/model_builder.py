@@ -458,13 +458,13 @@ class ModelBuilder:
         point: Sequence[float] | None = None,
         axes: Any = None,
         free_rotation: str | None = None,
-        tolerance: float = 1e-10,
+        tolerance: float | None = None,
         penalty: float | None = None,
     ) -> str:
         """A rigid-limit loop cut (flexmb.elements.rigid_cut): the joint between ``node_a`` (or
         ``"ground"``) and ``node_b`` held exactly, by an augmented Lagrangian (index 3, Bayo &
-        Ledesma 1996, with projections of the accelerations and, without elastic elements, of the
-        velocities, elements/rigid_cut.py) instead
+        Ledesma 1996, with mass-orthogonal projections of the velocities and accelerations,
+        elements/rigid_cut.py, docs/rigid_cuts.md) instead
         of a stiff spring. Use it where the loop is to be rigid; use :meth:`add_bushing` where the
         link is physically elastic, or where a drive moves the loop through a singular
         configuration (a rigid loop cannot follow that: its cut forces grow without bound, and the
@@ -474,9 +474,11 @@ class ModelBuilder:
         for :meth:`add_bushing` (``free_rotation="z"``: a revolute pin about the cut's z axis;
         ``"all"``: a spherical joint; None: a weld). The closure Φ(q) (the bushing deformation of
         its held directions) is kept below ``tolerance`` [m for translations, rad for rotations]
-        at every step, or the step fails saying so. ``penalty``: α [N/m; N m/rad for rotations] of
+        at every step, or the step fails saying so; None (the default): 1e-10 times the model's size
+        (the extent of its nodes) for the translations, 1e-10 rad for the rotations, so the same
+        mechanism at another size or place is held alike. ``penalty``: α [N/m; N m/rad for rotations] of
         the augmented Lagrangian; None (the default) chooses α = 1e4 m_eff / β' per step (m_eff the
-        cut's largest effective mass at the start, β' = β h² (1-αf)/(1-αm); design note cuts.md
+        cut's largest effective mass at the start, β' = β h² (1-αf)/(1-αm); docs/rigid_cuts.md
         (AL7)), raised tenfold within a step that converges slowly (AL11). Redundant cuts (an
         overconstrained loop such as Bricard's) are allowed.
 
@@ -484,7 +486,7 @@ class ModelBuilder:
         every result like a bushing's: ``Result.cut_force(name)``."""
         who = f"add_rigid_cut: rigid cut {name!r}"
         P, E, mode = self._cut_frame(name, node_a, node_b, point, axes, free_rotation, who, "add_rigid_cut")
-        tol = args.number(tolerance, who, "tolerance", positive=True)
+        tol = None if tolerance is None else args.number(tolerance, who, "tolerance", positive=True)
         alpha = None if penalty is None else args.number(penalty, who, "penalty", positive=True)
         self._rigid_cuts[name] = RigidCutSpec(name, node_a, node_b, readonly(P), readonly(E), mode, tol, alpha)
         return name

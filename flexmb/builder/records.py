@@ -168,8 +168,9 @@ class BushingSpec:
 class RigidCutSpec:
     """A rigid-limit cut (augmented Lagrangian, flexmb.elements.rigid_cut) between ``node_a`` (or
     ``"ground"``) and ``node_b`` at ``point`` (3,) with cut ``axes`` (3, 3, columns):
-    ``free_rotation`` as for a bushing; closure ``tolerance`` [m, rad]; ``penalty`` α [N/m, N m/rad]
-    or None (chosen per step from the cut's effective mass and the step, cuts.md (AL7))."""
+    ``free_rotation`` as for a bushing; closure ``tolerance`` [m, rad] or None (1e-10 times the
+    model's size in m, 1e-10 rad: flexmb.elements.rigid_cut, (AL4)); ``penalty`` α [N/m, N m/rad]
+    or None (chosen per step from the cut's effective mass and the step, flexmb.elements.rigid_cut (AL7))."""
 
     name: str
     node_a: str
@@ -177,7 +178,7 @@ class RigidCutSpec:
     point: np.ndarray
     axes: np.ndarray
     free_rotation: int
-    tolerance: float
+    tolerance: float | None
     penalty: float | None
 
 

@@ -60,7 +60,10 @@ class Evaluation:
     elements: dict[str, FamilyEvaluation] = field(default_factory=dict)
     strain_energy: float = 0.0
     element_dissipation: float = 0.0  # power dissipated by element dampers
-    residual_floor: float = 0.0  # generalized force of the families' round-off (FamilyEvaluation.residual_floor)
+    position_noise: float = 0.0  # [m] the largest of the families' (FamilyEvaluation.position_noise)
+    #: the drive forces of the state where they are not eq. (1) at it: a step whose families corrected its state
+    #: after Newton reports those of its converged iterate (GeneralizedAlpha._accept); None: eq. (1)
+    drive_forces: np.ndarray | None = None
     friction: JointFriction | None = None  # bearing friction (engine/friction.py), implicit in udot
     mass_terms: list[Callable[[np.ndarray, np.ndarray], None]] = field(default_factory=list)  # element masses: out += M_e a
     #: (u̇ array, its values, eq. (1) there) of the last Newton iterate, set by the integrator: the
@@ -269,7 +272,7 @@ class Assembler:
                 continue
             ev.strain_energy += fe.strain_energy
             ev.element_dissipation += fe.dissipation
-            ev.residual_floor += fe.residual_floor
+            ev.position_noise = max(ev.position_noise, fe.position_noise)
             if f.has_mass:
                 ev.mass_terms.append(partial(f.add_mass_forces, d, prep, fe))
         return ev
@@ -324,17 +327,26 @@ class Assembler:
 
     def iteration_matrix(self, ev: Evaluation, cols: np.ndarray, gp: float, bp: float, diag: np.ndarray,
                          material_only: bool = False, with_mass: bool = True,
-                         out: np.ndarray | None = None) -> sp.csc_matrix | np.ndarray:
+                         out: np.ndarray | None = None, projection: bool = False) -> sp.csc_matrix | np.ndarray:
         """S = M̄ + γ' C̄ + β' K̄ on the coordinates ``cols`` (joint springs in ``diag``);
         ``with_mass=False`` gives γ' C̄ + β' K̄ alone (the static tangent). Assembled in place on
         the structural pattern (engine/iteration_matrix.py; scatter maps built once per ``cols``);
         with ``out`` only its values, written into ``out`` (SparseCholesky.values).
-        Bearing friction adds its viscous slope near rest to the diagonal (engine/friction.py)."""
-        if ev.friction is not None:
+        Bearing friction adds its viscous slope near rest to the diagonal (engine/friction.py).
+        ``projection=True``: M̄ + β' K̄_c instead, K̄_c the blocks of the families with
+        ``projection_blocks`` (the augmented-Lagrangian cuts' penalties): the metric of their
+        mass-orthogonal projections (flexmb.elements.rigid_cut (AL5)); ``diag`` and friction left out."""
+        if ev.friction is not None and not projection:
             diag = diag + gp * ev.friction.damping_diag(cols)
         cm = 1.0 if with_mass else 0.0
-        adders = [None if (fe := ev.elements.get(f.name)) is None else
-                  partial(_add_blocks, f, self.model, d, prep, fe, bp, gp, cm, material_only, self.exact_tangent)
+
+        def coefficients(f) -> tuple[float, float] | None:  # (ck, cc) of a family, None: it adds nothing
+            if not projection:
+                return bp, gp
+            return (bp, 0.0) if f.projection_blocks else ((0.0, 0.0) if f.has_mass else None)
+
+        adders = [None if (fe := ev.elements.get(f.name)) is None or (c := coefficients(f)) is None else
+                  partial(_add_blocks, f, self.model, d, prep, fe, c[0], c[1], cm, material_only, self.exact_tangent)
                   for f, d, prep in self.with_blocks]
         # without node masses (no body, no particle) M̄'s node part is zero: its pairs add nothing
         return self.matrices.get(np.asarray(cols)).assemble(self.matrices.pairs, ev.Mb, ev.kin, adders, diag,
@@ -381,6 +393,16 @@ class Assembler:
                 changed = changed or (len(res) > 2 and bool(res[2]))
         return nxt, settled, changed
 
+    def newton_failure(self, ev: Evaluation) -> list[str]:
+        """What the families with internal state say of a time step whose Newton iteration failed at
+        ``ev`` (ElementFamily.newton_failure: cuts left open, a singular configuration), for its message."""
+        out = []
+        for f, d, prep in self.with_state:
+            fe = ev.elements.get(f.name)
+            if fe is not None:
+                out += f.newton_failure(self.model, d, prep, fe, ev)
+        return out
+
     def begin_step(self, state: State, ctx: StepContext) -> dict[str, np.ndarray]:
         """The element families' internal state to start a time step with (ElementFamily.begin_step)."""
         out = dict(state.elements)
@@ -397,6 +419,16 @@ class Assembler:
         for f, d, prep in self.with_state:
             f.start(self.model, d, prep, st, ctx)
         return st
+
+    def between(self, st0: State, st1: State, state: State, s: float, ctx: StartContext) -> State:
+        """``state``, interpolated at the fraction ``s`` of the step from ``st0`` to ``st1`` (dense
+        output), with the families' internal state between theirs (ElementFamily.between) and corrected
+        onto their constraints (ElementFamily.close)."""
+        for f, d, prep in self.with_state:
+            if f.name in st0.elements and f.name in st1.elements:
+                state.elements = {**state.elements, f.name: f.between(d, st0.elements[f.name], st1.elements[f.name], s)}
+            f.close(self.model, d, prep, state, ctx)
+        return state
 
     def end_step(self, ev: Evaluation, state: State, ctx: StepContext) -> None:
         """Let the families with internal state correct the converged ``state`` (ElementFamily.end_step)."""

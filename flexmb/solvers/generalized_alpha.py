@@ -164,13 +164,17 @@ class GeneralizedAlpha:
             if tree:
                 self.chol = TreeSolver(self.asm.pattern, self.free, model.n_u, model.coordinate_names)
             elif dense:
-                self.chol = DenseCholesky(self.asm.structural_pattern(self.free), names)
+                pattern = self.asm.structural_pattern(self.free)
+                self._new_solver = lambda: DenseCholesky(pattern, names)
             else:
                 pattern = self.asm.structural_pattern(self.free)
                 # a banded matrix (e.g. a long flexible link): the band factor, twice as fast as CHOLMOD's there
                 order = band_order(pattern) if linear_solver in ("auto", "band") else None  # once for both
                 band = linear_solver == "band" or (linear_solver == "auto" and band_suits(pattern, order)[0])
-                self.chol = BandCholesky(pattern, names, order) if band else SparseCholesky(pattern)
+                self._new_solver = (lambda: BandCholesky(pattern, names, order)) if band else (lambda: SparseCholesky(pattern))
+            if not tree:
+                self.chol = self._new_solver()
+        self._pchol = None  # a second factor of the kind of chol, for the cuts' projection matrix (_projection_factor)
         self.k_diag, self.c_diag = self.asm.stiffness_damping_diag(self.free)
         # a plain rigid tree takes its whole Newton loop in one compiled call (flexmb/solvers/tree_step.py)
         self.tree_step = (TreeStep(model, self.asm, self.chol) if isinstance(self.chol, TreeSolver)
@@ -194,6 +198,9 @@ class GeneralizedAlpha:
         self._scalar = ~model.u_is_ball  # the scalar coordinates' velocity indices (State.retract)
         self._ball_u = np.flatnonzero(model.u_is_ball)
         self._eps_pos = 16 * np.finfo(float).eps * self.length_scale
+        # the node motion per unit of each unknown: 1 for a translation, the model's size for a rotation [m]
+        self._lever = np.where(model.rotation_u[self.free], model.size, 1.0)
+        self.start_notes: dict = {}  # what the families' start reported (ElementFamily.start; the run's meta["start"])
         # set by simulate: the step history (flexmb.solvers.recorder.StepLog) advance() adds every attempt
         # to, and the local error estimate it records (flexmb.solvers.step_control.ErrorEstimate)
         self.log = None
@@ -305,6 +312,24 @@ class GeneralizedAlpha:
         self.timings["factorization"] += _time.perf_counter() - t0
         self._factor_key = (gp, bp)
 
+    def _projection_factor(self, ev: Evaluation, bp: float):
+        """The factor of M̄ + β' K̄_c at ``ev`` (Assembler.iteration_matrix(projection=True): the metric of the
+        cuts' mass-orthogonal projections), in a second solver of the Newton factor's kind (made once)."""
+        t0 = _time.perf_counter()
+        if self._pchol is None:
+            self._pchol = self._new_solver()
+        self.asm.iteration_matrix(ev, self.free, 0.0, bp, np.zeros(self.free.size), out=self._pchol.values, projection=True)
+        self.timings["assembly"] += _time.perf_counter() - t0
+        t0 = _time.perf_counter()
+        try:
+            self._pchol.factorize()
+        except SolverError as exc:
+            raise SolverError(f"t = {self._t:.6g}: the projection matrix of the rigid cuts is not positive definite at "
+                              f"coordinate {self._pivot(exc)}: no mass or inertia moves with it; give the bodies it moves "
+                              "mass and inertia.", self._t) from exc
+        self.timings["factorization"] += _time.perf_counter() - t0
+        return self._pchol
+
     def _pivot(self, exc: SolverError) -> str:
         """The coordinate whose pivot failed in CHOLMOD (its column in the fill-reducing order)."""
         if getattr(exc, "coordinate", None) is not None:  # the tree factorization names it
@@ -354,7 +379,7 @@ class GeneralizedAlpha:
         if self.free.size:
             self._t = st.t
             if self.asm.with_state:  # families that correct the start (rigid cuts: closure, velocities, multipliers)
-                st = self.asm.start(st, StartContext(self.free, self._evaluate, self._mass_solver))
+                st = self.asm.start(st, StartContext(self.free, self._evaluate, self._mass_solver, self.start_notes))
                 ev = self._evaluate(st)
             r = ev.residual(st.udot)[self.free]
             self._factorize(ev, 0.0, 0.0)
@@ -362,6 +387,16 @@ class GeneralizedAlpha:
             self._factor_key = None  # the mass matrix alone is no iteration matrix
         _check_finite(st, self.model, in_step=False)
         return st, ev
+
+    def between(self, st0: State, st1: State, state: State) -> State:
+        """A state interpolated inside the step from ``st0`` to ``st1`` (dense output, flexmb.solvers.
+        step_control.interpolate) with the families' internal state between and the state corrected onto
+        their constraints (Assembler.between: rigid cuts closed, docs/rigid_cuts.md §6); unchanged without
+        such families."""
+        if not self.asm.with_state or not self.free.size:
+            return state
+        s = (state.t - st0.t) / (st1.t - st0.t)
+        return self.asm.between(st0, st1, state, s, StartContext(self.free, self._evaluate, self._mass_solver))
 
     def _mass_solver(self, ev: Evaluation):
         """r -> M̄⁻¹ r on the free coordinates at ``ev`` (for ElementFamily.start)."""
@@ -392,6 +427,7 @@ class GeneralizedAlpha:
         r_hist: list[float] = []
         nfac = 0
         dxs: list[float] = []  # correction sizes since the last factorization
+        dxws: list[float] = []  # their node motions [m/s²] (rotations times the model's size), with a noise floor
         fresh = False  # factor computed during this step
         restarted = False
         elements = st.elements  # element families' internal state, carried over the iterations
@@ -466,7 +502,7 @@ class GeneralizedAlpha:
                 dx_tol = self.atol_udot + 0.1 * self.rtol * (udot_max + u_max / h)
                 # or: the correction moves velocities only at round-off level of this scale (_predicts_convergence)
                 vscale = u_max + h * udot_max + 1e-3 * self.length_scale / h
-            if (rn <= max(self.rtol * scale, 0.0 if es is not None else ev.residual_floor) or predicted) and settled:
+            if (rn <= self.rtol * scale or predicted) and settled:
                 if es is not None:
                     st1, ev = es.state(), es.evaluation()  # eq. (1) at its u̇ known
                 else:
@@ -482,14 +518,17 @@ class GeneralizedAlpha:
                 self._factor_key = None
                 r_hist.clear()
                 dxs.clear()
+                dxws.clear()
                 predicted = False
                 continue
             if it == self.max_iter or diverging:
                 worst = free[np.argsort(-np.abs(r))[:3]]
+                notes = self.asm.newton_failure(ev) if ev is not None and self.asm.with_state else []
+                open_cuts = "".join("; " + n for n in notes)
                 raise SolverError(
                     f"t = {t1:.6g}: Newton did not converge in {it} iterations (residual {rn:.3e}, "
                     f"history {', '.join(f'{x:.1e}' for x in r_hist[-4:])}); largest residuals in "
-                    f"{_names(m, worst)}", t1)
+                    f"{_names(m, worst)}{open_cuts}", t1)
             theta = dxs[-1] / dxs[-2] if len(dxs) > 1 and dxs[-2] > 0 else np.inf  # contraction rate
             slow = not fresh and theta != np.inf and theta > self.theta_refresh
             if self._factor_key != (gp, bp) or (not fresh and not self._reusing()) or slow:
@@ -498,10 +537,14 @@ class GeneralizedAlpha:
                 nfac += 1
                 fresh = True
                 dxs.clear()  # the contraction rate restarts with the new factor
+                dxws.clear()
             dx = self._solve(r)
             udot1, dx_max = corrected(udot1, free, dx)
             dxs.append(dx_max)
             predicted = _predicts_convergence(dxs, dx_tol, bp, gp, eps_pos, vscale)
+            if ev is not None and ev.position_noise > 0.0:  # a family's round-off sets a floor (FamilyEvaluation)
+                dxws.append(float(np.abs(dx * self._lever).max(initial=0.0)))
+                predicted = predicted or _at_noise(dxws, bp, ev.position_noise)
         raise AssertionError("unreachable")
 
     def _element_newton(self, es: ElementStep, gp: float, bp: float, lazy: bool, h: float
@@ -565,15 +608,31 @@ class GeneralizedAlpha:
             return st1, a1, ev
         st1.elements = elements
         free = self.free
+        # the drive forces of the step are those of its converged iterate: the projections below correct velocities
+        # and accelerations by the cuts' impulses, which the drives do not supply (docs/rigid_cuts.md (AL10))
+        drive = ev.residual(st1.udot)[self.model.driven] if self.model.driven.size else None
 
         def solve(r: np.ndarray) -> np.ndarray:
             if self._factor_key != (gp, bp):
                 self._factorize(ev, gp, bp, st1)
             return self._solve(r)
 
-        self.asm.end_step(ev, st1, StepContext(h, gp, bp, free, solve, ev.project, ev.twists, self._evaluate))
+        projection = []  # the projection matrix's factor, made when first asked for (once per step)
+
+        def solve_projection(r: np.ndarray) -> np.ndarray:
+            if not projection:
+                projection.append(self._projection_factor(ev, bp))
+            t0 = _time.perf_counter()
+            x = projection[0].solve(r)
+            self.timings["solve"] += _time.perf_counter() - t0
+            return x
+
+        self.asm.end_step(ev, st1, StepContext(h, gp, bp, free, solve, solve_projection, ev.project, ev.twists,
+                                               self._evaluate))
         a1 = (self.af * st.udot + (1 - self.af) * st1.udot - self.am * a) / (1 - self.am)
-        return st1, a1, self._evaluate(st1)
+        ev1 = self._evaluate(st1)
+        ev1.drive_forces = drive
+        return st1, a1, ev1
 
     def advance(self, st: State, a: np.ndarray, h: float, t_end: float | None = None
                 ) -> tuple[State, np.ndarray, Evaluation, StepInfo]:
@@ -647,6 +706,14 @@ def _predicts_convergence(dxs: list[float], dx_tol: float, bp: float, gp: float,
     theta = dxs[-1] / dxs[-2] if len(dxs) > 1 and dxs[-2] > 0 else np.inf
     nxt = theta / (1 - theta) * dxs[-1] if theta < 0.5 else (dxs[-1] if dxs else np.inf)
     return nxt <= dx_tol or (bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale)
+
+
+def _at_noise(dxws: list[float], bp: float, noise: float) -> bool:
+    """Whether Newton has reached the round-off floor of a family (FamilyEvaluation.position_noise,
+    eq. (N1) of docs/rigid_cuts.md): three corrections since the last factorization, the last no
+    smaller than a tenth of the one two before (they no longer contract), and it moves the nodes
+    (β' times its node acceleration ``dxws[-1]``) by at most ``noise`` [m]."""
+    return len(dxws) >= 3 and dxws[-1] >= 0.1 * dxws[-3] and bp * dxws[-1] <= noise
 
 
 def _names(model: Model, idx: np.ndarray | int) -> list[str]:

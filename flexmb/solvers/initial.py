@@ -77,7 +77,7 @@ from flexmb.elements import bushing as bushing_kernels
 from flexmb.elements.beam import BeamData
 from flexmb.elements.bushing import BushingData
 from flexmb.engine.assembly import Assembler
-from flexmb.errors import ModelError, SolverError
+from flexmb.errors import ModelError, SolverError, StartWarning
 from flexmb.model import Model
 from flexmb.state import State
 
@@ -85,9 +85,6 @@ __all__ = ["StartReport", "StartWarning", "consistent_state", "relax_free_nodes"
 
 log = logging.getLogger("flexmb")
 
-
-class StartWarning(UserWarning):
-    """The initial state leaves an element strained (it starts loaded, not at rest)."""
 
 
 @dataclass

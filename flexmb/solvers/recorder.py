@@ -246,6 +246,7 @@ class Recorder:
     def __init__(self, model: Model, integ, writer: RunWriter | None = None, keep="all",
                  block_bytes: int = BLOCK_BYTES) -> None:
         self.m = model
+        self._origin = np.asarray(model.origin) if model.origin.any() else None  # positions are recorded globally
         self.integ = integ
         self.asm = integ.asm
         self.writer = writer
@@ -301,7 +302,11 @@ class Recorder:
         """(dissipated, drive, load) power at ``st`` and the drive forces; a SolverError names a
         drive force or power that is not finite."""
         m = self.m
-        drive = ev.residual(st.udot)[m.driven] if m.driven.size else np.zeros(0)
+        if not m.driven.size:
+            drive = np.zeros(0)
+        else:
+            known = getattr(ev, "drive_forces", None)  # a step's converged iterate's (GeneralizedAlpha._accept)
+            drive = ev.residual(st.udot)[m.driven] if known is None else known
         jf = np.array([f(st.t) for f in m.jforce_f], dtype=float) if m.jforce_u.size else self._no_jf
         # no loads: zero power (the state is finite; the node twists are not needed, nor computed for a step
         # taken without evaluation); applied joint forces work like loads
@@ -374,9 +379,12 @@ class Recorder:
         _q_into(st.q, st.balls, self._scalar, self._ball, v["q"][i])
         v["u"][i] = st.u
         v["udot"][i] = st.udot
-        v["x"][i] = kin.x
+        v["x"][i] = kin.x  # model frame, then global (Model.origin; exact for a model at the global origin)
         v["R"][i] = kin.R
         v["joint_points"][i] = kin.joint_point
+        if self._origin is not None:
+            v["x"][i] += self._origin
+            v["joint_points"][i] += self._origin
         v["twists"][i] = kin.V
         v["drive_forces"][i] = drive
         _reactions_into(ev.node_wrenches(st.udot), kin.x, *self._tree, kin.joint_point, v["reactions"][i])

@@ -134,6 +134,10 @@ def simulate(
     try:
         st, start_meta = relaxed_start(model) if state is None else (state.copy(), {})
         st, ev = integ.initial_acceleration(st)
+        if integ.start_notes:  # what the families' start did (rigid cuts: the gaps closed; moved positions if far)
+            start = {**start_meta.get("start", {}), "cuts": dict(integ.start_notes)}
+            start["positions_relaxed"] = bool(start.get("positions_relaxed")) or bool(integ.start_notes.get("positions_closed"))
+            start_meta = {**start_meta, "start": start}
         rec.step(st, ev)
         rec.row(st, ev, 0)
         rec.commit()
@@ -308,7 +312,7 @@ class _Run:
             n += 1
             if output_dt is not None:  # rows at the output times strictly inside the step: dense output
                 while (tau := out_time(k_out)) < t1 - 1e-9 * h_try:
-                    sti = interpolate(m, st, st1, a_use, a1, integ.beta, tau)
+                    sti = integ.between(st, st1, interpolate(m, st, st1, a_use, a1, integ.beta, tau))
                     rec.row_between(sti, integ.asm.evaluate(sti), info.iterations)
                     rec.commit()
                     k_out += 1

@@ -162,8 +162,8 @@ def static_equilibrium(
                     dlam *= 2.0
     ev = asm.evaluate(st)
     res = float(np.abs(ev.residual(st.udot)[free]).max(initial=0.0))
-    return StaticResult(st, ev.kin.x, ev.kin.R, np.array(lams, dtype=float), np.array(its, dtype=int), tuple(rejected),
-                        res, model.node_names)
+    return StaticResult(st, ev.kin.x + model.origin, ev.kin.R, np.array(lams, dtype=float), np.array(its, dtype=int),
+                        tuple(rejected), res, model.node_names)
 
 
 class _Newton:
