@@ -1,0 +1,88 @@
+"""What flexmb writes when the writing goes wrong: a run killed in the middle of its case's
+postprocess, a case name too long for a file name, a full or read-only disk, an output folder
+that is a symbolic link. flexmb owns what it wrote (and only that), never writes outside the
+folder it was given, and reports the environment's faults as such, not as a bug of its own."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from flexmb.app.cli import EXIT_OK, EXIT_USAGE, main
+from flexmb.results.manifest import foreign_files, recorded, recording
+
+KILLED_CASE = '''"""A pendulum whose postprocess writes figures, and with kill=1 is killed in the middle of one."""
+import os
+import signal
+
+import numpy as np
+import flexmb as fm
+
+DEFAULTS = dict(t_end=0.005, dt=1e-3, kill=0)
+
+
+def build(**p):
+    mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
+    mb.add_node("n", (0, 0, 0))
+    mb.add_body("rod", "n", 1.0, (0.5, 0, 0), np.diag([0, 1, 1]) / 12)
+    mb.add_joint("pin", "revolute", "ground", "n", axis=(0, 0, 1))
+    return mb.compile()
+
+
+def postprocess(result, model, params, out_dir):
+    (out_dir / "figures").mkdir(exist_ok=True)
+    for name in ("figures/fig9_forces_undamped.png", "fig10_forces_damped.png"):
+        with open(out_dir / name, "wb") as f:
+            f.write(b"\\x89PNG\\r\\n\\x1a\\n the first bytes of a figure")
+            f.flush()
+            if params["kill"] and name.startswith("fig10"):
+                os.kill(os.getpid(), signal.SIGKILL)  # as a kill -9 in the middle of the write
+            f.write(b" and the rest")
+    return {}
+'''
+
+
+def test_recording_records_a_file_before_it_is_written_and_nothing_else(tmp_path):
+    d = tmp_path / "run"
+    d.mkdir()
+    (d / "users_notes.txt").write_text("the user's notes")
+    outside = tmp_path / "beside.txt"
+    with recording(d):
+        assert (d / "users_notes.txt").read_text() == "the user's notes"  # read: not claimed
+        with open(d / "fig.png", "wb") as f:
+            assert "fig.png" in recorded(d)  # recorded when opened, before any byte is written
+            f.write(b"png")
+        Path(d / "sub").mkdir()
+        fd = os.open(d / "sub" / "data.bin", os.O_WRONLY | os.O_CREAT)
+        assert "sub/data.bin" in recorded(d)
+        os.close(fd)
+        outside.write_text("outside the run folder")
+        (d / ".table.csv.tmp").write_text("a,b")
+        os.replace(d / ".table.csv.tmp", d / "table.csv")
+    assert recorded(d) == {"fig.png", "sub/data.bin", ".table.csv.tmp", "table.csv"}
+    assert foreign_files(d) == ["users_notes.txt"]
+    with open(d / "late.txt", "w") as f:  # after the block: not recorded
+        f.write("late")
+    assert "late.txt" not in recorded(d)
+
+
+def test_overwrite_after_a_kill_in_the_middle_of_the_postprocess(tmp_path, capsys):
+    case = tmp_path / "killed.py"
+    case.write_text(KILLED_CASE)
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "flexmb.app.cli", "run", str(case), "--out", str(out), "-q", "--param", "kill=1"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert (out / "fig10_forces_damped.png").read_bytes().endswith(b"the first bytes of a figure")  # killed mid-write
+    assert not (out / "summary.json").exists()  # killed before the run's last step
+    assert foreign_files(out) == []  # every file the killed postprocess wrote is flexmb's
+    (out / "notes.txt").write_text("the user's notes")
+    assert main(["run", str(case), "--out", str(out), "-q", "--overwrite"]) == EXIT_USAGE  # a user's file: still refused
+    assert "notes.txt" in capsys.readouterr().err and (out / "notes.txt").exists()
+    (out / "notes.txt").unlink()
+    assert main(["run", str(case), "--out", str(out), "-q", "--overwrite"]) == EXIT_OK
+    assert (out / "fig10_forces_damped.png").read_bytes().endswith(b"and the rest")
+    assert {"fig10_forces_damped.png", "figures/fig9_forces_undamped.png", "summary.json"} <= recorded(out)
