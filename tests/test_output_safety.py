@@ -11,8 +11,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+import flexmb as fm
+from flexmb.app.casefile import load_case
 from flexmb.app.cli import EXIT_OK, EXIT_USAGE, main
 from flexmb.results.manifest import foreign_files, recorded, recording
+from flexmb.results.paraview import MAX_NAME_BYTES, safe_name, write_pvd
+from flexmb.results.rundir import RunWriter
+from flexmb.solvers.simulate import simulate
+
+PENDULUM = Path(__file__).resolve().parent / "cases" / "flexible_pendulum.py"
+LONG_NAME = "a_case_whose_name_goes_on_" * 200  # 5200 characters
 
 KILLED_CASE = '''"""A pendulum whose postprocess writes figures, and with kill=1 is killed in the middle of one."""
 import os
@@ -86,3 +96,50 @@ def test_overwrite_after_a_kill_in_the_middle_of_the_postprocess(tmp_path, capsy
     assert main(["run", str(case), "--out", str(out), "-q", "--overwrite"]) == EXIT_OK
     assert (out / "fig10_forces_damped.png").read_bytes().endswith(b"and the rest")
     assert {"fig10_forces_damped.png", "figures/fig9_forces_undamped.png", "summary.json"} <= recorded(out)
+
+
+def one_line_error(err: str, *words: str) -> None:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert 1 <= len(lines) <= 2 and lines[0].startswith("flexmb: error: "), err
+    for w in words:
+        assert w in err, (w, err)
+
+
+def pendulum_run(out: Path, case_name: str) -> Path:
+    """The flexible pendulum's default run streamed into ``out`` with ``case_name`` as its stored case name."""
+    case = load_case(PENDULUM)
+    p = case.defaults
+    simulate(case.build(p), p["t_end"], p["dt"], rho_inf=p["rho_inf"], out=RunWriter(out, meta={"case_name": case_name}))
+    return out
+
+
+@pytest.fixture(scope="module")
+def long_named_run(tmp_path_factory) -> Path:
+    return pendulum_run(tmp_path_factory.mktemp("long") / "run", LONG_NAME)
+
+
+# ------------------------------------------------------------------------ a case name too long for a file name
+def test_a_case_name_too_long_for_a_file_name_is_shortened_the_same_way_every_time(long_named_run, capsys):
+    run = long_named_run
+    assert main(["export", str(run)]) == EXIT_OK
+    assert main(["export", str(run), "--format", "xdmf"]) == EXIT_OK
+    first = sorted(p.name for p in (run / "paraview").iterdir())
+    stem = safe_name(LONG_NAME)
+    assert len(stem.encode()) <= MAX_NAME_BYTES and LONG_NAME.startswith(stem[:-9]) and stem[-9] == "-"
+    assert f"{stem}.pvd" in first and f"{stem}.xdmf" in first and f"{stem}.h5" in first
+    assert all(len(n.encode()) < 255 for n in first)
+    assert main(["export", str(run), "--overwrite"]) == EXIT_OK  # the same names: replaced, none added
+    assert sorted(p.name for p in (run / "paraview").iterdir()) == first
+    # two long names that differ only after the kept beginning give different stems; multi-byte letters are counted as bytes
+    assert safe_name(LONG_NAME + "x") != stem and safe_name(LONG_NAME + "x")[:-9] == stem[:-9]
+    wide = safe_name("é" * 3000)
+    assert len(wide.encode()) <= MAX_NAME_BYTES and wide.startswith("éé") and safe_name("é" * 3000) == wide
+    assert safe_name("short_name") == "short_name"
+    # a name the user gives is refused, not changed
+    capsys.readouterr()
+    assert main(["export", str(run), "--name", LONG_NAME]) == EXIT_USAGE
+    one_line_error(capsys.readouterr().err, "--name", "5200 bytes long", f"more than the {MAX_NAME_BYTES}")
+    with pytest.raises(ValueError, match="5200 bytes long"):
+        write_pvd(fm.load(run), None, run / "elsewhere", LONG_NAME)
+    assert not (run / "elsewhere").exists()

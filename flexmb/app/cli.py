@@ -124,12 +124,7 @@ def _load_result(path: str):
 
 
 def _summary_lines(summary: dict) -> list[str]:
-    out = []
-    for k, v in summary.items():
-        if isinstance(v, float):
-            v = f"{v:.6g}"
-        out.append(f"  {k}: {v}")
-    return out
+    return [f"  {k}: {v:.6g}" if isinstance(v, float) else f"  {k}: {v}" for k, v in summary.items()]
 
 
 def _record_in_run_dir(src: Path, paths: list[Path]) -> None:
@@ -227,11 +222,13 @@ def cmd_export(args) -> int:
     """flexmb export: write a result for ParaView (only inside the output folder; existing
     files only with --overwrite)."""
     # imported here: meshio and h5py take a while to load and only this command and `run` need them
-    from flexmb.results.paraview import check_targets, export, planned_files, safe_name
+    from flexmb.results.paraview import check_name, check_targets, export, planned_files, safe_name
 
-    if args.name is not None and safe_name(args.name, "") != args.name:
-        raise CliError(f"--name {args.name!r} is not a file name (a path, '..', a leading dot or characters other than "
-                       "letters, digits, _ + - . and spaces)", f"e.g. --name {safe_name(args.name)}")
+    try:  # a name the user gives is refused if it is not a file name; one read from the result is made one
+        if args.name is not None:
+            check_name(args.name, "--name")
+    except ValueError as exc:
+        raise CliError(str(exc), f"e.g. --name {safe_name(args.name)}") from None
     res = _load_result(args.result)
     src = Path(args.result)
     stored = res.meta.get("case_name") or (src.stem if src.is_file() else src.name)
