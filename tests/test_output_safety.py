@@ -5,13 +5,19 @@ folder it was given, and reports the environment's faults as such, not as a bug 
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import h5py
+import meshio
+import numpy as np
 import pytest
+from matplotlib.figure import Figure
 
 import flexmb as fm
 from flexmb.app.casefile import load_case
@@ -143,3 +149,49 @@ def test_a_case_name_too_long_for_a_file_name_is_shortened_the_same_way_every_ti
     with pytest.raises(ValueError, match="5200 bytes long"):
         write_pvd(fm.load(run), None, run / "elsewhere", LONG_NAME)
     assert not (run / "elsewhere").exists()
+
+
+# ------------------------------------------------------------------------ a full disk, a read-only folder
+def refuse(code: int, calls: list | None = None):
+    """A writer that fails as the disk would (OSError ``code``, naming no file, as a full disk's
+    write or close does)."""
+    def write(*args, **kwargs):
+        if calls is not None:
+            calls.append(args)
+        raise OSError(code, os.strerror(code))
+    return write
+
+
+@pytest.mark.parametrize("code, words", [(errno.ENOSPC, "is full"), (errno.EDQUOT, "quota is used up"),
+                                         (errno.EROFS, "read-only file system"), (errno.EACCES, "permission denied")])
+def test_a_disk_that_refuses_an_export_is_reported_as_such(long_named_run, tmp_path, monkeypatch, capsys, code, words):
+    run = tmp_path / "run"
+    shutil.copytree(long_named_run, run, ignore=shutil.ignore_patterns("paraview"))
+    before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file() and p.name != "manifest.json"}
+    monkeypatch.setattr(meshio, "write", refuse(code))
+    capsys.readouterr()
+    assert main(["export", str(run), "--out", str(tmp_path / "pv")]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    one_line_error(err, words, str(tmp_path / "pv" / f"{safe_name(LONG_NAME)}_00000.vtu"), "hint: ", "--out DIR")
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file() and p.name != "manifest.json"} == before
+    assert fm.load(run).status == "finished"
+
+
+def test_a_full_disk_in_any_write_is_named(long_named_run, tmp_path, monkeypatch, capsys):
+    run = tmp_path / "run"
+    shutil.copytree(long_named_run, run, ignore=shutil.ignore_patterns("paraview"))
+    # the HDF5 file of an XDMF export, a plot, a saved result, and the chunk of a running simulation
+    for command, target, patch in (
+            (["export", str(run), "--format", "xdmf"], run / "paraview" / f"{safe_name(LONG_NAME)}.h5", (h5py, "File")),
+            (["plot", str(run), "energy"], run / "plots" / "energy.png", (Figure, "savefig")),
+            (["run", str(PENDULUM), "--out", str(tmp_path / "new"), "-q"], tmp_path / "new" / "chunk_00000.npz",
+             (np, "savez"))):
+        with monkeypatch.context() as m:
+            m.setattr(*patch, refuse(errno.ENOSPC))
+            assert main(command) == EXIT_USAGE, command
+        one_line_error(capsys.readouterr().err, f"the disk holding '{target}' is full", "free space on that disk")
+    with monkeypatch.context() as m:
+        m.setattr(np, "savez_compressed", refuse(errno.ENOSPC))
+        with pytest.raises(OSError) as info:
+            fm.load(run).save(tmp_path / "saved.npz")
+    assert info.value.errno == errno.ENOSPC and info.value.filename == str(tmp_path / "saved.npz")

@@ -17,7 +17,8 @@ Exit codes (scripts can rely on them):
          run failed; the others completed and the table records every run)
     2    usage error or bad input: bad option, missing case file, unknown parameter, bad
          value, model error, output directory exists (or holds files flexmb did not write, or is
-         a symbolic link), unreadable or damaged result
+         a symbolic link), unreadable or damaged result, a file that cannot be written (disk full,
+         quota used up, read-only file system, permission denied: the message names it)
     3    internal error in flexmb (a bug: rerun with --debug and report the traceback)
     130  interrupted by Ctrl-C (the run directory is closed with status "interrupted")
 
@@ -44,6 +45,7 @@ from flexmb.app.run import MAX_FRAMES, RunStart, build_model, frames_every, run_
 from flexmb.app.study import sweep
 from flexmb.errors import AnimationError, CaseError, CliError, FlexmbError, ResultFileError, RunDirError, SolverError, StudyError
 from flexmb.results import animation, manifest
+from flexmb.results.files import disk_problem
 from flexmb.results.load import load
 from flexmb.results.rundir import is_run_dir
 from flexmb.version import __version__
@@ -95,14 +97,9 @@ def _show_warning(original):
 def _overrides(args) -> dict:
     """The parameter overrides of the command line (--param, --t-end, --dt)."""
     overrides = dict(parse_param(p) for p in args.param or [])
-    if getattr(args, "t_end", None) is not None:
-        overrides["t_end"] = args.t_end
-    if getattr(args, "dt", None) is not None:
-        overrides["dt"] = args.dt
-    if getattr(args, "tol", None) is not None:
-        overrides["tol"] = args.tol
-    if getattr(args, "output_dt", None) is not None:
-        overrides["output_dt"] = args.output_dt
+    for key in ("t_end", "dt", "tol", "output_dt"):
+        if getattr(args, key, None) is not None:
+            overrides[key] = getattr(args, key)
     return overrides
 
 
@@ -589,6 +586,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if debug:
             traceback.print_exc()
+        if disk_problem(exc):  # the disk or the file system refused a write: the user's environment, not a bug
+            _error(*disk_problem(exc))
+            return EXIT_USAGE
         print(f"flexmb: error: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         print("  hint: this is a bug in flexmb; rerun with --debug and report the traceback", file=sys.stderr)
         return EXIT_INTERNAL

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from flexmb.errors import ResultFileError
-from flexmb.results.files import jsonable
+from flexmb.results.files import jsonable, naming
 
 __all__ = ["read_arrays", "read_headers", "ArraySpec", "NpzSource", "write_result", "read_result_fields", "NAME_FIELDS",
            "ROW_FIELDS", "OPTIONAL_FIELDS"]
@@ -177,7 +177,8 @@ def write_result(result: Any, path: str | Path) -> Path:
             arrays[f.name] = np.array(v)
         else:
             arrays[f.name] = v
-    np.savez_compressed(path, **arrays)
+    with naming(path):
+        np.savez_compressed(path, **arrays)
     return path
 
 

@@ -36,6 +36,7 @@ import numpy as np
 
 from flexmb.errors import ResultFileError, RunDirError
 from flexmb.results.drawing import drawing_of, frame_indices, frames, lines
+from flexmb.results.files import naming
 
 if TYPE_CHECKING:  # type hints only
     from flexmb.model import Model
@@ -141,13 +142,14 @@ def write_pvd(result: Result, model: Model | None = None, out_dir: str | Path = 
     for i, t, pts, pdata, cdata in frames(result, d, every):
         fname = f"{name}_{i:05d}.vtu"
         mesh = meshio.Mesh(pts, [("line", cells)], point_data=pdata, cell_data={k: [v] for k, v in cdata.items()})
-        meshio.write(_target(out, fname), mesh)
+        f = _target(out, fname)
+        with naming(f):
+            meshio.write(f, mesh)
         entries.append(f'    <DataSet timestep="{t!r}" group="" part="0" file={quoteattr(fname)}/>')
     pvd = _target(out, f"{name}.pvd")
-    pvd.write_text(
-        '<?xml version="1.0"?>\n<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">\n'
-        "  <Collection>\n" + "\n".join(entries) + "\n  </Collection>\n</VTKFile>\n"
-    )
+    with naming(pvd):
+        pvd.write_text('<?xml version="1.0"?>\n<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">\n'
+                       "  <Collection>\n" + "\n".join(entries) + "\n  </Collection>\n</VTKFile>\n")
     return pvd
 
 
@@ -173,7 +175,8 @@ def write_xdmf(result: Result, model: Model | None = None, out_dir: str | Path =
     cells = lines(d)[0].astype(np.int64)
     h5name = f"{name}.h5"
     grids = []
-    with h5py.File(_target(out, h5name), "w") as h5:
+    h5path = _target(out, h5name)
+    with naming(h5path), h5py.File(h5path, "w") as h5:
         h5.create_dataset("topology", data=cells)
         for i, t, pts, pdata, cdata in frames(result, d, every):
             g = f"step_{i:05d}"
@@ -198,11 +201,10 @@ def write_xdmf(result: Result, model: Model | None = None, out_dir: str | Path =
             parts.append("    </Grid>")
             grids.append("\n".join(parts))
     xdmf = _target(out, f"{name}.xdmf")
-    xdmf.write_text(
-        '<?xml version="1.0"?>\n<Xdmf Version="3.0">\n  <Domain>\n'
-        f'  <Grid Name={quoteattr(name)} GridType="Collection" CollectionType="Temporal">\n'
-        + "\n".join(grids) + "\n  </Grid>\n  </Domain>\n</Xdmf>\n"
-    )
+    with naming(xdmf):
+        xdmf.write_text('<?xml version="1.0"?>\n<Xdmf Version="3.0">\n  <Domain>\n'
+                        f'  <Grid Name={quoteattr(name)} GridType="Collection" CollectionType="Temporal">\n'
+                        + "\n".join(grids) + "\n  </Grid>\n  </Domain>\n</Xdmf>\n")
     return xdmf
 
 
