@@ -195,3 +195,32 @@ def test_a_full_disk_in_any_write_is_named(long_named_run, tmp_path, monkeypatch
         with pytest.raises(OSError) as info:
             fm.load(run).save(tmp_path / "saved.npz")
     assert info.value.errno == errno.ENOSPC and info.value.filename == str(tmp_path / "saved.npz")
+
+
+# ------------------------------------------------------------------------ a symbolic link inside a run folder
+def test_nothing_is_written_through_a_symbolic_link_in_a_run_folder(tmp_path, capsys):
+    run = pendulum_run(tmp_path / "run", "pend")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    mine = {"pend.h5": b"the user's own HDF5 file", "pend.xdmf": b"<mine/>", "pend.pvd": b"<mine/>",
+            "energy.png": b"the user's own figure"}
+    for name, data in mine.items():
+        (elsewhere / name).write_bytes(data)
+    (run / "paraview").symlink_to(elsewhere, target_is_directory=True)
+    (run / "plots").symlink_to(elsewhere, target_is_directory=True)
+    (run / "anim").symlink_to(elsewhere, target_is_directory=True)
+    manifest = (run / "manifest.json").read_bytes()
+    capsys.readouterr()
+    for command, link in ((["export", str(run), "--format", "xdmf", "--overwrite"], "paraview"),
+                          (["export", str(run), "--overwrite"], "paraview"),
+                          (["export", str(run), "--out", str(run / "paraview"), "--overwrite"], "paraview"),
+                          (["plot", str(run), "energy"], "plots"),
+                          (["animate", str(run), "--out", str(run / "anim" / "a.gif")], "anim")):
+        assert main(command) == EXIT_USAGE, command
+        one_line_error(capsys.readouterr().err, f"'{run / link}' is a symbolic link", str(elsewhere), "nothing was written")
+    assert sorted(p.name for p in elsewhere.iterdir()) == sorted(mine)
+    assert all((elsewhere / name).read_bytes() == data for name, data in mine.items())
+    assert (run / "manifest.json").read_bytes() == manifest  # nothing recorded either
+    # the same export into a real folder of the run works
+    (run / "paraview").unlink()
+    assert main(["export", str(run), "--format", "xdmf"]) == EXIT_OK and (run / "paraview" / "pend.h5").is_file()

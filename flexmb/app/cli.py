@@ -125,9 +125,11 @@ def _summary_lines(summary: dict) -> list[str]:
 
 
 def _record_in_run_dir(src: Path, paths: list[Path]) -> None:
-    """Record files an export or a plot wrote inside the run folder ``src`` in its manifest
-    (a later --overwrite of the run then removes them too)."""
+    """Record files an export or a plot will write inside the run folder ``src`` in its manifest
+    (a later --overwrite of the run then removes them too); RunDirError if one would be written
+    through a symbolic link there (manifest.refuse_links)."""
     if src.is_dir() and is_run_dir(src):
+        manifest.refuse_links(src, paths)
         manifest.record(src, [p.absolute() for p in paths])  # the paths are relative to the working directory, not to src
 
 
@@ -305,8 +307,8 @@ def cmd_plot(args) -> int:
         ("cut_forces.png", "cuts" in words, lambda f: plot_cut_forces(res, f)),
         ("cut_forces_selected.png", bool(cuts), lambda f: plot_cut_forces(res, f, names=cuts)),
     ) if wanted]
-    out.mkdir(parents=True, exist_ok=True)
     _record_in_run_dir(src, [out / name for name, _ in plots])  # before writing: see flexmb.app.run
+    out.mkdir(parents=True, exist_ok=True)
     made = [draw(out / name) for name, draw in plots]
     for p in made:
         _say(str(p))

@@ -255,5 +255,8 @@ def write_outputs(out: str | Path, case_name: str, every: int | None, plots: boo
 
 
 def _record(out: Path, paths) -> None:
-    """Record ``paths`` (inside ``out``; relative ones to the working directory, like ``out``)."""
-    manifest.record(out, [Path(p).absolute() for p in paths])  # manifest.record reads relative paths as relative to out
+    """Record ``paths`` (inside ``out``; relative ones to the working directory, like ``out``);
+    RunDirError if one would be written through a symbolic link in ``out``."""
+    paths = [Path(p).absolute() for p in paths]  # manifest.record reads relative paths as relative to out
+    manifest.refuse_links(out, paths)
+    manifest.record(out, paths)

@@ -32,8 +32,8 @@ from pathlib import Path, PurePosixPath
 from flexmb.errors import RunDirError
 from flexmb.results.files import write_json
 
-__all__ = ["MANIFEST", "RUN_FORMAT", "record", "recorded", "recording", "foreign_files", "refuse_foreign", "clear",
-           "claims_run_format", "Snapshot"]
+__all__ = ["MANIFEST", "RUN_FORMAT", "record", "recorded", "recording", "foreign_files", "refuse_foreign", "refuse_links",
+           "clear", "claims_run_format", "Snapshot"]
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "flexmb-files"
@@ -89,6 +89,29 @@ def record(d: str | Path, paths: Iterable[str | Path] = (), fsync: bool = False)
         if _safe_rel(rel) is not None:
             files.add(rel)
     write_json(d / MANIFEST, {"format": MANIFEST_FORMAT, "files": sorted(files)}, fsync)
+
+
+def refuse_links(d: str | Path, paths: Iterable[str | Path]) -> None:
+    """RunDirError if one of ``paths`` (files or folders flexmb is about to write; absolute, or
+    relative to the working directory), named inside the folder ``d``, would be reached through
+    a symbolic link there: the write would land outside the run folder (or where in it flexmb
+    did not put it), and replacing a file would replace someone else's. Paths not named inside
+    ``d`` are not checked. Call it before writing anything."""
+    base = Path(os.path.abspath(d))
+    for p in paths:
+        full = Path(os.path.abspath(p))
+        try:
+            rel = full.relative_to(base)
+        except ValueError:
+            continue
+        cur = base
+        for part in rel.parts:
+            cur = cur / part
+            if cur.is_symlink():
+                raise RunDirError(f"'{cur}' is a symbolic link (to '{os.readlink(cur)}'): writing '{rel.as_posix()}' of the "
+                                  f"run folder '{d}' through it would write '{os.path.realpath(full)}'; nothing was written",
+                                  "flexmb writes into a run folder only through its real folders: remove the link, or "
+                                  "write elsewhere with --out")
 
 
 def _owned_names(d: Path) -> tuple[set[str], bool]:
