@@ -1,11 +1,14 @@
 """Crafted and tampered result files: a saved result (.npz) whose member declares far more data
 than the rest of the file accounts for is refused from its headers, before any of that data is
-inflated."""
+inflated; output times that are not finite or do not increase strictly (in a saved result, in
+a run folder's chunk or from one chunk to the next) are refused naming the file and the first
+bad row, as every other damage is (flexmb.results.checks)."""
 
 from __future__ import annotations
 
 import io
 import re
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -14,7 +17,9 @@ import pytest
 
 import flexmb as fm
 from flexmb.app.casefile import load_case
+from flexmb.app.cli import EXIT_USAGE, main
 from flexmb.errors import ResultFileError
+from flexmb.results.rundir import RunWriter
 from flexmb.solvers.simulate import simulate
 
 PENDULUM = Path(__file__).resolve().parent / "cases" / "flexible_pendulum.py"
@@ -102,3 +107,84 @@ def test_a_member_declaring_a_gigabyte_is_refused_before_it_is_inflated(saved, t
         fm.load(bomb)
     assert inflated[0] - before < honest  # less than the honest file: nothing of the gigabyte
     assert re.search(what, str(info.value)) and str(bomb) in str(info.value), str(info.value)
+
+
+# ------------------------------------------------------------------------ output times: finite, strictly increasing
+def _set(i: int, value: float):
+    def change(t: np.ndarray) -> None:
+        t[i] = value
+    return change
+
+
+def _swap(t: np.ndarray) -> None:
+    t[1], t[2] = t[2], t[1]
+
+
+def _repeat(t: np.ndarray) -> None:
+    t[2] = t[1]
+
+
+TIMES = {  # how the times of chunk 1 (rows 3, 4, 5 of the run) or of the saved result are changed, the row named, the words
+    "NaN": (_set(1, np.nan), 4, "is nan, not a finite number"),
+    "decreasing": (_swap, 5, "do not increase: output row 5"),
+    "constant": (_repeat, 5, "do not increase: output row 5"),
+    "inf": (_set(2, np.inf), 5, "is inf, not a finite number"),
+    "-inf": (_set(0, -np.inf), 3, "is -inf, not a finite number"),
+}
+
+
+@pytest.fixture(scope="module")
+def chunked(tmp_path_factory) -> Path:
+    """The flexible pendulum's default run streamed in 7 chunks of 3 rows."""
+    out = tmp_path_factory.mktemp("chunked") / "run"
+    case = load_case(PENDULUM)
+    p = case.defaults
+    simulate(case.build(p), p["t_end"], p["dt"], rho_inf=p["rho_inf"], out=RunWriter(out, flush_rows=3, flush_seconds=1e9))
+    assert len(list(out.glob("chunk_*.npz"))) == 7 and fm.load(out).status == "finished"
+    return out
+
+
+def _rewrite(path: Path, change, compressed: bool) -> None:
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    change(arrays["t"])
+    with open(path, "wb") as f:
+        (np.savez_compressed if compressed else np.savez)(f, **arrays)
+
+
+@pytest.mark.parametrize("name", list(TIMES))
+def test_output_times_that_are_not_finite_or_do_not_increase_are_refused_in_a_run_folder(chunked, tmp_path, name, capsys):
+    change, row, words = TIMES[name]
+    run = tmp_path / "run"
+    shutil.copytree(chunked, run)
+    _rewrite(run / "chunk_00001.npz", change, compressed=False)
+    with pytest.raises(ResultFileError) as info:
+        fm.load(run)
+    msg = str(info.value)
+    assert str(run / "chunk_00001.npz") in msg and words in msg and f"output row {row} (row {row - 3} of this file)" in msg, msg
+    capsys.readouterr()
+    assert main(["export", str(run)]) == EXIT_USAGE and words in capsys.readouterr().err
+    assert not (run / "paraview").exists()
+
+
+def test_a_chunk_that_starts_before_the_one_before_it_ended_is_refused(chunked, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(chunked, run)
+    with np.load(run / "chunk_00000.npz") as z:
+        last = float(z["t"][-1])
+    _rewrite(run / "chunk_00001.npz", _set(0, last), compressed=False)
+    with pytest.raises(ResultFileError, match=r"chunk_00001.npz' is damaged: the output times do not increase: output row 3 "
+                       rf"\(row 0 of this file\) has t = {last!r} after t = {last!r}"):
+        fm.load(run)
+
+
+@pytest.mark.parametrize("name", list(TIMES))
+def test_output_times_that_are_not_finite_or_do_not_increase_are_refused_in_a_saved_result(saved, tmp_path, name):
+    change, _, words = TIMES[name]
+    npz = tmp_path / "tampered.npz"
+    shutil.copy(saved, npz)
+    _rewrite(npz, lambda t: change(t[3:]), compressed=True)  # rows 3, 4, 5 as in the run folder
+    with pytest.raises(ResultFileError) as info:
+        fm.load(npz)
+    msg = str(info.value)
+    assert str(npz) in msg and words in msg and f"output row {TIMES[name][1]} " in msg, msg
