@@ -265,8 +265,8 @@ def _check_declared(path: Path, specs: dict[str, ArraySpec]) -> None:
         if k in specs and rows in specs:
             a, cols = specs[k], specs[rows].shape[1:2]
             if a.shape != cols:
-                raise _damaged(path, f"array '{k}' declares shape {a.shape} ({_size(a)} bytes), '{rows}' has {cols or 'no'} "
-                               "columns for it to name")
+                raise _damaged(path, f"array '{k}' declares shape {a.shape} ({_size(a)} bytes), but '{rows}' has "
+                               f"{cols[0] if cols else 'no'} columns for it to name")
     for k in ("status", "meta__json"):
         if k in specs and specs[k].shape != ():
             raise _damaged(path, f"array '{k}' declares shape {specs[k].shape} ({_size(specs[k])} bytes), not one text")
