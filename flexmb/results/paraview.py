@@ -1,11 +1,11 @@
-"""ParaView output (DESIGN §6): what :mod:`flexmb.results.drawing` draws, written as
+"""ParaView output: what :mod:`flexmb.results.drawing` draws, written as
 
 * ``pvd`` (default): one VTU file per drawn output time (meshio) and a ``.pvd`` collection
   whose time values are the simulation times — ParaView's *PVD reader*;
 * ``xdmf``: one ``.xdmf`` file (XDMF 3, a temporal collection) with its arrays in an HDF5
   file beside it (``<name>.h5``, named relative to the .xdmf). Written by flexmb itself, not
   by meshio's TimeSeriesWriter, to avoid the three faults that make meshio 5.3.5's time
-  series unusable in ParaView 5.11 (../shared/PARAVIEW.md): the .h5 lands beside the .xdmf
+  series unusable in ParaView 5.11: the .h5 lands beside the .xdmf
   whatever the working directory; the line topology carries ``NodesPerElement="2"``; every
   time step has its own geometry (the mechanism moves without a Warp filter) and there is no
   separate mesh grid that ParaView would show a second time. Open it with ParaView's

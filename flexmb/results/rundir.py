@@ -1,4 +1,4 @@
-"""Run directories: results streamed to disk while a simulation runs (DESIGN §6), so a crash,
+"""Run directories: results streamed to disk while a simulation runs, so a crash,
 SIGKILL, a Newton failure or Ctrl-C keeps every output row computed so far.
 
 A run directory holds
