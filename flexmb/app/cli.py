@@ -17,7 +17,8 @@ Exit codes (scripts can rely on them):
          run failed; the others completed and the table records every run)
     2    usage error or bad input: bad option, missing case file, unknown parameter, bad
          value, model error, output directory exists (or holds files flexmb did not write, or is
-         a symbolic link), unreadable or damaged result
+         a symbolic link), unreadable or damaged result, a file that cannot be written (disk full,
+         quota used up, read-only file system, permission denied: the message names it)
     3    internal error in flexmb (a bug: rerun with --debug and report the traceback)
     130  interrupted by Ctrl-C (the run directory is closed with status "interrupted")
 
@@ -44,6 +45,7 @@ from flexmb.app.run import MAX_FRAMES, RunStart, build_model, frames_every, run_
 from flexmb.app.study import sweep
 from flexmb.errors import AnimationError, CaseError, CliError, FlexmbError, ResultFileError, RunDirError, SolverError, StudyError
 from flexmb.results import animation, manifest
+from flexmb.results.files import disk_problem
 from flexmb.results.load import load
 from flexmb.results.rundir import is_run_dir
 from flexmb.version import __version__
@@ -95,14 +97,9 @@ def _show_warning(original):
 def _overrides(args) -> dict:
     """The parameter overrides of the command line (--param, --t-end, --dt)."""
     overrides = dict(parse_param(p) for p in args.param or [])
-    if getattr(args, "t_end", None) is not None:
-        overrides["t_end"] = args.t_end
-    if getattr(args, "dt", None) is not None:
-        overrides["dt"] = args.dt
-    if getattr(args, "tol", None) is not None:
-        overrides["tol"] = args.tol
-    if getattr(args, "output_dt", None) is not None:
-        overrides["output_dt"] = args.output_dt
+    for key in ("t_end", "dt", "tol", "output_dt"):
+        if getattr(args, key, None) is not None:
+            overrides[key] = getattr(args, key)
     return overrides
 
 
@@ -124,18 +121,15 @@ def _load_result(path: str):
 
 
 def _summary_lines(summary: dict) -> list[str]:
-    out = []
-    for k, v in summary.items():
-        if isinstance(v, float):
-            v = f"{v:.6g}"
-        out.append(f"  {k}: {v}")
-    return out
+    return [f"  {k}: {v:.6g}" if isinstance(v, float) else f"  {k}: {v}" for k, v in summary.items()]
 
 
 def _record_in_run_dir(src: Path, paths: list[Path]) -> None:
-    """Record files an export or a plot wrote inside the run folder ``src`` in its manifest
-    (a later --overwrite of the run then removes them too)."""
+    """Record files an export or a plot will write inside the run folder ``src`` in its manifest
+    (a later --overwrite of the run then removes them too); RunDirError if one would be written
+    through a symbolic link there (manifest.refuse_links)."""
     if src.is_dir() and is_run_dir(src):
+        manifest.refuse_links(src, paths)
         manifest.record(src, [p.absolute() for p in paths])  # the paths are relative to the working directory, not to src
 
 
@@ -227,11 +221,13 @@ def cmd_export(args) -> int:
     """flexmb export: write a result for ParaView (only inside the output folder; existing
     files only with --overwrite)."""
     # imported here: meshio and h5py take a while to load and only this command and `run` need them
-    from flexmb.results.paraview import check_targets, export, planned_files, safe_name
+    from flexmb.results.paraview import check_name, check_targets, export, planned_files, safe_name
 
-    if args.name is not None and safe_name(args.name, "") != args.name:
-        raise CliError(f"--name {args.name!r} is not a file name (a path, '..', a leading dot or characters other than "
-                       "letters, digits, _ + - . and spaces)", f"e.g. --name {safe_name(args.name)}")
+    try:  # a name the user gives is refused if it is not a file name; one read from the result is made one
+        if args.name is not None:
+            check_name(args.name, "--name")
+    except ValueError as exc:
+        raise CliError(str(exc), f"e.g. --name {safe_name(args.name)}") from None
     res = _load_result(args.result)
     src = Path(args.result)
     stored = res.meta.get("case_name") or (src.stem if src.is_file() else src.name)
@@ -311,8 +307,8 @@ def cmd_plot(args) -> int:
         ("cut_forces.png", "cuts" in words, lambda f: plot_cut_forces(res, f)),
         ("cut_forces_selected.png", bool(cuts), lambda f: plot_cut_forces(res, f, names=cuts)),
     ) if wanted]
-    out.mkdir(parents=True, exist_ok=True)
     _record_in_run_dir(src, [out / name for name, _ in plots])  # before writing: see flexmb.app.run
+    out.mkdir(parents=True, exist_ok=True)
     made = [draw(out / name) for name, draw in plots]
     for p in made:
         _say(str(p))
@@ -592,6 +588,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if debug:
             traceback.print_exc()
+        if disk_problem(exc):  # the disk or the file system refused a write: the user's environment, not a bug
+            _error(*disk_problem(exc))
+            return EXIT_USAGE
         print(f"flexmb: error: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         print("  hint: this is a bug in flexmb; rerun with --debug and report the traceback", file=sys.stderr)
         return EXIT_INTERNAL

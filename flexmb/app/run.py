@@ -6,9 +6,10 @@ worker (flexmb.app.study.run_one).
     -> simulate -> reload from disk -> ParaView export -> plots -> the case's postprocess
     (with the companions' results) -> summary.json
 
-Everything written into the run folder is recorded in its manifest (flexmb.results.manifest),
-the files of the case's postprocess included, so that a later ``overwrite`` removes exactly
-that. What differs between the command and a sweep is said by arguments (a sweep writes no
+Everything written into the run folder is recorded in its manifest (flexmb.results.manifest)
+before it is written, the files of the case's postprocess included (as it opens them:
+flexmb.results.manifest.recording), so that a later ``overwrite`` removes exactly that, even
+after a run killed in the middle of a write. What differs between the command and a sweep is said by arguments (a sweep writes no
 ParaView files or plots by default), never by a second copy of the sequence.
 
 Errors before the simulation starts are raised: CaseError (bad case file or parameter),
@@ -207,13 +208,14 @@ def _finish(cs: Case, params: dict[str, Any], out: Path, outcome: RunOutcome, co
                        "wall_time_s": round(res.stats.get("wall_time", float("nan")), 3),
                        "newton_iterations": int(res.stats.get("newton_iterations", 0))}
     if in_postprocess:
-        before = manifest.Snapshot(out)
+        before = manifest.Snapshot(out)  # for files written other than through Python's open (recording)
         try:
             companions = None
             if comps.runs:
                 outcome.summary["companion_runs"] = comps.describe()
                 companions = comps.results()
-            outcome.case_summary = cs.postprocess(res, outcome.model, params, out, companions)
+            with manifest.recording(out):  # each file the postprocess writes, recorded before it is opened
+                outcome.case_summary = cs.postprocess(res, outcome.model, params, out, companions)
         except Exception as exc:
             outcome.postprocess_error = f"postprocess() failed: {type(exc).__name__}: {exc}"
             outcome.postprocess_exception = exc
@@ -253,5 +255,8 @@ def write_outputs(out: str | Path, case_name: str, every: int | None, plots: boo
 
 
 def _record(out: Path, paths) -> None:
-    """Record ``paths`` (inside ``out``; relative ones to the working directory, like ``out``)."""
-    manifest.record(out, [Path(p).absolute() for p in paths])  # manifest.record reads relative paths as relative to out
+    """Record ``paths`` (inside ``out``; relative ones to the working directory, like ``out``);
+    RunDirError if one would be written through a symbolic link in ``out``."""
+    paths = [Path(p).absolute() for p in paths]  # manifest.record reads relative paths as relative to out
+    manifest.refuse_links(out, paths)
+    manifest.record(out, paths)

@@ -1,5 +1,6 @@
-"""Consistency of a result read from a file: every per-row array has one row per output time
-and the columns its names say, numbers of the right kind, a drawing that fits the model.
+"""Consistency of a result read from a file: output times that are finite and strictly
+increasing, every per-row array with one row per output time and the columns its names say,
+numbers of the right kind, a drawing that fits the model.
 Run by both loaders (flexmb.results.npz, flexmb.results.rundir) before a
 :class:`~flexmb.results.result.Result` is made, so a damaged or tampered file is refused with
 its name and what is wrong, never later with an internal error in an export or a plot."""
@@ -15,7 +16,7 @@ from flexmb.errors import ResultFileError
 from flexmb.results.drawing import check_drawing
 from flexmb.results.npz import ArraySpec
 
-__all__ = ["ENERGY_TERMS", "STEP_COLUMNS", "row_shapes", "check_result", "steps_problem"]
+__all__ = ["ENERGY_TERMS", "STEP_COLUMNS", "row_shapes", "check_result", "steps_problem", "times_problem"]
 
 ENERGY_TERMS = ("kinetic", "potential", "dissipated", "drive_work", "load_work")
 """Energy terms every result has (``strain`` too, except in results saved by older flexmb)."""
@@ -47,6 +48,31 @@ def steps_problem(steps: Any, prefix: str = "") -> str:
             n = a.shape[0]
         elif a.shape[0] != n:
             return f"step history column '{prefix}{k}' has {a.shape[0]} entries, '{prefix}t' has {n}"
+    return ""
+
+
+def times_problem(t: np.ndarray, before: float | None = None, first_row: int = 0) -> str:
+    """What is wrong with the output times ``t`` ('' if nothing): every one a finite number,
+    each later than the one before (``before``: the time of the row before ``t[0]``, if any).
+    The first bad row is named by its number in the run (``first_row``: the number of ``t[0]``)
+    and, if ``first_row`` is not 0, its number in ``t`` too (the row of a run folder's chunk)."""
+    def row(i: int) -> str:
+        return f"output row {first_row + i}" + (f" (row {i} of this file)" if first_row else "")
+
+    t = np.asarray(t)
+    if t.dtype.kind != "f":
+        return ""  # the dtype is checked with the other arrays
+    finite = np.isfinite(t)
+    if not finite.all():
+        i = int(np.argmin(finite))
+        return f"the output time of {row(i)} is {float(t[i])}, not a finite number"
+    prev = t if before is None else np.concatenate([[before], t])
+    up = np.diff(prev) > 0
+    if not up.all():
+        k = int(np.argmin(up))  # prev[k + 1] does not follow prev[k]
+        i = k + (0 if before is None else -1) + 1
+        return (f"the output times do not increase: {row(i)} has t = {float(prev[k + 1])!r} after t = {float(prev[k])!r}"
+                " (they must increase strictly)")
     return ""
 
 
@@ -88,6 +114,8 @@ def _problem(kw: Mapping[str, Any]) -> str:
     t = kw["t"]
     if not _arrayish(t) or t.ndim != 1:
         return "the output times 't' are not a list of numbers"
+    if isinstance(t, np.ndarray) and times_problem(t):
+        return times_problem(t)
     nt = t.shape[0]
     for k, s in shapes.items():
         if k not in kw:

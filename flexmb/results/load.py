@@ -25,11 +25,12 @@ def load(path: str | Path, fields: Iterable[str] | None = None, t: tuple[float, 
     ResultFileError naming the file and what is wrong.
 
     The result is lazy: every file's structure (JSON, chunk list, each array's header against
-    the bytes it holds, the counts in ``end.json``) is checked now, the output times are read,
-    and each per-row array (``x``, ``reactions``, ...), ``energy`` and ``steps`` is read when
-    first used. ``fields``: names of those to read now (e.g. ``("q", "energy")``); ``t``: a
-    time range ``(t0, t1)``: only the rows with t0 <= t <= t1 (of a run directory, only the
-    chunks holding them are ever read; same as ``load(path).window(t0, t1)``)."""
+    the bytes it holds, the counts in ``end.json``) is checked now, the output times are read
+    (they must be finite and strictly increasing), and each per-row array (``x``,
+    ``reactions``, ...), ``energy`` and ``steps`` is read when first used. ``fields``: names
+    of those to read now (e.g. ``("q", "energy")``); ``t``: a time range ``(t0, t1)``: only
+    the rows with t0 <= t <= t1 (of a run directory, only the chunks holding them are ever
+    read; same as ``load(path).window(t0, t1)``)."""
     path = Path(path)
     if t is not None:
         if not (isinstance(t, (tuple, list)) and len(t) == 2

@@ -6,8 +6,10 @@ sweep's ``params.json`` and ``row.json``, and the files the case's postprocess w
 format's own files (``meta.json``, ``end.json``, ``manifest.json``, ``chunk_NNNNN.npz`` and the
 ``.<name>.tmp`` a killed write leaves) belong to flexmb when the folder has a manifest or its
 ``meta.json`` says ``"format": "flexmb-run"`` (their ``.tmp`` always: a folder killed while it
-was being made). flexmb records a file before it writes it (the case's postprocess files:
-when it returns), so a run killed while writing leaves nothing unrecorded.
+was being made). flexmb records a file before it writes it, so a run killed while writing
+leaves nothing unrecorded: its own files by name before each write, and the files of code it
+runs but did not write (a case's postprocess) through :func:`recording`, which records every
+file the process opens for writing inside the folder just before it is opened.
 
 :func:`clear` empties such a folder for a new run: it first lists everything in it (without
 following symbolic links), and if anything is not flexmb's (a user's file, a folder flexmb did
@@ -21,14 +23,17 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable
+import sys
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from flexmb.errors import RunDirError
 from flexmb.results.files import write_json
 
-__all__ = ["MANIFEST", "RUN_FORMAT", "record", "recorded", "foreign_files", "refuse_foreign", "clear", "claims_run_format",
-           "Snapshot"]
+__all__ = ["MANIFEST", "RUN_FORMAT", "record", "recorded", "recording", "foreign_files", "refuse_foreign", "refuse_links",
+           "clear", "claims_run_format", "Snapshot"]
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "flexmb-files"
@@ -84,6 +89,29 @@ def record(d: str | Path, paths: Iterable[str | Path] = (), fsync: bool = False)
         if _safe_rel(rel) is not None:
             files.add(rel)
     write_json(d / MANIFEST, {"format": MANIFEST_FORMAT, "files": sorted(files)}, fsync)
+
+
+def refuse_links(d: str | Path, paths: Iterable[str | Path]) -> None:
+    """RunDirError if one of ``paths`` (files or folders flexmb is about to write; absolute, or
+    relative to the working directory), named inside the folder ``d``, would be reached through
+    a symbolic link there: the write would land outside the run folder (or where in it flexmb
+    did not put it), and replacing a file would replace someone else's. Paths not named inside
+    ``d`` are not checked. Call it before writing anything."""
+    base = Path(os.path.abspath(d))
+    for p in paths:
+        full = Path(os.path.abspath(p))
+        try:
+            rel = full.relative_to(base)
+        except ValueError:
+            continue
+        cur = base
+        for part in rel.parts:
+            cur = cur / part
+            if cur.is_symlink():
+                raise RunDirError(f"'{cur}' is a symbolic link (to '{os.readlink(cur)}'): writing '{rel.as_posix()}' of the "
+                                  f"run folder '{d}' through it would write '{os.path.realpath(full)}'; nothing was written",
+                                  "flexmb writes into a run folder only through its real folders: remove the link, or "
+                                  "write elsewhere with --out")
 
 
 def _owned_names(d: Path) -> tuple[set[str], bool]:
@@ -201,3 +229,81 @@ class Snapshot:
     def changed(self) -> list[str]:
         """Files new or changed since the snapshot (relative paths)."""
         return sorted(f for f, s in self._stat().items() if self.files.get(f) != s)
+
+
+# ------------------------------------------------------------------ recording writes as they happen
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+_watched: list[tuple[str, str]] = []  # the folders of the active recording() blocks: (absolute path, real path)
+_lock = threading.Lock()  # one manifest update at a time (the postprocess may write from threads)
+_busy = threading.local()  # set while the hook writes a manifest: its own writes are not recorded
+_hook_installed = False
+
+
+def _written_path(event: str, args: tuple) -> object:
+    """The path an audit event is about to write, or None (a read, a file descriptor)."""
+    if event == "open":
+        path, _mode, flags = args
+        return path if isinstance(flags, int) and flags & _WRITE_FLAGS else None
+    if event == "os.rename":  # os.rename and os.replace: the destination is written
+        return args[1] if args[3] == -1 else None  # relative to a directory descriptor: not followed
+    return None
+
+
+def _inside(folder: tuple[str, str], path: str) -> str | None:
+    """``path`` relative to the folder (given as its absolute and its real path), POSIX, or None
+    if it is not inside it (compared as given, then with symbolic links resolved)."""
+    full = os.path.abspath(path)
+    real = os.path.join(os.path.realpath(os.path.dirname(full)), os.path.basename(full))
+    for base, p in ((folder[0], full), (folder[1], real)):
+        rel = os.path.relpath(p, base)
+        if rel not in (".", "..") and not rel.startswith("../"):
+            return _safe_rel(Path(rel).as_posix())
+    return None
+
+
+def _audit(event: str, args: tuple) -> None:
+    if not _watched or event not in ("open", "os.rename") or getattr(_busy, "on", False):
+        return
+    path = _written_path(event, args)
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        return
+    try:
+        path = os.fsdecode(os.fspath(path))
+    except (TypeError, ValueError):
+        return
+    for folder in list(_watched):
+        rel = _inside(folder, path)
+        if rel is None or rel in (MANIFEST, f".{MANIFEST}.tmp"):
+            continue
+        _busy.on = True
+        try:
+            with _lock:
+                if rel not in (recorded(folder[0]) or set()):
+                    record(folder[0], [rel])
+        finally:
+            _busy.on = False
+
+
+@contextmanager
+def recording(d: str | Path) -> Iterator[None]:
+    """While the block runs, every file this process (any thread) opens for writing inside the
+    run folder ``d``, or renames to a name inside it, is recorded in ``d``'s manifest before it
+    is opened, so that a process killed in the middle of the write leaves no file a later
+    ``overwrite`` would take for a user's. For code flexmb runs but did not write (a case's
+    postprocess): files written through Python's ``open``/``os.open``/``os.replace`` (matplotlib,
+    numpy, pathlib, ...). Files written by C libraries without them (e.g. HDF5) are not seen:
+    record those after the block (:class:`Snapshot`). Uses a Python audit hook
+    (``sys.addaudithook``), installed on first use and idle outside these blocks; a manifest
+    that cannot be written makes the open fail with that error."""
+    global _hook_installed
+    folder = (os.path.abspath(d), os.path.realpath(d))
+    with _lock:
+        if not _hook_installed:
+            sys.addaudithook(_audit)
+            _hook_installed = True
+        _watched.append(folder)
+    try:
+        yield
+    finally:
+        with _lock:
+            _watched.remove(folder)

@@ -2,12 +2,15 @@
 checked reading of every ``.npz`` flexmb opens (a saved result, a run directory's chunks).
 
 :func:`read_arrays` never unpickles and never allocates more than the file can hold: each
-member's declared shape and dtype (its ``.npy`` header) are checked against the bytes the zip
-says it holds, and those against the file's real size (stored members) or against the data
-really inflated in a first pass that keeps nothing (compressed members), before the array is
-allocated. A damaged or crafted file gives a :class:`~flexmb.errors.ResultFileError` naming
-the file and what is wrong, never an internal error and never a 1 GiB allocation from a 1 MB
-file.
+member's declared shape and dtype (its ``.npy`` header, the only part inflated before the
+data is wanted) are checked against the bytes the zip says it holds, and those against the
+file's real size (stored members) or against the most its compressed bytes can inflate to
+(deflated members: 1032 times), before the array is allocated; the data must then be exactly
+what was declared. A saved result is refused before any data is inflated if its members'
+declared shapes do not fit together (one row per output time, as many names as columns):
+a member declaring a gigabyte that the others do not account for is never read. A damaged or
+crafted file gives a :class:`~flexmb.errors.ResultFileError` naming the file and the member,
+never an internal error, and never an allocation beyond what the file's bytes can hold.
 
 The Result.save format: one member per per-row array of :class:`~flexmb.results.result.Result`
 under its field name, ``energy__<term>`` and ``drawing__<key>`` for the two dicts,
@@ -27,7 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from flexmb.errors import ResultFileError
-from flexmb.results.files import jsonable
+from flexmb.results.files import jsonable, naming
 
 __all__ = ["read_arrays", "read_headers", "ArraySpec", "NpzSource", "write_result", "read_result_fields", "NAME_FIELDS",
            "ROW_FIELDS", "OPTIONAL_FIELDS"]
@@ -41,7 +44,8 @@ OPTIONAL_FIELDS = ("element_forces", "element_energy", "element_names", "cut_for
 """Fields absent from results saved by older flexmb (read as empty)."""
 _OPTIONAL = OPTIONAL_FIELDS
 _MAGIC = b"\x93NUMPY"
-_PIECE = 1 << 20  # bytes inflated at a time when a compressed member's real size is measured
+_DEFLATE_RATIO = 1032  # deflate's largest inflation: 258 bytes per 2-bit code at best
+_DEFLATE_SLACK = 1024  # and a few bytes of its blocks' headers
 
 
 def _damaged(path: Path, what: str) -> ResultFileError:
@@ -114,14 +118,10 @@ def _read_member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, stored_
             raise _damaged(path, f"array '{key}' declares {info.file_size} bytes but stores {info.compress_size}")
     elif info.compress_type != zipfile.ZIP_DEFLATED or stored_only:
         raise _damaged(path, f"array '{key}' is compressed (method {info.compress_type}); flexmb wrote it uncompressed")
+    elif info.file_size > _DEFLATE_RATIO * info.compress_size + _DEFLATE_SLACK:
+        raise _damaged(path, f"array '{key}' declares {info.file_size} bytes, more than its {info.compress_size} compressed "
+                       "bytes can inflate to")
     try:
-        if info.compress_type == zipfile.ZIP_DEFLATED:
-            real = 0
-            with zf.open(info) as f:
-                while piece := f.read(_PIECE):
-                    real += len(piece)
-            if real != info.file_size:
-                raise _damaged(path, f"array '{key}' inflates to {real} bytes, not the declared {info.file_size}")
         with zf.open(info) as f:
             if f.read(6) != _MAGIC:
                 raise _damaged(path, f"array '{key}' has no numpy header")
@@ -142,13 +142,15 @@ def _read_member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, stored_
                                f"{info.file_size - f.tell()} bytes")
             if header_only:
                 return ArraySpec(tuple(shape), dtype)
-            buf = bytearray(nbytes)  # at most what the file really holds (checked above)
+            buf = bytearray(nbytes)  # stored: at most the file's size; deflated: at most what its bytes inflate to
             view, got = memoryview(buf), 0
             while got < nbytes:
                 n = f.readinto(view[got:])
                 if not n:
                     raise _damaged(path, f"array '{key}' is cut short ({got} of {nbytes} bytes)")
                 got += n
+            if f.read(1):  # zipfile stops at the declared size; at the end it checks the CRC
+                raise _damaged(path, f"array '{key}' holds more than its {nbytes} declared bytes")
     except ResultFileError:
         raise
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, SyntaxError, TypeError) as exc:
@@ -177,7 +179,8 @@ def write_result(result: Any, path: str | Path) -> Path:
             arrays[f.name] = np.array(v)
         else:
             arrays[f.name] = v
-    np.savez_compressed(path, **arrays)
+    with naming(path):
+        np.savez_compressed(path, **arrays)
     return path
 
 
@@ -189,6 +192,7 @@ def read_result_fields(path: str | Path) -> tuple[dict[str, Any], NpzSource]:
     drawing and times are read."""
     path = Path(path)
     specs = read_headers(path, kinds="biufU")
+    _check_declared(path, specs)  # before any data is inflated: a member declaring rows the others lack is refused
     small = [k for k in specs if k not in ROW_FIELDS and not k.startswith(("energy__", "steps__"))]
     z = read_arrays(path, kinds="biufU", names=[*small, "t"])
 
@@ -232,6 +236,44 @@ def read_result_fields(path: str | Path) -> tuple[dict[str, Any], NpzSource]:
         kw["meta"] = meta
     lazy = tuple(k for k in specs if k in ROW_FIELDS and k != "t" or k.startswith("energy__"))
     return kw, NpzSource(path, lazy, tuple(k for k in specs if k.startswith("steps__")))
+
+
+_COLUMNS = {"coordinate_names": "q", "node_names": "x", "joint_names": "reactions", "driven_names": "drive_forces",
+            "element_names": "element_forces", "cut_names": "cut_forces"}  # the per-row array whose columns each names
+
+
+def _check_declared(path: Path, specs: dict[str, ArraySpec]) -> None:
+    """Refuse (naming the member) a saved result whose members' declared shapes do not fit
+    together: every per-row array and energy term one row per output time ('t', as many rows
+    as 'q'), every list of names as long as the columns it names, scalar texts. Only headers
+    are used, so a member that declares a gigabyte the others do not account for is refused
+    before any of it is inflated."""
+    for k in ("t", "q"):
+        if k not in specs:
+            raise ResultFileError(f"'{path}' is not a flexmb result: it has no array '{k}'",
+                                  "give a .npz written by Result.save or a run directory")
+    t, q = specs["t"], specs["q"]
+    if t.ndim != 1 or q.ndim != 2 or t.shape[0] != q.shape[0]:
+        raise _damaged(path, f"arrays 't' (declared shape {t.shape}, {_size(t)} bytes) and 'q' (declared shape {q.shape}, "
+                       f"{_size(q)} bytes) do not fit: 'q' must have a row per output time in 't'")
+    n = t.shape[0]
+    for k, a in specs.items():
+        if (k in ROW_FIELDS or k.startswith("energy__")) and (a.ndim == 0 or a.shape[0] != n):
+            raise _damaged(path, f"array '{k}' declares shape {a.shape} ({_size(a)} bytes), not {n} rows (one per output "
+                           "time in 't')")
+    for k, rows in _COLUMNS.items():
+        if k in specs and rows in specs:
+            a, cols = specs[k], specs[rows].shape[1:2]
+            if a.shape != cols:
+                raise _damaged(path, f"array '{k}' declares shape {a.shape} ({_size(a)} bytes), but '{rows}' has "
+                               f"{cols[0] if cols else 'no'} columns for it to name")
+    for k in ("status", "meta__json"):
+        if k in specs and specs[k].shape != ():
+            raise _damaged(path, f"array '{k}' declares shape {specs[k].shape} ({_size(specs[k])} bytes), not one text")
+
+
+def _size(a: ArraySpec) -> int:
+    return math.prod(a.shape) * a.dtype.itemsize
 
 
 class NpzSource:

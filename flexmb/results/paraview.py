@@ -1,11 +1,11 @@
-"""ParaView output (DESIGN §6): what :mod:`flexmb.results.drawing` draws, written as
+"""ParaView output: what :mod:`flexmb.results.drawing` draws, written as
 
 * ``pvd`` (default): one VTU file per drawn output time (meshio) and a ``.pvd`` collection
   whose time values are the simulation times — ParaView's *PVD reader*;
 * ``xdmf``: one ``.xdmf`` file (XDMF 3, a temporal collection) with its arrays in an HDF5
   file beside it (``<name>.h5``, named relative to the .xdmf). Written by flexmb itself, not
   by meshio's TimeSeriesWriter, to avoid the three faults that make meshio 5.3.5's time
-  series unusable in ParaView 5.11 (../shared/PARAVIEW.md): the .h5 lands beside the .xdmf
+  series unusable in ParaView 5.11: the .h5 lands beside the .xdmf
   whatever the working directory; the line topology carries ``NodesPerElement="2"``; every
   time step has its own geometry (the mechanism moves without a Warp filter) and there is no
   separate mesh grid that ParaView would show a second time. Open it with ParaView's
@@ -14,8 +14,9 @@
 Both take the result alone (its ``drawing``); a model may be given for results saved
 before the drawing was stored.
 
-Files are written only inside the output folder: ``name`` is a file name stem, never a path
-(:func:`safe_name` reduces a name read from a result file, such as its ``case_name``, to one),
+Files are written only inside the output folder: ``name`` is a file name stem of at most
+:data:`MAX_NAME_BYTES` bytes, never a path (:func:`safe_name` reduces a name read from a result
+file, such as its ``case_name``, to one, shortening a long one),
 and a file to be written that is a symbolic link is refused. :func:`export` with
 ``overwrite=False`` checks every file it would write (each ``.vtu``, the ``.pvd``; the
 ``.xdmf`` and ``.h5``) before writing any.
@@ -23,6 +24,7 @@ and a file to be written that is a symbolic link is refused. :func:`export` with
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,32 +36,55 @@ import numpy as np
 
 from flexmb.errors import ResultFileError, RunDirError
 from flexmb.results.drawing import drawing_of, frame_indices, frames, lines
+from flexmb.results.files import naming
 
 if TYPE_CHECKING:  # type hints only
     from flexmb.model import Model
     from flexmb.results.result import Result
 
-__all__ = ["FORMATS", "write_pvd", "write_xdmf", "export", "planned_files", "check_targets", "safe_name"]
+__all__ = ["FORMATS", "MAX_NAME_BYTES", "write_pvd", "write_xdmf", "export", "planned_files", "check_targets", "safe_name",
+           "check_name"]
 
 FORMATS = ("pvd", "xdmf")
 _NAME = re.compile(r"^[\w+\- ][\w.+\- ]*$")  # a file name stem: letters, digits, _ + - . and spaces, no leading dot
+
+
+MAX_NAME_BYTES = 100
+"""Longest file name stem (UTF-8 bytes) an export writes: with the frame number and the
+extension its file names stay far below the 255 bytes file systems allow."""
+_HASH = 8  # hex digits of the hash that ends a shortened name
 
 
 def safe_name(name: object, fallback: str = "mechanism") -> str:
     """``name`` (data, e.g. a result's stored case name) reduced to a file name stem: its last
     path component, with every character other than letters, digits, ``_ + - .`` and spaces
     replaced by ``_`` and leading dots removed; ``fallback`` if nothing is left.
-    ``"../../X"`` and ``"/some/dir/X"`` both give ``"X"``."""
+    ``"../../X"`` and ``"/some/dir/X"`` both give ``"X"``. A stem longer than
+    :data:`MAX_NAME_BYTES` (UTF-8) is shortened to its beginning followed by ``-`` and 8 hex
+    digits of a hash of the whole stem: the same long name always gives the same file names
+    (a later export with ``--overwrite`` replaces them), two long names with the same
+    beginning give different ones."""
     text = str(name) if isinstance(name, str) else ""
     text = re.split(r"[/\\]", text)[-1]
     text = re.sub(r"[^\w.+\- ]", "_", text).lstrip(". ")
+    if len(text.encode("utf-8")) > MAX_NAME_BYTES:
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:_HASH]
+        head = text.encode("utf-8")[:MAX_NAME_BYTES - _HASH - 1].decode("utf-8", "ignore")
+        text = f"{head.rstrip()}-{digest}"
     return text if text and _NAME.match(text) else fallback
 
 
-def _check_name(name: str) -> None:
+def check_name(name: object, what: str = "export name") -> None:
+    """ValueError (naming it as ``what``) unless ``name`` is a file name stem an export may use:
+    letters, digits, ``_ + - .`` and spaces, no path, no leading dot, at most
+    :data:`MAX_NAME_BYTES` bytes (UTF-8); a name given by the user is refused, not changed."""
     if not (isinstance(name, str) and _NAME.match(name)):
-        raise ValueError(f"export name {name!r} is not a file name stem (letters, digits, _ + - . and spaces, no path, "
+        raise ValueError(f"{what} {name!r} is not a file name stem (letters, digits, _ + - . and spaces, no path, "
                          f"no leading dot); e.g. {safe_name(name)!r}")
+    size = len(name.encode("utf-8"))
+    if size > MAX_NAME_BYTES:
+        raise ValueError(f"{what} '{name[:40]}...' is {size} bytes long, more than the {MAX_NAME_BYTES} a file name stem "
+                         f"may have; give a shorter one, e.g. {safe_name(name)!r}")
 
 
 def _target(out: Path, fname: str) -> Path:
@@ -108,7 +133,7 @@ def write_pvd(result: Result, model: Model | None = None, out_dir: str | Path = 
     the .pvd path. Time values in the collection are the simulation times; ``every`` writes
     every n-th output time (the last one always). ``model``: only for results without a
     stored drawing."""
-    _check_name(name)
+    check_name(name)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     d = _drawing(result, model)
@@ -117,13 +142,14 @@ def write_pvd(result: Result, model: Model | None = None, out_dir: str | Path = 
     for i, t, pts, pdata, cdata in frames(result, d, every):
         fname = f"{name}_{i:05d}.vtu"
         mesh = meshio.Mesh(pts, [("line", cells)], point_data=pdata, cell_data={k: [v] for k, v in cdata.items()})
-        meshio.write(_target(out, fname), mesh)
+        f = _target(out, fname)
+        with naming(f):
+            meshio.write(f, mesh)
         entries.append(f'    <DataSet timestep="{t!r}" group="" part="0" file={quoteattr(fname)}/>')
     pvd = _target(out, f"{name}.pvd")
-    pvd.write_text(
-        '<?xml version="1.0"?>\n<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">\n'
-        "  <Collection>\n" + "\n".join(entries) + "\n  </Collection>\n</VTKFile>\n"
-    )
+    with naming(pvd):
+        pvd.write_text('<?xml version="1.0"?>\n<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">\n'
+                       "  <Collection>\n" + "\n".join(entries) + "\n  </Collection>\n</VTKFile>\n")
     return pvd
 
 
@@ -142,14 +168,15 @@ def write_xdmf(result: Result, model: Model | None = None, out_dir: str | Path =
     """Write ``name.xdmf`` and ``name.h5`` (HDF5, beside it) into ``out_dir``; returns the
     .xdmf path. One grid per drawn output time, with its own points; the topology is stored
     once and shared. ``every``: as in :func:`write_pvd`."""
-    _check_name(name)
+    check_name(name)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     d = _drawing(result, model)
     cells = lines(d)[0].astype(np.int64)
     h5name = f"{name}.h5"
     grids = []
-    with h5py.File(_target(out, h5name), "w") as h5:
+    h5path = _target(out, h5name)
+    with naming(h5path), h5py.File(h5path, "w") as h5:
         h5.create_dataset("topology", data=cells)
         for i, t, pts, pdata, cdata in frames(result, d, every):
             g = f"step_{i:05d}"
@@ -174,11 +201,10 @@ def write_xdmf(result: Result, model: Model | None = None, out_dir: str | Path =
             parts.append("    </Grid>")
             grids.append("\n".join(parts))
     xdmf = _target(out, f"{name}.xdmf")
-    xdmf.write_text(
-        '<?xml version="1.0"?>\n<Xdmf Version="3.0">\n  <Domain>\n'
-        f'  <Grid Name={quoteattr(name)} GridType="Collection" CollectionType="Temporal">\n'
-        + "\n".join(grids) + "\n  </Grid>\n  </Domain>\n</Xdmf>\n"
-    )
+    with naming(xdmf):
+        xdmf.write_text('<?xml version="1.0"?>\n<Xdmf Version="3.0">\n  <Domain>\n'
+                        f'  <Grid Name={quoteattr(name)} GridType="Collection" CollectionType="Temporal">\n'
+                        + "\n".join(grids) + "\n  </Grid>\n  </Domain>\n</Xdmf>\n")
     return xdmf
 
 
@@ -187,7 +213,7 @@ def export(result: Result, out_dir: str | Path, fmt: str = "pvd", name: str = "m
     """Write ``result`` for ParaView in format ``fmt`` (``pvd`` or ``xdmf``) into ``out_dir``;
     returns the file to open. ``overwrite=False``: refuse (RunDirError naming them) if any file
     it would write exists, before writing any."""
-    _check_name(name)
+    check_name(name)
     check_targets(out_dir, planned_files(len(result.t), fmt, name, every), overwrite)
     if fmt == "pvd":
         return write_pvd(result, model, out_dir, name, every)

@@ -11,6 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from flexmb.results.files import naming  # noqa: E402
+
 __all__ = ["plot_coordinates", "plot_energy", "plot_steps", "plot_drive_forces", "plot_element_forces", "plot_cut_forces",
            "plot_node_positions",
            "default_coordinates", "standard_plot_files", "standard_plots"]
@@ -27,8 +29,11 @@ def _finish(fig, ax, path, title: str, ylabel: str) -> Path:
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize="small")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        with naming(path):
+            fig.savefig(path, dpi=120)
+    finally:
+        plt.close(fig)
     return Path(path)
 
 

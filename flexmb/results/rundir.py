@@ -1,4 +1,4 @@
-"""Run directories: results streamed to disk while a simulation runs (DESIGN §6), so a crash,
+"""Run directories: results streamed to disk while a simulation runs, so a crash,
 SIGKILL, a Newton failure or Ctrl-C keeps every output row computed so far.
 
 A run directory holds
@@ -28,7 +28,8 @@ the last time present.
 :func:`load_run` trusts nothing it reads: ``meta.json`` and ``end.json`` are checked field by
 field, every chunk's arrays against the shapes ``meta.json`` declares and against the file's
 real size before anything is allocated (flexmb.results.npz), and the whole against
-``end.json``; whatever does not fit gives a ResultFileError naming the file and what is wrong.
+``end.json``, the output times finite and increasing from chunk to chunk; whatever does not
+fit gives a ResultFileError naming the file and what is wrong (for the times: the first bad row).
 It reads only the chunks' headers and output times: the Result it returns reads each per-row
 array when first used, and a window of it only the chunks that hold its rows
 (:class:`RunDirSource`), so loading a long run costs memory for what is used only.
@@ -47,7 +48,7 @@ import numpy as np
 
 from flexmb.errors import ResultFileError, RunDirError
 from flexmb.results import manifest
-from flexmb.results.checks import STEP_COLUMNS, check_result, names_problem, row_shapes, steps_problem
+from flexmb.results.checks import STEP_COLUMNS, check_result, names_problem, row_shapes, steps_problem, times_problem
 from flexmb.results.files import atomic_write, write_json
 from flexmb.results.manifest import RUN_FORMAT as FORMAT
 from flexmb.results.npz import NAME_FIELDS, ROW_FIELDS, ArraySpec, read_arrays, read_headers
@@ -376,7 +377,8 @@ def load_run(path: str | Path) -> Result:
     them and the last time present. ResultFileError, naming the file and what is wrong, for
     anything damaged: JSON that is not what flexmb writes, a chunk that is cut short or whose
     arrays do not have the declared shapes or the same number of rows, more chunks or rows than
-    end.json records, a gap in the chunk numbers. These checks read the chunks' headers and
+    end.json records, a gap in the chunk numbers, output times that are not finite or do not
+    increase strictly (the first such row named). These checks read the chunks' headers and
     output times only; the per-row arrays are read when first used (:class:`RunDirSource`)."""
     p = Path(path)
     if not (p / "meta.json").is_file():
@@ -398,9 +400,14 @@ def load_run(path: str | Path) -> Result:
     files = [f for _, f in chunks]
     counts = [_chunk_rows(f, fields, has_steps) for f in files]
     times = [read_arrays(f, stored_only=True, names=["t"])["t"] for f in files]
+    before, first = None, 0
     for f, n, tk in zip(files, counts, times):
         if tk.shape != (n,):
             raise _bad(f, f"array 't' has shape {tk.shape}, its header said ({n},) (the file changed while it was read)")
+        bad = times_problem(tk, before, first)  # finite and increasing, within the chunk and after the one before
+        if bad:
+            raise _bad(f, bad)
+        before, first = (float(tk[-1]) if n else before), first + n
     t = np.concatenate(times) if times else np.zeros(0)
     last = f"t = {t[-1]:.6g}" if t.size else "no output row"
     if end is None:
