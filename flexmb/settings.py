@@ -5,6 +5,24 @@ the same names in its DEFAULTS (t_end and dt required; dt a step in seconds or `
 error-controlled steps with ``tol``, flexmb.solvers.step_control). :class:`RunSettings` holds them for the
 run pipeline (flexmb.app.run), the command line and sweeps; ``simulate`` and
 ``GeneralizedAlpha`` take their default ρ∞ from :data:`RHO_INF`.
+
+Limits (refused with a :class:`~flexmb.errors.SettingsError` naming the setting, here and by
+``simulate``):
+
+* more than :data:`STEPS_MAX` = 1e9 steps (t_end / dt; with ``dt="auto"``, t_end / dt_max at
+  least; output rows t_end / output_dt alike): at the fastest flexmb step, about 10 µs (a small
+  rigid tree, compiled), 3 hours at least, at the 1 ms of a flexible model 12 days; ``simulate``
+  warns from :data:`STEPS_WARN` = 1e7 on (3 minutes to 3 hours), with the count and that cost;
+* ``tol`` below :data:`TOL_MIN` = (ε² / 12)^(1/3) ≈ 1.6e-11 (ε: the double precision epsilon). tol is
+  the error per unit step relative to the motion (flexmb.solvers.step_control, E3): the global error
+  is about tol × ℓ over a run that moves the model its length ℓ, in N ≈ sqrt(C / tol) steps at best
+  (local error C h² q⃛ with C ≤ 1/12, E2, on a motion as slow as the run), each rounding the positions by
+  ε ℓ. Below TOL_MIN that round-off, N ε ℓ, exceeds the error asked for, so a smaller tol only adds
+  steps (tol = 1e-300 crept to t = 0.007 of 0.5 s in a minute);
+* ``rtol`` (simulate's Newton tolerance, relative to the force scale) below :data:`RTOL_MIN` =
+  100 ε ≈ 2.2e-14: the residual sums inertia, gravity, spring and element forces node by node and
+  along the tree, each rounded to ε of its size, so below a hundred ulps its size is round-off and
+  the test passes or fails by chance.
 """
 
 from __future__ import annotations
@@ -15,7 +33,10 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["RHO_INF", "OUTPUT_EVERY", "DEFAULT_TOL", "RunSettings", "SETTING_NAMES"]
+from flexmb.errors import SettingsError
+
+__all__ = ["RHO_INF", "OUTPUT_EVERY", "DEFAULT_TOL", "RTOL_MIN", "TOL_MIN", "STEPS_WARN", "STEPS_MAX", "RunSettings",
+           "SETTING_NAMES", "steps_cost"]
 
 RHO_INF = 0.9
 """Default spectral radius at infinite frequency of generalized-α (1: no numerical dissipation)."""
@@ -23,6 +44,29 @@ OUTPUT_EVERY = 1
 """Default output interval: record every step."""
 DEFAULT_TOL = 1e-4
 """Default ``tol`` of ``dt="auto"``: error per unit step relative to the motion (flexmb.solvers.step_control, E3)."""
+_EPS = 2.0**-52  # the double precision epsilon
+TOL_MIN = (_EPS**2 / 12.0) ** (1.0 / 3.0)
+"""The smallest ``tol`` (about 1.6e-11): below it the steps' round-off exceeds the error asked for (module docstring)."""
+RTOL_MIN = 100.0 * _EPS
+"""The smallest Newton ``rtol`` of ``simulate`` (about 2.2e-14): a hundred ulps of the residual (module docstring)."""
+STEPS_WARN = 10**7
+"""``simulate`` warns of a run of more steps (or output rows) than this, with their number and cost."""
+STEPS_MAX = 10**9
+"""A run of more steps (or output rows) than this is refused."""
+_STEP_COST = (1e-5, 1e-3)  # seconds per step: a small rigid tree (compiled), a flexible model of some hundred elements
+
+
+def steps_cost(n: float) -> str:
+    """What ``n`` steps cost: "<fastest> at 10 µs a step (a small rigid tree), <typical> at 1 ms (a flexible model)"."""
+    fast, slow = (_duration(n * c) for c in _STEP_COST)
+    return f"{fast} at 10 µs a step (a small rigid tree), {slow} at 1 ms (a flexible model)"
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.3g} s"
 
 
 @dataclass(frozen=True)
@@ -56,6 +100,10 @@ class RunSettings:
                                  f"(dt = {self.dt!r} is a fixed step)")
             if not (_real(self.tol) and 0.0 < self.tol < 1.0):
                 raise ValueError(f"tol = {self.tol!r} must be a number in (0, 1) (e.g. tol=1e-4)")
+            if self.tol < TOL_MIN:
+                raise SettingsError(f"tol = {self.tol!r} is below {TOL_MIN:.2g}, where the round-off of the steps exceeds "
+                                    "the error asked for: a smaller tol only adds steps (flexmb.settings.TOL_MIN)",
+                                    f"give tol >= {TOL_MIN:.2g} (default {DEFAULT_TOL:g})")
         if self.output_dt is not None:
             if self.dt != "auto":
                 raise ValueError(f"output_dt = {self.output_dt!r} applies to error-controlled steps only: set dt='auto' "
@@ -68,6 +116,12 @@ class RunSettings:
         oe = self.output_every
         if not (isinstance(oe, numbers.Integral) and not isinstance(oe, bool) and oe >= 1):
             raise ValueError(f"output_every = {oe!r} must be a positive integer (e.g. output_every=10)")
+        for key, what in (("dt", "steps"), ("output_dt", "output rows")):
+            v = getattr(self, key)
+            if v != "auto" and v is not None and self.t_end / v > STEPS_MAX:
+                raise SettingsError(f"{key} = {v!r} gives {self.t_end / v:.3g} {what} to t_end = {self.t_end!r} s, more "
+                                    f"than {STEPS_MAX:.0e} ({steps_cost(self.t_end / v)})",
+                                    f"give a larger {key}" + (", or dt='auto' (error-controlled steps)" if key == "dt" else ""))
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> RunSettings:

@@ -5,6 +5,7 @@ message naming the companion; the worker then writes the main run's ParaView fil
 from __future__ import annotations
 
 import multiprocessing
+import os
 
 import numpy as np
 import pytest
@@ -224,3 +225,64 @@ def test_workers_run_the_beams_on_one_numba_thread(monkeypatch):
     with _one_thread_per_worker(), cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         assert pool.submit(_numba_threads).result() == 1001
     assert numba.get_num_threads() == parent
+
+
+COMPILING_CASE = '''"""A pendulum whose monitor compiles a numba function of its own (not cached) in every process."""
+import numba
+import numpy as np
+import flexmb as fm
+
+DEFAULTS = dict(t_end=0.01, dt=1e-3, mass=1.0)
+
+
+@numba.njit
+def _twice(x):
+    return 2.0 * x
+
+
+def build(**p):
+    mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
+    mb.add_node("n", (0, 0, 0))
+    mb.add_body("rod", "n", p["mass"], (0.5, 0, 0), np.diag([0, 1, 1]) * p["mass"] / 12)
+    mb.add_joint("pin", "revolute", "ground", "n", axis=(0, 0, 1))
+    return mb.compile()
+
+
+def monitor(model, params):
+    threads = numba.get_num_threads()  # launches numba's threads in this process (forked: inherited) if not yet
+    value = _twice(1.5)  # then compiles: numba reloads its configuration from the environment
+    return lambda state, evaluation: f"threads={threads} twice={value}"
+
+
+def companions(params):
+    return {"heavy": {"mass": 3.0}}
+
+
+def postprocess(result, model, params, out_dir, companions=None):
+    return {"twin_status": companions["heavy"].result.status}
+'''
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_companion_worker_compiles_after_numba_threads_were_launched(tmp_path, monkeypatch, method):
+    """Issue 33: a forked companion worker inherited NUMBA_NUM_THREADS=1 in its environment (set for
+    spawned workers) while its numba, imported by the parent, had read the core count; the first
+    compilation in the worker after numba's threads were launched then raised "Cannot set
+    NUMBA_NUM_THREADS to a different value once the threads have been launched". Whichever start
+    method, the worker now compiles and runs its numba passes on one thread."""
+    import numba
+
+    from flexmb.app import companions as comp
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba runs one thread here: a worker's one thread is no change")
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    monkeypatch.setattr(comp, "_start_method", lambda: method)
+    numba.get_num_threads()  # the parent has launched numba's threads (a fork inherits that state)
+    p = tmp_path / "compiling_twin.py"
+    p.write_text(COMPILING_CASE)
+    out = run_case(p, {}, tmp_path / "run", companion_workers=1, paraview=False, plots=False)
+    assert not out.postprocess_error, out.postprocess_error
+    assert out.summary["twin_status"] == "stopped: threads=1 twice=3.0"
+    assert "NUMBA_NUM_THREADS" not in os.environ  # the parent's environment is as it was
+    assert not multiprocessing.active_children()

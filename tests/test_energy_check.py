@@ -18,13 +18,13 @@ import pytest
 from test_run_honesty import pendulum
 
 import flexmb as fm
-from flexmb.solvers.energy_check import GROWTH_RATIO, EnergyCheck, EnergyWarning
+from flexmb.solvers.energy_check import FAIL_RATIO, GROWTH_RATIO, EnergyCheck, EnergyWarning, model_energy
 
 
-def run(k: float, dt: float, t_end: float, **kw) -> tuple[fm.Result, list[warnings.WarningMessage]]:
+def run(k: float, dt: float, t_end: float, q0: float = -1.0, **kw) -> tuple[fm.Result, list[warnings.WarningMessage]]:
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        res = fm.simulate(pendulum(spring=k), t_end, dt, **kw)
+        res = fm.simulate(pendulum(spring=k, q0=q0), t_end, dt, **kw)
     return res, [x for x in w if issubclass(x.category, EnergyWarning)]
 
 
@@ -122,3 +122,61 @@ def test_stiff_parts_lists_only_what_the_step_does_not_resolve():
     assert stiff_parts(model, d, 1e-3) == [f"joint spring on 'pin.q' (omega*dt = {om * 1e-3:.3g})"]
     assert stiff_parts(model, d, 0.9 / om) == []  # resolved: omega dt < 1
     assert stiff_parts(model, np.zeros(1), 1e-3) == []  # a driven coordinate (no M̄ entry): not a mode
+
+
+# ------------------------------------------------------------------ a rise by orders of magnitude fails the run
+def test_a_balance_risen_by_orders_of_magnitude_fails_the_run(tmp_path):
+    """Issue 33: a joint spring of 1.7e308 N m/rad holding the rod at rest took the balance from 0 to
+    6.7e265 J in two steps (the spring's energy of a round-off angle) and ended 'finished' with a
+    warning; it fails now, saying how far the balance rose, when, and what to do, on disk too."""
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        res = fm.simulate(pendulum(spring=1.7e308, q0=0.0), 0.05, 1e-3, out=tmp_path / "run", keep="all")
+    growth = res.stats["energy_growth"]
+    assert growth > 1e200
+    assert res.status.startswith(f"failed: energy balance grew from 0 J to {growth:.3g} J by t = 0.002 s, ")
+    assert "times the larger of what the model had and was given (0 J) and its energy scale (410 J)" in res.status
+    assert "joint spring on 'pin.q'" in res.status and "Reduce dt below 1/omega of the stiffest part" in res.status
+    assert json.loads((tmp_path / "run" / "end.json").read_text())["status"] == res.status
+    assert any(issubclass(x.category, EnergyWarning) for x in w)  # the 40 % warning is still given
+    with pytest.raises(fm.SolverError, match=r"^energy balance grew from 0 J") as e, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fm.simulate(pendulum(spring=1.7e308, q0=0.0), 0.05, 1e-3, raise_on_failure=True)
+    assert e.value.time == 0.002
+
+
+@pytest.mark.parametrize(("k", "status"), [(1e10, "finished"), (1e12, "failed: energy balance")])
+def test_the_run_fails_above_a_hundred_times_what_the_model_had(k, status):
+    """Released 1 rad from the spring's rest the rod has k/2 to give: with dt = 1e-3 the balance rises
+    to 2.45 times that for k = 1e10 (a warning; the run ends at the right equilibrium, see above) and
+    281 times for k = 1e12 (velocities 17 times any the energy allows): FAIL_RATIO = 100 lies between."""
+    res, w = run(k, 1e-3, 0.05)
+    rise = res.stats["energy_growth"] / (0.5 * k)  # k/2: the supply (B4), above the model's energy scale (B5)
+    assert 1 < rise < FAIL_RATIO if k == 1e10 else rise > FAIL_RATIO
+    assert res.status.startswith(status) and len(w) == 1
+
+
+def test_a_rise_negligible_for_the_model_does_not_fail_it():
+    """A rod at rest held by a spring of 1e14 N m/rad: gravity releases 1.2e-13 J while the step's
+    overshoot creates 3.4e-9 J, 2.8e4 times that, but a billionth of the model's energy scale (B5):
+    1 kg x 1 m x (9.81 m/s² + 1 m / (0.05 s)²) = 410 J. The run finishes (with the warning)."""
+    res, w = run(1e14, 1e-3, 0.05, q0=0.0)
+    assert res.status == "finished" and len(w) == 1
+    assert 1e-9 < res.stats["energy_growth"] < 1e-8
+
+
+def test_model_energy_is_mass_length_and_gravity_and_run_time():
+    from flexmb.engine.assembly import Assembler
+
+    model = pendulum()
+    ev = Assembler(model).evaluate(model.initial_state())
+    assert model_energy(model, ev, 1.0, 0.05) == pytest.approx(1.0 * 1.0 * (9.81 + 1.0 / 0.05**2), rel=1e-12)
+    assert model_energy(model, ev, 2.0, 1.0) == pytest.approx(1.0 * 2.0 * (9.81 + 2.0), rel=1e-12)
+
+
+def test_the_supply_is_what_the_run_had_and_was_given():
+    c = EnergyCheck()  # start: T 2, V 5, U 1; then V falls by 3, drives put in 4, loads take out 1
+    for t, (T, V, U, D, Wd, Wl) in enumerate([(2, 5, 1, 0, 0, 0), (5, 3, 1, 0, 2, 0), (8, 2, 1, 1, 4, -1)]):
+        c.add(float(t), T, V, U, D, Wd, Wl)
+    assert c.supply == 2 + 1 + 3 + 4
+    assert not c.failed(0.0)

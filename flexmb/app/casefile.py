@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from flexmb.errors import CaseError
+from flexmb.errors import CaseError, SettingsError
 from flexmb.settings import SETTING_NAMES, RunSettings
 
 if TYPE_CHECKING:  # type hints only
@@ -223,5 +223,6 @@ def resolve_params(case: Case, overrides: dict[str, Any]) -> dict[str, Any]:
     try:
         RunSettings.from_params(params)
     except ValueError as exc:
-        raise CaseError(str(exc), "set it in the case's DEFAULTS or with --param NAME=VALUE") from None
+        hint = f"{exc.hint}; " if isinstance(exc, SettingsError) else ""  # a limit's own hint says what value to give
+        raise CaseError(str(exc), f"{hint}set it in the case's DEFAULTS or with --param NAME=VALUE") from None
     return params

@@ -116,14 +116,18 @@ def _start_method() -> str:
 def _forked_worker(parent: int) -> None:
     """Initializer of a forked worker: exit with the parent (flexmb.app.executors), one BLAS thread
     and one numba thread (the beams' passes, elements/beam/kernels.py), as a spawned worker gets
-    from its environment (the variables are read only when the libraries load, which the parent
-    has done)."""
+    from its environment. The worker's numba was imported by the parent and has read its thread
+    count (NUMBA_NUM_THREADS or the cores), and may have launched its threads: the worker takes one
+    of them with numba.set_num_threads and leaves NUMBA_NUM_THREADS as numba read it (numba refuses
+    a compilation once its threads run and the variable says another count; the parent does not add
+    it for a fork, flexmb.app.executors). The BLAS and OpenMP variables are read only when their
+    libraries load, which the parent has done: one_blas_thread sets the loaded ones."""
     from flexmb.engine.linalg import one_blas_thread  # CHOLMOD's module: the worker needs it anyway
 
     _watch_parent(parent)
     if "NUMBA_NUM_THREADS" not in os.environ:  # a count the user set is kept, as for a spawned worker
         numba.set_num_threads(1)
-    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(k, "1")
     one_blas_thread()
 
@@ -166,7 +170,7 @@ class Companions:
         self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(method),
                                             initializer=_forked_worker if method == "fork" else _watch_parent,
                                             initargs=(os.getpid(),))
-        with _one_thread_per_worker():
+        with _one_thread_per_worker(numba_threads=method != "fork"):  # a forked worker: _forked_worker
             self._futures = {label: self._pool.submit(run_companion, str(self.case.path), p)
                              for label, p in self.runs.items()}
 

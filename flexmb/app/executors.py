@@ -40,17 +40,34 @@ _ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NU
 
 
 @contextlib.contextmanager
-def _one_thread_per_worker():
+def _one_thread_per_worker(numba_threads: bool = True):
     """While worker processes are spawned: one BLAS/OpenMP/numba thread each (as Dask's nanny does),
-    so N workers on N cores do not oversubscribe them; variables the user set are kept."""
-    added = [k for k in _ONE_THREAD if k not in os.environ]
-    for k in added:
-        os.environ[k] = "1"
-    try:
-        yield
-    finally:
+    so N workers on N cores do not oversubscribe them; variables the user set are kept.
+
+    A spawned worker reads these variables when it imports the libraries, before numba launches any
+    thread. ``numba_threads=False`` leaves NUMBA_NUM_THREADS out, for forked workers: their numba
+    was imported by this process and has read its count, and a worker whose environment then said
+    another count would fail at its first compilation once its threads run ("Cannot set
+    NUMBA_NUM_THREADS to a different value once the threads have been launched"; such a worker sets
+    its count with numba.set_num_threads, flexmb.app.companions). While NUMBA_NUM_THREADS is changed
+    here, numba's compiler lock is held, so no thread of this process compiles (and reloads numba's
+    configuration from the environment) in the meantime; never across a fork, which would copy the
+    held lock into the worker."""
+    keys = _ONE_THREAD if numba_threads else tuple(k for k in _ONE_THREAD if k != "NUMBA_NUM_THREADS")
+    added = [k for k in keys if k not in os.environ]
+    lock = contextlib.nullcontext()
+    if "NUMBA_NUM_THREADS" in added:
+        from numba.core.compiler_lock import global_compiler_lock  # numba only where its count is set
+
+        lock = global_compiler_lock
+    with lock:
         for k in added:
-            os.environ.pop(k, None)
+            os.environ[k] = "1"
+        try:
+            yield
+        finally:
+            for k in added:
+                os.environ.pop(k, None)
 
 
 def _watch_parent(parent: int) -> None:

@@ -10,18 +10,42 @@ models that pass through every compiled path: a rigid tree with a ball joint, a 
 link (beam kernels, the compiled Newton loop of small beam models on the dense factor and of long
 links on the band factor, flexmb/engine/band_cholesky.py, and, on CHOLMOD, the compiled Newton
 iterates of larger ones, flexmb/solvers/element_step.py) and a
-four-bar closed by a bushing (elastic cut), with error-controlled steps once.
+four-bar closed by a bushing (elastic cut) watched by a singularity monitor (the rigid loop-closure
+Jacobian of flexmb.analysis.monitors, as the seed cases' monitors and postprocesses use it), with
+error-controlled steps once; and the rotation kernels that only users call (flexmb.rotations).
+
+Every kernel compiled with ``cache=True`` is compiled here (:func:`kernels` lists them), and a seed
+case of cases/ compiles nothing more (tests/test_warm_up.py). That matters beyond the minute it saves:
+a companion worker (flexmb.app.companions) that compiles would also have to agree with its parent on
+numba's thread count.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import time
 
 import numpy as np
+from numba.core.dispatcher import Dispatcher
 
 import flexmb as fm
+import flexmb.elements
+from flexmb import rotations
 
-__all__ = ["warm_up", "main"]
+__all__ = ["kernels", "warm_up", "main"]
+
+
+def kernels() -> dict[str, Dispatcher]:
+    """Every numba kernel of flexmb (its elements included) by its dotted name, importing every module."""
+    out = {}
+    for pkg in (fm, flexmb.elements):
+        for info in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
+            mod = importlib.import_module(info.name)
+            for name, obj in vars(mod).items():
+                if isinstance(obj, Dispatcher) and obj.py_func.__module__ == mod.__name__:
+                    out[f"{mod.__name__}.{name}"] = obj
+    return out
 
 
 def _models() -> list:
@@ -56,14 +80,21 @@ def _models() -> list:
 
 def warm_up() -> float:
     """Run a few steps of each model (module docstring); the seconds it took."""
+    from flexmb.analysis.monitors import SingularityMonitor  # the analysis end: only warm_up runs it
+
     t0 = time.perf_counter()
     models = _models()
-    for model in models:
+    for model in models[:2]:
         fm.simulate(model, 5e-3, 1e-3)
+    fm.simulate(models[2], 5e-3, 1e-3, callback=SingularityMonitor(models[2]))  # the closure's kernel
     fm.simulate(models[0], 5e-3, 1e-3, linear_solver="cholmod")
     fm.simulate(models[1], 5e-3, 1e-3, linear_solver="cholmod")  # large beam models: CHOLMOD, not the dense factor
     fm.simulate(models[1], 5e-3, 1e-3, linear_solver="band")  # long links: the band factor
     fm.simulate(models[0], 5e-3, "auto")
+    v, out3, out33 = np.array([0.1, 0.2, 0.3]), np.empty(3), np.empty((3, 3))
+    rotations.cross_into(v, v[::-1].copy(), out3)
+    rotations.skew_into(v, out33)
+    rotations.expm_into(v, out33)
     return time.perf_counter() - t0
 
 

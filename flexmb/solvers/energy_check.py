@@ -37,23 +37,49 @@ bound) and loop-cut bushings with ω = √(k / m_eff) per held direction (elemen
 constrained_mask; flexmb.builder.cut_defaults D2, as ``flexmb info`` lists them), where ω·dt > 1,
 the largest first. Beams are not listed: their shortest modes are far above 1/dt in most flexible
 models, and harmless when they start relaxed.
+
+A balance that rises by orders of magnitude is no result: the run **fails** (status ``failed:
+energy balance grew from ... to ... J``, and the warning as above) when the rise exceeds
+:data:`FAIL_RATIO` times what the model had and was given,
+
+    supply = max_k (T_0 + U_0 + max(V_0 - V_k, 0) + max(W_drive,k, 0) + max(W_load,k, 0)),   (B4)
+
+and :data:`FAIL_RATIO` times the model's own energy scale (:func:`model_energy`),
+
+    E_model = M L (|g| + L / T²),                                                           (B5)
+
+M the model's mass, L its length scale (the integrator's, max(1 m, max |X0|)), T the run's time:
+gravity's work across the model, and the kinetic energy of crossing it once in the run. In exact
+dynamics T_k + U_k <= (B4) at every row, so a rise of FAIL_RATIO = 100 times it means speeds ten
+times above any the model's energy allows: nothing in the rows is motion of the model any longer.
+(B5) keeps a run that starts with (almost) nothing to release from failing on a rise that is
+negligible for the model (a rod at rest held by a spring of 1e14 N m/rad, dt = 1e-3: 3.4e-9 J
+created, against a supply of 1.2e-13 J and E_model = 410 J). Measured (rise / supply): the rod
+above released from 1 rad, dt = 1e-3, 0.05 s: k = 1e10 2.45 (it ends at the right equilibrium;
+warns), 1e12 281, 1e14 2.8e4 (both fail); a spring of 1.7e308 at rest: 6.7e265 J from 0 J (fails).
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from flexmb.elements.bushing import DIRECTIONS, constrained_mask
 from flexmb.model import Model
 
-__all__ = ["EnergyCheck", "EnergyWarning", "GROWTH_RATIO", "ROUNDOFF", "stiff_parts"]
+if TYPE_CHECKING:  # type hints only
+    from flexmb.engine.assembly import Evaluation
+
+__all__ = ["EnergyCheck", "EnergyWarning", "FAIL_RATIO", "GROWTH_RATIO", "ROUNDOFF", "model_energy", "stiff_parts"]
 
 GROWTH_RATIO = 0.4
 """The balance may rise by this fraction of the run's energy scale (B3) before a warning."""
 ROUNDOFF = 1e-9
 """Rises below this fraction of the largest |term| are round-off of the sum (B1)."""
+FAIL_RATIO = 100.0
+"""A run fails when its balance rose by more than this many times its supply (B4) and the model's energy (B5)."""
 
 _TERMS = ("kinetic", "potential", "strain", "dissipated", "drive_work", "load_work")
 
@@ -69,6 +95,7 @@ class EnergyCheck:
         self.rows = 0
         self.growth = 0.0  # (B2)
         self.scale = 0.0  # (B3)
+        self.supply = 0.0  # (B4)
         self.magnitude = 0.0  # the largest sum of |terms| of a row (the round-off of B1)
         self.t_growth = math.nan  # the time of the largest rise
         self.terms_growth: tuple[float, ...] = ()  # the terms' changes since the first row, at that time
@@ -89,6 +116,10 @@ class EnergyCheck:
         moved = kinetic + strain + abs(potential - self._first[1]) + abs(dissipated) + abs(drive_work) + abs(load_work)
         if moved > self.scale:
             self.scale = moved
+        k0, v0, u0 = self._first[0], self._first[1], self._first[2]
+        supply = k0 + u0 + max(v0 - potential, 0.0) + max(drive_work, 0.0) + max(load_work, 0.0)
+        if supply > self.supply:
+            self.supply = supply
         if e - self._e0 > self.growth:
             self.growth = e - self._e0
             self.t_growth = t
@@ -103,6 +134,22 @@ class EnergyCheck:
     def created(self) -> bool:
         """Whether the balance rose far (module docstring's test)."""
         return self.growth > GROWTH_RATIO * self.scale and self.growth > ROUNDOFF * self.magnitude
+
+    def failed(self, model_scale: float) -> bool:
+        """Whether the balance rose by orders of magnitude: a warning's rise above FAIL_RATIO times
+        the supply (B4) and ``model_scale`` (B5, :func:`model_energy`)."""
+        return self.created() and self.growth > FAIL_RATIO * max(self.supply, model_scale)
+
+    def failure(self, model_scale: float, h: float, auto: bool = False, suspects: list[str] | None = None) -> str:
+        """The status text of a run that :meth:`failed` (without ``failed: ``), what to do included."""
+        step = f"dt = {h:g} does" if not auto else f"the steps (up to {h:.3g} s) do"
+        return (f"energy balance grew from {self._e0:.3g} J to {self._e0 + self.growth:.3g} J by t = {self.t_growth:.6g} s, "
+                f"{self.growth / max(self.supply, model_scale):.3g} times the larger of what the model had and was given "
+                f"({self.supply:.3g} J) and its energy scale ({model_scale:.3g} J): {step} not resolve a part far too "
+                "stiff for it"
+                + (f" ({'; '.join(suspects)})" if suspects else "")
+                + "; the rows are not the model's motion. Reduce dt below 1/omega of the stiffest part, use dt='auto', "
+                "or soften the part.")
 
     def stats(self) -> dict[str, float]:
         """``energy_growth`` (B2, J), ``energy_scale`` (B3, J) for ``result.stats``."""
@@ -123,6 +170,15 @@ class EnergyCheck:
                 "If that transient matters, reduce dt below 1/omega of the stiffest part, or use dt='auto' (its steps "
                 "shrink there), soften the part, or start at equilibrium (flexmb.solvers.statics.static_equilibrium, "
                 "flexmb.solvers.initial.consistent_state).")
+
+
+def model_energy(model: Model, ev: Evaluation, length: float, duration: float) -> float:
+    """(B5): M L (|g| + L / T²) with M the model's mass (the node masses and the element masses
+    along x, at the evaluation ``ev``), L = ``length``, T = ``duration`` (module docstring)."""
+    a = np.zeros((ev.Mb.shape[0], 6))
+    a[:, 0] = 1.0  # every node accelerated by 1 m/s² along x: the forces sum to the mass
+    mass = float(ev.Mb[:, 0, 0].sum() + ev.element_mass_forces(a)[:, 0].sum())
+    return max(mass, 0.0) * length * (float(np.linalg.norm(model.gravity)) + length / duration**2)
 
 
 def stiff_parts(model: Model, mbar_diag: np.ndarray, h: float, limit: int = 3) -> list[str]:

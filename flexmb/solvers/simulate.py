@@ -18,7 +18,7 @@ from flexmb.model import Model
 from flexmb.results.result import Result
 from flexmb.results.rundir import RunWriter
 from flexmb.settings import RHO_INF
-from flexmb.solvers.energy_check import EnergyWarning, stiff_parts
+from flexmb.solvers.energy_check import FAIL_RATIO, EnergyWarning, model_energy, stiff_parts
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _check_finite
 from flexmb.solvers.initial import relaxed_start
 from flexmb.solvers.recorder import Recorder, check_keep
@@ -95,7 +95,10 @@ def simulate(
     symbolic analyses, the time split (assembly, factorization, solve) and the energy balance's
     largest rise and the energy the run moved (``energy_growth``, ``energy_scale``, J: flexmb.solvers.
     energy_check; a rise above 40 % of it warns with an :class:`~flexmb.solvers.energy_check.EnergyWarning`:
-    a fast transient dt does not resolve, e.g. a spring far too stiff for dt started away from equilibrium).
+    a fast transient dt does not resolve, e.g. a spring far too stiff for dt started away from equilibrium; a rise
+    by orders of magnitude, above 100 times what the model had and was given and its energy scale, also ends the
+    run with status ``failed: energy balance grew from ... to ... J ...``, raised as a SolverError if
+    ``raise_on_failure``).
 
     ``out``: a directory (or a :class:`flexmb.results.rundir.RunWriter`) the output rows and the
     step history are streamed to while the run goes, closed with the run's status; it must not
@@ -158,6 +161,8 @@ def simulate(
             run.status = f"failed: {type(exc).__name__}: {exc}"
         raise
     finally:
+        if run.status == "finished":  # a balance risen by orders of magnitude is no result (energy_check.py)
+            run.status = _energy_status(model, integ, rec, st, t_end - t0, run.h_max if auto else float(dt), auto)
         stats = {**run.stats(integ, _time.perf_counter() - wall0), **rec.energy.stats()}
         if writer is not None:
             try:
@@ -165,8 +170,10 @@ def simulate(
                     rec.flush()
             finally:
                 writer.close(run.status, stats, start_meta)
-    if not run.status.startswith("failed") and rec.energy.created():
+    if (not run.status.startswith("failed") or run.status.startswith("failed: energy balance")) and rec.energy.created():
         _energy_warning(model, integ, rec, st, run.h_max if auto else float(dt), auto)
+    if raise_on_failure and run.status.startswith("failed: energy balance"):
+        raise SolverError(run.status[len("failed: "):], rec.energy.t_growth)
     if keep == "none" and writer is not None:
         from flexmb.results.load import load  # the rows are on disk only: read them when used
 
@@ -178,12 +185,31 @@ def _energy_warning(model: Model, integ: GeneralizedAlpha, rec: Recorder, start:
     """The EnergyWarning of a run whose energy balance rose far (flexmb/solvers/energy_check.py),
     naming the joint springs and loop-cut bushings too stiff for the step h (``auto``: the largest
     step taken) at the ``start``."""
+    message = rec.energy.message(h, auto, _stiff_parts(model, integ, integ.asm.evaluate(start), h))
+    warnings.warn(f"simulate: {message}", EnergyWarning, stacklevel=3)
+
+
+def _stiff_parts(model: Model, integ: GeneralizedAlpha, ev, h: float) -> list[str]:
+    """The joint springs and loop-cut bushings too stiff for the step h at the start's evaluation ``ev``."""
     d = np.zeros(model.n_u)
     free = integ.free
     if free.size:
-        d[free] = integ.asm.mbar(integ.asm.evaluate(start)).diagonal()[free]
-    message = rec.energy.message(h, auto, stiff_parts(model, d, h))
-    warnings.warn(f"simulate: {message}", EnergyWarning, stacklevel=3)
+        d[free] = integ.asm.mbar(ev).diagonal()[free]
+    return stiff_parts(model, d, h)
+
+
+def _energy_status(model: Model, integ: GeneralizedAlpha, rec: Recorder, start: State, duration: float, h: float,
+                   auto: bool) -> str:
+    """``finished``, or ``failed: energy balance grew ...`` when the run's energy balance rose by orders
+    of magnitude (flexmb/solvers/energy_check.py, B4 and B5; ``h``, ``auto`` as for the warning)."""
+    check = rec.energy
+    if not (check.created() and check.growth > FAIL_RATIO * check.supply):  # without an evaluation, mostly
+        return "finished"
+    ev = integ.asm.evaluate(start)
+    scale = model_energy(model, ev, integ.length_scale, duration)
+    if not check.failed(scale):
+        return "finished"
+    return "failed: " + check.failure(scale, h, auto, _stiff_parts(model, integ, ev, h))
 
 
 class _Run:
