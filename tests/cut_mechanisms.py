@@ -1,5 +1,5 @@
 """Mechanisms with cut loops and their exact rigid solutions, shared by the cut tests (issue 12;
-design note /work/design/cuts.md, where each was verified).
+each checked against its closed form or exact solution, given below).
 
 * :func:`chain`: N parallelogram loops side by side (cuts.md §1), crank 0 driven through a singular
   configuration (all links horizontal) every 0.25 s; exact rigid tip position (P).
