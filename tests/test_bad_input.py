@@ -237,6 +237,40 @@ def test_nan_gravity():
         fm.ModelBuilder(gravity=(0.0, NAN, 0.0))
 
 
+def _cut_arm(gravity, cut: str, k: float = 1e4) -> fm.ModelBuilder:
+    """A revolute crank and a link on a spherical joint, the link's node tied to ground by ``cut``
+    ("bushing", "rigid" or "none")."""
+    mb = fm.ModelBuilder(gravity=gravity)
+    mb.add_node("crank", (0.5, 0.3, 0))
+    mb.add_body("crank", "crank", 1.0, (0.2, 0, 0), np.eye(3))
+    mb.add_joint("O", "revolute", "ground", "crank", point=(0, 0, 0), axis=(0, 0, 1))
+    mb.add_node("link", (1.0, 0, 0))
+    mb.add_body("link", "link", 1.0, (0.2, 0, 0), np.eye(3))
+    mb.add_joint("A", "spherical", "crank", "link")
+    if cut == "bushing":
+        mb.add_bushing("tie", "ground", "link", [k] * 6, point=(1.0, 0, 0))
+    elif cut == "rigid":
+        mb.add_rigid_cut("tie", "ground", "link", point=(1.0, 0, 0), free_rotation="all")
+    return mb
+
+
+@pytest.mark.parametrize("gravity", [(-1e308, 1e308, 0.0), (1e308, 0.0, 0.0)])
+@pytest.mark.parametrize("cut", ["bushing", "rigid", "none"])
+def test_gravity_whose_weights_overflow_is_refused_at_compile_naming_gravity(gravity, cut):
+    """Issue 33.2: a finite gravity whose generalized forces overflow (1e308 times a lever arm of
+    0.58 m summed over two bodies) raised a bare ValueError('non-finite solution') in the cut
+    defaults, or failed at simulate's first step; compile() now names gravity and the coordinate."""
+    with raises_naming(fm.ModelError, "compile", "gravity", "1e+308", "'O.q'", "joint 'O'"):
+        _cut_arm(gravity, cut).compile()
+
+
+def test_a_bushing_whose_default_damping_overflows_is_refused_naming_it():
+    """A stiffness of 1e308 N/m: its default damping √(k m) needs k + kᵀ, beyond floating point
+    (a bare ValueError from eigh before); compile() names the bushing and its stiffness."""
+    with raises_naming(fm.ModelError, "compile", "bushing 'tie'", "default damping", "1e+308", "not finite"):
+        _cut_arm((0, -9.81, 0), "bushing", k=1e308).compile()
+
+
 def test_bad_input_leaves_builder_usable():
     """A refused call adds nothing: the builder still compiles the valid model."""
     mb = builder()

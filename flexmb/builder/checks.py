@@ -17,6 +17,7 @@ warned about, and negative particle masses that make M̄ indefinite are refused.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -88,6 +89,9 @@ def check_masses(model: Model, require_mass: bool = True) -> None:
     bad = ~np.isfinite(ev.bias).all(axis=1)
     if bad.any():
         n = int(np.argmax(bad))
+        if _gravity_overflows(model, lambda e: bool(np.isfinite(e.bias[n]).all())):
+            raise ModelError(f"compile: gravity = {model.gravity.tolist()} (ModelBuilder(gravity=...)): the weight of "
+                             f"{_node_label(model, n)} overflows (is not a finite number); give a physical gravity.")
         st = model.initial_state()
         k = int(np.argmax(np.abs(st.u))) if model.n_u else -1
         fast = (f"; the fastest coordinate is '{model.coordinate_names[k]}' with velocity {st.u[k]:.3g} at t = 0"
@@ -96,6 +100,7 @@ def check_masses(model: Model, require_mass: bool = True) -> None:
         raise ModelError(f"compile: {_node_label(model, n)}: the forces on it at the start (weight, loads "
                          f"{loads[:5]}, velocity terms) are not finite (overflow){fast}. Give physical initial "
                          "velocities (u0, drive velocities), loads and masses.")
+    _check_start_forces(model, ev)
     if not free.size:
         return
     M = asm.mbar(ev, free).tocsc()
@@ -116,6 +121,44 @@ def check_masses(model: Model, require_mass: bool = True) -> None:
         except SolverError:
             found = _null_motion(M, free)
     raise ModelError(_massless_message(model, found))
+
+
+def _gravity_overflows(model: Model, finite_without_gravity) -> bool:
+    """Whether gravity causes an overflow: ``finite_without_gravity(ev)`` holds for the evaluation of
+    the start with gravity set to zero."""
+    if not np.any(model.gravity):
+        return False
+    still = dataclasses.replace(model, gravity=np.zeros(3))
+    return finite_without_gravity(Assembler(still).evaluate(still.initial_state()))
+
+
+def _check_start_forces(model: Model, ev) -> None:
+    """Refuse a model whose generalized forces at the start (eq. (1) at u' = 0 on the free
+    coordinates) overflow, naming the first such coordinate, its joint and node, and gravity where
+    it is the cause (finite node forces whose projection overflows: weight times a lever arm)."""
+    st = model.initial_state()
+    udot = st.udot.copy()
+    udot[model.free_u] = 0.0
+    with np.errstate(all="ignore"):
+        r = ev.residual(udot)
+    bad = ~np.isfinite(r)
+    if not bad.any():
+        return
+    u = int(np.argmax(bad))
+    j = _joint_of(model, u)
+    where = (f"the generalized force on coordinate '{model.coordinate_names[u]}' (joint '{model.joint_names[j]}', "
+             f"{_node_label(model, int(model.joint_child[j]))}) at the start")
+
+    def finite(e) -> bool:
+        with np.errstate(all="ignore"):
+            return bool(np.isfinite(e.residual(udot)).all())
+
+    if _gravity_overflows(model, finite):
+        raise ModelError(f"compile: gravity = {model.gravity.tolist()} (ModelBuilder(gravity=...)): {where} overflows "
+                         "(the weights of the bodies it moves, times their lever arms and summed, exceed floating point); "
+                         "give a physical gravity.")
+    raise ModelError(f"compile: {where} is not finite (overflow): the loads, joint forces, masses or initial velocities "
+                     "it sums are too large; give physical values.")
 
 
 def _singular_joint_block(model: Model, M: sp.spmatrix, free: np.ndarray) -> np.ndarray | None:

@@ -106,12 +106,25 @@ def _mass_solver(asm: Assembler, ev: Evaluation, free: np.ndarray, M: sp.spmatri
     lu = spla.splu(sp.csc_matrix(M))
 
     def solve(r: np.ndarray) -> np.ndarray:
-        x = lu.solve(np.asarray(r, dtype=float))
+        with np.errstate(all="ignore"):
+            x = lu.solve(np.asarray(r, dtype=float))
         if not np.all(np.isfinite(x)):
-            raise ValueError("non-finite solution")
+            raise _Overflow("non-finite solution")
         return x
 
     return solve
+
+
+class _Overflow(ValueError):
+    """M̄⁻¹ r is not finite (masses or forces beyond floating point)."""
+
+
+def _overflow_error(model: Model, cuts: CutFrames, c: int, what: str) -> ModelError:
+    """The ModelError of a cut whose start quantities ``what`` overflow."""
+    kind = "rigid cut" if cuts.rigid[c] else "bushing"
+    return ModelError(f"compile: {kind} '{cuts.names[c]}': {what} at the start is not finite (overflow): the masses of "
+                      "its loop are too small, or its stiffness too large, for floating point; give physical masses, "
+                      "inertias and stiffnesses.")
 
 
 def loop_caps(model: Model, members: set[str], point: np.ndarray) -> tuple[float, float]:
@@ -174,13 +187,26 @@ def _cut_choices(model: Model, asm: Assembler, st: State, ev: Evaluation, free: 
     rows = np.argwhere(cuts.mask)  # (cut, direction) of each row of J
     # M̄_ff⁻¹ J_fᵀ; with no free coordinate (a loop of fixed or driven joints) W is the zero (rows, rows):
     # no row moves a free coordinate, so every m_eff is inf and the caps (D8) set damping and penalty
-    Z = np.column_stack([solve(row) for row in Jf]) if Jf.size else np.zeros((free.size, Jf.shape[0]))
-    W = Jf @ Z
-    W = 0.5 * (W + W.T)
-    # rigid-equivalent start forces (Gauss's principle), for info's softness warning
+    Z = np.zeros((free.size, Jf.shape[0]))
+    for j, row in enumerate(Jf if free.size else ()):
+        try:
+            Z[:, j] = solve(row)
+        except _Overflow:
+            raise _overflow_error(model, cuts, int(rows[j, 0]), "the inverse mass it moves (M̄⁻¹ Jᵀ)") from None
+    with np.errstate(all="ignore"):
+        W = Jf @ Z
+        W = 0.5 * (W + W.T)
+    if not np.isfinite(W).all():
+        j = int(np.argmax(~np.isfinite(W).all(axis=1)))
+        raise _overflow_error(model, cuts, int(rows[j, 0]), "the inverse mass it moves (J M̄⁻¹ Jᵀ)")
+    # rigid-equivalent start forces (Gauss's principle), for info's softness warning; nan where they overflow
     r0 = ev.residual(np.where(np.isin(np.arange(model.n_u), free), 0.0, st.udot))
     c0 = J[:, model.driven] @ st.udot[model.driven] + _gamma(rm, st)
-    lam = np.linalg.pinv(W, rcond=1e-10, hermitian=True) @ (c0 - Jf @ solve(r0[free])) if W.size else np.zeros(0)
+    try:
+        with np.errstate(all="ignore"):
+            lam = np.linalg.pinv(W, rcond=1e-10, hermitian=True) @ (c0 - Jf @ solve(r0[free])) if W.size else np.zeros(0)
+    except (_Overflow, np.linalg.LinAlgError):
+        lam = np.full(len(rows), np.nan)
     _check_prescribed_cuts(model, cuts, rows, d, J @ st.u, c0)
     diag = np.diag(W)
     scale = max(float(diag.max(initial=0.0)), 1e-300)
@@ -208,7 +234,14 @@ def _cut_choices(model: Model, asm: Assembler, st: State, ev: Evaluation, free: 
             continue
         dirs = rows[sel, 1]
         cap = np.where(dirs < 3, caps[c, 0], caps[c, 1])
-        _, Cc, om = cut_modes(W[np.ix_(sel, sel)], bu.K[c][np.ix_(dirs, dirs)], cap)
+        try:
+            with np.errstate(all="ignore"):
+                _, Cc, om = cut_modes(W[np.ix_(sel, sel)], bu.K[c][np.ix_(dirs, dirs)], cap)
+        except (ValueError, np.linalg.LinAlgError):  # non-finite values refused by eigh
+            Cc = np.full((dirs.size, dirs.size), np.nan)
+        if not np.isfinite(Cc).all():
+            raise _overflow_error(model, cuts, c, f"its default damping (zeta = {ZETA} on its stiffness "
+                                  f"{np.diag(bu.K[c]).tolist()} and the masses of its loop, at most {caps[c].tolist()})")
         C[c] = 0.0
         C[c][np.ix_(dirs, dirs)] = Cc
         log.info("bushing '%s': default damping (zeta = %g) on %s, diagonal %s, local modes %s rad/s", bu.names[c], ZETA,
