@@ -40,6 +40,10 @@ __all__ = ["check_model", "check_masses", "check_particle_bodies"]
 MASSLESS_RTOL = 1e-13
 #: above this many free coordinates a singular M̄ is not diagonalised to find the massless motion
 DENSE_LIMIT = 3000
+#: up to this many free coordinates M̄'s spectrum (diagonally scaled) decides, not a Cholesky attempt,
+#: which round-off lets pass on a massless motion of several joints (a body-less node whose rotation
+#: a spherical joint below it undoes)
+SPECTRUM_LIMIT = 400
 
 
 def _fmt(x: float) -> str:
@@ -114,6 +118,10 @@ def check_masses(model: Model, require_mass: bool = True) -> None:
     if not require_mass:
         return
     found = _singular_joint_block(model, M, free)
+    if found is None and free.size <= SPECTRUM_LIMIT:
+        found = _scaled_null_motions(model, M, free)
+        if found is None:
+            return
     if found is None:
         try:
             SparseCholesky(M).factorize(M)
@@ -183,6 +191,27 @@ def _singular_joint_block(model: Model, M: sp.spmatrix, free: np.ndarray) -> np.
             basis[:, free[idx[k]]] = vec[k][:, null[k]].T
             return basis
     return None
+
+
+def _scaled_null_motions(model: Model, M: sp.spmatrix, free: np.ndarray) -> np.ndarray | None:
+    """Motions that move no mass (rows in u coordinates), or None: the eigenvectors of M̄ scaled to
+    unit diagonal, D^-1/2 M̄ D^-1/2, whose eigenvalues are below MASSLESS_RTOL times the largest
+    (the scaling makes the test blind to how heavy each coordinate is, and sees only dependence)."""
+    A = M.toarray()
+    d = np.diag(A).copy()
+    if np.any(d <= 0):
+        basis = np.zeros((1, model.n_u))
+        basis[0, free[int(np.argmin(d))]] = 1.0
+        return basis
+    sc = 1.0 / np.sqrt(d)
+    lam, vec = np.linalg.eigh(sc[:, None] * A * sc[None, :])
+    null = lam <= MASSLESS_RTOL * lam[-1]
+    if not null.any():
+        return None
+    v = sc[:, None] * vec[:, null]
+    basis = np.zeros((int(null.sum()), model.n_u))
+    basis[:, free] = (v / np.linalg.norm(v, axis=0)).T
+    return basis
 
 
 def _null_motion(M: sp.spmatrix, free: np.ndarray) -> np.ndarray | None:
