@@ -264,6 +264,36 @@ def test_gravity_whose_weights_overflow_is_refused_at_compile_naming_gravity(gra
         _cut_arm(gravity, cut).compile()
 
 
+def test_gravity_whose_potential_energy_overflows_is_refused_at_compile_naming_gravity():
+    """A body welded to ground (no coordinate) 1.9 m along a gravity of 1e308: its weight and
+    moments are finite, its potential energy m g·x is not; simulate failed at t = 0 naming only
+    the energy ('potential'); compile() names gravity."""
+    mb = fm.ModelBuilder(gravity=(1e308, 0.0, 0.0))
+    mb.add_node("block", (1.7, 0, 0))
+    mb.add_body("block", "block", 1.0, (0.2, 0, 0), np.eye(3))
+    mb.add_joint("weld", "fixed", "ground", "block")
+    with raises_naming(fm.ModelError, "compile", "gravity", "1e+308", "potential energy"):
+        mb.compile()
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the rigid cut's own round-off floor, size² at 1e200
+def test_a_rigid_cut_whose_penalty_scale_overflows_is_refused_naming_it():
+    """A rigid pin on a held slider 1e200 m out (a pendulum elsewhere moves): the pin's rotations
+    move nothing, so their penalty scale is the loop's mass times the model's size squared, 1e400;
+    a bare OverflowError before, now a ModelError naming the cut."""
+    mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
+    mb.add_node("bob", (0, -1, 0))
+    mb.add_body("bob", "bob", 1.0, (0, 0, 0), np.eye(3) * 0.01)
+    mb.add_joint("swing", "revolute", "ground", "bob", point=(0, 0, 0), axis=(0, 0, 1))
+    mb.add_node("far", (1e200, 0, 0))
+    mb.add_body("far", "far", 1.0, (0.2, 0, 0), np.eye(3))
+    mb.add_joint("slide", "prismatic", "ground", "far", axis=(1, 0, 0))
+    mb.add_drive("slide", lambda t: 0.0 * t)
+    mb.add_rigid_cut("pin", "ground", "far", point=(1e200, 0, 0), free_rotation="z")
+    with raises_naming(fm.ModelError, "compile", "rigid cut 'pin'", "penalty scale", "1e+200", "not finite"):
+        mb.compile()
+
+
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # the bushing's own K d at 1e308
 def test_a_bushing_whose_default_damping_overflows_is_refused_naming_it():
     """A stiffness of 1e308 N/m: its default damping √(k m) needs k + kᵀ, beyond floating point

@@ -105,6 +105,7 @@ def check_masses(model: Model, require_mass: bool = True) -> None:
                          f"{loads[:5]}, velocity terms) are not finite (overflow){fast}. Give physical initial "
                          "velocities (u0, drive velocities), loads and masses.")
     _check_start_forces(model, ev)
+    _check_start_energy(model, asm, ev)
     if not free.size:
         return
     M = asm.mbar(ev, free).tocsc()
@@ -167,6 +168,42 @@ def _check_start_forces(model: Model, ev) -> None:
                          "give a physical gravity.")
     raise ModelError(f"compile: {where} is not finite (overflow): the loads, joint forces, masses or initial velocities "
                      "it sums are too large; give physical values.")
+
+
+def _check_start_energy(model: Model, asm: Assembler, ev) -> None:
+    """Refuse a model whose kinetic or potential energy at the start overflows (the run's energy
+    balance would fail at t = 0 naming only the energy): naming gravity where a model without
+    gravity is finite (weights whose work, m g·x summed, exceeds floating point), else the joint
+    springs or nodes whose energy overflows."""
+    st = model.initial_state()
+    with np.errstate(all="ignore"):
+        T, V = asm.energies(ev, st)
+    if np.isfinite(T) and np.isfinite(V):
+        return
+    which = "kinetic" if not np.isfinite(T) else "potential"
+
+    still = dataclasses.replace(model, gravity=np.zeros(3)) if np.any(model.gravity) else None
+    if still is not None:
+        a0 = Assembler(still)
+        with np.errstate(all="ignore"):
+            T0, V0 = a0.energies(a0.evaluate(still.initial_state()), st)
+        if np.isfinite(T0) and np.isfinite(V0):
+            raise ModelError(f"compile: gravity = {model.gravity.tolist()} (ModelBuilder(gravity=...)): the potential "
+                             "energy of the weights at the start (m g·x summed over the bodies) overflows (is not a finite "
+                             "number); give a physical gravity.")
+    with np.errstate(all="ignore"):
+        springs = [model.joint_names[_joint_of(model, int(u))]
+                   for u, k, r in zip(model.spring_u, model.spring_k, model.spring_rest)
+                   if not np.isfinite(k * (st.q[model.u_to_q[u]] - r) ** 2)]
+        node_T = 0.5 * np.einsum("ni,nij,nj->n", ev.kin.V, ev.Mb, ev.kin.V)
+    if springs:
+        where = f"the joint springs of joints {springs[:5]} (stiffness times (q - rest)² overflows)"
+    elif not np.all(np.isfinite(node_T)):
+        where = _node_label(model, int(np.argmax(~np.isfinite(node_T))))
+    else:
+        where = "the model's elements (stiffness, strain or weight of the beams and bushings)"
+    raise ModelError(f"compile: the {which} energy at the start is not finite (overflow), first in {where}; give physical "
+                     "values (stiffness, rest positions, masses, initial velocities).")
 
 
 def _singular_joint_block(model: Model, M: sp.spmatrix, free: np.ndarray) -> np.ndarray | None:

@@ -255,12 +255,17 @@ def _cut_choices(model: Model, asm: Assembler, st: State, ev: Evaluation, free: 
         fin = np.where(regular[nb:] & rc.mask, me, 0.0)  # (AL7): the largest m_eff of the rows that move
         m_t = fin[:, :3].max(axis=1)
         m_r = fin[:, 3:].max(axis=1)
-        size = max(1.0, float(np.ptp(model.X0, axis=0).max(initial=0.0)))
-        m_t = np.where(m_t > 0, m_t, caps[nb:, 0])
-        m_r = np.where(m_r > 0, m_r, m_t * size**2)
+        with np.errstate(over="ignore", invalid="ignore"):
+            size = np.float64(max(1.0, float(np.ptp(model.X0, axis=0).max(initial=0.0))))
+            m_t = np.where(m_t > 0, m_t, caps[nb:, 0])
+            m_r = np.where(m_r > 0, m_r, m_t * size**2)
         scale_rows = np.where(np.arange(6) < 3, m_t[:, None], m_r[:, None])
         given = ~np.isnan(rc.penalty)
         scale_rows[given] = rc.penalty[given, None]
+        if not np.isfinite(scale_rows).all():
+            c = nb + int(np.argmax(~np.isfinite(scale_rows).all(axis=1)))
+            raise _overflow_error(model, cuts, c, f"its penalty scale (the mass of its loop {caps[c].tolist()}, times the "
+                                  f"square of the model's size {size:.3g} m for the rotations)")
         out["rigid_cut"] = dataclasses.replace(rc, **_frozen(m_eff=me, alpha_scale=scale_rows))
     return out
 
@@ -300,10 +305,11 @@ def _check_prescribed_cuts(model: Model, cuts: CutFrames, rows: np.ndarray, d: n
             "projections, which solve for the undriven coordinates, have none. Cut the loop with "
             f"ModelBuilder.add_bushing('{name}', ...) instead (its stiffness then gives the cut force), or leave a "
             "coordinate undriven.")
-    size = max(1.0, float(np.ptp(model.X0, axis=0).max(initial=0.0)))
-    st = model.initial_state()
-    u_max = float(np.abs(st.u).max(initial=0.0))
-    a_max = float(np.abs(st.udot).max(initial=0.0)) + u_max**2
+    with np.errstate(over="ignore", invalid="ignore"):
+        size = max(1.0, float(np.ptp(model.X0, axis=0).max(initial=0.0)))
+        st = model.initial_state()
+        u_max = np.abs(st.u).max(initial=0.0)
+        a_max = np.abs(st.udot).max(initial=0.0) + u_max**2
     for c in range(nb, cuts.n):
         sel = np.flatnonzero(rows[:, 0] == c)
         joints = _prescribed_path(model, int(cuts.a[c]), int(cuts.b[c])) if sel.size else None
