@@ -264,6 +264,18 @@ def test_gravity_whose_weights_overflow_is_refused_at_compile_naming_gravity(gra
         _cut_arm(gravity, cut).compile()
 
 
+def test_an_overflow_of_far_positions_is_not_blamed_on_standard_gravity():
+    """A body 1e308 m out on a slider: its weight's moment overflows with any gravity, so
+    compile() names the node and its position, not gravity (-9.81 m/s² is no cause to correct)."""
+    mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
+    mb.add_node("far", (1e308, 1e308, 0))
+    mb.add_body("far", "far", 1.0, (0.2, 0, 0), np.eye(3))
+    mb.add_joint("slide", "prismatic", "ground", "far", axis=(0, 0, 1), point=(1e308, 1e308, 0))
+    with raises_naming(fm.ModelError, "compile", "'slide.q'", "node 'far'", "[1e+308, 1e+308, 0.0]", "node positions") as info:
+        mb.compile()
+    assert "gravity" not in str(info.value)
+
+
 def test_gravity_whose_potential_energy_overflows_is_refused_at_compile_naming_gravity():
     """A body welded to ground (no coordinate) 1.9 m along a gravity of 1e308: its weight and
     moments are finite, its potential energy m g·x is not; simulate failed at t = 0 naming only

@@ -18,6 +18,7 @@ warned about, and negative particle masses that make M̄ indefinite are refused.
 from __future__ import annotations
 
 import dataclasses
+import math
 import warnings
 
 import numpy as np
@@ -44,6 +45,8 @@ DENSE_LIMIT = 3000
 #: which round-off lets pass on a massless motion of several joints (a body-less node whose rotation
 #: a spherical joint below it undoes)
 SPECTRUM_LIMIT = 400
+#: standard gravity [m/s²]: a gravity beyond it is blamed for an overflow that it alone causes
+G_STANDARD = 9.80665
 
 
 def _fmt(x: float) -> str:
@@ -93,7 +96,7 @@ def check_masses(model: Model, require_mass: bool = True) -> None:
     bad = ~np.isfinite(ev.bias).all(axis=1)
     if bad.any():
         n = int(np.argmax(bad))
-        if _gravity_overflows(model, lambda e: bool(np.isfinite(e.bias[n]).all())):
+        if _gravity_overflows(model, lambda a, e: bool(np.isfinite(e.bias[n]).all())):
             raise ModelError(f"compile: gravity = {model.gravity.tolist()} (ModelBuilder(gravity=...)): the weight of "
                              f"{_node_label(model, n)} overflows (is not a finite number); give a physical gravity.")
         st = model.initial_state()
@@ -132,19 +135,26 @@ def check_masses(model: Model, require_mass: bool = True) -> None:
     raise ModelError(_massless_message(model, found))
 
 
-def _gravity_overflows(model: Model, finite_without_gravity) -> bool:
-    """Whether gravity causes an overflow: ``finite_without_gravity(ev)`` holds for the evaluation of
-    the start with gravity set to zero."""
-    if not np.any(model.gravity):
+def _gravity_overflows(model: Model, finite) -> bool:
+    """Whether gravity's magnitude causes an overflow: gravity is beyond the standard G_STANDARD,
+    and ``finite(asm, ev)`` holds for the start evaluated with gravity of magnitude G_STANDARD in
+    its direction (where it does not, positions, masses or loads overflow with any gravity)."""
+    g = model.gravity
+    big = float(np.abs(g).max(initial=0.0))
+    if big == 0.0 or math.hypot(*(g / big)) * big <= G_STANDARD:
         return False
-    still = dataclasses.replace(model, gravity=np.zeros(3))
-    return finite_without_gravity(Assembler(still).evaluate(still.initial_state()))
+    unit = g / big
+    tame = dataclasses.replace(model, gravity=G_STANDARD * unit / np.linalg.norm(unit))
+    asm = Assembler(tame)
+    with np.errstate(all="ignore"):
+        return finite(asm, asm.evaluate(tame.initial_state()))
 
 
 def _check_start_forces(model: Model, ev) -> None:
     """Refuse a model whose generalized forces at the start (eq. (1) at u' = 0 on the free
     coordinates) overflow, naming the first such coordinate, its joint and node, and gravity where
-    it is the cause (finite node forces whose projection overflows: weight times a lever arm)."""
+    its magnitude is the cause (finite node forces whose projection overflows: weight times a lever
+    arm)."""
     st = model.initial_state()
     udot = st.udot.copy()
     udot[model.free_u] = 0.0
@@ -155,55 +165,50 @@ def _check_start_forces(model: Model, ev) -> None:
         return
     u = int(np.argmax(bad))
     j = _joint_of(model, u)
+    child = int(model.joint_child[j])
     where = (f"the generalized force on coordinate '{model.coordinate_names[u]}' (joint '{model.joint_names[j]}', "
-             f"{_node_label(model, int(model.joint_child[j]))}) at the start")
-
-    def finite(e) -> bool:
-        with np.errstate(all="ignore"):
-            return bool(np.isfinite(e.residual(udot)).all())
-
-    if _gravity_overflows(model, finite):
+             f"{_node_label(model, child)} at {model.X0[child].tolist()}) at the start")
+    if _gravity_overflows(model, lambda a, e: bool(np.isfinite(e.residual(udot)).all())):
         raise ModelError(f"compile: gravity = {model.gravity.tolist()} (ModelBuilder(gravity=...)): {where} overflows "
                          "(the weights of the bodies it moves, times their lever arms and summed, exceed floating point); "
                          "give a physical gravity.")
-    raise ModelError(f"compile: {where} is not finite (overflow): the loads, joint forces, masses or initial velocities "
-                     "it sums are too large; give physical values.")
+    raise ModelError(f"compile: {where} is not finite (overflow): the weights, loads and joint forces it sums, times "
+                     "their lever arms, exceed floating point; give physical node positions, masses, loads and initial "
+                     "velocities.")
 
 
 def _check_start_energy(model: Model, asm: Assembler, ev) -> None:
     """Refuse a model whose kinetic or potential energy at the start overflows (the run's energy
-    balance would fail at t = 0 naming only the energy): naming gravity where a model without
-    gravity is finite (weights whose work, m g·x summed, exceeds floating point), else the joint
-    springs or nodes whose energy overflows."""
+    balance would fail at t = 0 naming only the energy): naming gravity where its magnitude is the
+    cause (weights whose potential, m g·x summed, exceeds floating point), else the joint springs or
+    nodes whose energy overflows."""
     st = model.initial_state()
     with np.errstate(all="ignore"):
         T, V = asm.energies(ev, st)
     if np.isfinite(T) and np.isfinite(V):
         return
     which = "kinetic" if not np.isfinite(T) else "potential"
-
-    still = dataclasses.replace(model, gravity=np.zeros(3)) if np.any(model.gravity) else None
-    if still is not None:
-        a0 = Assembler(still)
-        with np.errstate(all="ignore"):
-            T0, V0 = a0.energies(a0.evaluate(still.initial_state()), st)
-        if np.isfinite(T0) and np.isfinite(V0):
-            raise ModelError(f"compile: gravity = {model.gravity.tolist()} (ModelBuilder(gravity=...)): the potential "
-                             "energy of the weights at the start (m g·x summed over the bodies) overflows (is not a finite "
-                             "number); give a physical gravity.")
+    if _gravity_overflows(model, lambda a, e: bool(np.isfinite(a.energies(e, st)).all())):
+        raise ModelError(f"compile: gravity = {model.gravity.tolist()} (ModelBuilder(gravity=...)): the potential "
+                         "energy of the weights at the start (m g·x summed over the bodies) overflows (is not a finite "
+                         "number); give a physical gravity.")
     with np.errstate(all="ignore"):
         springs = [model.joint_names[_joint_of(model, int(u))]
                    for u, k, r in zip(model.spring_u, model.spring_k, model.spring_rest)
                    if not np.isfinite(k * (st.q[model.u_to_q[u]] - r) ** 2)]
         node_T = 0.5 * np.einsum("ni,nij,nj->n", ev.kin.V, ev.Mb, ev.kin.V)
+        node_V = np.abs(model.X0).max(axis=1) * np.abs(ev.Mb[:, 0, 0]) * float(np.abs(model.gravity).max(initial=0.0))
     if springs:
         where = f"the joint springs of joints {springs[:5]} (stiffness times (q - rest)² overflows)"
     elif not np.all(np.isfinite(node_T)):
         where = _node_label(model, int(np.argmax(~np.isfinite(node_T))))
+    elif not np.all(np.isfinite(node_V)):
+        n = int(np.argmax(~np.isfinite(node_V)))
+        where = f"the weight of {_node_label(model, n)} at {model.X0[n].tolist()}"
     else:
         where = "the model's elements (stiffness, strain or weight of the beams and bushings)"
     raise ModelError(f"compile: the {which} energy at the start is not finite (overflow), first in {where}; give physical "
-                     "values (stiffness, rest positions, masses, initial velocities).")
+                     "values (node positions, stiffness, rest positions, masses, initial velocities).")
 
 
 def _singular_joint_block(model: Model, M: sp.spmatrix, free: np.ndarray) -> np.ndarray | None:
