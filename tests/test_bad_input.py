@@ -418,6 +418,26 @@ def test_a_refused_flexible_link_adds_no_node():
     assert [n for n in mb.nodes if n.startswith("l.")] == []
 
 
+def test_a_section_whose_element_stiffness_overflows_is_refused_naming_the_link():
+    """Issue 33.3: Iz = 1e308 is a finite, positive BeamSection value, but E·Iz/L of the link's
+    elements overflows; compile() then blamed the forces on node 'shoulder' ("give physical initial
+    velocities, loads and masses"). add_flexible_link now names the link, the section value and the
+    term, and adds no node."""
+    mb = builder()
+    sec = fm.BeamSection(**{**SEC, "Iz": 1e308})
+    with raises_naming(fm.ModelError, "add_flexible_link", "'coupler'", "section Iz = 1e+308", "E·Iz/L", "0.5 m"):
+        mb.add_flexible_link("coupler", (0, 0, 0), (1, 0, 0), 2, sec, node_a="shoulder")
+    assert [n for n in mb.nodes if n.startswith("coupler.")] == []
+
+
+def test_a_section_whose_element_mass_overflows_is_refused_naming_the_beam():
+    """rho = 1e308 on a 2 m² section 1 m long: the element mass rho·A·L overflows; add_beam names the beam."""
+    mb = builder()
+    with raises_naming(fm.ModelError, "add_beam", "'rod'", "section rho = 1e+308", "rho·A·L"):
+        mb.add_beam("rod", "shoulder", "elbow", fm.BeamSection(**{**SEC, "rho": 1e308, "A": 2.0}))
+    assert "rod" not in mb.beams
+
+
 def test_huge_z_hint_gives_the_same_section_frame():
     """Issue 11 item 13: z_hint = (0, 0, 1e200) overflowed the frame's normalisation (a zero e2,
     then ZeroDivisionError in simulate); it is a direction like (0, 0, 1)."""
