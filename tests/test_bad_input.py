@@ -276,6 +276,18 @@ def test_an_overflow_of_far_positions_is_not_blamed_on_standard_gravity():
     assert "gravity" not in str(info.value)
 
 
+def test_a_potential_energy_overflow_of_a_far_body_names_its_node():
+    """A body welded 1e308 m out under -9.81 m/s²: g·x overflows; compile() names the node and its
+    position (before: 'first in the model's elements', naming nothing)."""
+    mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
+    mb.add_node("far", (1e308, 1e308, 0))
+    mb.add_body("far", "far", 0.13, (0.2, 0, 0), np.eye(3))
+    mb.add_joint("weld", "fixed", "ground", "far")
+    with raises_naming(fm.ModelError, "compile", "potential energy", "node 'far'", "[1e+308, 1e+308, 0.0]") as info:
+        mb.compile()
+    assert "gravity" not in str(info.value)
+
+
 def test_gravity_whose_potential_energy_overflows_is_refused_at_compile_naming_gravity():
     """A body welded to ground (no coordinate) 1.9 m along a gravity of 1e308: its weight and
     moments are finite, its potential energy m g·x is not; simulate failed at t = 0 naming only

@@ -197,14 +197,15 @@ def _check_start_energy(model: Model, asm: Assembler, ev) -> None:
                    for u, k, r in zip(model.spring_u, model.spring_k, model.spring_rest)
                    if not np.isfinite(k * (st.q[model.u_to_q[u]] - r) ** 2)]
         node_T = 0.5 * np.einsum("ni,nij,nj->n", ev.kin.V, ev.Mb, ev.kin.V)
-        node_V = np.abs(model.X0).max(axis=1) * np.abs(ev.Mb[:, 0, 0]) * float(np.abs(model.gravity).max(initial=0.0))
+        gx = ev.kin.x @ model.gravity
+        node_V = np.where(np.isfinite(gx), ev.Mb[:, 0, 0] * gx, np.inf)  # a node's weight's potential, about
     if springs:
         where = f"the joint springs of joints {springs[:5]} (stiffness times (q - rest)² overflows)"
     elif not np.all(np.isfinite(node_T)):
         where = _node_label(model, int(np.argmax(~np.isfinite(node_T))))
     elif not np.all(np.isfinite(node_V)):
         n = int(np.argmax(~np.isfinite(node_V)))
-        where = f"the weight of {_node_label(model, n)} at {model.X0[n].tolist()}"
+        where = f"the weight of {_node_label(model, n)} at {ev.kin.x[n].tolist()}"
     else:
         where = "the model's elements (stiffness, strain or weight of the beams and bushings)"
     raise ModelError(f"compile: the {which} energy at the start is not finite (overflow), first in {where}; give physical "
