@@ -237,6 +237,95 @@ def test_nan_gravity():
         fm.ModelBuilder(gravity=(0.0, NAN, 0.0))
 
 
+def _cut_arm(gravity, cut: str, k: float = 1e4) -> fm.ModelBuilder:
+    """A revolute crank and a link on a spherical joint, the link's node tied to ground by ``cut``
+    ("bushing", "rigid" or "none")."""
+    mb = fm.ModelBuilder(gravity=gravity)
+    mb.add_node("crank", (0.5, 0.3, 0))
+    mb.add_body("crank", "crank", 1.0, (0.2, 0, 0), np.eye(3))
+    mb.add_joint("O", "revolute", "ground", "crank", point=(0, 0, 0), axis=(0, 0, 1))
+    mb.add_node("link", (1.0, 0, 0))
+    mb.add_body("link", "link", 1.0, (0.2, 0, 0), np.eye(3))
+    mb.add_joint("A", "spherical", "crank", "link")
+    if cut == "bushing":
+        mb.add_bushing("tie", "ground", "link", [k] * 6, point=(1.0, 0, 0))
+    elif cut == "rigid":
+        mb.add_rigid_cut("tie", "ground", "link", point=(1.0, 0, 0), free_rotation="all")
+    return mb
+
+
+@pytest.mark.parametrize("gravity", [(-1e308, 1e308, 0.0), (1e308, 0.0, 0.0)])
+@pytest.mark.parametrize("cut", ["bushing", "rigid", "none"])
+def test_gravity_whose_weights_overflow_is_refused_at_compile_naming_gravity(gravity, cut):
+    """Issue 33.2: a finite gravity whose generalized forces overflow (1e308 times a lever arm of
+    0.58 m summed over two bodies) raised a bare ValueError('non-finite solution') in the cut
+    defaults, or failed at simulate's first step; compile() now names gravity and the coordinate."""
+    with raises_naming(fm.ModelError, "compile", "gravity", "1e+308", "'O.q'", "joint 'O'"):
+        _cut_arm(gravity, cut).compile()
+
+
+def test_an_overflow_of_far_positions_is_not_blamed_on_standard_gravity():
+    """A body 1e308 m out on a slider: its weight's moment overflows with any gravity, so
+    compile() names the node and its position, not gravity (-9.81 m/s² is no cause to correct)."""
+    mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
+    mb.add_node("far", (1e308, 1e308, 0))
+    mb.add_body("far", "far", 1.0, (0.2, 0, 0), np.eye(3))
+    mb.add_joint("slide", "prismatic", "ground", "far", axis=(0, 0, 1), point=(1e308, 1e308, 0))
+    with raises_naming(fm.ModelError, "compile", "'slide.q'", "node 'far'", "[1e+308, 1e+308, 0.0]", "node positions") as info:
+        mb.compile()
+    assert "gravity" not in str(info.value)
+
+
+def test_a_potential_energy_overflow_of_a_far_body_names_its_node():
+    """A body welded 1e308 m out under -9.81 m/s²: g·x overflows; compile() names the node and its
+    position (before: 'first in the model's elements', naming nothing)."""
+    mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
+    mb.add_node("far", (1e308, 1e308, 0))
+    mb.add_body("far", "far", 0.13, (0.2, 0, 0), np.eye(3))
+    mb.add_joint("weld", "fixed", "ground", "far")
+    with raises_naming(fm.ModelError, "compile", "potential energy", "node 'far'", "[1e+308, 1e+308, 0.0]") as info:
+        mb.compile()
+    assert "gravity" not in str(info.value)
+
+
+def test_gravity_whose_potential_energy_overflows_is_refused_at_compile_naming_gravity():
+    """A body welded to ground (no coordinate) 1.9 m along a gravity of 1e308: its weight and
+    moments are finite, its potential energy m g·x is not; simulate failed at t = 0 naming only
+    the energy ('potential'); compile() names gravity."""
+    mb = fm.ModelBuilder(gravity=(1e308, 0.0, 0.0))
+    mb.add_node("block", (1.7, 0, 0))
+    mb.add_body("block", "block", 1.0, (0.2, 0, 0), np.eye(3))
+    mb.add_joint("weld", "fixed", "ground", "block")
+    with raises_naming(fm.ModelError, "compile", "gravity", "1e+308", "potential energy"):
+        mb.compile()
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the rigid cut's own round-off floor, size² at 1e200
+def test_a_rigid_cut_whose_penalty_scale_overflows_is_refused_naming_it():
+    """A rigid pin on a held slider 1e200 m out (a pendulum elsewhere moves): the pin's rotations
+    move nothing, so their penalty scale is the loop's mass times the model's size squared, 1e400;
+    a bare OverflowError before, now a ModelError naming the cut."""
+    mb = fm.ModelBuilder(gravity=(0, -9.81, 0))
+    mb.add_node("bob", (0, -1, 0))
+    mb.add_body("bob", "bob", 1.0, (0, 0, 0), np.eye(3) * 0.01)
+    mb.add_joint("swing", "revolute", "ground", "bob", point=(0, 0, 0), axis=(0, 0, 1))
+    mb.add_node("far", (1e200, 0, 0))
+    mb.add_body("far", "far", 1.0, (0.2, 0, 0), np.eye(3))
+    mb.add_joint("slide", "prismatic", "ground", "far", axis=(1, 0, 0))
+    mb.add_drive("slide", lambda t: 0.0 * t)
+    mb.add_rigid_cut("pin", "ground", "far", point=(1e200, 0, 0), free_rotation="z")
+    with raises_naming(fm.ModelError, "compile", "rigid cut 'pin'", "penalty scale", "1e+200", "not finite"):
+        mb.compile()
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # the bushing's own K d at 1e308
+def test_a_bushing_whose_default_damping_overflows_is_refused_naming_it():
+    """A stiffness of 1e308 N/m: its default damping √(k m) needs k + kᵀ, beyond floating point
+    (a bare ValueError from eigh before); compile() names the bushing and its stiffness."""
+    with raises_naming(fm.ModelError, "compile", "bushing 'tie'", "default damping", "1e+308", "not finite"):
+        _cut_arm((0, -9.81, 0), "bushing", k=1e308).compile()
+
+
 def test_bad_input_leaves_builder_usable():
     """A refused call adds nothing: the builder still compiles the valid model."""
     mb = builder()
@@ -341,6 +430,26 @@ def test_a_refused_flexible_link_adds_no_node():
     assert [n for n in mb.nodes if n.startswith("l.")] == []
 
 
+def test_a_section_whose_element_stiffness_overflows_is_refused_naming_the_link():
+    """Issue 33.3: Iz = 1e308 is a finite, positive BeamSection value, but E·Iz/L of the link's
+    elements overflows; compile() then blamed the forces on node 'shoulder' ("give physical initial
+    velocities, loads and masses"). add_flexible_link now names the link, the section value and the
+    term, and adds no node."""
+    mb = builder()
+    sec = fm.BeamSection(**{**SEC, "Iz": 1e308})
+    with raises_naming(fm.ModelError, "add_flexible_link", "'coupler'", "section Iz = 1e+308", "E·Iz/L", "0.5 m"):
+        mb.add_flexible_link("coupler", (0, 0, 0), (1, 0, 0), 2, sec, node_a="shoulder")
+    assert [n for n in mb.nodes if n.startswith("coupler.")] == []
+
+
+def test_a_section_whose_element_mass_overflows_is_refused_naming_the_beam():
+    """rho = 1e308 on a 2 m² section 1 m long: the element mass rho·A·L overflows; add_beam names the beam."""
+    mb = builder()
+    with raises_naming(fm.ModelError, "add_beam", "'rod'", "section rho = 1e+308", "rho·A·L"):
+        mb.add_beam("rod", "shoulder", "elbow", fm.BeamSection(**{**SEC, "rho": 1e308, "A": 2.0}))
+    assert "rod" not in mb.beams
+
+
 def test_huge_z_hint_gives_the_same_section_frame():
     """Issue 11 item 13: z_hint = (0, 0, 1e200) overflowed the frame's normalisation (a zero e2,
     then ZeroDivisionError in simulate); it is a direction like (0, 0, 1)."""
@@ -415,7 +524,20 @@ def _far_com(mb):
     mb.add_joint("j", "revolute", "shoulder", "far", axis=(0, 0, 1))
 
 
+def _floating_node_undone_by_a_ball(mb):
+    """A body-less node on its own (a free joint) carrying a body on a spherical joint: turning the
+    node about the body's node while the ball turns back moves no mass. Round-off let CHOLMOD
+    factorize this M̄ (eigenvalues ~1e-15 against 36), and simulate failed at its first step."""
+    mb.add_node("hub", (-1.27, -1.88, 0.0))
+    mb.add_node("bob", (-1.42, 0.0, 1.82))
+    mb.add_body("bob", "bob", 3.9, (0.2, 0, 0), np.diag([5.1, 2.5, 4.1]))
+    mb.add_joint("ball", "spherical", "hub", "bob")
+
+
 MASSLESS = {
+    "a free body-less node whose turn a ball undoes": (_floating_node_undone_by_a_ball,
+                                                       ["compile", "'hub:free'", "'ball'", "'hub:free.wx'", "'ball.wz'",
+                                                        "node 'hub' (no body)", "no mass"]),
     "a node with no mass": (_loose_node, ["compile", "'loose:free'", "'loose:free.t0'", "'loose:free.wz'",
                                           "node 'loose' (no body)", "no mass"]),
     "a point mass on a spherical joint": (_point_mass_on_ball((0, 0, 0)), ["compile", "'socket'", "'socket.wx'",

@@ -1,13 +1,16 @@
-"""Property-based fuzzing of the build end (issue 11, "What must be shown"): random builder
-programs — nodes, bodies, joints, beams, flexible links, bushings, drives, joint springs and
-forces, friction, loads, particle bodies and their loads — with bad values mixed in, then
-compile() and a few time steps.
+"""Property-based fuzzing of the build end (issue 11, "What must be shown"; issue 33): random
+builder programs — nodes, bodies, joints, beams, flexible links and their sections, bushings,
+rigid cuts, loops whose joints are all fixed or driven closed by a bushing or a rigid cut,
+drives, joint springs and forces, friction, loads, particle bodies and their loads, extreme
+gravity — with bad values mixed in, then compile() and a few time steps.
 
 The properties:
 * the only exceptions that escape are flexmb's own (FlexmbError subclasses);
-* an add_* call that refuses its input names the call and the offender (an argument's name
-  or value, or the item's name);
-* a compile() error names an item of the model;
+* a call that refuses its input names the call (``add_beam``, ``BeamSection``, ...), the item
+  it adds or refers to (its name, when that is a valid name) and the offender (an argument's
+  name or value);
+* a compile() error names an item of the model (or gravity);
+* a simulate() error names an item of the model (a coordinate, joint, node or element);
 * a run that ends "finished" has only finite numbers in its arrays.
 
 Hypothesis runs derandomized (the same examples on every run, no example database), so a
@@ -39,6 +42,8 @@ BAD_VECTORS = [("1", "2", "3"), (1.0, 2.0), (math.nan, 0.0, 0.0), (True, False, 
                (1e308, 1e308, 0.0), {"x": 1.0}, "abc", [[1.0, 2.0, 3.0]], (1.0, "x", 2.0), (0.0, 0.0, 0.0),
                (1e200, -1e200, 1e200)]
 BAD_NAMES = [["a"], "", "ground", 3, None, ("a",), b"a"]
+#: finite gravities whose weights or their moments overflow, or make the first step's motion overflow
+EXTREME_GRAVITY = [(-1e308, 1e308, 0.0), (1e308, 0.0, 0.0), (0.0, -1e200, 0.0), (1e150, 0.0, -1e150), (0.0, 0.0, 1e300)]
 
 
 def _choice(draw, good, bad, p_bad: float = 0.15):
@@ -85,10 +90,19 @@ def time_function(draw, shape):
 
 
 def section(draw):
+    """The arguments of a BeamSection (a call of its own in the program: run_steps makes it)."""
     E = number(draw, st.floats(1e9, 2e11))
+    Iz = _choice(draw, st.just(1e-8), [math.nan, -1e-8, 0.0, 1e308, "1e-8"], 0.05)
     ky = draw(st.sampled_from([None, None, 0.85]))
     kz = draw(st.sampled_from([None, 0.85])) if ky is not None else draw(st.sampled_from([None, None, None, 0.85]))
-    return lambda: fm.BeamSection(E, 8e10, 1e-4, 1e-8, 1e-8, 2e-8, 7800.0, ky=ky, kz=kz)
+    return Section(dict(E=E, G=8e10, A=1e-4, Iy=1e-8, Iz=Iz, J=2e-8, rho=7800.0, ky=ky, kz=kz))
+
+
+@dataclasses.dataclass(frozen=True)
+class Section:
+    """A BeamSection's arguments in a program step (made by run_steps, its refusal checked there)."""
+
+    kwargs: dict
 
 
 # ----------------------------------------------------------------------------- operations
@@ -140,6 +154,31 @@ def op_link(draw, i):
     n = _choice(draw, st.integers(1, 3), [0, -1, True, 2.5, "2", None], 0.2)
     kw = dict(z_hint=vector(draw, st.just((0.0, 0.0, 1.0))))
     return "add_flexible_link", (f"link{i}", vector(draw), vector(draw), n, section(draw)), kw
+
+
+def op_rigid_cut(draw, i):
+    kw = dict(free_rotation=_choice(draw, st.sampled_from([None, "x", "y", "z", "all"]), ["w", ["x"], 1], 0.1))
+    if draw(st.integers(0, 3)):
+        kw["point"] = vector(draw)
+    if draw(st.integers(0, 5)) == 0:
+        kw["tolerance"] = number(draw, st.sampled_from([1e-10, 1e-8]))
+    if draw(st.integers(0, 5)) == 0:
+        kw["penalty"] = number(draw, st.floats(1e3, 1e9))
+    return "add_rigid_cut", (f"cut{i}", node(draw, allow_ground=True), node(draw)), kw
+
+
+def op_prescribed_loop(draw, i):
+    """A body on a fixed, or a driven revolute or prismatic, joint to ground or an earlier node (of
+    the limbs, or of an earlier prescribed loop), closed by a bushing or a rigid cut at the joint's
+    point to the same parent: a loop with no free coordinate. The
+    drive keeps the cut closed (a turn about the revolute's axis, a pin cut free about it) or opens
+    it (a slide, a weld)."""
+    kind = draw(st.sampled_from(["fixed", "revolute", "prismatic"]))
+    cut = draw(st.sampled_from(["add_bushing", "add_rigid_cut"]))
+    parent = draw(st.sampled_from(("ground",) + NODES + tuple(f"p{k}" for k in range(i))))
+    return "prescribed_loop", (f"p{i}", f"body{i}", f"j{i}", kind, parent, cut, f"cut{i}"), dict(
+        position=_choice(draw, VEC, BAD_VECTORS, 0.05), speed=draw(st.sampled_from([0.0, 0.0, 2.0])),
+        free_rotation=draw(st.sampled_from([None, "z", "all"])), stiffness=draw(st.sampled_from([1e4, 1e8])))
 
 
 def op_bushing(draw, i):
@@ -200,50 +239,102 @@ def op_particle_load(draw, i):
 
 
 OPS = (op_limb,) * 8 + (op_node,) + (op_body,) * 2 + (op_joint,) * 3 + (
-    op_beam, op_link, op_bushing, op_drive, op_spring, op_joint_force, op_friction, op_load, op_particle_body, op_particle_load)
+    op_beam, op_link, op_bushing, op_rigid_cut, op_prescribed_loop, op_drive, op_spring, op_joint_force, op_friction, op_load,
+    op_particle_body, op_particle_load)
 
 
 @st.composite
 def programs(draw):
-    """(gravity, [(method, args, kwargs), ...])."""
+    """(gravity, [(method, args, kwargs), ...]): mostly a limb then random operations; one in
+    eight a short program of prescribed loops, loads and limbs (mostly good values: an inverse-
+    dynamics model, with no free coordinate at all unless it has a limb)."""
     gravity = _choice(draw, st.just((0.0, -9.81, 0.0)), BAD_VECTORS, 0.03)
+    gravity = _choice(draw, st.just(gravity), EXTREME_GRAVITY, 0.05)
+    if draw(st.integers(0, 7)) == 0:
+        n = draw(st.integers(1, 3))
+        rest = (op_prescribed_loop,) * 3 + (op_load, op_limb)
+        return gravity, [op_prescribed_loop(draw, 0)] + [draw(st.sampled_from(rest))(draw, i) for i in range(1, n)]
     n = draw(st.integers(2, 14))
     return gravity, [op_limb(draw, 0)] + [draw(st.sampled_from(OPS))(draw, i) for i in range(1, n)]
 
 
 # ----------------------------------------------------------------------------- the properties
 def _names_the_offender(msg: str, method: str, args: tuple, kwargs: dict) -> bool:
-    """The message names the call (or BeamSection, made in that call) and the offender: one
-    of the call's parameters by name, or a string argument by its value."""
-    if method not in msg and "BeamSection" not in msg:
+    """The message names the call, the item (the call's first argument, the name of what it adds
+    or of the joint or body it refers to, when that is a valid name) and the offender: one of the
+    call's parameters by name, or a string argument by its value."""
+    if method not in msg:
         return False
-    params = set(inspect.signature(getattr(fm.ModelBuilder, method)).parameters) - {"self"}
-    params |= {f.name for f in dataclasses.fields(fm.BeamSection)} if "BeamSection" in msg else set()
+    if args and isinstance(args[0], str) and args[0] and args[0] != "ground" and repr(args[0]) not in msg:
+        return False
+    call = fm.BeamSection if method == "BeamSection" else getattr(fm.ModelBuilder, method)
+    params = set(inspect.signature(call).parameters) - {"self"}
     values = {repr(a) for a in args if isinstance(a, str)} | {repr(v) for v in kwargs.values() if isinstance(v, str)}
     return any(w in msg for w in params | values)
 
 
+def _names_an_item(msg: str, items) -> bool:
+    """The message names one of ``items`` (quoted, as flexmb's messages quote names)."""
+    return any(f"'{n}" in msg for n in items)
+
+
 def _non_finite_arrays(res) -> list[str]:
+    """The arrays of ``res`` holding NaN or inf; the step history's ``error`` of a failed attempt
+    (status 2: Newton failed, no estimate) is nan by design and left out."""
     bad = []
     for f in dataclasses.fields(res):
         v = getattr(res, f.name)
         items = v.items() if isinstance(v, dict) else [(f.name, v)]
         for k, a in items:
+            if f.name == "steps" and k == "error":
+                a = a[np.asarray(v["status"]) != 2]
             if isinstance(a, np.ndarray) and a.dtype.kind == "f" and not np.all(np.isfinite(a)):
                 bad.append(k)
     return bad
 
 
+_REFUSED = object()
+
+
+def _call(method: str, fn, args: tuple, kwargs: dict):
+    """``fn(*args, **kwargs)``; a refusal must be a FlexmbError naming the call ``method``, the item
+    and the offender. Returns what fn returns, or _REFUSED."""
+    try:
+        return fn(*args, **kwargs)
+    except fm.FlexmbError as exc:
+        assert _names_the_offender(str(exc), method, args, kwargs), f"{method}{args} {kwargs}: {exc}"
+        return _REFUSED
+
+
 def run_steps(mb: fm.ModelBuilder, steps) -> None:
-    """Call the add_* methods; a refusal must be a FlexmbError naming the call and the offender."""
+    """Call the add_* methods (and BeamSection before add_beam and add_flexible_link, a call of
+    its own as in a user's program: a refused section is no beam)."""
     for method, args, kwargs in steps:
-        try:
-            if method in ("add_beam", "add_flexible_link"):  # the section is made here: its checks are at the call
-                k = 3 if method == "add_beam" else 4
-                args = args[:k] + (args[k](),) + args[k + 1:]
-            getattr(mb, method)(*args, **kwargs)
-        except fm.FlexmbError as exc:
-            assert _names_the_offender(str(exc), method, args, kwargs), f"{method}{args} {kwargs}: {exc}"
+        k = {"add_beam": 3, "add_flexible_link": 4}.get(method)
+        if k is not None:
+            sec = _call("BeamSection", fm.BeamSection, (), args[k].kwargs)
+            if sec is _REFUSED:
+                continue
+            args = args[:k] + (sec,) + args[k + 1:]
+        _call(method, getattr(mb, method), args, kwargs)
+
+
+def prescribed_loop_steps(args: tuple, kwargs: dict) -> list:
+    """The builder calls of op_prescribed_loop."""
+    name, body, joint, kind, parent, cut, cut_name = args
+    x = kwargs["position"]
+    steps = [("add_node", (name,), dict(position=x)),
+             ("add_body", (body, name), dict(mass=1.0, com=(0.2, 0.0, 0.0), inertia=np.diag([0.1, 0.2, 0.25]))),
+             ("add_joint", (joint, kind, parent, name), {} if kind == "fixed" else dict(axis=(0.0, 0.0, 1.0), point=x))]
+    if kind != "fixed":
+        v = kwargs["speed"]
+        steps.append(("add_drive", (joint, lambda t, v=v: v * t), dict(velocity=lambda t, v=v: v + 0.0 * t,
+                                                                        acceleration=lambda t: 0.0 * t)))
+    cut_kw = dict(point=x, free_rotation=kwargs["free_rotation"])
+    if cut == "add_bushing":
+        cut_kw["stiffness"] = [kwargs["stiffness"]] * 6
+    steps.append((cut, (cut_name, parent, name), cut_kw))
+    return steps
 
 
 def check_program(gravity, program) -> str:
@@ -261,17 +352,22 @@ def check_program(gravity, program) -> str:
                             ("add_joint", (joint, kind, parent, name), kwargs["joint"])]
             run_steps(mb, program_limb)
             continue
+        if method == "prescribed_loop":
+            run_steps(mb, prescribed_loop_steps(args, kwargs))
+            continue
         run_steps(mb, [(method, args, kwargs)])
+    items = [*mb.nodes, *mb.joints, *mb.bodies, *mb.beams, *mb.bushings, *mb.rigid_cuts, *mb.particle_bodies,
+             *{s.link for s in mb.beams.values()}]
     try:
         model = mb.compile()
     except fm.FlexmbError as exc:
-        items = [*mb.nodes, *mb.joints, *mb.bodies, *mb.beams, *mb.bushings, *mb.particle_bodies]
-        assert any(f"'{n}" in str(exc) for n in items) or "no nodes" in str(exc), f"compile: {exc}"
+        msg = str(exc)
+        assert _names_an_item(msg, items) or "gravity" in msg or "no nodes" in msg, f"compile: {exc}"
         return "compile refused"
     try:
         res = fm.simulate(model, t_end=0.003, dt=1e-3)
     except fm.FlexmbError as exc:
-        assert str(exc), "empty message"
+        assert _names_an_item(str(exc), [*items, *model.coordinate_names, *model.joint_names]), f"simulate: {exc}"
         return "simulate raised"
     if res.status == "finished":
         bad = _non_finite_arrays(res)
@@ -290,4 +386,8 @@ def test_random_builder_programs_fail_only_with_flexmb_errors_that_name_the_offe
         with np.errstate(all="ignore"):
             outcome = check_program(gravity, program)
     event(outcome)
+    if any(step[0] == "prescribed_loop" for step in program):
+        event(f"with a prescribed loop: {outcome}")
+    if gravity in EXTREME_GRAVITY:
+        event(f"extreme gravity: {outcome}")
     assert outcome in ("gravity refused", "compile refused", "simulate raised", "finished", "failed", "stopped")

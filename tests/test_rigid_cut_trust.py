@@ -44,8 +44,7 @@ def translated_windows():
 def test_a_rigid_cut_window_computes_alike_wherever_it_lies(translated_windows):
     """At 0, 40, 1000 and 1000.37 m the joint angles agree to 1e-7 rad over 2 s, the Newton iterations
     per step within 10 %, the energy balance within 1 % (issue 33; before the model frame: 4092, 2325,
-    1471 and 14 iterations, the rod 9 rad apart at 1000 m). 40 and 1000 m are whole multiples of the
-    model frame's grid (eq. O1), so they compute bit for bit as at the origin; 1000.37 m does not."""
+    1471 and 14 iterations, the rod 9 rad apart at 1000 m)."""
     model0, ref = translated_windows[0.0]
     assert not model0.origin.any()
     for x0, (model, res) in translated_windows.items():
@@ -56,8 +55,23 @@ def test_a_rigid_cut_window_computes_alike_wherever_it_lies(translated_windows):
         assert energy_error(res) == pytest.approx(energy_error(ref), rel=1e-2, abs=1e-12)
         # positions come back global
         assert res.node_position("crank1")[0] == pytest.approx(ref.node_position("crank1")[0] + (x0, 0, 0), abs=1e-9)
-    assert np.array_equal(translated_windows[1000.0][1].coordinate("O0.q"), ref.coordinate("O0.q"))
-    assert not np.array_equal(translated_windows[1000.37][1].coordinate("O0.q"), ref.coordinate("O0.q"))
+
+
+def test_the_model_frame_origin_is_exact_and_on_a_grid():
+    """Eq. (O1): zero for a model around the global origin (within twice its extent), else the centre
+    rounded to a power of two above the extent, so that X0 - origin is exact; points moved by a whole
+    multiple of that power keep their model-frame positions to the rounding of the moved input."""
+    from flexmb.builder.compile import model_origin
+
+    rng = np.random.default_rng(3)
+    pts = rng.uniform(-0.7, 0.7, (9, 3))  # extent < 1.4: grid 2
+    assert not model_origin(pts).any() and not model_origin(pts + (1.0, -1.0, 0)).any()
+    for shift in ((1000.0, 0, 0), (-64.0, 4096.0, 1e6), (1000.37, 0.1, 0.2), (1e9 + 0.5, -3e7, 12345.678)):
+        moved = pts + shift
+        o = model_origin(moved)
+        assert np.all(np.abs(o - np.asarray(shift)) <= 2.0)  # near the model (the grid is 2 here)
+        assert np.all(o % 2.0 == 0.0) and np.array_equal((moved - o) + o, moved)  # on the grid; the shift exact
+    assert not model_origin(np.zeros((1, 3)) + 5.0).any()  # one point: no extent, the global origin kept
 
 
 def test_the_window_far_from_the_origin_follows_the_exact_solution_to_second_order(translated_windows):

@@ -17,6 +17,8 @@ warned about, and negative particle masses that make M̄ indefinite are refused.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import warnings
 
 import numpy as np
@@ -39,6 +41,12 @@ __all__ = ["check_model", "check_masses", "check_particle_bodies"]
 MASSLESS_RTOL = 1e-13
 #: above this many free coordinates a singular M̄ is not diagonalised to find the massless motion
 DENSE_LIMIT = 3000
+#: up to this many free coordinates M̄'s spectrum (diagonally scaled) decides, not a Cholesky attempt,
+#: which round-off lets pass on a massless motion of several joints (a body-less node whose rotation
+#: a spherical joint below it undoes)
+SPECTRUM_LIMIT = 400
+#: standard gravity [m/s²]: a gravity beyond it is blamed for an overflow that it alone causes
+G_STANDARD = 9.80665
 
 
 def _fmt(x: float) -> str:
@@ -88,6 +96,9 @@ def check_masses(model: Model, require_mass: bool = True) -> None:
     bad = ~np.isfinite(ev.bias).all(axis=1)
     if bad.any():
         n = int(np.argmax(bad))
+        if _gravity_overflows(model, lambda a, e: bool(np.isfinite(e.bias[n]).all())):
+            raise ModelError(f"compile: gravity = {model.gravity.tolist()} (ModelBuilder(gravity=...)): the weight of "
+                             f"{_node_label(model, n)} overflows (is not a finite number); give a physical gravity.")
         st = model.initial_state()
         k = int(np.argmax(np.abs(st.u))) if model.n_u else -1
         fast = (f"; the fastest coordinate is '{model.coordinate_names[k]}' with velocity {st.u[k]:.3g} at t = 0"
@@ -96,6 +107,8 @@ def check_masses(model: Model, require_mass: bool = True) -> None:
         raise ModelError(f"compile: {_node_label(model, n)}: the forces on it at the start (weight, loads "
                          f"{loads[:5]}, velocity terms) are not finite (overflow){fast}. Give physical initial "
                          "velocities (u0, drive velocities), loads and masses.")
+    _check_start_forces(model, ev)
+    _check_start_energy(model, asm, ev)
     if not free.size:
         return
     M = asm.mbar(ev, free).tocsc()
@@ -109,6 +122,10 @@ def check_masses(model: Model, require_mass: bool = True) -> None:
     if not require_mass:
         return
     found = _singular_joint_block(model, M, free)
+    if found is None and free.size <= SPECTRUM_LIMIT:
+        found = _scaled_null_motions(model, M, free)
+        if found is None:
+            return
     if found is None:
         try:
             SparseCholesky(M).factorize(M)
@@ -116,6 +133,83 @@ def check_masses(model: Model, require_mass: bool = True) -> None:
         except SolverError:
             found = _null_motion(M, free)
     raise ModelError(_massless_message(model, found))
+
+
+def _gravity_overflows(model: Model, finite) -> bool:
+    """Whether gravity's magnitude causes an overflow: gravity is beyond the standard G_STANDARD,
+    and ``finite(asm, ev)`` holds for the start evaluated with gravity of magnitude G_STANDARD in
+    its direction (where it does not, positions, masses or loads overflow with any gravity)."""
+    g = model.gravity
+    big = float(np.abs(g).max(initial=0.0))
+    if big == 0.0 or math.hypot(*(g / big)) * big <= G_STANDARD:
+        return False
+    unit = g / big
+    tame = dataclasses.replace(model, gravity=G_STANDARD * unit / np.linalg.norm(unit))
+    asm = Assembler(tame)
+    with np.errstate(all="ignore"):
+        return finite(asm, asm.evaluate(tame.initial_state()))
+
+
+def _check_start_forces(model: Model, ev) -> None:
+    """Refuse a model whose generalized forces at the start (eq. (1) at u' = 0 on the free
+    coordinates) overflow, naming the first such coordinate, its joint and node, and gravity where
+    its magnitude is the cause (finite node forces whose projection overflows: weight times a lever
+    arm)."""
+    st = model.initial_state()
+    udot = st.udot.copy()
+    udot[model.free_u] = 0.0
+    with np.errstate(all="ignore"):
+        r = ev.residual(udot)
+    bad = ~np.isfinite(r)
+    if not bad.any():
+        return
+    u = int(np.argmax(bad))
+    j = _joint_of(model, u)
+    child = int(model.joint_child[j])
+    where = (f"the generalized force on coordinate '{model.coordinate_names[u]}' (joint '{model.joint_names[j]}', "
+             f"{_node_label(model, child)} at {model.X0[child].tolist()}) at the start")
+    if _gravity_overflows(model, lambda a, e: bool(np.isfinite(e.residual(udot)).all())):
+        raise ModelError(f"compile: gravity = {model.gravity.tolist()} (ModelBuilder(gravity=...)): {where} overflows "
+                         "(the weights of the bodies it moves, times their lever arms and summed, exceed floating point); "
+                         "give a physical gravity.")
+    raise ModelError(f"compile: {where} is not finite (overflow): the weights, loads and joint forces it sums, times "
+                     "their lever arms, exceed floating point; give physical node positions, masses, loads and initial "
+                     "velocities.")
+
+
+def _check_start_energy(model: Model, asm: Assembler, ev) -> None:
+    """Refuse a model whose kinetic or potential energy at the start overflows (the run's energy
+    balance would fail at t = 0 naming only the energy): naming gravity where its magnitude is the
+    cause (weights whose potential, m g·x summed, exceeds floating point), else the joint springs or
+    nodes whose energy overflows."""
+    st = model.initial_state()
+    with np.errstate(all="ignore"):
+        T, V = asm.energies(ev, st)
+    if np.isfinite(T) and np.isfinite(V):
+        return
+    which = "kinetic" if not np.isfinite(T) else "potential"
+    if _gravity_overflows(model, lambda a, e: bool(np.isfinite(a.energies(e, st)).all())):
+        raise ModelError(f"compile: gravity = {model.gravity.tolist()} (ModelBuilder(gravity=...)): the potential "
+                         "energy of the weights at the start (m g·x summed over the bodies) overflows (is not a finite "
+                         "number); give a physical gravity.")
+    with np.errstate(all="ignore"):
+        springs = [model.joint_names[_joint_of(model, int(u))]
+                   for u, k, r in zip(model.spring_u, model.spring_k, model.spring_rest)
+                   if not np.isfinite(k * (st.q[model.u_to_q[u]] - r) ** 2)]
+        node_T = 0.5 * np.einsum("ni,nij,nj->n", ev.kin.V, ev.Mb, ev.kin.V)
+        gx = ev.kin.x @ model.gravity
+        node_V = np.where(np.isfinite(gx), ev.Mb[:, 0, 0] * gx, np.inf)  # a node's weight's potential, about
+    if springs:
+        where = f"the joint springs of joints {springs[:5]} (stiffness times (q - rest)² overflows)"
+    elif not np.all(np.isfinite(node_T)):
+        where = _node_label(model, int(np.argmax(~np.isfinite(node_T))))
+    elif not np.all(np.isfinite(node_V)):
+        n = int(np.argmax(~np.isfinite(node_V)))
+        where = f"the weight of {_node_label(model, n)} at {ev.kin.x[n].tolist()}"
+    else:
+        where = "the model's elements (stiffness, strain or weight of the beams and bushings)"
+    raise ModelError(f"compile: the {which} energy at the start is not finite (overflow), first in {where}; give physical "
+                     "values (node positions, stiffness, rest positions, masses, initial velocities).")
 
 
 def _singular_joint_block(model: Model, M: sp.spmatrix, free: np.ndarray) -> np.ndarray | None:
@@ -140,6 +234,27 @@ def _singular_joint_block(model: Model, M: sp.spmatrix, free: np.ndarray) -> np.
             basis[:, free[idx[k]]] = vec[k][:, null[k]].T
             return basis
     return None
+
+
+def _scaled_null_motions(model: Model, M: sp.spmatrix, free: np.ndarray) -> np.ndarray | None:
+    """Motions that move no mass (rows in u coordinates), or None: the eigenvectors of M̄ scaled to
+    unit diagonal, D^-1/2 M̄ D^-1/2, whose eigenvalues are below MASSLESS_RTOL times the largest
+    (the scaling makes the test blind to how heavy each coordinate is, and sees only dependence)."""
+    A = M.toarray()
+    d = np.diag(A).copy()
+    if np.any(d <= 0):
+        basis = np.zeros((1, model.n_u))
+        basis[0, free[int(np.argmin(d))]] = 1.0
+        return basis
+    sc = 1.0 / np.sqrt(d)
+    lam, vec = np.linalg.eigh(sc[:, None] * A * sc[None, :])
+    null = lam <= MASSLESS_RTOL * lam[-1]
+    if not null.any():
+        return None
+    v = sc[:, None] * vec[:, null]
+    basis = np.zeros((int(null.sum()), model.n_u))
+    basis[:, free] = (v / np.linalg.norm(v, axis=0)).T
+    return basis
 
 
 def _null_motion(M: sp.spmatrix, free: np.ndarray) -> np.ndarray | None:

@@ -32,6 +32,7 @@ from flexmb.builder.records import (
     ParticleBodySpec,
     RigidCutSpec,
     SpringSpec,
+    check_beam,
     readonly,
 )
 from flexmb.elements import FAMILIES, ElementFamily
@@ -552,8 +553,7 @@ class ModelBuilder:
         L0 = float(np.linalg.norm(xb - xa))
         if L0 < 1e-12:
             raise ModelError(f"{who}: nodes '{node_a}' and '{node_b}' coincide (zero length).")
-        if not np.isfinite(L0):
-            raise ModelError(f"{who}: the length between nodes '{node_a}' and '{node_b}' overflows; give physical positions.")
+        check_beam(section, L0, 1, who, f"the length between nodes '{node_a}' and '{node_b}'")
         damping = None if damping is None else args.number(damping, who, "damping", nonnegative=True)
         E0 = _section_frame(xb - xa, args.direction(z_hint, who, "z_hint"), who)
         self._beams[name] = BeamSpec(name, node_a, node_b, section, readonly(E0), L0, damping, link)
@@ -586,10 +586,9 @@ class ModelBuilder:
         length = float(np.linalg.norm(pb - pa))
         if length < 1e-12:
             raise ModelError(f"{who}: point_a and point_b coincide; a beam needs a length.")
-        if not np.isfinite(length):
-            raise ModelError(f"{who}: the distance from point_a to point_b overflows; give physical positions.")
         if not isinstance(section, BeamSection):
             raise ModelError(f"{who}: section = {section!r} must be a flexmb.BeamSection.")
+        check_beam(section, length, n_elements, who, "the distance from point_a to point_b")
         damping = None if damping is None else args.number(damping, who, "damping", nonnegative=True)
         for nd, p, what in ((node_a, pa, "node_a"), (node_b, pb, "node_b")):
             if nd is not None:

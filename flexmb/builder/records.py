@@ -6,6 +6,7 @@ fixed frame). Arrays in records are read-only copies.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,7 +19,7 @@ from flexmb.timefunctions import ScalarDrive
 
 __all__ = [
     "BeamSection", "NodeSpec", "BodySpec", "JointSpec", "DriveSpec", "SpringSpec", "JointForceSpec", "FrictionSpec",
-    "LoadSpec", "BushingSpec", "RigidCutSpec", "BeamSpec", "ParticleBodySpec", "readonly",
+    "LoadSpec", "BushingSpec", "RigidCutSpec", "BeamSpec", "ParticleBodySpec", "readonly", "check_beam",
 ]
 
 
@@ -54,6 +55,28 @@ class BeamSection:
             given, missing = ("ky", "kz") if self.kz is None else ("kz", "ky")
             raise ModelError(f"{who}: {given} is given without {missing}; a Timoshenko section needs both shear factors "
                              "(ky and kz), an Euler–Bernoulli section neither.")
+
+
+def check_beam(section: BeamSection, length: float, n: int, who: str, what: str) -> None:
+    """Refuse a beam whose ``length`` (``what``: where it is measured) overflows, or whose
+    elements (``n`` of them along it) have a stiffness or mass that overflows: the terms of the
+    element's local stiffness (E A / L, G J / L, E I / L, 12 E I / L³ and the Timoshenko 12 E I /
+    (k G A L²)) and consistent mass (rho A L, rho I L) must be finite numbers."""
+    if not math.isfinite(length):
+        raise ModelError(f"{who}: {what} overflows; give physical positions.")
+    s, L = section, length / n
+    terms = {"E·A/L": ("E", s.E * s.A / L), "G·J/L": ("J", s.G * s.J / L), "rho·A·L": ("rho", s.rho * s.A * L)}
+    for I, k in (("Iy", s.kz), ("Iz", s.ky)):
+        EI = s.E * getattr(s, I)
+        terms.update({f"E·{I}/L": (I, EI / L), f"12·E·{I}/L³": (I, 12 * EI / L / L / L),
+                      f"rho·{I}·L": (I, s.rho * getattr(s, I) * L)})
+        if k is not None:
+            terms[f"12·E·{I}/(k·G·A·L²)"] = (I, 12 * EI / (k * s.G * s.A) / L / L)
+    for term, (field, value) in terms.items():
+        if not math.isfinite(value):
+            raise ModelError(f"{who}: section {field} = {getattr(s, field)!r} (E = {s.E!r}, rho = {s.rho!r}) on elements "
+                             f"{L:.4g} m long: the element's {term} overflows (is not a finite number); give physical "
+                             "section values.")
 
 
 @dataclass(frozen=True, eq=False)
