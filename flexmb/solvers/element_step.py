@@ -29,7 +29,7 @@ from flexmb.elements.beam import kernels as beam_kernels
 from flexmb.elements.family import FamilyEvaluation
 from flexmb.engine import parallel
 from flexmb.engine.assembly import Evaluation
-from flexmb.engine.band_cholesky import BandCholesky, band_factor_loaded, band_solve
+from flexmb.engine.band_cholesky import band_factor_loaded, band_solve
 from flexmb.engine.dense_cholesky import dense_factor, dense_solve
 from flexmb.engine.iteration_matrix import ElementScatter, _composite_pairs
 from flexmb.engine.kinematics import (
@@ -352,7 +352,7 @@ class ElementStep(CompiledStep):
         st = self._st
         info = np.zeros(5)
         mbar, diag_pos, scatter = self.mbar, self.diag_pos, self.scatter
-        if isinstance(chol, BandCholesky):  # S straight into the band (band_maps)
+        if chol.kind == "band":  # S straight into the band (band_maps)
             mbar, diag_pos, scatter = self.band_maps
             factor = (True, _NO_INT, _NO_INT, chol.L.reshape(-1), chol.L, chol.perm, chol.dinv, chol._y)
         else:

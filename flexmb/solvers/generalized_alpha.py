@@ -33,11 +33,8 @@ from flexmb.elements import FAMILIES
 from flexmb.elements.family import StartContext, StepContext
 from flexmb.engine import parallel
 from flexmb.engine.assembly import Assembler, Evaluation, LazyEvaluation
-from flexmb.engine.band_cholesky import BandCholesky, band_order, band_suits
-from flexmb.engine.dense_cholesky import DenseCholesky
 from flexmb.engine.kinematics import mass_times_add
-from flexmb.engine.linalg import SparseCholesky
-from flexmb.engine.tree_solver import TreeSolver
+from flexmb.engine.linear_solver import choose
 from flexmb.errors import SettingsError, SolverError
 from flexmb.model import Model
 from flexmb.settings import RHO_INF
@@ -149,42 +146,20 @@ class GeneralizedAlpha:
         self.free = model.free_u
         # a rigid tree (no element couples two nodes) is factorized by the O(n) tree recursion with the
         # nonsymmetric velocity tangent (engine/tree_solver.py); everything else densely if small, in band storage if
-        # banded (engine/band_cholesky.py), by CHOLMOD otherwise
-        if linear_solver not in ("auto", "tree", "dense", "band", "cholmod"):
-            raise SettingsError(f"linear_solver = {linear_solver!r} must be 'auto', 'tree', 'dense', 'band' or 'cholmod'")
-        if linear_solver == "tree" and not self.asm.rigid_tree:
-            raise SettingsError("linear_solver = 'tree' needs a rigid tree (no element joining two nodes); this model "
-                                "has " + ", ".join(f.plural for f, _, _ in self.asm.with_blocks) + ": use 'auto' or 'cholmod'")
-        tree = self.asm.rigid_tree and linear_solver not in ("cholmod", "dense", "band")
-        # a small model that is no rigid tree: a dense factor (engine/dense_cholesky.py), cheaper than CHOLMOD's calls
-        dense = not tree and (linear_solver == "dense" or (linear_solver == "auto" and self.free.size <= self.dense_max))
-        self.chol: SparseCholesky | DenseCholesky | BandCholesky | TreeSolver | None = None
-        if self.free.size:
-            names = [model.coordinate_names[i] for i in self.free]
-            if tree:
-                self.chol = TreeSolver(self.asm.pattern, self.free, model.n_u, model.coordinate_names)
-            elif dense:
-                pattern = self.asm.structural_pattern(self.free)
-                self._new_solver = lambda: DenseCholesky(pattern, names)
-            else:
-                pattern = self.asm.structural_pattern(self.free)
-                # a banded matrix (e.g. a long flexible link): the band factor, twice as fast as CHOLMOD's there
-                order = band_order(pattern) if linear_solver in ("auto", "band") else None  # once for both
-                band = linear_solver == "band" or (linear_solver == "auto" and band_suits(pattern, order)[0])
-                self._new_solver = (lambda: BandCholesky(pattern, names, order)) if band else (lambda: SparseCholesky(pattern))
-            if not tree:
-                self.chol = self._new_solver()
+        # banded (engine/band_cholesky.py), by CHOLMOD otherwise (engine/linear_solver.py)
+        self.chol, self.solver_reason = choose(model, self.asm, self.free, linear_solver, self.dense_max)
+        kind = None if self.chol is None else self.chol.kind
         self._pchol = None  # a second factor of the kind of chol, for the cuts' projection matrix (_projection_factor)
         self.k_diag, self.c_diag = self.asm.stiffness_damping_diag(self.free)
         # a plain rigid tree takes its whole Newton loop in one compiled call (flexmb/solvers/tree_step.py)
-        self.tree_step = (TreeStep(model, self.asm, self.chol) if isinstance(self.chol, TreeSolver)
+        self.tree_step = (TreeStep(model, self.asm, self.chol) if kind == "tree"
                           and reuse_factor is not True and TreeStep.applies(model, self.asm) else None)
         # a model of beams (and bodies) on CHOLMOD forms its Newton iterates in compiled calls (element_step.py)
-        cholmod = isinstance(self.chol, (SparseCholesky, DenseCholesky, BandCholesky))  # S's values on the CSC pattern
+        cholmod = kind in ("dense", "band", "cholmod")  # S's values on the CSC pattern
         # the work integrals need the forces of every accepted state (flexmb.solvers.recorder, power): drives,
         # loads, element dampers or friction; the compiled iterates then evaluate it in the step (cheaper than later)
         self._work_needs_forces = bool(model.driven.size or model.loads or self.asm.dissipative or model.friction_u.size)
-        self.element_step = (ElementStep(model, self.asm, self.chol.dst if isinstance(self.chol, BandCholesky) else None)
+        self.element_step = (ElementStep(model, self.asm, self.chol.dst if kind == "band" else None)
                              if ElementStep.applies(model, self.asm, cholmod) else None)
         self.timings = {"assembly": 0.0, "factorization": 0.0, "solve": 0.0, "compiled_step": 0.0}
         self.modified_newton = 0
@@ -221,19 +196,19 @@ class GeneralizedAlpha:
             self.chol.pattern.nnz >= self.reuse_min_density * self.free.size
 
     def describe_solver(self) -> str:
-        """What solves the time steps' linear systems, for ``flexmb info``: the O(n) tree factorization
-        (and whether each step's Newton loop runs in one compiled call) or CHOLMOD (symbolic analysis
-        once; the BLAS it loaded is printed by the caller) and the threads of the beams' passes, or
-        nothing when every coordinate is driven."""
+        """What solves the time steps' linear systems, for ``flexmb info``: the factor
+        (engine/linear_solver.py) and why it was chosen, and how each step's Newton loop runs (in one
+        compiled call, its iterates compiled, or in Python) and on how many threads the beams' passes
+        run; nothing when every coordinate is driven."""
         if self.chol is None:
             return "none (every coordinate is driven: inverse dynamics, no unknowns)"
-        if isinstance(self.chol, TreeSolver):
+        n = self.free.size
+        if self.chol.kind == "tree":
             how = ("each step's Newton loop in one compiled call (flexmb/solvers/tree_step.py); with fixed steps and no "
                    "callback, all steps between two output rows in one call (flexmb/solvers/tree_run.py)"
                    if self.tree_step is not None
                    else "Newton in Python (friction, follower loads or reuse_factor=True)")
-            return (f"O(n) tree factorization of the rigid tree (engine/tree_solver.py), {self.free.size} unknowns, "
-                    f"position tangent {'on' if self.position_tangent else 'off'}; {how}")
+            return f"{self.chol.describe(n)}, position tangent {'on' if self.position_tangent else 'off'}; {how}"
         how = ("; each Newton iterate and the iteration matrix's values in compiled calls (flexmb/solvers/element_step.py)"
                if self.element_step is not None else "")
         beams = [d.n for f, d, _ in self.asm.families if f is FAMILIES["beam"]]
@@ -242,69 +217,38 @@ class GeneralizedAlpha:
             how += (f"; the {beams[0]} beam elements' passes on {threads} thread(s) (numba, NUMBA_NUM_THREADS; several "
                     f"from {parallel.PARALLEL_MIN} elements on; threading layer {parallel.threading_layer()}; "
                     "flexmb/engine/parallel.py)")
-        if isinstance(self.chol, DenseCholesky):
-            return (f"dense Cholesky (engine/dense_cholesky.py: at most {self.dense_max} unknowns and no rigid tree), "
-                    f"{self.free.size} unknowns{how}")
-        if isinstance(self.chol, BandCholesky):
-            return (f"band Cholesky (engine/band_cholesky.py: a banded iteration matrix), {self.free.size} unknowns, "
-                    f"half-bandwidth {self.chol.B}{how}")
-        return f"CHOLMOD, {self.free.size} unknowns, {self.chol.pattern.nnz} nonzeros in the iteration matrix{how}"
+        if self.chol.kind == "dense":
+            return f"dense Cholesky (engine/dense_cholesky.py: {self.solver_reason}), {n} unknowns{how}"
+        return f"{self.chol.describe(n)}{how}"
 
     def solver_stats(self) -> dict[str, float]:
         """Statistics of the linear solver for ``result.stats``: ``tree_solver`` 1.0 when the O(n)
         tree factorization runs (engine/tree_solver.py), ``dense_solver`` 1.0 for the dense factor
         (engine/dense_cholesky.py), ``band_solver`` 1.0 for the band factor (engine/band_cholesky.py);
         all 0.0 for CHOLMOD."""
-        return {"tree_solver": float(isinstance(self.chol, TreeSolver)),
-                "dense_solver": float(isinstance(self.chol, DenseCholesky)),
-                "band_solver": float(isinstance(self.chol, BandCholesky))}
+        kind = None if self.chol is None else self.chol.kind
+        return {"tree_solver": float(kind == "tree"), "dense_solver": float(kind == "dense"),
+                "band_solver": float(kind == "band")}
 
     def _factorize(self, ev: Evaluation | None, gp: float, bp: float, st: State | None = None) -> None:
         """Factorize the iteration matrix at ``ev`` (the evaluation of ``st``: the tree solver's
         position tangent needs its u and u̇; without ``st`` it is left out; ``ev`` None: at the
-        current iterate of the compiled element step)."""
+        current iterate of the compiled element step). Where the geometric stiffness makes it
+        indefinite, it is factorized without (modified Newton, counted)."""
         t0 = _time.perf_counter()
-        if isinstance(self.chol, TreeSolver):
-            diag = gp * self.c_diag + bp * self.k_diag
-            if ev.friction is not None:
-                diag = diag + gp * ev.friction.damping_diag(self.free)
-            position = None
-            if self.position_tangent and st is not None and bp > 0.0:
-                position = (bp, st.u, st.udot, ev.node_wrenches(st.udot), self.model.gravity)
-            try:
-                self.chol.factorize_tree(ev.kin, ev.Mb, gp, diag, position)
-            except SolverError as exc:
-                raise SolverError(f"t = {self._t:.6g}: the iteration matrix is not positive definite at coordinate "
-                                  f"{self._pivot(exc)}: no mass or inertia moves with it (a massless node, or a body "
-                                  "without inertia about that axis); give the bodies it moves mass and inertia.",
-                                  self._t) from exc
-            self.timings["factorization"] += _time.perf_counter() - t0
-            self._factor_key = (gp, bp)
-            return
-        # S's values go straight into CHOLMOD's persistent matrix (its analysed pattern: no sparse matrix built)
-        diag = gp * self.c_diag + bp * self.k_diag
-
-        def fill(material_only: bool) -> None:  # S's values into CHOLMOD's matrix (ev None: the compiled iterate's)
-            if ev is None:
-                self.element_step.matrix(gp, bp, diag, material_only, self.chol.values)
-            else:
-                self.asm.iteration_matrix(ev, self.free, gp, bp, diag, material_only=material_only, out=self.chol.values)
-
-        fill(False)
+        source = _Iterate(self, ev, gp, bp, st)
+        self.chol.load(source)
         self.timings["assembly"] += _time.perf_counter() - t0
         t0 = _time.perf_counter()
         try:
             self.chol.factorize()
         except SolverError:
             # compressive geometric stiffness made S indefinite: modified Newton without it
-            fill(True)
+            self.chol.load(source, material_only=True)
             try:
                 self.chol.factorize()
             except SolverError as exc:
-                raise SolverError(f"t = {self._t:.6g}: the iteration matrix is not positive definite at coordinate "
-                                  f"{self._pivot(exc)}: no mass or inertia moves with it (a massless node, or a body "
-                                  "without inertia about that axis); give the bodies it moves mass and inertia.",
-                                  self._t) from exc
+                raise self._not_positive(exc, "the iteration matrix") from exc
             self.modified_newton += 1
             if self.modified_newton == 1:
                 log.warning("t = %.6g: iteration matrix not positive definite; geometric stiffness dropped "
@@ -312,33 +256,27 @@ class GeneralizedAlpha:
         self.timings["factorization"] += _time.perf_counter() - t0
         self._factor_key = (gp, bp)
 
+    def _not_positive(self, exc: SolverError, what: str) -> SolverError:
+        """The SolverError of a factorization that met a pivot that is not positive, naming the coordinate."""
+        return SolverError(f"t = {self._t:.6g}: {what} is not positive definite at coordinate "
+                           f"{self.chol.failed_pivot(exc)}: no mass or inertia moves with it (a massless node, or a body "
+                           "without inertia about that axis); give the bodies it moves mass and inertia.", self._t)
+
     def _projection_factor(self, ev: Evaluation, bp: float):
         """The factor of M̄ + β' K̄_c at ``ev`` (Assembler.iteration_matrix(projection=True): the metric of the
         cuts' mass-orthogonal projections), in a second solver of the Newton factor's kind (made once)."""
         t0 = _time.perf_counter()
         if self._pchol is None:
-            self._pchol = self._new_solver()
-        self.asm.iteration_matrix(ev, self.free, 0.0, bp, np.zeros(self.free.size), out=self._pchol.values, projection=True)
+            self._pchol = self.chol.twin()
+        self._pchol.load(_Projection(self, ev, bp))
         self.timings["assembly"] += _time.perf_counter() - t0
         t0 = _time.perf_counter()
         try:
             self._pchol.factorize()
         except SolverError as exc:
-            raise SolverError(f"t = {self._t:.6g}: the projection matrix of the rigid cuts is not positive definite at "
-                              f"coordinate {self._pivot(exc)}: no mass or inertia moves with it; give the bodies it moves "
-                              "mass and inertia.", self._t) from exc
+            raise self._not_positive(exc, "the projection matrix of the rigid cuts") from exc
         self.timings["factorization"] += _time.perf_counter() - t0
         return self._pchol
-
-    def _pivot(self, exc: SolverError) -> str:
-        """The coordinate whose pivot failed in CHOLMOD (its column in the fill-reducing order)."""
-        if getattr(exc, "coordinate", None) is not None:  # the tree factorization names it
-            return repr(exc.coordinate)
-        cause = exc.__cause__
-        try:
-            return repr(self.model.coordinate_names[self.free[cause.factor.P()[cause.column]]])
-        except (AttributeError, IndexError, TypeError):
-            return f"(not known: {exc})"
 
     def _solve(self, r: np.ndarray) -> np.ndarray:
         t0 = _time.perf_counter()
@@ -438,13 +376,13 @@ class GeneralizedAlpha:
         eps_pos = self._eps_pos
         # the converged iterate is taken without evaluating it where the prediction says so (CHOLMOD path,
         # no element state: GeneralizedAlpha.lazy_accept)
-        lazy = (self.lazy_accept and not self.asm.with_state and not isinstance(self.chol, TreeSolver)
+        lazy = (self.lazy_accept and not self.asm.with_state and (self.chol is None or self.chol.kind != "tree")
                 and not (self.element_step is not None and self._work_needs_forces))
         predicted = False  # the last correction predicts the next one below tolerance (_predicts_convergence)
         es = self.element_step  # compiled iterates (element_step.py): State and Evaluation built when used
         if es is not None:
             es.begin(st, a, h, t1, (am, af, g, b, h))
-            if self.compiled_newton and isinstance(self.chol, (DenseCholesky, BandCholesky)) and not self._reusing():
+            if self.compiled_newton and self.chol.kind in ("dense", "band") and not self._reusing():
                 done = self._element_newton(es, gp, bp, lazy, h)
                 if done is not None:
                     return done
@@ -687,6 +625,47 @@ class GeneralizedAlpha:
             if level and k % 2 == 0:  # back on the grid of the doubled step: try it
                 level -= 1
                 k //= 2
+
+
+class _Iterate:
+    """The iteration matrix of a step's iterate as a solver loads it (engine/linear_solver.py,
+    MatrixSource): S's values from the assembly at ``ev`` (or, ``ev`` None, from the compiled element
+    step's current iterate), or the tree factorization's terms."""
+
+    def __init__(self, integ: GeneralizedAlpha, ev: Evaluation | None, gp: float, bp: float, st: State | None) -> None:
+        self.integ, self.ev, self.gp, self.bp, self.st = integ, ev, gp, bp, st
+        self.diag = gp * integ.c_diag + bp * integ.k_diag
+
+    def fill(self, values: np.ndarray, material_only: bool) -> None:
+        i = self.integ
+        if self.ev is None:
+            i.element_step.matrix(self.gp, self.bp, self.diag, material_only, values)
+        else:
+            i.asm.iteration_matrix(self.ev, i.free, self.gp, self.bp, self.diag, material_only=material_only, out=values)
+
+    def tree_terms(self) -> tuple:
+        i, ev, st = self.integ, self.ev, self.st
+        diag = self.diag if ev.friction is None else self.diag + self.gp * ev.friction.damping_diag(i.free)
+        position = None
+        if i.position_tangent and st is not None and self.bp > 0.0:
+            position = (self.bp, st.u, st.udot, ev.node_wrenches(st.udot), i.model.gravity)
+        return ev.kin, ev.Mb, self.gp, diag, position
+
+
+class _Projection:
+    """M̄ + β' K̄_c at ``ev``, the metric of the rigid cuts' projections (Assembler.iteration_matrix
+    with projection=True), as a solver loads it (MatrixSource)."""
+
+    def __init__(self, integ: GeneralizedAlpha, ev: Evaluation, bp: float) -> None:
+        self.integ, self.ev, self.bp = integ, ev, bp
+
+    def fill(self, values: np.ndarray, material_only: bool) -> None:
+        i = self.integ
+        i.asm.iteration_matrix(self.ev, i.free, 0.0, self.bp, np.zeros(i.free.size), material_only=material_only, out=values,
+                               projection=True)
+
+    def tree_terms(self) -> tuple:
+        return self.ev.kin, self.ev.Mb, 0.0, np.zeros(self.integ.free.size), None
 
 
 def _nonfinite(t: float, source: str, in_step: bool = True) -> SolverError:
