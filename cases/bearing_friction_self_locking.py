@@ -1,7 +1,7 @@
 """Slider-crank near its dead centre pushed through the connecting rod: self-locks with bearing friction, moves without.
 
 Source: Zahariev & Cuadrado (2011), §1 and §5 (friction in the bearings, self-locking
-configurations; seed ../shared/seeds/zahariev-cuadrado-2011-overconstrained-singular.txt; the
+configurations; the
 paper gives no example numbers, so the mechanism and its numbers are ours).
 
 Mechanism (horizontal plane, gravity off). Crank O–A of length ``a`` pinned to ground at the
