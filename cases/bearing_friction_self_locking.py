@@ -154,7 +154,7 @@ def postprocess(result, model: fm.Model, params: dict, out_dir: Path, companions
     fig.tight_layout()
     fig.savefig(out_dir / "self_locking.png", dpi=120)
     plt.close(fig)
-    locked = abs(fr.u[-1, 0]) < 10 * p["omega_eps"]  # only the regularisation's creep (flexmb/friction.py)
+    locked = abs(fr.u[-1, 0]) < 10 * p["omega_eps"]  # only the regularisation's creep (flexmb/engine/friction.py)
     summary["with_friction.final_crank_speed_rad_s"] = float(fr.u[-1, 0])
     summary["outcome_with_friction"] = "locked" if locked else "moved"
     summary["vs_paper"] = (
