@@ -64,7 +64,7 @@ import time
 E, RHO, AREA, INERTIA, LENGTH, GRAVITY = 0.7e11, 3000.0, 4e-4, 2e-7, 2.0, 9.81
 G_SHEAR = E / 2.6
 RHO_INF = 0.8
-TIP_REF = (-1.7626, -0.9451)  # shared/BENCHMARKS.md, t = 1 s, N = 10 and 100
+TIP_REF = (-1.7626, -0.9451)  # exudyn 2-D, t = 1 s, N = 10 and 100 (benchmarks/README.md)
 PROBE_STEPS = 20
 MARK = "BEAM_FALL_RESULT "
 

@@ -1,5 +1,5 @@
 """Benchmark: a multi-loop linkage through repeated singular configurations, elastic-damped cuts
-against rigid-limit cuts (issue 12, "Benchmark"; design note cuts.md §1).
+against rigid-limit cuts (issue 12, "Benchmark"; docs/loops.md §1).
 
 What it measures
 ----------------
@@ -24,7 +24,7 @@ How to run it
 -------------
     python benchmarks/multi_loop.py --k 1e7 1e8 1e9 1e10 --repeats 3
 
-Closing note (measured for the design note at dt = 1e-3, ρ∞ = 1, on a shared 2-core machine): the
+Closing note (measured for docs/loops.md §1 at dt = 1e-3, ρ∞ = 1, on a shared 2-core machine): the
 elastic-damped error falls like k^-1/2 (3.65e-3, 1.11e-3, 3.36e-4 m for k = 1e7, 1e8, 1e9), the same
 at every passage; undamped cuts drift (1.3e-2 m at 1e9) or flip branch (1e7). One worker run each
 on branch `cuts` (single runs on a busy machine, so the times are indicative only): elastic k = 1e9,

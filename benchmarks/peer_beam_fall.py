@@ -62,7 +62,7 @@ import benchlib as bl
 E, RHO, AREA, INERTIA, LENGTH, GRAVITY = 0.7e11, 3000.0, 4e-4, 2e-7, 2.0, 9.81
 G_SHEAR = E / 2.6
 RHO_INF = 0.8
-TIP_REF = (-1.7626, -0.9451)  # shared/BENCHMARKS.md: tip at t = 1 s (exudyn 2-D, N = 10 and 100)
+TIP_REF = (-1.7626, -0.9451)  # tip at t = 1 s (exudyn 2-D, N = 10 and 100; benchmarks/README.md)
 
 
 # ---------------------------------------------------------------- flexmb worker
@@ -268,7 +268,7 @@ def report(rows: list[dict], args, blas: str) -> str:
     notes = []
     for r in rows:
         if r.get("tip") and abs(r.get("t_covered", 0) - 1.0) < 1e-9:
-            notes.append(f"* N={r['n']} {r['label']}: tip − reference {TIP_REF} (BENCHMARKS.md) = "
+            notes.append(f"* N={r['n']} {r['label']}: tip − reference {TIP_REF} (benchmarks/README.md) = "
                          f"({r['tip'][0] - TIP_REF[0]:+.1e}, {r['tip'][1] - TIP_REF[1]:+.1e}) m")
         extra = [f"build {r['build_s']:.2f} s" if "build_s" in r else "",
                  f"JIT warm-up {r['warmup_s']:.1f} s" if "warmup_s" in r else ""]

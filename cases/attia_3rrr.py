@@ -1,8 +1,7 @@
 """Attia's planar 3-RRR platform manipulator from equivalent particles, loops cut by stiff bushings.
 
 Source: H. A. Attia, "Point-joint coordinate formulation for the dynamic analysis of
-generalised planar linkages", ANZIAM J. 46 (2005), §7, Figure 3, Table 1 and Figure 4
-(seed: attia-2005-point-joint-coordinates).
+generalised planar linkages", ANZIAM J. 46 (2005), §7, Figure 3, Table 1 and Figure 4.
 
 Mechanism (Attia §7, Fig. 3): an end-effector platform constrained by three serial RR leg
 trains, nine revolute joints in all, two independent loops, three degrees of freedom. Every

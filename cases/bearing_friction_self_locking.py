@@ -1,7 +1,7 @@
 """Slider-crank near its dead centre pushed through the connecting rod: self-locks with bearing friction, moves without.
 
 Source: Zahariev & Cuadrado (2011), §1 and §5 (friction in the bearings, self-locking
-configurations; seed ../shared/seeds/zahariev-cuadrado-2011-overconstrained-singular.txt; the
+configurations; the
 paper gives no example numbers, so the mechanism and its numbers are ours).
 
 Mechanism (horizontal plane, gravity off). Crank O–A of length ``a`` pinned to ground at the
@@ -154,7 +154,7 @@ def postprocess(result, model: fm.Model, params: dict, out_dir: Path, companions
     fig.tight_layout()
     fig.savefig(out_dir / "self_locking.png", dpi=120)
     plt.close(fig)
-    locked = abs(fr.u[-1, 0]) < 10 * p["omega_eps"]  # only the regularisation's creep (flexmb/friction.py)
+    locked = abs(fr.u[-1, 0]) < 10 * p["omega_eps"]  # only the regularisation's creep (flexmb/engine/friction.py)
     summary["with_friction.final_crank_speed_rad_s"] = float(fr.u[-1, 0])
     summary["outcome_with_friction"] = "locked" if locked else "moved"
     summary["vs_paper"] = (

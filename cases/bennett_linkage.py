@@ -2,8 +2,8 @@
 
 Source: Zahariev & Cuadrado (2011), §2 and Fig. 1(c) (Bennett's mechanism as an overconstrained
 linkage: the links' lengths r, d and the twist angles α, β of adjacent axes are restricted, and
-"with these conditions the mechanism is movable"); Bennett (1903). Seed:
-../shared/seeds/zahariev-cuadrado-2011-overconstrained-singular.txt (Fig. 1c gives no numbers).
+"with these conditions the mechanism is movable"); Bennett (1903). The
+paper's Fig. 1(c) gives no numbers.
 
 Mechanism. Four rigid links joined by four revolute joints whose axes are skew lines. Grübler's
 count for a spatial loop of three moving links and four revolute joints is 6·3 - 5·4 = -2: a

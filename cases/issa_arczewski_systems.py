@@ -2,8 +2,7 @@
 
 Source: S. M. Issa, K. P. Arczewski, "Kinematics and dynamics of multibody system based on
 natural and joint coordinates using velocity transformations", J. Theor. Appl. Mech. (1998),
-§2 and §4, Fig. 1–4, eqs. (4.9), (4.13), Table 1. Seed:
-../shared/seeds/issa-arczewski-natural-joint-velocity-transformation.txt.
+§2 and §4, Fig. 1–4, eqs. (4.9), (4.13), Table 1.
 
 Grounded system (Fig. 1, 3; ``system="grounded"``): bodies 1..4, joints R1 (ground -> 1),
 R2 (1 -> 2), P3 (2 -> 3), R5 (3 -> 4). Basic points 1..6: points 1, 2, 4, 5 are the reference

@@ -1,4 +1,4 @@
-"""Sharma & Saha's two-link planar arm (seed: sharma-saha-denoc-natural-relative), driven.
+"""Sharma & Saha's two-link planar arm, driven.
 
 Two uniform rods (masses m1, m2, lengths a1, a2) in the x–y plane, revolute joints about z,
 gravity along -y. Both joint angles follow smooth rest-to-rest trajectories

@@ -1,7 +1,6 @@
 """Zahariev & Cuadrado six-link mechanism from rest in a singular configuration to the next one, links 3 and 5 elastic.
 
-Source: Zahariev & Cuadrado (2011), §4, Fig. 5, 7–10 (seed:
-../shared/seeds/zahariev-cuadrado-2011-overconstrained-singular.txt). Stated facts:
+Source: Zahariev & Cuadrado (2011), §4, Fig. 5, 7–10. Stated facts:
 
 * ternary link 4 "1×1×1" (an equilateral triangle of side 1 m), m4 = 3 kg, J4 = 0.3 kg m²;
   crank 1: l1 = 1 m, m1 = 1 kg, J1 = 0.1 kg m²; link 2: l2 = 2 m, m2 = 2 kg, J2 = 0.2 kg m²;

@@ -2,7 +2,7 @@
 
 Source: Zhao, Wei & Sun, "Computational Dynamics of Multi-Rigid-Body System in Screw
 Coordinate", Appl. Sci. 13 (2023) 6341, §4–5, Tables 1, 2, A1–A4, Fig. 7–8 (inverse
-kinematics) and Fig. 12 (driving forces). Seed: ../shared/seeds/zhao-2023-screw-coordinates-stewart.txt.
+kinematics) and Fig. 12 (driving forces).
 
 Mechanism. Six S–P–U legs: a spherical joint at the base point A_p, a fixed leg part (3 kg)
 A–B, a driven prismatic joint, a moving leg part (1 kg) B–C, and a universal joint at the

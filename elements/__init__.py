@@ -11,7 +11,7 @@ instance, in evaluation order: ``body`` (rigid bodies and particles, node masses
 summed into the node wrenches, energies into the balance and blocks into the iteration matrix,
 so it is fixed (results are reproducible bit for bit); :func:`register` appends a new family.
 
-The interface (flexmb/elements/family.py; every method has a do-nothing default)
+The interface (elements/family.py; every method has a do-nothing default)
 ---------------------------------------------------------------------------------
 Build end (flexmb/builder/compile.py)::
 

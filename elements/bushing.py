@@ -14,7 +14,7 @@ configuration A = R_a E_a at p_a = x_a + R_a s_a and B = R_b E_b at p_b. Deforma
 (2b) is the rotation vector of the smallest rotation that turns axis a_k of A into axis b_k of B:
 it vanishes only when the two axes are aligned (theta = 0); at opposite axes |phi| = pi, the
 largest tilt (the cross product a_k x b_k alone vanishes there too: a false closure that a
-Newton solve of the loops can land on, design note cuts.md §5.2). For small tilts
+Newton solve of the loops can land on, docs/loops.md §5.2). For small tilts
 phi = A^T (a_k x b_k) (1 + theta^2/6 + ...).
 
 Potential V = 1/2 d^T K d with d = (delta, phi); dissipation force C d'. With G = dd/dX the

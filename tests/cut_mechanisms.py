@@ -1,12 +1,12 @@
 """Mechanisms with cut loops and their exact rigid solutions, shared by the cut tests (issue 12;
 each checked against its closed form or exact solution, given below).
 
-* :func:`chain`: N parallelogram loops side by side (cuts.md §1), crank 0 driven through a singular
+* :func:`chain`: N parallelogram loops side by side (docs/loops.md §1), crank 0 driven through a singular
   configuration (all links horizontal) every 0.25 s; exact rigid tip position (P).
 * :func:`grashof`: the crank-rocker (a, b, c, d) = (0.3, 1.0, 0.8, 1.0) m, crank driven from rest; closed-form
   rocker angle (F).
 * :func:`rhombus`: the four-bar with all links 1 m, folded (crank along -x) — its singular configuration.
-* :func:`bricard`: Bricard's orthogonal 6R linkage (Grübler 0, mobility 1; cuts.md §2.1).
+* :func:`bricard`: Bricard's orthogonal 6R linkage (Grübler 0, mobility 1; docs/loops.md §3).
 * :func:`slider_crank`: an in-line slider-crank whose loop is cut at the wrist pin (rod - slider).
 """
 
@@ -47,7 +47,7 @@ CHAIN = dict(N=4, L=1.0, r=0.4, m=1.0, g=9.81, theta_s=np.pi / 2, W=4 * np.pi, T
 
 
 def chain(k: float = 1e9, damping=None, **over) -> tuple[fm.Model, dict]:
-    """The multi-loop parallelogram chain of cuts.md §1: ground pivots O_i = (i L, 0, 0), cranks of length r
+    """The multi-loop parallelogram chain of docs/loops.md §1: ground pivots O_i = (i L, 0, 0), cranks of length r
     about z (1 kg rods; node at the tip), couplers of length L joining crank tips j-1 and j (node at the
     start pin), loop j cut where coupler j meets crank j's tip by a revolute bushing (free rotation z;
     stiffness k on the translations, k L² on the two tilts), gravity -y. Crank 0 is driven from θ_s = π/2
@@ -145,8 +145,8 @@ _Z = np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 0, 0]]
 
 def bricard(cut: str = "rigid", drive=None, g: float = 9.81, u0: float = 0.0, tolerance: float = 1e-10,
             k: float = 1e8, kr: float = 1e6) -> fm.Model:
-    """Bricard's orthogonal 6R linkage (DH: a_i = 0.3 m, d_i = 0, α = (90, 90, 90, -90, -90, -90)°; cuts.md
-    §2.1): assembled on six edges of a cube, V0 -> V1 -> ... -> V5 -> V0, joint i+1 at V_i with its axis
+    """Bricard's orthogonal 6R linkage (DH: a_i = 0.3 m, d_i = 0, α = (90, 90, 90, -90, -90, -90)°; docs/loops.md
+    §3): assembled on six edges of a cube, V0 -> V1 -> ... -> V5 -> V0, joint i+1 at V_i with its axis
     normal to both adjacent edges. Ground = the link V5 -> V0; tree of five revolute joints J1..J5 (J1:
     ground -> link1 at V0); joint 6 at V5 is the cut (link5 -> ground), ``cut`` "rigid" (add_rigid_cut,
     free rotation about the joint axis: five held rows of rank 4, one redundant) or "elastic" (a revolute
@@ -176,7 +176,7 @@ def bricard(cut: str = "rigid", drive=None, g: float = 9.81, u0: float = 0.0, to
 
 
 def bricard_relation(th1: np.ndarray, th2: np.ndarray) -> np.ndarray:
-    """(B3) in joint-coordinate increments from the assembly angles (-90°, 90°, ...): cos θ1 + cos θ2 +
+    """docs/loops.md (B3) in joint-coordinate increments from the assembly angles (-90°, 90°, ...): cos θ1 + cos θ2 +
     cos θ1 cos θ2 = 0 with θ1 = -π/2 + q1, θ2 = π/2 + q2."""
     t1, t2 = -np.pi / 2 + th1, np.pi / 2 + th2
     return np.cos(t1) + np.cos(t2) + np.cos(t1) * np.cos(t2)

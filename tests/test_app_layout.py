@@ -1,4 +1,4 @@
-"""The application and results end of the house (issue 13, ARCHITECTURE.md P3–P5), checked on
+"""The application and results end of the house (issue 13, docs/architecture.md P3–P5), checked on
 the source itself: every exception is a FlexmbError with a hint and lives in flexmb/errors.py;
 app/, results/, errors.py and settings.py import each other without a cycle (Result apart from
 its loaders); a function-level import there says why; the run defaults and the atomic writes

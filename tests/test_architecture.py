@@ -1,4 +1,4 @@
-"""The order of the house (issue 13, ARCHITECTURE.md P2 and P4), checked on the source itself:
+"""The order of the house (issue 13, docs/architecture.md P2 and P4), checked on the source itself:
 
 * no import cycle anywhere in flexmb (its elements package included): every module's imports that
   run when it is imported (module level; ``if TYPE_CHECKING:`` blocks, type hints only, excepted)

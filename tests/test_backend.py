@@ -1,5 +1,5 @@
 """The sparse backend is CHOLMOD (scikit-sparse), with one symbolic analysis per simulation; the
-numeric factor is refreshed every step or reused over steps while Newton converges fast (DESIGN §4).
+numeric factor is refreshed every step or reused over steps while Newton converges fast (docs/equations_of_motion.md §4).
 Rigid trees use the O(n) tree factorization instead (tests/test_tree_solver.py): the double
 pendulum here carries a soft bushing between its rods, so CHOLMOD runs."""
 

@@ -94,7 +94,7 @@ def test_compiled_mass_forces_and_element_matrices_equal_reference():
 
 
 def test_scattered_iteration_matrix_equals_sparse_products():
-    """S assembled in place (flexmb/iteration_matrix.py) equals M̄ + B^T E B by sparse products, for
+    """S assembled in place (flexmb/engine/iteration_matrix.py) equals M̄ + B^T E B by sparse products, for
     a mechanism with a driven joint, beams hanging off a tree, a bushing to ground and a free body."""
     import flexmb as fm
     from flexmb.engine.assembly import Assembler

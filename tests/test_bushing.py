@@ -195,7 +195,7 @@ def test_bushing_point_defaults_to_the_common_position_of_coinciding_ends():
 def test_revolute_bushing_does_not_close_at_opposite_axes():
     """Eq. (2b) is the rotation vector of the tilt between axis k of the two frames: |phi| = the tilt
     angle, pi at opposite axes (the cross product alone vanishes there: a false closure a Newton
-    solve of the loop could land on, design note cuts.md §5.2); its derivative stays exact at large
+    solve of the loop could land on, docs/loops.md §5.2); its derivative stays exact at large
     tilts."""
     one = np.ones((1, 3))
     zero = np.zeros((1, 3))

@@ -82,7 +82,7 @@ def test_locks_inside_the_friction_circles_and_moves_outside(theta_star):
     moved = turn(th_move, True)
     free = turn(th_lock, False)
     eps = P["omega_eps"]
-    # locked: only the regularisation's creep, a few ω_ε (flexmb/friction.py)
+    # locked: only the regularisation's creep, a few ω_ε (flexmb/engine/friction.py)
     assert np.abs(locked.u[:, 0]).max() < 10 * eps
     assert abs(locked.coordinate("O.q")[-1]) < 10 * eps * T_RUN
     # outside the circles it accelerates away, and without friction even at the locking angle
@@ -100,7 +100,7 @@ def test_locks_inside_the_friction_circles_and_moves_outside(theta_star):
 
 
 def test_friction_slope_in_the_iteration_matrix_gets_through_the_lock(monkeypatch):
-    """Why flexmb/friction.py puts a friction slope into the iteration matrix: the crank that
+    """Why flexmb/engine/friction.py puts a friction slope into the iteration matrix: the crank that
     starts to slide and then sticks within a step makes Newton cycle at dt = 1 ms. With the
     secant slope a few halved steps get through the lock; without any slope the step halving
     needs tens of times more sub-steps for the same motion (measured with the halving of

@@ -2,7 +2,7 @@
 and the case's summary; ``info`` lists the loops and their cuts; bad input (case path,
 parameter name, parameter value, existing output) gives one error line plus a hint and exit
 code 2, without a traceback; a failed run exits 1, Ctrl-C 130. The exit codes are the ones
-documented in flexmb/cli.py."""
+documented in flexmb/app/cli.py."""
 
 import json
 import os

@@ -1,4 +1,4 @@
-"""Default damping of loop cuts (issue 12.1; flexmb.builder.cut_defaults, design note cuts.md §1, §3):
+"""Default damping of loop cuts (issue 12.1; flexmb.builder.cut_defaults, docs/cut_damping.md, docs/loops.md §1):
 a bushing that closes a loop and is given no damping gets one that makes every local mode of the cut
 damped with ratio 0.5; without it the loops of a mechanism that passes repeatedly through singular
 configurations drift, and the peak cut force of a singular start depends on the time step."""
@@ -26,7 +26,7 @@ def run_chain(damping):
 
 
 def test_multi_loop_chain_keeps_its_branch_with_default_cut_damping():
-    """cuts.md §1.4: default-damped, the tracked point stays within 1e-3 m of the exact rigid
+    """docs/loops.md §1.4: default-damped, the tracked point stays within 1e-3 m of the exact rigid
     solution (P) at all 10 passages (measured 3.4e-4 m: the cut's give under the weights at each
     passage, ~k^-1/2) and returns to it between them."""
     res, p, err, spread = run_chain(None)
@@ -37,7 +37,7 @@ def test_multi_loop_chain_keeps_its_branch_with_default_cut_damping():
 
 
 def test_multi_loop_chain_drifts_with_undamped_cuts():
-    """The same run with damping=0: the error grows at every passage (cuts.md §1.3: 1.3e-2 m)."""
+    """The same run with damping=0: the error grows at every passage (docs/loops.md §1.3: 1.3e-2 m)."""
     res, p, err, spread = run_chain(0)
     per_passage = [err[(res.t > 0.25 * (i + 0.5)) & (res.t <= 0.25 * (i + 1.5))].max() for i in range(10)]
     assert err.max() > 5e-3
@@ -47,7 +47,7 @@ def test_multi_loop_chain_drifts_with_undamped_cuts():
 @pytest.mark.parametrize("damping", [None, 0])
 def test_peak_cut_force_of_a_singular_start_converges_in_dt_only_when_damped(damping):
     """The rhombus four-bar (all links 1 m) driven from rest in its folded singular configuration
-    (cuts.md §2.2; elastic cut at B, k = 1e8 N/m, g = 0): damped by default the peak cut force is the
+    (docs/loops.md §2.2; elastic cut at B, k = 1e8 N/m, g = 0): damped by default the peak cut force is the
     same at dt = 1e-3 and 5e-4 within 2 % (measured 332.1 and 335.0 N); undamped the cut rings and its
     peak moves by more than 20 % (measured 697 and 932 N)."""
     peaks = []
@@ -66,7 +66,7 @@ def test_peak_cut_force_of_a_singular_start_converges_in_dt_only_when_damped(dam
 def test_default_damping_gives_every_local_mode_of_the_cut_the_ratio_one_half():
     """(D6) on the Grashof four-bar with its crank driven: the cut's local dynamics W⁻¹ d'' + C d' + K d = 0
     (W = J M̄⁻¹ Jᵀ over the free coordinates, computed here independently) have damping ratio 0.5 in
-    both modes; the diagonal c_i = 2 ζ √(k m_eff,i) of the design note would not (0.38 and 0.59)."""
+    both modes; the diagonal c_i = 2 ζ √(k m_eff,i) would not (0.38 and 0.59; docs/cut_damping.md §3)."""
     k = 1e6
     m = four_bar("elastic", drive=(lambda t: 0.0 * t,) * 3, k=k)
     bu = m.elements["bushing"]
@@ -107,7 +107,7 @@ def test_given_damping_is_kept_and_a_bushing_on_no_loop_stays_undamped():
 
 
 def beam_four_bar(damping=None):
-    """The Grashof four-bar with a 4-element beam coupler (EA = 2.8e7 N, ρA = 1.2 kg/m; cuts.md §3.3), the
+    """The Grashof four-bar with a 4-element beam coupler (EA = 2.8e7 N, ρA = 1.2 kg/m; docs/loops.md §2.3), the
     crank held: the flexible link closes the loop."""
     a, b, c, d = GRASHOF
     A = np.array([a * np.cos(1.0), a * np.sin(1.0), 0.0])
@@ -132,7 +132,7 @@ def beam_four_bar(damping=None):
 
 
 def test_a_beam_that_closes_a_loop_gets_its_axial_mode_damped_by_default():
-    """(D4) on the beam-coupler four-bar (cuts.md §3.3): m_eff at the link's ends along its axis 0.4752 kg
+    """(D4) on the beam-coupler four-bar (docs/loops.md §2.3): m_eff at the link's ends along its axis 0.4752 kg
     (computed there with the coupler massless), plus a third of the link's 1.2 kg; ω_ax = √((EA/L)/m_ax) =
     5656 rad/s (measured axial ringing of the undamped link: 5512 rad/s), α = 2·0.5/ω_ax = 1.768e-4 s.
     A damping given (0 included) is kept; a beam on no loop stays undamped."""

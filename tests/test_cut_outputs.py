@@ -17,7 +17,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def test_info_lists_every_cut_with_its_damping_frequency_and_warnings():
-    """The chain's cuts at k = 1e9 (cuts.md §1.2): default damping listed as chosen, ω = √(k/m_eff) and ω·dt
+    """The chain's cuts at k = 1e9 (docs/loops.md §1.2): default damping listed as chosen, ω = √(k/m_eff) and ω·dt
     per held direction (cut1 tx: m_eff 4/3 kg, ω = 27 386 rad/s, 27.4 at dt 1e-3); undamped cuts are
     flagged as ringing (ω·dt >= 0.3), a cut too soft to close the loop within 1e-3 of the model's size
     under its start force (the couplers' weights, 4.905 N, at k = 1e3 N/m: 4.9e-3 m > 4.4e-3 m) as soft."""

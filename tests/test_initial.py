@@ -288,8 +288,8 @@ def test_preloaded_state_works_without_drives():
     assert np.abs(pre.udot - rigid.udot).max() < 1e-6 * 9.81 / GEOMETRY["b"]
     ev = Assembler(m).evaluate(pre)
     assert ev.strain_energy > 1e-8
-    # residual within preloaded_state's rtol (1e-8) of the loads the cut carries (the weights; design
-    # note cuts.md §5.1: a scale with the cut forces in it shrinks to round-off at the equilibrium)
+    # residual within preloaded_state's rtol (1e-8) of the loads the cut carries (the weights;
+    # docs/loops.md §5.1: a scale with the cut forces in it shrinks to round-off at the equilibrium)
     assert np.abs(ev.residual(pre.udot)).max() < 1e-8 * sum(masses) * 9.81
     assert abs(pre.q[0] - 0.5) < 1e-7
     assert np.abs(RigidModel(m).closure(pre)[1] @ pre.u).max() < 1e-6  # closure rate at the (elastic) positions

@@ -1,4 +1,4 @@
-"""Bearing friction in revolute joints (flexmb/friction.py, ModelBuilder.add_joint_friction):
+"""Bearing friction in revolute joints (flexmb/engine/friction.py, ModelBuilder.add_joint_friction):
 torque -μ r |F_⊥| tanh(ω/ω_ε) with F_⊥ the pin's reaction force, implicit in the accelerations.
 
 Closed forms:
@@ -85,7 +85,7 @@ def test_drive_torque_includes_the_bearing_friction():
 
 def test_a_pin_that_friction_holds_creeps_at_the_regularised_speed():
     """A weight hanging eccentrically on a pin whose friction can hold it: tanh(ω/ω_ε) makes it
-    creep at the speed where the regularised torque balances gravity (flexmb/friction.py):
+    creep at the speed where the regularised torque balances gravity (flexmb/engine/friction.py):
     μ r m g tanh(ω/ω_ε) = m g e, ω = ω_ε atanh(e / (μ r))."""
     mu, r, e, eps = 0.3, 0.02, 0.002, 1e-3
     mb = fm.ModelBuilder(gravity=(0.0, -G, 0.0))

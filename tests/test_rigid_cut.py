@@ -1,5 +1,5 @@
 """Rigid-limit loop cuts (issue 12.2; flexmb.elements.rigid_cut: index-3 augmented Lagrangian with
-mass-orthogonal projections, design note cuts.md §4) and cut forces as outputs (issue 12.3)."""
+mass-orthogonal projections, docs/rigid_cuts.md §4) and cut forces as outputs (issue 12.3)."""
 
 import warnings
 import xml.etree.ElementTree as ET
@@ -27,7 +27,7 @@ def closure(res, model, name="B"):
 
 
 def test_grashof_four_bar_with_a_rigid_cut_follows_the_closed_form_rocker():
-    """Crank driven from rest at 1 rad up to 2π rad/s (cuts.md §4.6): the rocker angle equals the
+    """Crank driven from rest at 1 rad up to 2π rad/s (docs/loops.md §2.1): the rocker angle equals the
     closed-form (F) within 1e-8 rad (measured 5.6e-15) and the cut stays closed within its
     tolerance 1e-10 m at every step; the cut force is the same in both frames' magnitudes."""
     m = four_bar("rigid", th0=1.0, drive=ramp(0.0, 2 * np.pi, 0.5), tolerance=1e-10)
@@ -44,7 +44,7 @@ def test_grashof_four_bar_with_a_rigid_cut_follows_the_closed_form_rocker():
 
 def test_rhombus_released_in_its_folded_singular_position_runs_and_conserves_energy_to_second_order():
     """Rhombus (all links 1 m, 1 kg rods) at rest in its folded configuration, undriven, gravity in the
-    plane (cuts.md §2.2, §4.6): it swings through both singular configurations (folded and extended) on
+    plane (docs/loops.md §2.2): it swings through both singular configurations (folded and extended) on
     its parallelogram branch, the cut closed within 1e-10 m; the energy error falls by more than 3
     when h halves (second order: 4; measured 1.96e-5 J -> 3.3e-6 J over 1 s)."""
     drift = []
@@ -63,7 +63,7 @@ def test_rhombus_released_in_its_folded_singular_position_runs_and_conserves_ene
 
 def test_bricard_overconstrained_linkage_runs_with_a_rigid_cut():
     """Bricard's orthogonal 6R (Grübler 0, mobility 1; the cut's 5 rows have rank 4): J1 driven 0.25 rad
-    from rest; the joints follow the closed-form relation (B3) cos θ1 + cos θ2 + cos θ1 cos θ2 = 0 and
+    from rest; the joints follow the closed-form relation docs/loops.md (B3) cos θ1 + cos θ2 + cos θ1 cos θ2 = 0 and
     θ3 = -θ1 to 1e-10 (measured 1.6e-15), the cut closed within 1e-10 m."""
     m = bricard("rigid", drive=ramp(0.0, 0.5, 1.0))
     res = fm.simulate(m, 1.0, 2e-3, rho_inf=0.8)
@@ -76,7 +76,7 @@ def test_bricard_overconstrained_linkage_runs_with_a_rigid_cut():
 
 
 def test_driven_singular_start_fails_with_a_message_naming_the_cut():
-    """The rhombus driven from rest at its folded configuration (cuts.md §4.7): no rigid loop can follow
+    """The rhombus driven from rest at its folded configuration (docs/loops.md §2.2): no rigid loop can follow
     (unbounded cut forces); the run fails saying which cut and what to do."""
     m = four_bar("rigid", th0=np.pi, dims=(1, 1, 1, 1), drive=ramp(0.0, 2.0, 1.0), g=0.0)
     res = fm.simulate(m, 0.3, 2e-3, rho_inf=0.8)

@@ -318,7 +318,7 @@ def _applied_scale(asm: Assembler, st: State) -> float:
     """The force scale of the loads the cuts must carry at ``st``: weights, applied loads, joint
     forces and inertia of the rigid motion (|Bᵀ(M a + g - f)| and |τ| without the cuts' forces),
     never the cut forces themselves (they cancel the loads at the equilibrium sought, so a scale
-    including them shrinks to the residual's round-off: design note cuts.md §5.1)."""
+    including them shrinks to the residual's round-off: docs/loops.md §5.1)."""
     ev = asm.evaluate(st, elastic_cuts=False)
     w = ev.node_wrenches(st.udot)
     return float(np.abs(ev.project(w)).max(initial=0.0) + np.abs(ev.project(ev.bias)).max(initial=0.0)

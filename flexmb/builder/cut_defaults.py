@@ -1,4 +1,4 @@
-"""What the compiler chooses for loop cuts once the Model exists (issue 12.1; design note cuts.md §3):
+"""What the compiler chooses for loop cuts once the Model exists (issue 12.1; docs/cut_damping.md):
 the damping of bushings and loop-closing beams the user left to it, and the effective masses that
 choice, the rigid cuts' penalty (elements/rigid_cut.py (AL7)) and ``flexmb info``'s cut table rest
 on. :func:`finish` is called by ``ModelBuilder.compile`` and returns the finished, immutable model.

@@ -358,7 +358,7 @@ class ModelBuilder:
         """Coulomb friction in the bearing of revolute ``joint`` (Zahariev & Cuadrado §1, §5): the
         torque -mu pin_radius |F_perp| tanh(q'/omega_eps) on its coordinate, F_perp the joint's
         reaction force normal to the axis (implicit in the accelerations); ``omega_eps`` [rad/s]
-        regularises sign(q') near rest (flexmb/friction.py, eq. 1, explains the choice)."""
+        regularises sign(q') near rest (flexmb/engine/friction.py, eq. 1, explains the choice)."""
         who = f"add_joint_friction: joint friction on {joint!r}"
         jt = self._joint(joint, who)
         if jt.kind.name != "revolute":

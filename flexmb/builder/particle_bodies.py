@@ -1,4 +1,4 @@
-"""Particle bodies in a model (Attia 2005 §2–3, §5; DESIGN.md §5): building, loads, checks.
+"""Particle bodies in a model (Attia 2005 §2–3, §5; docs/equations_of_motion.md §6): building, loads, checks.
 
 A particle body is a rigid body given by its mass, centre of mass and inertia and *described*
 by dynamically equivalent particles on nodes of the model. Every particle is compiled into

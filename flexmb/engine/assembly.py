@@ -1,4 +1,4 @@
-"""Assembly of the generalized Newton–Euler equations (DESIGN.md §4):
+"""Assembly of the generalized Newton–Euler equations (docs/equations_of_motion.md §3):
 
     B^T [ M (B udot + zeta) + g(V) - f_ext ] - tau(q, u) = r                     (1)
 

@@ -10,7 +10,7 @@ nodes restricted to the n_e coordinates on their paths to ground (Issa & Arczews
 a node on ground has none). The positions of every entry in S's data array are computed once per
 topology and coordinate set (:class:`IterationMatrix`); each assembly then runs one compiled pass
 per element family over its (n_el, 6m, 6m) blocks and writes the values in place: no sparse
-matrix products, and the same pattern CHOLMOD analysed (DESIGN §4).
+matrix products, and the same pattern CHOLMOD analysed (docs/equations_of_motion.md §5).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ accelerations (zeta = B'u) and the sparse velocity-transformation matrix B (6N x
 Spatial vectors are 6-vectors ``(v_O, w)`` taken at the global origin; a joint
 coordinate's axis ``S_k`` is ``(P x g, g)`` for a rotation about the unit axis ``g`` through
 ``P`` and ``(tau, 0)`` for a translation along ``tau``. A node's twist is ``(v, w)`` with
-``v`` the velocity of the node origin: ``v = v_O + w x x``. Then (DESIGN.md §4)
+``v`` the velocity of the node origin: ``v = v_O + w x x``. Then (docs/equations_of_motion.md §2)
 
     V_child = V_parent + sum_k S_k u_k,      A_child = A_parent + sum_k (V_k- x S_k) u_k,
 

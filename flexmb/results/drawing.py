@@ -1,4 +1,4 @@
-"""What a mechanism looks like as points and line cells (DESIGN §6), independent of the file
+"""What a mechanism looks like as points and line cells (docs/paraview.md), independent of the file
 format: :func:`drawing_of` extracts the topology a picture needs from a Model (stored with
 every result, so a result can be drawn without rebuilding its model), :func:`frames` turns a
 result into points, point data and cell data per output time.

@@ -1,7 +1,7 @@
 """Generalized-α time integration in Lie-group form (Chung & Hulbert 1993; Arnold & Brüls
 2007), Newton iterations on the accelerations with the iteration matrix
 
-    S = M̄ + γ' C̄ + β' K̄,   γ' = γ (1-αf) / ((1-αm) β h) · β h ... see _coefficients     (DESIGN §4)
+    S = M̄ + γ' C̄ + β' K̄,   γ' = γ h (1-αf)/(1-αm),   β' = β h² (1-αf)/(1-αm)     (docs/equations_of_motion.md (G5))
 
 factorized by CHOLMOD: one symbolic analysis per simulation; the numeric factor is reused over
 Newton iterations and over time steps (modified Newton) while the iterations contract fast, and

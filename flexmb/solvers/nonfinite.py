@@ -1,4 +1,4 @@
-"""Where a NaN or inf first appears: the state, one evaluation of eq. (1) (DESIGN §4) or an output
+"""Where a NaN or inf first appears: the state, one evaluation of eq. (1) (docs/equations_of_motion.md §3) or an output
 row, named by the coordinate, node, body, joint or element it belongs to. The solvers call these
 checks so that a run never goes on, or says ``finished``, with a non-finite number.
 

@@ -314,7 +314,7 @@ class Recorder:
         loads, V = (ev.loads, ev.kin.V) if m.loads else (self._no_loads, self._no_loads)
         step_powers(self._spring_c, self._spring_u, st.u, drive, self._driven, loads, V, jf, self._jforce_u, p)
         p_diss = float(p[0]) + ev.element_dissipation
-        if ev.friction is not None:  # bearing friction (flexmb/friction.py) dissipates -sum(tau u)
+        if ev.friction is not None:  # bearing friction (flexmb/engine/friction.py) dissipates -sum(tau u)
             p_diss -= ev.friction.power(ev.node_wrenches(st.udot))
         p_drive, p_load = float(p[1]), float(p[2])
         power = (p_diss, p_drive, p_load)

@@ -1,6 +1,6 @@
 """Static equilibrium: Newton iterations on the generalized forces with load stepping.
 
-Solves  r(q; λ) = B^T (bias - λ f_ext) - tau = 0  for the free coordinates at u = 0 (DESIGN §4, eq. (1)
+Solves  r(q; λ) = B^T (bias - λ f_ext) - tau = 0  for the free coordinates at u = 0 (docs/equations_of_motion.md §3, eq. (1)
 of flexmb/engine/assembly.py with udot = 0): gravity, nodal loads and applied joint forces are scaled
 by the load factor λ, which goes from 0 to 1 in load steps; each step's Newton iteration starts from
 the previous equilibrium. With elements (beams, bushings) the tangent is their assembled consistent
