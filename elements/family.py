@@ -143,7 +143,8 @@ class StepContext:
     (M̄ + β' K̄_c)⁻¹ r at the converged state (Assembler.iteration_matrix(projection=True), factorized
     when first asked for), ``project(w)`` = Bᵀ w and
     ``twists(u)`` = B u at the converged state (node wrenches and twists (N, 6)), ``evaluate(state)``
-    the assembly's evaluation of a state (e.g. at corrected velocities: its ``kin.zeta``).
+    the assembly's evaluation of a state, ``kinematics(state)`` its kinematics alone (e.g. at corrected
+    velocities: ``zeta``).
     :meth:`ElementFamily.begin_step` gets one with ``h``, ``gp``, ``bp`` and ``free`` only."""
 
     h: float
@@ -155,6 +156,7 @@ class StepContext:
     project: Callable[[np.ndarray], np.ndarray] | None = None
     twists: Callable[[np.ndarray], np.ndarray] | None = None
     evaluate: Callable[[State], Any] | None = None
+    kinematics: Callable[[State], Any] | None = None
 
 
 @dataclass

@@ -14,6 +14,7 @@ import pytest
 from test_tree_run import _assert_same
 
 import flexmb as fm
+from flexmb.elements import register, unregister
 from flexmb.solvers.element_step import ElementStep
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha
 
@@ -80,6 +81,28 @@ def bushing_and_beam_loop() -> fm.Model:
     return mb.compile()
 
 
+def rigid_cut_four_bar() -> fm.Model:
+    """The Grashof four-bar closed by a rigid cut (augmented Lagrangian: element state, projections)."""
+    from cut_mechanisms import four_bar, ramp
+
+    return four_bar("rigid", th0=1.0, drive=ramp(0.0, 2 * np.pi, 0.5))
+
+
+def rigid_cut_n_four_bar() -> fm.Model:
+    """The IFToMM A02 N-four-bar with 3 windows closed by rigid cuts, undriven."""
+    from cut_mechanisms import n_four_bar
+
+    return n_four_bar(3, "rigid")
+
+
+def rigid_cut_beam_coupler() -> fm.Model:
+    """A four-bar whose coupler is a beam, cut rigidly at the rocker (elastic elements beside a rigid cut:
+    the projections in their own metric)."""
+    from test_rigid_cut import beam_coupler_four_bar
+
+    return beam_coupler_four_bar("rigid")
+
+
 def _both(monkeypatch, model: fm.Model, *args, **kw) -> tuple[fm.Result, fm.Result, dict]:
     """The run with the compiled iterates (or, on the dense factor, the compiled Newton loop), the run
     with the Python ones, and how often each compiled path was taken (``iterate``: iterates in the
@@ -123,8 +146,13 @@ def _compiled(fast: fm.Result, count: dict, solver: str) -> None:
     (bushing_four_bar, 0.3, 1e-3, {"output_every": 1}),
     (bushing_and_beam_loop, 0.2, 1e-3, {"output_every": 2}),
     (bushing_and_beam_loop, 0.2, "auto", {"tol": 1e-4, "output_every": 1}),
+    (rigid_cut_four_bar, 0.3, 1e-3, {"output_every": 1}),
+    (rigid_cut_n_four_bar, 0.3, 1e-3, {"output_every": 3}),
+    (rigid_cut_beam_coupler, 0.2, 1e-3, {"output_every": 1}),
+    (rigid_cut_four_bar, 0.3, "auto", {"tol": 1e-4, "output_dt": 0.01}),
 ], ids=["falling_link", "featured", "featured_auto", "halved", "bushing_four_bar", "bushings_and_beams",
-        "bushings_and_beams_auto"])
+        "bushings_and_beams_auto", "rigid_cut_four_bar", "rigid_cut_n_four_bar", "rigid_cut_beam_coupler",
+        "rigid_cut_auto_dense_output"])
 def test_the_compiled_iterates_are_the_python_iterates_bit_for_bit(monkeypatch, build, t_end, dt, kw, solver) -> None:
     model = build()
     fast, slow, count = _both(monkeypatch, model, t_end, dt, linear_solver=solver, **kw)
@@ -170,10 +198,10 @@ def test_a_failure_gives_the_python_message(monkeypatch, solver) -> None:
     assert count["newton"] > 0 if solver != "cholmod" else count["newton"] == 0
 
 
-@pytest.mark.parametrize("kind", ["rigid_cut", "friction", "follower", "no_beam"])
+@pytest.mark.parametrize("kind", ["user_family", "friction", "follower", "no_beam"])
 def test_models_left_to_the_python_iterates(kind) -> None:
-    """Rigid cuts (element state), bearing friction, follower loads and rigid trees keep the Python
-    iterates (or the tree step)."""
+    """An element family with no compiled kernels (a user's), bearing friction, follower loads and rigid
+    trees keep the Python iterates (or the tree step)."""
     mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
     if kind == "no_beam":
         mb.add_node("a", position=(0, 0, 0))
@@ -184,11 +212,18 @@ def test_models_left_to_the_python_iterates(kind) -> None:
         return
     nodes = mb.add_flexible_link("link", (0.0, 0.0, 0.0), (0.5, 0.0, 0.0), 3, SECTION)
     mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0.0, 0.0, 1.0))
-    if kind == "rigid_cut":
-        mb.add_node("hub", position=(0.5, 0.0, 0.0))
-        mb.add_body("hub_body", node="hub", mass=1.0, com=(0.0, 0.0, 0.0), inertia=np.diag([0.1, 0.1, 0.1]))
-        mb.add_joint("hub", "revolute", "ground", "hub", point=(0.5, 0.0, 0.0), axis=(0.0, 0.0, 1.0))
-        mb.add_rigid_cut("pin_b", nodes[-1], "hub", point=(0.5, 0.0, 0.0), free_rotation="z")
+    if kind == "user_family":
+        from test_element_extension import Springs, SpringSpec
+
+        family = register(Springs())
+        try:
+            mb.add_element(family.name, SpringSpec("spring", "ground", nodes[-1], 100.0, 0.0, (0.5, -0.5, 0.0)))
+            model = mb.compile()
+            assert ElementStep.applies(model, GeneralizedAlpha(model).asm, True) is False
+            assert GeneralizedAlpha(model).element_step is None
+        finally:
+            unregister(family.name)
+        return
     elif kind == "friction":
         mb.add_joint_friction("pin", mu=0.1, pin_radius=0.01)
     else:
@@ -199,7 +234,8 @@ def test_models_left_to_the_python_iterates(kind) -> None:
 
 
 def test_the_beam_and_bushing_models_take_the_compiled_iterates() -> None:
-    for model in (falling_link(), featured_flexible(), bushing_four_bar(), bushing_and_beam_loop()):
+    for model in (falling_link(), featured_flexible(), bushing_four_bar(), bushing_and_beam_loop(), rigid_cut_four_bar(),
+                  rigid_cut_beam_coupler()):
         integ = GeneralizedAlpha(model)
         assert isinstance(integ.element_step, ElementStep)
 

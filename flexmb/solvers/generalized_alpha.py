@@ -33,7 +33,7 @@ from flexmb.elements import FAMILIES
 from flexmb.elements.family import StartContext, StepContext
 from flexmb.engine import parallel
 from flexmb.engine.assembly import Assembler, Evaluation, LazyEvaluation
-from flexmb.engine.kinematics import mass_times_add
+from flexmb.engine.kinematics import Kinematics, forward_kinematics, mass_times_add
 from flexmb.engine.linear_solver import choose
 from flexmb.errors import SettingsError, SolverError
 from flexmb.model import Model
@@ -336,6 +336,13 @@ class GeneralizedAlpha:
         s = (state.t - st0.t) / (st1.t - st0.t)
         return self.asm.between(st0, st1, state, s, StartContext(self.free, self._evaluate, self._mass_solver))
 
+    def _kinematics(self, st: State) -> Kinematics:
+        """The kinematics of ``st`` alone (one compiled forward pass; engine/kinematics.py)."""
+        t0 = _time.perf_counter()
+        kin = forward_kinematics(self.model, st, self.asm.pattern)
+        self.timings["assembly"] += _time.perf_counter() - t0
+        return kin
+
     def _mass_solver(self, ev: Evaluation):
         """r -> M̄⁻¹ r on the free coordinates at ``ev`` (for ElementFamily.start)."""
         self._factorize(ev, 0.0, 0.0)
@@ -380,15 +387,16 @@ class GeneralizedAlpha:
                 and not (self.element_step is not None and self._work_needs_forces))
         predicted = False  # the last correction predicts the next one below tolerance (_predicts_convergence)
         es = self.element_step  # compiled iterates (element_step.py): State and Evaluation built when used
+        noise = 0.0  # the iterate's round-off floor of the corrections (FamilyEvaluation.position_noise)
         if es is not None:
-            es.begin(st, a, h, t1, (am, af, g, b, h))
+            es.begin(st, a, h, t1, (am, af, g, b, h), elements)
             if self.compiled_newton and self.chol.kind in ("dense", "band") and not self._reusing():
-                done = self._element_newton(es, gp, bp, lazy, h)
+                done = self._element_newton(es, gp, bp, lazy, h, st, a)
                 if done is not None:
                     return done
                 # not converged, not finite or not positive definite: the loop below repeats the step and
                 # raises the SolverError that names where, or drops the geometric stiffness (same arithmetic)
-                es.begin(st, a, h, t1, (am, af, g, b, h))
+                es.begin(st, a, h, t1, (am, af, g, b, h), elements)
         for it in range(self.max_iter + 1):
             settled = True
             if es is not None:
@@ -401,6 +409,12 @@ class GeneralizedAlpha:
                     return st1, a1, LazyEvaluation(self.asm, st1, es.kinematics()), StepInfo(it, nfac, math.nan, h)
                 st1 = ev = None
                 r_all, r = es.rfull, es.r
+                settled, changed, noise, stuck = es.cut_flags  # the rigid cuts' update at this iterate (newton_update)
+                if stuck >= 0:
+                    raise FAMILIES["rigid_cut"].stuck_error(m, es.evaluation().elements["rigid_cut"], stuck, t1)
+                if changed:
+                    self._factor_key = None
+                elements = es.elements() if self.asm.with_state else elements
                 if not math.isfinite(rn):
                     st1, ev = es.state(), es.evaluation()
             else:
@@ -418,6 +432,7 @@ class GeneralizedAlpha:
                     near = None if self._work_needs_forces else ev.kin
                     return st1, a1, LazyEvaluation(self.asm, st1, near), StepInfo(it, nfac, math.nan, h)
                 ev = self._evaluate(st1)
+                noise = ev.position_noise
                 if self.asm.with_state:  # e.g. augmented-Lagrangian multipliers (flexmb.elements, newton_update)
                     elements, settled, changed = self.asm.newton_update(ev, st1)
                     if changed:  # a family's blocks changed: refactorize
@@ -453,6 +468,8 @@ class GeneralizedAlpha:
                 restarted = True
                 udot1 = udot_start.copy()
                 elements = elements0
+                if es is not None:
+                    es.restart()
                 self._factor_key = None
                 r_hist.clear()
                 dxs.clear()
@@ -461,6 +478,8 @@ class GeneralizedAlpha:
                 continue
             if it == self.max_iter or diverging:
                 worst = free[np.argsort(-np.abs(r))[:3]]
+                if ev is None and es is not None and self.asm.with_state:
+                    ev = es.evaluation()
                 notes = self.asm.newton_failure(ev) if ev is not None and self.asm.with_state else []
                 open_cuts = "".join("; " + n for n in notes)
                 raise SolverError(
@@ -480,19 +499,20 @@ class GeneralizedAlpha:
             udot1, dx_max = corrected(udot1, free, dx)
             dxs.append(dx_max)
             predicted = _predicts_convergence(dxs, dx_tol, bp, gp, eps_pos, vscale)
-            if ev is not None and ev.position_noise > 0.0:  # a family's round-off sets a floor (FamilyEvaluation)
+            if noise > 0.0:  # a family's round-off sets a floor (FamilyEvaluation.position_noise)
                 dxws.append(float(np.abs(dx * self._lever).max(initial=0.0)))
-                predicted = predicted or _at_noise(dxws, bp, ev.position_noise)
+                predicted = predicted or _at_noise(dxws, bp, noise)
         raise AssertionError("unreachable")
 
-    def _element_newton(self, es: ElementStep, gp: float, bp: float, lazy: bool, h: float
+    def _element_newton(self, es: ElementStep, gp: float, bp: float, lazy: bool, h: float, st: State, a: np.ndarray
                         ) -> tuple[State, np.ndarray, Evaluation, StepInfo] | None:
         """The begun step's Newton loop in one compiled call (ElementStep.newton on the dense or band factor),
         or None if it did not succeed (the factor is then not kept, its factorizations not counted, as
         for the compiled tree step: the Python loop repeats the step)."""
         t0 = _time.perf_counter()
         status, it, nfac, rn = es.newton(self.chol, gp, bp, gp * self.c_diag + bp * self.k_diag,
-                                         (self.rtol, self.atol_udot, self._eps_pos, self.length_scale, self.max_iter), lazy)
+                                         (self.rtol, self.atol_udot, self._eps_pos, self.length_scale, self.max_iter,
+                                          self._lever), lazy)
         self.timings["compiled_step"] += _time.perf_counter() - t0
         if status not in (OK, LAZY):  # the Python loop repeats the step and counts its factorizations
             self._factor_key = None
@@ -500,9 +520,14 @@ class GeneralizedAlpha:
         if nfac:
             self.chol.n_factorize += nfac
             self._factor_key = (gp, bp)
+        if es.cut_flags[1]:  # the accepted iterate raised the cuts' penalties: the factor is not S's (as the Python loop)
+            self._factor_key = None
         st1 = es.state()
         ev = LazyEvaluation(self.asm, st1, es.kinematics()) if status == LAZY else es.evaluation()
-        return st1, es.a1, ev, StepInfo(it, nfac, rn, h)
+        a1 = es.a1
+        if self.asm.with_state:  # the rigid cuts' end of step (projections), as the Python loop's _accept
+            st1, a1, ev = self._accept(st1, ev, es.elements(), h, gp, bp, st, a, a1)
+        return st1, a1, ev, StepInfo(it, nfac, rn, h)
 
     def _tree_step(self, st: State, a: np.ndarray, h: float, t1: float
                    ) -> tuple[State, np.ndarray, Evaluation, StepInfo] | None:
@@ -566,7 +591,7 @@ class GeneralizedAlpha:
             return x
 
         self.asm.end_step(ev, st1, StepContext(h, gp, bp, free, solve, solve_projection, ev.project, ev.twists,
-                                               self._evaluate))
+                                               self._evaluate, self._kinematics))
         a1 = (self.af * st.udot + (1 - self.af) * st1.udot - self.am * a) / (1 - self.am)
         ev1 = self._evaluate(st1)
         ev1.drive_forces = drive
