@@ -112,7 +112,8 @@ def deformation(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode):
     are exactly opposite (no tilt direction there)."""
     n = np.shape(xa)[0]
     d, G, A = np.empty((n, 6)), np.empty((n, 6, 12)), np.empty((n, 3, 3))
-    f = np.ascontiguousarray
+    def f(a, dtype):  # a writeable copy: one compiled signature whether or not the caller's arrays are
+        return np.array(a, dtype=dtype, order="C")  # the model's (read-only) or broadcast views
     cut_kernels.deformations_at(f(xa, dtype=float), f(Ra, dtype=float), f(xb, dtype=float), f(Rb, dtype=float),
                                 f(sa, dtype=float), f(Ea, dtype=float), f(sb, dtype=float), f(Eb, dtype=float),
                                 f(mode, dtype=np.int64), d, G, A)
