@@ -44,8 +44,10 @@ default, for both):
   [0.5 v0, 0, -v0/L] and [v0, 0, 0] as in exudyn's example). Settings: ``newton.relativeTolerance``
   --exu3d-rtol (1e-4 and 1e-8), --exu2d-rtol (1e-8); spectral radius rho_inf; ``EigenSparse``, 1 thread,
   no solution file; exudyn's other defaults (modified Newton, adaptive step: a step whose Newton fails is
-  halved and later grown back). No setting was needed to pass the singular configurations (the report
-  says whether the runs did).
+  halved and later grown back). With these defaults every exudyn run passed every singular configuration
+  on 2026-11-28 except the 3-D model at 1e-8 from 45 deg at N = 40, which fails at the 24th passage
+  (t = 17.875 s); no setting was found that passes it at 1e-8 (the settings tried are in
+  benchmarks/results/2026-11-28-peer_loops.md); relative tolerance 1e-6 or 1e-4 passes.
   Stall guard (exudyn, as in peer_beam_fall.py): --exu-guard auto runs a first probe with a pre-step
   Python function that stops a run whose simulated time advanced by less than 10 h in --stall-seconds;
   if it stops, that is the row; if it finishes, the timed repeats run without the guard.
