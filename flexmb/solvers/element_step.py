@@ -338,12 +338,32 @@ class ElementStep(CompiledStep):
     def applies(model: Model, asm, cholmod: bool) -> bool:
         """On a matrix factor (CHOLMOD, dense, band), a model whose forces are those of bushings, beams
         and rigid cuts (and rigid bodies as the only node masses), without friction or follower loads."""
-        return (cholmod and all(f.name == "rigid_cut" for f, _, _ in asm.with_state) and not asm.exact_tangent
-                and model.friction_u.size == 0
-                and bool(asm.families) and all(f.name in ElementStep.FAMILIES for f, _, _ in asm.families)
-                and asm.with_blocks == asm.families
-                and all(f is FAMILIES["body"] for f, _, _ in asm.node_mass)
-                and not any(ld.follower for ld in model.loads) and model.free_u.size > 0)
+        return not ElementStep.refusal(model, asm, cholmod)
+
+    @staticmethod
+    def refusal(model: Model, asm, cholmod: bool) -> str:
+        """Why a model takes the Python Newton iterates instead (empty if :meth:`applies`): the
+        family, load or setting that keeps it there, named for ``flexmb info``."""
+        if not cholmod:
+            return "the O(n) tree factor takes it" if asm.rigid_tree else "no matrix factor"
+        if model.free_u.size == 0:
+            return "no unknowns"
+        if asm.exact_tangent:
+            return "the exact tangent (exact_tangent=True) is formed in Python"
+        if model.friction_u.size:
+            return "bearing friction (engine/friction.py) is evaluated in Python"
+        if any(ld.follower for ld in model.loads):
+            return "follower loads (their forces turn with the nodes) are evaluated in Python"
+        if not asm.families:
+            return "no element family"
+        other = sorted({f.name for f, _, _ in asm.families if f.name not in ElementStep.FAMILIES}
+                       | {f.name for f, _, _ in asm.with_state if f.name != "rigid_cut"}
+                       | {f.name for f, _, _ in asm.node_mass if f is not FAMILIES["body"]})
+        if other:
+            return f"element famil{'y' if len(other) == 1 else 'ies'} {', '.join(repr(n) for n in other)} not compiled"
+        if asm.with_blocks != asm.families:
+            return "a family without stiffness blocks"
+        return ""
 
     def __init__(self, model: Model, asm, band_dst: np.ndarray | None = None) -> None:
         super().__init__(model, asm)

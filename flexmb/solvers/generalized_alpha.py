@@ -207,10 +207,9 @@ class GeneralizedAlpha:
             how = ("each step's Newton loop in one compiled call (flexmb/solvers/tree_step.py); with fixed steps and no "
                    "callback, all steps between two output rows in one call (flexmb/solvers/tree_run.py)"
                    if self.tree_step is not None
-                   else "Newton in Python (friction, follower loads or reuse_factor=True)")
+                   else f"Newton in Python ({TreeStep.refusal(self.model, self.asm) or 'reuse_factor=True'})")
             return f"{self.chol.describe(n)}, position tangent {'on' if self.position_tangent else 'off'}; {how}"
-        how = ("; each Newton iterate and the iteration matrix's values in compiled calls (flexmb/solvers/element_step.py)"
-               if self.element_step is not None else "")
+        how = "; " + self.newton_path()
         beams = [d.n for f, d, _ in self.asm.families if f is FAMILIES["beam"]]
         if beams:
             threads = parallel.threads_for(beams[0])
@@ -220,6 +219,20 @@ class GeneralizedAlpha:
         if self.chol.kind == "dense":
             return f"dense Cholesky (engine/dense_cholesky.py: {self.solver_reason}), {n} unknowns{how}"
         return f"{self.chol.describe(n)}{how}"
+
+    def newton_path(self) -> str:
+        """How each step's Newton loop runs on a matrix factor (dense, band, CHOLMOD), and, where it
+        runs in Python, the family or setting that keeps it there (``flexmb info``)."""
+        if self.element_step is None:
+            reason = ElementStep.refusal(self.model, self.asm, True)
+            return f"Newton loop and iterates in Python ({reason})"
+        if self.compiled_newton and self.chol.kind in ("dense", "band") and not self._reusing():
+            return ("each step's whole Newton loop in one compiled call (flexmb/solvers/element_step.py, "
+                    "element_newton_step)")
+        why = ("the factor is kept over steps (reuse_factor)" if self._reusing() else
+               "CHOLMOD is called from Python" if self.chol.kind == "cholmod" else "compiled_newton is off")
+        return ("each Newton iterate and the iteration matrix's values in compiled calls, the loop around them in "
+                f"Python ({why}; flexmb/solvers/element_step.py)")
 
     def solver_stats(self) -> dict[str, float]:
         """Statistics of the linear solver for ``result.stats``: ``tree_solver`` 1.0 when the O(n)
