@@ -13,6 +13,7 @@ files, ParaView, plots), app/ (case files, the run pipeline, sweeps, the CLI) an
 from flexmb.engine import parallel as _parallel  # noqa: F401  isort: skip
 from flexmb.app.describe import describe
 from flexmb.app.study import sweep
+from flexmb.builder.flexible import make_flexible
 from flexmb.builder.model_builder import ModelBuilder
 from flexmb.builder.records import BeamSection
 from flexmb.errors import BackendError, FlexmbError, LoopError, ModelError, ResultFileError, SolverError, URDFError
@@ -27,5 +28,5 @@ from flexmb.version import __version__
 __all__ = [
     "BackendError", "BeamSection", "FlexmbError", "LoopError", "Model", "ModelBuilder", "ModelError", "Result",
     "ResultFileError", "SolverError", "State", "URDFError", "__version__", "describe", "from_urdf", "load",
-    "simulate", "sweep",
+    "make_flexible", "simulate", "sweep",
 ]

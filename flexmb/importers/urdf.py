@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from flexmb.builder.flexible import make_flexible
 from flexmb.builder.model_builder import ModelBuilder
 from flexmb.errors import BackendError, ModelError, URDFError, URDFWarning
 from flexmb.importers import urdf_xml
@@ -121,6 +122,10 @@ class RobotBuilder(ModelBuilder):
     def __init__(self, gravity: Sequence[float], robot: RobotInfo) -> None:
         super().__init__(gravity=gravity)
         self.robot = robot
+
+    def make_flexible(self, link: str, n_elements: int, section: Any, **kwargs: Any) -> Any:
+        """Replace rigid ``link`` by beam elements: :func:`flexmb.builder.flexible.make_flexible`."""
+        return make_flexible(self, link, n_elements, section, **kwargs)
 
 
 def _yourdfpy():
