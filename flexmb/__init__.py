@@ -16,6 +16,7 @@ from flexmb.app.study import sweep
 from flexmb.builder.flexible import make_flexible
 from flexmb.builder.model_builder import ModelBuilder
 from flexmb.builder.records import BeamSection
+from flexmb.builder.shapes import add_beam_shapes, add_visual
 from flexmb.errors import BackendError, FlexmbError, LoopError, ModelError, ResultFileError, SolverError, URDFError
 from flexmb.importers.urdf import from_urdf
 from flexmb.model import Model
@@ -27,6 +28,7 @@ from flexmb.version import __version__
 
 __all__ = [
     "BackendError", "BeamSection", "FlexmbError", "LoopError", "Model", "ModelBuilder", "ModelError", "Result",
-    "ResultFileError", "SolverError", "State", "URDFError", "__version__", "describe", "from_urdf", "load",
+    "ResultFileError", "SolverError", "State", "URDFError", "__version__", "add_beam_shapes", "add_visual", "describe",
+    "from_urdf", "load",
     "make_flexible", "simulate", "sweep",
 ]

@@ -35,7 +35,9 @@ much the inertia changed. A beam heavier than the link (m_beam > m) is refused.
 
 What changes besides (say so where it matters): the link's elastic deformation, of course; loads,
 bushings or cuts on the link node stay on it (the beam's start); the end bodies sit on the beam's end
-nodes, so their inertia follows the end sections' rotations, not the beam's middle.
+nodes, so their inertia follows the end sections' rotations, not the beam's middle. The link's shapes
+(flexmb.builder.shapes) are carried by the beam's nodes: each point by the node nearest to it along
+the beam (its projection on the axis), so the drawn link follows the beam piecewise rigidly.
 """
 
 from __future__ import annotations
@@ -248,6 +250,7 @@ def make_flexible(builder: ModelBuilder, link: str, n_elements: int, section: Be
         spec = builder.nodes[nd]
         added.append(builder.add_body(f"{link}.{tag}", nd, mass, spec.rotation.T @ (p - spec.position),
                                       spec.rotation.T @ Jb @ spec.rotation))
+    _recarry_shapes(builder, link, nodes, A, axis, L)
     rehung = tuple(j.name for j in children)
     for j in children:
         _rehang(builder, j, tip)
@@ -263,8 +266,8 @@ def make_flexible(builder: ModelBuilder, link: str, n_elements: int, section: Be
 
 
 # ---------------------------------------------------------------------- record surgery
-# The builder has no call that removes a body or moves a joint (every add_* only adds). These two
-# change its record tables directly; they belong in the builder's record tables as methods (then
+# The builder has no call that removes a body, moves a joint or changes a record (every add_* only
+# adds). These change its record tables directly; they belong in the builder's record tables as methods (then
 # ModelBuilder.make_flexible delegates here in one line).
 
 def _remove_bodies(builder: ModelBuilder, names: list[str]) -> None:
@@ -274,3 +277,25 @@ def _remove_bodies(builder: ModelBuilder, names: list[str]) -> None:
 
 def _rehang(builder: ModelBuilder, joint: JointSpec, parent: str) -> None:
     builder._joints[joint.name] = dataclasses.replace(joint, parent=parent)
+
+
+def _recarry_shapes(builder: ModelBuilder, link: str, nodes: list[str], A: np.ndarray, axis: np.ndarray,
+                    L: float) -> None:
+    """Points of shapes carried by ``link`` move to the beam node nearest along the axis (module docstring)."""
+    table = builder._elements.get("shape", {})
+    spec0 = builder.nodes[link]
+    X = np.array([builder.nodes[n].position for n in nodes])
+    Rn = [builder.nodes[n].rotation for n in nodes]
+    n_el = len(nodes) - 1
+    for name, rec in list(table.items()):
+        on = np.array([n == link for n in rec.nodes])
+        if not on.any():
+            continue
+        pts = np.array(rec.points, dtype=float)
+        g = spec0.position + pts[on] @ spec0.rotation.T  # global, at assembly
+        k = np.clip(np.rint((g - A) @ axis / L * n_el), 0, n_el).astype(int)
+        new_nodes = list(rec.nodes)
+        for i, (row, kk) in enumerate(zip(np.flatnonzero(on), k)):
+            new_nodes[row] = nodes[kk]
+            pts[row] = Rn[kk].T @ (g[i] - X[kk])
+        table[name] = dataclasses.replace(rec, nodes=tuple(new_nodes), points=readonly(pts))

@@ -31,14 +31,16 @@ frame's origin in global axes, ``root_joint.wx..wz`` its angular velocity in its
 imported as an independent joint (flexmb has no joint couplings yet) and listed. Everything left
 out — tags, attributes, limits not enforced, mimic joints, friction, inertia of massless links — is
 named in one URDFWarning; ``builder.robot`` keeps what was read (links, joints, limits, what was left
-out). The builder is an ordinary ModelBuilder: add drives, loads, cuts, then compile().
+out). With ``shapes="visual"`` (or ``"collision"``) the links' geometries become shapes on their nodes
+(flexmb.builder.shapes). The builder is an ordinary ModelBuilder: add drives, loads, cuts, then
+compile().
 """
 
 from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,7 @@ import numpy as np
 
 from flexmb.builder.flexible import make_flexible
 from flexmb.builder.model_builder import ModelBuilder
+from flexmb.builder.shapes import add_visual, box_mesh, cylinder_mesh, sphere_mesh
 from flexmb.errors import BackendError, ModelError, URDFError, URDFWarning
 from flexmb.importers import urdf_xml
 
@@ -150,20 +153,30 @@ def _in_plane(normal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def from_urdf(path: str | os.PathLike, base: str = "fixed", gravity: Sequence[float] = (0.0, 0.0, -9.81),
-              root_joint: str = "root_joint") -> RobotBuilder:
+              root_joint: str = "root_joint", shapes: str | None = None,
+              package_dirs: Mapping[str, str | os.PathLike] | None = None) -> RobotBuilder:
     """A :class:`RobotBuilder` of the robot described by the URDF file ``path`` (module docstring).
 
     ``base``: ``"fixed"`` (the root link welded to ground) or ``"free"`` (a floating base: a free
     joint from ground to the root link). ``gravity``: global, default −9.81 m/s² along z (URDF frames
-    are z-up). ``root_joint``: the name of the root link's joint to ground. Raises URDFError for a
-    malformed file (naming the tag and line), BackendError if yourdfpy is missing; warns once
-    (URDFWarning) listing what was not imported."""
+    are z-up). ``root_joint``: the name of the root link's joint to ground. ``shapes``: ``"visual"`` or
+    ``"collision"``: the links' geometries of that kind become shapes on their nodes
+    (flexmb.builder.shapes.add_visual: meshes read by meshio, Collada by trimesh; boxes, cylinders,
+    spheres), drawn in the ParaView files and the animation; None (default): none. Mesh files named
+    ``package://<package>/<path>`` are looked for in ``package_dirs[<package>]``, then as the
+    path's tails below the URDF's folder (``meshes/ur5/collision/base.stl`` for
+    ``package://example-robot-data/robots/ur_description/meshes/ur5/collision/base.stl``); a mesh not
+    found or unreadable is named in the warning. Raises URDFError for a malformed file (naming the tag
+    and line), BackendError if yourdfpy is missing; warns once (URDFWarning) listing what was not
+    imported."""
     if base not in ("fixed", "free"):
         raise ModelError(f"from_urdf: base = {base!r} must be 'fixed' or 'free'.")
+    if shapes not in (None, "visual", "collision"):
+        raise ModelError(f"from_urdf: shapes = {shapes!r} must be 'visual', 'collision' or None.")
     p = Path(path)
     if not p.is_file():
         raise URDFError(f"URDF {p}: no such file.")
-    inv = urdf_xml.read(p)
+    inv = urdf_xml.read(p, shapes)
     if root_joint in inv.joints:
         raise URDFError(f"URDF {inv.where(inv.joints[root_joint])}: <joint> '{root_joint}': the name is taken for the "
                         "root link's joint to ground; give from_urdf another root_joint name.")
@@ -192,6 +205,9 @@ def from_urdf(path: str | os.PathLike, base: str = "fixed", gravity: Sequence[fl
             stack.append(j.child)
     for jn in inv.joints:  # joints in file order (each child node exists now)
         _add_joint(mb, info, inv, joints[jn], T[joints[jn].child], notes)
+    if shapes:
+        for link in robot.links:
+            _add_shapes(mb, link, shapes, p.parent, package_dirs or {}, notes)
     info.left_out = notes.lines(inv)
     if info.left_out:
         warnings.warn(f"flexmb.from_urdf({p.name}): not imported as the file says: " + "; ".join(info.left_out) +
@@ -208,6 +224,7 @@ class _Notes:
         self.friction: list[str] = []
         self.damping: list[str] = []
         self.massless_inertia: list[str] = []
+        self.meshes: list[str] = []
 
     def lines(self, inv: urdf_xml.Inventory) -> list[str]:
         out = []
@@ -224,6 +241,8 @@ class _Notes:
                        "add_joint_friction is a bearing friction proportional to the joint reaction")
         if self.damping:
             out.append(f"damping of the multi-coordinate joints {self.damping} is left out")
+        if self.meshes:
+            out.append(f"shapes not found or unreadable: {self.meshes}")
         if self.massless_inertia:
             out.append(f"inertia of the massless links {self.massless_inertia} is left out: a flexmb body needs a "
                        "mass")
@@ -253,6 +272,50 @@ def _add_link(mb: RobotBuilder, info: RobotInfo, inv: urdf_xml.Inventory, link: 
     elif np.abs(J).max() > 0:
         notes.massless_inertia.append(name)
     info.links[name] = URDFLink(name, line, T[:3, 3].copy(), T[:3, :3].copy(), mass, com, J, body)
+
+
+def _mesh_file(name: str, urdf_dir: Path, package_dirs: Mapping[str, str | os.PathLike]) -> Path | None:
+    """The file a URDF mesh ``filename`` names (from_urdf's docstring), or None."""
+    if name.startswith("file://"):
+        f = Path(name[len("file://"):])
+        return f if f.is_file() else None
+    rest = name[len("package://"):] if name.startswith("package://") else name
+    if name.startswith("package://"):
+        pkg, _, sub = rest.partition("/")
+        if pkg in package_dirs and (Path(package_dirs[pkg]) / sub).is_file():
+            return Path(package_dirs[pkg]) / sub
+    elif (urdf_dir / rest).is_file():
+        return urdf_dir / rest
+    parts = Path(rest).parts
+    for i in range(1, len(parts)):
+        f = urdf_dir.joinpath(*parts[i:])
+        if f.is_file():
+            return f
+    return None
+
+
+def _add_shapes(mb: RobotBuilder, link: Any, kind: str, urdf_dir: Path, package_dirs: Mapping[str, Any],
+                notes: _Notes) -> None:
+    """The link's visual or collision geometries as shapes on its node."""
+    for k, g in enumerate(link.visuals if kind == "visual" else link.collisions):
+        T, geo = _frame(g.origin), g.geometry
+        scale: Any = 1.0
+        if geo.mesh is not None:
+            mesh: Any = _mesh_file(geo.mesh.filename, urdf_dir, package_dirs)
+            if mesh is None:
+                notes.meshes.append(f"{link.name}: {geo.mesh.filename} (not found)")
+                continue
+            scale = 1.0 if geo.mesh.scale is None else np.broadcast_to(np.asarray(geo.mesh.scale, dtype=float), (3,))
+        elif geo.box is not None:
+            mesh = box_mesh(geo.box.size)
+        elif geo.cylinder is not None:
+            mesh = cylinder_mesh(float(geo.cylinder.radius), float(geo.cylinder.length))
+        else:
+            mesh = sphere_mesh(float(geo.sphere.radius))
+        try:
+            add_visual(mb, link.name, mesh, T[:3, 3], T[:3, :3], scale, name=f"{link.name}.{kind}{k}")
+        except ModelError as exc:
+            notes.meshes.append(f"{link.name}: {exc}")
 
 
 def _float(value: Any) -> float | None:

@@ -6,8 +6,8 @@ the tags and attributes flexmb leaves out (each with its count and first line), 
 (parent joint of every link, the root). A malformed file raises URDFError naming the file, the tag
 and the line: XML that is not well-formed, a <link> or <joint> without a name, a joint of an
 unknown type or without <parent>/<child>, a number that is not one (origin xyz/rpy, axis, mass,
-inertia, limit, dynamics, mimic), a negative mass or damping, a zero axis, links that are not one
-tree (two parents, no root, several roots, a cycle).
+inertia, limit, dynamics, mimic; where shapes are imported, a geometry's sizes), a negative mass or
+damping, a zero axis, links that are not one tree (two parents, no root, several roots, a cycle).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ SUPPORTED: dict[str, dict[str, tuple[str, ...]]] = {
     "link": {"inertial": ()},
     "inertial": {"origin": ("xyz", "rpy"), "mass": ("value",),
                  "inertia": ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")},
+    "geometry": {"mesh": ("filename", "scale"), "box": ("size",), "cylinder": ("radius", "length"), "sphere": ("radius",)},
     "joint": {"origin": ("xyz", "rpy"), "parent": ("link",), "child": ("link",), "axis": ("xyz",),
               "limit": ("lower", "upper", "effort", "velocity"), "dynamics": ("damping", "friction"),
               "mimic": ("joint", "multiplier", "offset")},
@@ -49,6 +50,7 @@ class Inventory:
     joint_type: dict[str, str] = field(default_factory=dict)
     parent_joint: dict[str, str] = field(default_factory=dict)
     root: str = ""
+    shapes: tuple[str, ...] = ()  # "visual" or "collision": imported as shapes (checked, not left out)
     left_out: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
 
     def leave_out(self, what: str, line: int) -> None:
@@ -109,8 +111,47 @@ def _check_origin(inv: Inventory, el) -> None:
     _numbers(inv, el, "rpy", 3, "0 0 0")
 
 
+def _check_shape(inv: Inventory, el) -> None:
+    """A <visual> or <collision> imported as a shape: its <origin> and <geometry> checked, the rest listed."""
+    _check_attributes(inv, el, ("name",))
+    geometry = 0
+    for c in _children(el):
+        if c.tag == "origin":
+            _check_attributes(inv, c, ("xyz", "rpy"))
+            _check_origin(inv, c)
+        elif c.tag == "geometry":
+            geometry += 1
+            _check_attributes(inv, c, ())
+            kinds = _children(c)
+            if len(kinds) != 1:
+                raise _error(inv, c, "must hold exactly one of <mesh>, <box>, <cylinder>, <sphere>.")
+            g = kinds[0]
+            if g.tag not in SUPPORTED["geometry"]:
+                raise _error(inv, g, f"unknown geometry; URDF knows {list(SUPPORTED['geometry'])}.")
+            _check_attributes(inv, g, SUPPORTED["geometry"][g.tag])
+            if g.tag == "mesh":
+                if not g.get("filename"):
+                    raise _error(inv, g, "has no filename.")
+                if g.get("scale") is not None and min(_numbers(inv, g, "scale", 3)) <= 0:
+                    raise _error(inv, g, "scale must be positive.")
+            elif g.tag == "box":
+                if min(_numbers(inv, g, "size", 3)) <= 0:
+                    raise _error(inv, g, "size must be positive.")
+            else:
+                for a in SUPPORTED["geometry"][g.tag]:
+                    if _numbers(inv, g, a, 1)[0] <= 0:
+                        raise _error(inv, g, f"{a} must be positive.")
+        else:
+            _left_out_subtree(inv, c)
+    if geometry != 1:
+        raise _error(inv, el, f"has {geometry} <geometry> tags; it needs one.")
+
+
 def _check_link(inv: Inventory, el) -> None:
     for c in _children(el):
+        if c.tag in inv.shapes:
+            _check_shape(inv, c)
+            continue
         if c.tag != "inertial":
             _left_out_subtree(inv, c)
             continue
@@ -173,11 +214,12 @@ def _check_joint(inv: Inventory, el, name: str) -> dict[str, str]:
     return ends
 
 
-def read(path: Path) -> Inventory:
-    """Check the URDF file ``path`` and list what flexmb leaves out of it (module docstring)."""
+def read(path: Path, shapes: str | None = None) -> Inventory:
+    """Check the URDF file ``path`` and list what flexmb leaves out of it (module docstring);
+    ``shapes``: "visual" or "collision", the link tags imported as shapes (checked like the rest)."""
     from lxml import etree  # yourdfpy's own XML library: there whenever the import is
 
-    inv = Inventory(path)
+    inv = Inventory(path, shapes=(shapes,) if shapes else ())
     try:
         tree = etree.parse(str(path), etree.XMLParser(remove_comments=True, remove_pis=True))
     except etree.XMLSyntaxError as exc:
