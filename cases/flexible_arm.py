@@ -41,7 +41,7 @@ TIP = "tool0"
 
 DEFAULTS = dict(
     D=0.09, wall=0.004, E=70e9, G=26e9, rho=2700.0,  # the upper arm's tube: aluminium
-    n_elements=4, alpha=2e-4, payload=5.0, flexible=True,
+    n_elements=4, alpha=2e-4, payload=5.0, flexible=True, shapes=True, animation=True,
     q_start=[0.0, -2.0, 1.6, -1.2, -1.5708, 0.0], q_end=[1.6, -1.0, 0.6, -1.2, -1.5708, 0.8], T_move=0.6,
     t_end=1.0, dt=2.5e-4, rho_inf=0.9,
 )
@@ -82,7 +82,7 @@ def arm_builder(p: dict, held: dict | None = None) -> fm.ModelBuilder:
     joints ``<node>:free`` (the static start, :func:`build`)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", URDFWarning)  # visuals, collisions, transmissions, gazebo: named in the docstring
-        mb = fm.from_urdf(URDF)
+        mb = fm.from_urdf(URDF, shapes="collision" if p["shapes"] else None)  # the meshes in cases/robots/ur5/meshes
     if p["flexible"]:
         mb.make_flexible("upper_arm_link", p["n_elements"], tube(p), end=(0, 0, 0.425), damping=p["alpha"])
         for node, q0 in (held or {}).items():
@@ -141,7 +141,7 @@ def _kinematics(model: fm.Model, state):
 def _distal_nodes(model: fm.Model, p: dict) -> list[int]:
     """The nodes the tube carries at its tip: its last node and the links beyond the elbow (by the
     URDF's tree: flexmb's tree may hang the tip node on the forearm, whose group's root it is)."""
-    robot = arm_builder({**p, "flexible": False, "payload": 0.0}).robot
+    robot = arm_builder({**p, "flexible": False, "payload": 0.0, "shapes": False}).robot
     links, stack = [], ["upper_arm_link"]
     while stack:
         parent = stack.pop()
@@ -259,6 +259,10 @@ def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
     fig.tight_layout()
     fig.savefig(out_dir / "flexible_arm.png", dpi=120)
     plt.close(fig)
+    if p["animation"]:  # the robot's shapes in 3-D (the URDF's collision meshes; the upper arm's follows the beam)
+        from flexmb.results.animation import animate
+
+        animate(result, out_dir / "animation.gif", view="3d", overwrite=True)
     return {
         "upper_arm_tube": f"aluminium, D = {p['D'] * 1e3:.0f} mm, wall {p['wall'] * 1e3:.1f} mm, {p['n_elements']} elements",
         "max_torque_rigid_Nm": {j: float(np.abs(tau_r[:, k]).max()) for k, j in enumerate(JOINTS)},

@@ -14,7 +14,7 @@ pytest.importorskip("yourdfpy")
 from flexmb.solvers.simulate import simulate  # noqa: E402
 
 arm = load_case("flexible_arm")
-SHORT = {"T_move": 0.3, "t_end": 0.6, "dt": 5e-4}
+SHORT = {"T_move": 0.3, "t_end": 0.6, "dt": 5e-4, "animation": False}  # the animation: tests/test_shapes.py
 
 
 def test_the_arm_starts_at_rest_in_its_static_equilibrium():
