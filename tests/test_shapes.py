@@ -263,6 +263,40 @@ def test_urdf_geometries_become_shapes(tmp_path):
     assert "collision/nothing.stl (not found)" in str(caught[0].message)
 
 
+BAD_GEOMETRY = [
+    # (what is wrong, the <visual> of link "a", the message's tag, a phrase)
+    ("two geometries", '<geometry>\n<box size="1 1 1"/><sphere radius="1"/>\n</geometry>', "<geometry>",
+     "exactly one of"),
+    ("unknown geometry", '<geometry>\n<capsule radius="1" length="2"/>\n</geometry>', "<capsule>", "unknown geometry"),
+    ("bad box", '<geometry>\n<box size="1 x 1"/>\n</geometry>', "<box>", "is not 3 numbers"),
+    ("negative radius", '<geometry>\n<cylinder radius="-0.1" length="1"/>\n</geometry>', "<cylinder>",
+     "radius must be positive"),
+    ("mesh without file", '<geometry>\n<mesh scale="1 1 1"/>\n</geometry>', "<mesh>", "has no filename"),
+    ("no geometry", '<origin xyz="0 0 0"/>', "<visual>", "has 0 <geometry> tags"),
+]
+
+
+@pytest.mark.parametrize("what,visual,tag,phrase", BAD_GEOMETRY, ids=[b[0] for b in BAD_GEOMETRY])
+def test_a_malformed_geometry_is_refused_naming_the_tag_and_line(tmp_path, what, visual, tag, phrase):
+    """Imported as shapes, a link's geometries are checked like the rest of the file (URDFError with
+    the tag and its line); without shapes they are only listed as left out."""
+    text = ('<?xml version="1.0"?>\n<robot name="r">\n<link name="a">\n'
+            '<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>\n'
+            f'<visual>\n{visual}\n</visual>\n</link>\n</robot>\n')
+    path = tmp_path / "r.urdf"
+    path.write_text(text)
+    with pytest.raises(fm.URDFError) as err:
+        fm.from_urdf(path, shapes="visual")
+    msg = str(err.value)
+    assert phrase in msg and tag in msg, msg
+    line = int(msg.split("line ")[1].split(":")[0])
+    assert tag[:-1] in text.splitlines()[line - 1], (line, text.splitlines()[line - 1])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fm.from_urdf(path)
+    assert "<visual> (1×, first at line 5)" in str(caught[0].message)
+
+
 def test_a_flexible_link_carries_its_shapes_on_the_beam_nodes():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", URDFWarning)

@@ -181,7 +181,11 @@ def from_urdf(path: str | os.PathLike, base: str = "fixed", gravity: Sequence[fl
         raise URDFError(f"URDF {inv.where(inv.joints[root_joint])}: <joint> '{root_joint}': the name is taken for the "
                         "root link's joint to ground; give from_urdf another root_joint name.")
     ydp = _yourdfpy()
-    urdf = ydp.URDF.load(str(p), build_scene_graph=False, load_meshes=False, load_collision_meshes=False)
+    try:  # the file passed flexmb's checks (urdf_xml.read); this names what yourdfpy still refuses
+        urdf = ydp.URDF.load(urdf_xml.without_geometries(p, shapes), build_scene_graph=False, load_meshes=False,
+                             load_collision_meshes=False)
+    except Exception as exc:  # yourdfpy raises several kinds for files it cannot parse
+        raise URDFError(f"URDF {p}: yourdfpy cannot read it ({type(exc).__name__}: {exc}).") from None
     robot = urdf.robot
     info = RobotInfo(robot.name or p.stem, p, inv.root, base, root_joint)
     mb = RobotBuilder(gravity, info)

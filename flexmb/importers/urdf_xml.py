@@ -12,6 +12,7 @@ damping, a zero axis, links that are not one tree (two parents, no root, several
 
 from __future__ import annotations
 
+import io
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from flexmb.errors import URDFError
 
-__all__ = ["Inventory", "read", "JOINT_TYPES", "SUPPORTED"]
+__all__ = ["Inventory", "read", "without_geometries", "JOINT_TYPES", "SUPPORTED"]
 
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 
@@ -288,3 +289,17 @@ def _check_tree(inv: Inventory, ends: dict[str, dict[str, str]], robot) -> None:
         raise URDFError(f"URDF {inv.where(inv.links[rest[0]])}: <link> '{rest[0]}': the joints of links {rest[:10]} "
                         "form a cycle, not reached from the root link "
                         f"'{inv.root}'; a URDF describes a tree.")
+
+
+def without_geometries(path: Path, shapes: str | None) -> io.BytesIO:
+    """The URDF file ``path`` (checked by :func:`read`) without the link geometries that are not imported
+    (<visual> and <collision>, but the kind ``shapes``), for yourdfpy: it parses every geometry and fails
+    on one that is malformed, though flexmb only lists them as left out."""
+    from lxml import etree  # see read
+
+    tree = etree.parse(str(path), etree.XMLParser(remove_comments=True, remove_pis=True))
+    for link in tree.getroot().iter("link"):
+        for c in list(link):
+            if c.tag in ("visual", "collision") and c.tag != shapes:
+                link.remove(c)
+    return io.BytesIO(etree.tostring(tree))
