@@ -5,8 +5,9 @@ is installed, drawn by matplotlib from the result's stored drawing topology
 
 What is drawn, by ``cell_kind``: beam elements (flexible links) as blue lines with their nodes,
 rigid bodies (a body's node to its joint points and to its centre of mass: joint and body cells)
-as thick grey lines, particle bodies as grey lines, bushings as red dashed lines, the cells of any other
-element family as purple dotted lines labelled by their kind (:func:`_style`); the points of
+as thick grey lines, particle bodies as grey lines, bushings as red dashed lines, spring-dampers as
+green dash-dotted lines from point to point, the cells of any other element family as purple dotted
+lines labelled by their kind (:func:`_style`); the points of
 the joints as open circles (a joint on the ground as a black square) and the centres of mass as
 dots. The title holds the case name and the time. The axes are fixed and hold the whole motion
 (every drawn frame), with equal scales. ``view``: ``xy``, ``xz``, ``yz`` (a plane, the first
@@ -55,14 +56,19 @@ _STYLE = {0: ("flexible link (beam)", "tab:blue", 2.5, "solid", 3),
           2: ("rigid body", "0.6", 7.0, "solid", 2),
           3: ("particle body", "0.55", 2.0, "solid", 2),
           4: ("bushing (cut)", "tab:red", 2.0, "dashed", 4)}
+# the styles of further element families' cell kinds, by name (drawing.cell_kinds: their numbers follow the registry)
+_NAMED_STYLE = {"spring_damper": ("spring-damper", "tab:green", 2.0, "dashdot", 4)}
 
 
 def _style(kind: int) -> tuple[str, str, float, str, int]:
-    """The style of cell kind ``kind``: :data:`_STYLE`'s, or for a kind another element family
-    registered (drawing.cell_kinds) a purple dotted line labelled by the kind's name."""
+    """The style of cell kind ``kind``: :data:`_STYLE`'s or :data:`_NAMED_STYLE`'s, or for a kind
+    another element family registered (drawing.cell_kinds) a purple dotted line labelled by the
+    kind's name."""
     if kind in _STYLE:
         return _STYLE[kind]
     names = cell_kinds()
+    if 0 <= kind < len(names) and names[kind] in _NAMED_STYLE:
+        return _NAMED_STYLE[names[kind]]
     return (names[kind] if 0 <= kind < len(names) else f"cell kind {kind}"), "tab:purple", 1.5, "dotted", 4
 
 
