@@ -66,7 +66,7 @@ does not finish is not repeated.
 Run (from the repository root; exudyn is the benchmark-only extra: pip install -e '.[bench]'):
 
     python benchmarks/peer_loops.py                                  # N = 10 (5 s), 40 (20 s), 200 (2 s)
-    python benchmarks/peer_loops.py --theta0-deg 45                  # the earlier start: <date>-peer_loops-45deg.md
+    python benchmarks/peer_loops.py --theta0-deg 45                  # the earlier start: results/2026-11-28-peer_loops-45deg.md
     python benchmarks/peer_loops.py --cases 10:0.5,40:0.5 --repeats 1 --results-dir /tmp/x   # quick check
 
 Options: --cases (N:t_end, ...), --theta0-deg, --dt, --rho-inf, --sample-dt, --fm-k, --fm-rigid,

@@ -48,7 +48,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from flexmb.elements import cut_kernels
-from flexmb.elements.family import GROUND, ElementData, ElementFamily, FamilyEvaluation, NodeTable, Output, frozen_arrays, listing
+from flexmb.elements.family import (
+    GROUND,
+    ElementData,
+    ElementFamily,
+    FamilyEvaluation,
+    NodeTable,
+    Output,
+    frozen_arrays,
+    listing,
+    ordered_sum,
+)
 from flexmb.rotations import cross
 
 if TYPE_CHECKING:  # type hints only
@@ -241,7 +251,7 @@ class Bushings(ElementFamily):
         """The BushingEvaluation of bushing_forces' outputs at the node poses x, R (ends ia, ib; N = ground)."""
         xe = np.concatenate([x, np.zeros((1, 3))])
         Re = np.concatenate([R, np.eye(3)[None]])
-        return BushingEvaluation(strain_energy=float(energy.sum()), dissipation=float(power.sum()), G=G, f=f, xb=xe[ib],
+        return BushingEvaluation(strain_energy=float(energy.sum()), dissipation=float(ordered_sum(power)), G=G, f=f, xb=xe[ib],
                                  Rb=Re[ib], A=A)
 
     def blocks(self, model: Model, data: BushingData, prep: Any, fe: BushingEvaluation, kin: Kinematics, ck: float,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from numba import njit
 
 from flexmb.errors import ModelError
 
@@ -22,7 +23,17 @@ if TYPE_CHECKING:  # type hints only: the engine and the model stand above the e
     from flexmb.state import State
 
 __all__ = ["ElementData", "ElementFamily", "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext",
-           "frozen_arrays", "listing", "origin_potential", "GROUND"]
+           "frozen_arrays", "listing", "origin_potential", "ordered_sum", "GROUND"]
+
+@njit(cache=True)
+def ordered_sum(a) -> float:
+    """0.0 + a[0] + a[1] + ... in order: the families' sums of element powers, which the compiled runs
+    (flexmb/solvers/element_run.py) repeat bit for bit (numpy's sum adds in pairs)."""
+    s = 0.0
+    for v in a:
+        s += v
+    return s
+
 
 #: node index of the fixed frame in element node arrays
 GROUND = -1

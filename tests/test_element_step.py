@@ -15,6 +15,7 @@ from test_tree_run import _assert_same
 
 import flexmb as fm
 from flexmb.elements import register, unregister
+from flexmb.solvers.element_run import ElementRun
 from flexmb.solvers.element_step import ElementStep
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha
 
@@ -120,6 +121,7 @@ def _both(monkeypatch, model: fm.Model, *args, **kw) -> tuple[fm.Result, fm.Resu
     with monkeypatch.context() as mp:
         mp.setattr(ElementStep, "iterate", counting_iterate)
         mp.setattr(ElementStep, "newton", counting_newton)
+        mp.setattr(ElementRun, "applies", staticmethod(lambda integ, callback: False))  # one step per call (test_element_run.py)
         fast = fm.simulate(model, *args, **kw)
     with monkeypatch.context() as mp:
         mp.setattr(ElementStep, "applies", staticmethod(lambda model, asm, cholmod: False))
@@ -303,6 +305,7 @@ def test_a_compiled_newton_loop_that_fails_is_repeated_by_the_python_loop(monkey
         out = original(self, *a)
         return (NOT_POSITIVE, *out[1:]) if calls[0] == 5 else out
     monkeypatch.setattr(ElementStep, "newton", failing)
+    monkeypatch.setattr(ElementRun, "applies", staticmethod(lambda integ, callback: False))
     model = featured_flexible()
     fast = fm.simulate(model, 0.02, 1e-3, output_every=1)
     monkeypatch.setattr(ElementStep, "applies", staticmethod(lambda model, asm, cholmod: False))

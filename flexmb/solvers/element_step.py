@@ -499,28 +499,41 @@ class ElementStep(CompiledStep):
                                     self.tau, self.outs, self.rfull, self.r, self.work, evaluate, first, self.threads)
         return rn, scale
 
-    def newton(self, chol, gp: float, bp: float, diag: np.ndarray, tol: tuple, lazy: bool) -> tuple[int, int, int, float]:
-        """The step begun by :meth:`begin`, its whole Newton loop on the dense or band factor ``chol``
-        (element_newton_step) with (γ', β'), ``diag`` added to S's diagonal and ``tol`` = (rtol,
-        atol_u̇, eps_pos, length scale, max_iter): (status, iterations, factorizations, residual)."""
-        st = self._st
-        info = np.zeros(5)
+    def run_arguments(self, chol) -> tuple:
+        """element_newton_step's model and buffer arguments for the begun step on the dense or band
+        factor ``chol`` (flexmb.solvers.element_run.element_run's ``step``): (tree, bodies, gravity,
+        springs, jforce_u, coords, fams, out_state, kin, Mb, wfull, τ, outs, rfull, r, work, pairs,
+        mbar, diag_pos, scatters, factor, threads)."""
         mbar, diag_pos, scatters = self.mbar, self.diag_pos, self.scatters
         if chol.kind == "band":  # S straight into the band (band_maps)
             mbar, diag_pos, scatters = self.band_maps
             factor = (True, _NO_INT, _NO_INT, chol.L.reshape(-1), chol.L, chol.perm, chol.dinv, chol._y)
         else:
             factor = (False, chol.indptr, chol.indices, chol.values, chol.L, _NO_INT, _NO_FLOAT, _NO_FLOAT)
-        element_newton_step(self.tree, self.bodies, self.gravity, self.springs, self.jforce_u, self._jf, self._loads,
-                            self._drives, self.coords, (self.beam, self.bushing, self.rigid), self._params, st.q, st.balls, st.u,
-                            st.udot, self._a, self.out_state, self.kin, self.Mb, self.wfull, self.tau, self.outs, self.rfull,
-                            self.r,
-                            self.work, self.pairs, mbar, diag_pos, np.ascontiguousarray(diag, dtype=float),
-                            scatters, factor,
+        return (self.tree, self.bodies, self.gravity, self.springs, self.jforce_u, self.coords,
+                (self.beam, self.bushing, self.rigid), self.out_state, self.kin, self.Mb, self.wfull, self.tau, self.outs,
+                self.rfull, self.r, self.work, self.pairs, mbar, diag_pos, scatters, factor, self.threads)
+
+    def newton(self, chol, gp: float, bp: float, diag: np.ndarray, tol: tuple, lazy: bool) -> tuple[int, int, int, float]:
+        """The step begun by :meth:`begin`, its whole Newton loop on the dense or band factor ``chol``
+        (element_newton_step) with (γ', β'), ``diag`` added to S's diagonal and ``tol`` = (rtol,
+        atol_u̇, eps_pos, length scale, max_iter): (status, iterations, factorizations, residual)."""
+        st = self._st
+        info = np.zeros(5)
+        (tree, bodies, gravity, springs, jforce_u, coords, fams, out_state, kin, Mb, wfull, tau, outs, rfull, r, work, pairs,
+         mbar, diag_pos, scatters, factor, threads) = self.run_arguments(chol)
+        element_newton_step(tree, bodies, gravity, springs, jforce_u, self._jf, self._loads, self._drives, coords, fams,
+                            self._params, st.q, st.balls, st.u, st.udot, self._a, out_state, kin, Mb, wfull, tau, outs, rfull,
+                            r, work, pairs, mbar, diag_pos, np.ascontiguousarray(diag, dtype=float), scatters, factor,
                             (float(gp), float(bp), *(float(v) for v in tol[:4]), int(tol[4]), bool(lazy), self.with_mass,
                              np.ascontiguousarray(tol[5], dtype=float)),
-                            info, self.threads)
+                            info, threads)
         return int(info[3]), int(info[0]), int(info[1]), float(info[2])
+
+    def end_run(self, st: State, t1: float, loads: np.ndarray) -> None:
+        """After steps taken by flexmb.solvers.element_run in this step's buffers: the last one's state
+        ``st``, end time ``t1`` and nodal loads, for :meth:`state` and :meth:`evaluation`."""
+        self._st, self._t1, self._loads = st, t1, loads
 
     @property
     def udot(self) -> np.ndarray:

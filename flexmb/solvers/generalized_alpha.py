@@ -575,6 +575,18 @@ class GeneralizedAlpha:
         self.min_step = min(self.min_step, float(h.min()))
         self.substeps += h.size
 
+    def note_element_steps(self, h: np.ndarray, factorizations: np.ndarray) -> None:
+        """Count the steps of sizes h with their factorizations taken by flexmb.solvers.element_run, as
+        advance() and _element_newton count them (the factor is the last refactored step's)."""
+        refactored = np.flatnonzero(factorizations)
+        if refactored.size:
+            self.chol.n_factorize += int(factorizations.sum())
+            hk = float(h[refactored[-1]])
+            c_a = (1 - self.af) / (1 - self.am)
+            self._factor_key = (self.gamma * hk * c_a, self.beta * hk * hk * c_a)
+        self.min_step = min(self.min_step, float(h.min()))
+        self.substeps += h.size
+
     def _accept(self, st1: State, ev: Evaluation, elements: dict, h: float, gp: float, bp: float, st: State,
                 a: np.ndarray, a1: np.ndarray) -> tuple[State, np.ndarray, Evaluation]:
         """The converged state with the element families' internal state, after their end-of-step
