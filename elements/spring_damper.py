@@ -22,6 +22,7 @@ Result.spring_damper_names); drawn as one line cell p_a -> p_b of cell kind ``sp
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -29,8 +30,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from flexmb.elements import spring_damper_kernels as kernels
-from flexmb.elements.family import GROUND, ElementData, ElementFamily, FamilyEvaluation, NodeTable, Output, frozen_arrays, listing
+from flexmb.elements.family import (
+    GROUND,
+    ElementData,
+    ElementFamily,
+    FamilyEvaluation,
+    NodeTable,
+    Output,
+    frozen_arrays,
+    listing,
+    ordered_sum,
+)
 from flexmb.errors import SolverError
+from flexmb.timefunctions import derivative
 
 if TYPE_CHECKING:  # type hints only
     from flexmb.builder.records import SpringDamperSpec
@@ -58,12 +70,16 @@ class SpringDamperData(ElementData):
     F0: np.ndarray  # preload: constant tension [N]                                           (n_el)
     length0: np.ndarray  # length at assembly [m]                                             (n_el)
     l_min: np.ndarray  # (S11): the shortest length with a direction, L_MIN length0 [m]       (n_el)
+    law: tuple = ()  # per element its force law F(l, l', t) [N] or None (S12); k = c = F0 = 0 there (n_el)
+    law_tangent: tuple = ()  # per element (∂F/∂l, ∂F/∂l')(l, l', t) or None: complex steps (S13)   (n_el)
+    laws: np.ndarray | None = None  # the indices of the elements with a force law                        (n_law)
 
 
 @dataclass
 class SpringDamperEvaluation(FamilyEvaluation):
     """The spring-dampers at one state (S1)-(S4): G (n_el, 12), the direction ``nv`` and the arms ``ra``,
-    ``rb`` (n_el, 3), the length ``l``, rate ``ldot`` and tension ``F`` (n_el,)."""
+    ``rb`` (n_el, 3), the length ``l``, rate ``ldot`` and tension ``F`` (n_el,), the tangents ``k``
+    = ∂F/∂l and ``c`` = ∂F/∂l' (n_el,) of the blocks (S8)-(S10) (a force law's at this state, (S13))."""
 
     G: np.ndarray | None = None
     nv: np.ndarray | None = None
@@ -72,6 +88,32 @@ class SpringDamperEvaluation(FamilyEvaluation):
     l: np.ndarray | None = None
     ldot: np.ndarray | None = None
     F: np.ndarray | None = None
+    k: np.ndarray | None = None
+    c: np.ndarray | None = None
+
+
+def law_value(data: SpringDamperData, e: int, l: float, ldot: float, t: float) -> float:
+    """Element ``e``'s force law at (l, l', t) (S12) as a float; SolverError naming it if not finite."""
+    value = data.law[e](l, ldot, t)
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        f = math.nan
+    if not math.isfinite(f):
+        raise SolverError(f"t = {t:.6g}: spring-damper '{data.names[e]}': its force law at length {l:.6g} m, rate "
+                          f"{ldot:.6g} m/s gives {value!r}, not a finite tension [N] (docs/spring_damper.md (S12))", t,
+                          hint="give a law that is finite over the motion")
+    return f
+
+
+def law_tangent(data: SpringDamperData, e: int, l: float, ldot: float, t: float) -> tuple[float, float]:
+    """(∂F/∂l, ∂F/∂l') of element ``e``'s force law at (l, l', t) (S13): the given tangent, or
+    complex steps (central differences for a law that does not take complex arguments), as drives."""
+    if data.law_tangent[e] is not None:
+        dl, dv = data.law_tangent[e](l, ldot, t)
+        return float(dl), float(dv)
+    law = data.law[e]
+    return derivative(lambda s: law(s, ldot, t), l), derivative(lambda v: law(l, v, t), ldot)
 
 
 def too_short(data: SpringDamperData, e: int, length: float, t: float) -> SolverError:
@@ -115,6 +157,9 @@ class SpringDampers(ElementFamily):
             out["k"][i], out["c"][i], out["L0"][i], out["F0"][i] = r.stiffness, r.damping, r.rest_length, r.preload
             out["length0"][i] = np.linalg.norm(r.point_b - r.point_a)
         out["l_min"] = L_MIN * out["length0"]
+        laws = [getattr(r, "force_law", None) for r in records]
+        out["law"], out["law_tangent"] = tuple(laws), tuple(getattr(r, "force_law_tangent", None) for r in records)
+        out["laws"] = np.array([e for e, f in enumerate(laws) if f is not None], dtype=np.int64)
         return SpringDamperData(**frozen_arrays(out))
 
     def loop_edges(self, data: SpringDamperData) -> list[tuple[str, str, int, int]]:
@@ -128,8 +173,9 @@ class SpringDampers(ElementFamily):
         return np.where(data.a == GROUND, model.n_nodes, data.a).astype(np.int64), np.asarray(data.b, dtype=np.int64)
 
     def dissipates(self, data: SpringDamperData) -> bool:
-        """False where every damping is zero."""
-        return bool(np.any(data.c != 0.0))
+        """False where every damping is zero and no element has a force law (its power is counted as
+        dissipated, (S12))."""
+        return bool(np.any(data.c != 0.0) or (data.laws is not None and data.laws.size))
 
     def evaluate(self, model: Model, data: SpringDamperData, prep: tuple[np.ndarray, np.ndarray], state: State,
                  kin: Kinematics, load_factor: float, Mb: np.ndarray, w: np.ndarray) -> SpringDamperEvaluation:
@@ -143,21 +189,32 @@ class SpringDampers(ElementFamily):
                                              data.l_min, w, G, nv, ra, rb, l, ldot, F, energy, power)
         if short >= 0:
             raise too_short(data, short, float(l[short]), state.t)
-        return self.evaluation(G, nv, ra, rb, l, ldot, F, energy, power)
+        k, c = data.k, data.c
+        if data.laws is not None and data.laws.size:  # (S12)-(S13): the force laws, in Python
+            k, c = k.copy(), c.copy()
+            for e in data.laws:
+                f = law_value(data, e, float(l[e]), float(ldot[e]), state.t)
+                k[e], c[e] = law_tangent(data, e, float(l[e]), float(ldot[e]), state.t)
+                F[e], power[e] = f, f * ldot[e]
+                w[ia[e]] += G[e, :6] * f  # (S5); row N (ground) is discarded
+                w[ib[e]] += G[e, 6:] * f
+        return self.evaluation(G, nv, ra, rb, l, ldot, F, energy, power, k, c)
 
     @staticmethod
     def evaluation(G: np.ndarray, nv: np.ndarray, ra: np.ndarray, rb: np.ndarray, l: np.ndarray, ldot: np.ndarray,
-                   F: np.ndarray, energy: np.ndarray, power: np.ndarray) -> SpringDamperEvaluation:
-        """The evaluation of spring_damper_forces' outputs (the Python and the compiled iterates alike)."""
-        return SpringDamperEvaluation(strain_energy=float(energy.sum()), dissipation=float(power.sum()), G=G, nv=nv, ra=ra,
-                                      rb=rb, l=l, ldot=ldot, F=F)
+                   F: np.ndarray, energy: np.ndarray, power: np.ndarray, k: np.ndarray, c: np.ndarray
+                   ) -> SpringDamperEvaluation:
+        """The evaluation of spring_damper_forces' outputs (the Python and the compiled iterates alike;
+        the dissipation an ordered_sum, as the compiled run's, flexmb/solvers/element_run.py)."""
+        return SpringDamperEvaluation(strain_energy=float(energy.sum()), dissipation=float(ordered_sum(power)), G=G, nv=nv,
+                                      ra=ra, rb=rb, l=l, ldot=ldot, F=F, k=k, c=c)
 
     def blocks(self, model: Model, data: SpringDamperData, prep: Any, fe: SpringDamperEvaluation, kin: Kinematics,
                ck: float, cc: float, cm: float, material_only: bool, exact_tangent: bool) -> np.ndarray:
         """(S8) in time steps, (S9) with ``exact_tangent``, (S10) with ``material_only`` (no mass)."""
         mode = kernels.MATERIAL if material_only else (kernels.EXACT if exact_tangent else kernels.TIME_STEP)
         out = np.empty((data.n, 12, 12))
-        kernels.spring_damper_blocks(fe.G, fe.nv, fe.ra, fe.rb, fe.l, fe.F, data.k, data.c, float(ck), float(cc), mode, out)
+        kernels.spring_damper_blocks(fe.G, fe.nv, fe.ra, fe.rb, fe.l, fe.F, fe.k, fe.c, float(ck), float(cc), mode, out)
         return out
 
     def output(self, model: Model, data: SpringDamperData, fe: SpringDamperEvaluation | None, name: str) -> np.ndarray:

@@ -4,7 +4,7 @@ flexmb.elements.spring_damper, docs/spring_damper.md), part of
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -30,6 +30,8 @@ class ForceElements(RecordTables):
         preload: float = 0.0,
         point_a: Sequence[float] | None = None,
         point_b: Sequence[float] | None = None,
+        force_law: Callable[[float, float, float], float] | None = None,
+        force_law_tangent: Callable[[float, float, float], tuple[float, float]] | None = None,
     ) -> str:
         """A spring-damper-actuator between a point of ``node_a`` (or a fixed point: ``"ground"``)
         and a point of ``node_b`` (the TSDA of the literature; Adams' SPRINGDAMPER, Chrono's
@@ -44,12 +46,20 @@ class ForceElements(RecordTables):
         (default: the distance of the points at assembly, so the element starts unstrained but for
         ``preload``); ``stiffness`` [N/m] and ``damping`` [N s/m] are >= 0; ``preload`` [N] is a
         constant tension (a negative one pushes; with zero stiffness and damping the element is a
-        constant-force actuator). Its strain energy ½ k (l - L0)² + F0 (l - L0) is in the run's
+        constant-force actuator). ``force_law(l, l', t)``: instead of stiffness, damping, rest length
+        and preload (which must then be left at their defaults), the tension [N] as a function of
+        length, rate and time (docs/spring_damper.md (S12)); ``force_law_tangent(l, l', t)`` its
+        partial derivatives (∂F/∂l, ∂F/∂l') for the iteration matrix, by default complex steps of
+        the law (a law that does not take complex arguments: central differences), as for drives.
+        A force law's power F l' is counted as work the element takes out (``dissipated``; it has no
+        strain energy), and its model takes the Newton loop in Python (a Python function). The
+        linear element's strain energy ½ k (l - L0)² + F0 (l - L0) is in the run's
         ``strain`` energy, its power c l'² in ``dissipated``. A spring-damper between two parts of
         the tree closes a loop (``flexmb info`` lists it); its iteration-matrix blocks are
         symmetric positive semi-definite (docs/spring_damper.md (S8)).
 
-        Refused: unknown nodes, both ends on one node (its length could not change), negative or
+        Refused: unknown nodes, a force law with stiffness, damping, rest length or preload, a tangent
+        without a law, both ends on one node (its length could not change), negative or
         non-finite stiffness and damping, and points that coincide at assembly (the direction of the
         force is undefined there). A run in which the two points meet fails with a message naming
         the element (docs/spring_damper.md (S11)). Each result holds its length, rate and tension:
@@ -87,5 +97,23 @@ class ForceElements(RecordTables):
                              "the direction of the force is undefined there; give point_a and point_b apart "
                              "(docs/spring_damper.md §4).")
         L0 = dist if rest_length is None else args.number(rest_length, who, "rest_length", nonnegative=True)
-        self._spring_dampers[name] = SpringDamperSpec(name, node_a, node_b, readonly(Pa), readonly(Pb), k, c, L0, f0)
+        if force_law_tangent is not None and force_law is None:
+            raise ModelError(f"{who}: force_law_tangent without force_law; give the force law it differentiates.")
+        for f, what in ((force_law, "force_law"), (force_law_tangent, "force_law_tangent")):
+            if f is not None and not callable(f):
+                raise ModelError(f"{who}: {what} = {f!r} is not callable; give a function f(length, rate, t).")
+        if force_law is not None:
+            if k or c or f0 or rest_length is not None:
+                raise ModelError(f"{who}: force_law replaces stiffness, damping, rest_length and preload; leave those "
+                                 "at their defaults (write the linear terms into the law).")
+            value = force_law(dist, 0.0, 0.0)
+            try:
+                ok = np.isfinite(float(value))
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                raise ModelError(f"{who}: force_law({dist:.6g}, 0.0, 0.0) = {value!r} is not a finite number [N]; the "
+                                 "law gives the tension as one float.")
+        self._spring_dampers[name] = SpringDamperSpec(name, node_a, node_b, readonly(Pa), readonly(Pb), k, c, L0, f0,
+                                                      force_law, force_law_tangent)
         return name

@@ -192,7 +192,8 @@ class SpringDamperSpec:
     """A point-to-point spring-damper (flexmb.elements.spring_damper, docs/spring_damper.md) from
     ``point_a`` (3,) carried by ``node_a`` (or fixed: ``"ground"``) to ``point_b`` (3,) carried by
     ``node_b``, both global at assembly: tension stiffness (l - rest_length) + damping l' + preload
-    [N] along the line between them."""
+    [N] along the line between them, or ``force_law(l, l', t)`` [N] (docs/spring_damper.md (S4),
+    (S12)) with its partial derivatives ``force_law_tangent(l, l', t)`` (None: complex steps)."""
 
     name: str
     node_a: str
@@ -203,6 +204,8 @@ class SpringDamperSpec:
     damping: float
     rest_length: float
     preload: float
+    force_law: Callable[[float, float, float], float] | None = None
+    force_law_tangent: Callable[[float, float, float], tuple[float, float]] | None = None
 
 
 @dataclass(frozen=True, eq=False)
