@@ -95,7 +95,7 @@ def spring_damper_blocks(G, nv, ra, rb, l, F, k, c, ck, cc, mode, out):
         s = ck * k[e] + cc * c[e]
         for i in range(12):
             for j in range(12):
-                out[e, i, j] = s * G[e, i] * G[e, j]
+                out[e, i, j] = s * (G[e, i] * G[e, j])  # exactly symmetric
         if mode == MATERIAL or F[e] == 0.0:
             continue
         f = F[e] if mode == EXACT else max(F[e], 0.0)
