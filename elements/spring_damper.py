@@ -1,5 +1,5 @@
 """Point-to-point spring-damper-actuator (the TSDA of the multibody literature): the
-``"spring_damper"`` element family. Its equations, (S1)-(S11), are derived in
+``"spring_damper"`` element family. Its equations, (S1)-(S13), are derived in
 docs/spring_damper.md; the arithmetic is in elements/spring_damper_kernels.py, which the compiled
 Newton steps (flexmb/solvers/element_step.py) call too.
 
@@ -11,7 +11,10 @@ The blocks of the iteration matrix (S8)-(S10) are k GᵀG, γ'-scaled c GᵀG an
 term (F / l) HᵀPH, all symmetric positive semi-definite; the compressive string term, the lever
 term of the turning points and the damper's position derivative are left out of the time step's
 tangent for the reasons of docs/spring_damper.md §3 (the exact tangent of statics keeps the first
-two, the lever term symmetrized).
+two, the lever term symmetrized). An element given a force law F = f(l, l', t) (S12) takes its tension
+from it and its k, c of the blocks from the law's partial derivatives at the iterate (S13, given or by
+complex step); its power F l' is counted as dissipated; laws are evaluated here in Python (the compiled
+steps refuse them: ElementStep.refusal).
 
 As an element family (flexmb.elements): two nodes per element (node a may be ground), a loop edge (a
 spring-damper between two parts of the tree closes a loop; it is not a cut: the rigid-equivalent
