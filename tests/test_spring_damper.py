@@ -356,3 +356,18 @@ def test_outputs_by_name_and_the_paraview_cells(tmp_path) -> None:
     np.testing.assert_array_equal(cdata["spring_damper_force"][on], res.spring_dampers[row, :, 2])
     assert np.all(cdata["spring_damper_force"][kind != kind_no] == 0.0)
     np.testing.assert_array_equal(pdata["velocity"][cells[on[-1], 0]], 0.0)  # the ground point is at rest
+
+
+def test_flexmb_animate_draws_the_spring_dampers(tmp_path) -> None:
+    """``flexmb animate``: the spring-dampers' cells in their own style (green, dash-dotted), their
+    end points not drawn as centres of mass; the GIF is written."""
+    from flexmb.results.animation import _point_groups, _style, animate
+
+    res = fm.simulate(chain(3), 0.05, 1e-3, output_every=10)
+    kind_no = cell_kinds().index("spring_damper")
+    assert _style(kind_no)[:4] == ("spring-damper", "tab:green", 2.0, "dashdot")
+    cells, kind, _ = lines(res.drawing)
+    n_points = len(list(frames(res, res.drawing))[0][2])
+    groups = _point_groups(res.drawing, res, n_points, cells, kind)
+    assert groups["com"].size == 3 and not set(groups["com"]) & set(cells[kind == kind_no].ravel())
+    assert animate(res, tmp_path / "chain.gif").stat().st_size > 0

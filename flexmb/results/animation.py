@@ -336,7 +336,9 @@ def _palette_image(rgba: np.ndarray):
 
 def _point_groups(d: dict, result, n_points: int, cells: np.ndarray, kind: np.ndarray) -> dict[str, np.ndarray]:
     """Indices of the drawn points (drawing order: nodes, joint points, centres of mass) by
-    marker: beam nodes, joints (those drawn: not free joints), joints on the ground, centres of mass."""
+    marker: beam nodes, joints (those drawn: not free joints), joints on the ground, centres of mass
+    (the ends of the body cells; the points of other families, e.g. a spring-damper's, are their
+    lines' ends only)."""
     n_nodes = result.x.shape[1]
     n_joints = result.joint_points.shape[1]
     drawn = np.asarray(d.get("joint_draw", np.ones(n_joints)), dtype=bool)
@@ -344,4 +346,4 @@ def _point_groups(d: dict, result, n_points: int, cells: np.ndarray, kind: np.nd
     joints = n_nodes + np.arange(n_joints)
     return {"node": np.unique(cells[kind == 0]).astype(np.int64),
             "joint": joints[drawn & ~ground], "ground": joints[drawn & ground],
-            "com": np.arange(n_nodes + n_joints, n_points)}
+            "com": np.unique(cells[kind == 2][:, 1]).astype(np.int64)}  # body cells: node -> centre of mass
