@@ -274,7 +274,8 @@ def test_zero_length_is_refused_naming_the_element(monkeypatch) -> None:
     mb.add_node("m", (1.0, 0.0, 0.0))
     mb.add_body("m", "m", 1.0, (0.0, 0.0, 0.0), np.diag([1e-3] * 3))
     mb.add_joint("s", "prismatic", "ground", "m", axis=(1, 0, 0))
-    with pytest.raises(fm.ModelError, match=r"spring-damper 'tie'.*coincide at assembly.*give point_a and point_b apart"):
+    with pytest.raises(fm.ModelError,
+                       match=r"spring-damper .tie.*coincide at assembly \(distance 0 m\).*give point_a and point_b apart"):
         mb.add_spring_damper("tie", "ground", "m", stiffness=1.0, point_a=(1.0, 0.0, 0.0))
     # a preload pulls the mass into the ground point (no stiffness, a constant force of 50 N)
     mb.add_spring_damper("tie", "ground", "m", preload=50.0, point_a=(0.0, 0.0, 0.0))
@@ -340,8 +341,9 @@ def test_outputs_by_name_and_the_paraview_cells(tmp_path) -> None:
     """Result.spring_damper by name; a saved result keeps them; every spring-damper is one line cell
     of its own kind from p_a to p_b, carrying its length, rate and force."""
     model = chain(3)
-    res = fm.simulate(model, 0.05, 1e-3, output_every=10)
+    res = fm.simulate(model, 0.05, 1e-3, output_every=10, out=tmp_path / "run")  # streamed into a run folder
     assert res.spring_damper_names == ("sd1", "sd2", "top")
+    np.testing.assert_array_equal(fm.load(tmp_path / "run").spring_dampers, res.spring_dampers)
     with pytest.raises(fm.ModelError, match="unknown spring-damper 'nope'"):
         res.spring_damper("nope")
     back = fm.load(res.save(tmp_path / "r.npz"))

@@ -93,8 +93,9 @@ class ForceElements(RecordTables):
                              "give physical positions.")
         if dist <= 1e-12 * max(float(np.abs(Pa).max()), float(np.abs(Pb).max())):
             given = " (the default: the node positions)" if point_a is None and point_b is None else ""
-            raise ModelError(f"{who}: point_a = {Pa.tolist()} and point_b = {Pb.tolist()}{given} coincide at assembly: "
-                             "the direction of the force is undefined there; give point_a and point_b apart "
+            raise ModelError(f"{who}: point_a = {Pa.tolist()} and point_b = {Pb.tolist()}{given} coincide at assembly "
+                             f"(distance {dist:.3g} m): the direction of the force is undefined there; give point_a and "
+                             "point_b apart "
                              "(docs/spring_damper.md §4).")
         L0 = dist if rest_length is None else args.number(rest_length, who, "rest_length", nonnegative=True)
         if force_law_tangent is not None and force_law is None:
