@@ -16,6 +16,7 @@ docs/spring_damper.md), each test against a closed form or an independent comput
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -373,3 +374,19 @@ def test_flexmb_animate_draws_the_spring_dampers(tmp_path) -> None:
     groups = _point_groups(res.drawing, res, n_points, cells, kind)
     assert groups["com"].size == 3 and not set(groups["com"]) & set(cells[kind == kind_no].ravel())
     assert animate(res, tmp_path / "chain.gif").stat().st_size > 0
+
+
+def test_flexmb_info_names_the_compiled_path_of_a_spring_damper_model(tmp_path, capsys) -> None:
+    """``flexmb info`` on a case file of spring-dampers: listed, and a compiled Newton path named."""
+    from flexmb.app.cli import EXIT_OK, main
+
+    case = tmp_path / "sd_chain.py"
+    case.write_text('"""Spring-damper chain (test case)."""\n\nimport sys\n\nsys.path.insert(0, '
+                    f'{str(Path(__file__).resolve().parent)!r})\nfrom test_spring_damper import chain\n\n'
+                    'DEFAULTS = dict(t_end=0.01, dt=1e-3)\n\n\ndef build(**params):\n    """The chain."""\n'
+                    '    return chain(4)\n')
+    assert main(["info", str(case)]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "spring-dampers (point to point" in out and "top: ground" in out
+    assert "linear solver: dense Cholesky" in out and "each step's whole Newton loop in one compiled call" in out
+    assert "Newton loop and iterates in Python" not in out
