@@ -338,6 +338,21 @@ def test_spring_dampers_take_the_compiled_run_bit_for_bit(monkeypatch, solver) -
     np.testing.assert_array_equal(python.energy["dissipated"], fast.energy["dissipated"])
 
 
+def test_compiled_iterates_on_cholmod_are_the_python_iterates_bit_for_bit(monkeypatch) -> None:
+    """On CHOLMOD (the loop in Python, each iterate and the matrix's values compiled: element_iterate,
+    element_matrix with the spring-dampers' blocks on the lower triangle) the run equals the
+    families' Python evaluate and blocks bit for bit."""
+    model = chain()
+    integ = GeneralizedAlpha(model, linear_solver="cholmod")
+    assert "each Newton iterate and the iteration matrix's values in compiled calls" in integ.newton_path()
+    fast = fm.simulate(model, 0.1, 1e-3, output_every=10, linear_solver="cholmod")
+    slow = _python(monkeypatch, model, 0.1, 1e-3, output_every=10, linear_solver="cholmod")
+    assert fast.status == "finished"
+    for name in ("q", "u", "udot", "spring_dampers", "newton_iterations"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name), err_msg=name)
+    np.testing.assert_array_equal(fast.energy["dissipated"], slow.energy["dissipated"])
+
+
 def test_outputs_by_name_and_the_paraview_cells(tmp_path) -> None:
     """Result.spring_damper by name; a saved result keeps them; every spring-damper is one line cell
     of its own kind from p_a to p_b, carrying its length, rate and force."""
