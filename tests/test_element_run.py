@@ -192,3 +192,22 @@ def test_calls_stay_short(monkeypatch) -> None:
     fast, slow, calls = _both(monkeypatch, model, 0.2, 1e-3, output_every=1000)
     _assert_same(fast, slow)
     assert max(calls) == 400 // model.n_u
+
+
+def test_an_end_step_that_refactorizes_is_the_python_one(monkeypatch) -> None:
+    """The rigid four-bar from 2.5 rad in steps of 5 ms: at one step the accepted iterate raised a cut's
+    penalty (AL11), so the Newton factor is not S's and the projections (AL5, AL6) refactorize it at
+    the converged iterate first (GeneralizedAlpha._accept's ``solve``), inside the compiled call too:
+    the same run bit for bit, the factorization counted once."""
+    works = []
+    original = element_run.cut_arrays
+
+    def capture(*args):
+        cuts, work = original(*args)
+        works.append(work)
+        return cuts, work
+    monkeypatch.setattr(element_run, "cut_arrays", capture)
+    fast, slow, calls = _both(monkeypatch, four_bar("rigid", th0=2.5), 1.0, 5e-3, output_every=20)
+    assert fast.status == "finished"
+    _assert_same(fast, slow)
+    assert sum(int(w.key[7]) for w in works) >= 1  # the end step's own factorization, in a compiled call
