@@ -55,9 +55,10 @@ def bushing_loop(n: int = 3) -> fm.Model:
     return n_four_bar(n, cut="elastic", k=1e8)
 
 
-def beam_loop(driven: bool = True, push=lambda t: (0.0, -5.0 * np.sin(20 * t), 0.0)) -> fm.Model:
-    """A crank-rocker whose coupler is a damped flexible beam, a bushing at the rocker; the crank
-    driven (or free), a nodal load on the coupler: drives, loads, beams and bushings in one run."""
+def beam_loop(driven: bool = True, push=lambda t: (0.0, -5.0 * np.sin(20 * t), 0.0), rigid: bool = False) -> fm.Model:
+    """A crank-rocker whose coupler is a damped flexible beam, a bushing at the rocker (``rigid``: a
+    rigid cut); the crank driven (or free), a nodal load on the coupler: drives, loads, beams and
+    bushings in one run."""
     sec = fm.BeamSection(2.1e11, 8.1e10, 1e-4, 1e-9, 1e-9, 2e-9, 7800.0)
     mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
     mb.add_node("crank", (0.0, 0.0, 0.0))
@@ -68,7 +69,10 @@ def beam_loop(driven: bool = True, push=lambda t: (0.0, -5.0 * np.sin(20 * t), 0
     mb.add_node("rocker", (0.5, 0.0, 0.0))
     mb.add_body("rocker", "rocker", 1.0, (0.0, 0.15, 0.0), np.diag([1e-3, 1e-3, 1e-3]))
     mb.add_joint("D", "revolute", "ground", "rocker", point=(0.5, 0.0, 0.0), axis=(0, 0, 1))
-    mb.add_bushing("B", nodes[-1], "rocker", stiffness=[1e7] * 6, point=(0.5, 0.3, 0.0), free_rotation="z")
+    if rigid:
+        mb.add_rigid_cut("B", nodes[-1], "rocker", point=(0.5, 0.3, 0.0), free_rotation="z")
+    else:
+        mb.add_bushing("B", nodes[-1], "rocker", stiffness=[1e7] * 6, point=(0.5, 0.3, 0.0), free_rotation="z")
     if driven:
         mb.add_drive("O", lambda t: 2.0 * t**2)
     mb.add_load("push", nodes[2], force=push)
@@ -91,15 +95,17 @@ def test_the_compiled_run_is_the_python_run_bit_for_bit(monkeypatch, build, solv
 
 def test_the_compiled_run_applies_to_loops_of_bushings_not_to_rigid_cuts_or_callbacks() -> None:
     """What takes the compiled run: bushing and beam models on the dense or band factor without a
-    callback, and rigid cuts projecting with the Newton factor; rigid cuts beside other stiffness
-    (their projection's own factor, in Python), CHOLMOD and a callback take one step per call."""
+    callback, and rigid cuts beside bodies, bushings and joint springs; rigid cuts beside beams (the
+    beams' dissipation at the projected state is not compiled), CHOLMOD and a callback take one step
+    per call."""
     integ = GeneralizedAlpha(bushing_loop())
     assert ElementRun.applies(integ, None) and not ElementRun.applies(integ, lambda st, ev: None)
     assert not ElementRun.applies(GeneralizedAlpha(bushing_loop(), linear_solver="cholmod"), None)
     assert ElementRun.applies(GeneralizedAlpha(n_four_bar(2, cut="rigid")), None)
     assert not ElementRun.applies(GeneralizedAlpha(n_four_bar(2, cut="rigid"), linear_solver="cholmod"), None)
-    assert not ElementRun.applies(GeneralizedAlpha(mixed_loop()), None)  # a bushing beside the rigid cut
-    assert not ElementRun.applies(GeneralizedAlpha(mixed_loop(spring=True)), None)  # a joint spring beside it
+    assert ElementRun.applies(GeneralizedAlpha(mixed_loop()), None)  # a bushing beside the rigid cut
+    assert ElementRun.applies(GeneralizedAlpha(mixed_loop(spring=True)), None)  # a joint spring beside it
+    assert not ElementRun.applies(GeneralizedAlpha(beam_loop(rigid=True)), None)  # a beam beside it
 
 
 def mixed_loop(spring: bool = False) -> fm.Model:
@@ -137,11 +143,15 @@ def _drive(t: float) -> tuple[float, float, float]:
     (lambda: four_bar("rigid", drive=(lambda t: _drive(t)[0], lambda t: _drive(t)[1], lambda t: _drive(t)[2])), "auto",
      0.3, 1e-3, 7),  # a driven rigid four-bar: drive forces of the converged iterate, drive work at the projected u
     (lambda: slider_crank("rigid", drive=(lambda t: 3.0 * t, lambda t: 3.0, lambda t: 0.0))[0], "auto", 0.2, 1e-3, 10),
-], ids=["n_four_bar_rigid", "n_four_bar_rigid_band", "four_bar_driven", "slider_crank_load"])
+    (mixed_loop, "auto", 0.3, 1e-3, 10),  # a bushing beside the cut: the projection's own factor, its dissipation
+    (lambda: mixed_loop(spring=True), "band", 0.3, 1e-3, 10),  # a damped joint spring beside it, the band factor
+], ids=["n_four_bar_rigid", "n_four_bar_rigid_band", "four_bar_driven", "slider_crank_load", "bushing_beside",
+        "spring_beside_band"])
 def test_rigid_cuts_run_compiled_bit_for_bit(monkeypatch, build, solver, t_end, dt, every) -> None:
     """Rigid cuts' begin and end of step (AL5-AL9 of docs/rigid_cuts.md) inside the compiled run: the
     same rows, cut forces, steps, energy balance and counters (factorizations of the end steps
-    included) as the per-step path with the projections in Python."""
+    included) as the per-step path with the projections in Python, with the Newton factor or, beside
+    a bushing or a joint spring, the projection's own (rigid_cut._elastic)."""
     model = build()
     fast, slow, calls = _both(monkeypatch, model, t_end, dt, output_every=every, linear_solver=solver)
     assert fast.status == "finished"

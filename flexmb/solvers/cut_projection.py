@@ -12,9 +12,11 @@ wrenches onto the coordinates (engine/kinematics.py, what ``Evaluation.twists`` 
 run), the kinematics at the projected velocities (the forward pass of ``forward_kinematics``) and
 the factor's solve, with the Newton factor refactorized at the converged iterate where it is not
 the step's (``solve`` of _accept: the factor key), so a run gives the same numbers bit for bit on
-either path (tests/test_element_run.py). Only the projection metric S itself is taken here: a
-model whose iteration matrix has stiffness or damping beside the cuts' penalty projects with its
-own factor (``solve_projection``) and stays on the per-step path (ElementRun.applies).
+either path (tests/test_element_run.py). A model whose iteration matrix has stiffness or damping
+beside the cuts' penalty (bushings, joint springs: rigid_cut._elastic) projects with the factor of
+M̄ + β' K̄_c instead (``solve_projection``, a second factor made at the step's first solve), and its
+bushings' dissipation is taken at the projected state (:func:`bushings_at`); with beams (their
+dissipation there is not compiled) the model stays on the per-step path (ElementRun.applies).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from flexmb.elements.cut_kernels import bushing_forces
 from flexmb.elements.rigid_cut_kernels import (
     ESCALATION,
     KAPPA,
@@ -41,12 +44,13 @@ from flexmb.engine.kinematics import _forward, _node_twists, _project_node
 from flexmb.solvers.element_step import element_matrix
 from flexmb.solvers.tree_step import _absmax
 
-__all__ = ["CutModel", "CutWork", "cut_arrays", "begin_cuts", "end_cuts"]
+__all__ = ["CutModel", "CutWork", "cut_arrays", "begin_cuts", "end_cuts", "bushings_at"]
 
 N_STATE = 10
-KEY = 8
+KEY = 9
 """The factor key array of :class:`CutWork`: [valid, γ', β', factorizations in the end steps] of the
-current step, then the same after the last step taken."""
+current step, then the same after the last step taken, then whether the projection factor is made
+for the current step (``elastic``)."""
 
 
 class CutModel(NamedTuple):
@@ -62,6 +66,7 @@ class CutModel(NamedTuple):
     mode: np.ndarray
     mask: np.ndarray
     scaled: np.ndarray
+    elastic: bool
 
 
 class CutWork(NamedTuple):
@@ -69,7 +74,10 @@ class CutWork(NamedTuple):
     S, Sd (no rows), P, V, ζ), node twists (N, 6), closure rates and forces (n, 6), node wrenches
     (N+1, 6) and their origin form (N, 6), generalized forces (n_u), the free right-hand side (n_f),
     P Ġ V (n, 6), the penalties β'α (n, 6), the cuts' state at the step's end and after the last step
-    taken (n, 10), and the factor key (KEY,)."""
+    taken (n, 10), the factor key (KEY,), and for a model with other stiffness (``elastic``) the
+    projection factor (as element_newton_step's ``factor``, of GeneralizedAlpha._pchol), the element
+    families of its matrix (the bushings left out: no mass), a zero diagonal (n_f) and node wrenches
+    (N+1, 6) for the bushings' forces at the projected state."""
 
     kin: tuple
     twists: np.ndarray
@@ -84,24 +92,32 @@ class CutWork(NamedTuple):
     state: np.ndarray
     accepted: np.ndarray
     key: np.ndarray
+    projection: tuple
+    fams: tuple
+    zero_diag: np.ndarray
+    scratch: np.ndarray
 
 
-def cut_arrays(rigid: tuple, penalty: np.ndarray, kin: tuple, n_u: int, n_free: int, state: np.ndarray,
-               key: tuple[float, float] | None) -> tuple[CutModel, CutWork]:
-    """The CutModel of ElementStep.rigid (ia, ib, sa, Ea, sb, Eb, mode, mask, ...) with the cuts'
-    given penalties (NaN: (AL7)) and new buffers like ``kin`` (the step's kinematics arrays), the
-    cuts' state ``state`` of the run's start and the integrator's factor key (GeneralizedAlpha._factor_key)."""
-    ia, ib, sa, Ea, sb, Eb, mode, mask = rigid[:8]
-    model = CutModel(ia, ib, sa, Ea, sb, Eb, mode, mask, np.isnan(np.asarray(penalty, dtype=float)))
+def cut_arrays(fams: tuple, penalty: np.ndarray, elastic: bool, kin: tuple, n_u: int, n_free: int, state: np.ndarray,
+               key: tuple[float, float] | None, projection: tuple) -> tuple[CutModel, CutWork]:
+    """The CutModel of ElementStep's families (beams, bushings, rigid cuts (ia, ib, sa, Ea, sb, Eb,
+    mode, mask, ...)) with the cuts' given penalties (NaN: (AL7)) and whether they project with their
+    own factor ``projection`` (``elastic``: rigid_cut._elastic), and new buffers like ``kin`` (the
+    step's kinematics arrays), the cuts' state ``state`` of the run's start and the integrator's
+    factor key (GeneralizedAlpha._factor_key)."""
+    ia, ib, sa, Ea, sb, Eb, mode, mask = fams[2][:8]
+    model = CutModel(ia, ib, sa, Ea, sb, Eb, mode, mask, np.isnan(np.asarray(penalty, dtype=float)), bool(elastic))
     n, N = ia.size, kin[0].shape[0]
     k = np.zeros(KEY)
     if key is not None:
         k[0], k[1], k[2] = 1.0, key[0], key[1]
     k[4:7] = k[0:3]
     e6 = (n, 6)
+    no_bushings = tuple(a[:0] for a in fams[1])
     work = CutWork(tuple(np.empty_like(a) for a in kin), np.empty((N, 6)), np.empty(e6), np.empty(e6), np.empty((N + 1, 6)),
                    np.empty((N, 6)), np.empty(n_u), np.empty(n_free), np.empty(e6), np.empty(e6),
-                   np.empty((n, N_STATE)), np.array(state, dtype=float).reshape(n, N_STATE), k)
+                   np.empty((n, N_STATE)), np.array(state, dtype=float).reshape(n, N_STATE), k, projection,
+                   (fams[0], no_bushings, fams[2]), np.zeros(n_free), np.zeros((N + 1, 6)))
     return model, work
 
 
@@ -135,14 +151,25 @@ def _held_max(c, mask) -> float:
 
 
 @njit(cache=True)
-def _solve(work, gp, bp, matrix) -> bool:
+def _solve(work, gp, bp, matrix, elastic) -> bool:
     """work.rhs ← S⁻¹ work.rhs with the Newton factor (GeneralizedAlpha._accept's ``solve``), S first
-    refactorized at the converged iterate where the factor is not that of (γ', β') (work.key); False
-    where that factorization meets a pivot that is not positive."""
+    refactorized at the converged iterate where the factor is not that of (γ', β') (work.key); with
+    ``elastic`` instead with the projection factor of M̄ + β' K̄_c at the converged iterate, made at
+    the step's first solve (``solve_projection``: Assembler.iteration_matrix(projection=True): M̄ and
+    the cuts' penalty blocks, no diagonal). False where a factorization meets a pivot that is not
+    positive."""
     (tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, with_mass, kin, Mb, factor, threads) = matrix
-    band, indptr, indices, values, L, perm, dinv, y = factor
+    band, indptr, indices, values, L, perm, dinv, y = work.projection if elastic else factor
     key = work.key
-    if not (key[0] > 0.0 and key[1] == gp and key[2] == bp):
+    if elastic:
+        if key[8] == 0.0:
+            element_matrix(tree, pairs, mbar, diag_pos, work.zero_diag, work.fams, outs, scatters, bp, 0.0, False, with_mass,
+                           kin[4], kin[0], Mb, values, threads)
+            bad = band_factor_loaded(perm, L, dinv) if band else dense_factor(indptr, indices, values, L)
+            if bad >= 0:
+                return False
+            key[8] = 1.0
+    elif not (key[0] > 0.0 and key[1] == gp and key[2] == bp):
         element_matrix(tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, bp, gp, False, with_mass, kin[4], kin[0], Mb,
                        values, threads)
         bad = band_factor_loaded(perm, L, dinv) if band else dense_factor(indptr, indices, values, L)
@@ -169,7 +196,7 @@ def _correct(tree, kin, cuts, G, work, free, v, gp, bp, matrix) -> bool:
     _project_node(tree[0], tree[1], tree[13], tree[14], kin[4], work.wrenches[:N], kin[0], work.origin, work.gen)
     for j in range(free.size):
         work.rhs[j] = work.gen[free[j]]
-    if not _solve(work, gp, bp, matrix):
+    if not _solve(work, gp, bp, matrix, cuts.elastic):
         return False
     for j in range(free.size):
         v[free[j]] = v[free[j]] - work.rhs[j]
@@ -201,6 +228,7 @@ def end_cuts(tree, kin, cuts, work, cut_outs, free, u, udot, q, balls, gp, bp, m
     (:func:`_solve`). False where a factorization failed (the step is then left to the Python path)."""
     G, alpha_mat, force, nxt = cut_outs[1], cut_outs[9], cut_outs[6], cut_outs[8]
     st, pen, c = work.state, work.penalty, work.rates
+    work.key[8] = 0.0  # no projection factor yet for this step
     for e in range(st.shape[0]):
         for j in range(N_STATE):
             st[e, j] = nxt[e, j]
@@ -231,3 +259,15 @@ def end_cuts(tree, kin, cuts, work, cut_outs, free, u, udot, q, balls, gp, bp, m
             for i in range(6):
                 st[e, i] = st[e, i] + pen[e, i] * c[e, i]
     return True
+
+
+@njit(cache=True)
+def bushings_at(work, bushing, bushing_outs) -> None:
+    """The bushings' forces, energies and powers (bushing.evaluate; ``bushing_outs`` (d, G, A, f,
+    energy, power)) at the kinematics work.kin of the projected state: the dissipation of the
+    evaluation there (GeneralizedAlpha._accept's ``ev1``, the recorder's power)."""
+    ia, ib, sa, Ea, sb, Eb, mode, Kb, Cb = bushing
+    if ia.size:
+        k2 = work.kin
+        d, G, A, f, energy, power = bushing_outs
+        bushing_forces(k2[0], k2[1], k2[7], ia, ib, sa, Ea, sb, Eb, mode, Kb, Cb, work.scratch, d, G, A, f, energy, power)

@@ -21,8 +21,7 @@ Python step then repeats that step, halving it or raising the SolverError that n
 (same arithmetic, so the same failure). Rigid cuts begin and end every step in the call too
 (flexmb/solvers/cut_projection.py: their penalties (AL7), multipliers (AL8) and projections (AL5),
 (AL6), (AL9) of docs/rigid_cuts.md, then the error estimate and powers at the projected state);
-rigid cuts in a model with other stiffness or damping (bushings, beams, joint springs: their
-projection has its own factor) take one compiled call per step instead (:meth:`ElementRun.applies`).
+rigid cuts in a model with beams take one compiled call per step instead (:meth:`ElementRun.applies`).
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ from numba import njit
 
 from flexmb.elements.rigid_cut import _elastic
 from flexmb.engine.assembly import Evaluation, LazyEvaluation
-from flexmb.solvers.cut_projection import begin_cuts, cut_arrays, end_cuts
+from flexmb.solvers.cut_projection import begin_cuts, bushings_at, cut_arrays, end_cuts
 from flexmb.solvers.element_step import LAZY, element_newton_step
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _all_finite
 from flexmb.solvers.recorder import Recorder
@@ -139,6 +138,8 @@ def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info
             if not _all_finite(q1, u1, udot1, balls1):
                 return k
             kin_end = cut_work.kin  # the evaluation at the projected state (ev1 of _accept)
+            if cut_model.elastic:  # its bushings' dissipation
+                bushings_at(cut_work, fams[1], outs[1])
         # a lazy step (the last evaluated iterate's kinematics) is taken only where no element dissipates
         err, motion, finite = step_measures(tree, kin_end, a, a1, driven, c_err, h, ell, v_scale, rfull, (spring_c, spring_u),
                                             u1, loads if with_loads else no_loads, jf_power[k], jforce_u, drive, pw,
@@ -162,14 +163,14 @@ class ElementRun:
         """The whole Newton loop compiled (GeneralizedAlpha.newton_path: the dense or band factor,
         no factor kept over steps), no callback (it sees every step's state in Python), only families
         whose dissipation the compiled run sums (DISSIPATION_CODES) and, of the families with element
-        state, only rigid cuts projecting with the Newton factor (no stiffness or damping beside their
-        penalty: rigid_cut._elastic; elsewhere their projection matrix has its own factor, made in
-        Python: flexmb/solvers/cut_projection.py)."""
+        state, only rigid cuts, not beside beams (where the cuts project with their own factor,
+        rigid_cut._elastic, the dissipation at the projected state is compiled for bushings only:
+        flexmb/solvers/cut_projection.py)."""
         model = integ.model
         return (callback is None and integ.element_step is not None and integ.compiled_newton
                 and integ.chol.kind in ("dense", "band") and not integ._reusing()
                 and all(f.name == "rigid_cut" for f, _, _ in integ.asm.with_state)
-                and not (integ.asm.with_state and _elastic(model, "rigid_cut"))
+                and not (integ.asm.with_state and _elastic(model, "rigid_cut") and model.elements["beam"].n)
                 and all(f.name in DISSIPATION_CODES for f, _, _ in integ.asm.families))
 
     def __init__(self, integ: GeneralizedAlpha, rec: Recorder, est: ErrorEstimate) -> None:
@@ -208,8 +209,12 @@ class ElementRun:
         newton = (float(integ.rtol), float(integ.atol_udot), float(integ._eps_pos), float(integ.length_scale),
                   int(integ.max_iter), bool(self._lazy()), es.with_mass, np.ascontiguousarray(integ._lever, dtype=float),
                   np.ascontiguousarray(integ.c_diag, dtype=float), np.ascontiguousarray(integ.k_diag, dtype=float))
-        cut_model, cut_work = cut_arrays(es.rigid, m.elements["rigid_cut"].penalty, es.kin, m.n_u, integ.free.size,
-                                         st.elements.get("rigid_cut", np.zeros((0, 10))), integ._factor_key)
+        elastic = self.cuts and _elastic(m, "rigid_cut")
+        if elastic and integ._pchol is None:  # the cuts' projection factor (GeneralizedAlpha._projection_factor)
+            integ._pchol = integ.chol.twin()
+        cut_model, cut_work = cut_arrays((es.beam, es.bushing, es.rigid), m.elements["rigid_cut"].penalty, elastic, es.kin,
+                                         m.n_u, integ.free.size, st.elements.get("rigid_cut", np.zeros((0, 10))),
+                                         integ._factor_key, es.factor_arrays(integ._pchol if elastic else integ.chol))
         t0 = time.perf_counter()
         done = element_run(es.run_arguments(integ.chol), (jf, jf_p, loads_all, bool(m.loads), (es.driven, *drives)),
                            (integ.am, integ.af, integ.gamma, integ.beta), newton, steps, (q, balls, u, udot, a1),
