@@ -101,7 +101,7 @@ class CutWork(NamedTuple):
 def cut_arrays(fams: tuple, penalty: np.ndarray, elastic: bool, kin: tuple, n_u: int, n_free: int, state: np.ndarray,
                key: tuple[float, float] | None, projection: tuple) -> tuple[CutModel, CutWork]:
     """The CutModel of ElementStep's families (beams, bushings, rigid cuts (ia, ib, sa, Ea, sb, Eb,
-    mode, mask, ...)) with the cuts' given penalties (NaN: (AL7)) and whether they project with their
+    mode, mask, ...), spring-dampers) with the cuts' given penalties (NaN: (AL7)) and whether they project with their
     own factor ``projection`` (``elastic``: rigid_cut._elastic), and new buffers like ``kin`` (the
     step's kinematics arrays), the cuts' state ``state`` of the run's start and the integrator's
     factor key (GeneralizedAlpha._factor_key)."""
@@ -114,10 +114,11 @@ def cut_arrays(fams: tuple, penalty: np.ndarray, elastic: bool, kin: tuple, n_u:
     k[4:7] = k[0:3]
     e6 = (n, 6)
     no_bushings = tuple(a[:0] for a in fams[1])
+    no_springs = tuple(a[:0] for a in fams[3])  # beside spring-dampers the cuts project per step (ElementRun.applies)
     work = CutWork(tuple(np.empty_like(a) for a in kin), np.empty((N, 6)), np.empty(e6), np.empty(e6), np.empty((N + 1, 6)),
                    np.empty((N, 6)), np.empty(n_u), np.empty(n_free), np.empty(e6), np.empty(e6),
                    np.empty((n, N_STATE)), np.array(state, dtype=float).reshape(n, N_STATE), k, projection,
-                   (fams[0], no_bushings, fams[2]), np.zeros(n_free), np.zeros((N + 1, 6)))
+                   (fams[0], no_bushings, fams[2], no_springs), np.zeros(n_free), np.zeros((N + 1, 6)))
     return model, work
 
 

@@ -219,9 +219,10 @@ class ElementRun:
         elastic = self.cuts and _elastic(m, "rigid_cut")
         if elastic and integ._pchol is None:  # the cuts' projection factor (GeneralizedAlpha._projection_factor)
             integ._pchol = integ.chol.twin()
-        cut_model, cut_work = cut_arrays((es.beam, es.bushing, es.rigid), m.elements["rigid_cut"].penalty, elastic, es.kin,
-                                         m.n_u, integ.free.size, st.elements.get("rigid_cut", np.zeros((0, 10))),
-                                         integ._factor_key, es.factor_arrays(integ._pchol if elastic else integ.chol))
+        fams = (es.beam, es.bushing, es.rigid, es.spring)
+        cut_model, cut_work = cut_arrays(fams, m.elements["rigid_cut"].penalty, elastic, es.kin, m.n_u, integ.free.size,
+                                         st.elements.get("rigid_cut", np.zeros((0, 10))), integ._factor_key,
+                                         es.factor_arrays(integ._pchol if elastic else integ.chol))
         t0 = time.perf_counter()
         done = element_run(es.run_arguments(integ.chol), (jf, jf_p, loads_all, bool(m.loads), (es.driven, *drives)),
                            (integ.am, integ.af, integ.gamma, integ.beta), newton, steps, (q, balls, u, udot, a1),
