@@ -7,9 +7,11 @@ command line prints ``flexmb: error: <message>`` and ``  hint: <hint>``.
 
 from __future__ import annotations
 
-__all__ = ["FlexmbError", "ModelError", "LoopError", "SolverError", "BackendError", "ResultFileError", "RunDirError",
-           "CaseError", "CaseCodeError", "StudyError", "AnimationError", "CliError", "SettingsError", "StartWarning",
-           "URDFError", "URDFWarning"]
+from collections.abc import Callable
+
+__all__ = ["FlexmbError", "ModelError", "LoopError", "SolverError", "NewtonFailure", "BackendError", "ResultFileError",
+           "RunDirError", "CaseError", "CaseCodeError", "StudyError", "AnimationError", "CliError", "SettingsError",
+           "StartWarning", "URDFError", "URDFWarning"]
 
 
 class FlexmbError(Exception):
@@ -44,6 +46,29 @@ class SolverError(FlexmbError, RuntimeError):
     def __init__(self, message: str = "", time: float | None = None, hint: str | None = None) -> None:
         super().__init__(message, hint)
         self.time = time
+
+
+class NewtonFailure(SolverError):
+    """A step whose Newton iteration did not converge. The families' notes on it (cuts left open,
+    a singular configuration: a singular value decomposition of the cuts' closure Jacobian) join the
+    message when it is first read, so an attempt that is then halved costs no decomposition."""
+
+    def __init__(self, message: str, time: float, notes: Callable[[], list[str]]) -> None:
+        super().__init__(message, time)
+        self._notes: Callable[[], list[str]] | None = notes
+        self._text = message
+
+    def __str__(self) -> str:
+        if self._notes is not None:
+            notes, self._notes = self._notes, None
+            try:
+                self._text += "".join("; " + n for n in notes())
+            except Exception as exc:  # the message is read while an error is reported: it must not raise
+                self._text += f"; (the cuts' diagnosis failed: {type(exc).__name__}: {exc})"
+        return self._text
+
+    def __reduce__(self) -> tuple:  # pickled (a sweep worker's failure) as the SolverError it reads as
+        return SolverError, (str(self), self.time)
 
 
 class BackendError(FlexmbError, ImportError):

@@ -300,7 +300,7 @@ def test_a_newton_failure_diagnoses_its_cuts_only_when_its_message_is_read():
     (a sweep worker's failure) it is the SolverError with the whole message."""
     import pickle
 
-    from flexmb.solvers.generalized_alpha import NewtonFailure
+    from flexmb.errors import NewtonFailure
 
     calls = []
 

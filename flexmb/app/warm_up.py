@@ -128,6 +128,10 @@ def warm_up() -> float:
     rotations.cross_into(v, v[::-1].copy(), out3)
     rotations.skew_into(v, out33)
     rotations.expm_into(v, out33)
+    from flexmb.results.raster import rasterize  # the animation's shapes (flexmb animate)
+
+    rasterize(np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]]), np.zeros(3), np.array([[0, 1, 2]]), np.array([0.5]),
+              np.zeros((4, 4, 4), dtype=np.uint8))
     return time.perf_counter() - t0
 
 

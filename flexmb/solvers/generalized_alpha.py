@@ -25,7 +25,6 @@ import functools
 import logging
 import math
 import time as _time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,7 +36,7 @@ from flexmb.engine import parallel
 from flexmb.engine.assembly import Assembler, Evaluation, LazyEvaluation
 from flexmb.engine.kinematics import Kinematics, forward_kinematics, mass_times_add
 from flexmb.engine.linear_solver import choose
-from flexmb.errors import SettingsError, SolverError
+from flexmb.errors import NewtonFailure, SettingsError, SolverError
 from flexmb.model import Model
 from flexmb.settings import RHO_INF
 from flexmb.solvers.element_step import LAZY, ElementStep
@@ -676,29 +675,6 @@ class GeneralizedAlpha:
             if level and k % 2 == 0:  # back on the grid of the doubled step: try it
                 level -= 1
                 k //= 2
-
-
-class NewtonFailure(SolverError):
-    """A step whose Newton iteration did not converge. The families' notes on it (cuts left open,
-    a singular configuration: a singular value decomposition of the cuts' closure Jacobian) join the
-    message when it is first read, so an attempt that is then halved costs no decomposition."""
-
-    def __init__(self, message: str, time: float, notes: Callable[[], list[str]]) -> None:
-        super().__init__(message, time)
-        self._notes: Callable[[], list[str]] | None = notes
-        self._text = message
-
-    def __str__(self) -> str:
-        if self._notes is not None:
-            notes, self._notes = self._notes, None
-            try:
-                self._text += "".join("; " + n for n in notes())
-            except Exception as exc:  # the message is read while an error is reported: it must not raise
-                self._text += f"; (the cuts' diagnosis failed: {type(exc).__name__}: {exc})"
-        return self._text
-
-    def __reduce__(self) -> tuple:  # pickled (a sweep worker's failure) as the SolverError it reads as
-        return SolverError, (str(self), self.time)
 
 
 class _Iterate:
