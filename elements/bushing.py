@@ -47,8 +47,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from flexmb.elements.family import GROUND, ElementData, ElementFamily, FamilyEvaluation, NodeTable, Output, frozen_arrays, listing
-from flexmb.rotations import cross, jl_inv, logm, skew
+from flexmb.elements import cut_kernels
+from flexmb.elements.family import (
+    GROUND,
+    ElementData,
+    ElementFamily,
+    FamilyEvaluation,
+    NodeTable,
+    Output,
+    frozen_arrays,
+    listing,
+    ordered_sum,
+)
+from flexmb.rotations import cross
 
 if TYPE_CHECKING:  # type hints only
     from flexmb.builder.records import BushingSpec
@@ -57,7 +68,7 @@ if TYPE_CHECKING:  # type hints only
     from flexmb.state import State
 
 __all__ = ["BushingData", "BushingEvaluation", "Bushings", "FAMILY", "CUT_OUTPUTS", "DIRECTIONS", "constrained_mask",
-           "cut_wrenches", "cut_output", "deformation", "forces", "place_cut"]
+           "cut_wrenches", "cut_output", "deformation", "place_cut"]
 
 FULL, FREE_X, FREE_Y, FREE_Z, SPHERICAL = -1, 0, 1, 2, 3
 
@@ -104,62 +115,19 @@ def place_cut(out: dict[str, np.ndarray], i: int, spec: Any, nodes: NodeTable, w
 
 
 def deformation(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode):
-    """Deformations d (n,6) by eq. (1)–(2) and their derivative G (n,6,12)."""
-    n = xa.shape[0]
-    A = Ra @ Ea
-    B = Rb @ Eb
-    ra = np.einsum("nij,nj->ni", Ra, sa)
-    rb = np.einsum("nij,nj->ni", Rb, sb)
-    r = xb + rb - xa - ra
-    At = np.swapaxes(A, 1, 2)
-    d = np.zeros((n, 6))
-    d[:, :3] = np.einsum("nij,nj->ni", At, r)
-    G = np.zeros((n, 6, 12))
-    G[:, :3, 0:3] = -At
-    G[:, :3, 3:6] = At @ skew(r + ra)
-    G[:, :3, 6:9] = At
-    G[:, :3, 9:12] = -At @ skew(rb)
-    full = mode == FULL
-    if np.any(full):
-        rel = At[full] @ B[full]
-        phi = logm(rel)
-        J = jl_inv(phi) @ At[full]
-        d[full, 3:] = phi
-        G[full, 3:, 3:6] = -J
-        G[full, 3:, 9:12] = J
-    axis = (mode >= 0) & (mode <= 2)
-    if np.any(axis):
-        k = mode[axis]
-        idx = np.arange(k.size)
-        ak = A[axis][idx, :, k]
-        bk = B[axis][idx, :, k]
-        At_ = At[axis]
-        w = cross(ak, bk)
-        g, h, spare = _tilt_factors(w, np.einsum("ni,ni->n", ak, bk), A[axis][idx, :, (k + 1) % 3])
-        # (2b): phi = A^T g w with g = theta / |w|; its variation (dw and dg = -h w^T (dth_a - dth_b))
-        d[axis, 3:] = np.einsum("nij,nj->ni", At_, g[:, None] * w + spare)
-        ww = h[:, None, None] * w[:, :, None] * w[:, None, :]
-        G[axis, 3:, 3:6] = At_ @ (g[:, None, None] * (skew(bk) @ skew(ak) + skew(w)) - ww)
-        G[axis, 3:, 9:12] = At_ @ (ww - g[:, None, None] * (skew(ak) @ skew(bk)))
+    """Deformations d (n,6) by eq. (1)–(2) and their derivative G (n,6,12) of cuts whose ends have
+    the poses xa, Ra, xb, Rb (n,3), (n,3,3) (compiled: elements/cut_kernels.py). (2b) is the rotation
+    vector of the smallest rotation turning axis a_k into b_k: with w = a_k × b_k, θ = atan2(|w|,
+    a_k·b_k), φ = Aᵀ (θ/|w|) w, by its series for small θ, and π times a normal axis where the axes
+    are exactly opposite (no tilt direction there)."""
+    n = np.shape(xa)[0]
+    d, G, A = np.empty((n, 6)), np.empty((n, 6, 12)), np.empty((n, 3, 3))
+    def f(a, dtype):  # a writeable copy: one compiled signature whether or not the caller's arrays are
+        return np.array(a, dtype=dtype, order="C")  # the model's (read-only) or broadcast views
+    cut_kernels.deformations_at(f(xa, dtype=float), f(Ra, dtype=float), f(xb, dtype=float), f(Rb, dtype=float),
+                                f(sa, dtype=float), f(Ea, dtype=float), f(sb, dtype=float), f(Eb, dtype=float),
+                                f(mode, dtype=np.int64), d, G, A)
     return d, G
-
-
-def _tilt_factors(w: np.ndarray, c: np.ndarray, other: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Eq. (2b)'s factors for axes with cross product ``w`` (n, 3) and dot product ``c`` (n,):
-    g = theta / s and h = (s - theta c) / s^3 (s = |w|, theta = atan2(s, c)), by their series
-    1 + theta^2/6 and 1/3 + 2 theta^2/15 for small theta (h bounded within 1e-8 of opposite axes, where
-    the tilt has no direction and its derivative is unbounded). Where the axes are exactly opposite (s = 0,
-    c < 0) the tilt pi has no direction: ``spare`` = pi times ``other`` (an axis normal to a_k) is
-    added to the rotation vector there (zero elsewhere)."""
-    s = np.linalg.norm(w, axis=1)
-    th = np.arctan2(s, c)
-    small = th < 1e-3
-    ss = np.where(small, 1.0, np.maximum(s, 1e-300))
-    g = np.where(small, 1.0 + th * th / 6.0, th / ss)
-    sh = np.maximum(ss, 1e-8)  # h grows like 1/s^3 towards opposite axes (no tilt direction there): bounded
-    h = np.where(small, 1.0 / 3.0 + 2.0 * th * th / 15.0, (sh - th * c) / sh**3)
-    spare = np.where(((s == 0.0) & (c < 0.0))[:, None], np.pi * other, 0.0)
-    return g, h, spare
 
 
 def cut_wrenches(G: np.ndarray, f: np.ndarray, xb: np.ndarray, Rb: np.ndarray, sb: np.ndarray,
@@ -186,23 +154,6 @@ def cut_output(fe: Any, f: np.ndarray | None, sb: np.ndarray, name: str) -> np.n
     return loc if name == "cut_force" else glob
 
 
-def forces(xa, Ra, xb, Rb, Va, Vb, sa, Ea, sb, Eb, mode, K, C, full: bool = False):
-    """Node wrenches on a and b (n,6 each), tangents G^T K G and G^T C G (n,12,12), strain
-    energy (n,) and dissipated power (n,); with ``full`` also G (n,6,12) and the generalized force
-    f = K d + C d' (n,6)."""
-    d, G = deformation(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode)
-    V = np.concatenate([Va, Vb], axis=1)
-    ddot = np.einsum("nij,nj->ni", G, V)
-    fk = np.einsum("nij,nj->ni", K, d)
-    fc = np.einsum("nij,nj->ni", C, ddot)
-    gen = -np.einsum("nji,nj->ni", G, fk + fc)
-    Gt = np.swapaxes(G, 1, 2)
-    energy = 0.5 * np.einsum("ni,ni->n", d, fk)
-    power = np.einsum("ni,ni->n", ddot, fc)
-    out = gen[:, :6], gen[:, 6:], Gt @ K @ G, Gt @ C @ G, energy, power
-    return out + (G, fk + fc) if full else out
-
-
 @dataclass(frozen=True, eq=False)
 class BushingData(ElementData):
     """Compiled bushings (``Model.elements["bushing"]``)."""
@@ -223,12 +174,10 @@ class BushingData(ElementData):
 
 @dataclass
 class BushingEvaluation(FamilyEvaluation):
-    """The bushings at one state: tangents G^T K G and G^T C G (n_el, 12, 12) in node twists,
-    deformation derivatives G (n_el, 6, 12), generalized forces f = K d + C d' (n_el, 6) and the end
-    poses (for the cut-force outputs, eq. (3))."""
+    """The bushings at one state: deformation derivatives G (n_el, 6, 12), generalized forces
+    f = K d + C d' (n_el, 6), the cut axes A (n_el, 3, 3) and end b's pose (for the cut-force outputs,
+    eq. (3)); the blocks G^T (ck K + cc C) G are formed from G when the iteration matrix is."""
 
-    K: np.ndarray | None = None
-    C: np.ndarray | None = None
     G: np.ndarray | None = None
     f: np.ndarray | None = None
     xb: np.ndarray | None = None
@@ -286,22 +235,31 @@ class Bushings(ElementFamily):
 
     def evaluate(self, model: Model, data: BushingData, prep: tuple[np.ndarray, np.ndarray], state: State,
                  kin: Kinematics, load_factor: float, Mb: np.ndarray, w: np.ndarray) -> BushingEvaluation:
-        """Bushing forces into the node wrenches (as applied forces), tangents and energies."""
-        xe = np.concatenate([kin.x, np.zeros((1, 3))])
-        Re = np.concatenate([kin.R, np.eye(3)[None]])
-        Ve = np.concatenate([kin.V, np.zeros((1, 6))])
+        """Bushing forces into the node wrenches (as applied forces), energies and power (compiled:
+        elements/cut_kernels.py, bushing_forces, the compiled step's kernel)."""
         ia, ib = prep
-        fa, fb, K, C, energy, power, G, f = forces(xe[ia], Re[ia], xe[ib], Re[ib], Ve[ia], Ve[ib], data.sa, data.Ea, data.sb,
-                                                   data.Eb, data.mode, data.K, data.C, full=True)
-        np.add.at(w, ia, -fa)
-        np.add.at(w, ib, -fb)
-        return BushingEvaluation(strain_energy=float(energy.sum()), dissipation=float(power.sum()), K=K, C=C, G=G, f=f,
-                                 xb=xe[ib], Rb=Re[ib], A=Re[ia] @ data.Ea)
+        n = data.n
+        d, G, A, f, energy, power = (np.empty((n, 6)), np.empty((n, 6, 12)), np.empty((n, 3, 3)), np.empty((n, 6)),
+                                     np.empty(n), np.empty(n))
+        cut_kernels.bushing_forces(kin.x, kin.R, kin.V, ia, ib, data.sa, data.Ea, data.sb, data.Eb, data.mode, data.K,
+                                   data.C, w, d, G, A, f, energy, power)
+        return self.evaluation(model, ia, ib, kin.x, kin.R, G, A, f, energy, power)
+
+    @staticmethod
+    def evaluation(model: Model, ia: np.ndarray, ib: np.ndarray, x: np.ndarray, R: np.ndarray, G: np.ndarray,
+                   A: np.ndarray, f: np.ndarray, energy: np.ndarray, power: np.ndarray) -> BushingEvaluation:
+        """The BushingEvaluation of bushing_forces' outputs at the node poses x, R (ends ia, ib; N = ground)."""
+        xe = np.concatenate([x, np.zeros((1, 3))])
+        Re = np.concatenate([R, np.eye(3)[None]])
+        return BushingEvaluation(strain_energy=float(energy.sum()), dissipation=float(ordered_sum(power)), G=G, f=f, xb=xe[ib],
+                                 Rb=Re[ib], A=A)
 
     def blocks(self, model: Model, data: BushingData, prep: Any, fe: BushingEvaluation, kin: Kinematics, ck: float,
                cc: float, cm: float, material_only: bool, exact_tangent: bool) -> np.ndarray:
-        """ck G^T K G + cc G^T C G (no mass; the geometric part is dropped, module docstring)."""
-        return ck * fe.K + cc * fe.C
+        """G^T (ck K + cc C) G (no mass; the geometric part is dropped, module docstring)."""
+        out = np.empty((data.n, 12, 12))
+        cut_kernels.bushing_blocks(fe.G, data.K, data.C, float(ck), float(cc), out)
+        return out
 
     def output(self, model: Model, data: BushingData, fe: BushingEvaluation | None, name: str) -> np.ndarray:
         """The cut force, eq. (3), in bushing axes (``cut_force``) or global (``cut_force_global``)."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from numba import njit
 
 from flexmb.errors import ModelError
 
@@ -22,7 +23,17 @@ if TYPE_CHECKING:  # type hints only: the engine and the model stand above the e
     from flexmb.state import State
 
 __all__ = ["ElementData", "ElementFamily", "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext",
-           "frozen_arrays", "listing", "origin_potential", "GROUND"]
+           "frozen_arrays", "listing", "origin_potential", "ordered_sum", "GROUND"]
+
+@njit(cache=True)
+def ordered_sum(a) -> float:
+    """0.0 + a[0] + a[1] + ... in order: the families' sums of element powers, which the compiled runs
+    (flexmb/solvers/element_run.py) repeat bit for bit (numpy's sum adds in pairs)."""
+    s = 0.0
+    for v in a:
+        s += v
+    return s
+
 
 #: node index of the fixed frame in element node arrays
 GROUND = -1
@@ -143,7 +154,8 @@ class StepContext:
     (M̄ + β' K̄_c)⁻¹ r at the converged state (Assembler.iteration_matrix(projection=True), factorized
     when first asked for), ``project(w)`` = Bᵀ w and
     ``twists(u)`` = B u at the converged state (node wrenches and twists (N, 6)), ``evaluate(state)``
-    the assembly's evaluation of a state (e.g. at corrected velocities: its ``kin.zeta``).
+    the assembly's evaluation of a state, ``kinematics(state)`` its kinematics alone (e.g. at corrected
+    velocities: ``zeta``).
     :meth:`ElementFamily.begin_step` gets one with ``h``, ``gp``, ``bp`` and ``free`` only."""
 
     h: float
@@ -155,6 +167,7 @@ class StepContext:
     project: Callable[[np.ndarray], np.ndarray] | None = None
     twists: Callable[[np.ndarray], np.ndarray] | None = None
     evaluate: Callable[[State], Any] | None = None
+    kinematics: Callable[[State], Any] | None = None
 
 
 @dataclass

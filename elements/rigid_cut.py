@@ -70,7 +70,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from flexmb.elements.bushing import CUT_OUTPUTS, DIRECTIONS, constrained_mask, cut_output, deformation, place_cut
+from flexmb.elements import rigid_cut_kernels as kernels
+from flexmb.elements.bushing import CUT_OUTPUTS, DIRECTIONS, constrained_mask, cut_output, place_cut
 from flexmb.elements.family import (
     GROUND,
     ElementData,
@@ -82,8 +83,8 @@ from flexmb.elements.family import (
     frozen_arrays,
     listing,
 )
+from flexmb.elements.rigid_cut_kernels import ESCALATION, KAPPA, LAM, N_STATE, PHASE, PREV, SMAX, S
 from flexmb.errors import ModelError, SolverError, StartWarning
-from flexmb.rotations import expm
 
 if TYPE_CHECKING:  # type hints only
     from flexmb.builder.records import RigidCutSpec
@@ -95,12 +96,8 @@ __all__ = ["RigidCutData", "RigidCutEvaluation", "RigidCuts", "FAMILY", "KAPPA",
            "refuse_rigid_cuts"]
 
 TOLERANCE = 1e-10  # (AL4): the default closure tolerance, relative to the model's size (rotations: rad)
-KAPPA = 1e4  # (AL7): β'α W >= κ in the cut's heaviest direction, the closure falls ~ 1e4 per iteration
-ESCALATION = 100.0  # (AL11): α may grow up to this factor within a step
-EPS = float(np.finfo(float).eps)
+
 START_GAP = 1e-6  # a start found open beyond this fraction of the model's size (or rad) warns (RigidCuts.start)
-LAM, S, SMAX, PHASE, PREV = slice(0, 6), 6, 7, 8, 9
-N_STATE = 10
 
 
 @dataclass(frozen=True, eq=False)
@@ -204,37 +201,33 @@ class RigidCuts(ElementFamily):
     def evaluate(self, model: Model, data: RigidCutData, prep: tuple[np.ndarray, np.ndarray], state: State,
                  kin: Kinematics, load_factor: float, Mb: np.ndarray, w: np.ndarray) -> RigidCutEvaluation:
         """The cut forces λ + αΦ (AL1) into the node wrenches, with the multiplier update (AL3) at
-        this iterate."""
+        this iterate (compiled: elements/rigid_cut_kernels.py, the compiled step's kernel)."""
         ia, ib = prep
-        xe = np.concatenate([kin.x, np.zeros((1, 3))])
-        Re = np.concatenate([kin.R, np.eye(3)[None]])
-        Ve = np.concatenate([kin.V, np.zeros((1, 6))])
-        d, G = deformation(xe[ia], Re[ia], xe[ib], Re[ib], data.sa, data.Ea, data.sb, data.Eb, data.mode)
-        phi = np.where(data.mask, d, 0.0)
-        st = self._internal(data, state)
-        alpha = np.where(data.mask, st[:, S, None] * data.alpha_scale, 0.0)
-        phase = st[:, PHASE, None]
-        lam = np.where(data.mask, st[:, LAM], 0.0) + np.where(phase >= 1, alpha * phi, 0.0)  # (AL3)
-        force = lam + np.where(phase >= 0, alpha * phi, 0.0)  # (AL1); accepted (phase -1): λ
-        gen = np.einsum("nji,nj->ni", G, force)  # residual sense: + Φ_qᵀ force
-        np.add.at(w, ia, gen[:, :6])
-        np.add.at(w, ib, gen[:, 6:])
-        energy = float(np.sum(lam * phi + 0.5 * alpha * phi * phi))
-        # (AL4): the closure's round-off (16 eps of the numbers it is computed from, in the model frame), times
-        # the penalty factor β'α/m_ref = κ (times its escalation, (AL11)): what it can move the nodes by
-        xa, Ra, xb, Rb = xe[ia], Re[ia], xe[ib], Re[ib]
-        grown = np.divide(ESCALATION * st[:, S], st[:, SMAX], out=np.zeros(data.n), where=st[:, SMAX] > 0)  # within a step
-        noise = 16 * EPS * KAPPA * grown * closure_scale(data, xa, Ra, xb, Rb)
-        return RigidCutEvaluation(strain_energy=energy, position_noise=float(noise.max(initial=0.0)), phi=phi,
-                                   G=G, alpha=alpha, lam=lam, force=force,
-                                  xa=xa, Ra=Ra, xb=xb, Rb=Rb, V=np.concatenate([Ve[ia], Ve[ib]], axis=1),
-                                  A=Re[ia] @ data.Ea)
+        n = data.n
+        d, G, A = np.empty((n, 6)), np.empty((n, 6, 12)), np.empty((n, 3, 3))
+        phi, alpha, lam, force = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
+        st = np.ascontiguousarray(self._internal(data, state), dtype=float)
+        energy, noise = kernels.rigid_cut_forces(kin.x, kin.R, ia, ib, data.sa, data.Ea, data.sb, data.Eb, data.mode,
+                                                 data.mask, data.alpha_scale, st, w, d, G, A, phi, alpha, lam, force)
+        return self.evaluation(kin.x, kin.R, ia, ib, energy, noise, phi, G, A, alpha, lam, force)
+
+    @staticmethod
+    def evaluation(x: np.ndarray, R: np.ndarray, ia: np.ndarray, ib: np.ndarray, energy: float, noise: float,
+                   phi: np.ndarray, G: np.ndarray, A: np.ndarray, alpha: np.ndarray, lam: np.ndarray,
+                   force: np.ndarray) -> RigidCutEvaluation:
+        """The RigidCutEvaluation of rigid_cut_forces' outputs at the node poses x, R (ends ia, ib; N = ground)."""
+        xe = np.concatenate([x, np.zeros((1, 3))])
+        Re = np.concatenate([R, np.eye(3)[None]])
+        return RigidCutEvaluation(strain_energy=float(energy), position_noise=float(noise), phi=phi, G=G, alpha=alpha,
+                                  lam=lam, force=force, xa=xe[ia], Ra=Re[ia], xb=xe[ib], Rb=Re[ib], A=A)
 
     def blocks(self, model: Model, data: RigidCutData, prep: Any, fe: RigidCutEvaluation, kin: Kinematics, ck: float,
                cc: float, cm: float, material_only: bool, exact_tangent: bool) -> np.ndarray:
         """ck Gᵀ α G (AL2), with the penalties of the next iterate (AL11)."""
         alpha = fe.alpha if fe.alpha_next is None else fe.alpha_next
-        return ck * np.einsum("nji,nj,njk->nik", fe.G, alpha, fe.G)
+        out = np.empty((data.n, 12, 12))
+        kernels.penalty_blocks(fe.G, alpha, float(ck), out)
+        return out
 
     def begin_step(self, model: Model, data: RigidCutData, prep: Any, state: State, ctx: StepContext) -> np.ndarray:
         """The step's penalty (AL7) and the first-iterate phase; λ stays that of the last step."""
@@ -247,28 +240,19 @@ class RigidCuts(ElementFamily):
                       state: State) -> tuple[np.ndarray, bool, bool]:
         """(AL3)'s multipliers for the next iterate, settled when every held row is within its
         tolerance (AL4), α raised where the closure stagnates (AL11; the matrix then changes)."""
-        st = self._internal(data, state).copy()
-        st[:, LAM] = fe.lam
-        st[:, PHASE] = np.maximum(st[:, PHASE], 0.0) + 1.0
-        rel = relative_closure(data, fe.phi)
-        open_ = rel > 1.0
-        # slow: after the third iterate the closure falls by less than 0.3 while above round-off (within the
-        # tolerance too: near a singular configuration the multiplier of the degenerate direction then
-        # creeps by αΦ per iterate and Newton does not settle); round-off: of the cut ends' positions in the
-        # model frame (translation-invariant), and of an angle
-        scale = closure_scale(data, fe.xa, fe.Ra, fe.xb, fe.Rb)
-        noise = 64 * EPS * np.maximum(scale / data.tol, 1.0 / data.tol_rot)
-        slow = (rel > noise) & (st[:, PHASE] >= 3) & (rel > 0.3 * st[:, PREV])
-        grow = slow & (st[:, S] < st[:, SMAX])
-        stuck = slow & open_ & ~grow & (st[:, PHASE] >= 8) & (rel > 0.7 * st[:, PREV])
-        if stuck.any():
-            raise SolverError(self._stuck_message(data, fe, st, int(np.flatnonzero(stuck)[0]), state.t,
-                                                  bool(model.driven.size)), state.t)
-        st[grow, S] = np.minimum(10.0 * st[grow, S], st[grow, SMAX])
-        st[:, PREV] = rel
-        if grow.any():
-            fe.alpha_next = np.where(data.mask, st[:, S, None] * data.alpha_scale, 0.0)
-        return st, bool(not open_.any()), bool(grow.any())
+        st = np.ascontiguousarray(self._internal(data, state), dtype=float)
+        nxt, alpha_next, scale = np.empty_like(st), np.empty((data.n, 6)), np.empty(data.n)
+        ia, ib = prep
+        xe = np.concatenate([fe.xa, fe.xb])  # the ends' poses as nodes 0..2n-1 (closure_scales)
+        Re = np.concatenate([fe.Ra, fe.Rb])
+        kernels.closure_scales(xe, Re, np.arange(data.n), np.arange(data.n, 2 * data.n), data.sa, data.sb, scale)
+        settled, changed, stuck = kernels.rigid_cut_update(st, fe.lam, fe.phi, data.mask, data.alpha_scale, data.tol,
+                                                           data.tol_rot, scale, nxt, alpha_next)
+        if stuck >= 0:
+            raise SolverError(self._stuck_message(data, fe, nxt, stuck, state.t, bool(model.driven.size)), state.t)
+        if changed:
+            fe.alpha_next = alpha_next
+        return nxt, bool(settled), bool(changed)
 
     def newton_failure(self, model: Model, data: RigidCutData, prep: Any, fe: RigidCutEvaluation, ev: Any) -> list[str]:
         """The cuts open beyond their tolerance at ``fe`` (at most three, largest first), and, where the
@@ -313,6 +297,11 @@ class RigidCuts(ElementFamily):
                        "pass singular configurations, or try a smaller time step")
         return out
 
+    def stuck_error(self, model: Model, fe: RigidCutEvaluation, e: int, t: float) -> SolverError:
+        """The SolverError of cut ``e`` stuck open at the iterate evaluated as ``fe`` (newton_update)."""
+        data = model.elements[self.name]
+        return SolverError(self._stuck_message(data, fe, data.initial_state(), e, t, bool(model.driven.size)), t)
+
     @staticmethod
     def _stuck_message(data: RigidCutData, fe: RigidCutEvaluation, st: np.ndarray, e: int, t: float, driven: bool) -> str:
         i = int(np.argmax(np.abs(fe.phi[e]) / np.r_[np.full(3, data.tol[e]), np.full(3, data.tol_rot[e])]))
@@ -345,9 +334,9 @@ class RigidCuts(ElementFamily):
             if np.abs(c[rows]).max(initial=0.0) <= 1e-14 * (np.abs(state.u).max(initial=0.0) + 1.0):
                 break
             state.u[free] -= solve(ctx.project(ops.wrenches(w * c))[free])
-        if ctx.evaluate is None:
+        if ctx.evaluate is None and ctx.kinematics is None:
             return
-        kin = ctx.evaluate(state).kin
+        kin = ctx.kinematics(state) if ctx.kinematics is not None else ctx.evaluate(state).kin  # at the projected u
         gdv = ops.gdot_v(kin)
         for _ in range(3):  # (AL6), (AL9)
             ca = ops.rate(ctx.twists(state.udot) + kin.zeta) + gdv
@@ -501,15 +490,6 @@ def relative_closure(data: RigidCutData, phi: np.ndarray) -> np.ndarray:
     return np.maximum(np.abs(phi[:, :3]).max(axis=1) / data.tol, np.abs(phi[:, 3:]).max(axis=1) / data.tol_rot)
 
 
-def closure_scale(data: RigidCutData, xa: np.ndarray, Ra: np.ndarray, xb: np.ndarray, Rb: np.ndarray) -> np.ndarray:
-    """The size of the numbers Φ's translations are computed from, per cut (n_el): the largest
-    coordinate of the two ends' positions ``xa``, ``xb`` and cut points in the model frame [m] (their
-    round-off is eps times it)."""
-    pa = xa + np.einsum("nij,nj->ni", Ra, data.sa)
-    pb = xb + np.einsum("nij,nj->ni", Rb, data.sb)
-    return np.max(np.abs(np.concatenate([xa, xb, pa, pb], axis=1)), axis=1, initial=0.0)
-
-
 def _elastic(model: Model, own: str) -> bool:
     """Whether the iteration matrix of ``model`` has stiffness or damping beside the rigid cuts' own
     penalty (joint springs, element families with blocks: bushings, beams)."""
@@ -543,37 +523,24 @@ class _Closure:
         self.ia, self.ib = prep
 
     def rate(self, V: np.ndarray) -> np.ndarray:
-        """P G (V_a, V_b) (n_el, 6) for node twists or accelerations V (N, 6)."""
-        Ve = np.concatenate([V, np.zeros((1, 6))])
-        r = np.einsum("nij,nj->ni", self.G, np.concatenate([Ve[self.ia], Ve[self.ib]], axis=1))
-        return np.where(self.data.mask, r, 0.0)
+        """P G (V_a, V_b) (n_el, 6) for node twists or accelerations V (N, 6) (compiled)."""
+        out = np.empty((self.data.n, 6))
+        kernels.closure_rates(self.G, self.data.mask, np.ascontiguousarray(V, dtype=float), self.ia, self.ib, out)
+        return out
 
     def wrenches(self, f: np.ndarray) -> np.ndarray:
-        """Node wrenches (N, 6) Gᵀ Pᵀ f of cut forces f (n_el, 6)."""
-        gen = np.einsum("nji,nj->ni", self.G, np.where(self.data.mask, f, 0.0))
-        w = np.zeros((self.model.n_nodes + 1, 6))
-        np.add.at(w, self.ia, gen[:, :6])
-        np.add.at(w, self.ib, gen[:, 6:])
+        """Node wrenches (N, 6) Gᵀ Pᵀ f of cut forces f (n_el, 6) (compiled)."""
+        w = np.empty((self.model.n_nodes + 1, 6))
+        kernels.closure_wrenches(self.G, self.data.mask, np.ascontiguousarray(f, dtype=float), self.ia, self.ib, w)
         return w[:-1]
 
     def gdot_v(self, kin: Kinematics) -> np.ndarray:
         """P Ġ V (n_el, 6): G differentiated along the node motions (central difference of the node
-        poses moved by their twists), times the twists."""
+        poses moved by their twists), times the twists (compiled)."""
         d = self.data
-        xe = np.concatenate([kin.x, np.zeros((1, 3))])
-        Re = np.concatenate([kin.R, np.eye(3)[None]])
-        Ve = np.concatenate([kin.V, np.zeros((1, 6))])
-        ia, ib = self.ia, self.ib
-        V = np.concatenate([Ve[ia], Ve[ib]], axis=1)
-        eps = 1e-6 / max(1.0, float(np.abs(V).max(initial=0.0)))
-        Gs = []
-        for sgn in (1.0, -1.0):
-            ha, hb = sgn * eps * Ve[ia], sgn * eps * Ve[ib]
-            _, G = deformation(xe[ia] + ha[:, :3], expm(ha[:, 3:]) @ Re[ia], xe[ib] + hb[:, :3], expm(hb[:, 3:]) @ Re[ib],
-                               d.sa, d.Ea, d.sb, d.Eb, d.mode)
-            Gs.append(G)
-        r = np.einsum("nij,nj->ni", (Gs[0] - Gs[1]) / (2 * eps), V)
-        return np.where(d.mask, r, 0.0)
+        out = np.empty((d.n, 6))
+        kernels.gdot_times_v(kin.x, kin.R, kin.V, self.ia, self.ib, d.sa, d.Ea, d.sb, d.Eb, d.mode, d.mask, out)
+        return out
 
     def schur(self, ev: Any, solve: Any, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Z = M̄⁻¹ Φ_q,fᵀ (n_f, n_c) and W = Φ_q,f Z (n_c, n_c) over the held rows."""

@@ -34,5 +34,12 @@ fi
 .venv/bin/python -m pip install -q -e ".[dev]"
 .venv/bin/python -c "from flexmb.engine.linalg import blas_info; print('flexmb set up: CHOLMOD on', blas_info())"
 # numba compiles the kernels on first use and caches them next to their modules: compile them now, once,
-# so that the first run (and the first test) does not wait for it (flexmb/app/warm_up.py)
+# so that the first run (and the first test) does not wait for it (flexmb/app/warm_up.py). Caches compiled from
+# other sources go first: numba checks a cached kernel against its own module only, so a kernel whose callee in
+# another module changed could be loaded stale (and crash) after an update. The sources' digest is kept in .venv.
+digest=$(cat $(find flexmb elements -name '*.py' | sort) | sha256sum | cut -d' ' -f1)
+if [ "$(cat .venv/.kernel_sources 2>/dev/null)" != "$digest" ]; then
+  find flexmb elements -name '*.nbi' -delete -o -name '*.nbc' -delete
+fi
 .venv/bin/python -m flexmb.app.warm_up
+echo "$digest" > .venv/.kernel_sources

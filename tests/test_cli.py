@@ -74,7 +74,7 @@ def test_info_lists_loops_cuts_tree_and_dofs(capsys):
     from flexmb.engine.linalg import blas_info
 
     assert "linear solver: dense Cholesky" in out and "15 unknowns" in out  # a beam closes the loop: no rigid tree
-    assert "each Newton iterate and the iteration matrix's values in compiled calls" in out  # bodies and beams
+    assert "each step's whole Newton loop in one compiled call" in out  # bodies and beams on the dense factor
     assert f"BLAS under CHOLMOD: {blas_info()}" in out
 
 

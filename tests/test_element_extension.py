@@ -279,3 +279,19 @@ def test_the_new_kind_is_animated_in_a_style_of_its_own(springs, tmp_path):
         rgb = np.asarray(im.convert("RGB")).astype(int)
     purple = np.array([148, 103, 189])  # matplotlib's tab:purple
     assert (np.abs(rgb - purple).max(axis=2) <= 16).sum() > 20  # the brace's dotted line, not only its legend mark
+
+
+def test_info_says_the_users_family_keeps_the_newton_loop_in_python(springs):
+    """`flexmb info` names the path a model takes (issue 38): a family flexmb has no compiled kernels for
+    keeps Newton in Python and is named as the reason; the same tree with a bushing instead runs each
+    step's whole Newton loop in one compiled call."""
+    from flexmb.solvers.generalized_alpha import GeneralizedAlpha
+
+    mb = _two_rods()
+    mb.add_element("spring", SpringSpec("brace", "n0", "n1", 50.0, 0.0))
+    path = GeneralizedAlpha(mb.compile()).newton_path()
+    assert path.startswith("Newton loop and iterates in Python") and "'spring' not compiled" in path
+    mb = _two_rods()
+    mb.add_bushing("brace", "n0", "n1", stiffness=[50.0] * 6, point=(1.0, 0.0, 0.0))
+    path = GeneralizedAlpha(mb.compile()).newton_path()
+    assert path.startswith("each step's whole Newton loop in one compiled call")

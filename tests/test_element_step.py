@@ -14,6 +14,8 @@ import pytest
 from test_tree_run import _assert_same
 
 import flexmb as fm
+from flexmb.elements import register, unregister
+from flexmb.solvers.element_run import ElementRun
 from flexmb.solvers.element_step import ElementStep
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha
 
@@ -48,6 +50,60 @@ def featured_flexible(joint_force=lambda t: 0.2 * np.cos(3.0 * t)) -> fm.Model:
     return mb.compile()
 
 
+def bushing_four_bar() -> fm.Model:
+    """The Grashof four-bar of tests/cut_mechanisms.py closed by a revolute bushing (default damping),
+    its crank driven from rest: bodies and a bushing only."""
+    from cut_mechanisms import four_bar, ramp
+
+    return four_bar("elastic", th0=1.0, drive=ramp(0.0, 2 * np.pi, 0.5), k=1e7)
+
+
+def bushing_and_beam_loop() -> fm.Model:
+    """A crank (body) driving a damped flexible coupler whose end is held to a rocker (body on a pin) by
+    a spherical bushing with given damping, and a second, stiff bushing welding a mass to ground on a
+    prismatic joint: beams and bushings (full, spherical) together, with a joint spring."""
+    mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    mb.add_node("crank", position=(0.0, 0.0, 0.0))
+    mb.add_body("crank_body", node="crank", mass=1.0, com=(0.1, 0.0, 0.0), inertia=np.diag([1e-3, 4e-3, 4e-3]))
+    mb.add_joint("drive", "revolute", parent="ground", child="crank", point=(0, 0, 0), axis=(0, 0, 1))
+    mb.add_drive("drive", lambda t: 2.0 * t)
+    nodes = mb.add_flexible_link("coupler", (0.2, 0.0, 0.0), (0.7, 0.4, 0.0), 3, SECTION, damping=1e-4)
+    mb.add_joint("A", "revolute", parent="crank", child=nodes[0], point=(0.2, 0, 0), axis=(0, 0, 1))
+    mb.add_node("rocker", position=(0.6, 0.0, 0.0))  # a crank-rocker: crank 0.2, coupler 0.64, rocker 0.41, ground 0.6 m
+    mb.add_body("rocker_body", node="rocker", mass=0.5, com=(0.05, 0.2, 0.0), inertia=np.diag([2e-3, 2e-3, 4e-3]))
+    mb.add_joint("O4", "revolute", parent="ground", child="rocker", point=(0.6, 0, 0), axis=(0, 0, 1))
+    mb.add_joint_spring("O4", stiffness=3.0, damping=0.02)
+    mb.add_bushing("B", nodes[-1], "rocker", stiffness=[2e5, 2e5, 2e5, 0, 0, 0], damping=[20.0] * 3 + [0.0] * 3,
+                   point=(0.7, 0.4, 0.0), free_rotation="all")
+    mb.add_node("mass", position=(0.0, -0.5, 0.0))
+    mb.add_body("mass_body", node="mass", mass=0.3, com=(0, 0, 0), inertia=np.eye(3) * 1e-3)
+    mb.add_joint("slide", "prismatic", parent="ground", child="mass", axis=(0, 1, 0))
+    mb.add_bushing("weld", "ground", "mass", stiffness=[1e4] * 6, point=(0.0, -0.5, 0.0))
+    return mb.compile()
+
+
+def rigid_cut_four_bar() -> fm.Model:
+    """The Grashof four-bar closed by a rigid cut (augmented Lagrangian: element state, projections)."""
+    from cut_mechanisms import four_bar, ramp
+
+    return four_bar("rigid", th0=1.0, drive=ramp(0.0, 2 * np.pi, 0.5))
+
+
+def rigid_cut_n_four_bar() -> fm.Model:
+    """The IFToMM A02 N-four-bar with 3 windows closed by rigid cuts, undriven."""
+    from cut_mechanisms import n_four_bar
+
+    return n_four_bar(3, "rigid")
+
+
+def rigid_cut_beam_coupler() -> fm.Model:
+    """A four-bar whose coupler is a beam, cut rigidly at the rocker (elastic elements beside a rigid cut:
+    the projections in their own metric)."""
+    from test_rigid_cut import beam_coupler_four_bar
+
+    return beam_coupler_four_bar("rigid")
+
+
 def _both(monkeypatch, model: fm.Model, *args, **kw) -> tuple[fm.Result, fm.Result, dict]:
     """The run with the compiled iterates (or, on the dense factor, the compiled Newton loop), the run
     with the Python ones, and how often each compiled path was taken (``iterate``: iterates in the
@@ -65,6 +121,7 @@ def _both(monkeypatch, model: fm.Model, *args, **kw) -> tuple[fm.Result, fm.Resu
     with monkeypatch.context() as mp:
         mp.setattr(ElementStep, "iterate", counting_iterate)
         mp.setattr(ElementStep, "newton", counting_newton)
+        mp.setattr(ElementRun, "applies", staticmethod(lambda integ, callback: False))  # one step per call (test_element_run.py)
         fast = fm.simulate(model, *args, **kw)
     with monkeypatch.context() as mp:
         mp.setattr(ElementStep, "applies", staticmethod(lambda model, asm, cholmod: False))
@@ -88,7 +145,16 @@ def _compiled(fast: fm.Result, count: dict, solver: str) -> None:
     (featured_flexible, 0.3, 1e-3, {"output_every": 1}),
     (featured_flexible, 0.3, "auto", {"tol": 1e-4, "output_every": 1}),  # error-controlled steps, dense output
     (falling_link, 0.1, 2e-2, {"output_every": 1}),  # steps of 20 ms fail and are halved
-], ids=["falling_link", "featured", "featured_auto", "halved"])
+    (bushing_four_bar, 0.3, 1e-3, {"output_every": 1}),
+    (bushing_and_beam_loop, 0.2, 1e-3, {"output_every": 2}),
+    (bushing_and_beam_loop, 0.2, "auto", {"tol": 1e-4, "output_every": 1}),
+    (rigid_cut_four_bar, 0.3, 1e-3, {"output_every": 1}),
+    (rigid_cut_n_four_bar, 0.3, 1e-3, {"output_every": 3}),
+    (rigid_cut_beam_coupler, 0.2, 1e-3, {"output_every": 1}),
+    (rigid_cut_four_bar, 0.3, "auto", {"tol": 1e-4, "output_dt": 0.01}),
+], ids=["falling_link", "featured", "featured_auto", "halved", "bushing_four_bar", "bushings_and_beams",
+        "bushings_and_beams_auto", "rigid_cut_four_bar", "rigid_cut_n_four_bar", "rigid_cut_beam_coupler",
+        "rigid_cut_auto_dense_output"])
 def test_the_compiled_iterates_are_the_python_iterates_bit_for_bit(monkeypatch, build, t_end, dt, kw, solver) -> None:
     model = build()
     fast, slow, count = _both(monkeypatch, model, t_end, dt, linear_solver=solver, **kw)
@@ -134,9 +200,10 @@ def test_a_failure_gives_the_python_message(monkeypatch, solver) -> None:
     assert count["newton"] > 0 if solver != "cholmod" else count["newton"] == 0
 
 
-@pytest.mark.parametrize("kind", ["bushing", "friction", "follower", "no_beam"])
+@pytest.mark.parametrize("kind", ["user_family", "friction", "follower", "no_beam"])
 def test_models_left_to_the_python_iterates(kind) -> None:
-    """Bushings, bearing friction, follower loads and rigid trees keep the Python iterates (or the tree step)."""
+    """An element family with no compiled kernels (a user's), bearing friction, follower loads and rigid
+    trees keep the Python iterates (or the tree step)."""
     mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
     if kind == "no_beam":
         mb.add_node("a", position=(0, 0, 0))
@@ -147,11 +214,18 @@ def test_models_left_to_the_python_iterates(kind) -> None:
         return
     nodes = mb.add_flexible_link("link", (0.0, 0.0, 0.0), (0.5, 0.0, 0.0), 3, SECTION)
     mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0.0, 0.0, 1.0))
-    if kind == "bushing":
-        mb.add_node("hub", position=(0.5, 0.0, 0.0))
-        mb.add_body("hub_body", node="hub", mass=1.0, com=(0.0, 0.0, 0.0), inertia=np.diag([0.1, 0.1, 0.1]))
-        mb.add_joint("hub", "revolute", "ground", "hub", point=(0.5, 0.0, 0.0), axis=(0.0, 0.0, 1.0))
-        mb.add_bushing("spring", nodes[-1], "hub", stiffness=[1e3] * 6, point=(0.5, 0.0, 0.0))
+    if kind == "user_family":
+        from test_element_extension import Springs, SpringSpec
+
+        family = register(Springs())
+        try:
+            mb.add_element(family.name, SpringSpec("spring", "ground", nodes[-1], 100.0, 0.0, (0.5, -0.5, 0.0)))
+            model = mb.compile()
+            assert ElementStep.applies(model, GeneralizedAlpha(model).asm, True) is False
+            assert GeneralizedAlpha(model).element_step is None
+        finally:
+            unregister(family.name)
+        return
     elif kind == "friction":
         mb.add_joint_friction("pin", mu=0.1, pin_radius=0.01)
     else:
@@ -161,8 +235,9 @@ def test_models_left_to_the_python_iterates(kind) -> None:
     assert GeneralizedAlpha(model).element_step is None
 
 
-def test_the_beam_models_take_the_compiled_iterates() -> None:
-    for model in (falling_link(), featured_flexible()):
+def test_the_beam_and_bushing_models_take_the_compiled_iterates() -> None:
+    for model in (falling_link(), featured_flexible(), bushing_four_bar(), bushing_and_beam_loop(), rigid_cut_four_bar(),
+                  rigid_cut_beam_coupler()):
         integ = GeneralizedAlpha(model)
         assert isinstance(integ.element_step, ElementStep)
 
@@ -230,6 +305,7 @@ def test_a_compiled_newton_loop_that_fails_is_repeated_by_the_python_loop(monkey
         out = original(self, *a)
         return (NOT_POSITIVE, *out[1:]) if calls[0] == 5 else out
     monkeypatch.setattr(ElementStep, "newton", failing)
+    monkeypatch.setattr(ElementRun, "applies", staticmethod(lambda integ, callback: False))
     model = featured_flexible()
     fast = fm.simulate(model, 0.02, 1e-3, output_every=1)
     monkeypatch.setattr(ElementStep, "applies", staticmethod(lambda model, asm, cholmod: False))

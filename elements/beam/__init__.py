@@ -71,6 +71,7 @@ from flexmb.elements.family import (
     Output,
     frozen_arrays,
     listing,
+    ordered_sum,
     origin_potential,
 )
 from flexmb.engine import parallel
@@ -211,7 +212,7 @@ class Beams(ElementFamily):
     def evaluation(frames: np.ndarray, fl: np.ndarray, en: np.ndarray, p: np.ndarray, Bl: np.ndarray,
                    chord: np.ndarray) -> BeamEvaluation:
         """The BeamEvaluation of kernels.residual's outputs (frames, local forces, energies, p, Bl, chord)."""
-        return BeamEvaluation(strain_energy=float(en[:, 0].sum()), dissipation=float(en[:, 1].sum()), frames=frames,
+        return BeamEvaluation(strain_energy=float(en[:, 0].sum()), dissipation=float(ordered_sum(en[:, 1])), frames=frames,
                               local_forces=fl, energies=en, deformations=p, Bl=Bl, chord=chord)
 
     def blocks(self, model: Model, data: BeamData, prep: Any, fe: BeamEvaluation, kin: Kinematics, ck: float, cc: float,

@@ -48,6 +48,29 @@ def kernels() -> dict[str, Dispatcher]:
     return out
 
 
+_POINTS = [(0.0, 0.0, 0.0), (0.0, 1.0, 0.0), (1.0, 1.0, 0.0), (1.0, 0.0, 0.0)]
+
+
+def _loop(cut: str):
+    """A four-bar of three links on revolute joints, its loop closed at a fixed node by a bushing or a
+    rigid cut (``cut`` "bushing" or "rigid")."""
+    pts = _POINTS
+    mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    for i in range(3):
+        mb.add_node(f"l{i}", position=pts[i])
+        mb.add_body(f"b{i}", node=f"l{i}", mass=1.0, com=tuple(0.5 * (np.array(pts[i + 1]) - pts[i])),
+                    inertia=np.diag([0.1, 0.1, 0.1]))
+        mb.add_joint(f"j{i}", "revolute", parent="ground" if i == 0 else f"l{i - 1}", child=f"l{i}", point=pts[i],
+                     axis=(0, 0, 1))
+    mb.add_node("g", position=pts[3])
+    mb.add_joint("jg", "fixed", parent="ground", child="g")
+    if cut == "bushing":
+        mb.add_bushing("cut", "l2", "g", stiffness=[1e7] * 6, point=pts[3], free_rotation="z")
+    else:
+        mb.add_rigid_cut("cut", "l2", "g", point=pts[3], free_rotation="z")
+    return mb.compile()
+
+
 def _models() -> list:
     models = []
     mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
@@ -63,17 +86,22 @@ def _models() -> list:
     nodes = mb.add_flexible_link("link", (0.0, 0.0, 0.0), (2.0, 0.0, 0.0), 2, sec)
     mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0.0, 0.0, 1.0))
     models.append(mb.compile())
-    mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
-    pts = [(0.0, 0.0, 0.0), (0.0, 1.0, 0.0), (1.0, 1.0, 0.0), (1.0, 0.0, 0.0)]
-    for i in range(3):
-        mb.add_node(f"l{i}", position=pts[i])
-        mb.add_body(f"b{i}", node=f"l{i}", mass=1.0, com=tuple(0.5 * (np.array(pts[i + 1]) - pts[i])),
-                    inertia=np.diag([0.1, 0.1, 0.1]))
-        mb.add_joint(f"j{i}", "revolute", parent="ground" if i == 0 else f"l{i - 1}", child=f"l{i}", point=pts[i],
-                     axis=(0, 0, 1))
-    mb.add_node("g", position=pts[3])
-    mb.add_joint("jg", "fixed", parent="ground", child="g")
-    mb.add_bushing("cut", "l2", "g", stiffness=[1e7] * 6, point=pts[3], free_rotation="z")
+    models.append(_loop("bushing"))
+    # the same loop closed by a rigid cut (the compiled steps' augmented Lagrangian), and closed through a beam
+    # coupler by a rigid cut (the projections in their own metric)
+    models.append(_loop("rigid"))
+    pts = _POINTS
+    mb = fm.ModelBuilder()  # no gravity: the stiff coupler starts relaxed (a sag would be a transient dt misses)
+    mb.add_node("crank", position=pts[0])
+    mb.add_body("crank", node="crank", mass=1.0, com=(0.0, 0.5, 0.0), inertia=np.diag([0.1, 0.1, 0.1]))
+    mb.add_joint("O", "revolute", parent="ground", child="crank", point=pts[0], axis=(0, 0, 1))
+    nodes = mb.add_flexible_link("coupler", pts[1], pts[2], 2, sec)
+    mb.add_joint("A", "revolute", parent="crank", child=nodes[0], point=pts[1], axis=(0, 0, 1))
+    mb.add_node("rocker", position=pts[3])
+    mb.add_body("rocker", node="rocker", mass=1.0, com=(0.0, 0.5, 0.0), inertia=np.diag([0.1, 0.1, 0.1]))
+    mb.add_joint("D", "revolute", parent="ground", child="rocker", point=pts[3], axis=(0, 0, 1))
+    mb.add_rigid_cut("B", nodes[-1], "rocker", point=pts[2], free_rotation="z")
+    mb.add_drive("O", lambda t: t**3)  # from rest: the free nodes of the coupler start at rest too
     models.append(mb.compile())
     return models
 
@@ -91,6 +119,11 @@ def warm_up() -> float:
     fm.simulate(models[1], 5e-3, 1e-3, linear_solver="cholmod")  # large beam models: CHOLMOD, not the dense factor
     fm.simulate(models[1], 5e-3, 1e-3, linear_solver="band")  # long links: the band factor
     fm.simulate(models[0], 5e-3, "auto")
+    for solver in ("auto", "band", "cholmod"):  # loops: the compiled Newton loops (dense, band) and iterates (CHOLMOD)
+        fm.simulate(models[2], 5e-3, 1e-3, linear_solver=solver)
+        fm.simulate(models[3], 5e-3, 1e-3, linear_solver=solver)
+        fm.simulate(models[4], 5e-3, 1e-3, linear_solver=solver)
+    fm.simulate(models[3], 2e-2, "auto", output_dt=5e-3)  # dense output of rigid cuts: rows closed between steps
     v, out3, out33 = np.array([0.1, 0.2, 0.3]), np.empty(3), np.empty((3, 3))
     rotations.cross_into(v, v[::-1].copy(), out3)
     rotations.skew_into(v, out33)

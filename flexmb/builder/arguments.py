@@ -18,7 +18,8 @@ import numpy as np
 
 from flexmb.errors import ModelError
 
-__all__ = ["name", "node_name", "number", "integer", "flag", "vector", "array", "matrix3", "unit", "direction", "time_function"]
+__all__ = ["name", "node_name", "number", "integer", "flag", "vector", "array", "matrix3", "rotation", "unit", "direction",
+           "time_function"]
 
 
 def _show(value: Any, limit: int = 80) -> str:
@@ -133,6 +134,14 @@ def array(value: Any, shapes: tuple[tuple[int, ...], ...], who: str, what: str, 
 def matrix3(value: Any, who: str, what: str) -> np.ndarray:
     """A finite 3x3 matrix."""
     return array(value, ((3, 3),), who, what, "a 3x3 matrix")
+
+
+def rotation(value: Any, who: str, what: str) -> np.ndarray:
+    """A proper rotation matrix (orthonormal columns, det 1)."""
+    R = matrix3(value, who, what)
+    if np.abs(R.T @ R - np.eye(3)).max() > 1e-9 or np.linalg.det(R) < 0:
+        raise ModelError(f"{who}: {what} is not a proper rotation matrix (R^T R = I, det R = 1).")
+    return R
 
 
 def unit(value: Any, who: str, what: str) -> np.ndarray:

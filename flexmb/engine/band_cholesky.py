@@ -156,7 +156,7 @@ class BandCholesky:
     message of a pivot that is not positive; ``order``: band_order's result if the caller has it.
     Counts: ``n_analyze`` (the ordering, once), ``n_factorize``."""
 
-    backend = "band"
+    backend = kind = "band"
 
     def __init__(self, pattern: sp.spmatrix, names: tuple[str, ...] | list[str] = (),
                  order: tuple[np.ndarray, int] | None = None) -> None:
@@ -181,6 +181,22 @@ class BandCholesky:
         self.names = tuple(names)
         self.n_analyze = 1
         self.n_factorize = 0
+
+    def load(self, source, material_only: bool = False) -> None:
+        """S's values from ``source`` (engine/linear_solver.py, MatrixSource) into :attr:`values`."""
+        source.fill(self.values, material_only)
+
+    def failed_pivot(self, exc: Exception) -> str:
+        """The coordinate named by the SolverError of :meth:`factorize` (its ``coordinate``)."""
+        return repr(getattr(exc, "coordinate", None) or f"(not known: {exc})")
+
+    def describe(self, n_free: int) -> str:
+        """What it is, for ``flexmb info``."""
+        return f"band Cholesky (engine/band_cholesky.py: a banded iteration matrix), {n_free} unknowns, half-bandwidth {self.B}"
+
+    def twin(self) -> BandCholesky:
+        """A new band factor on the same pattern and ordering (a second factor of another matrix)."""
+        return BandCholesky(self.pattern, self.names, (self.perm, self.B))
 
     def factorize(self, A: sp.spmatrix | None = None) -> None:
         """Factorize the matrix whose values the caller wrote into :attr:`values` (or A, on the

@@ -98,7 +98,7 @@ class DenseCholesky:
     pivot that is not positive. Counts: ``n_analyze`` (0: there is no symbolic analysis),
     ``n_factorize``."""
 
-    backend = "dense"
+    backend = kind = "dense"
 
     def __init__(self, pattern: sp.spmatrix, names: tuple[str, ...] | list[str] = ()) -> None:
         P = sp.csc_matrix(pattern, dtype=float)
@@ -114,6 +114,22 @@ class DenseCholesky:
         self.names = tuple(names)
         self.n_analyze = 0
         self.n_factorize = 0
+
+    def load(self, source, material_only: bool = False) -> None:
+        """S's values from ``source`` (engine/linear_solver.py, MatrixSource) into :attr:`values`."""
+        source.fill(self.values, material_only)
+
+    def failed_pivot(self, exc: Exception) -> str:
+        """The coordinate named by the SolverError of :meth:`factorize` (its ``coordinate``)."""
+        return repr(getattr(exc, "coordinate", None) or f"(not known: {exc})")
+
+    def describe(self, n_free: int) -> str:
+        """What it is, for ``flexmb info``."""
+        return f"dense Cholesky (engine/dense_cholesky.py), {n_free} unknowns"
+
+    def twin(self) -> DenseCholesky:
+        """A new dense factor on the same pattern (a second factor of another matrix)."""
+        return DenseCholesky(self.pattern, self.names)
 
     def factorize(self, A: sp.spmatrix | None = None) -> None:
         """Factorize the matrix whose values the caller wrote into :attr:`values` (or A, on the

@@ -133,9 +133,9 @@ class SparseCholesky:
     :meth:`factorize`. Counts: ``n_analyze`` (1 per instance), ``n_factorize``.
     """
 
-    backend = BACKEND
+    backend = kind = BACKEND
 
-    def __init__(self, pattern: sp.spmatrix) -> None:
+    def __init__(self, pattern: sp.spmatrix, names: tuple[str, ...] | list[str] = ()) -> None:
         self._cholmod = require_cholmod()
         P = sp.csc_matrix(pattern, dtype=float)
         P.sum_duplicates()
@@ -150,6 +150,28 @@ class SparseCholesky:
         _counter["analyze"] += 1
         self.n_analyze = 1
         self.n_factorize = 0
+        self.names = tuple(names)
+
+    def load(self, source, material_only: bool = False) -> None:
+        """S's values from ``source`` (engine/linear_solver.py, MatrixSource) into :attr:`values`."""
+        source.fill(self.values, material_only)
+
+    def failed_pivot(self, exc: Exception) -> str:
+        """The coordinate whose pivot failed in CHOLMOD's factorization (its column in CHOLMOD's
+        fill-reducing order, mapped back), or a note that it is not known."""
+        cause = exc.__cause__
+        try:
+            return repr(self.names[cause.factor.P()[cause.column]])
+        except (AttributeError, IndexError, TypeError):
+            return f"(not known: {exc})"
+
+    def describe(self, n_free: int) -> str:
+        """What it is, for ``flexmb info``."""
+        return f"CHOLMOD, {n_free} unknowns, {self.pattern.nnz} nonzeros in the iteration matrix"
+
+    def twin(self) -> SparseCholesky:
+        """A new CHOLMOD factor on the same pattern (its own symbolic analysis)."""
+        return SparseCholesky(self.pattern, self.names)
 
     def embed(self, A: sp.spmatrix) -> sp.csc_matrix:
         """Return A on the fixed pattern (entries outside the pattern are an error)."""

@@ -56,7 +56,7 @@ class TreeSolver:
     where the integrator uses it: ``factorize_tree``, ``solve``, ``n_analyze`` (0: no symbolic
     analysis), ``n_factorize``, ``backend``."""
 
-    backend = "tree"
+    backend = kind = "tree"
     pattern = None  # no sparse matrix is formed
 
     def __init__(self, tree: TreePattern, free: np.ndarray, n_u: int, coordinate_names: tuple[str, ...] = ()) -> None:
@@ -84,8 +84,30 @@ class TreeSolver:
         self.Dinv = np.zeros((nj, 6, 6))
         self.coord_child = np.asarray(tree.coord_child, dtype=np.int64)
         self._position: tuple | None = None
+        self._loaded: tuple | None = None
         self.n_analyze = 0
         self.n_factorize = 0
+
+    def load(self, source, material_only: bool = False) -> None:
+        """The kinematics, node masses, γ', diagonal and position tangent of the step's iterate
+        (engine/linear_solver.py, MatrixSource.tree_terms) for :meth:`factorize`."""
+        self._loaded = source.tree_terms()
+
+    def factorize(self) -> None:
+        """Factorize what :meth:`load` took (:meth:`factorize_tree`)."""
+        self.factorize_tree(*self._loaded)
+
+    def failed_pivot(self, exc: Exception) -> str:
+        """The coordinate named by the SolverError of the factorization (its ``coordinate``)."""
+        return repr(getattr(exc, "coordinate", None) or f"(not known: {exc})")
+
+    def describe(self, n_free: int) -> str:
+        """What it is, for ``flexmb info``."""
+        return f"O(n) tree factorization of the rigid tree (engine/tree_solver.py), {n_free} unknowns"
+
+    def twin(self) -> TreeSolver:
+        """A new tree factor of the same tree and unknowns."""
+        return TreeSolver(self.tree, self.free, self.n_u, self.names)
 
     def factorize_tree(self, kin: Kinematics, Mb: np.ndarray, gp: float, diag: np.ndarray,
                        position: tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:

@@ -26,12 +26,14 @@ from numba import njit
 
 from flexmb.elements import FAMILIES
 from flexmb.elements.beam import kernels as beam_kernels
+from flexmb.elements.cut_kernels import bushing_blocks, bushing_forces
 from flexmb.elements.family import FamilyEvaluation
+from flexmb.elements.rigid_cut_kernels import closure_scales, penalty_blocks, rigid_cut_forces, rigid_cut_update
 from flexmb.engine import parallel
 from flexmb.engine.assembly import Evaluation
-from flexmb.engine.band_cholesky import BandCholesky, band_factor_loaded, band_solve
+from flexmb.engine.band_cholesky import band_factor_loaded, band_solve
 from flexmb.engine.dense_cholesky import dense_factor, dense_solve
-from flexmb.engine.iteration_matrix import ElementScatter, _composite_pairs
+from flexmb.engine.iteration_matrix import ElementScatter, _composite_pairs, _scatter_elements
 from flexmb.engine.kinematics import (
     Kinematics,
     _node_twists,
@@ -64,20 +66,45 @@ _NO_INT, _NO_FLOAT = np.empty(0, dtype=np.int64), np.empty(0)  # the band factor
 
 
 @njit(cache=True)
-def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, drives, coords, beam, params, q0, balls0,
-                    u0, udot0, a, udot_in, out_state, kin, Mb, wfull, tau, beam_out, rfull, r, work, evaluate, first, threads):
+def _rigid_cuts(x, R, rigid, out, wfull):
+    """The rigid cuts of an iterate (rigid_cut.evaluate, then rigid_cut.newton_update): forces into wfull
+    with the state ``cst`` this iterate was started with, then the next state ``nxt`` (copied into
+    ``cst`` for the next iterate), the penalties of the next matrix ``alpha_mat`` and ``flags`` =
+    (strain energy, position noise, settled, changed, stuck cut or -1). ``rigid`` = (ia, ib, sa, Ea,
+    sb, Eb, mode, mask, alpha_scale, tol, tol_rot); ``out`` = (d, G, A, phi, alpha, lam, force, cst,
+    nxt, alpha_mat, scale, flags)."""
+    ia, ib, sa, Ea, sb, Eb, mode, mask, alpha_scale, tol, tol_rot = rigid
+    d, G, A, phi, alpha, lam, force, cst, nxt, alpha_mat, scal, flags = out
+    energy, noise = rigid_cut_forces(x, R, ia, ib, sa, Ea, sb, Eb, mode, mask, alpha_scale, cst, wfull, d, G, A, phi, alpha,
+                                     lam, force)
+    closure_scales(x, R, ia, ib, sa, sb, scal)
+    settled, changed, stuck = rigid_cut_update(cst, lam, phi, mask, alpha_scale, tol, tol_rot, scal, nxt, alpha_mat)
+    if not changed:
+        alpha_mat[:] = alpha
+    flags[0], flags[1], flags[4] = energy, noise, float(stuck)
+    flags[2] = 1.0 if settled else 0.0
+    flags[3] = 1.0 if changed else 0.0
+    cst[:] = nxt  # the next iterate's state
+
+
+@njit(cache=True)
+def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, drives, coords, fams, params, q0, balls0,
+                    u0, udot0, a, udot_in, out_state, kin, Mb, wfull, tau, outs, rfull, r, work, evaluate, first, threads):
     """One Newton iterate of ``GeneralizedAlpha.step`` (module docstring): from the accelerations
     ``udot_in`` the pseudo-acceleration, trial state and drives into ``out_state`` = (q, balls, u, u̇,
     a1); with ``evaluate`` also kinematics ``kin`` = (x, R, Vs, As, S, Sd, P, V, ζ), Mb, the node
-    wrenches ``wfull`` (N+1, 6), τ, the beams' ``beam_out`` = (frames, local forces, energies, p, Bl,
-    chord), eq. (1) on all coordinates ``rfull`` and on the free ones ``r``; ``threads`` = (the beams'
-    passes', the joints on ground's) threads (flexmb/engine/parallel.py). Returns (max |r|, force scale; the scale only at
-    the ``first`` iteration, else 0; both 0 without ``evaluate``)."""
+    wrenches ``wfull`` (N+1, 6), τ, the families' outputs ``outs`` = (the beams' (frames, local forces,
+    energies, p, Bl, chord), the bushings' (d, G, A, f, energy, power)) of the families ``fams`` = (beams,
+    bushings) (either may have no elements), eq. (1) on all coordinates ``rfull`` and on the free ones
+    ``r``; ``threads`` = (the beams' passes', the joints on ground's) threads (flexmb/engine/parallel.py).
+    Returns (max |r|, force scale; the scale only at the ``first`` iteration, else 0; both 0 without
+    ``evaluate``)."""
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     driven, drv_q, drv_u, drv_a = drives
     u_to_q, scalar_u, ball_u, free, c_diag, k_diag = coords
+    beam, bushing, rigid = fams
     ea, eb, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, Mnz = beam
-    frames, fl, en, p, Bl, chord = beam_out
+    frames, fl, en, p, Bl, chord = outs[0]
     am, af, g, b, h = params
     q1, balls1, u1, udot1, a1 = out_state
     x, R, Vs, As, S, Sd, P, V, zeta = kin
@@ -91,9 +118,13 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
                     drv_a, hdq, phi, q1, balls1, u1, udot1, a1)
     if not evaluate:
         return 0.0, 0.0
-    # Assembler.evaluate: the tree and the bodies, then the beams (beam.evaluate)
+    # Assembler.evaluate: the tree and the bodies, then the bushings (bushing.evaluate), then the beams (beam.evaluate)
     _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q1, balls1, u1, x, R, Vs, As, S, Sd, P, V, zeta,
               Mb, wfull, tau, threads[1])
+    ia, ib, sa, Ea, sb, Eb, mode, Kb, Cb = bushing
+    if ia.size:
+        bd, bG, bA, bf, ben, bpw = outs[1]
+        bushing_forces(x, R, V, ia, ib, sa, Ea, sb, Eb, mode, Kb, Cb, wfull, bd, bG, bA, bf, ben, bpw)
     # Evaluation.residual: r = Bᵀ (Mb B u̇ + bias + M_e B u̇) - τ; the beams' M_e B u̇ in their residual's pass
     if nt > 1:
         node_twists_threads(ground, rest, nt, parent, child, coord_start, coord_count, S, udot1, x, aw)
@@ -102,6 +133,8 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     mf[:] = 0.0
     beam_kernels.residual_and_mass_forces(ea, eb, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, gravity, 1.0,
                                           wfull, aw, mf, frames, fl, en, p, Bl, chord, threads[0])
+    if rigid[0].size:  # the rigid cuts (rigid_cut.evaluate) with their state of this iterate, then their update
+        _rigid_cuts(x, R, rigid, outs[2], wfull)
     N = x.shape[0]
     bias = wfull[:N]
     if bodies[0].size:
@@ -144,21 +177,23 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
 
 
 @njit(cache=True)
-def element_matrix(tree, pairs, mbar, diag_pos, diag, beam, beam_out, scatter, ck, cc, material_only, with_mass, S, x, Mb,
+def element_matrix(tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, ck, cc, material_only, with_mass, S, x, Mb,
                    data, threads):
     """The iteration matrix's values on CHOLMOD's pattern into ``data`` (IterationMatrix.assemble with
     the beams' fused kernel, same order): M̄'s node-mass pairs (composite-rigid-body algorithm, if
-    ``with_mass``), ``diag`` on the diagonal, then every beam's B_eᵀ (ck K + cc C + M) B_e (on
-    threads[0] threads: elements/beam/kernels.py) in the lower triangle only (``scatter`` of
-    ElementScatter.lower_only: the upper one stays 0 from the beams; CHOLMOD and dense_factor
-    read the lower one; its last entry the (doff, dmap) of ElementScatter.thread_plan for
-    threads[0] threads), the same values there bit for bit."""
+    ``with_mass``), ``diag`` on the diagonal, then every bushing's B_eᵀ Gᵀ (ck K + cc C) G B_e
+    (elements/cut_kernels.py), then every beam's B_eᵀ (ck K + cc C + M) B_e (on threads[0] threads:
+    elements/beam/kernels.py), in the lower triangle only (``scatters`` = (the beams', the bushings',
+    a buffer (n, 12, 12) of the bushings' blocks), of ElementScatter.lower_only: the upper one stays 0
+    from the elements; CHOLMOD and dense_factor read the lower one; the beams' last entry the (doff,
+    dmap) of ElementScatter.thread_plan for threads[0] threads), the same values there bit for bit."""
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     pa, pb = pairs
     mbar_pos, mbar_src = mbar
+    beam, bushing, rigid = fams
     ea, eb, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, Mnz = beam
-    frames, fl, en, p, Bl, chord = beam_out
-    nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, skip, plan = scatter
+    frames, fl, en, p, Bl, chord = outs[0]
+    nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, skip, plan = scatters[0]
     data[:] = 0.0
     if with_mass:
         vals = np.empty(pa.size)
@@ -167,14 +202,24 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, beam, beam_out, scatter, c
             data[mbar_pos[t]] += vals[mbar_src[t]]
     for t in range(diag_pos.size):
         data[diag_pos[t]] += diag[t]
+    if bushing[0].size:
+        blocks = scatters[2]
+        bushing_blocks(outs[1][1], bushing[7], bushing[8], ck, cc, blocks)
+        bn, banc_ptr, banc_coord, bpos_ptr, bpos, bmax_ne = scatters[1]
+        _scatter_elements(bn, banc_ptr, banc_coord, bpos_ptr, bpos, S, x, blocks, bmax_ne, data)
     beam_kernels.add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, 1.0, material_only, nodes, anc_ptr,
                                       anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, threads[0], plan)
+    if rigid[0].size:  # the cuts' penalties, those of the next iterate where the last update raised them (AL2, AL11)
+        cblocks = scatters[4]
+        penalty_blocks(outs[2][1], outs[2][9], ck, cblocks)
+        rn_, ranc_ptr, ranc_coord, rpos_ptr, rpos, rmax_ne = scatters[3]
+        _scatter_elements(rn_, ranc_ptr, ranc_coord, rpos_ptr, rpos, S, x, cblocks, rmax_ne, data)
 
 
 @njit(cache=True)
-def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, drives, coords, beam, params, q0, balls0,
-                        u0, udot0, a, out_state, kin, Mb, wfull, tau, beam_out, rfull, r, work, pairs, mbar, diag_pos, diag,
-                        scatter, factor, newton, info, threads):
+def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, drives, coords, fams, params, q0, balls0,
+                        u0, udot0, a, out_state, kin, Mb, wfull, tau, outs, rfull, r, work, pairs, mbar, diag_pos, diag,
+                        scatters, factor, newton, info, threads):
     """The whole Newton loop of ``GeneralizedAlpha.step`` for a model of :meth:`ElementStep.applies`
     on the dense factor (flexmb/engine/dense_cholesky.py) or the band factor
     (flexmb/engine/band_cholesky.py) with a fresh factor per step: the loop of the Python step around
@@ -184,7 +229,7 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
     False: the dense factor L of the CSC pattern (indptr, indices), S's values on the pattern in
     ``values``; True: the band factor L with (perm, dinv, y) of BandCholesky, S's values written
     straight into its band storage (``values`` = L's entries in a row, and ``mbar``, ``diag_pos``
-    and ``scatter`` the band's positions: ElementStep.band_maps), the same values as loaded from the
+    and ``scatters`` the band's positions: ElementStep.band_maps), the same values as loaded from the
     pattern (band_load), bit for bit;
     ``newton`` = (γ', β', rtol, atol_u̇, eps_pos, length scale, max_iter, lazy, with node masses).
     Writes
@@ -192,7 +237,9 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
     LAZY: converged by prediction, the last iterate not evaluated (its state only)."""
     u_to_q, scalar_u, ball_u, free, c_diag, k_diag = coords
     am, af, g, b, h = params
-    gp, bp, rtol, atol_udot, eps_pos, length_scale, max_iter, lazy, with_mass = newton
+    gp, bp, rtol, atol_udot, eps_pos, length_scale, max_iter, lazy, with_mass, lever = newton
+    rigid_n = fams[2][0].size
+    cuts = outs[2]
     band, indptr, indices, values, L, perm, dinv, y = factor
     udot1 = out_state[3]
     nf = free.size
@@ -200,7 +247,8 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
     dx = np.empty(nf)
     r_hist = np.empty(int(max_iter) + 1)
     dxs = np.empty(int(max_iter) + 1)
-    n_dx = 0
+    dxws = np.empty(int(max_iter) + 1)  # the corrections' node motions, for the round-off floor (N1)
+    n_dx = n_dxw = 0
     nfac = 0
     fresh = False
     predicted = False
@@ -209,8 +257,8 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
     info[4] = -1.0
     for it in range(int(max_iter) + 1):
         evaluate = not (lazy and predicted)
-        rn, es_scale = element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, drives, coords, beam, params,
-                                       q0, balls0, u0, udot0, a, ud, out_state, kin, Mb, wfull, tau, beam_out, rfull, r, work,
+        rn, es_scale = element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, drives, coords, fams, params,
+                                       q0, balls0, u0, udot0, a, ud, out_state, kin, Mb, wfull, tau, outs, rfull, r, work,
                                        evaluate, it == 0, threads)
         info[0] = it
         info[1] = nfac
@@ -222,17 +270,23 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
         if not math.isfinite(rn):
             info[3] = NONFINITE
             return
+        settled, changed, noise = True, False, 0.0
+        if rigid_n:
+            settled, changed, noise = cuts[11][2] > 0.0, cuts[11][3] > 0.0, cuts[11][1]
+            if cuts[11][4] >= 0.0:  # a cut stuck (RigidCuts.newton_update raises): the Python step names it
+                info[3] = NOT_CONVERGED
+                return
         r_hist[it] = rn
         if it == 0:  # GeneralizedAlpha.step: the scale and the tolerances of the corrections
             scale = es_scale
             dx_tol, vscale = newton_tolerances(udot1, u0, free, h, rtol, atol_udot, length_scale)
-        if rn <= max(rtol * scale, 0.0) or predicted:
+        if (rn <= max(rtol * scale, 0.0) or predicted) and settled:
             return
         if it == max_iter or newton_diverging(r_hist, it):
             info[3] = NOT_CONVERGED
             return
-        if not fresh:
-            element_matrix(tree, pairs, mbar, diag_pos, diag, beam, beam_out, scatter, bp, gp, False, with_mass, kin[4], kin[0],
+        if not fresh or changed:
+            element_matrix(tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, bp, gp, False, with_mass, kin[4], kin[0],
                            Mb, values, threads)
             if band:
                 bad = band_factor_loaded(perm, L, dinv)
@@ -245,7 +299,7 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
             nfac += 1
             info[1] = nfac
             fresh = True
-            n_dx = 0
+            n_dx = n_dxw = 0
         if band:
             band_solve(perm, L, dinv, r, dx, y)
         else:
@@ -260,6 +314,13 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
         theta = dxs[n_dx - 1] / dxs[n_dx - 2] if n_dx > 1 and dxs[n_dx - 2] > 0 else np.inf
         nxt = theta / (1 - theta) * dxs[n_dx - 1] if theta < 0.5 else dxs[n_dx - 1]
         predicted = nxt <= dx_tol or (bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale)
+        if noise > 0.0:  # a family's round-off floor (GeneralizedAlpha._at_noise)
+            m = 0.0
+            for j in range(nf):
+                m = max(m, abs(dx[j] * lever[j]))
+            dxws[n_dxw] = m
+            n_dxw += 1
+            predicted = predicted or (n_dxw >= 3 and dxws[n_dxw - 1] >= 0.1 * dxws[n_dxw - 3] and bp * dxws[n_dxw - 1] <= noise)
     info[3] = NOT_CONVERGED
 
 
@@ -269,61 +330,117 @@ class ElementStep(CompiledStep):
     state and evaluation; :meth:`iterate` fills them for an iterate, :meth:`matrix` the iteration
     matrix's values; :meth:`state` and :meth:`evaluation` wrap the current iterate."""
 
+    #: the element families whose forces and blocks the compiled iterates form (elements/beam/kernels.py,
+    #: elements/cut_kernels.py); a model with any other family takes the Python iterates
+    FAMILIES = ("bushing", "beam", "rigid_cut")
+
     @staticmethod
     def applies(model: Model, asm, cholmod: bool) -> bool:
-        """On CHOLMOD, a model whose forces are those of beams (and rigid bodies as the only node
-        masses), without friction, element state or follower loads."""
-        return (cholmod and not asm.with_state and not asm.exact_tangent and model.friction_u.size == 0
-                and len(asm.families) == 1 and asm.families[0][0] is FAMILIES["beam"] and asm.with_blocks == asm.families
-                and all(f is FAMILIES["body"] for f, _, _ in asm.node_mass)
-                and not any(ld.follower for ld in model.loads) and model.free_u.size > 0)
+        """On a matrix factor (CHOLMOD, dense, band), a model whose forces are those of bushings, beams
+        and rigid cuts (and rigid bodies as the only node masses), without friction or follower loads."""
+        return not ElementStep.refusal(model, asm, cholmod)
+
+    @staticmethod
+    def refusal(model: Model, asm, cholmod: bool) -> str:
+        """Why a model takes the Python Newton iterates instead (empty if :meth:`applies`): the
+        family, load or setting that keeps it there, named for ``flexmb info``."""
+        if not cholmod:
+            return "the O(n) tree factor takes it" if asm.rigid_tree else "no matrix factor"
+        if model.free_u.size == 0:
+            return "no unknowns"
+        if asm.exact_tangent:
+            return "the exact tangent (exact_tangent=True) is formed in Python"
+        if model.friction_u.size:
+            return "bearing friction (engine/friction.py) is evaluated in Python"
+        if any(ld.follower for ld in model.loads):
+            return "follower loads (their forces turn with the nodes) are evaluated in Python"
+        if not asm.families:
+            return "no element family"
+        other = sorted({f.name for f, _, _ in asm.families if f.name not in ElementStep.FAMILIES}
+                       | {f.name for f, _, _ in asm.with_state if f.name != "rigid_cut"}
+                       | {f.name for f, _, _ in asm.node_mass if f is not FAMILIES["body"]})
+        if other:
+            return f"element famil{'y' if len(other) == 1 else 'ies'} {', '.join(repr(n) for n in other)} not compiled"
+        if asm.with_blocks != asm.families:
+            return "a family without stiffness blocks"
+        return ""
 
     def __init__(self, model: Model, asm, band_dst: np.ndarray | None = None) -> None:
         super().__init__(model, asm)
         self.asm = asm
-        f, d, prep = asm.families[0]
-        self.family, self.data, self.prep = f, d, prep
-        self.beam = (np.asarray(d.a, dtype=np.int64), np.asarray(d.b, dtype=np.int64), d.C1, d.C2, d.L0, d.Kl, d.alpha, d.Ml,
+        i64 = np.int64
+        d = model.elements["beam"]  # either family may have no elements: empty arrays then
+        prep = FAMILIES["beam"].prepare(model, d)
+        self.beam = (np.asarray(d.a, dtype=i64), np.asarray(d.b, dtype=i64), d.C1, d.C2, d.L0, d.Kl, d.alpha, d.Ml,
                      prep[1], prep[2], d.mass, prep[0])
-        free = np.asarray(model.free_u, dtype=np.int64)
+        bu = model.elements["bushing"]
+        ia, ib = FAMILIES["bushing"].prepare(model, bu)
+        self.bushing = (np.asarray(ia, dtype=i64), np.asarray(ib, dtype=i64), bu.sa, bu.Ea, bu.sb, bu.Eb,
+                        np.asarray(bu.mode, dtype=i64), bu.K, bu.C)
+        self._n_bushing = bu.n
+        rc = model.elements["rigid_cut"]
+        ra, rb = FAMILIES["rigid_cut"].prepare(model, rc)
+        self.rigid = (np.asarray(ra, dtype=i64), np.asarray(rb, dtype=i64), rc.sa, rc.Ea, rc.sb, rc.Eb,
+                      np.asarray(rc.mode, dtype=i64), rc.mask, rc.alpha_scale, rc.tol, rc.tol_rot)
+        self._n_rigid = rc.n
+        free = np.asarray(model.free_u, dtype=i64)
         im = asm.matrices.get(free)
-        sc = im.groups[0].lower_only(im.indices, im.indptr)  # the factors read S's lower triangle only
+        group = {f.name: k for k, (f, _, _) in enumerate(asm.with_blocks)}
+
+        def lower(name: str, m: int) -> ElementScatter:  # the factors read S's lower triangle only
+            if name not in group:
+                return ElementScatter(np.zeros((0, m), dtype=i64), im.groups[0].anc_ptr, im.groups[0].anc_coord,
+                                      np.zeros(1, dtype=i64), np.zeros(0, dtype=im.groups[0].pos.dtype), 1,
+                                      np.zeros(0, dtype=i64))
+            return im.groups[group[name]].lower_only(im.indices, im.indptr)
+
+        sc, scb, scr = lower("beam", 2), lower("bushing", 2), lower("rigid_cut", 2)
         self.pairs = (asm.matrices.pairs.pa, asm.matrices.pairs.pb)
-        self.mbar = (np.asarray(im.mbar_pos, dtype=np.int64), np.asarray(im.mbar_src, dtype=np.int64))
-        self.diag_pos = np.asarray(im.diag_pos, dtype=np.int64)
+        self.mbar = (np.asarray(im.mbar_pos, dtype=i64), np.asarray(im.mbar_src, dtype=i64))
+        self.diag_pos = np.asarray(im.diag_pos, dtype=i64)
         # on threads each adds its elements' products to S itself but at the seams (ElementScatter.thread_plan)
         nt = parallel.threads_for(d.n)
         plan = sc.thread_plan(nt)
-        self.scatter = (sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, sc.pos, sc.max_ne, sc.skip,
-                        (plan.doff, plan.dmap))
+        self.scatters = ((sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, sc.pos, sc.max_ne, sc.skip, (plan.doff, plan.dmap)),
+                         (scb.nodes, scb.anc_ptr, scb.anc_coord, scb.pos_ptr, scb.pos, scb.max_ne), np.empty((bu.n, 12, 12)),
+                         (scr.nodes, scr.anc_ptr, scr.anc_coord, scr.pos_ptr, scr.pos, scr.max_ne), np.empty((rc.n, 12, 12)))
         # on the band factor the compiled loop writes S straight into its band storage (BandCholesky.dst:
         # pattern position -> band position, -1 in the upper triangle): the same positions remapped
         self.band_maps = None
         if band_dst is not None:
-            dst = np.asarray(band_dst, dtype=np.int64)
-            pos = sc.pos.astype(np.int64)
-            pos[pos >= 0] = dst[pos[pos >= 0]]  # the lower triangle's positions: all in the band
-            bsc = ElementScatter(sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr,
-                                 pos.astype(sc.pos.dtype) if pos.max(initial=0) < 2**31 else pos, sc.max_ne, sc.skip)
+            dst = np.asarray(band_dst, dtype=i64)
+
+            def banded(x: ElementScatter) -> ElementScatter:
+                pos = x.pos.astype(i64)
+                pos[pos >= 0] = dst[pos[pos >= 0]]  # the lower triangle's positions: all in the band
+                return ElementScatter(x.nodes, x.anc_ptr, x.anc_coord, x.pos_ptr,
+                                      pos.astype(x.pos.dtype) if pos.max(initial=0) < 2**31 else pos, x.max_ne, x.skip)
+
+            bsc, bscb, bscr = banded(sc), banded(scb), banded(scr)
             bplan = bsc.thread_plan(nt)
             mpos = dst[self.mbar[0]]  # M̄'s pairs in both triangles: the lower one's
             self.band_maps = ((mpos[mpos >= 0], self.mbar[1][mpos >= 0]), dst[self.diag_pos],
-                              (bsc.nodes, bsc.anc_ptr, bsc.anc_coord, bsc.pos_ptr, bsc.pos, bsc.max_ne, bsc.skip,
-                               (bplan.doff, bplan.dmap)))
+                              ((bsc.nodes, bsc.anc_ptr, bsc.anc_coord, bsc.pos_ptr, bsc.pos, bsc.max_ne, bsc.skip,
+                                (bplan.doff, bplan.dmap)),
+                               (bscb.nodes, bscb.anc_ptr, bscb.anc_coord, bscb.pos_ptr, bscb.pos, bscb.max_ne),
+                               self.scatters[2],
+                               (bscr.nodes, bscr.anc_ptr, bscr.anc_coord, bscr.pos_ptr, bscr.pos, bscr.max_ne),
+                               self.scatters[4]))
         self.with_mass = bool(asm.node_mass)
         N, n_u, n = model.n_nodes, model.n_u, d.n
         parent = self.tree[0]  # the joints on ground (parent N) and the others, in tree order (node_twists_threads)
         self.work = (np.empty(n_u), np.empty((int(model.u_is_ball.sum()) // 3, 3)), np.empty((N, 6)), np.empty((N, 6)),
-                     np.empty((N, 6)), np.empty((N, 6)), np.flatnonzero(parent == N).astype(np.int64),
-                     np.flatnonzero(parent != N).astype(np.int64))
+                     np.empty((N, 6)), np.empty((N, 6)), np.flatnonzero(parent == N).astype(i64),
+                     np.flatnonzero(parent != N).astype(i64))
         self.r = np.empty(free.size)
         self._n_el = n
         # the beams' passes and the joints on ground on numba's threads from PARALLEL_MIN of them (engine/parallel.py)
         self.threads = (nt, parallel.threads_for(model.n_joints))  # nt: also the plan's
 
-    def begin(self, st: State, a: np.ndarray, h: float, t1: float, params: tuple) -> None:
+    def begin(self, st: State, a: np.ndarray, h: float, t1: float, params: tuple, elements: dict | None = None) -> None:
         """Start a step of size h from (st, a) to t1 with ``params`` = (αm, αf, γ, β, h): the time
-        inputs at t1 and new arrays for its iterates."""
+        inputs at t1 and new arrays for its iterates; ``elements``: the families' internal state to
+        start the step with (ElementFamily.begin_step; the rigid cuts' penalties)."""
         drives, jf, loads = self.inputs(np.array([t1]))
         self._st, self._a, self._t1, self._params = st, a, t1, params
         self._drives = (self.driven, drives[0][0], drives[1][0], drives[2][0])
@@ -332,18 +449,70 @@ class ElementStep(CompiledStep):
         self.out_state = (np.empty_like(st.q), np.empty_like(st.balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
         # the axes' rates Sd are not formed: only the tree solver reads them (Kinematics.Sdot None here)
         self.kin, self.Mb, self.wfull, self.tau, self.rfull = self.buffers(with_sd=False)
-        self.beam_out = (np.empty((n, 3, 3)), np.empty((n, 7)), np.empty((n, 4)), np.empty((n, 7)), np.empty((n, 7, 12)),
-                         np.empty(n))
+        nb = self._n_bushing
+        self.outs = ((np.empty((n, 3, 3)), np.empty((n, 7)), np.empty((n, 4)), np.empty((n, 7)), np.empty((n, 7, 12)),
+                      np.empty(n)),
+                     (np.empty((nb, 6)), np.empty((nb, 6, 12)), np.empty((nb, 3, 3)), np.empty((nb, 6)), np.empty(nb),
+                      np.empty(nb)),
+                     self._cut_outputs(st.elements if elements is None else elements))
+
+    def _cut_outputs(self, elements: dict) -> tuple:
+        """New arrays for the rigid cuts' iterates (_rigid_cuts), their state ``cst`` that of ``elements``."""
+        nr = self._n_rigid
+        if nr:
+            cst = np.array(elements["rigid_cut"], dtype=float)
+        else:
+            cst = np.zeros((0, 10))
+        self._cst0 = cst.copy()
+        e6 = (nr, 6)
+        return (np.empty(e6), np.empty((nr, 6, 12)), np.empty((nr, 3, 3)), np.empty(e6), np.empty(e6), np.empty(e6),
+                np.empty(e6), cst, np.empty_like(cst), np.empty(e6), np.empty(nr), np.zeros(5))
+
+    def restart(self) -> None:
+        """The rigid cuts' state back to that of the step's start (a Newton restart with a fresh factor)."""
+        if self._n_rigid:
+            self.outs[2][7][:] = self._cst0
+
+    @property
+    def cut_flags(self) -> tuple[bool, bool, float, int]:
+        """(settled, changed, position noise, stuck cut or -1) of the last iterate's rigid cuts (all
+        settled, none changed, no noise, none stuck without rigid cuts)."""
+        if not self._n_rigid:
+            return True, False, 0.0, -1
+        f = self.outs[2][11]
+        return bool(f[2] > 0.0), bool(f[3] > 0.0), float(f[1]), int(f[4])
+
+    def elements(self) -> dict:
+        """The families' internal state after the last iterate's update (the next iterate's)."""
+        out = dict(self._st.elements)
+        if self._n_rigid:
+            out["rigid_cut"] = self.outs[2][8].copy()
+        return out
 
     def iterate(self, udot: np.ndarray, evaluate: bool, first: bool) -> tuple[float, float]:
         """The iterate of accelerations ``udot`` (element_iterate): (max |r| on the free coordinates,
         force scale at the ``first`` iteration)."""
         st = self._st
         rn, scale = element_iterate(self.tree, self.bodies, self.gravity, self.springs, self.jforce_u, self._jf, self._loads,
-                                    self._drives, self.coords, self.beam, self._params, st.q, st.balls, st.u, st.udot,
-                                    self._a, udot, self.out_state, self.kin, self.Mb, self.wfull, self.tau, self.beam_out,
-                                    self.rfull, self.r, self.work, evaluate, first, self.threads)
+                                    self._drives, self.coords, (self.beam, self.bushing, self.rigid), self._params, st.q,
+                                    st.balls, st.u, st.udot, self._a, udot, self.out_state, self.kin, self.Mb, self.wfull,
+                                    self.tau, self.outs, self.rfull, self.r, self.work, evaluate, first, self.threads)
         return rn, scale
+
+    def run_arguments(self, chol) -> tuple:
+        """element_newton_step's model and buffer arguments for the begun step on the dense or band
+        factor ``chol`` (flexmb.solvers.element_run.element_run's ``step``): (tree, bodies, gravity,
+        springs, jforce_u, coords, fams, out_state, kin, Mb, wfull, τ, outs, rfull, r, work, pairs,
+        mbar, diag_pos, scatters, factor, threads)."""
+        mbar, diag_pos, scatters = self.mbar, self.diag_pos, self.scatters
+        if chol.kind == "band":  # S straight into the band (band_maps)
+            mbar, diag_pos, scatters = self.band_maps
+            factor = (True, _NO_INT, _NO_INT, chol.L.reshape(-1), chol.L, chol.perm, chol.dinv, chol._y)
+        else:
+            factor = (False, chol.indptr, chol.indices, chol.values, chol.L, _NO_INT, _NO_FLOAT, _NO_FLOAT)
+        return (self.tree, self.bodies, self.gravity, self.springs, self.jforce_u, self.coords,
+                (self.beam, self.bushing, self.rigid), self.out_state, self.kin, self.Mb, self.wfull, self.tau, self.outs,
+                self.rfull, self.r, self.work, self.pairs, mbar, diag_pos, scatters, factor, self.threads)
 
     def newton(self, chol, gp: float, bp: float, diag: np.ndarray, tol: tuple, lazy: bool) -> tuple[int, int, int, float]:
         """The step begun by :meth:`begin`, its whole Newton loop on the dense or band factor ``chol``
@@ -351,20 +520,20 @@ class ElementStep(CompiledStep):
         atol_u̇, eps_pos, length scale, max_iter): (status, iterations, factorizations, residual)."""
         st = self._st
         info = np.zeros(5)
-        mbar, diag_pos, scatter = self.mbar, self.diag_pos, self.scatter
-        if isinstance(chol, BandCholesky):  # S straight into the band (band_maps)
-            mbar, diag_pos, scatter = self.band_maps
-            factor = (True, _NO_INT, _NO_INT, chol.L.reshape(-1), chol.L, chol.perm, chol.dinv, chol._y)
-        else:
-            factor = (False, chol.indptr, chol.indices, chol.values, chol.L, _NO_INT, _NO_FLOAT, _NO_FLOAT)
-        element_newton_step(self.tree, self.bodies, self.gravity, self.springs, self.jforce_u, self._jf, self._loads,
-                            self._drives, self.coords, self.beam, self._params, st.q, st.balls, st.u, st.udot, self._a,
-                            self.out_state, self.kin, self.Mb, self.wfull, self.tau, self.beam_out, self.rfull, self.r,
-                            self.work, self.pairs, mbar, diag_pos, np.ascontiguousarray(diag, dtype=float),
-                            scatter, factor,
-                            (float(gp), float(bp), *(float(v) for v in tol[:4]), int(tol[4]), bool(lazy), self.with_mass),
-                            info, self.threads)
+        (tree, bodies, gravity, springs, jforce_u, coords, fams, out_state, kin, Mb, wfull, tau, outs, rfull, r, work, pairs,
+         mbar, diag_pos, scatters, factor, threads) = self.run_arguments(chol)
+        element_newton_step(tree, bodies, gravity, springs, jforce_u, self._jf, self._loads, self._drives, coords, fams,
+                            self._params, st.q, st.balls, st.u, st.udot, self._a, out_state, kin, Mb, wfull, tau, outs, rfull,
+                            r, work, pairs, mbar, diag_pos, np.ascontiguousarray(diag, dtype=float), scatters, factor,
+                            (float(gp), float(bp), *(float(v) for v in tol[:4]), int(tol[4]), bool(lazy), self.with_mass,
+                             np.ascontiguousarray(tol[5], dtype=float)),
+                            info, threads)
         return int(info[3]), int(info[0]), int(info[1]), float(info[2])
+
+    def end_run(self, st: State, t1: float, loads: np.ndarray) -> None:
+        """After steps taken by flexmb.solvers.element_run in this step's buffers: the last one's state
+        ``st``, end time ``t1`` and nodal loads, for :meth:`state` and :meth:`evaluation`."""
+        self._st, self._t1, self._loads = st, t1, loads
 
     @property
     def udot(self) -> np.ndarray:
@@ -378,8 +547,9 @@ class ElementStep(CompiledStep):
 
     def matrix(self, gp: float, bp: float, diag: np.ndarray, material_only: bool, out: np.ndarray) -> None:
         """M̄ + γ' C̄ + β' K̄ + diag at the current iterate into ``out`` (element_matrix)."""
-        element_matrix(self.tree, self.pairs, self.mbar, self.diag_pos, np.ascontiguousarray(diag, dtype=float), self.beam,
-                       self.beam_out, self.scatter, float(bp), float(gp), bool(material_only), self.with_mass, self.kin[4],
+        element_matrix(self.tree, self.pairs, self.mbar, self.diag_pos, np.ascontiguousarray(diag, dtype=float),
+                       (self.beam, self.bushing, self.rigid), self.outs, self.scatters, float(bp), float(gp), bool(material_only),
+                       self.with_mass, self.kin[4],
                        self.kin[0], self.Mb, out, self.threads)
 
     def state(self) -> State:
@@ -398,7 +568,19 @@ class ElementStep(CompiledStep):
         at its u̇ known (``residual_known``)."""
         kin = self.kinematics()
         family_evals = {f.name: FamilyEvaluation() for f, _, _ in self.asm.node_mass}
-        family_evals[self.family.name] = self.family.evaluation(*self.beam_out)
+        if self._n_bushing:
+            ia, ib = self.bushing[0], self.bushing[1]
+            _, G, A, f, energy, power = self.outs[1]
+            family_evals["bushing"] = FAMILIES["bushing"].evaluation(self.model, ia, ib, kin.x, kin.R, G, A, f, energy, power)
+        if self._n_el:
+            family_evals["beam"] = FAMILIES["beam"].evaluation(*self.outs[0])
+        if self._n_rigid:
+            d, G, A, phi, alpha, lam, force, cst, nxt, alpha_mat, scal, flags = self.outs[2]
+            fe = FAMILIES["rigid_cut"].evaluation(kin.x, kin.R, self.rigid[0], self.rigid[1], flags[0], flags[1], phi, G, A,
+                                                  alpha, lam, force)
+            if flags[3] > 0.0:  # the last update raised the penalties (RigidCuts.newton_update)
+                fe.alpha_next = alpha_mat
+            family_evals["rigid_cut"] = fe
         ev = self.asm.evaluation(kin, self.Mb, self.wfull, self._loads if self.model.loads else np.zeros_like(self._loads),
                                  self.tau, family_evals)
         ev.residual_known = (self.udot, self.udot.copy(), self.rfull)

@@ -33,11 +33,8 @@ from flexmb.elements import FAMILIES
 from flexmb.elements.family import StartContext, StepContext
 from flexmb.engine import parallel
 from flexmb.engine.assembly import Assembler, Evaluation, LazyEvaluation
-from flexmb.engine.band_cholesky import BandCholesky, band_order, band_suits
-from flexmb.engine.dense_cholesky import DenseCholesky
-from flexmb.engine.kinematics import mass_times_add
-from flexmb.engine.linalg import SparseCholesky
-from flexmb.engine.tree_solver import TreeSolver
+from flexmb.engine.kinematics import Kinematics, forward_kinematics, mass_times_add
+from flexmb.engine.linear_solver import choose
 from flexmb.errors import SettingsError, SolverError
 from flexmb.model import Model
 from flexmb.settings import RHO_INF
@@ -149,42 +146,20 @@ class GeneralizedAlpha:
         self.free = model.free_u
         # a rigid tree (no element couples two nodes) is factorized by the O(n) tree recursion with the
         # nonsymmetric velocity tangent (engine/tree_solver.py); everything else densely if small, in band storage if
-        # banded (engine/band_cholesky.py), by CHOLMOD otherwise
-        if linear_solver not in ("auto", "tree", "dense", "band", "cholmod"):
-            raise SettingsError(f"linear_solver = {linear_solver!r} must be 'auto', 'tree', 'dense', 'band' or 'cholmod'")
-        if linear_solver == "tree" and not self.asm.rigid_tree:
-            raise SettingsError("linear_solver = 'tree' needs a rigid tree (no element joining two nodes); this model "
-                                "has " + ", ".join(f.plural for f, _, _ in self.asm.with_blocks) + ": use 'auto' or 'cholmod'")
-        tree = self.asm.rigid_tree and linear_solver not in ("cholmod", "dense", "band")
-        # a small model that is no rigid tree: a dense factor (engine/dense_cholesky.py), cheaper than CHOLMOD's calls
-        dense = not tree and (linear_solver == "dense" or (linear_solver == "auto" and self.free.size <= self.dense_max))
-        self.chol: SparseCholesky | DenseCholesky | BandCholesky | TreeSolver | None = None
-        if self.free.size:
-            names = [model.coordinate_names[i] for i in self.free]
-            if tree:
-                self.chol = TreeSolver(self.asm.pattern, self.free, model.n_u, model.coordinate_names)
-            elif dense:
-                pattern = self.asm.structural_pattern(self.free)
-                self._new_solver = lambda: DenseCholesky(pattern, names)
-            else:
-                pattern = self.asm.structural_pattern(self.free)
-                # a banded matrix (e.g. a long flexible link): the band factor, twice as fast as CHOLMOD's there
-                order = band_order(pattern) if linear_solver in ("auto", "band") else None  # once for both
-                band = linear_solver == "band" or (linear_solver == "auto" and band_suits(pattern, order)[0])
-                self._new_solver = (lambda: BandCholesky(pattern, names, order)) if band else (lambda: SparseCholesky(pattern))
-            if not tree:
-                self.chol = self._new_solver()
+        # banded (engine/band_cholesky.py), by CHOLMOD otherwise (engine/linear_solver.py)
+        self.chol, self.solver_reason = choose(model, self.asm, self.free, linear_solver, self.dense_max)
+        kind = None if self.chol is None else self.chol.kind
         self._pchol = None  # a second factor of the kind of chol, for the cuts' projection matrix (_projection_factor)
         self.k_diag, self.c_diag = self.asm.stiffness_damping_diag(self.free)
         # a plain rigid tree takes its whole Newton loop in one compiled call (flexmb/solvers/tree_step.py)
-        self.tree_step = (TreeStep(model, self.asm, self.chol) if isinstance(self.chol, TreeSolver)
+        self.tree_step = (TreeStep(model, self.asm, self.chol) if kind == "tree"
                           and reuse_factor is not True and TreeStep.applies(model, self.asm) else None)
         # a model of beams (and bodies) on CHOLMOD forms its Newton iterates in compiled calls (element_step.py)
-        cholmod = isinstance(self.chol, (SparseCholesky, DenseCholesky, BandCholesky))  # S's values on the CSC pattern
+        cholmod = kind in ("dense", "band", "cholmod")  # S's values on the CSC pattern
         # the work integrals need the forces of every accepted state (flexmb.solvers.recorder, power): drives,
         # loads, element dampers or friction; the compiled iterates then evaluate it in the step (cheaper than later)
         self._work_needs_forces = bool(model.driven.size or model.loads or self.asm.dissipative or model.friction_u.size)
-        self.element_step = (ElementStep(model, self.asm, self.chol.dst if isinstance(self.chol, BandCholesky) else None)
+        self.element_step = (ElementStep(model, self.asm, self.chol.dst if kind == "band" else None)
                              if ElementStep.applies(model, self.asm, cholmod) else None)
         self.timings = {"assembly": 0.0, "factorization": 0.0, "solve": 0.0, "compiled_step": 0.0}
         self.modified_newton = 0
@@ -221,90 +196,72 @@ class GeneralizedAlpha:
             self.chol.pattern.nnz >= self.reuse_min_density * self.free.size
 
     def describe_solver(self) -> str:
-        """What solves the time steps' linear systems, for ``flexmb info``: the O(n) tree factorization
-        (and whether each step's Newton loop runs in one compiled call) or CHOLMOD (symbolic analysis
-        once; the BLAS it loaded is printed by the caller) and the threads of the beams' passes, or
-        nothing when every coordinate is driven."""
+        """What solves the time steps' linear systems, for ``flexmb info``: the factor
+        (engine/linear_solver.py) and why it was chosen, and how each step's Newton loop runs (in one
+        compiled call, its iterates compiled, or in Python) and on how many threads the beams' passes
+        run; nothing when every coordinate is driven."""
         if self.chol is None:
             return "none (every coordinate is driven: inverse dynamics, no unknowns)"
-        if isinstance(self.chol, TreeSolver):
+        n = self.free.size
+        if self.chol.kind == "tree":
             how = ("each step's Newton loop in one compiled call (flexmb/solvers/tree_step.py); with fixed steps and no "
                    "callback, all steps between two output rows in one call (flexmb/solvers/tree_run.py)"
                    if self.tree_step is not None
-                   else "Newton in Python (friction, follower loads or reuse_factor=True)")
-            return (f"O(n) tree factorization of the rigid tree (engine/tree_solver.py), {self.free.size} unknowns, "
-                    f"position tangent {'on' if self.position_tangent else 'off'}; {how}")
-        how = ("; each Newton iterate and the iteration matrix's values in compiled calls (flexmb/solvers/element_step.py)"
-               if self.element_step is not None else "")
+                   else f"Newton in Python ({TreeStep.refusal(self.model, self.asm) or 'reuse_factor=True'})")
+            return f"{self.chol.describe(n)}, position tangent {'on' if self.position_tangent else 'off'}; {how}"
+        how = "; " + self.newton_path()
         beams = [d.n for f, d, _ in self.asm.families if f is FAMILIES["beam"]]
         if beams:
             threads = parallel.threads_for(beams[0])
             how += (f"; the {beams[0]} beam elements' passes on {threads} thread(s) (numba, NUMBA_NUM_THREADS; several "
                     f"from {parallel.PARALLEL_MIN} elements on; threading layer {parallel.threading_layer()}; "
                     "flexmb/engine/parallel.py)")
-        if isinstance(self.chol, DenseCholesky):
-            return (f"dense Cholesky (engine/dense_cholesky.py: at most {self.dense_max} unknowns and no rigid tree), "
-                    f"{self.free.size} unknowns{how}")
-        if isinstance(self.chol, BandCholesky):
-            return (f"band Cholesky (engine/band_cholesky.py: a banded iteration matrix), {self.free.size} unknowns, "
-                    f"half-bandwidth {self.chol.B}{how}")
-        return f"CHOLMOD, {self.free.size} unknowns, {self.chol.pattern.nnz} nonzeros in the iteration matrix{how}"
+        if self.chol.kind == "dense":
+            return f"dense Cholesky (engine/dense_cholesky.py: {self.solver_reason}), {n} unknowns{how}"
+        return f"{self.chol.describe(n)}{how}"
+
+    def newton_path(self) -> str:
+        """How each step's Newton loop runs on a matrix factor (dense, band, CHOLMOD), and, where it
+        runs in Python, the family or setting that keeps it there (``flexmb info``)."""
+        if self.element_step is None:
+            reason = ElementStep.refusal(self.model, self.asm, True)
+            return f"Newton loop and iterates in Python ({reason})"
+        if self.compiled_newton and self.chol.kind in ("dense", "band") and not self._reusing():
+            return ("each step's whole Newton loop in one compiled call (flexmb/solvers/element_step.py, "
+                    "element_newton_step)")
+        why = ("the factor is kept over steps (reuse_factor)" if self._reusing() else
+               "CHOLMOD is called from Python" if self.chol.kind == "cholmod" else "compiled_newton is off")
+        return ("each Newton iterate and the iteration matrix's values in compiled calls, the loop around them in "
+                f"Python ({why}; flexmb/solvers/element_step.py)")
 
     def solver_stats(self) -> dict[str, float]:
         """Statistics of the linear solver for ``result.stats``: ``tree_solver`` 1.0 when the O(n)
         tree factorization runs (engine/tree_solver.py), ``dense_solver`` 1.0 for the dense factor
         (engine/dense_cholesky.py), ``band_solver`` 1.0 for the band factor (engine/band_cholesky.py);
         all 0.0 for CHOLMOD."""
-        return {"tree_solver": float(isinstance(self.chol, TreeSolver)),
-                "dense_solver": float(isinstance(self.chol, DenseCholesky)),
-                "band_solver": float(isinstance(self.chol, BandCholesky))}
+        kind = None if self.chol is None else self.chol.kind
+        return {"tree_solver": float(kind == "tree"), "dense_solver": float(kind == "dense"),
+                "band_solver": float(kind == "band")}
 
     def _factorize(self, ev: Evaluation | None, gp: float, bp: float, st: State | None = None) -> None:
         """Factorize the iteration matrix at ``ev`` (the evaluation of ``st``: the tree solver's
         position tangent needs its u and u̇; without ``st`` it is left out; ``ev`` None: at the
-        current iterate of the compiled element step)."""
+        current iterate of the compiled element step). Where the geometric stiffness makes it
+        indefinite, it is factorized without (modified Newton, counted)."""
         t0 = _time.perf_counter()
-        if isinstance(self.chol, TreeSolver):
-            diag = gp * self.c_diag + bp * self.k_diag
-            if ev.friction is not None:
-                diag = diag + gp * ev.friction.damping_diag(self.free)
-            position = None
-            if self.position_tangent and st is not None and bp > 0.0:
-                position = (bp, st.u, st.udot, ev.node_wrenches(st.udot), self.model.gravity)
-            try:
-                self.chol.factorize_tree(ev.kin, ev.Mb, gp, diag, position)
-            except SolverError as exc:
-                raise SolverError(f"t = {self._t:.6g}: the iteration matrix is not positive definite at coordinate "
-                                  f"{self._pivot(exc)}: no mass or inertia moves with it (a massless node, or a body "
-                                  "without inertia about that axis); give the bodies it moves mass and inertia.",
-                                  self._t) from exc
-            self.timings["factorization"] += _time.perf_counter() - t0
-            self._factor_key = (gp, bp)
-            return
-        # S's values go straight into CHOLMOD's persistent matrix (its analysed pattern: no sparse matrix built)
-        diag = gp * self.c_diag + bp * self.k_diag
-
-        def fill(material_only: bool) -> None:  # S's values into CHOLMOD's matrix (ev None: the compiled iterate's)
-            if ev is None:
-                self.element_step.matrix(gp, bp, diag, material_only, self.chol.values)
-            else:
-                self.asm.iteration_matrix(ev, self.free, gp, bp, diag, material_only=material_only, out=self.chol.values)
-
-        fill(False)
+        source = _Iterate(self, ev, gp, bp, st)
+        self.chol.load(source)
         self.timings["assembly"] += _time.perf_counter() - t0
         t0 = _time.perf_counter()
         try:
             self.chol.factorize()
         except SolverError:
             # compressive geometric stiffness made S indefinite: modified Newton without it
-            fill(True)
+            self.chol.load(source, material_only=True)
             try:
                 self.chol.factorize()
             except SolverError as exc:
-                raise SolverError(f"t = {self._t:.6g}: the iteration matrix is not positive definite at coordinate "
-                                  f"{self._pivot(exc)}: no mass or inertia moves with it (a massless node, or a body "
-                                  "without inertia about that axis); give the bodies it moves mass and inertia.",
-                                  self._t) from exc
+                raise self._not_positive(exc, "the iteration matrix") from exc
             self.modified_newton += 1
             if self.modified_newton == 1:
                 log.warning("t = %.6g: iteration matrix not positive definite; geometric stiffness dropped "
@@ -312,33 +269,27 @@ class GeneralizedAlpha:
         self.timings["factorization"] += _time.perf_counter() - t0
         self._factor_key = (gp, bp)
 
+    def _not_positive(self, exc: SolverError, what: str) -> SolverError:
+        """The SolverError of a factorization that met a pivot that is not positive, naming the coordinate."""
+        return SolverError(f"t = {self._t:.6g}: {what} is not positive definite at coordinate "
+                           f"{self.chol.failed_pivot(exc)}: no mass or inertia moves with it (a massless node, or a body "
+                           "without inertia about that axis); give the bodies it moves mass and inertia.", self._t)
+
     def _projection_factor(self, ev: Evaluation, bp: float):
         """The factor of M̄ + β' K̄_c at ``ev`` (Assembler.iteration_matrix(projection=True): the metric of the
         cuts' mass-orthogonal projections), in a second solver of the Newton factor's kind (made once)."""
         t0 = _time.perf_counter()
         if self._pchol is None:
-            self._pchol = self._new_solver()
-        self.asm.iteration_matrix(ev, self.free, 0.0, bp, np.zeros(self.free.size), out=self._pchol.values, projection=True)
+            self._pchol = self.chol.twin()
+        self._pchol.load(_Projection(self, ev, bp))
         self.timings["assembly"] += _time.perf_counter() - t0
         t0 = _time.perf_counter()
         try:
             self._pchol.factorize()
         except SolverError as exc:
-            raise SolverError(f"t = {self._t:.6g}: the projection matrix of the rigid cuts is not positive definite at "
-                              f"coordinate {self._pivot(exc)}: no mass or inertia moves with it; give the bodies it moves "
-                              "mass and inertia.", self._t) from exc
+            raise self._not_positive(exc, "the projection matrix of the rigid cuts") from exc
         self.timings["factorization"] += _time.perf_counter() - t0
         return self._pchol
-
-    def _pivot(self, exc: SolverError) -> str:
-        """The coordinate whose pivot failed in CHOLMOD (its column in the fill-reducing order)."""
-        if getattr(exc, "coordinate", None) is not None:  # the tree factorization names it
-            return repr(exc.coordinate)
-        cause = exc.__cause__
-        try:
-            return repr(self.model.coordinate_names[self.free[cause.factor.P()[cause.column]]])
-        except (AttributeError, IndexError, TypeError):
-            return f"(not known: {exc})"
 
     def _solve(self, r: np.ndarray) -> np.ndarray:
         t0 = _time.perf_counter()
@@ -398,6 +349,13 @@ class GeneralizedAlpha:
         s = (state.t - st0.t) / (st1.t - st0.t)
         return self.asm.between(st0, st1, state, s, StartContext(self.free, self._evaluate, self._mass_solver))
 
+    def _kinematics(self, st: State) -> Kinematics:
+        """The kinematics of ``st`` alone (one compiled forward pass; engine/kinematics.py)."""
+        t0 = _time.perf_counter()
+        kin = forward_kinematics(self.model, st, self.asm.pattern)
+        self.timings["assembly"] += _time.perf_counter() - t0
+        return kin
+
     def _mass_solver(self, ev: Evaluation):
         """r -> M̄⁻¹ r on the free coordinates at ``ev`` (for ElementFamily.start)."""
         self._factorize(ev, 0.0, 0.0)
@@ -438,19 +396,20 @@ class GeneralizedAlpha:
         eps_pos = self._eps_pos
         # the converged iterate is taken without evaluating it where the prediction says so (CHOLMOD path,
         # no element state: GeneralizedAlpha.lazy_accept)
-        lazy = (self.lazy_accept and not self.asm.with_state and not isinstance(self.chol, TreeSolver)
+        lazy = (self.lazy_accept and not self.asm.with_state and (self.chol is None or self.chol.kind != "tree")
                 and not (self.element_step is not None and self._work_needs_forces))
         predicted = False  # the last correction predicts the next one below tolerance (_predicts_convergence)
         es = self.element_step  # compiled iterates (element_step.py): State and Evaluation built when used
+        noise = 0.0  # the iterate's round-off floor of the corrections (FamilyEvaluation.position_noise)
         if es is not None:
-            es.begin(st, a, h, t1, (am, af, g, b, h))
-            if self.compiled_newton and isinstance(self.chol, (DenseCholesky, BandCholesky)) and not self._reusing():
-                done = self._element_newton(es, gp, bp, lazy, h)
+            es.begin(st, a, h, t1, (am, af, g, b, h), elements)
+            if self.compiled_newton and self.chol.kind in ("dense", "band") and not self._reusing():
+                done = self._element_newton(es, gp, bp, lazy, h, st, a)
                 if done is not None:
                     return done
                 # not converged, not finite or not positive definite: the loop below repeats the step and
                 # raises the SolverError that names where, or drops the geometric stiffness (same arithmetic)
-                es.begin(st, a, h, t1, (am, af, g, b, h))
+                es.begin(st, a, h, t1, (am, af, g, b, h), elements)
         for it in range(self.max_iter + 1):
             settled = True
             if es is not None:
@@ -463,6 +422,12 @@ class GeneralizedAlpha:
                     return st1, a1, LazyEvaluation(self.asm, st1, es.kinematics()), StepInfo(it, nfac, math.nan, h)
                 st1 = ev = None
                 r_all, r = es.rfull, es.r
+                settled, changed, noise, stuck = es.cut_flags  # the rigid cuts' update at this iterate (newton_update)
+                if stuck >= 0:
+                    raise FAMILIES["rigid_cut"].stuck_error(m, es.evaluation().elements["rigid_cut"], stuck, t1)
+                if changed:
+                    self._factor_key = None
+                elements = es.elements() if self.asm.with_state else elements
                 if not math.isfinite(rn):
                     st1, ev = es.state(), es.evaluation()
             else:
@@ -480,6 +445,7 @@ class GeneralizedAlpha:
                     near = None if self._work_needs_forces else ev.kin
                     return st1, a1, LazyEvaluation(self.asm, st1, near), StepInfo(it, nfac, math.nan, h)
                 ev = self._evaluate(st1)
+                noise = ev.position_noise
                 if self.asm.with_state:  # e.g. augmented-Lagrangian multipliers (flexmb.elements, newton_update)
                     elements, settled, changed = self.asm.newton_update(ev, st1)
                     if changed:  # a family's blocks changed: refactorize
@@ -515,6 +481,8 @@ class GeneralizedAlpha:
                 restarted = True
                 udot1 = udot_start.copy()
                 elements = elements0
+                if es is not None:
+                    es.restart()
                 self._factor_key = None
                 r_hist.clear()
                 dxs.clear()
@@ -523,6 +491,8 @@ class GeneralizedAlpha:
                 continue
             if it == self.max_iter or diverging:
                 worst = free[np.argsort(-np.abs(r))[:3]]
+                if ev is None and es is not None and self.asm.with_state:
+                    ev = es.evaluation()
                 notes = self.asm.newton_failure(ev) if ev is not None and self.asm.with_state else []
                 open_cuts = "".join("; " + n for n in notes)
                 raise SolverError(
@@ -542,19 +512,20 @@ class GeneralizedAlpha:
             udot1, dx_max = corrected(udot1, free, dx)
             dxs.append(dx_max)
             predicted = _predicts_convergence(dxs, dx_tol, bp, gp, eps_pos, vscale)
-            if ev is not None and ev.position_noise > 0.0:  # a family's round-off sets a floor (FamilyEvaluation)
+            if noise > 0.0:  # a family's round-off sets a floor (FamilyEvaluation.position_noise)
                 dxws.append(float(np.abs(dx * self._lever).max(initial=0.0)))
-                predicted = predicted or _at_noise(dxws, bp, ev.position_noise)
+                predicted = predicted or _at_noise(dxws, bp, noise)
         raise AssertionError("unreachable")
 
-    def _element_newton(self, es: ElementStep, gp: float, bp: float, lazy: bool, h: float
+    def _element_newton(self, es: ElementStep, gp: float, bp: float, lazy: bool, h: float, st: State, a: np.ndarray
                         ) -> tuple[State, np.ndarray, Evaluation, StepInfo] | None:
         """The begun step's Newton loop in one compiled call (ElementStep.newton on the dense or band factor),
         or None if it did not succeed (the factor is then not kept, its factorizations not counted, as
         for the compiled tree step: the Python loop repeats the step)."""
         t0 = _time.perf_counter()
         status, it, nfac, rn = es.newton(self.chol, gp, bp, gp * self.c_diag + bp * self.k_diag,
-                                         (self.rtol, self.atol_udot, self._eps_pos, self.length_scale, self.max_iter), lazy)
+                                         (self.rtol, self.atol_udot, self._eps_pos, self.length_scale, self.max_iter,
+                                          self._lever), lazy)
         self.timings["compiled_step"] += _time.perf_counter() - t0
         if status not in (OK, LAZY):  # the Python loop repeats the step and counts its factorizations
             self._factor_key = None
@@ -562,9 +533,14 @@ class GeneralizedAlpha:
         if nfac:
             self.chol.n_factorize += nfac
             self._factor_key = (gp, bp)
+        if es.cut_flags[1]:  # the accepted iterate raised the cuts' penalties: the factor is not S's (as the Python loop)
+            self._factor_key = None
         st1 = es.state()
         ev = LazyEvaluation(self.asm, st1, es.kinematics()) if status == LAZY else es.evaluation()
-        return st1, es.a1, ev, StepInfo(it, nfac, rn, h)
+        a1 = es.a1
+        if self.asm.with_state:  # the rigid cuts' end of step (projections), as the Python loop's _accept
+            st1, a1, ev = self._accept(st1, ev, es.elements(), h, gp, bp, st, a, a1)
+        return st1, a1, ev, StepInfo(it, nfac, rn, h)
 
     def _tree_step(self, st: State, a: np.ndarray, h: float, t1: float
                    ) -> tuple[State, np.ndarray, Evaluation, StepInfo] | None:
@@ -599,6 +575,18 @@ class GeneralizedAlpha:
         self.min_step = min(self.min_step, float(h.min()))
         self.substeps += h.size
 
+    def note_element_steps(self, h: np.ndarray, factorizations: np.ndarray) -> None:
+        """Count the steps of sizes h with their factorizations taken by flexmb.solvers.element_run, as
+        advance() and _element_newton count them (the factor is the last refactored step's)."""
+        refactored = np.flatnonzero(factorizations)
+        if refactored.size:
+            self.chol.n_factorize += int(factorizations.sum())
+            hk = float(h[refactored[-1]])
+            c_a = (1 - self.af) / (1 - self.am)
+            self._factor_key = (self.gamma * hk * c_a, self.beta * hk * hk * c_a)
+        self.min_step = min(self.min_step, float(h.min()))
+        self.substeps += h.size
+
     def _accept(self, st1: State, ev: Evaluation, elements: dict, h: float, gp: float, bp: float, st: State,
                 a: np.ndarray, a1: np.ndarray) -> tuple[State, np.ndarray, Evaluation]:
         """The converged state with the element families' internal state, after their end-of-step
@@ -628,7 +616,7 @@ class GeneralizedAlpha:
             return x
 
         self.asm.end_step(ev, st1, StepContext(h, gp, bp, free, solve, solve_projection, ev.project, ev.twists,
-                                               self._evaluate))
+                                               self._evaluate, self._kinematics))
         a1 = (self.af * st.udot + (1 - self.af) * st1.udot - self.am * a) / (1 - self.am)
         ev1 = self._evaluate(st1)
         ev1.drive_forces = drive
@@ -687,6 +675,47 @@ class GeneralizedAlpha:
             if level and k % 2 == 0:  # back on the grid of the doubled step: try it
                 level -= 1
                 k //= 2
+
+
+class _Iterate:
+    """The iteration matrix of a step's iterate as a solver loads it (engine/linear_solver.py,
+    MatrixSource): S's values from the assembly at ``ev`` (or, ``ev`` None, from the compiled element
+    step's current iterate), or the tree factorization's terms."""
+
+    def __init__(self, integ: GeneralizedAlpha, ev: Evaluation | None, gp: float, bp: float, st: State | None) -> None:
+        self.integ, self.ev, self.gp, self.bp, self.st = integ, ev, gp, bp, st
+        self.diag = gp * integ.c_diag + bp * integ.k_diag
+
+    def fill(self, values: np.ndarray, material_only: bool) -> None:
+        i = self.integ
+        if self.ev is None:
+            i.element_step.matrix(self.gp, self.bp, self.diag, material_only, values)
+        else:
+            i.asm.iteration_matrix(self.ev, i.free, self.gp, self.bp, self.diag, material_only=material_only, out=values)
+
+    def tree_terms(self) -> tuple:
+        i, ev, st = self.integ, self.ev, self.st
+        diag = self.diag if ev.friction is None else self.diag + self.gp * ev.friction.damping_diag(i.free)
+        position = None
+        if i.position_tangent and st is not None and self.bp > 0.0:
+            position = (self.bp, st.u, st.udot, ev.node_wrenches(st.udot), i.model.gravity)
+        return ev.kin, ev.Mb, self.gp, diag, position
+
+
+class _Projection:
+    """M̄ + β' K̄_c at ``ev``, the metric of the rigid cuts' projections (Assembler.iteration_matrix
+    with projection=True), as a solver loads it (MatrixSource)."""
+
+    def __init__(self, integ: GeneralizedAlpha, ev: Evaluation, bp: float) -> None:
+        self.integ, self.ev, self.bp = integ, ev, bp
+
+    def fill(self, values: np.ndarray, material_only: bool) -> None:
+        i = self.integ
+        i.asm.iteration_matrix(self.ev, i.free, 0.0, self.bp, np.zeros(i.free.size), material_only=material_only, out=values,
+                               projection=True)
+
+    def tree_terms(self) -> tuple:
+        return self.ev.kin, self.ev.Mb, 0.0, np.zeros(self.integ.free.size), None
 
 
 def _nonfinite(t: float, source: str, in_step: bool = True) -> SolverError:

@@ -18,6 +18,7 @@ from flexmb.model import Model
 from flexmb.results.result import Result
 from flexmb.results.rundir import RunWriter
 from flexmb.settings import RHO_INF
+from flexmb.solvers.element_run import ElementRun
 from flexmb.solvers.energy_check import FAIL_RATIO, EnergyWarning, model_energy, stiff_parts
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _check_finite
 from flexmb.solvers.initial import relaxed_start
@@ -256,7 +257,12 @@ class _Run:
         n_steps, dt_multiple = step_count(st.t, t_end, dt)
         a = st.udot.copy()
         # a plain rigid tree without a callback: the steps up to the next row in one compiled call
-        run = TreeRun(integ, rec, integ.estimator) if TreeRun.applies(integ, self.callback) else None
+        # (and a model of bodies, beams and bushings on the dense or band factor, flexmb/solvers/element_run.py)
+        run: TreeRun | ElementRun | None = None
+        if TreeRun.applies(integ, self.callback):
+            run = TreeRun(integ, rec, integ.estimator)
+        elif ElementRun.applies(integ, self.callback):
+            run = ElementRun(integ, rec, integ.estimator)
         i = 0
         python_next = False  # the compiled call stopped at a step: the Python step repeats it (halving it, or naming why)
         while i < n_steps:

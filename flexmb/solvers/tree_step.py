@@ -432,6 +432,19 @@ class TreeStep(CompiledStep):
                 and len(asm.node_mass) == 1 and asm.node_mass[0][0] is FAMILIES["body"]
                 and not any(ld.follower for ld in model.loads) and model.free_u.size > 0)
 
+    @staticmethod
+    def refusal(model: Model, asm) -> str:
+        """Why a rigid tree takes the Python Newton loop (empty if :meth:`applies`), for ``flexmb info``."""
+        if model.friction_u.size:
+            return "bearing friction (engine/friction.py) is evaluated in Python"
+        if any(ld.follower for ld in model.loads):
+            return "follower loads (their forces turn with the nodes) are evaluated in Python"
+        names = sorted({f.name for f, _, _ in asm.families} | {f.name for f, _, _ in asm.with_state}
+                       | {f.name for f, _, _ in asm.node_mass if f is not FAMILIES["body"]})
+        if names:
+            return f"element famil{'y' if len(names) == 1 else 'ies'} {', '.join(repr(n) for n in names)} not compiled"
+        return "" if TreeStep.applies(model, asm) else "no unknowns"
+
     def __init__(self, model: Model, asm, solver: TreeSolver) -> None:
         super().__init__(model, asm)
         N = model.n_nodes

@@ -1,0 +1,251 @@
+"""Compiled kernels of the cut families (bushings and rigid cuts): the deformation of a cut frame and
+its derivative, eq. (1)-(2) of elements/bushing.py, and the bushings' forces, energies and
+iteration-matrix blocks. The families' Python methods and the compiled Newton steps
+(flexmb/solvers/element_step.py) call the same kernels, so a step is the same bit for bit on either
+path.
+
+Conventions: node arrays x (N, 3), R (N, 3, 3), V (N, 6) without a ground row; an end index equal
+to N is ground (the origin, identity axes, at rest). Per element e: d[e] (6) the deformation
+(translations, rotations), G[e] (6, 12) = ∂d/∂X over (x_a, θ_a, x_b, θ_b) (global virtual rotations),
+A[e] (3, 3) the cut axes R_a E_a (columns, global).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from flexmb.rotations import jl_inv_into, logm_into
+
+__all__ = ["cut_deformations", "deformations_at", "bushing_forces", "bushing_blocks", "add_generalized", "FULL", "SPHERICAL"]
+
+FULL, SPHERICAL = -1, 3  # free-rotation modes: none (a weld), all (a spherical joint); 0, 1, 2: about axis x, y, z
+
+
+@njit(cache=True, inline="always")
+def _pose(x, R, i, N, xo, Ro):
+    """Node i's position and axes into xo (3), Ro (3, 3); ground (i == N): origin, identity."""
+    if i == N:
+        for r in range(3):
+            xo[r] = 0.0
+            for c in range(3):
+                Ro[r, c] = 1.0 if r == c else 0.0
+    else:
+        for r in range(3):
+            xo[r] = x[i, r]
+            for c in range(3):
+                Ro[r, c] = R[i, r, c]
+
+
+@njit(cache=True, inline="always")
+def _skew_mul_left(At, v, out, row0, col0):
+    """out[row0:row0+3, col0:col0+3] = At @ skew(v)."""
+    for r in range(3):
+        a0, a1, a2 = At[r, 0], At[r, 1], At[r, 2]
+        # (At skew(v))[r, c] = sum_k At[r, k] skew(v)[k, c]
+        out[row0 + r, col0 + 0] = a1 * v[2] - a2 * v[1]
+        out[row0 + r, col0 + 1] = a2 * v[0] - a0 * v[2]
+        out[row0 + r, col0 + 2] = a0 * v[1] - a1 * v[0]
+
+
+@njit(cache=True, inline="always")
+def _skew(a, out):
+    """out (3, 3) = skew(a): skew(a) v = a × v."""
+    out[0, 0], out[0, 1], out[0, 2] = 0.0, -a[2], a[1]
+    out[1, 0], out[1, 1], out[1, 2] = a[2], 0.0, -a[0]
+    out[2, 0], out[2, 1], out[2, 2] = -a[1], a[0], 0.0
+
+
+@njit(cache=True)
+def _tilt(w, c, other, spare):
+    """Eq. (2b)'s factors g = θ/s and h = (s - θ c)/s³ (s = |w|, θ = atan2(s, c)), by their series for
+    small θ, h bounded within 1e-8 of opposite axes; ``spare`` = π ``other`` where the axes are exactly
+    opposite (the tilt has no direction there), else 0 (elements/bushing.py, _tilt_factors)."""
+    s = np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+    th = np.arctan2(s, c)
+    if th < 1e-3:
+        g = 1.0 + th * th / 6.0
+        h = 1.0 / 3.0 + 2.0 * th * th / 15.0
+    else:
+        ss = max(s, 1e-300)
+        g = th / ss
+        sh = max(ss, 1e-8)
+        h = (sh - th * c) / (sh * sh * sh)
+    if s == 0.0 and c < 0.0:
+        for i in range(3):
+            spare[i] = np.pi * other[i]
+    else:
+        for i in range(3):
+            spare[i] = 0.0
+    return g, h
+
+
+@njit(cache=True)
+def _deformation(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode, d, G, A, work):
+    """Eq. (1)-(2) of one cut into d (6), G (6, 12) and A (3, 3); ``work`` (8, 3, 3) scratch."""
+    B, At, M1, M2, J, Sa, Sb, Sw = work[0], work[1], work[2], work[3], work[4], work[5], work[6], work[7]
+    ra, rb, r, v = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    for i in range(3):
+        for j in range(3):
+            A[i, j] = Ra[i, 0] * Ea[0, j] + Ra[i, 1] * Ea[1, j] + Ra[i, 2] * Ea[2, j]
+            B[i, j] = Rb[i, 0] * Eb[0, j] + Rb[i, 1] * Eb[1, j] + Rb[i, 2] * Eb[2, j]
+    for i in range(3):
+        ra[i] = Ra[i, 0] * sa[0] + Ra[i, 1] * sa[1] + Ra[i, 2] * sa[2]
+        rb[i] = Rb[i, 0] * sb[0] + Rb[i, 1] * sb[1] + Rb[i, 2] * sb[2]
+    for i in range(3):
+        r[i] = xb[i] + rb[i] - xa[i] - ra[i]
+    for i in range(3):
+        for j in range(3):
+            At[i, j] = A[j, i]
+    for i in range(6):
+        d[i] = 0.0
+        for j in range(12):
+            G[i, j] = 0.0
+    for i in range(3):
+        d[i] = At[i, 0] * r[0] + At[i, 1] * r[1] + At[i, 2] * r[2]
+        for j in range(3):
+            G[i, j] = -At[i, j]
+            G[i, 6 + j] = At[i, j]
+    for i in range(3):
+        v[i] = r[i] + ra[i]
+    _skew_mul_left(At, v, G, 0, 3)
+    _skew_mul_left(At, rb, G, 0, 9)
+    for i in range(3):
+        for j in range(3):
+            G[i, 9 + j] = -G[i, 9 + j]
+    if mode == FULL:
+        for i in range(3):
+            for j in range(3):
+                M1[i, j] = At[i, 0] * B[0, j] + At[i, 1] * B[1, j] + At[i, 2] * B[2, j]
+        phi = np.empty(3)
+        logm_into(M1, phi)
+        jl_inv_into(phi, M2)
+        for i in range(3):
+            d[3 + i] = phi[i]
+            for j in range(3):
+                J[i, j] = M2[i, 0] * At[0, j] + M2[i, 1] * At[1, j] + M2[i, 2] * At[2, j]
+                G[3 + i, 3 + j] = -J[i, j]
+                G[3 + i, 9 + j] = J[i, j]
+    elif 0 <= mode <= 2:
+        k = mode
+        ak, bk, w, other, spare = np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+        for i in range(3):
+            ak[i] = A[i, k]
+            bk[i] = B[i, k]
+            other[i] = A[i, (k + 1) % 3]
+        w[0] = ak[1] * bk[2] - ak[2] * bk[1]
+        w[1] = ak[2] * bk[0] - ak[0] * bk[2]
+        w[2] = ak[0] * bk[1] - ak[1] * bk[0]
+        c = ak[0] * bk[0] + ak[1] * bk[1] + ak[2] * bk[2]
+        g, h = _tilt(w, c, other, spare)
+        for i in range(3):
+            v[i] = g * w[i] + spare[i]
+        for i in range(3):
+            d[3 + i] = At[i, 0] * v[0] + At[i, 1] * v[1] + At[i, 2] * v[2]
+        # skew(bk) skew(ak) + skew(w) and skew(ak) skew(bk); ww = h w w^T
+        _skew(ak, Sa)
+        _skew(bk, Sb)
+        _skew(w, Sw)
+        for i in range(3):
+            for j in range(3):
+                ba = Sb[i, 0] * Sa[0, j] + Sb[i, 1] * Sa[1, j] + Sb[i, 2] * Sa[2, j]
+                ab = Sa[i, 0] * Sb[0, j] + Sa[i, 1] * Sb[1, j] + Sa[i, 2] * Sb[2, j]
+                ww = h * w[i] * w[j]
+                M1[i, j] = g * (ba + Sw[i, j]) - ww
+                M2[i, j] = ww - g * ab
+        for i in range(3):
+            for j in range(3):
+                G[3 + i, 3 + j] = At[i, 0] * M1[0, j] + At[i, 1] * M1[1, j] + At[i, 2] * M1[2, j]
+                G[3 + i, 9 + j] = At[i, 0] * M2[0, j] + At[i, 1] * M2[1, j] + At[i, 2] * M2[2, j]
+
+
+@njit(cache=True)
+def cut_deformations(x, R, ia, ib, sa, Ea, sb, Eb, mode, d, G, A):
+    """Eq. (1)-(2) of every cut (ends ia, ib; N = ground) at the node poses x, R into d (n, 6),
+    G (n, 6, 12) and the cut axes A (n, 3, 3)."""
+    N = x.shape[0]
+    xa, xb = np.empty(3), np.empty(3)
+    Ra, Rb = np.empty((3, 3)), np.empty((3, 3))
+    work = np.empty((8, 3, 3))
+    for e in range(ia.size):
+        _pose(x, R, ia[e], N, xa, Ra)
+        _pose(x, R, ib[e], N, xb, Rb)
+        _deformation(xa, Ra, xb, Rb, sa[e], Ea[e], sb[e], Eb[e], mode[e], d[e], G[e], A[e], work)
+
+
+@njit(cache=True)
+def deformations_at(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode, d, G, A):
+    """Eq. (1)-(2) of every cut at its ends' poses xa, Ra, xb, Rb (n, 3), (n, 3, 3) into d, G, A."""
+    work = np.empty((8, 3, 3))
+    for e in range(xa.shape[0]):
+        _deformation(xa[e], Ra[e], xb[e], Rb[e], sa[e], Ea[e], sb[e], Eb[e], mode[e], d[e], G[e], A[e], work)
+
+
+@njit(cache=True)
+def add_generalized(G, f, ia, ib, w):
+    """w[ia[e]] += (Gᵀ f)[:6], w[ib[e]] += (Gᵀ f)[6:] for every element in order (the node wrenches of
+    generalized forces f (n, 6) on the deformation, residual sense); w (N + 1, 6), row N ground."""
+    for e in range(ia.size):
+        for j in range(12):
+            s = 0.0
+            for i in range(6):
+                s += G[e, i, j] * f[e, i]
+            if j < 6:
+                w[ia[e], j] += s
+            else:
+                w[ib[e], j - 6] += s
+
+
+@njit(cache=True)
+def bushing_forces(x, R, V, ia, ib, sa, Ea, sb, Eb, mode, K, C, w, d, G, A, f, energy, power):
+    """The bushings at the node poses x, R and twists V (elements/bushing.py): deformations d, G, A
+    (cut_deformations), the generalized forces f = K d + C d' (d' = G (V_a, V_b)), their node wrenches
+    added to w (residual sense, add_generalized), the strain energy ½ dᵀ K d and the dissipated
+    power d'ᵀ C d' per element."""
+    cut_deformations(x, R, ia, ib, sa, Ea, sb, Eb, mode, d, G, A)
+    N = x.shape[0]
+    Ve = np.empty(12)
+    dd = np.empty(6)
+    for e in range(ia.size):
+        for j in range(6):
+            Ve[j] = 0.0 if ia[e] == N else V[ia[e], j]
+            Ve[6 + j] = 0.0 if ib[e] == N else V[ib[e], j]
+        for i in range(6):
+            s = 0.0
+            for j in range(12):
+                s += G[e, i, j] * Ve[j]
+            dd[i] = s
+        en = 0.0
+        pw = 0.0
+        for i in range(6):
+            fk = 0.0
+            fc = 0.0
+            for j in range(6):
+                fk += K[e, i, j] * d[e, j]
+                fc += C[e, i, j] * dd[j]
+            f[e, i] = fk + fc
+            en += d[e, i] * fk
+            pw += dd[i] * fc
+        energy[e] = 0.5 * en
+        power[e] = pw
+    add_generalized(G, f, ia, ib, w)
+
+
+@njit(cache=True)
+def bushing_blocks(G, K, C, ck, cc, out):
+    """out[e] = Gᵀ (ck K + cc C) G (n, 12, 12): the bushings' blocks of the iteration matrix, the
+    material part (the geometric part is dropped: elements/bushing.py)."""
+    H = np.empty((6, 12))
+    for e in range(G.shape[0]):
+        for i in range(6):
+            for j in range(12):
+                s = 0.0
+                for k in range(6):
+                    s += (ck * K[e, i, k] + cc * C[e, i, k]) * G[e, k, j]
+                H[i, j] = s
+        for i in range(12):
+            for j in range(12):
+                s = 0.0
+                for k in range(6):
+                    s += G[e, k, i] * H[k, j]
+                out[e, i, j] = s

@@ -1,0 +1,138 @@
+"""The builder's joint inputs and loads: drives (rheonomic coordinates), joint springs, applied
+joint forces, bearing friction and nodal loads (part of :class:`~flexmb.builder.model_builder.ModelBuilder`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from flexmb.builder import arguments as args
+from flexmb.builder.record_tables import RecordTables
+from flexmb.builder.records import DriveSpec, FrictionSpec, JointForceSpec, LoadSpec, SpringSpec
+from flexmb.errors import ModelError
+from flexmb.timefunctions import ScalarDrive
+
+__all__ = ["DrivesAndLoads"]
+
+
+class DrivesAndLoads(RecordTables):
+    """``add_drive``, ``add_joint_spring``, ``add_joint_force``, ``add_joint_friction`` and
+    ``add_load`` of the model builder."""
+
+    def add_drive(
+        self,
+        joint: str,
+        position: Callable[[float], float],
+        velocity: Callable[[float], float] | None = None,
+        acceleration: Callable[[float], float] | None = None,
+        dof: int = 0,
+    ) -> None:
+        """Drive coordinate ``dof`` of ``joint`` (rheonomic): ``q(t) = position(t)``. Without
+        ``velocity``/``acceleration`` the derivatives are computed (complex step). Each function
+        takes the time and returns one number."""
+        who = f"add_drive: drive of joint {joint!r}"
+        jt = self._joint(joint, who)
+        dof = self._check_dof(jt, dof, who)
+        if (joint, dof) in self._drives:
+            raise ModelError(f"{who}: coordinate {dof} of joint '{joint}' is already driven; drive it once.")
+        for f, what in ((position, "position"), (velocity, "velocity"), (acceleration, "acceleration")):
+            if (f is not None or what == "position") and not callable(f):
+                raise ModelError(f"{who}: {what} = {f!r} must be a function of time returning a number.")
+            if f is not None:
+                args.time_function(f, (), who, what)
+        d = ScalarDrive(position, velocity, acceleration)
+        try:
+            vals = d(0.0)
+        except Exception as exc:  # the user's functions: their failure is reported, not raised through
+            raise ModelError(f"{who}: q, q', q'' at t = 0 could not be computed ({type(exc).__name__}: {exc}); "
+                             "give functions of time returning one number each.") from None
+        if not all(np.isfinite(v) for v in vals):
+            raise ModelError(f"{who}: q, q', q'' at t = 0 are {vals}: not finite.")
+        self._drives[(joint, dof)] = DriveSpec(joint, dof, d)
+
+    def add_joint_spring(
+        self, joint: str, stiffness: float, damping: float = 0.0, rest: float = 0.0, dof: int = 0
+    ) -> None:
+        """Linear spring and damper on coordinate ``dof`` of ``joint``:
+        ``tau = -stiffness (q - rest) - damping q'``. One per coordinate: a second on the same
+        coordinate is refused (give the sum of the stiffnesses and dampings once)."""
+        who = f"add_joint_spring: joint spring on {joint!r}"
+        jt = self._joint(joint, who)
+        dof = self._check_dof(jt, dof, who)
+        if (joint, dof) in self._springs:
+            raise ModelError(f"{who}: coordinate {dof} of joint '{joint}' already has a joint spring; give one spring "
+                             "per coordinate (with the summed stiffness and damping).")
+        k = args.number(stiffness, who, "stiffness", nonnegative=True)
+        c = args.number(damping, who, "damping", nonnegative=True)
+        r = args.number(rest, who, "rest")
+        self._springs[(joint, dof)] = SpringSpec(joint, dof, k, c, r)
+
+    def add_joint_force(self, joint: str, force: float | Callable[[float], float], dof: int = 0) -> None:
+        """Applied generalized force on coordinate ``dof`` of ``joint`` (a force along a prismatic
+        axis, a torque about a revolute axis): a number or a function of time ``force(t)``. It
+        enters tau of eq. (1) like a joint spring, and its work is reported as load work. On a
+        driven coordinate the drive force is then what the actuator adds to it."""
+        who = f"add_joint_force: joint force on {joint!r}"
+        jt = self._joint(joint, who)
+        dof = self._check_dof(jt, dof, who)
+        if (joint, dof) in self._joint_forces:
+            raise ModelError(f"{who}: coordinate {dof} of joint '{joint}' already has one; give their sum once.")
+        if callable(force):
+            f = args.time_function(force, (), who, "force")
+        else:
+            f = _constant(args.number(force, who, "force"))
+        self._joint_forces[(joint, dof)] = JointForceSpec(joint, dof, f)
+
+    def add_joint_friction(self, joint: str, mu: float, pin_radius: float, omega_eps: float = 1e-3) -> None:
+        """Coulomb friction in the bearing of revolute ``joint`` (Zahariev & Cuadrado §1, §5): the
+        torque -mu pin_radius |F_perp| tanh(q'/omega_eps) on its coordinate, F_perp the joint's
+        reaction force normal to the axis (implicit in the accelerations); ``omega_eps`` [rad/s]
+        regularises sign(q') near rest (flexmb/engine/friction.py, eq. 1, explains the choice)."""
+        who = f"add_joint_friction: joint friction on {joint!r}"
+        jt = self._joint(joint, who)
+        if jt.kind.name != "revolute":
+            raise ModelError(f"{who}: only revolute joints have a bearing model here "
+                             f"(it is {jt.kind.name}); give a revolute joint.")
+        if joint in self._frictions:
+            raise ModelError(f"{who}: joint '{joint}' already has friction; give it once.")
+        mu = args.number(mu, who, "mu", nonnegative=True)
+        r = args.number(pin_radius, who, "pin_radius", positive=True)
+        eps = args.number(omega_eps, who, "omega_eps", positive=True)
+        self._frictions[joint] = FrictionSpec(joint, mu, r, eps)
+
+    def add_load(
+        self,
+        name: str,
+        node: str,
+        force: Any = (0.0, 0.0, 0.0),
+        moment: Any = (0.0, 0.0, 0.0),
+        follower: bool = False,
+        axes_node: str | None = None,
+    ) -> str:
+        """Nodal force and moment (constant 3-vectors or functions of time returning them);
+        ``follower=True`` gives them in node axes so they turn with the node, or in the axes of
+        ``axes_node`` when given (a load that turns with another node, e.g. a body's reference)."""
+        who = f"add_load: load {name!r}"
+        self._check_new_name(name, self._loads, "load", "add_load")
+        self._node_index(node, who)
+        follower = args.flag(follower, who, "follower")
+        if axes_node is not None:
+            self._node_index(axes_node, f"{who} axes_node")
+            if not follower:
+                raise ModelError(f"{who}: axes_node is for follower loads; give follower=True or no axes_node.")
+        f = args.time_function(force, (3,), who, "force")
+        m = args.time_function(moment, (3,), who, "moment")
+        self._loads[name] = LoadSpec(name, node, f, m, follower, axes_node)
+        return name
+
+
+def _constant(value: float) -> Callable[[float], float]:
+    """The function of time that always returns ``value``."""
+
+    def f(t: float) -> float:
+        return value
+
+    return f

@@ -1,0 +1,231 @@
+"""Many fixed steps of a model of bodies, beams and bushings in one compiled call (issue 38: closed
+loops at tree speed).
+
+:func:`flexmb.solvers.element_step.element_newton_step` runs the whole Newton loop of one
+generalized-α step on the dense or band factor in one compiled call; what is left per step in
+Python (the step's wrapper, new arrays for its state and evaluation, the error estimate, the work
+integrals, the step history) costs about as much as the step on a loop of ten windows.
+:func:`element_run` runs the steps between two output rows of a fixed-step run
+(flexmb.solvers.simulate) in one call, as :mod:`flexmb.solvers.tree_run` does for rigid trees:
+per step the same Newton loop, the same finiteness test as ``_check_finite``, the same error
+estimate (step_control eq. E3, recorded in the step history), the same powers (the joint dampers',
+the drives', the loads' and the elements' dissipation, summed in the order of
+``Evaluation.element_dissipation``) and the same trapezoidal work integrals as the recorder
+(flexmb.solvers.recorder), in the same order, so a run gives the same numbers bit for bit with or
+without it (tests/test_element_run.py). The drives, applied joint forces and nodal loads
+(functions of time) are evaluated in Python for every step of the call first (:meth:`ElementRun.run`).
+
+The call stops at the first step that does not converge, meets a non-finite value or a pivot
+that is not positive, or whose powers are not finite, and returns how many steps it took: the
+Python step then repeats that step, halving it or raising the SolverError that names where
+(same arithmetic, so the same failure). Models with rigid cuts (their end-of-step projections run
+in Python) take one compiled call per step instead (:meth:`ElementRun.applies`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from numba import njit
+
+from flexmb.engine.assembly import Evaluation, LazyEvaluation
+from flexmb.solvers.element_step import LAZY, element_newton_step
+from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _all_finite
+from flexmb.solvers.recorder import Recorder, step_powers
+from flexmb.solvers.step_control import ErrorEstimate, _error_size, _twist_size
+from flexmb.solvers.tree_run import MAX_COORDINATE_STEPS, MAX_LOAD_VALUES, MAX_STEPS, Taken
+from flexmb.solvers.tree_step import OK
+from flexmb.state import State
+
+__all__ = ["ElementRun", "element_run"]
+
+BEAM, BUSHING = 0, 1
+DISSIPATION_CODES = {"beam": BEAM, "bushing": BUSHING}
+"""Codes of the families whose dissipation a step's power sums (``dissipation`` of :func:`element_run`)."""
+
+
+@njit(cache=True)
+def _dissipation(order, outs) -> float:
+    """Evaluation.element_dissipation of the iterate in ``outs``: 0.0 plus each family's ordered sum
+    (elements/family.py ordered_sum), in the order of ``order`` (the assembler's families)."""
+    total = 0.0
+    for code in order:
+        s = 0.0
+        if code == BEAM:
+            en = outs[0][2]
+            for e in range(en.shape[0]):
+                s += en[e, 1]
+        elif code == BUSHING:
+            pw = outs[1][5]
+            for e in range(pw.size):
+                s += pw[e]
+        total += s
+    return total
+
+
+@njit(cache=True)
+def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info) -> int:
+    """Take the steps ``steps`` (K, 3) = (step size, end time of the step, time of the state after
+    it) from ``state`` = (q, balls, u, u̇, a) (updated in place to the last step taken).
+
+    ``step``: element_newton_step's model and buffer arguments (ElementStep.run_arguments);
+    ``inputs`` = (joint forces (K, n) at the step ends, the same at the states' times for the power,
+    nodal loads (K or 1, N, 6), with loads, (driven, q, q̇, q̈ (K, n_driven) each));
+    ``alpha`` = (αm, αf, γ, β); ``newton`` = (rtol, atol_u̇, eps_pos, length scale, max_iter, lazy,
+    with node masses, lever, c_diag, k_diag); ``est`` = (C of E2, ℓ, [V]): the error estimate, V
+    updated; ``power`` = ([t, p_diss, p_drive, p_load] of the last state, work (3,), joint dampers'
+    c and u, family codes of the dissipation in the assembler's order) updated; ``log`` (K, 4) =
+    (iterations, factorizations, residual, error) per step; ``info`` (5,) element_newton_step's of
+    the last step tried. Returns the number of steps taken (module docstring)."""
+    (tree, bodies, gravity, springs, jforce_u, coords, fams, out_state, kin, Mb, wfull, tau, outs, rfull, r, work, pairs,
+     mbar, diag_pos, scatters, factor, threads) = step
+    jf_all, jf_power, loads_all, with_loads, drives_all = inputs
+    driven, driven_q, driven_u, driven_a = drives_all
+    am, af, g, b = alpha
+    rtol, atol_udot, eps_pos, length_scale, max_iter, lazy, with_mass, lever, c_diag, k_diag = newton
+    c_err, ell, v_scale = est
+    prev, wrk, spring_c, spring_u, order = power
+    q, balls, u, udot, a = state
+    q1, balls1, u1, udot1, a1 = out_state
+    parent, child, coord_start, coord_count = tree[0], tree[1], tree[13], tree[14]
+    x, S, V = kin[0], kin[4], kin[7]
+    c_a = (1 - af) / (1 - am)
+    diag = np.empty(c_diag.size)
+    drive = np.empty(driven.size)
+    pw = np.empty(3)
+    one_load = loads_all.shape[0] == 1
+    no_loads = np.zeros((0, 6))
+    for k in range(steps.shape[0]):
+        h = steps[k, 0]
+        gp = g * h * c_a  # GeneralizedAlpha.step
+        bp = b * h * h * c_a
+        for j in range(diag.size):
+            diag[j] = gp * c_diag[j] + bp * k_diag[j]
+        loads = loads_all[0] if one_load else loads_all[k]
+        element_newton_step(tree, bodies, gravity, springs, jforce_u, jf_all[k], loads,
+                            (driven, driven_q[k], driven_u[k], driven_a[k]), coords, fams, (am, af, g, b, h), q, balls, u,
+                            udot, a, out_state, kin, Mb, wfull, tau, outs, rfull, r, work, pairs, mbar, diag_pos, diag,
+                            scatters, factor,
+                            (gp, bp, rtol, atol_udot, eps_pos, length_scale, max_iter, lazy, with_mass, lever), info,
+                            threads)
+        status = int(info[3])
+        if (status != OK and status != LAZY) or not _all_finite(q1, u1, udot1, balls1):
+            return k
+        # the error estimate (ErrorEstimate.__call__ and accept; a lazy step: the last evaluated iterate's kinematics)
+        eps = _error_size(parent, child, coord_start, coord_count, S, x, a, a1, driven, c_err * h * h, ell)
+        motion = _twist_size(V, ell)
+        err = eps / (h * max(v_scale[0], motion))
+        # the powers at the state (Recorder.power)
+        for j in range(driven.size):
+            drive[j] = rfull[driven[j]]
+        step_powers(spring_c, spring_u, u1, drive, driven, loads if with_loads else no_loads, V, jf_power[k], jforce_u, pw)
+        if status == OK:  # a lazy step is taken only where no element dissipates (GeneralizedAlpha.step)
+            pw[0] = pw[0] + _dissipation(order, outs)
+        if not (math.isfinite(pw[0]) and math.isfinite(pw[1]) and math.isfinite(pw[2])):
+            return k
+        for j in range(driven.size):
+            if not math.isfinite(drive[j]):
+                return k
+        # accepted: the step's state, the scale of the error, the work over the step (Recorder.step)
+        v_scale[0] = max(v_scale[0], motion)
+        t = steps[k, 2]
+        if prev[0] == prev[0]:  # a previous state (NaN: none)
+            dt = t - prev[0]
+            for j in range(3):
+                wrk[j] += 0.5 * dt * (pw[j] + prev[1 + j])
+        prev[0] = t
+        for j in range(3):
+            prev[1 + j] = pw[j]
+        q[:] = q1
+        balls[:] = balls1
+        u[:] = u1
+        udot[:] = udot1
+        a[:] = a1
+        log[k, 0] = info[0]
+        log[k, 1] = info[1]
+        log[k, 2] = info[2]
+        log[k, 3] = err
+    return steps.shape[0]
+
+
+class ElementRun:
+    """The fixed steps of a model of the compiled element step between output rows in one compiled
+    call (module docstring), for one run: the integrator ``integ``, the recorder and the error
+    estimate of the run. ``applies(integ, callback)``: whether a run can use it."""
+
+    @staticmethod
+    def applies(integ: GeneralizedAlpha, callback) -> bool:
+        """The whole Newton loop compiled (GeneralizedAlpha.newton_path: the dense or band factor,
+        no factor kept over steps), no element state (rigid cuts: their projections run in Python)
+        no callback (it sees every step's state in Python) and only families whose dissipation the
+        compiled run sums (DISSIPATION_CODES)."""
+        return (callback is None and integ.element_step is not None and integ.compiled_newton
+                and integ.chol.kind in ("dense", "band") and not integ._reusing() and not integ.asm.with_state
+                and all(f.name in DISSIPATION_CODES for f, _, _ in integ.asm.families))
+
+    def __init__(self, integ: GeneralizedAlpha, rec: Recorder, est: ErrorEstimate) -> None:
+        self.integ, self.rec, self.est = integ, rec, est
+        self.es = integ.element_step
+        m = integ.model
+        self.model = m
+        self.max_steps = max(1, min(MAX_STEPS, MAX_COORDINATE_STEPS // max(m.n_u, 1)))
+        if m.loads:
+            self.max_steps = max(1, min(self.max_steps, MAX_LOAD_VALUES // (6 * m.n_nodes)))
+        self.order = np.array([DISSIPATION_CODES[f.name] for f, _, _ in integ.asm.families], dtype=np.int64)
+        self.spring = (np.asarray(m.spring_c, dtype=float), np.asarray(m.spring_u, dtype=np.int64))
+
+    def run(self, st: State, a: np.ndarray, dt: float, n: int) -> tuple[State, np.ndarray, Evaluation | None, Taken]:
+        """Up to ``n`` steps of ``dt`` from (st, a), as GeneralizedAlpha.advance takes them when no
+        step fails (the same step sizes and times); returns the state and pseudo-acceleration after
+        the last step taken, its evaluation (None unless all n were taken) and the steps taken
+        (:class:`flexmb.solvers.tree_run.Taken`). The step history, the error scale, the factor
+        count and the recorder's work integrals are updated."""
+        integ, rec, est, es, m = self.integ, self.rec, self.est, self.es, self.model
+        n = min(n, self.max_steps)
+        times = np.cumsum(np.concatenate(([st.t], np.full(n, dt))))  # as TreeRun.run: advance()'s times
+        h = np.minimum(dt, times[1:] - times[:-1])
+        steps = np.column_stack((h, times[:-1] + h, times[1:]))
+        drives, jf, loads_all = es.inputs(steps[:, 1])
+        jf_p = es.joint_forces(steps[:, 2])
+        # the buffers of a step begun at the first one's time inputs (ElementStep.begin), used by every step
+        es.begin(st, a, float(steps[0, 0]), float(steps[0, 1]), (integ.am, integ.af, integ.gamma, integ.beta,
+                                                                  float(steps[0, 0])))
+        q, balls, u, udot, a1 = st.q.copy(), st.balls.copy(), st.u.copy(), st.udot.copy(), a.copy()
+        v_scale = np.array([est.v])
+        prev, work = rec.work_arrays()
+        log = np.empty((n, 4))
+        info = np.zeros(5)
+        newton = (float(integ.rtol), float(integ.atol_udot), float(integ._eps_pos), float(integ.length_scale),
+                  int(integ.max_iter), bool(self._lazy()), es.with_mass, np.ascontiguousarray(integ._lever, dtype=float),
+                  np.ascontiguousarray(integ.c_diag, dtype=float), np.ascontiguousarray(integ.k_diag, dtype=float))
+        t0 = time.perf_counter()
+        done = element_run(es.run_arguments(integ.chol), (jf, jf_p, loads_all, bool(m.loads), (es.driven, *drives)),
+                           (integ.am, integ.af, integ.gamma, integ.beta), newton, steps, (q, balls, u, udot, a1),
+                           (est.c, est.ell, v_scale), (prev, work, *self.spring, self.order), log, info)
+        integ.timings["compiled_step"] += time.perf_counter() - t0
+        empty = Taken(np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
+        if not done:
+            return st, a, None, empty
+        est.set_scale(float(v_scale[0]))
+        rec.set_work(prev, work)
+        taken = Taken(steps[:done, 2].copy(), steps[:done, 0].copy(), log[:done, 0].astype(np.int64),
+                      log[:done, 1].astype(np.int64))
+        rec.log.add_accepted(steps[:done, 1], taken.h, taken.iterations, log[:done, 3])
+        integ.note_element_steps(taken.h, taken.factorizations)
+        last = done - 1
+        st1 = State(float(steps[last, 2]), q, balls, u, udot, {k: v.copy() for k, v in st.elements.items()})
+        if done < n:  # the state after the last step taken; its evaluation is not kept (the caller steps on in Python)
+            return st1, a1, None, taken
+        es.end_run(st1, float(steps[last, 1]), loads_all[last] if m.loads else loads_all[0])
+        lazy = int(info[3]) == LAZY
+        ev = LazyEvaluation(integ.asm, st1, es.kinematics()) if lazy else es.evaluation()
+        if not lazy:
+            rec.set_drive(es.rfull[es.driven].copy() if es.driven.size else np.zeros(0))
+        return st1, a1, ev, taken
+
+    def _lazy(self) -> bool:
+        """Whether a converged step may be taken without evaluating its last iterate (GeneralizedAlpha.step)."""
+        integ = self.integ
+        return bool(integ.lazy_accept and not integ._work_needs_forces)
