@@ -4,8 +4,9 @@
 #      the study tutorial) and Debian's chromium for the screenshot check;
 #   2. sphinx-build with warnings as errors (-W): the pages, the tutorials (docs/tutorials/, run by
 #      sphinx-gallery), the gallery (every case of cases/ run as a user runs it: docs/_ext/case_gallery.py,
-#      about 3.5 minutes on a loaded 2-core machine; runs whose case and flexmb sources are unchanged are
-#      reused from docs/gallery/_runs/) and the API reference;
+#      about 5 minutes (290 s) on a loaded 2-core machine, the whole sphinx-build about 6 (367 s); runs
+#      whose case and flexmb sources are unchanged are reused from docs/gallery/_runs/) and the API
+#      reference;
 #   3. tests/test_docs_site.py on the built site: every internal link and anchor resolves, every name of
 #      flexmb.__all__ and every ModelBuilder.add_* method has its API entry with parameters and units, and
 #      the index, a tutorial, a gallery page and an API page render in headless Chromium (screenshots in

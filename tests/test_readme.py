@@ -52,6 +52,15 @@ def test_every_readme_command_is_covered():
     assert [b for b in _blocks(r"\w*") if b not in _blocks("bash") + _blocks("python")] == []
 
 
+def test_ci_runs_exactly_the_readme_test_command_then_builds_the_site():
+    """.ci/run's commands (after its cd to the repository) are the README's test and docs commands, as written."""
+    lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    commands = [line for line in lines if line and not line.startswith(("#", "set ", "cd "))]
+    readme = _commands()
+    assert commands == [c for c in readme if c in ("bash scripts/test.sh", "bash scripts/docs.sh")], commands
+    assert commands == ["bash scripts/test.sh", "bash scripts/docs.sh"]
+
+
 def test_readme_images_exist():
     for target in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", README):
         assert (ROOT / target).is_file(), target

@@ -272,12 +272,14 @@ class _Run:
                 st1, a1, ev, taken = run.run(st, a, dt, upto - i + 1)
                 python_next = ev is None
                 if len(taken):
-                    self._after_many(taken.t, dt, taken.iterations)
                     st, a = st1, a1
                     i += len(taken) - 1
                     if ev is not None and i % output_every == 0:
                         rec.row(st, ev, int(taken.iterations[-1]))
                         rec.commit()
+                    # the progress after the row, as on the Python path: a Ctrl-C that follows the printed
+                    # time finds that time's row recorded
+                    self._after_many(taken.t, dt, taken.iterations)
                     continue
             python_next = False
             last = i == n_steps
