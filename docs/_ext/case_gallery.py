@@ -8,7 +8,7 @@ At the start of a build, each file of ``cases/`` is run as a user runs it, in a 
 
 The page of a case holds its docstring, the command, what it printed (its summary), every plot it
 wrote, its animation and its code. The cases run as they are, with their own defaults (all twelve
-take about 5 minutes, 290 s measured on a loaded 2-core machine; the whole sphinx-build about 6
+take about 5 minutes, 290-318 s measured on a loaded 2-core machine; the whole sphinx-build 6-7
 minutes). Runs are kept in docs/gallery/_runs/ with a stamp of the case file, the flexmb sources and
 the commands: a build whose stamp is unchanged does not run the case again. A case that fails stops the build with its output.
 """
