@@ -17,8 +17,10 @@ from numba import njit
 
 from flexmb.rotations import jl_inv_into, logm_into
 
-__all__ = ["cut_deformations", "deformations_at", "bushing_forces", "bushing_blocks", "add_generalized", "FULL", "SPHERICAL"]
+__all__ = ["WORK", "cut_deformations", "deformations_at", "bushing_forces", "bushing_blocks", "add_generalized", "FULL",
+           "SPHERICAL"]
 
+WORK = 12  # the scratch matrices of _deformation
 FULL, SPHERICAL = -1, 3  # free-rotation modes: none (a weld), all (a spherical joint); 0, 1, 2: about axis x, y, z
 
 
@@ -82,9 +84,13 @@ def _tilt(w, c, other, spare):
 
 @njit(cache=True)
 def _deformation(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode, d, G, A, work):
-    """Eq. (1)-(2) of one cut into d (6), G (6, 12) and A (3, 3); ``work`` (8, 3, 3) scratch."""
+    """Eq. (1)-(2) of one cut into d (6), G (6, 12) and A (3, 3); ``work`` (WORK, 3, 3) scratch (its
+    last four hold the 3-vectors: no allocation per cut)."""
     B, At, M1, M2, J, Sa, Sb, Sw = work[0], work[1], work[2], work[3], work[4], work[5], work[6], work[7]
-    ra, rb, r, v = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    ra, rb, r = work[8, 0], work[8, 1], work[8, 2]
+    v, phi, ak = work[9, 0], work[9, 1], work[9, 2]
+    bk, w, other = work[10, 0], work[10, 1], work[10, 2]
+    spare = work[11, 0]
     for i in range(3):
         for j in range(3):
             A[i, j] = Ra[i, 0] * Ea[0, j] + Ra[i, 1] * Ea[1, j] + Ra[i, 2] * Ea[2, j]
@@ -117,7 +123,6 @@ def _deformation(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode, d, G, A, work):
         for i in range(3):
             for j in range(3):
                 M1[i, j] = At[i, 0] * B[0, j] + At[i, 1] * B[1, j] + At[i, 2] * B[2, j]
-        phi = np.empty(3)
         logm_into(M1, phi)
         jl_inv_into(phi, M2)
         for i in range(3):
@@ -128,7 +133,6 @@ def _deformation(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode, d, G, A, work):
                 G[3 + i, 9 + j] = J[i, j]
     elif 0 <= mode <= 2:
         k = mode
-        ak, bk, w, other, spare = np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3)
         for i in range(3):
             ak[i] = A[i, k]
             bk[i] = B[i, k]
@@ -166,7 +170,7 @@ def cut_deformations(x, R, ia, ib, sa, Ea, sb, Eb, mode, d, G, A):
     N = x.shape[0]
     xa, xb = np.empty(3), np.empty(3)
     Ra, Rb = np.empty((3, 3)), np.empty((3, 3))
-    work = np.empty((8, 3, 3))
+    work = np.empty((WORK, 3, 3))
     for e in range(ia.size):
         _pose(x, R, ia[e], N, xa, Ra)
         _pose(x, R, ib[e], N, xb, Rb)
@@ -176,7 +180,7 @@ def cut_deformations(x, R, ia, ib, sa, Ea, sb, Eb, mode, d, G, A):
 @njit(cache=True)
 def deformations_at(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode, d, G, A):
     """Eq. (1)-(2) of every cut at its ends' poses xa, Ra, xb, Rb (n, 3), (n, 3, 3) into d, G, A."""
-    work = np.empty((8, 3, 3))
+    work = np.empty((WORK, 3, 3))
     for e in range(xa.shape[0]):
         _deformation(xa[e], Ra[e], xb[e], Rb[e], sa[e], Ea[e], sb[e], Eb[e], mode[e], d[e], G[e], A[e], work)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from flexmb.elements.cut_kernels import _deformation, add_generalized, cut_deformations
+from flexmb.elements.cut_kernels import WORK, _deformation, add_generalized, cut_deformations
 from flexmb.rotations import expm_into
 
 __all__ = ["LAM", "S", "SMAX", "PHASE", "PREV", "N_STATE", "EPS", "KAPPA", "ESCALATION", "rigid_cut_forces", "penalty_blocks",
@@ -191,7 +191,7 @@ def gdot_times_v(x, R, V, ia, ib, sa, Ea, sb, Eb, mode, mask, out):
     xa, xb, rot = np.empty(3), np.empty(3), np.empty(3)
     Ra, Rb, Q = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
     Gp, Gm, d, A = np.empty((6, 12)), np.empty((6, 12)), np.empty(6), np.empty((3, 3))
-    work = np.empty((8, 3, 3))
+    work = np.empty((WORK, 3, 3))
     Ve = np.empty(12)
     for e in range(n):
         for j in range(6):

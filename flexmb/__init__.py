@@ -5,16 +5,20 @@ The public face: build a model (:class:`ModelBuilder` -> immutable :class:`Model
 model (:func:`describe`). The folders under flexmb/ show the pipeline: builder/ (input and
 compiler), engine/ (kinematics, assembly, iteration matrix, CHOLMOD), solvers/ (time
 integration, statics, modal), analysis/ (rigid-equivalent loops, monitors), results/ (result
-files, ParaView, plots) and app/ (case files, the run pipeline, sweeps, the CLI).
+files, ParaView, plots), app/ (case files, the run pipeline, sweeps, the CLI) and importers/
+(robot descriptions: :func:`from_urdf`).
 """
 
 # first: the OpenMP wait policy is read when CHOLMOD loads libgomp (flexmb/engine/parallel.py)
 from flexmb.engine import parallel as _parallel  # noqa: F401  isort: skip
 from flexmb.app.describe import describe
 from flexmb.app.study import sweep
+from flexmb.builder.flexible import make_flexible
 from flexmb.builder.model_builder import ModelBuilder
 from flexmb.builder.records import BeamSection
-from flexmb.errors import BackendError, FlexmbError, LoopError, ModelError, ResultFileError, SolverError
+from flexmb.builder.shapes import add_beam_shapes, add_visual
+from flexmb.errors import BackendError, FlexmbError, LoopError, ModelError, ResultFileError, SolverError, URDFError
+from flexmb.importers.urdf import from_urdf
 from flexmb.model import Model
 from flexmb.results.load import load
 from flexmb.results.result import Result
@@ -24,5 +28,7 @@ from flexmb.version import __version__
 
 __all__ = [
     "BackendError", "BeamSection", "FlexmbError", "LoopError", "Model", "ModelBuilder", "ModelError", "Result",
-    "ResultFileError", "SolverError", "State", "__version__", "describe", "load", "simulate", "sweep",
+    "ResultFileError", "SolverError", "State", "URDFError", "__version__", "add_beam_shapes", "add_visual", "describe",
+    "from_urdf", "load",
+    "make_flexible", "simulate", "sweep",
 ]

@@ -8,7 +8,8 @@ command line prints ``flexmb: error: <message>`` and ``  hint: <hint>``.
 from __future__ import annotations
 
 __all__ = ["FlexmbError", "ModelError", "LoopError", "SolverError", "BackendError", "ResultFileError", "RunDirError",
-           "CaseError", "CaseCodeError", "StudyError", "AnimationError", "CliError", "SettingsError", "StartWarning"]
+           "CaseError", "CaseCodeError", "StudyError", "AnimationError", "CliError", "SettingsError", "StartWarning",
+           "URDFError", "URDFWarning"]
 
 
 class FlexmbError(Exception):
@@ -107,6 +108,13 @@ class CliError(FlexmbError):
         self.code = code
 
 
+class URDFError(ModelError):
+    """A URDF file flexmb cannot import (flexmb.importers.urdf): unreadable, not well-formed XML, or
+    a tag or attribute that is missing or wrong; the message names the file, the tag and its line."""
+
+    hint = "correct the URDF at the named line (the URDF specification: http://wiki.ros.org/urdf/XML)"
+
+
 class SettingsError(FlexmbError, ValueError):
     """An invalid solver setting (``simulate``'s t_end, dt, rho_inf, output_every, rtol, ...); the
     message names the argument and what it must be."""
@@ -117,3 +125,9 @@ class SettingsError(FlexmbError, ValueError):
 class StartWarning(UserWarning):
     """The initial state is not the one given: an element starts strained (it starts loaded, not
     at rest), or a loop cut was open and the start closed it by moving coordinates."""
+
+
+class URDFWarning(UserWarning):
+    """What a URDF import left out or changed (flexmb.importers.urdf): the tags and attributes
+    flexmb does not import, joint limits it keeps but does not enforce, mimic joints imported as
+    independent joints. One warning per import, listing all of them."""

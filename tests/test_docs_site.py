@@ -6,7 +6,8 @@ need no build (every module has its API page source, the units table knows every
 
 * every internal link and image of every page resolves: the file exists and so does its anchor;
 * the API reference has an entry for every name of ``flexmb.__all__`` and for every
-  ``ModelBuilder.add_*`` method, with its parameters in the signature and a table of their units;
+  ``ModelBuilder.add_*`` method and public builder function (``flexmb.add_visual``, ``from_urdf``,
+  ...), with its parameters in the signature and a table of their units;
   every module of the package has a page, with an entry for every public class and function;
 * the index, a tutorial, a gallery page and an API page render in headless Chromium: the DOM
   after the page's scripts ran holds its title, and a screenshot of it shows a styled page (not
@@ -35,7 +36,7 @@ import flexmb
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
-from flexmb_api import UNITS, method_parameters  # noqa: E402
+from flexmb_api import FUNCTION_UNITS, UNITS, function_parameters, method_parameters  # noqa: E402
 
 SITE = Path(os.environ["FLEXMB_DOCS_SITE"]).resolve() if os.environ.get("FLEXMB_DOCS_SITE") else None
 built = pytest.mark.skipif(SITE is None, reason="checks the built site: run by scripts/docs.sh (FLEXMB_DOCS_SITE)")
@@ -86,6 +87,21 @@ def test_units_table_knows_every_parameter_of_every_builder_method():
     for name in flexmb.__all__:
         if name != "__version__":
             assert re.search(rf"^\.\. auto(class|function|exception):: flexmb\.{name}$", api, re.M), name
+
+
+def test_units_table_knows_every_parameter_of_every_public_builder_function():
+    """The public functions named add_* (add_visual, add_beam_shapes) and from_urdf, make_flexible:
+    every parameter in FUNCTION_UNITS, a units table after each entry."""
+    params = function_parameters()
+    assert {n for n in flexmb.__all__ if n.startswith("add_")} <= set(params)
+    assert set(params) >= {"from_urdf", "make_flexible", "add_visual", "add_beam_shapes"}
+    missing = {f: [p for p in ps if p not in FUNCTION_UNITS.get(f, {})] for f, ps in params.items()}
+    assert not any(missing.values()), f"docs/_ext/flexmb_api.py FUNCTION_UNITS lacks {missing}"
+    stale = {f: [p for p in FUNCTION_UNITS[f] if p not in params.get(f, [])] for f in FUNCTION_UNITS}
+    assert not any(stale.values()), f"docs/_ext/flexmb_api.py FUNCTION_UNITS names parameters the functions lack: {stale}"
+    api = (ROOT / "docs" / "api" / "index.rst").read_text(encoding="utf-8")
+    for f in params:
+        assert f".. autofunction:: flexmb.{f}\n\n.. flexmb-units:: flexmb.{f}\n" in api, f
 
 
 def test_docstring_normalizer_makes_formulas_literal_and_escapes_bars():
@@ -156,6 +172,14 @@ def test_api_has_every_public_name_and_builder_method_with_parameters_and_units(
             assert entry.count(f"<span class=\"pre\">{p}</span>") >= 2, (m, p)
         doc = inspect.getdoc(getattr(flexmb.ModelBuilder, m))
         assert doc and doc.split()[0] in html.unescape(re.sub(r"<[^>]+>", "", entry)), m
+    functions = function_parameters()
+    starts = {f: text.index(f'id="flexmb.{f}"') for f in functions}
+    order = sorted(set(starts.values()) | set(entries.values())) + [len(text)]
+    for f, start in starts.items():
+        entry = text[start:order[order.index(start) + 1]]
+        assert "flexmb-units" in entry, f
+        for p in functions[f]:
+            assert entry.count(f'<span class="pre">{p}</span>') >= 2, (f, p)  # the signature and the units table
 
 
 @built

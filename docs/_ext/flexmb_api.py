@@ -9,8 +9,9 @@
   API index page as ``flexmb.<name>``; their home modules' pages leave them out (autodoc registers
   the home name as canonical, so cross-references to either name resolve).
 * the ``flexmb-units`` directive: the parameters of a ``ModelBuilder.add_*`` method with their
-  units and shapes (:data:`UNITS`); ``tests/test_docs_site.py`` checks that every parameter of
-  every ``add_*`` method is in the table.
+  units and shapes (:data:`UNITS`), or of a public builder function such as ``flexmb.add_visual``
+  or ``flexmb.from_urdf`` (:data:`FUNCTION_UNITS`); ``tests/test_docs_site.py`` checks that every
+  parameter of every ``add_*`` method and function is in the tables.
 """
 
 from __future__ import annotations
@@ -86,6 +87,41 @@ UNITS: dict[str, dict[str, tuple[str, str]]] = {
     "compile": {"require_mass": ("—", "bool")},
 }
 
+#: the public functions that make or extend a builder (``flexmb.__all__``): their parameters, units and shapes,
+#: shown like the methods' (``.. flexmb-units:: flexmb.add_visual``)
+FUNCTION_UNITS: dict[str, dict[str, tuple[str, str]]] = {
+    "from_urdf": {"path": ("—", "URDF file"), "base": ("—", "'fixed' | 'free' (a free joint to ground)"),
+                  "gravity": ("m/s²", "(3,) global; default (0, 0, −9.81): URDF frames are z-up"),
+                  "root_joint": ("—", "str: the root link's joint to ground"),
+                  "shapes": ("—", "None | 'visual' | 'collision'"),
+                  "package_dirs": ("—", "{package: folder} for package:// meshes, or None")},
+    "make_flexible": {"builder": ("—", "ModelBuilder"), "link": ("—", "node name of the rigid link"),
+                      "n_elements": ("—", "int ≥ 1"),
+                      "section": ("SI", "BeamSection: E, G [Pa], A [m²], Iy, Iz, J [m⁴], rho [kg/m³]"),
+                      "start": ("m", "(3,) link axes, relative to its node; None: the node's origin"),
+                      "end": ("m", "(3,) link axes, relative to its node; None: its child joint's point"),
+                      "z_hint": ("—", "(3,) global direction of e3, or None"),
+                      "damping": ("s", "stiffness-proportional α; None: default")},
+    "add_visual": {"builder": ("—", "ModelBuilder"), "node": ("—", "node name"),
+                   "mesh": ("m after scale", "file (STL, OBJ, VTK, VTU, PLY, Collada, ...) or (points (n, 3), "
+                                             "triangles (m, 3))"),
+                   "position": ("m", "(3,) node axes"), "rotation": ("—", "(3, 3) rotation matrix, node axes; None: I"),
+                   "scale": ("—", "float or (3,): mesh units to m"), "name": ("—", "str or None: <node>.shape")},
+    "add_beam_shapes": {"builder": ("—", "ModelBuilder"), "beams": ("—", "beam element names; None: all"),
+                        "kind": ("—", "'tube' | 'box'"),
+                        "size": ("m", "tube: outer radius; box: (width along e2, height along e3); None: from A, I"),
+                        "sides": ("—", "int, the tube's facets")},
+}
+
+
+def function_parameters() -> dict[str, list[str]]:
+    """The parameters of every public function of flexmb (``__all__``) named ``add_*`` and of those of
+    :data:`FUNCTION_UNITS` (the builder's functions)."""
+    import flexmb
+
+    names = sorted({n for n in flexmb.__all__ if n.startswith("add_")} | set(FUNCTION_UNITS))
+    return {n: list(inspect.signature(getattr(flexmb, n)).parameters) for n in names}
+
 
 def method_parameters(cls) -> dict[str, list[str]]:
     """The parameters (without self) of ``__init__``, ``compile`` and every ``add_*`` method of ``cls``."""
@@ -106,13 +142,18 @@ class UnitsDirective(Directive):
         method = self.arguments[0]
         from flexmb import ModelBuilder
 
-        params = method_parameters(ModelBuilder).get(method)
-        if params is None:
-            raise self.error(f"ModelBuilder has no method {method!r}")
-        units = UNITS.get(method, {})
+        if method.startswith("flexmb."):  # a public function: flexmb.add_visual
+            method = method.removeprefix("flexmb.")
+            params, units, table_name = function_parameters().get(method), FUNCTION_UNITS.get(method, {}), "FUNCTION_UNITS"
+            if params is None:
+                raise self.error(f"flexmb has no builder function {method!r}")
+        else:
+            params, units, table_name = method_parameters(ModelBuilder).get(method), UNITS.get(method, {}), "UNITS"
+            if params is None:
+                raise self.error(f"ModelBuilder has no method {method!r}")
         missing = [p for p in params if p not in units]
         if missing:
-            raise self.error(f"docs/_ext/flexmb_api.py: UNITS[{method!r}] lacks {missing}")
+            raise self.error(f"docs/_ext/flexmb_api.py: {table_name}[{method!r}] lacks {missing}")
         table = nodes.table(classes=["flexmb-units"])
         group = nodes.tgroup(cols=3)
         table += group

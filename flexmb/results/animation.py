@@ -8,7 +8,10 @@ rigid bodies (a body's node to its joint points and to its centre of mass: joint
 as thick grey lines, particle bodies as grey lines, bushings as red dashed lines, the cells of any other
 element family as purple dotted lines labelled by their kind (:func:`_style`); the points of
 the joints as open circles (a joint on the ground as a black square) and the centres of mass as
-dots. The title holds the case name and the time. The axes are fixed and hold the whole motion
+dots; shapes (flexmb.builder.shapes: meshes on bodies, beams drawn with their section) as light grey
+surfaces, shaded by the angle between each triangle and the light (in a plane: their silhouettes,
+shaded alike), the nearest triangle at each pixel (flexmb.results.raster: the UR5's 5340 triangles
+in under 10 ms a frame), under the lines. The title holds the case name and the time. The axes are fixed and hold the whole motion
 (every drawn frame), with equal scales. ``view``: ``xy``, ``xz``, ``yz`` (a plane, the first
 letter across) or ``3d``; ``auto`` (default) takes the plane of the two largest extents of the
 motion when the third is below 1 % of the largest, else ``3d``.
@@ -34,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from flexmb.errors import AnimationError, ResultFileError, RunDirError
-from flexmb.results.drawing import cell_kinds, frames, lines
+from flexmb.results.drawing import cell_kinds, frames, lines, triangles
 from flexmb.results.files import atomic_write
 
 __all__ = ["MAX_FRAMES", "MAX_GIF_FPS", "VIEWS", "FORMATS", "animation_every", "animation_format", "check_request",
@@ -206,6 +209,8 @@ def _encode_mp4(scene: _Scene, fps: float, path: Path) -> None:
                                  "write a GIF instead (--out NAME.gif), or check the ffmpeg installation")
 
 
+_LIGHT = np.array([0.3, -0.5, 0.81]) / np.linalg.norm([0.3, -0.5, 0.81])  # 3-D: from above, front, right
+
 _MARKERS = {"node": ("beam node", dict(marker="o", markersize=3, color="tab:blue", zorder=5)),
             "joint": ("joint", dict(marker="o", markersize=7, markerfacecolor="white", markeredgecolor="k", zorder=6)),
             "ground": ("joint on the ground", dict(marker="s", markersize=7, color="k", zorder=6)),
@@ -253,6 +258,8 @@ class _Scene:
                 ax.add_collection3d(self.colls[k], autolim=False)
             else:
                 ax.add_collection(self.colls[k])
+        self.tris = triangles(d)[0]
+        self.shape_pts = np.zeros((0, 3))  # the shapes: drawn into the canvas under the lines (_draw_shapes)
         self.groups = _point_groups(d, result, allpts.shape[1], self.cells, self.kind)
         self.markers = {key: ax.plot(*([[]] * len(self.axes)), linestyle="none", label=label, **style)[0]
                         for key, (label, style) in _MARKERS.items() if self.groups[key].size}
@@ -276,6 +283,7 @@ class _Scene:
 
     def _set(self, t: float, pts: np.ndarray) -> None:
         sel = pts[:, self.axes]
+        self.shape_pts = pts  # drawn by _shapes_image once the view's projection is fixed
         for k, coll in self.colls.items():
             coll.set_segments(sel[self.cells[self.kind == k]])
         for key, m in self.markers.items():
@@ -292,15 +300,34 @@ class _Scene:
             self._set(t, pts)
             yield t
 
-    def rendered(self):
-        """Each drawn row as an RGBA image (height, width, 4) uint8. In a plane the axes, grid
-        and legend are drawn once and only the moving artists and the title on top of them
-        (Agg blitting); in 3-D every frame is drawn whole (the view projects all artists)."""
+    def _draw_shapes(self) -> None:
+        """Draw the shapes at the current row into the canvas (flexmb.results.raster): their points
+        projected as the lines are (in 3-D by the view's projection, in a plane by its axes), the
+        nearest triangle at each pixel, shaded by the angle to the light (in a plane: to its normal)."""
+        from mpl_toolkits.mplot3d import proj3d  # see animation_format
+
+        from flexmb.results.raster import rasterize, shade  # numba's kernel: loaded only when shapes are drawn
+
+        pts = self.shape_pts
         if self.three:
-            for _ in self.updated():
-                self.canvas.draw()
-                yield np.asarray(self.canvas.buffer_rgba())
-            return
+            xs, ys, depth = proj3d.proj_transform(pts[:, 0], pts[:, 1], pts[:, 2], self.ax.M)
+            xy = np.stack([xs, ys], axis=1)
+            light = _LIGHT
+        else:
+            xy, third = pts[:, self.axes], 3 - sum(self.axes)
+            depth = pts[:, third] * (1.0 if third == 1 else -1.0)  # xz: the eye on -y; xy, yz: on +z, +x
+            light = np.eye(3)[third]
+        image = np.asarray(self.canvas.buffer_rgba())
+        disp = self.ax.transData.transform(xy)
+        disp[:, 1] = image.shape[0] - disp[:, 1]  # image rows from the top
+        rasterize(disp, depth, self.tris, shade(pts[self.tris], light), image)
+
+    def rendered(self):
+        """Each drawn row as an RGBA image (height, width, 4) uint8. The axes, grid, panes and legend
+        are drawn once and only the moving artists and the title on top of them (Agg blitting; in
+        3-D the view does not turn, so the projection of the first full draw holds: each moving
+        collection is projected with it before it is drawn). The shapes are drawn first, into the
+        canvas's pixels (:meth:`_draw_shapes`)."""
         moving = sorted([*self.colls.values(), *self.markers.values()], key=lambda a: a.get_zorder()) + [self.ax.title]
         for a in moving:
             a.set_animated(True)
@@ -308,7 +335,11 @@ class _Scene:
         background = self.canvas.copy_from_bbox(self.fig.bbox)
         for _ in self.updated():
             self.canvas.restore_region(background)
+            if len(self.tris):
+                self._draw_shapes()
             for a in moving:
+                if self.three and hasattr(a, "do_3d_projection"):
+                    a.do_3d_projection()
                 self.ax.draw_artist(a)
             yield np.asarray(self.canvas.buffer_rgba())
         for a in moving:
@@ -329,10 +360,12 @@ def _palette_image(rgba: np.ndarray):
 
 
 def _point_groups(d: dict, result, n_points: int, cells: np.ndarray, kind: np.ndarray) -> dict[str, np.ndarray]:
-    """Indices of the drawn points (drawing order: nodes, joint points, centres of mass) by
-    marker: beam nodes, joints (those drawn: not free joints), joints on the ground, centres of mass."""
+    """Indices of the drawn points (drawing order: nodes, joint points, centres of mass, then the
+    shapes' points) by marker: beam nodes, joints (those drawn: not free joints), joints on the ground,
+    centres of mass."""
     n_nodes = result.x.shape[1]
     n_joints = result.joint_points.shape[1]
+    n_points = n_nodes + n_joints + (d["body_node"].size if "body_node" in d else n_points - n_nodes - n_joints)
     drawn = np.asarray(d.get("joint_draw", np.ones(n_joints)), dtype=bool)
     ground = np.asarray(d.get("joint_parent", np.zeros(n_joints)), dtype=np.int64) < 0
     joints = n_nodes + np.arange(n_joints)

@@ -17,7 +17,8 @@ threshold on it; :func:`cell_kinds`), each drawn by its element family (flexmb.e
 * 4 ``bushing``: node a -> node b of every bushing, in bushing order (one bushing to ground is a
   cell of zero length at its node b);
 * 5, ...: the cells of further registered element families, in registry order (``rigid_cut``:
-  one cell per rigid cut, drawn like a bushing).
+  one cell per rigid cut, drawn like a bushing; ``shape``: the triangles of the body and beam
+  shapes of flexmb.builder.shapes, :func:`triangles`, whose points follow their carrier nodes).
 
 Point data: ``displacement`` (from the first output time), ``velocity`` of the point itself,
 ``angular_velocity`` and axes ``e1``, ``e2``, ``e3`` of the node that carries the point (a
@@ -43,7 +44,7 @@ if TYPE_CHECKING:  # type hints only: results/ stands below the model and the re
     from flexmb.model import Model
     from flexmb.results.result import Result
 
-__all__ = ["cell_kinds", "drawing_keys", "drawing_of", "check_drawing", "lines", "frames", "frame_indices"]
+__all__ = ["cell_kinds", "drawing_keys", "drawing_of", "check_drawing", "lines", "triangles", "frames", "frame_indices"]
 
 _FIXED_POINT_KINDS = ("revolute", "spherical", "universal", "fixed")
 _JOINT_KEYS = ("n_nodes", "joint_parent", "joint_child", "joint_draw", "joint_child_segment")
@@ -112,7 +113,8 @@ def check_drawing(d: dict[str, np.ndarray], n_nodes: int, n_joints: int, names: 
         bad = f.check_drawing(d, n_nodes, names)
         if bad:
             return bad
-    for k in ("joint_parent", "joint_child") + tuple(k for k in keys[len(_JOINT_KEYS):] if k not in reals):
+    indices = {k for f in _drawn(d) for k in getattr(f, "drawing_index_keys", ())}  # point or element indices
+    for k in ("joint_parent", "joint_child") + tuple(k for k in keys[len(_JOINT_KEYS):] if k not in reals | indices):
         a = d[k]
         lo = -1 if k == "joint_parent" else 0  # -1: the ground
         if a.size and (a.min() < lo or a.max() >= n_nodes):
@@ -144,6 +146,21 @@ def lines(d: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     kind = np.concatenate([np.full(len(c), i, dtype=np.int64) for i, c in enumerate(cells)])
     return (np.concatenate(cells).astype(np.int64).reshape(-1, 2), kind,
             np.concatenate(carrier).astype(np.int64))
+
+
+def triangles(d: dict[str, np.ndarray]) -> tuple[np.ndarray, int]:
+    """Triangle cells (n, 3) of the drawing (point indices; the families with a ``triangles`` method,
+    the shapes of flexmb.builder.shapes) and their cell kind."""
+    N = int(d["n_nodes"])
+    first = N + d["joint_child"].size
+    x0, R0 = np.zeros((N, 3)), np.broadcast_to(np.eye(3), (N, 3, 3))
+    out, kind = [], -1
+    for f in _drawn(d):
+        if hasattr(f, "triangles"):
+            out.append(np.asarray(f.triangles(d, first), dtype=np.int64).reshape(-1, 3))
+            kind = cell_kinds().index(f.cell_kind)
+        first += len(f.points(d, x0, R0)[0])
+    return (np.concatenate(out) if out else np.zeros((0, 3), dtype=np.int64)), kind
 
 
 def frame_indices(n_rows: int, every: int = 1) -> list[int]:

@@ -12,7 +12,11 @@
   *Xdmf3 Reader T* (or *S*); meshio's ``xdmf.TimeSeriesReader`` reads it too.
 
 Both take the result alone (its ``drawing``); a model may be given for results saved
-before the drawing was stored.
+before the drawing was stored. A model with shapes (flexmb.builder.shapes: meshes on bodies, beams
+drawn with their section) gets their triangles as a second cell block of the same dataset (VTU:
+a ``triangle`` block after the ``line`` block; XDMF: a ``Mixed`` topology), their points after the
+others, placed by their carrier nodes' poses, ``cell_kind`` the ``shape`` kind and the line cells'
+other arrays zero on them: ``Threshold`` on ``cell_kind`` shows the shapes alone.
 
 Files are written only inside the output folder: ``name`` is a file name stem of at most
 :data:`MAX_NAME_BYTES` bytes, never a path (:func:`safe_name` reduces a name read from a result
@@ -35,7 +39,7 @@ import meshio
 import numpy as np
 
 from flexmb.errors import ResultFileError, RunDirError
-from flexmb.results.drawing import drawing_of, frame_indices, frames, lines
+from flexmb.results.drawing import drawing_of, frame_indices, frames, lines, triangles
 from flexmb.results.files import naming
 
 if TYPE_CHECKING:  # type hints only
@@ -138,10 +142,15 @@ def write_pvd(result: Result, model: Model | None = None, out_dir: str | Path = 
     out.mkdir(parents=True, exist_ok=True)
     d = _drawing(result, model)
     cells = lines(d)[0]
+    tris, tri_kind = triangles(d)
     entries = []
     for i, t, pts, pdata, cdata in frames(result, d, every):
         fname = f"{name}_{i:05d}.vtu"
-        mesh = meshio.Mesh(pts, [("line", cells)], point_data=pdata, cell_data={k: [v] for k, v in cdata.items()})
+        if len(tris):  # the shapes: a second cell block of triangles, zero in the line cells' arrays
+            mesh = meshio.Mesh(pts, [("line", cells), ("triangle", tris)], point_data=pdata,
+                               cell_data={k: [v, _tri_column(k, v, len(tris), tri_kind)] for k, v in cdata.items()})
+        else:
+            mesh = meshio.Mesh(pts, [("line", cells)], point_data=pdata, cell_data={k: [v] for k, v in cdata.items()})
         f = _target(out, fname)
         with naming(f):
             meshio.write(f, mesh)
@@ -151,6 +160,19 @@ def write_pvd(result: Result, model: Model | None = None, out_dir: str | Path = 
         pvd.write_text('<?xml version="1.0"?>\n<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">\n'
                        "  <Collection>\n" + "\n".join(entries) + "\n  </Collection>\n</VTKFile>\n")
     return pvd
+
+
+def _tri_column(key: str, v: np.ndarray, n: int, kind: int) -> np.ndarray:
+    """A cell array's values on the ``n`` triangles: their cell kind in ``cell_kind``, else zero."""
+    return np.full(n, kind, dtype=v.dtype) if key == "cell_kind" else np.zeros(n, dtype=v.dtype)
+
+
+def _mixed(cells: np.ndarray, tris: np.ndarray) -> np.ndarray:
+    """XDMF's Mixed topology of line cells and triangles: per line (2 = Polyline, 2 points, a, b), per
+    triangle (4 = Triangle, a, b, c)."""
+    ln = np.concatenate([np.full((len(cells), 2), 2, dtype=np.int64), cells], axis=1).ravel()
+    tr = np.concatenate([np.full((len(tris), 1), 4, dtype=np.int64), tris], axis=1).ravel()
+    return np.concatenate([ln, tr]).astype(np.int64)
 
 
 _XDMF_TYPE = {"float64": ("Float", "8"), "int64": ("Int", "8")}
@@ -173,24 +195,30 @@ def write_xdmf(result: Result, model: Model | None = None, out_dir: str | Path =
     out.mkdir(parents=True, exist_ok=True)
     d = _drawing(result, model)
     cells = lines(d)[0].astype(np.int64)
+    tris, tri_kind = triangles(d)
+    topo = _mixed(cells, tris) if len(tris) else cells
+    ttype = (f'TopologyType="Mixed" NumberOfElements="{len(cells) + len(tris)}"' if len(tris) else
+             f'TopologyType="Polyline" NumberOfElements="{len(cells)}" NodesPerElement="2"')
     h5name = f"{name}.h5"
     grids = []
     h5path = _target(out, h5name)
     with naming(h5path), h5py.File(h5path, "w") as h5:
-        h5.create_dataset("topology", data=cells)
+        h5.create_dataset("topology", data=topo)
         for i, t, pts, pdata, cdata in frames(result, d, every):
             g = f"step_{i:05d}"
             h5.create_dataset(f"{g}/points", data=pts)
             parts = [
                 f'    <Grid Name="{g}" GridType="Uniform">',
                 f'      <Time Value="{t!r}"/>',
-                f'      <Topology TopologyType="Polyline" NumberOfElements="{len(cells)}" NodesPerElement="2">',
-                f"        {_data_item(h5name, '/topology', cells)}",
+                f"      <Topology {ttype}>",
+                f"        {_data_item(h5name, '/topology', topo)}",
                 "      </Topology>",
                 '      <Geometry GeometryType="XYZ">',
                 f"        {_data_item(h5name, f'/{g}/points', pts)}",
                 "      </Geometry>",
             ]
+            if len(tris):
+                cdata = {k: np.concatenate([v, _tri_column(k, v, len(tris), tri_kind)]) for k, v in cdata.items()}
             for center, data in (("Node", pdata), ("Cell", cdata)):
                 for key, a in data.items():
                     a = np.ascontiguousarray(a)

@@ -24,7 +24,6 @@ in Python) take one compiled call per step instead (:meth:`ElementRun.applies`).
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
@@ -33,9 +32,9 @@ from numba import njit
 from flexmb.engine.assembly import Evaluation, LazyEvaluation
 from flexmb.solvers.element_step import LAZY, element_newton_step
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _all_finite
-from flexmb.solvers.recorder import Recorder, step_powers
-from flexmb.solvers.step_control import ErrorEstimate, _error_size, _twist_size
-from flexmb.solvers.tree_run import MAX_COORDINATE_STEPS, MAX_LOAD_VALUES, MAX_STEPS, Taken
+from flexmb.solvers.recorder import Recorder
+from flexmb.solvers.step_control import ErrorEstimate
+from flexmb.solvers.tree_run import MAX_COORDINATE_STEPS, MAX_LOAD_VALUES, MAX_STEPS, Taken, book_steps, step_measures, step_taken
 from flexmb.solvers.tree_step import OK
 from flexmb.state import State
 
@@ -89,8 +88,6 @@ def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info
     prev, wrk, spring_c, spring_u, order = power
     q, balls, u, udot, a = state
     q1, balls1, u1, udot1, a1 = out_state
-    parent, child, coord_start, coord_count = tree[0], tree[1], tree[13], tree[14]
-    x, S, V = kin[0], kin[4], kin[7]
     c_a = (1 - af) / (1 - am)
     diag = np.empty(c_diag.size)
     drive = np.empty(driven.size)
@@ -113,40 +110,13 @@ def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info
         status = int(info[3])
         if (status != OK and status != LAZY) or not _all_finite(q1, u1, udot1, balls1):
             return k
-        # the error estimate (ErrorEstimate.__call__ and accept; a lazy step: the last evaluated iterate's kinematics)
-        eps = _error_size(parent, child, coord_start, coord_count, S, x, a, a1, driven, c_err * h * h, ell)
-        motion = _twist_size(V, ell)
-        err = eps / (h * max(v_scale[0], motion))
-        # the powers at the state (Recorder.power)
-        for j in range(driven.size):
-            drive[j] = rfull[driven[j]]
-        step_powers(spring_c, spring_u, u1, drive, driven, loads if with_loads else no_loads, V, jf_power[k], jforce_u, pw)
-        if status == OK:  # a lazy step is taken only where no element dissipates (GeneralizedAlpha.step)
-            pw[0] = pw[0] + _dissipation(order, outs)
-        if not (math.isfinite(pw[0]) and math.isfinite(pw[1]) and math.isfinite(pw[2])):
+        # a lazy step (the last evaluated iterate's kinematics) is taken only where no element dissipates
+        err, motion, finite = step_measures(tree, kin, a, a1, driven, c_err, h, ell, v_scale, rfull, (spring_c, spring_u), u1,
+                                            loads if with_loads else no_loads, jf_power[k], jforce_u, drive, pw,
+                                            _dissipation(order, outs) if status == OK else 0.0, status == OK)
+        if not finite:
             return k
-        for j in range(driven.size):
-            if not math.isfinite(drive[j]):
-                return k
-        # accepted: the step's state, the scale of the error, the work over the step (Recorder.step)
-        v_scale[0] = max(v_scale[0], motion)
-        t = steps[k, 2]
-        if prev[0] == prev[0]:  # a previous state (NaN: none)
-            dt = t - prev[0]
-            for j in range(3):
-                wrk[j] += 0.5 * dt * (pw[j] + prev[1 + j])
-        prev[0] = t
-        for j in range(3):
-            prev[1 + j] = pw[j]
-        q[:] = q1
-        balls[:] = balls1
-        u[:] = u1
-        udot[:] = udot1
-        a[:] = a1
-        log[k, 0] = info[0]
-        log[k, 1] = info[1]
-        log[k, 2] = info[2]
-        log[k, 3] = err
+        step_taken(k, steps[k, 2], motion, err, pw, v_scale, prev, wrk, state, out_state, info, log)
     return steps.shape[0]
 
 
@@ -208,11 +178,7 @@ class ElementRun:
         empty = Taken(np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
         if not done:
             return st, a, None, empty
-        est.set_scale(float(v_scale[0]))
-        rec.set_work(prev, work)
-        taken = Taken(steps[:done, 2].copy(), steps[:done, 0].copy(), log[:done, 0].astype(np.int64),
-                      log[:done, 1].astype(np.int64))
-        rec.log.add_accepted(steps[:done, 1], taken.h, taken.iterations, log[:done, 3])
+        taken = book_steps(rec, est, float(v_scale[0]), (prev, work), steps[:done], log[:done])
         integ.note_element_steps(taken.h, taken.factorizations)
         last = done - 1
         st1 = State(float(steps[last, 2]), q, balls, u, udot, {k: v.copy() for k, v in st.elements.items()})

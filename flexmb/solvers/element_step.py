@@ -131,8 +131,9 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     else:
         _node_twists(parent, child, coord_start, coord_count, S, udot1, x, aw)
     mf[:] = 0.0
-    beam_kernels.residual_and_mass_forces(ea, eb, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, gravity, 1.0,
-                                          wfull, aw, mf, frames, fl, en, p, Bl, chord, threads[0])
+    if ea.size:
+        beam_kernels.residual_and_mass_forces(ea, eb, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, gravity,
+                                              1.0, wfull, aw, mf, frames, fl, en, p, Bl, chord, threads[0])
     if rigid[0].size:  # the rigid cuts (rigid_cut.evaluate) with their state of this iterate, then their update
         _rigid_cuts(x, R, rigid, outs[2], wfull)
     N = x.shape[0]
@@ -207,8 +208,9 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, ck, 
         bushing_blocks(outs[1][1], bushing[7], bushing[8], ck, cc, blocks)
         bn, banc_ptr, banc_coord, bpos_ptr, bpos, bmax_ne = scatters[1]
         _scatter_elements(bn, banc_ptr, banc_coord, bpos_ptr, bpos, S, x, blocks, bmax_ne, data)
-    beam_kernels.add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, 1.0, material_only, nodes, anc_ptr,
-                                      anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, threads[0], plan)
+    if frames.shape[0]:
+        beam_kernels.add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, 1.0, material_only, nodes, anc_ptr,
+                                          anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, threads[0], plan)
     if rigid[0].size:  # the cuts' penalties, those of the next iterate where the last update raised them (AL2, AL11)
         cblocks = scatters[4]
         penalty_blocks(outs[2][1], outs[2][9], ck, cblocks)

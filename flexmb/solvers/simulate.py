@@ -277,8 +277,7 @@ class _Run:
                     if ev is not None and i % output_every == 0:
                         rec.row(st, ev, int(taken.iterations[-1]))
                         rec.commit()
-                    # the progress after the row, as on the Python path: a Ctrl-C that follows the printed
-                    # time finds that time's row recorded
+                    # progress after the row is saved (as _after below): a run interrupted once it shows t keeps that row
                     self._after_many(taken.t, dt, taken.iterations)
                     continue
             python_next = False

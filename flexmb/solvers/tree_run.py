@@ -34,7 +34,7 @@ from flexmb.solvers.step_control import ErrorEstimate, _error_size, _twist_size
 from flexmb.solvers.tree_step import OK, tree_newton_step
 from flexmb.state import State
 
-__all__ = ["TreeRun", "Taken", "tree_run"]
+__all__ = ["TreeRun", "Taken", "book_steps", "tree_run", "step_measures", "step_taken"]
 
 MAX_STEPS = 1000
 """Steps of one call at most (Ctrl-C and the progress report are seen between calls)."""
@@ -43,6 +43,56 @@ MAX_COORDINATE_STEPS = 50_000
 chain: 50 steps, about 0.2 s)."""
 MAX_LOAD_VALUES = 2**20
 """Nodal-load values (steps x nodes x 6) evaluated ahead at most."""
+
+
+@njit(cache=True)
+def step_measures(tree, kin, a, a1, driven, c_err, h, ell, v_scale, rfull, springs, u1, loads, jf_power, jforce_u, drive,
+                  pw, dissipation, with_dissipation):
+    """The error estimate (ErrorEstimate.__call__: eq. (E2)-(E3) of flexmb/solvers/step_control.py) and the
+    powers at the new state (Recorder.power) of a converged step of size h, as the compiled runs
+    take them: ``drive`` and ``pw`` (3,) filled, ``dissipation`` added to pw[0] where
+    ``with_dissipation``. ``springs`` = (c, u) of the joint dampers. Returns (error, motion size,
+    all powers and drive forces finite)."""
+    parent, child, coord_start, coord_count = tree[0], tree[1], tree[13], tree[14]
+    x, S, V = kin[0], kin[4], kin[7]
+    eps = _error_size(parent, child, coord_start, coord_count, S, x, a, a1, driven, c_err * h * h, ell)
+    motion = _twist_size(V, ell)
+    err = eps / (h * max(v_scale[0], motion))
+    for j in range(driven.size):
+        drive[j] = rfull[driven[j]]
+    step_powers(springs[0], springs[1], u1, drive, driven, loads, V, jf_power, jforce_u, pw)
+    if with_dissipation:
+        pw[0] = pw[0] + dissipation
+    finite = math.isfinite(pw[0]) and math.isfinite(pw[1]) and math.isfinite(pw[2])
+    for j in range(driven.size):
+        finite = finite and math.isfinite(drive[j])
+    return err, motion, finite
+
+
+@njit(cache=True)
+def step_taken(k, t, motion, err, pw, v_scale, prev, work, state, new_state, info, log) -> None:
+    """Book the accepted step k ending at the time t (Recorder.step): the error scale V, the work
+    integrals by the trapezoidal rule over [prev[0], t], the state (q, balls, u, u̇, a) replaced by
+    ``new_state``, ``log[k]`` = (iterations, factorizations, residual of ``info``, error)."""
+    v_scale[0] = max(v_scale[0], motion)
+    if prev[0] == prev[0]:  # a previous state (NaN: none)
+        dt = t - prev[0]
+        for j in range(3):
+            work[j] += 0.5 * dt * (pw[j] + prev[1 + j])
+    prev[0] = t
+    for j in range(3):
+        prev[1 + j] = pw[j]
+    q, balls, u, udot, a = state
+    q1, balls1, u1, udot1, a1 = new_state
+    q[:] = q1
+    balls[:] = balls1
+    u[:] = u1
+    udot[:] = udot1
+    a[:] = a1
+    log[k, 0] = info[0]
+    log[k, 1] = info[1]
+    log[k, 2] = info[2]
+    log[k, 3] = err
 
 
 @njit(cache=True)
@@ -59,14 +109,10 @@ def tree_run(tree, bodies, gravity, springs, jforce_u, jf_all, jf_power, loads_a
     p_drive, p_load] of the last state, work (3,)) updated; ``log`` (K, 4) = (iterations,
     factorizations, residual, error) per step. Returns the number of steps taken (module docstring)."""
     am, af, g, b, _, rtol, atol_udot, eps_pos, length_scale, max_iter, position_tangent = params
-    parent, child = tree[0], tree[1]
-    coord_start, coord_count = tree[13], tree[14]
     driven_q, driven_u, driven_a = drives_all
     spring_u, spring_c = springs[0], springs[4]
     c_err, ell, v_scale, driven = est
     prev, work = power
-    x, V = kin[0], kin[7]
-    S = kin[4]
     n_u = u.size
     q1, balls1, u1, udot1, a1 = np.empty_like(q), np.empty_like(balls), np.empty(n_u), np.empty(n_u), np.empty(n_u)
     info = np.zeros(5)
@@ -83,38 +129,12 @@ def tree_run(tree, bodies, gravity, springs, jforce_u, jf_all, jf_power, loads_a
                          q, balls, u, udot, a, (q1, balls1, u1, udot1, a1), kin, Mb, wfull, tau, rfull, info)
         if int(info[3]) != OK or not _all_finite(q1, u1, udot1, balls1):
             return k
-        # the error estimate (ErrorEstimate.__call__ and accept)
-        eps = _error_size(parent, child, coord_start, coord_count, S, x, a, a1, driven, c_err * h * h, ell)
-        motion = _twist_size(V, ell)
-        err = eps / (h * max(v_scale[0], motion))
-        # the powers at the state (Recorder.power; no loads: none of their power)
-        for j in range(driven.size):
-            drive[j] = rfull[driven[j]]
-        step_powers(spring_c, spring_u, u1, drive, driven, loads if with_loads else no_loads, V, jf_power[k], jforce_u, pw)
-        if not (math.isfinite(pw[0]) and math.isfinite(pw[1]) and math.isfinite(pw[2])):
+        err, motion, finite = step_measures(tree, kin, a, a1, driven, c_err, h, ell, v_scale, rfull, (spring_c, spring_u), u1,
+                                            loads if with_loads else no_loads, jf_power[k], jforce_u, drive, pw, 0.0, False)
+        if not finite:
             return k
-        for j in range(driven.size):
-            if not math.isfinite(drive[j]):
-                return k
-        # accepted: the step's state, the scale of the error, the work over the step (Recorder.step)
-        v_scale[0] = max(v_scale[0], motion)
-        t = steps[k, 2]
-        if prev[0] == prev[0]:  # a previous state (NaN: none)
-            dt = t - prev[0]
-            for j in range(3):
-                work[j] += 0.5 * dt * (pw[j] + prev[1 + j])
-        prev[0] = t
-        for j in range(3):
-            prev[1 + j] = pw[j]
-        q[:] = q1
-        balls[:] = balls1
-        u[:] = u1
-        udot[:] = udot1
-        a[:] = a1
-        log[k, 0] = info[0]
-        log[k, 1] = info[1]
-        log[k, 2] = info[2]
-        log[k, 3] = err
+        step_taken(k, steps[k, 2], motion, err, pw, v_scale, prev, work, (q, balls, u, udot, a), (q1, balls1, u1, udot1, a1),
+                   info, log)
     return steps.shape[0]
 
 
@@ -129,6 +149,18 @@ class Taken:
 
     def __len__(self) -> int:
         return self.t.size
+
+
+def book_steps(rec: Recorder, est: ErrorEstimate, v_scale: float, work: tuple[np.ndarray, np.ndarray], steps: np.ndarray,
+               log: np.ndarray) -> Taken:
+    """After a compiled run took ``steps`` (k, 3) with ``log`` (k, 4) (:func:`tree_run`): the error
+    estimate's scale, the recorder's work integrals ``work`` = (prev, work) and its step history
+    updated; returns the steps taken."""
+    est.set_scale(v_scale)
+    rec.set_work(*work)
+    taken = Taken(steps[:, 2].copy(), steps[:, 0].copy(), log[:, 0].astype(np.int64), log[:, 1].astype(np.int64))
+    rec.log.add_accepted(steps[:, 1], taken.h, taken.iterations, log[:, 3])
+    return taken
 
 
 class TreeRun:
@@ -179,11 +211,7 @@ class TreeRun:
         integ.timings["compiled_step"] += time.perf_counter() - t0
         if not done:
             return st, a, None, Taken(np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
-        est.set_scale(float(v_scale[0]))
-        rec.set_work(prev, work)
-        taken = Taken(steps[:done, 2].copy(), steps[:done, 0].copy(), log[:done, 0].astype(np.int64),
-                      log[:done, 1].astype(np.int64))
-        rec.log.add_accepted(steps[:done, 1], taken.h, taken.iterations, log[:done, 3])
+        taken = book_steps(rec, est, float(v_scale[0]), (prev, work), steps[:done], log[:done])
         integ.note_tree_steps(taken.h, taken.factorizations)
         last = done - 1
         st1 = State(float(steps[last, 2]), q, balls, u, udot, {k: v.copy() for k, v in st.elements.items()})

@@ -1,0 +1,1 @@
+"""Importers: robot descriptions into model builders (URDF: flexmb.importers.urdf)."""
