@@ -4,7 +4,7 @@
 #      the study tutorial) and Debian's chromium for the screenshot check;
 #   2. sphinx-build with warnings as errors (-W): the pages, the tutorials (docs/tutorials/, run by
 #      sphinx-gallery), the gallery (every case of cases/ run as a user runs it: docs/_ext/case_gallery.py,
-#      about 5 minutes (290-318 s) on a loaded 2-core machine, the whole sphinx-build 6-7 (367-424 s); runs
+#      about 5.5 minutes (337 s) on a loaded 2-core machine, the whole sphinx-build about 7 (424-432 s); runs
 #      whose case and flexmb sources are unchanged are reused from docs/gallery/_runs/) and the API
 #      reference;
 #   3. tests/test_docs_site.py on the built site: every internal link and anchor resolves, every name of

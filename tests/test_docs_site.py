@@ -113,6 +113,11 @@ def test_docstring_normalizer_makes_formulas_literal_and_escapes_bars():
     assert out[0] == r"The force \|F\| on a pin:"
     assert "::" in out[1] + out[2] + out[3] and "    tau = mu r |F_perp|    (1)" in out  # literal: left as written
     assert "next::" in out and "  continued with \\|x\\|" in out and "ends with ``failed:`` here" in out
+    # literals pair left to right: the text between two of them keeps its spaces
+    assert normalize_docstring(["``a``: b, c ``d`` e"]) == ["``a``: b, c ``d`` e"]
+    # a simple table stays as written, its multi-line cells too (no literal block made of them)
+    table = ["Kinds:", "", "====  ======", "a     b |x|", "c     d and", "      more", "====  ======", "", "after"]
+    assert normalize_docstring(table) == table
 
 
 # ---------------------------------------------------------------- the built site

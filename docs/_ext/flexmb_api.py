@@ -3,8 +3,9 @@
 * :func:`normalize_docstring`: flexmb's docstrings are prose written for ``help()``: formulas with
   ``|x|`` (an absolute value, which reStructuredText reads as a substitution) and indented blocks
   (formulas, command tables) without the ``::`` that makes them literal. The hook turns every
-  indented block into a literal block and escapes ``|`` outside literals, so autodoc renders them
-  as written, without touching the code.
+  indented block into a literal block and escapes ``|`` outside literals (simple tables, between
+  their ``====`` borders, stay as written), so autodoc renders them as written, without touching
+  the code.
 * :func:`skip_public_duplicates`: the names of ``flexmb.__all__`` are documented once, on the
   API index page as ``flexmb.<name>``; their home modules' pages leave them out (autodoc registers
   the home name as canonical, so cross-references to either name resolve).
@@ -192,7 +193,14 @@ def _text_indent(line: str) -> int:
     return m.end() if m else _indent(line)
 
 
-_TRAILING_SPACE = re.compile(r"``(\S[^`]*?)\s+``")
+_TABLE_BORDER = re.compile(r"^\s*=+( +=+)+\s*$")
+
+
+def _strip_literal(part: str) -> str:
+    """An inline literal without the space before its end (which reStructuredText refuses)."""
+    if part.startswith("``") and part.endswith("``") and len(part) > 4:
+        return "``" + part[2:-2].rstrip() + "``"
+    return part
 
 
 def _escape(line: str) -> str:
@@ -200,9 +208,9 @@ def _escape(line: str) -> str:
     them; an inline literal that ends in a space (which reStructuredText refuses) loses the space."""
     bullet = _BULLET.match(line)
     head, line = (line[:bullet.end()], line[bullet.end():]) if bullet else ("", line)
-    parts = _LITERAL.split(_TRAILING_SPACE.sub(r"``\1``", line))
+    parts = _LITERAL.split(line)
     stars = sum(p.count("*") for p in parts[::2])
-    return head + "".join(p if i % 2 else p.replace("|", r"\|").replace("*", r"\*" if stars % 2 else "*")
+    return head + "".join(_strip_literal(p) if i % 2 else p.replace("|", r"\|").replace("*", r"\*" if stars % 2 else "*")
                           for i, p in enumerate(parts))
 
 
@@ -219,6 +227,15 @@ def normalize_docstring(lines: list[str]) -> list[str]:
             i += 1
             continue
         prev = next((k for k in range(len(out) - 1, -1, -1) if out[k].strip()), None)
+        if _TABLE_BORDER.match(line):  # a simple table: as it is (its columns are positions), to its last border
+            out.append(line)
+            i += 1
+            while i < n:
+                out.append(lines[i])
+                i += 1
+                if _TABLE_BORDER.match(out[-1]) and (i == n or not lines[i].strip()):
+                    break
+            continue
         if line.lstrip().startswith(">>>"):  # a doctest block: as it is, to its blank line
             while i < n and lines[i].strip():
                 out.append(lines[i])
