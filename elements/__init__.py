@@ -7,7 +7,7 @@ The registry
 ------------
 :data:`FAMILIES` maps a family's ``name`` to its :class:`~flexmb.elements.family.ElementFamily`
 instance, in evaluation order: ``body`` (rigid bodies and particles, node masses),
-``particle_body`` (data only), ``bushing``, ``beam``, ``rigid_cut``. The order is the order in which forces are
+``particle_body`` (data only), ``bushing``, ``beam``, ``rigid_cut``, ``spring_damper``. The order is the order in which forces are
 summed into the node wrenches, energies into the balance and blocks into the iteration matrix,
 so it is fixed (results are reproducible bit for bit); :func:`register` appends a new family.
 
@@ -80,9 +80,9 @@ it, e.g. from a result row, has none: evaluate should then start from ``initial_
 
 Presentation (drawing, ``flexmb info``, messages)::
 
-    cell_kind, drawing_keys, drawing(model, data), check_drawing(d, n_nodes, names),
-    lines(d, first_point), points(d, x, R), describe(model, data, limit), summary(model, data),
-    node_roles(model, data)
+    cell_kind, drawing_keys, drawing_real_keys, drawing_ground_keys, drawing(model, data),
+    check_drawing(d, n_nodes, names), lines(d, first_point), points(d, x, R), describe(model, data,
+    limit), summary(model, data), node_roles(model, data)
 
 Adding a kind
 -------------
@@ -107,6 +107,13 @@ Loop cuts (issue 12)
   ``cut_forces_global``, names ``cut_names``); families sharing a field fill it one after the other
   (:func:`recorded_fields`), the ParaView cell arrays sit on each family's own cells.
 
+Force elements (issue 34)
+------------------------
+* ``spring_damper`` (elements/spring_damper.py, docs/spring_damper.md): the point-to-point
+  spring-damper-actuator between a point of a node (or of ground) and a point of another node, a
+  two-node family without state; its kernels (elements/spring_damper_kernels.py) are those of the
+  compiled Newton steps too. Output ``length_rate_force`` into Result.spring_dampers.
+
 What comes next fits this interface (no engine change)
 ------------------------------------------------------
 * Issue 14, one compiled call per Newton iteration: each family's evaluate and blocks are
@@ -118,7 +125,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flexmb.elements import beam, bushing, loads, particle_body, particles, rigid_body, rigid_cut
+from flexmb.elements import beam, bushing, loads, particle_body, particles, rigid_body, rigid_cut, spring_damper
 from flexmb.elements.family import ElementData, ElementFamily, FamilyEvaluation, NodeTable, Output, StartContext, StepContext
 from flexmb.errors import ModelError
 
@@ -127,7 +134,7 @@ if TYPE_CHECKING:  # type hints only: the model stands above the element library
 
 __all__ = ["FAMILIES", "register", "unregister", "has_element_forces", "recorded_fields", "ElementData", "ElementFamily",
            "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext", "beam", "bushing", "loads",
-           "particle_body", "particles", "rigid_body", "rigid_cut"]
+           "particle_body", "particles", "rigid_body", "rigid_cut", "spring_damper"]
 
 #: the element families by name, in evaluation order (module docstring)
 FAMILIES: dict[str, ElementFamily] = {}
@@ -174,5 +181,5 @@ def recorded_fields(model: Model) -> dict[str, list[tuple[str, Output]]]:
     return out
 
 
-for _family in (rigid_body.FAMILY, particle_body.FAMILY, bushing.FAMILY, beam.FAMILY, rigid_cut.FAMILY):
+for _family in (rigid_body.FAMILY, particle_body.FAMILY, bushing.FAMILY, beam.FAMILY, rigid_cut.FAMILY, spring_damper.FAMILY):
     register(_family)

@@ -150,8 +150,11 @@ def cut_output(fe: Any, f: np.ndarray | None, sb: np.ndarray, name: str) -> np.n
     with generalized force ``f`` on the deformation (a bushing's elastic force, a rigid cut's multipliers)."""
     if fe is None:
         return np.zeros((0, 6))
-    loc, glob = cut_wrenches(fe.G, f, fe.xb, fe.Rb, sb, fe.A)
-    return loc if name == "cut_force" else glob
+    cached = fe.__dict__.get("_cut_wrenches")  # both outputs of a row from one evaluation: computed once
+    if cached is None or cached[0] is not f:
+        cached = (f, *cut_wrenches(fe.G, f, fe.xb, fe.Rb, sb, fe.A))
+        fe.__dict__["_cut_wrenches"] = cached
+    return cached[1] if name == "cut_force" else cached[2]
 
 
 @dataclass(frozen=True, eq=False)

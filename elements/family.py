@@ -214,10 +214,12 @@ class ElementFamily:
     #: per-element outputs
     outputs: ClassVar[tuple[Output, ...]] = ()
     #: drawing: the cell kind (ParaView cell_kind name), the keys of its arrays in a drawing (node
-    #: indices, except the real-valued ones named in drawing_real_keys)
+    #: indices, except the real-valued ones named in drawing_real_keys; in those named in
+    #: drawing_ground_keys -1 is the ground, and a point whose carrier is -1 is fixed)
     cell_kind: ClassVar[str | None] = None
     drawing_keys: ClassVar[tuple[str, ...]] = ()
     drawing_real_keys: ClassVar[tuple[str, ...]] = ()
+    drawing_ground_keys: ClassVar[tuple[str, ...]] = ()
 
     # ------------------------------------------------------------------ build end
     def records(self, builder: Any) -> Iterable[Any]:
@@ -352,7 +354,8 @@ class ElementFamily:
 
     def points(self, d: Mapping[str, np.ndarray], x: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Extra points of the drawing at node poses x (N, 3), R (N, 3, 3) and the node that
-        carries each (its velocity and axes are the node's): (points (n_p, 3), carriers (n_p,))."""
+        carries each (its velocity and axes are the node's; -1: ground, a fixed point): (points
+        (n_p, 3), carriers (n_p,))."""
         return np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
 
     def describe(self, model: Model, data: ElementData, limit: int) -> list[str]:

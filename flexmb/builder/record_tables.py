@@ -1,7 +1,7 @@
 """The builder's record tables: what every ``add_*`` method fills, their read-only views, and the
 look-ups every ``add_*`` method shares (new names, known nodes and joints, a joint's scalar
 coordinates). :class:`RecordTables` is the base of the builder's parts (drives_and_loads.py,
-loop_cuts.py, flexible_links.py) and of :class:`~flexmb.builder.model_builder.ModelBuilder`, which
+loop_cuts.py, force_elements.py, flexible_links.py) and of :class:`~flexmb.builder.model_builder.ModelBuilder`, which
 joins them."""
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from flexmb.builder.records import (
     NodeSpec,
     ParticleBodySpec,
     RigidCutSpec,
+    SpringDamperSpec,
     SpringSpec,
 )
 from flexmb.errors import ModelError
@@ -47,6 +48,7 @@ class RecordTables:
         self._loads: dict[str, LoadSpec] = {}
         self._bushings: dict[str, BushingSpec] = {}
         self._rigid_cuts: dict[str, RigidCutSpec] = {}
+        self._spring_dampers: dict[str, SpringDamperSpec] = {}
         self._beams: dict[str, BeamSpec] = {}
         self._particle_bodies: dict[str, ParticleBodySpec] = {}
         self._elements: dict[str, dict[str, Any]] = {}  # records of further element families, by family and name
@@ -102,6 +104,11 @@ class RecordTables:
     def rigid_cuts(self) -> Mapping[str, RigidCutSpec]:
         """Rigid-limit cuts by name, in declaration order."""
         return MappingProxyType(self._rigid_cuts)
+
+    @property
+    def spring_dampers(self) -> Mapping[str, SpringDamperSpec]:
+        """Point-to-point spring-dampers by name, in declaration order."""
+        return MappingProxyType(self._spring_dampers)
 
     @property
     def beams(self) -> Mapping[str, BeamSpec]:

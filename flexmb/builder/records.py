@@ -19,7 +19,7 @@ from flexmb.timefunctions import ScalarDrive
 
 __all__ = [
     "BeamSection", "NodeSpec", "BodySpec", "JointSpec", "DriveSpec", "SpringSpec", "JointForceSpec", "FrictionSpec",
-    "LoadSpec", "BushingSpec", "RigidCutSpec", "BeamSpec", "ParticleBodySpec", "readonly", "check_beam",
+    "LoadSpec", "BushingSpec", "RigidCutSpec", "SpringDamperSpec", "BeamSpec", "ParticleBodySpec", "readonly", "check_beam",
 ]
 
 
@@ -185,6 +185,27 @@ class BushingSpec:
     stiffness: np.ndarray
     damping: np.ndarray | None
     free_rotation: int
+
+
+@dataclass(frozen=True, eq=False)
+class SpringDamperSpec:
+    """A point-to-point spring-damper (flexmb.elements.spring_damper, docs/spring_damper.md) from
+    ``point_a`` (3,) carried by ``node_a`` (or fixed: ``"ground"``) to ``point_b`` (3,) carried by
+    ``node_b``, both global at assembly: tension stiffness (l - rest_length) + damping l' + preload
+    [N] along the line between them, or ``force_law(l, l', t)`` [N] (docs/spring_damper.md (S4),
+    (S12)) with its partial derivatives ``force_law_tangent(l, l', t)`` (None: complex steps)."""
+
+    name: str
+    node_a: str
+    node_b: str
+    point_a: np.ndarray
+    point_b: np.ndarray
+    stiffness: float
+    damping: float
+    rest_length: float
+    preload: float
+    force_law: Callable[[float, float, float], float] | None = None
+    force_law_tangent: Callable[[float, float, float], tuple[float, float]] | None = None
 
 
 @dataclass(frozen=True, eq=False)

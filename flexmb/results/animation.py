@@ -5,8 +5,9 @@ is installed, drawn by matplotlib from the result's stored drawing topology
 
 What is drawn, by ``cell_kind``: beam elements (flexible links) as blue lines with their nodes,
 rigid bodies (a body's node to its joint points and to its centre of mass: joint and body cells)
-as thick grey lines, particle bodies as grey lines, bushings as red dashed lines, the cells of any other
-element family as purple dotted lines labelled by their kind (:func:`_style`); the points of
+as thick grey lines, particle bodies as grey lines, bushings as red dashed lines, spring-dampers as
+green dash-dotted lines from point to point, the cells of any other element family as purple dotted
+lines labelled by their kind (:func:`_style`); the points of
 the joints as open circles (a joint on the ground as a black square) and the centres of mass as
 dots; shapes (flexmb.builder.shapes: meshes on bodies, beams drawn with their section) as light grey
 surfaces, shaded by the angle between each triangle and the light (in a plane: their silhouettes,
@@ -58,14 +59,19 @@ _STYLE = {0: ("flexible link (beam)", "tab:blue", 2.5, "solid", 3),
           2: ("rigid body", "0.6", 7.0, "solid", 2),
           3: ("particle body", "0.55", 2.0, "solid", 2),
           4: ("bushing (cut)", "tab:red", 2.0, "dashed", 4)}
+# the styles of further element families' cell kinds, by name (drawing.cell_kinds: their numbers follow the registry)
+_NAMED_STYLE = {"spring_damper": ("spring-damper", "tab:green", 2.0, "dashdot", 4)}
 
 
 def _style(kind: int) -> tuple[str, str, float, str, int]:
-    """The style of cell kind ``kind``: :data:`_STYLE`'s, or for a kind another element family
-    registered (drawing.cell_kinds) a purple dotted line labelled by the kind's name."""
+    """The style of cell kind ``kind``: :data:`_STYLE`'s or :data:`_NAMED_STYLE`'s, or for a kind
+    another element family registered (drawing.cell_kinds) a purple dotted line labelled by the
+    kind's name."""
     if kind in _STYLE:
         return _STYLE[kind]
     names = cell_kinds()
+    if 0 <= kind < len(names) and names[kind] in _NAMED_STYLE:
+        return _NAMED_STYLE[names[kind]]
     return (names[kind] if 0 <= kind < len(names) else f"cell kind {kind}"), "tab:purple", 1.5, "dotted", 4
 
 
@@ -362,13 +368,13 @@ def _palette_image(rgba: np.ndarray):
 def _point_groups(d: dict, result, n_points: int, cells: np.ndarray, kind: np.ndarray) -> dict[str, np.ndarray]:
     """Indices of the drawn points (drawing order: nodes, joint points, centres of mass, then the
     shapes' points) by marker: beam nodes, joints (those drawn: not free joints), joints on the ground,
-    centres of mass."""
+    centres of mass (the ends of the body cells; the points of other families, e.g. a spring-damper's,
+    are their lines' ends only)."""
     n_nodes = result.x.shape[1]
     n_joints = result.joint_points.shape[1]
-    n_points = n_nodes + n_joints + (d["body_node"].size if "body_node" in d else n_points - n_nodes - n_joints)
     drawn = np.asarray(d.get("joint_draw", np.ones(n_joints)), dtype=bool)
     ground = np.asarray(d.get("joint_parent", np.zeros(n_joints)), dtype=np.int64) < 0
     joints = n_nodes + np.arange(n_joints)
     return {"node": np.unique(cells[kind == 0]).astype(np.int64),
             "joint": joints[drawn & ~ground], "ground": joints[drawn & ground],
-            "com": np.arange(n_nodes + n_joints, n_points)}
+            "com": np.unique(cells[kind == 2][:, 1]).astype(np.int64)}  # body cells: node -> centre of mass

@@ -17,17 +17,20 @@ threshold on it; :func:`cell_kinds`), each drawn by its element family (flexmb.e
 * 4 ``bushing``: node a -> node b of every bushing, in bushing order (one bushing to ground is a
   cell of zero length at its node b);
 * 5, ...: the cells of further registered element families, in registry order (``rigid_cut``:
-  one cell per rigid cut, drawn like a bushing; ``shape``: the triangles of the body and beam
-  shapes of flexmb.builder.shapes, :func:`triangles`, whose points follow their carrier nodes).
+  one cell per rigid cut, drawn like a bushing; ``spring_damper``: one cell per spring-damper, from
+  its point on node a (or on ground) to its point on node b; ``shape``: the triangles of the body and
+  beam shapes of flexmb.builder.shapes, :func:`triangles`, whose points follow their carrier nodes).
 
 Point data: ``displacement`` (from the first output time), ``velocity`` of the point itself,
 ``angular_velocity`` and axes ``e1``, ``e2``, ``e3`` of the node that carries the point (a
-joint point moves with the joint's child node, a centre of mass with its body's node).
+joint point moves with the joint's child node, a centre of mass with its body's node; a point fixed on
+ground is at rest, with the global axes).
 Cell data: the element families' recorded outputs on their cells (ElementFamily.outputs: the
 beams' section forces ``axial_force``, ``shear_force_y``, ``shear_force_z``, ``torque``,
 ``bending_moment_y``, ``bending_moment_z`` in the element's co-rotated axes, and
 ``strain_energy``; the cut forces of bushings and rigid cuts, ``cut_force_x`` ... ``cut_moment_z``
-in the cut's axes and ``cut_force_global_x`` ... ``cut_moment_global_z``, on one cell per cut);
+in the cut's axes and ``cut_force_global_x`` ... ``cut_moment_global_z``, on one cell per cut; the
+spring-dampers' ``spring_damper_length``, ``spring_damper_rate`` and ``spring_damper_force``);
 zero on the other cells; ``cell_kind`` (int).
 """
 
@@ -114,9 +117,10 @@ def check_drawing(d: dict[str, np.ndarray], n_nodes: int, n_joints: int, names: 
         if bad:
             return bad
     indices = {k for f in _drawn(d) for k in getattr(f, "drawing_index_keys", ())}  # point or element indices
+    grounds = {k for f in _drawn(d) for k in f.drawing_ground_keys}
     for k in ("joint_parent", "joint_child") + tuple(k for k in keys[len(_JOINT_KEYS):] if k not in reals | indices):
         a = d[k]
-        lo = -1 if k == "joint_parent" else 0  # -1: the ground
+        lo = -1 if k == "joint_parent" or k in grounds else 0  # -1: the ground
         if a.size and (a.min() < lo or a.max() >= n_nodes):
             return f"drawing '{k}' points at node {int(a.min() if a.min() < lo else a.max())} of {n_nodes}"
     return ""
@@ -207,6 +211,7 @@ def _cell_columns(result: Result, d: dict[str, np.ndarray], kind: np.ndarray) ->
 def frames(result: Result, d: dict[str, np.ndarray], every: int = 1) -> Iterator[tuple[int, float, np.ndarray, dict, dict]]:
     """(row, t, points, point_data, cell_data) for every drawn output time of ``result``."""
     cells, kind, carrier = lines(d)
+    fixed = carrier < 0
     ncell = cells.shape[0]
     columns = _cell_columns(result, d, kind)
     x0 = None
@@ -215,11 +220,13 @@ def frames(result: Result, d: dict[str, np.ndarray], every: int = 1) -> Iterator
         pts = _points(result, d, i)
         if x0 is None:
             x0 = _points(result, d, 0)
-        Vc = V[carrier]
-        pdata = {"displacement": pts - x0, "velocity": Vc[:, :3] + np.cross(Vc[:, 3:], pts - x[carrier]),
+        Vc, xc, Rc = V[carrier], x[carrier], R[carrier]
+        if fixed.any():  # points on ground (carrier -1): at rest, global axes
+            Vc[fixed], xc[fixed], Rc[fixed] = 0.0, pts[fixed], np.eye(3)
+        pdata = {"displacement": pts - x0, "velocity": Vc[:, :3] + np.cross(Vc[:, 3:], pts - xc),
                  "angular_velocity": Vc[:, 3:].copy()}
         for a in range(3):
-            pdata[f"e{a + 1}"] = R[carrier, :, a]
+            pdata[f"e{a + 1}"] = Rc[:, :, a]
         cdata: dict[str, np.ndarray] = {}
         for name, on, values in columns:
             col = cdata.setdefault(name, np.zeros(ncell))

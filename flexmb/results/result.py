@@ -58,7 +58,9 @@ class Result:
     energy, rows named by element_names; cut_forces (nt, n_cut, 6): force and moment every loop
     cut (bushings, then rigid cuts) exerts on its end b at the cut point, in the cut's axes (node
     a's bushing axes), and cut_forces_global the same globally, rows named by cut_names
-    (:meth:`cut_force`; elements/bushing.py eq. (3)); newton_iterations (nt,): of the step that
+    (:meth:`cut_force`; elements/bushing.py eq. (3)); spring_dampers (nt, n_sd, 3): length, its rate
+    and tension of every spring-damper, rows named by spring_damper_names (:meth:`spring_damper`;
+    docs/spring_damper.md (S2)-(S4)); newton_iterations (nt,): of the step that
     ended at (or, between steps, spans) the row;
     steps: the step history, one entry per step attempt (flexmb.solvers.step_control.StepLog):
     ``t`` (where the attempt ended), ``h``, ``iterations``, ``error`` (the estimated local error
@@ -95,6 +97,8 @@ class Result:
     cut_forces: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 6)))
     cut_forces_global: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 6)))
     cut_names: tuple[str, ...] = ()
+    spring_dampers: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 3)))
+    spring_damper_names: tuple[str, ...] = ()
     drawing: dict[str, np.ndarray] = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
     steps: dict[str, np.ndarray] = field(default_factory=dict)
@@ -187,6 +191,17 @@ class Result:
             raise ModelError(f"cut_force: frame = {frame!r} must be 'cut' or 'global'.")
         i = self._index(self.cut_names, name, "cut")
         return (self.cut_forces if frame == "cut" else self.cut_forces_global)[:, i]
+
+    def spring_damper(self, name: str, quantity: str | None = None) -> np.ndarray:
+        """History of the spring-damper called ``name`` (ModelBuilder.add_spring_damper): (nt, 3)
+        columns length l [m], its rate l' [m/s] and tension F = k (l - L0) + c l' + F0 [N] (positive
+        pulling its points together; docs/spring_damper.md (S2)-(S4)); ``quantity`` ``"length"``,
+        ``"rate"`` or ``"force"``: that column alone (nt,)."""
+        columns = {"length": 0, "rate": 1, "force": 2}
+        if quantity is not None and quantity not in columns:
+            raise ModelError(f"spring_damper: quantity = {quantity!r} must be None, 'length', 'rate' or 'force'.")
+        rows = self.spring_dampers[:, self._index(self.spring_damper_names, name, "spring-damper")]
+        return rows if quantity is None else rows[:, columns[quantity]]
 
     def drive_force(self, name: str) -> np.ndarray:
         """Actuator force/torque history of the driven coordinate called ``name``."""

@@ -1,4 +1,4 @@
-"""Many fixed steps of a model of bodies, beams and bushings in one compiled call (issue 38: closed
+"""Many fixed steps of a model of bodies, beams, bushings and spring-dampers in one compiled call (issue 38: closed
 loops at tree speed).
 
 :func:`flexmb.solvers.element_step.element_newton_step` runs the whole Newton loop of one
@@ -40,8 +40,8 @@ from flexmb.state import State
 
 __all__ = ["ElementRun", "element_run"]
 
-BEAM, BUSHING = 0, 1
-DISSIPATION_CODES = {"beam": BEAM, "bushing": BUSHING}
+BEAM, BUSHING, SPRING_DAMPER = 0, 1, 2
+DISSIPATION_CODES = {"beam": BEAM, "bushing": BUSHING, "spring_damper": SPRING_DAMPER}
 """Codes of the families whose dissipation a step's power sums (``dissipation`` of :func:`element_run`)."""
 
 
@@ -58,6 +58,10 @@ def _dissipation(order, outs) -> float:
                 s += en[e, 1]
         elif code == BUSHING:
             pw = outs[1][5]
+            for e in range(pw.size):
+                s += pw[e]
+        elif code == SPRING_DAMPER:  # c l'² (docs/spring_damper.md (S6))
+            pw = outs[3][8]
             for e in range(pw.size):
                 s += pw[e]
         total += s

@@ -28,7 +28,7 @@ from flexmb.elements import FAMILIES
 from flexmb.elements.beam import kernels as beam_kernels
 from flexmb.elements.cut_kernels import bushing_blocks, bushing_forces
 from flexmb.elements.family import FamilyEvaluation
-from flexmb.elements.rigid_cut_kernels import closure_scales, penalty_blocks, rigid_cut_forces, rigid_cut_update
+from flexmb.elements.spring_damper import too_short
 from flexmb.engine import parallel
 from flexmb.engine.assembly import Evaluation
 from flexmb.engine.band_cholesky import band_factor_loaded, band_solve
@@ -44,6 +44,7 @@ from flexmb.engine.kinematics import (
     zero_mass_times_add,
 )
 from flexmb.model import Model
+from flexmb.solvers.element_families import cut_and_spring_forces, cut_and_spring_matrix
 from flexmb.solvers.tree_step import (
     NONFINITE,
     NOT_CONVERGED,
@@ -66,43 +67,23 @@ _NO_INT, _NO_FLOAT = np.empty(0, dtype=np.int64), np.empty(0)  # the band factor
 
 
 @njit(cache=True)
-def _rigid_cuts(x, R, rigid, out, wfull):
-    """The rigid cuts of an iterate (rigid_cut.evaluate, then rigid_cut.newton_update): forces into wfull
-    with the state ``cst`` this iterate was started with, then the next state ``nxt`` (copied into
-    ``cst`` for the next iterate), the penalties of the next matrix ``alpha_mat`` and ``flags`` =
-    (strain energy, position noise, settled, changed, stuck cut or -1). ``rigid`` = (ia, ib, sa, Ea,
-    sb, Eb, mode, mask, alpha_scale, tol, tol_rot); ``out`` = (d, G, A, phi, alpha, lam, force, cst,
-    nxt, alpha_mat, scale, flags)."""
-    ia, ib, sa, Ea, sb, Eb, mode, mask, alpha_scale, tol, tol_rot = rigid
-    d, G, A, phi, alpha, lam, force, cst, nxt, alpha_mat, scal, flags = out
-    energy, noise = rigid_cut_forces(x, R, ia, ib, sa, Ea, sb, Eb, mode, mask, alpha_scale, cst, wfull, d, G, A, phi, alpha,
-                                     lam, force)
-    closure_scales(x, R, ia, ib, sa, sb, scal)
-    settled, changed, stuck = rigid_cut_update(cst, lam, phi, mask, alpha_scale, tol, tol_rot, scal, nxt, alpha_mat)
-    if not changed:
-        alpha_mat[:] = alpha
-    flags[0], flags[1], flags[4] = energy, noise, float(stuck)
-    flags[2] = 1.0 if settled else 0.0
-    flags[3] = 1.0 if changed else 0.0
-    cst[:] = nxt  # the next iterate's state
-
-
-@njit(cache=True)
 def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, drives, coords, fams, params, q0, balls0,
                     u0, udot0, a, udot_in, out_state, kin, Mb, wfull, tau, outs, rfull, r, work, evaluate, first, threads):
     """One Newton iterate of ``GeneralizedAlpha.step`` (module docstring): from the accelerations
     ``udot_in`` the pseudo-acceleration, trial state and drives into ``out_state`` = (q, balls, u, u̇,
     a1); with ``evaluate`` also kinematics ``kin`` = (x, R, Vs, As, S, Sd, P, V, ζ), Mb, the node
     wrenches ``wfull`` (N+1, 6), τ, the families' outputs ``outs`` = (the beams' (frames, local forces,
-    energies, p, Bl, chord), the bushings' (d, G, A, f, energy, power)) of the families ``fams`` = (beams,
-    bushings) (either may have no elements), eq. (1) on all coordinates ``rfull`` and on the free ones
-    ``r``; ``threads`` = (the beams' passes', the joints on ground's) threads (flexmb/engine/parallel.py).
-    Returns (max |r|, force scale; the scale only at the ``first`` iteration, else 0; both 0 without
-    ``evaluate``)."""
+    energies, p, Bl, chord), the bushings' (d, G, A, f, energy, power), the rigid cuts', the
+    spring-dampers' (spring_damper_iterate)) of the families ``fams`` = (beams, bushings, rigid cuts,
+    spring-dampers) (any may have no elements), eq. (1) on all coordinates ``rfull`` and on the free
+    ones ``r``; ``threads`` = (the beams' passes', the joints on ground's) threads
+    (flexmb/engine/parallel.py). Returns (max |r|, force scale; the scale only at the ``first``
+    iteration, else 0; both 0 without ``evaluate``; inf where a spring-damper is too short, (S11) of
+    docs/spring_damper.md: ElementStep.iterate names it)."""
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     driven, drv_q, drv_u, drv_a = drives
     u_to_q, scalar_u, ball_u, free, c_diag, k_diag = coords
-    beam, bushing, rigid = fams
+    beam, bushing, rigid, spring = fams
     ea, eb, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, Mnz = beam
     frames, fl, en, p, Bl, chord = outs[0]
     am, af, g, b, h = params
@@ -134,8 +115,8 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     if ea.size:
         beam_kernels.residual_and_mass_forces(ea, eb, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, gravity,
                                               1.0, wfull, aw, mf, frames, fl, en, p, Bl, chord, threads[0])
-    if rigid[0].size:  # the rigid cuts (rigid_cut.evaluate) with their state of this iterate, then their update
-        _rigid_cuts(x, R, rigid, outs[2], wfull)
+    if cut_and_spring_forces(x, R, V, rigid, spring, outs, wfull):  # a spring-damper below l_min (S11): fails
+        return np.inf, 0.0
     N = x.shape[0]
     bias = wfull[:N]
     if bodies[0].size:
@@ -184,14 +165,15 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, ck, 
     the beams' fused kernel, same order): M̄'s node-mass pairs (composite-rigid-body algorithm, if
     ``with_mass``), ``diag`` on the diagonal, then every bushing's B_eᵀ Gᵀ (ck K + cc C) G B_e
     (elements/cut_kernels.py), then every beam's B_eᵀ (ck K + cc C + M) B_e (on threads[0] threads:
-    elements/beam/kernels.py), in the lower triangle only (``scatters`` = (the beams', the bushings',
+    elements/beam/kernels.py), the rigid cuts' penalties, the spring-dampers' blocks (S8) or (S10) of
+    docs/spring_damper.md (``scatters`` [5], buffer [6]), in the lower triangle only (``scatters`` = (the beams', the bushings',
     a buffer (n, 12, 12) of the bushings' blocks), of ElementScatter.lower_only: the upper one stays 0
     from the elements; CHOLMOD and dense_factor read the lower one; the beams' last entry the (doff,
     dmap) of ElementScatter.thread_plan for threads[0] threads), the same values there bit for bit."""
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     pa, pb = pairs
     mbar_pos, mbar_src = mbar
-    beam, bushing, rigid = fams
+    beam, bushing, rigid, spring = fams
     ea, eb, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, Mnz = beam
     frames, fl, en, p, Bl, chord = outs[0]
     nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, skip, plan = scatters[0]
@@ -211,11 +193,7 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, ck, 
     if frames.shape[0]:
         beam_kernels.add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, 1.0, material_only, nodes, anc_ptr,
                                           anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, threads[0], plan)
-    if rigid[0].size:  # the cuts' penalties, those of the next iterate where the last update raised them (AL2, AL11)
-        cblocks = scatters[4]
-        penalty_blocks(outs[2][1], outs[2][9], ck, cblocks)
-        rn_, ranc_ptr, ranc_coord, rpos_ptr, rpos, rmax_ne = scatters[3]
-        _scatter_elements(rn_, ranc_ptr, ranc_coord, rpos_ptr, rpos, S, x, cblocks, rmax_ne, data)
+    cut_and_spring_matrix(rigid, spring, outs, scatters, ck, cc, material_only, S, x, data)
 
 
 @njit(cache=True)
@@ -334,12 +312,13 @@ class ElementStep(CompiledStep):
 
     #: the element families whose forces and blocks the compiled iterates form (elements/beam/kernels.py,
     #: elements/cut_kernels.py); a model with any other family takes the Python iterates
-    FAMILIES = ("bushing", "beam", "rigid_cut")
+    FAMILIES = ("bushing", "beam", "rigid_cut", "spring_damper")
 
     @staticmethod
     def applies(model: Model, asm, cholmod: bool) -> bool:
-        """On a matrix factor (CHOLMOD, dense, band), a model whose forces are those of bushings, beams
-        and rigid cuts (and rigid bodies as the only node masses), without friction or follower loads."""
+        """On a matrix factor (CHOLMOD, dense, band), a model whose forces are those of bushings, beams,
+        rigid cuts and spring-dampers (and rigid bodies as the only node masses), without friction,
+        follower loads or spring-damper force laws."""
         return not ElementStep.refusal(model, asm, cholmod)
 
     @staticmethod
@@ -354,6 +333,9 @@ class ElementStep(CompiledStep):
             return "the exact tangent (exact_tangent=True) is formed in Python"
         if model.friction_u.size:
             return "bearing friction (engine/friction.py) is evaluated in Python"
+        sd = model.elements.get("spring_damper")
+        if sd is not None and sd.laws is not None and sd.laws.size:
+            return "spring-damper force laws (Python functions, docs/spring_damper.md (S12)) are evaluated in Python"
         if any(ld.follower for ld in model.loads):
             return "follower loads (their forces turn with the nodes) are evaluated in Python"
         if not asm.families:
@@ -385,6 +367,10 @@ class ElementStep(CompiledStep):
         self.rigid = (np.asarray(ra, dtype=i64), np.asarray(rb, dtype=i64), rc.sa, rc.Ea, rc.sb, rc.Eb,
                       np.asarray(rc.mode, dtype=i64), rc.mask, rc.alpha_scale, rc.tol, rc.tol_rot)
         self._n_rigid = rc.n
+        sd = model.elements["spring_damper"]
+        sia, sib = FAMILIES["spring_damper"].prepare(model, sd)
+        self.spring = (sia, sib, sd.sa, sd.sb, sd.k, sd.c, sd.L0, sd.F0, sd.l_min)
+        self._n_spring = sd.n
         free = np.asarray(model.free_u, dtype=i64)
         im = asm.matrices.get(free)
         group = {f.name: k for k, (f, _, _) in enumerate(asm.with_blocks)}
@@ -396,7 +382,7 @@ class ElementStep(CompiledStep):
                                       np.zeros(0, dtype=i64))
             return im.groups[group[name]].lower_only(im.indices, im.indptr)
 
-        sc, scb, scr = lower("beam", 2), lower("bushing", 2), lower("rigid_cut", 2)
+        sc, scb, scr, scs = lower("beam", 2), lower("bushing", 2), lower("rigid_cut", 2), lower("spring_damper", 2)
         self.pairs = (asm.matrices.pairs.pa, asm.matrices.pairs.pb)
         self.mbar = (np.asarray(im.mbar_pos, dtype=i64), np.asarray(im.mbar_src, dtype=i64))
         self.diag_pos = np.asarray(im.diag_pos, dtype=i64)
@@ -405,7 +391,8 @@ class ElementStep(CompiledStep):
         plan = sc.thread_plan(nt)
         self.scatters = ((sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, sc.pos, sc.max_ne, sc.skip, (plan.doff, plan.dmap)),
                          (scb.nodes, scb.anc_ptr, scb.anc_coord, scb.pos_ptr, scb.pos, scb.max_ne), np.empty((bu.n, 12, 12)),
-                         (scr.nodes, scr.anc_ptr, scr.anc_coord, scr.pos_ptr, scr.pos, scr.max_ne), np.empty((rc.n, 12, 12)))
+                         (scr.nodes, scr.anc_ptr, scr.anc_coord, scr.pos_ptr, scr.pos, scr.max_ne), np.empty((rc.n, 12, 12)),
+                         (scs.nodes, scs.anc_ptr, scs.anc_coord, scs.pos_ptr, scs.pos, scs.max_ne), np.empty((sd.n, 12, 12)))
         # on the band factor the compiled loop writes S straight into its band storage (BandCholesky.dst:
         # pattern position -> band position, -1 in the upper triangle): the same positions remapped
         self.band_maps = None
@@ -418,7 +405,7 @@ class ElementStep(CompiledStep):
                 return ElementScatter(x.nodes, x.anc_ptr, x.anc_coord, x.pos_ptr,
                                       pos.astype(x.pos.dtype) if pos.max(initial=0) < 2**31 else pos, x.max_ne, x.skip)
 
-            bsc, bscb, bscr = banded(sc), banded(scb), banded(scr)
+            bsc, bscb, bscr, bscs = banded(sc), banded(scb), banded(scr), banded(scs)
             bplan = bsc.thread_plan(nt)
             mpos = dst[self.mbar[0]]  # M̄'s pairs in both triangles: the lower one's
             self.band_maps = ((mpos[mpos >= 0], self.mbar[1][mpos >= 0]), dst[self.diag_pos],
@@ -427,7 +414,9 @@ class ElementStep(CompiledStep):
                                (bscb.nodes, bscb.anc_ptr, bscb.anc_coord, bscb.pos_ptr, bscb.pos, bscb.max_ne),
                                self.scatters[2],
                                (bscr.nodes, bscr.anc_ptr, bscr.anc_coord, bscr.pos_ptr, bscr.pos, bscr.max_ne),
-                               self.scatters[4]))
+                               self.scatters[4],
+                               (bscs.nodes, bscs.anc_ptr, bscs.anc_coord, bscs.pos_ptr, bscs.pos, bscs.max_ne),
+                               self.scatters[6]))
         self.with_mass = bool(asm.node_mass)
         N, n_u, n = model.n_nodes, model.n_u, d.n
         parent = self.tree[0]  # the joints on ground (parent N) and the others, in tree order (node_twists_threads)
@@ -451,15 +440,16 @@ class ElementStep(CompiledStep):
         self.out_state = (np.empty_like(st.q), np.empty_like(st.balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
         # the axes' rates Sd are not formed: only the tree solver reads them (Kinematics.Sdot None here)
         self.kin, self.Mb, self.wfull, self.tau, self.rfull = self.buffers(with_sd=False)
-        nb = self._n_bushing
+        nb, ns = self._n_bushing, self._n_spring
         self.outs = ((np.empty((n, 3, 3)), np.empty((n, 7)), np.empty((n, 4)), np.empty((n, 7)), np.empty((n, 7, 12)),
                       np.empty(n)),
                      (np.empty((nb, 6)), np.empty((nb, 6, 12)), np.empty((nb, 3, 3)), np.empty((nb, 6)), np.empty(nb),
                       np.empty(nb)),
-                     self._cut_outputs(st.elements if elements is None else elements))
+                     self._cut_outputs(st.elements if elements is None else elements),
+                     tuple(np.empty(s) for s in ((ns, 12), (ns, 3), (ns, 3), (ns, 3), ns, ns, ns, ns, ns, 1)))
 
     def _cut_outputs(self, elements: dict) -> tuple:
-        """New arrays for the rigid cuts' iterates (_rigid_cuts), their state ``cst`` that of ``elements``."""
+        """New arrays for the rigid cuts' iterates (element_families._rigid_cuts), their state ``cst`` that of ``elements``."""
         nr = self._n_rigid
         if nr:
             cst = np.array(elements["rigid_cut"], dtype=float)
@@ -496,10 +486,18 @@ class ElementStep(CompiledStep):
         force scale at the ``first`` iteration)."""
         st = self._st
         rn, scale = element_iterate(self.tree, self.bodies, self.gravity, self.springs, self.jforce_u, self._jf, self._loads,
-                                    self._drives, self.coords, (self.beam, self.bushing, self.rigid), self._params, st.q,
+                                    self._drives, self.coords, self.fams, self._params, st.q,
                                     st.balls, st.u, st.udot, self._a, udot, self.out_state, self.kin, self.Mb, self.wfull,
                                     self.tau, self.outs, self.rfull, self.r, self.work, evaluate, first, self.threads)
+        if self._n_spring and self.outs[3][9][0] >= 0.0:  # (S11): as spring_damper.evaluate
+            e = int(self.outs[3][9][0])
+            raise too_short(self.model.elements["spring_damper"], e, float(self.outs[3][4][e]), self._t1)
         return rn, scale
+
+    @property
+    def fams(self) -> tuple:
+        """The compiled families' arrays: (beams, bushings, rigid cuts, spring-dampers)."""
+        return self.beam, self.bushing, self.rigid, self.spring
 
     def run_arguments(self, chol) -> tuple:
         """element_newton_step's model and buffer arguments for the begun step on the dense or band
@@ -513,7 +511,7 @@ class ElementStep(CompiledStep):
         else:
             factor = (False, chol.indptr, chol.indices, chol.values, chol.L, _NO_INT, _NO_FLOAT, _NO_FLOAT)
         return (self.tree, self.bodies, self.gravity, self.springs, self.jforce_u, self.coords,
-                (self.beam, self.bushing, self.rigid), self.out_state, self.kin, self.Mb, self.wfull, self.tau, self.outs,
+                self.fams, self.out_state, self.kin, self.Mb, self.wfull, self.tau, self.outs,
                 self.rfull, self.r, self.work, self.pairs, mbar, diag_pos, scatters, factor, self.threads)
 
     def newton(self, chol, gp: float, bp: float, diag: np.ndarray, tol: tuple, lazy: bool) -> tuple[int, int, int, float]:
@@ -550,7 +548,7 @@ class ElementStep(CompiledStep):
     def matrix(self, gp: float, bp: float, diag: np.ndarray, material_only: bool, out: np.ndarray) -> None:
         """M̄ + γ' C̄ + β' K̄ + diag at the current iterate into ``out`` (element_matrix)."""
         element_matrix(self.tree, self.pairs, self.mbar, self.diag_pos, np.ascontiguousarray(diag, dtype=float),
-                       (self.beam, self.bushing, self.rigid), self.outs, self.scatters, float(bp), float(gp), bool(material_only),
+                       self.fams, self.outs, self.scatters, float(bp), float(gp), bool(material_only),
                        self.with_mass, self.kin[4],
                        self.kin[0], self.Mb, out, self.threads)
 
@@ -583,6 +581,10 @@ class ElementStep(CompiledStep):
             if flags[3] > 0.0:  # the last update raised the penalties (RigidCuts.newton_update)
                 fe.alpha_next = alpha_mat
             family_evals["rigid_cut"] = fe
+        if self._n_spring:
+            G, nv, ra, rb, l, ldot, F, energy, power, _ = self.outs[3]
+            family_evals["spring_damper"] = FAMILIES["spring_damper"].evaluation(G, nv, ra, rb, l, ldot, F, energy, power,
+                                                                                self.spring[4], self.spring[5])
         ev = self.asm.evaluation(kin, self.Mb, self.wfull, self._loads if self.model.loads else np.zeros_like(self._loads),
                                  self.tau, family_evals)
         ev.residual_known = (self.udot, self.udot.copy(), self.rfull)

@@ -1,0 +1,278 @@
+"""Point-to-point spring-damper-actuator (the TSDA of the multibody literature): the
+``"spring_damper"`` element family. Its equations, (S1)-(S13), are derived in
+docs/spring_damper.md; the arithmetic is in elements/spring_damper_kernels.py, which the compiled
+Newton steps (flexmb/solvers/element_step.py) call too.
+
+An element joins a point p_a carried by node a (or fixed on ground) and a point p_b carried by node b
+(S1); its length l = |p_b - p_a|, direction n and rate l' = G (V_a, V_b) follow from (S2)-(S3), its
+tension F = k (l - L0) + c l' + F0 from (S4), and its node wrenches Gᵀ F (S5) enter the residual.
+Strain energy ½ k (l - L0)² + F0 (l - L0) and dissipated power c l'² (S6) are in the energy balance.
+The blocks of the iteration matrix (S8)-(S10) are k GᵀG, γ'-scaled c GᵀG and, in tension, the string
+term (F / l) HᵀPH, all symmetric positive semi-definite; the compressive string term, the lever
+term of the turning points and the damper's position derivative are left out of the time step's
+tangent for the reasons of docs/spring_damper.md §3 (the exact tangent of statics keeps the first
+two, the lever term symmetrized). An element given a force law F = f(l, l', t) (S12) takes its tension
+from it and its k, c of the blocks from the law's partial derivatives at the iterate (S13, given or by
+complex step); its power F l' is counted as dissipated; laws are evaluated here in Python (the compiled
+steps refuse them: ElementStep.refusal).
+
+As an element family (flexmb.elements): two nodes per element (node a may be ground), a loop edge (a
+spring-damper between two parts of the tree closes a loop; it is not a cut: the rigid-equivalent
+model of flexmb.analysis.rigid keeps it as a force), blocks over its two nodes, no mass, no internal
+state. Output ``length_rate_force`` (recorded into Result.spring_dampers, rows named by
+Result.spring_damper_names); drawn as one line cell p_a -> p_b of cell kind ``spring_damper``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from flexmb.elements import spring_damper_kernels as kernels
+from flexmb.elements.family import (
+    GROUND,
+    ElementData,
+    ElementFamily,
+    FamilyEvaluation,
+    NodeTable,
+    Output,
+    frozen_arrays,
+    listing,
+    ordered_sum,
+)
+from flexmb.errors import SolverError
+from flexmb.timefunctions import derivative
+
+if TYPE_CHECKING:  # type hints only
+    from flexmb.builder.records import SpringDamperSpec
+    from flexmb.engine.kinematics import Kinematics
+    from flexmb.model import Model
+    from flexmb.state import State
+
+__all__ = ["SpringDamperData", "SpringDamperEvaluation", "SpringDampers", "FAMILY", "L_MIN", "too_short"]
+
+#: (S11): an element shorter than this fraction of its length at assembly has no direction: the iterate fails
+L_MIN = 1e-8
+
+
+@dataclass(frozen=True, eq=False)
+class SpringDamperData(ElementData):
+    """Compiled spring-dampers (``Model.elements["spring_damper"]``), eq. (S1)-(S4)."""
+
+    a: np.ndarray  # node index of end a, -1 = ground                                        (n_el)
+    b: np.ndarray  # node index of end b                                                     (n_el)
+    sa: np.ndarray  # point a rel. to node a, node a axes (ground: the point, model frame) [m] (n_el x 3)
+    sb: np.ndarray  # point b rel. to node b, node b axes [m]                                (n_el x 3)
+    k: np.ndarray  # stiffness [N/m]                                                          (n_el)
+    c: np.ndarray  # damping [N s/m]                                                          (n_el)
+    L0: np.ndarray  # rest length [m]                                                         (n_el)
+    F0: np.ndarray  # preload: constant tension [N]                                           (n_el)
+    length0: np.ndarray  # length at assembly [m]                                             (n_el)
+    l_min: np.ndarray  # (S11): the shortest length with a direction, L_MIN length0 [m]       (n_el)
+    law: tuple = ()  # per element its force law F(l, l', t) [N] or None (S12); k = c = F0 = 0 there (n_el)
+    law_tangent: tuple = ()  # per element (∂F/∂l, ∂F/∂l')(l, l', t) or None: complex steps (S13)   (n_el)
+    laws: np.ndarray | None = None  # the indices of the elements with a force law                        (n_law)
+
+
+@dataclass
+class SpringDamperEvaluation(FamilyEvaluation):
+    """The spring-dampers at one state (S1)-(S4): G (n_el, 12), the direction ``nv`` and the arms ``ra``,
+    ``rb`` (n_el, 3), the length ``l``, rate ``ldot`` and tension ``F`` (n_el,), the tangents ``k``
+    = ∂F/∂l and ``c`` = ∂F/∂l' (n_el,) of the blocks (S8)-(S10) (a force law's at this state, (S13))."""
+
+    G: np.ndarray | None = None
+    nv: np.ndarray | None = None
+    ra: np.ndarray | None = None
+    rb: np.ndarray | None = None
+    l: np.ndarray | None = None
+    ldot: np.ndarray | None = None
+    F: np.ndarray | None = None
+    k: np.ndarray | None = None
+    c: np.ndarray | None = None
+
+
+def law_value(data: SpringDamperData, e: int, l: float, ldot: float, t: float) -> float:
+    """Element ``e``'s force law at (l, l', t) (S12) as a float; SolverError naming it if not finite."""
+    value = data.law[e](l, ldot, t)
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        f = math.nan
+    if not math.isfinite(f):
+        raise SolverError(f"t = {t:.6g}: spring-damper '{data.names[e]}': its force law at length {l:.6g} m, rate "
+                          f"{ldot:.6g} m/s gives {value!r}, not a finite tension [N] (docs/spring_damper.md (S12))", t,
+                          hint="give a law that is finite over the motion")
+    return f
+
+
+def law_tangent(data: SpringDamperData, e: int, l: float, ldot: float, t: float) -> tuple[float, float]:
+    """(∂F/∂l, ∂F/∂l') of element ``e``'s force law at (l, l', t) (S13): the given tangent, or
+    complex steps (central differences for a law that does not take complex arguments), as drives."""
+    if data.law_tangent[e] is not None:
+        dl, dv = data.law_tangent[e](l, ldot, t)
+        return float(dl), float(dv)
+    law = data.law[e]
+    return derivative(lambda s: law(s, ldot, t), l), derivative(lambda v: law(l, v, t), ldot)
+
+
+def too_short(data: SpringDamperData, e: int, length: float, t: float) -> SolverError:
+    """The SolverError of element ``e`` found shorter than its l_min (S11) at time ``t``."""
+    return SolverError(
+        f"t = {t:.6g}: spring-damper '{data.names[e]}' is {length:.3g} m long, below {data.l_min[e]:.3g} m ({L_MIN:g} of "
+        f"its length {data.length0[e]:.4g} m at assembly): its two points meet, and the direction of its force is "
+        "undefined there (docs/spring_damper.md (S11))", t,
+        hint="attach the spring-damper at points that stay apart in the motion, or find what drives them together")
+
+
+class SpringDampers(ElementFamily):
+    """The ``"spring_damper"`` family (module docstring)."""
+
+    name = "spring_damper"
+    label = "spring-damper"
+    plural = "spring-dampers"
+    has_blocks = True
+    outputs = (Output("length_rate_force", ("spring_damper_length", "spring_damper_rate", "spring_damper_force"),
+                      "length l [m], its rate l' [m/s] and the tension F = k (l - L0) + c l' + F0 [N] (docs/spring_damper.md "
+                      "(S2)-(S4))", field="spring_dampers", names_field="spring_damper_names"),)
+    cell_kind = "spring_damper"
+    drawing_keys = ("spring_damper_a", "spring_damper_b", "spring_damper_sa", "spring_damper_sb")
+    drawing_real_keys = ("spring_damper_sa", "spring_damper_sb")
+    drawing_ground_keys = ("spring_damper_a",)
+
+    def records(self, builder: Any) -> Sequence[SpringDamperSpec]:
+        return list(builder.spring_dampers.values())
+
+    def compile(self, records: Sequence[SpringDamperSpec], nodes: NodeTable) -> SpringDamperData:
+        """End nodes, the points in their node frames (S1), the constants of (S4) and l_min (S11)."""
+        n = len(records)
+        out = dict(names=tuple(r.name for r in records), a=np.zeros(n, int), b=np.zeros(n, int), sa=np.zeros((n, 3)),
+                   sb=np.zeros((n, 3)), k=np.zeros(n), c=np.zeros(n), L0=np.zeros(n), F0=np.zeros(n), length0=np.zeros(n))
+        for i, r in enumerate(records):
+            who = f"spring-damper '{r.name}'"
+            a, b = nodes.index(r.node_a, who, ground=True), nodes.index(r.node_b, who)
+            (Xa, Ra), (Xb, Rb) = nodes.frame(a), nodes.frame(b)
+            out["a"][i], out["b"][i] = a, b
+            out["sa"][i], out["sb"][i] = Ra.T @ (r.point_a - Xa), Rb.T @ (r.point_b - Xb)
+            out["k"][i], out["c"][i], out["L0"][i], out["F0"][i] = r.stiffness, r.damping, r.rest_length, r.preload
+            out["length0"][i] = np.linalg.norm(r.point_b - r.point_a)
+        out["l_min"] = L_MIN * out["length0"]
+        laws = [getattr(r, "force_law", None) for r in records]
+        out["law"], out["law_tangent"] = tuple(laws), tuple(getattr(r, "force_law_tangent", None) for r in records)
+        out["laws"] = np.array([e for e, f in enumerate(laws) if f is not None], dtype=np.int64)
+        return SpringDamperData(**frozen_arrays(out))
+
+    def loop_edges(self, data: SpringDamperData) -> list[tuple[str, str, int, int]]:
+        return [(n, f"spring-damper '{n}'", int(a), int(b)) for n, a, b in zip(data.names, data.a, data.b)]
+
+    def element_nodes(self, data: SpringDamperData) -> np.ndarray:
+        return np.stack([data.a, data.b], axis=1).astype(np.int64)
+
+    def prepare(self, model: Model, data: SpringDamperData) -> tuple[np.ndarray, np.ndarray]:
+        """End node indices with ground as node N (the extra row of the node arrays)."""
+        return np.where(data.a == GROUND, model.n_nodes, data.a).astype(np.int64), np.asarray(data.b, dtype=np.int64)
+
+    def dissipates(self, data: SpringDamperData) -> bool:
+        """False where every damping is zero and no element has a force law (its power is counted as
+        dissipated, (S12))."""
+        return bool(np.any(data.c != 0.0) or (data.laws is not None and data.laws.size))
+
+    def evaluate(self, model: Model, data: SpringDamperData, prep: tuple[np.ndarray, np.ndarray], state: State,
+                 kin: Kinematics, load_factor: float, Mb: np.ndarray, w: np.ndarray) -> SpringDamperEvaluation:
+        """(S1)-(S6) of every element into the node wrenches w (compiled: spring_damper_forces, the
+        compiled step's kernel); raises SolverError naming an element shorter than its l_min (S11)."""
+        ia, ib = prep
+        n = data.n
+        G, nv, ra, rb = np.empty((n, 12)), np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3))
+        l, ldot, F, energy, power = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+        short = kernels.spring_damper_forces(kin.x, kin.R, kin.V, ia, ib, data.sa, data.sb, data.k, data.c, data.L0, data.F0,
+                                             data.l_min, w, G, nv, ra, rb, l, ldot, F, energy, power)
+        if short >= 0:
+            raise too_short(data, short, float(l[short]), state.t)
+        k, c = data.k, data.c
+        if data.laws is not None and data.laws.size:  # (S12)-(S13): the force laws, in Python
+            k, c = k.copy(), c.copy()
+            for e in data.laws:
+                f = law_value(data, e, float(l[e]), float(ldot[e]), state.t)
+                k[e], c[e] = law_tangent(data, e, float(l[e]), float(ldot[e]), state.t)
+                F[e], power[e] = f, f * ldot[e]
+                w[ia[e]] += G[e, :6] * f  # (S5); row N (ground) is discarded
+                w[ib[e]] += G[e, 6:] * f
+        return self.evaluation(G, nv, ra, rb, l, ldot, F, energy, power, k, c)
+
+    @staticmethod
+    def evaluation(G: np.ndarray, nv: np.ndarray, ra: np.ndarray, rb: np.ndarray, l: np.ndarray, ldot: np.ndarray,
+                   F: np.ndarray, energy: np.ndarray, power: np.ndarray, k: np.ndarray, c: np.ndarray
+                   ) -> SpringDamperEvaluation:
+        """The evaluation of spring_damper_forces' outputs (the Python and the compiled iterates alike;
+        the dissipation an ordered_sum, as the compiled run's, flexmb/solvers/element_run.py)."""
+        return SpringDamperEvaluation(strain_energy=float(energy.sum()), dissipation=float(ordered_sum(power)), G=G, nv=nv,
+                                      ra=ra, rb=rb, l=l, ldot=ldot, F=F, k=k, c=c)
+
+    def blocks(self, model: Model, data: SpringDamperData, prep: Any, fe: SpringDamperEvaluation, kin: Kinematics,
+               ck: float, cc: float, cm: float, material_only: bool, exact_tangent: bool) -> np.ndarray:
+        """(S8) in time steps, (S9) with ``exact_tangent``, (S10) with ``material_only`` (no mass)."""
+        mode = kernels.MATERIAL if material_only else (kernels.EXACT if exact_tangent else kernels.TIME_STEP)
+        out = np.empty((data.n, 12, 12))
+        kernels.spring_damper_blocks(fe.G, fe.nv, fe.ra, fe.rb, fe.l, fe.F, fe.k, fe.c, float(ck), float(cc), mode, out)
+        return out
+
+    def output(self, model: Model, data: SpringDamperData, fe: SpringDamperEvaluation | None, name: str) -> np.ndarray:
+        """``length_rate_force``: (n_el, 3) of l, l', F (S2)-(S4)."""
+        if name != "length_rate_force":
+            return super().output(model, data, fe, name)
+        return np.zeros((0, 3)) if fe is None else np.stack([fe.l, fe.ldot, fe.F], axis=1)
+
+    # ------------------------------------------------------------------ presentation
+    def drawing(self, model: Model, data: SpringDamperData) -> dict[str, np.ndarray]:
+        """Per element its end nodes (a: -1 on ground) and points in their node frames (a ground
+        point global): one line cell p_a -> p_b each, in element order (cell i carries element i's
+        outputs)."""
+        sa = np.array(data.sa, dtype=np.float64).reshape(-1, 3)
+        sa[data.a == GROUND] += model.origin
+        return {"spring_damper_a": np.asarray(data.a, dtype=np.int64), "spring_damper_b": np.asarray(data.b, dtype=np.int64),
+                "spring_damper_sa": sa, "spring_damper_sb": np.array(data.sb, dtype=np.float64).reshape(-1, 3)}
+
+    def check_drawing(self, d: Mapping[str, np.ndarray], n_nodes: int, names: Mapping[str, int]) -> str:
+        a = d["spring_damper_a"]
+        if a.ndim != 1:
+            return f"drawing 'spring_damper_a' has shape {a.shape}, expected one index per spring-damper"
+        for k, shape in (("spring_damper_b", a.shape), ("spring_damper_sa", (a.size, 3)), ("spring_damper_sb", (a.size, 3))):
+            if d[k].shape != shape:
+                return f"drawing '{k}' has shape {d[k].shape}, expected {shape}"
+        if not (np.isfinite(d["spring_damper_sa"]).all() and np.isfinite(d["spring_damper_sb"]).all()):
+            return "drawing 'spring_damper_sa' or 'spring_damper_sb' holds non-finite values"
+        return ""
+
+    def points(self, d: Mapping[str, np.ndarray], x: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """p_a and p_b of every element (S1), carried by their nodes (-1: a fixed point on ground)."""
+        a, b = d["spring_damper_a"], d["spring_damper_b"]
+        ground = a < 0
+        ai = np.where(ground, 0, a)
+        pa = np.where(ground[:, None], d["spring_damper_sa"], x[ai] + np.einsum("nij,nj->ni", R[ai], d["spring_damper_sa"]))
+        pb = x[b] + np.einsum("nij,nj->ni", R[b], d["spring_damper_sb"])
+        pts = np.stack([pa, pb], axis=1).reshape(-1, 3)
+        return pts, np.stack([a, b], axis=1).reshape(-1).astype(np.int64)
+
+    def lines(self, d: Mapping[str, np.ndarray], first_point: int) -> np.ndarray:
+        """p_a -> p_b of every element."""
+        return first_point + np.arange(2 * d["spring_damper_a"].size, dtype=np.int64).reshape(-1, 2)
+
+    def describe(self, model: Model, data: SpringDamperData, limit: int) -> list[str]:
+        rows = []
+        for e, name in enumerate(data.names):
+            a, b = int(data.a[e]), int(data.b[e])
+            pa = data.sa[e] + model.origin if a < 0 else model.X0[a] + model.R0[a] @ data.sa[e] + model.origin
+            pb = model.X0[b] + model.R0[b] @ data.sb[e] + model.origin
+            end_a = "ground" if a < 0 else model.node_names[a]
+            rows.append(f"  {name}: {end_a} ({', '.join(f'{v:.4g}' for v in pa)}) - {model.node_names[b]} "
+                        f"({', '.join(f'{v:.4g}' for v in pb)}): k = {data.k[e]:g} N/m, c = {data.c[e]:g} N s/m, rest length "
+                        f"{data.L0[e]:g} m (at assembly {data.length0[e]:.6g} m), preload {data.F0[e]:g} N")
+        return ["spring-dampers (point to point, docs/spring_damper.md):"] + listing(rows, limit)
+
+
+#: the registered instance (flexmb.elements.FAMILIES["spring_damper"])
+FAMILY = SpringDampers()
