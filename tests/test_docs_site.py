@@ -118,6 +118,8 @@ def test_docstring_normalizer_makes_formulas_literal_and_escapes_bars():
     # a simple table stays as written, its multi-line cells too (no literal block made of them)
     table = ["Kinds:", "", "====  ======", "a     b |x|", "c     d and", "      more", "====  ======", "", "after"]
     assert normalize_docstring(table) == table
+    # a section title whose underline is one short (help() does not mind) gets a full one
+    assert normalize_docstring(["Force elements", "-------------", "", "text"]) == ["Force elements", "-" * 14, "", "text"]
 
 
 # ---------------------------------------------------------------- the built site

@@ -4,8 +4,8 @@
   ``|x|`` (an absolute value, which reStructuredText reads as a substitution) and indented blocks
   (formulas, command tables) without the ``::`` that makes them literal. The hook turns every
   indented block into a literal block and escapes ``|`` outside literals (simple tables, between
-  their ``====`` borders, stay as written), so autodoc renders them as written, without touching
-  the code.
+  their ``====`` borders, stay as written; a section title's underline is made as long as the
+  title), so autodoc renders them as written, without touching the code.
 * :func:`skip_public_duplicates`: the names of ``flexmb.__all__`` are documented once, on the
   API index page as ``flexmb.<name>``; their home modules' pages leave them out (autodoc registers
   the home name as canonical, so cross-references to either name resolve).
@@ -202,6 +202,7 @@ def _text_indent(line: str) -> int:
 
 
 _TABLE_BORDER = re.compile(r"^\s*=+( +=+)+\s*$")
+_UNDERLINE = re.compile(r"^([-=~^])\1{2,}\s*$")
 
 
 def _strip_literal(part: str) -> str:
@@ -235,6 +236,11 @@ def normalize_docstring(lines: list[str]) -> list[str]:
             i += 1
             continue
         prev = next((k for k in range(len(out) - 1, -1, -1) if out[k].strip()), None)
+        if (i + 1 < n and _UNDERLINE.match(lines[i + 1]) and not _indent(line) and line.strip()
+                and not _UNDERLINE.match(line)):  # a section title: its underline as long as the title
+            out += [line, lines[i + 1][0] * max(len(line.rstrip()), len(lines[i + 1].rstrip()))]
+            i += 2
+            continue
         if _TABLE_BORDER.match(line):  # a simple table: as it is (its columns are positions), to its last border
             out.append(line)
             i += 1
