@@ -1,9 +1,9 @@
-"""Fixed steps of a model of bodies, beams and bushings between output rows in one compiled call
-(flexmb/solvers/element_run.py) against the same run step by step (one compiled Newton loop per
-step, the Python step around it): every row, every entry of the step history, the energy balance
-(work integrals and the elements' dissipation included) and the run's counters equal bit for bit,
-also where steps are halved, where the last step is shortened, and where the run fails (same
-message)."""
+"""Fixed steps of a model of bodies, beams and bushings, or of bodies and rigid cuts, between output
+rows in one compiled call (flexmb/solvers/element_run.py, flexmb/solvers/cut_projection.py) against
+the same run step by step (one compiled Newton loop per step, the Python step around it, the rigid
+cuts' projections in Python): every row, every entry of the step history, the energy balance (work
+integrals and the elements' dissipation included) and the run's counters equal bit for bit, also
+where steps are halved, where the last step is shortened, and where the run fails (same message)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from cut_mechanisms import n_four_bar
+from cut_mechanisms import GRASHOF, Z, four_bar, n_four_bar, rocker_angle, rod_inertia, slider_crank
 from test_tree_run import COUNTERS
 
 import flexmb as fm
@@ -55,9 +55,10 @@ def bushing_loop(n: int = 3) -> fm.Model:
     return n_four_bar(n, cut="elastic", k=1e8)
 
 
-def beam_loop(driven: bool = True, push=lambda t: (0.0, -5.0 * np.sin(20 * t), 0.0)) -> fm.Model:
-    """A crank-rocker whose coupler is a damped flexible beam, a bushing at the rocker; the crank
-    driven (or free), a nodal load on the coupler: drives, loads, beams and bushings in one run."""
+def beam_loop(driven: bool = True, push=lambda t: (0.0, -5.0 * np.sin(20 * t), 0.0), rigid: bool = False) -> fm.Model:
+    """A crank-rocker whose coupler is a damped flexible beam, a bushing at the rocker (``rigid``: a
+    rigid cut); the crank driven (or free), a nodal load on the coupler: drives, loads, beams and
+    bushings in one run."""
     sec = fm.BeamSection(2.1e11, 8.1e10, 1e-4, 1e-9, 1e-9, 2e-9, 7800.0)
     mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
     mb.add_node("crank", (0.0, 0.0, 0.0))
@@ -68,7 +69,10 @@ def beam_loop(driven: bool = True, push=lambda t: (0.0, -5.0 * np.sin(20 * t), 0
     mb.add_node("rocker", (0.5, 0.0, 0.0))
     mb.add_body("rocker", "rocker", 1.0, (0.0, 0.15, 0.0), np.diag([1e-3, 1e-3, 1e-3]))
     mb.add_joint("D", "revolute", "ground", "rocker", point=(0.5, 0.0, 0.0), axis=(0, 0, 1))
-    mb.add_bushing("B", nodes[-1], "rocker", stiffness=[1e7] * 6, point=(0.5, 0.3, 0.0), free_rotation="z")
+    if rigid:
+        mb.add_rigid_cut("B", nodes[-1], "rocker", point=(0.5, 0.3, 0.0), free_rotation="z")
+    else:
+        mb.add_bushing("B", nodes[-1], "rocker", stiffness=[1e7] * 6, point=(0.5, 0.3, 0.0), free_rotation="z")
     if driven:
         mb.add_drive("O", lambda t: 2.0 * t**2)
     mb.add_load("push", nodes[2], force=push)
@@ -91,11 +95,87 @@ def test_the_compiled_run_is_the_python_run_bit_for_bit(monkeypatch, build, solv
 
 def test_the_compiled_run_applies_to_loops_of_bushings_not_to_rigid_cuts_or_callbacks() -> None:
     """What takes the compiled run: bushing and beam models on the dense or band factor without a
-    callback; rigid cuts (projections in Python), CHOLMOD and a callback take one step per call."""
+    callback, and rigid cuts beside bodies, bushings and joint springs; rigid cuts beside beams or
+    spring-dampers (their dissipation at the projected state is not compiled), CHOLMOD and a callback
+    take one step per call."""
     integ = GeneralizedAlpha(bushing_loop())
     assert ElementRun.applies(integ, None) and not ElementRun.applies(integ, lambda st, ev: None)
     assert not ElementRun.applies(GeneralizedAlpha(bushing_loop(), linear_solver="cholmod"), None)
-    assert not ElementRun.applies(GeneralizedAlpha(n_four_bar(2, cut="rigid")), None)
+    assert ElementRun.applies(GeneralizedAlpha(n_four_bar(2, cut="rigid")), None)
+    assert not ElementRun.applies(GeneralizedAlpha(n_four_bar(2, cut="rigid"), linear_solver="cholmod"), None)
+    assert ElementRun.applies(GeneralizedAlpha(mixed_loop()), None)  # a bushing beside the rigid cut
+    assert ElementRun.applies(GeneralizedAlpha(mixed_loop(spring=True)), None)  # a joint spring beside it
+    assert not ElementRun.applies(GeneralizedAlpha(beam_loop(rigid=True)), None)  # a beam beside it
+    assert not ElementRun.applies(GeneralizedAlpha(mixed_loop(spring_damper=True)), None)  # a spring-damper beside it
+
+
+def mixed_loop(spring: bool = False, spring_damper: bool = False) -> fm.Model:
+    """A four-bar (tests/cut_mechanisms.py, four_bar) closed by a rigid cut with a torsional bushing
+    from the ground to the rocker (or, ``spring``, a damped spring on the crank's joint): the cut's
+    projection takes its own factor (rigid_cut._elastic)."""
+    a, b, c, d = GRASHOF
+    th0 = 1.0
+    A = np.array([a * np.cos(th0), a * np.sin(th0), 0.0])
+    th4 = rocker_angle(th0, a, b, c, d)
+    B = np.array([d + c * np.cos(th4), c * np.sin(th4), 0.0])
+    O4 = np.array([d, 0.0, 0.0])
+    mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    for name, at, tip in (("crank", np.zeros(3), A), ("coupler", A, B), ("rocker", O4, B)):
+        mb.add_node(name, at)
+        mb.add_body(name, name, 1.0, (tip - at) / 2, rod_inertia(1.0, float(np.linalg.norm(tip - at)), tip - at))
+    mb.add_joint("O2", "revolute", "ground", "crank", point=(0, 0, 0), axis=Z)
+    mb.add_joint("A", "revolute", "crank", "coupler", point=A, axis=Z)
+    mb.add_joint("O4", "revolute", "ground", "rocker", point=O4, axis=Z)
+    mb.add_rigid_cut("B", "coupler", "rocker", point=B, free_rotation="z")
+    if spring_damper:  # from the ground to the coupler's middle
+        mb.add_spring_damper("strut", "ground", "coupler", stiffness=50.0, damping=0.5, point_a=(0.5 * d, -0.5, 0.0),
+                             point_b=(A + B) / 2)
+    elif spring:
+        mb.add_joint_spring("O2", stiffness=2.0, damping=0.1)
+    else:
+        mb.add_bushing("twist", "ground", "rocker", stiffness=[1e6] * 5 + [2.0], point=O4)
+    return mb.compile()
+
+
+def _drive(t: float) -> tuple[float, float, float]:
+    return 2.0 * t * t, 4.0 * t, 4.0
+
+
+@pytest.mark.parametrize("build, solver, t_end, dt, every", [
+    (lambda: n_four_bar(3, cut="rigid"), "auto", 0.3, 1e-3, 25),  # the A02 N-four-bar, rigid cuts (dense factor)
+    (lambda: n_four_bar(12, cut="rigid"), "band", 0.1013, 1e-3, 1),  # the band factor, a row every step, a short last step
+    (lambda: four_bar("rigid", drive=(lambda t: _drive(t)[0], lambda t: _drive(t)[1], lambda t: _drive(t)[2])), "auto",
+     0.3, 1e-3, 7),  # a driven rigid four-bar: drive forces of the converged iterate, drive work at the projected u
+    (lambda: slider_crank("rigid", drive=(lambda t: 3.0 * t, lambda t: 3.0, lambda t: 0.0))[0], "auto", 0.2, 1e-3, 10),
+    (mixed_loop, "auto", 0.3, 1e-3, 10),  # a bushing beside the cut: the projection's own factor, its dissipation
+    (lambda: mixed_loop(spring=True), "band", 0.3, 1e-3, 10),  # a damped joint spring beside it, the band factor
+], ids=["n_four_bar_rigid", "n_four_bar_rigid_band", "four_bar_driven", "slider_crank_load", "bushing_beside",
+        "spring_beside_band"])
+def test_rigid_cuts_run_compiled_bit_for_bit(monkeypatch, build, solver, t_end, dt, every) -> None:
+    """Rigid cuts' begin and end of step (AL5-AL9 of docs/rigid_cuts.md) inside the compiled run: the
+    same rows, cut forces, steps, energy balance and counters (factorizations of the end steps
+    included) as the per-step path with the projections in Python, with the Newton factor or, beside
+    a bushing or a joint spring, the projection's own (rigid_cut._elastic)."""
+    model = build()
+    fast, slow, calls = _both(monkeypatch, model, t_end, dt, output_every=every, linear_solver=solver)
+    assert fast.status == "finished"
+    _assert_same(fast, slow)
+    assert calls and sum(calls) >= fast.stats["steps"] - len(fast.t)
+
+
+def test_rigid_cut_steps_halved_and_failing_leave_the_compiled_call(monkeypatch) -> None:
+    """Steps of 0.02 s on the rigid four-bar: one fails, the call stops there, the Python step halves
+    it, the next call goes on; a drive that turns infinite at t > 0.05 ends the run at the same step
+    with the same message, the call stopping there."""
+    fast, slow, calls = _both(monkeypatch, four_bar("rigid"), 0.5, 2e-2, output_every=5, max_halvings=8)
+    assert fast.status == "finished" and fast.stats["substeps"] > fast.stats["steps"]
+    _assert_same(fast, slow)
+    assert len(calls) >= 2 and min(calls) < 5
+    model = four_bar("rigid", drive=(lambda t: math.inf if t > 0.05 else t, lambda t: 1.0, lambda t: 0.0))
+    fast, slow, calls = _both(monkeypatch, model, 0.2, 1e-3, output_every=10)
+    _assert_same(fast, slow)
+    assert fast.status.startswith("failed") and "non-finite" in fast.status
+    assert sum(calls) == 49 and calls[-1] == 9
 
 
 def test_halved_steps_leave_the_compiled_call_and_come_back(monkeypatch) -> None:
@@ -126,6 +206,25 @@ def test_calls_stay_short(monkeypatch) -> None:
     fast, slow, calls = _both(monkeypatch, model, 0.2, 1e-3, output_every=1000)
     _assert_same(fast, slow)
     assert max(calls) == 400 // model.n_u
+
+
+def test_an_end_step_that_refactorizes_is_the_python_one(monkeypatch) -> None:
+    """The rigid four-bar from 2.5 rad in steps of 5 ms: at one step the accepted iterate raised a cut's
+    penalty (AL11), so the Newton factor is not S's and the projections (AL5, AL6) refactorize it at
+    the converged iterate first (GeneralizedAlpha._accept's ``solve``), inside the compiled call too:
+    the same run bit for bit, the factorization counted once."""
+    works = []
+    original = element_run.cut_arrays
+
+    def capture(*args):
+        cuts, work = original(*args)
+        works.append(work)
+        return cuts, work
+    monkeypatch.setattr(element_run, "cut_arrays", capture)
+    fast, slow, calls = _both(monkeypatch, four_bar("rigid", th0=2.5), 1.0, 5e-3, output_every=20)
+    assert fast.status == "finished"
+    _assert_same(fast, slow)
+    assert sum(int(w.key[7]) for w in works) >= 1  # the end step's own factorization, in a compiled call
 
 
 @pytest.mark.parametrize("every", [1, 3])

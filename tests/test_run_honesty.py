@@ -292,3 +292,32 @@ def test_valid_settings_in_other_number_types_run():
     res = fm.simulate(free_fall(), t_end=np.float64(0.2), dt=np.float32(0.1), rho_inf=1, output_every=np.int64(1),
                       max_halvings=4.0)
     assert res.status == "finished" and res.t[-1] == pytest.approx(0.2)
+
+
+def test_a_newton_failure_diagnoses_its_cuts_only_when_its_message_is_read():
+    """The families' notes on a failed step (rigid cuts: a singular value decomposition) are formed
+    once, when the message is first read: an attempt that is halved and passes costs none; pickled
+    (a sweep worker's failure) it is the SolverError with the whole message."""
+    import pickle
+
+    from flexmb.solvers.generalized_alpha import NewtonFailure
+
+    calls = []
+
+    def notes() -> list[str]:
+        calls.append(1)
+        return ["rigid cut 'B' open", "a singular configuration"]
+
+    exc = NewtonFailure("t = 1: Newton did not converge", 1.0, notes)
+    assert isinstance(exc, SolverError) and exc.time == 1.0 and not calls
+    text = str(exc)
+    assert text == "t = 1: Newton did not converge; rigid cut 'B' open; a singular configuration"
+    assert str(exc) == text and len(calls) == 1
+    back = pickle.loads(pickle.dumps(NewtonFailure("t = 2: no", 2.0, notes)))
+    assert type(back) is SolverError and str(back) == "t = 2: no; rigid cut 'B' open; a singular configuration"
+    assert back.time == 2.0
+
+    def broken() -> list[str]:
+        raise np.linalg.LinAlgError("SVD did not converge")
+
+    assert "the cuts' diagnosis failed: LinAlgError" in str(NewtonFailure("t = 3: no", 3.0, broken))

@@ -18,8 +18,10 @@ without it (tests/test_element_run.py). The drives, applied joint forces and nod
 The call stops at the first step that does not converge, meets a non-finite value or a pivot
 that is not positive, or whose powers are not finite, and returns how many steps it took: the
 Python step then repeats that step, halving it or raising the SolverError that names where
-(same arithmetic, so the same failure). Models with rigid cuts (their end-of-step projections run
-in Python) take one compiled call per step instead (:meth:`ElementRun.applies`).
+(same arithmetic, so the same failure). Rigid cuts begin and end every step in the call too
+(flexmb/solvers/cut_projection.py: their penalties (AL7), multipliers (AL8) and projections (AL5),
+(AL6), (AL9) of docs/rigid_cuts.md, then the error estimate and powers at the projected state);
+rigid cuts in a model with beams take one compiled call per step instead (:meth:`ElementRun.applies`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ import time
 import numpy as np
 from numba import njit
 
+from flexmb.elements.rigid_cut import _elastic
 from flexmb.engine.assembly import Evaluation, LazyEvaluation
+from flexmb.solvers.cut_projection import begin_cuts, bushings_at, cut_arrays, end_cuts
 from flexmb.solvers.element_step import LAZY, element_newton_step
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _all_finite
 from flexmb.solvers.recorder import Recorder
@@ -40,9 +44,11 @@ from flexmb.state import State
 
 __all__ = ["ElementRun", "element_run"]
 
-BEAM, BUSHING, SPRING_DAMPER = 0, 1, 2
-DISSIPATION_CODES = {"beam": BEAM, "bushing": BUSHING, "spring_damper": SPRING_DAMPER}
+BEAM, BUSHING, RIGID_CUT, SPRING_DAMPER = 0, 1, 2, 3
+DISSIPATION_CODES = {"beam": BEAM, "bushing": BUSHING, "rigid_cut": RIGID_CUT, "spring_damper": SPRING_DAMPER}
 """Codes of the families whose dissipation a step's power sums (``dissipation`` of :func:`element_run`)."""
+PROJECTED_PER_STEP = ("beam", "spring_damper")
+"""Families beside which a model's rigid cuts keep their end-of-step projections per step."""
 
 
 @njit(cache=True)
@@ -64,12 +70,12 @@ def _dissipation(order, outs) -> float:
             pw = outs[3][8]
             for e in range(pw.size):
                 s += pw[e]
-        total += s
+        total += s  # rigid cuts: no dissipation (FamilyEvaluation.dissipation 0.0)
     return total
 
 
 @njit(cache=True)
-def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info) -> int:
+def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info, cuts) -> int:
     """Take the steps ``steps`` (K, 3) = (step size, end time of the step, time of the state after
     it) from ``state`` = (q, balls, u, u̇, a) (updated in place to the last step taken).
 
@@ -81,7 +87,11 @@ def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info
     updated; ``power`` = ([t, p_diss, p_drive, p_load] of the last state, work (3,), joint dampers'
     c and u, family codes of the dissipation in the assembler's order) updated; ``log`` (K, 4) =
     (iterations, factorizations, residual, error) per step; ``info`` (5,) element_newton_step's of
-    the last step tried. Returns the number of steps taken (module docstring)."""
+    the last step tried; ``cuts`` = (with rigid cuts, CutModel, CutWork of flexmb/solvers/cut_projection.py):
+    each step begins with the cuts' penalties (begin_cuts, (AL7)) and ends with their projections
+    (end_cuts, (AL5), (AL6), (AL8), (AL9)), the pseudo-acceleration from the projected u̇ and the error
+    estimate and powers at the projected state (GeneralizedAlpha._accept). Returns the number of
+    steps taken (module docstring)."""
     (tree, bodies, gravity, springs, jforce_u, coords, fams, out_state, kin, Mb, wfull, tau, outs, rfull, r, work, pairs,
      mbar, diag_pos, scatters, factor, threads) = step
     jf_all, jf_power, loads_all, with_loads, drives_all = inputs
@@ -98,6 +108,9 @@ def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info
     pw = np.empty(3)
     one_load = loads_all.shape[0] == 1
     no_loads = np.zeros((0, 6))
+    with_cuts, cut_model, cut_work = cuts
+    key = cut_work.key
+    c_f, c_m = 1 - af, 1 - am
     for k in range(steps.shape[0]):
         h = steps[k, 0]
         gp = g * h * c_a  # GeneralizedAlpha.step
@@ -105,6 +118,8 @@ def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info
         for j in range(diag.size):
             diag[j] = gp * c_diag[j] + bp * k_diag[j]
         loads = loads_all[0] if one_load else loads_all[k]
+        if with_cuts:  # Assembler.begin_step
+            begin_cuts(cut_work.accepted, cut_model.scaled, bp, outs[2][7])
         element_newton_step(tree, bodies, gravity, springs, jforce_u, jf_all[k], loads,
                             (driven, driven_q[k], driven_u[k], driven_a[k]), coords, fams, (am, af, g, b, h), q, balls, u,
                             udot, a, out_state, kin, Mb, wfull, tau, outs, rfull, r, work, pairs, mbar, diag_pos, diag,
@@ -114,13 +129,33 @@ def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info
         status = int(info[3])
         if (status != OK and status != LAZY) or not _all_finite(q1, u1, udot1, balls1):
             return k
+        kin_end = kin
+        if with_cuts:  # GeneralizedAlpha._accept: the factor key of _element_newton, RigidCuts.end_step, a1, the new state
+            if info[1] > 0.0:
+                key[0], key[1], key[2] = 1.0, gp, bp
+            if outs[2][11][3] > 0.0:  # the accepted iterate raised the penalties: the factor is not S's
+                key[0] = 0.0
+            matrix = (tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, with_mass, kin, Mb, factor, threads)
+            if not end_cuts(tree, kin, cut_model, cut_work, outs[2], coords[3], u1, udot1, q1, balls1, gp, bp, matrix,
+                            threads):
+                return k
+            for j in range(a1.size):
+                a1[j] = (af * udot[j] + c_f * udot1[j] - am * a[j]) / c_m
+            if not _all_finite(q1, u1, udot1, balls1):
+                return k
+            kin_end = cut_work.kin  # the evaluation at the projected state (ev1 of _accept)
+            if cut_model.elastic:  # its bushings' dissipation
+                bushings_at(cut_work, fams[1], outs[1])
         # a lazy step (the last evaluated iterate's kinematics) is taken only where no element dissipates
-        err, motion, finite = step_measures(tree, kin, a, a1, driven, c_err, h, ell, v_scale, rfull, (spring_c, spring_u), u1,
-                                            loads if with_loads else no_loads, jf_power[k], jforce_u, drive, pw,
+        err, motion, finite = step_measures(tree, kin_end, a, a1, driven, c_err, h, ell, v_scale, rfull, (spring_c, spring_u),
+                                            u1, loads if with_loads else no_loads, jf_power[k], jforce_u, drive, pw,
                                             _dissipation(order, outs) if status == OK else 0.0, status == OK)
         if not finite:
             return k
         step_taken(k, steps[k, 2], motion, err, pw, v_scale, prev, wrk, state, out_state, info, log)
+        if with_cuts:
+            cut_work.accepted[:] = cut_work.state
+            key[4:8] = key[0:4]
     return steps.shape[0]
 
 
@@ -132,11 +167,17 @@ class ElementRun:
     @staticmethod
     def applies(integ: GeneralizedAlpha, callback) -> bool:
         """The whole Newton loop compiled (GeneralizedAlpha.newton_path: the dense or band factor,
-        no factor kept over steps), no element state (rigid cuts: their projections run in Python)
-        no callback (it sees every step's state in Python) and only families whose dissipation the
-        compiled run sums (DISSIPATION_CODES)."""
+        no factor kept over steps), no callback (it sees every step's state in Python), only families
+        whose dissipation the compiled run sums (DISSIPATION_CODES) and, of the families with element
+        state, only rigid cuts, not beside beams or spring-dampers (PROJECTED_PER_STEP: where the cuts
+        project with their own factor, rigid_cut._elastic, the dissipation at the projected state is
+        compiled for bushings only: flexmb/solvers/cut_projection.py)."""
+        model = integ.model
         return (callback is None and integ.element_step is not None and integ.compiled_newton
-                and integ.chol.kind in ("dense", "band") and not integ._reusing() and not integ.asm.with_state
+                and integ.chol.kind in ("dense", "band") and not integ._reusing()
+                and all(f.name == "rigid_cut" for f, _, _ in integ.asm.with_state)
+                and not (integ.asm.with_state and _elastic(model, "rigid_cut")
+                         and any(f.name in PROJECTED_PER_STEP for f, _, _ in integ.asm.families))
                 and all(f.name in DISSIPATION_CODES for f, _, _ in integ.asm.families))
 
     def __init__(self, integ: GeneralizedAlpha, rec: Recorder, est: ErrorEstimate) -> None:
@@ -149,6 +190,7 @@ class ElementRun:
             self.max_steps = max(1, min(self.max_steps, MAX_LOAD_VALUES // (6 * m.n_nodes)))
         self.order = np.array([DISSIPATION_CODES[f.name] for f, _, _ in integ.asm.families], dtype=np.int64)
         self.spring = (np.asarray(m.spring_c, dtype=float), np.asarray(m.spring_u, dtype=np.int64))
+        self.cuts = bool(m.elements["rigid_cut"].n)
 
     def run(self, st: State, a: np.ndarray, dt: float, n: int) -> tuple[State, np.ndarray, Evaluation | None, Taken]:
         """Up to ``n`` steps of ``dt`` from (st, a), as GeneralizedAlpha.advance takes them when no
@@ -174,20 +216,38 @@ class ElementRun:
         newton = (float(integ.rtol), float(integ.atol_udot), float(integ._eps_pos), float(integ.length_scale),
                   int(integ.max_iter), bool(self._lazy()), es.with_mass, np.ascontiguousarray(integ._lever, dtype=float),
                   np.ascontiguousarray(integ.c_diag, dtype=float), np.ascontiguousarray(integ.k_diag, dtype=float))
+        elastic = self.cuts and _elastic(m, "rigid_cut")
+        if elastic and integ._pchol is None:  # the cuts' projection factor (GeneralizedAlpha._projection_factor)
+            integ._pchol = integ.chol.twin()
+        cut_model, cut_work = cut_arrays((es.beam, es.bushing, es.rigid), m.elements["rigid_cut"].penalty, elastic, es.kin,
+                                         m.n_u, integ.free.size, st.elements.get("rigid_cut", np.zeros((0, 10))),
+                                         integ._factor_key, es.factor_arrays(integ._pchol if elastic else integ.chol))
         t0 = time.perf_counter()
         done = element_run(es.run_arguments(integ.chol), (jf, jf_p, loads_all, bool(m.loads), (es.driven, *drives)),
                            (integ.am, integ.af, integ.gamma, integ.beta), newton, steps, (q, balls, u, udot, a1),
-                           (est.c, est.ell, v_scale), (prev, work, *self.spring, self.order), log, info)
+                           (est.c, est.ell, v_scale), (prev, work, *self.spring, self.order), log, info,
+                           (self.cuts, cut_model, cut_work))
         integ.timings["compiled_step"] += time.perf_counter() - t0
         empty = Taken(np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
         if not done:
             return st, a, None, empty
         taken = book_steps(rec, est, float(v_scale[0]), (prev, work), steps[:done], log[:done])
         integ.note_element_steps(taken.h, taken.factorizations)
+        elements = {k: v.copy() for k, v in st.elements.items()}
+        if self.cuts:  # the factor after the last step taken (its end step may have refactorized S: counted)
+            key = cut_work.key
+            integ._factor_key = (float(key[5]), float(key[6])) if key[4] > 0.0 else None
+            integ.chol.n_factorize += int(key[7])
+            elements["rigid_cut"] = cut_work.accepted.copy()
         last = done - 1
-        st1 = State(float(steps[last, 2]), q, balls, u, udot, {k: v.copy() for k, v in st.elements.items()})
+        st1 = State(float(steps[last, 2]), q, balls, u, udot, elements)
         if done < n:  # the state after the last step taken; its evaluation is not kept (the caller steps on in Python)
             return st1, a1, None, taken
+        if self.cuts:  # GeneralizedAlpha._accept: the projected state evaluated, the converged iterate's drive forces
+            ev = integ._evaluate(st1)
+            ev.drive_forces = es.rfull[es.driven].copy() if m.driven.size else None
+            rec.set_drive(es.rfull[es.driven].copy() if es.driven.size else np.zeros(0))
+            return st1, a1, ev, taken
         es.end_run(st1, float(steps[last, 1]), loads_all[last] if m.loads else loads_all[0])
         lazy = int(info[3]) == LAZY
         ev = LazyEvaluation(integ.asm, st1, es.kinematics()) if lazy else es.evaluation()
@@ -198,4 +258,4 @@ class ElementRun:
     def _lazy(self) -> bool:
         """Whether a converged step may be taken without evaluating its last iterate (GeneralizedAlpha.step)."""
         integ = self.integ
-        return bool(integ.lazy_accept and not integ._work_needs_forces)
+        return bool(integ.lazy_accept and not integ.asm.with_state and not integ._work_needs_forces)

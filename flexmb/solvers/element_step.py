@@ -504,15 +504,18 @@ class ElementStep(CompiledStep):
         factor ``chol`` (flexmb.solvers.element_run.element_run's ``step``): (tree, bodies, gravity,
         springs, jforce_u, coords, fams, out_state, kin, Mb, wfull, τ, outs, rfull, r, work, pairs,
         mbar, diag_pos, scatters, factor, threads)."""
-        mbar, diag_pos, scatters = self.mbar, self.diag_pos, self.scatters
-        if chol.kind == "band":  # S straight into the band (band_maps)
-            mbar, diag_pos, scatters = self.band_maps
-            factor = (True, _NO_INT, _NO_INT, chol.L.reshape(-1), chol.L, chol.perm, chol.dinv, chol._y)
-        else:
-            factor = (False, chol.indptr, chol.indices, chol.values, chol.L, _NO_INT, _NO_FLOAT, _NO_FLOAT)
+        mbar, diag_pos, scatters = self.band_maps if chol.kind == "band" else (self.mbar, self.diag_pos, self.scatters)
+        factor = self.factor_arrays(chol)
         return (self.tree, self.bodies, self.gravity, self.springs, self.jforce_u, self.coords,
                 self.fams, self.out_state, self.kin, self.Mb, self.wfull, self.tau, self.outs,
                 self.rfull, self.r, self.work, self.pairs, mbar, diag_pos, scatters, factor, self.threads)
+
+    @staticmethod
+    def factor_arrays(chol) -> tuple:
+        """element_newton_step's ``factor`` of the dense or band factor ``chol`` (S straight into the band)."""
+        if chol.kind == "band":
+            return True, _NO_INT, _NO_INT, chol.L.reshape(-1), chol.L, chol.perm, chol.dinv, chol._y
+        return False, chol.indptr, chol.indices, chol.values, chol.L, _NO_INT, _NO_FLOAT, _NO_FLOAT
 
     def newton(self, chol, gp: float, bp: float, diag: np.ndarray, tol: tuple, lazy: bool) -> tuple[int, int, int, float]:
         """The step begun by :meth:`begin`, its whole Newton loop on the dense or band factor ``chol``

@@ -21,9 +21,11 @@ by where it first appears (flexmb.solvers.nonfinite).
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time as _time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -493,12 +495,11 @@ class GeneralizedAlpha:
                 worst = free[np.argsort(-np.abs(r))[:3]]
                 if ev is None and es is not None and self.asm.with_state:
                     ev = es.evaluation()
-                notes = self.asm.newton_failure(ev) if ev is not None and self.asm.with_state else []
-                open_cuts = "".join("; " + n for n in notes)
-                raise SolverError(
+                notes = functools.partial(self.asm.newton_failure, ev) if ev is not None and self.asm.with_state else list
+                raise NewtonFailure(
                     f"t = {t1:.6g}: Newton did not converge in {it} iterations (residual {rn:.3e}, "
                     f"history {', '.join(f'{x:.1e}' for x in r_hist[-4:])}); largest residuals in "
-                    f"{_names(m, worst)}{open_cuts}", t1)
+                    f"{_names(m, worst)}", t1, notes)
             theta = dxs[-1] / dxs[-2] if len(dxs) > 1 and dxs[-2] > 0 else np.inf  # contraction rate
             slow = not fresh and theta != np.inf and theta > self.theta_refresh
             if self._factor_key != (gp, bp) or (not fresh and not self._reusing()) or slow:
@@ -675,6 +676,29 @@ class GeneralizedAlpha:
             if level and k % 2 == 0:  # back on the grid of the doubled step: try it
                 level -= 1
                 k //= 2
+
+
+class NewtonFailure(SolverError):
+    """A step whose Newton iteration did not converge. The families' notes on it (cuts left open,
+    a singular configuration: a singular value decomposition of the cuts' closure Jacobian) join the
+    message when it is first read, so an attempt that is then halved costs no decomposition."""
+
+    def __init__(self, message: str, time: float, notes: Callable[[], list[str]]) -> None:
+        super().__init__(message, time)
+        self._notes: Callable[[], list[str]] | None = notes
+        self._text = message
+
+    def __str__(self) -> str:
+        if self._notes is not None:
+            notes, self._notes = self._notes, None
+            try:
+                self._text += "".join("; " + n for n in notes())
+            except Exception as exc:  # the message is read while an error is reported: it must not raise
+                self._text += f"; (the cuts' diagnosis failed: {type(exc).__name__}: {exc})"
+        return self._text
+
+    def __reduce__(self) -> tuple:  # pickled (a sweep worker's failure) as the SolverError it reads as
+        return SolverError, (str(self), self.time)
 
 
 class _Iterate:
