@@ -74,7 +74,7 @@ class NewtonFailure(SolverError):
 class BackendError(FlexmbError, ImportError):
     """The sparse Cholesky backend (CHOLMOD through scikit-sparse) or another required library is unavailable."""
 
-    hint = "install the missing library named in the message (README, section 'Install')"
+    hint = "install the missing library named in the message (docs/getting_started.md, 'Install')"
 
 
 class ResultFileError(FlexmbError, ValueError):
@@ -94,7 +94,7 @@ class RunDirError(FlexmbError, FileExistsError):
 class CaseError(FlexmbError, ValueError):
     """Bad case file or bad case parameter (flexmb.app.casefile)."""
 
-    hint = "see the case-file protocol in the README (section 'Command line')"
+    hint = "see the case-file protocol in docs/guide/cli.md"
 
 
 class CaseCodeError(CaseError):

@@ -17,5 +17,5 @@ Look at:  $OUT/animation.gif    the mechanism moving (opens in any browser or im
           $OUT/cut_force.png    the coupler's axial force (the loop's cut) against its physical bounds
           $OUT/sigma_min.png    sigma_min of the rigid loop-closure Jacobian: zero at the singular configurations
           $OUT/summary.json     what happened at each singular configuration (printed above)
-          $OUT/paraview/change_point_four_bar.pvd   in ParaView (README: Opening results in ParaView)
+          $OUT/paraview/change_point_four_bar.pvd   in ParaView (docs/getting_started.md: Looking at it in ParaView)
 EOF

@@ -9,7 +9,15 @@ build output) and reports
     elements/, tests/, cases/, benchmarks/, scripts/ or docs/ (also written relative to the flexmb
     or elements package, e.g. "engine/kinematics.py"), a bare "<name>.md" that no file of the
     repository is called; in .py files only their docstrings and comments are read for (b);
-(c) a section "§n" or an equation "(tag)" cited right after a docs page that the page does not have.
+(c) a section "§n" or an equation "(tag)" cited right after a docs page that the page does not have;
+(d) in the documentation site's Markdown pages (docs/): a link or image ``[text](target)`` and a
+    ``{doc}`` reference whose target is not in the repository (relative to the page, or to docs/ for
+    a ``{doc}`` path starting with "/"). Targets the build generates (the tutorials' pages, the
+    gallery, the module pages of the API reference) are checked in the built site by
+    tests/test_docs_site.py instead.
+
+The site's generated pages and build output (docs/_build, docs/auto_tutorials, docs/gallery,
+docs/api/generated) are left out of the scan: they are not the repository's.
 
 This file itself holds the patterns and is left out of the scan; the checker is shown to find a
 planted reference of every kind (test_the_checker_reports_planted_references).
@@ -24,8 +32,11 @@ import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-EXTENSIONS = (".py", ".md", ".sh", ".toml")
+EXTENSIONS = (".py", ".md", ".sh", ".toml", ".rst")
 SKIP_DIRS = {".venv", ".git", "__pycache__", "flexmb.egg-info", "build", "dist", ".pytest_cache", ".ruff_cache"}
+#: what the documentation build generates (scripts/docs.sh; .gitignore)
+GENERATED = {ROOT / "docs" / "_build", ROOT / "docs" / "auto_tutorials", ROOT / "docs" / "gallery",
+             ROOT / "docs" / "api" / "generated"}
 TOP = ("docs", "flexmb", "elements", "tests", "cases", "benchmarks", "scripts")
 PACKAGE_DIRS = {"engine": "flexmb", "solvers": "flexmb", "builder": "flexmb", "results": "flexmb", "app": "flexmb",
                 "analysis": "flexmb", "beam": "elements", "rigid_body": "elements"}
@@ -54,7 +65,7 @@ def _walk() -> list[Path]:
     """Every file of the repository (the skipped folders pruned, not walked)."""
     out = []
     for folder, dirs, files in os.walk(ROOT):
-        dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and Path(folder) / d not in GENERATED]
         out += [Path(folder) / f for f in files]
     return out
 
@@ -125,6 +136,42 @@ def _missing(cited: str, path: Path, names: set[str], reported) -> list[tuple[in
     return out
 
 
+_MD_LINK = re.compile(r"!?\[[^\]\n]*\]\(([^)\s]+)\)")
+_DOC_ROLE = re.compile(r"\{doc\}`(?:[^`<]*<([^>`]+)>|([^`<]+))`")
+_GENERATED_DOCS = ("auto_tutorials/", "gallery/", "api/generated/")
+
+
+def _site_target_exists(target: str, page: Path, doc: bool) -> bool:
+    """Whether a link or ``{doc}`` target of the docs page ``page`` is in the repository (or generated)."""
+    target = target.split("#", 1)[0]
+    if not target:
+        return True
+    base = ROOT / "docs" if doc and target.startswith("/") else page.parent
+    path = (base / target.lstrip("/")).resolve()
+    docs = (ROOT / "docs").resolve()
+    if path.is_relative_to(docs) and str(path.relative_to(docs)).replace(os.sep, "/").startswith(_GENERATED_DOCS):
+        return True  # made by the build: tests/test_docs_site.py checks it in the built site
+    if doc:
+        return any(path.with_name(path.name + ext).exists() for ext in (".md", ".rst"))
+    return path.exists() or (path.suffix == ".html" and any(path.with_suffix(e).exists() for e in (".md", ".rst")))
+
+
+def site_links(text: str, path: Path) -> list[tuple[int, str]]:
+    """(d): (position, what) of every link, image or ``{doc}`` target of a docs Markdown page that does not exist."""
+    out = []
+    for m in _MD_LINK.finditer(text):
+        target = m.group(1)
+        if "://" in target or target.startswith(("mailto:", "#")):
+            continue
+        if not _site_target_exists(target, path, doc=False):
+            out.append((m.start(), f"link target {target!r} is not in the repository"))
+    for m in _DOC_ROLE.finditer(text):
+        target = (m.group(1) or m.group(2)).strip()
+        if not _site_target_exists(target, path, doc=True):
+            out.append((m.start(), f"{{doc}} target {target!r} is not a page of the site"))
+    return out
+
+
 def problems(text: str, path: Path, names: set[str] | None = None) -> list[str]:
     """Every bad reference in ``text``, the contents of the repository file ``path``, as 'path:line: what'."""
     names = _all_names() if names is None else names
@@ -148,6 +195,9 @@ def problems(text: str, path: Path, names: set[str] | None = None) -> list[str]:
         missing = _missing(prose(text, path.suffix), path, names, reported)
     for pos, what in missing:
         report(pos, what)
+    if path.suffix == ".md" and path.is_relative_to(ROOT / "docs"):
+        for pos, what in site_links(text, path):
+            report(pos, what)
     return out
 
 
@@ -185,3 +235,18 @@ def test_the_checker_reports_planted_references():
     for line, what in expected:
         assert any(f.startswith(line) and what in f for f in found), (line, what, found)
     assert len(found) == len(expected), found  # and nothing else: the fine references and code strings pass
+
+
+def test_the_checker_reports_broken_site_links():
+    """(d): a docs page's Markdown links, images and {doc} references must name what is there."""
+    page = ROOT / "docs" / "guide" / "planted.md"
+    text = "\n".join([
+        "[fine](../loops.md) and [fine too](../loops.md#2-four-bars), ![fine](../arm_paraview.png),",
+        "{doc}`fine <../equations_of_motion>`, {doc}`/theory` and {doc}`generated <../gallery/index>`;",
+        "[missing](../no_page.md), ![missing](nothing.png), {doc}`gone <../nowhere>`, {doc}`/absent`,",
+        "[external](https://example.org/x.md) and [anchor](#here) are not checked.",
+    ])
+    found = problems(text, page)
+    assert len(found) == 4 and all(f.startswith("docs/guide/planted.md:3:") for f in found), found
+    for what in ("no_page.md", "nothing.png", "nowhere", "absent"):
+        assert any(what in f for f in found), (what, found)

@@ -225,3 +225,23 @@ def test_an_end_step_that_refactorizes_is_the_python_one(monkeypatch) -> None:
     assert fast.status == "finished"
     _assert_same(fast, slow)
     assert sum(int(w.key[7]) for w in works) >= 1  # the end step's own factorization, in a compiled call
+
+
+@pytest.mark.parametrize("every", [1, 3])
+def test_ctrl_c_after_a_reported_step_finds_its_row_recorded(tmp_path, every) -> None:
+    """Ctrl-C right after the progress reports a time (what tests/test_cli.py's Ctrl-C test does to
+    `flexmb run`): the streamed run holds the row of that time when it is an output row. The compiled
+    call's row is recorded before its steps are reported, as on the Python path."""
+    reported: list[float] = []
+
+    def progress(t: float, iterations: int) -> None:
+        reported.append(t)
+        if len(reported) == every:
+            raise KeyboardInterrupt
+    model = beam_loop()
+    assert ElementRun.applies(GeneralizedAlpha(model), None)
+    with pytest.raises(KeyboardInterrupt):
+        fm.simulate(model, 0.1, 1e-3, output_every=every, out=tmp_path / "run", progress=progress)
+    res = fm.load(tmp_path / "run")
+    assert res.status == "interrupted"
+    assert len(res.t) == 2 and res.t[-1] == pytest.approx(reported[-1], abs=1e-12)

@@ -142,7 +142,7 @@ def load_case(path: str | Path) -> Case:
     defaults = getattr(module, "DEFAULTS", None)
     if not isinstance(defaults, dict) or not callable(getattr(module, "build", None)):
         raise CaseError(f"'{p}' is not a flexmb case: it needs a DEFAULTS dict and a build(**params) function",
-                        "see the case-file protocol in the README (section 'Command line')")
+                        "see the case-file protocol in docs/guide/cli.md")
     missing = [k for k in ("t_end", "dt") if k not in defaults]
     if missing:
         raise CaseError(f"case '{name}': DEFAULTS lacks the run settings {missing}",

@@ -136,6 +136,7 @@ def warm_up() -> float:
 
 
 def main() -> None:
+    """``python -m flexmb.app.warm_up``: compile every kernel (:func:`warm_up`) and say how long it took."""
     print("flexmb: compiling the numba kernels once (cached for later runs) ...", flush=True)
     print(f"flexmb: kernels compiled in {warm_up():.1f} s")
 
