@@ -212,6 +212,17 @@ def write_results(name: str, text: str, results_dir: str | None) -> Path:
     return path
 
 
+def publish(name: str, text: str, results_dir: str | None, json_path: str | None = None, data=None) -> int:
+    """A benchmark's end: its report ``text`` printed, written by :func:`write_results` (the path on
+    stderr), and ``data`` written to ``json_path`` as JSON when given (--json); returns 0 (exit code)."""
+    print(text)
+    print(f"written: {write_results(name, text, results_dir)}", file=sys.stderr)
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(data, f, indent=1)
+    return 0
+
+
 def numba_threads_line(n: int) -> str:
     """What the workers' numba threads are, for the reports (--numba-threads n)."""
     from flexmb.engine.parallel import PARALLEL_MIN, threading_layer

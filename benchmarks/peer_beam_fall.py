@@ -50,7 +50,6 @@ Options: --n, --t-end, --dt, --programs (flexmb,exudyn), --fm-rtol (1e-10,1e-4),
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -319,13 +318,7 @@ def main(argv: list[str] | None = None) -> int:
                         "variant_short": "flexmb" if c["program"] == "flexmb" else f"exudyn {c['nodes']}"})
             rows.append(row)
     text = report(rows, args, blas)
-    print(text)
-    path = bl.write_results("peer_beam_fall", text, args.results_dir)
-    print(f"written: {path}", file=sys.stderr)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
-    return 0
+    return bl.publish("peer_beam_fall", text, args.results_dir, args.json, rows)
 
 
 if __name__ == "__main__":

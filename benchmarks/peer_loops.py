@@ -534,13 +534,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row)
     sys.stderr = tee.stream
     text = report(rows, args, blas, "".join(tee.lines))
-    print(text)
     name = "peer_loops" + ("" if args.theta0_deg == 90.0 else f"-{args.theta0_deg:g}deg")
-    print(f"written: {bl.write_results(name, text, args.results_dir)}", file=sys.stderr)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
-    return 0
+    return bl.publish(name, text, args.results_dir, args.json, rows)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,6 @@ Options: --models, --t-end (override every model's), --dt, --rho-inf, --fm-rtol 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -315,12 +314,7 @@ def main(argv: list[str] | None = None) -> int:
             row.update({"model": m, "label": c["label"], "tol": c["tol"]})
             rows.append(row)
     text = report(rows, args, blas)
-    print(text)
-    print(f"written: {bl.write_results('peer_rigid', text, args.results_dir)}", file=sys.stderr)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
-    return 0
+    return bl.publish("peer_rigid", text, args.results_dir, args.json, rows)
 
 
 if __name__ == "__main__":
