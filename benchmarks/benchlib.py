@@ -196,6 +196,23 @@ def tol_text(x) -> str:
     return f"{m.rstrip('0').rstrip('.')}e{int(e)}"
 
 
+def floats(text: str) -> list[float]:
+    """The numbers of a comma-separated option value (empty items skipped), e.g. --fm-rtol 1e-6,1e-10."""
+    return [float(v) for v in text.split(",") if v.strip()]
+
+
+def all_runs(head: list[str], lines: list[list[str]], rows: list[dict]) -> list[str]:
+    """The "All runs" section of a peer report: the table of every run, then each setting once that a
+    run reported (``* label: settings``, in the order of the rows)."""
+    seen = []
+    for r in rows:
+        if r.get("settings"):
+            s = f"* {r['label']}: {r['settings']}"
+            if s not in seen:
+                seen.append(s)
+    return ["## All runs", "", table(head, lines), "", "Settings in full:", *seen]
+
+
 def table(head: list[str], rows: list[list[str]]) -> str:
     """A markdown table."""
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]

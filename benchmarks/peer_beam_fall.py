@@ -149,18 +149,15 @@ def run_exudyn(n: int, t_end: float, dt: float, rtol: float, nodes_kind: str, gu
 
 # ---------------------------------------------------------------- driver
 
-def _floats(text: str) -> list[float]:
-    return [float(v) for v in text.split(",") if v.strip()]
-
 
 def configs(args) -> list[dict]:
     progs = [p.strip() for p in args.programs.split(",") if p.strip()]
     out = []
     if "flexmb" in progs:
-        out += [{"program": "flexmb", "tol": t} for t in _floats(args.fm_rtol)]
+        out += [{"program": "flexmb", "tol": t} for t in bl.floats(args.fm_rtol)]
     if "exudyn" in progs:
         out += [{"program": "exudyn", "nodes": k.strip(), "tol": t} for k in args.exu_nodes.split(",") if k.strip()
-                for t in _floats(args.exu_rtol)]
+                for t in bl.floats(args.exu_rtol)]
     return out
 
 
@@ -252,18 +249,8 @@ def report(rows: list[dict], args, blas: str) -> str:
         "",
         bl.table(["N"] + cols + ["best exudyn ÷ flexmb rtol 1e-10 (> 1: flexmb faster)", "peak MB (same order)"], summary),
         "",
-        "## All runs",
-        "",
-        bl.table(head, lines),
-        "",
-        "Settings in full:",
+        *bl.all_runs(head, lines, rows),
     ]
-    seen = []
-    for r in rows:
-        s = f"* {r['label']}: {r.get('settings', 'no settings: the run did not report')}"
-        if r.get("settings") and s not in seen:
-            seen.append(s)
-    text += seen
     notes = []
     for r in rows:
         if r.get("tip") and abs(r.get("t_covered", 0) - 1.0) < 1e-9:
@@ -298,10 +285,10 @@ def main(argv: list[str] | None = None) -> int:
     budget = 60.0 * args.max_minutes
 
     if args.worker == "flexmb":
-        bl.emit(run_flexmb(ns[0], args.t_end, args.dt, _floats(args.fm_rtol)[0]))
+        bl.emit(run_flexmb(ns[0], args.t_end, args.dt, bl.floats(args.fm_rtol)[0]))
         return 0
     if args.worker == "exudyn":
-        bl.emit(run_exudyn(ns[0], args.t_end, args.dt, _floats(args.exu_rtol)[0], args.exu_nodes, args.exu_guard == "on",
+        bl.emit(run_exudyn(ns[0], args.t_end, args.dt, bl.floats(args.exu_rtol)[0], args.exu_nodes, args.exu_guard == "on",
                            budget, args.stall_seconds))
         return 0
 

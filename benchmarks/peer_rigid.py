@@ -164,18 +164,15 @@ def run_exudyn(model_name: str, t_end: float, dt: float, rho_inf: float, rtol: f
 
 # ---------------------------------------------------------------- driver
 
-def _floats(text: str) -> list[float]:
-    return [float(v) for v in text.split(",") if v.strip()]
-
 
 def configs(args) -> list[dict]:
     progs = [p.strip() for p in args.programs.split(",") if p.strip()]
     out = []
     if "flexmb" in progs:
-        out += [{"program": "flexmb", "tol": t, "label": f"flexmb {bl.tol_text(t)}"} for t in _floats(args.fm_rtol)]
+        out += [{"program": "flexmb", "tol": t, "label": f"flexmb {bl.tol_text(t)}"} for t in bl.floats(args.fm_rtol)]
     if "exudyn" in progs:
         out += [{"program": "exudyn", "nodes": k.strip(), "tol": t, "label": f"exudyn {k.strip()} {bl.tol_text(t)}"}
-                for k in args.exu_nodes.split(",") if k.strip() for t in _floats(args.exu_rtol)]
+                for k in args.exu_nodes.split(",") if k.strip() for t in bl.floats(args.exu_rtol)]
     return out
 
 
@@ -256,18 +253,8 @@ def report(rows: list[dict], args, blas: str) -> str:
         "",
         bl.table(["model"] + cols + ["flexmb 1e-10 ÷ best exudyn (> 1: flexmb slower)"], summary),
         "",
-        "## All runs",
-        "",
-        bl.table(head, lines),
-        "",
-        "Settings in full:",
+        *bl.all_runs(head, lines, rows),
     ]
-    seen = []
-    for r in rows:
-        s = f"* {r['label']}: {r.get('settings', 'the run did not report')}"
-        if r.get("settings") and s not in seen:
-            seen.append(s)
-    text += seen
     warm = [f"{r['model']} {r['label']} {r['warmup_s']:.1f} s" for r in rows if "warmup_s" in r]
     if warm:
         text += ["", "flexmb JIT warm-up (not in the rows): " + ", ".join(warm)]
@@ -296,9 +283,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         t_end = args.t_end if args.t_end else MODELS[models[0]][3]
         if args.worker == "flexmb":
-            bl.emit(run_flexmb(models[0], t_end, args.dt, args.rho_inf, _floats(args.fm_rtol)[0]))
+            bl.emit(run_flexmb(models[0], t_end, args.dt, args.rho_inf, bl.floats(args.fm_rtol)[0]))
         else:
-            bl.emit(run_exudyn(models[0], t_end, args.dt, args.rho_inf, _floats(args.exu_rtol)[0], args.exu_nodes, budget))
+            bl.emit(run_exudyn(models[0], t_end, args.dt, args.rho_inf, bl.floats(args.exu_rtol)[0], args.exu_nodes, budget))
         return 0
 
     env = bl.worker_env(args.blas, args.threads, args.numba_threads)
