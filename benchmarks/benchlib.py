@@ -196,6 +196,16 @@ def tol_text(x) -> str:
     return f"{m.rstrip('0').rstrip('.')}e{int(e)}"
 
 
+def worker_lines(args, blas: str, repeats_note: str) -> list[str]:
+    """The report lines on where and how a peer benchmark ran: host, the workers' BLAS, numba's threads
+    and the command, with ``repeats_note`` after "median of N run(s) per row, each in its own process"."""
+    return [f"Host: {host_line()}",
+            f"BLAS of the workers (--blas {args.blas}, {args.threads} thread(s)): {blas}",
+            f"{numba_threads_line(args.numba_threads)}",
+            f"Command: `{command_line()}`; median of {args.repeats} run(s) per row, each in its own process"
+            + repeats_note]
+
+
 def floats(text: str) -> list[float]:
     """The numbers of a comma-separated option value (empty items skipped), e.g. --fm-rtol 1e-6,1e-10."""
     return [float(v) for v in text.split(",") if v.strip()]

@@ -234,11 +234,8 @@ def report(rows: list[dict], args, blas: str) -> str:
         f"end, falling from horizontal under g = {GRAVITY} m/s²; h = {args.dt:g} s, generalized-α ρ∞ = {RHO_INF}, "
         f"t_end = {args.t_end:g} s.",
         "",
-        f"Host: {bl.host_line()}",
-        f"BLAS of the workers (--blas {args.blas}, {args.threads} thread(s)): {blas}",
-        f"{bl.numba_threads_line(args.numba_threads)}",
-        f"Command: `{bl.command_line()}`; median of {args.repeats} run(s) per row, each in its own process "
-        f"(a run that does not finish is not repeated); time limit {args.max_minutes:g} min per run.",
+        *bl.worker_lines(args, blas, " (a run that does not finish is not repeated); time limit "
+                         f"{args.max_minutes:g} min per run."),
         "",
         "ms per step: wall (or CPU) time of the solve divided by the simulated time reached / h (so exudyn's reduced "
         "steps are charged by the time they cover); Newton it/step and Jacobians/step per step taken; peak MB: "

@@ -418,11 +418,8 @@ def report(rows: list[dict], args, blas: str, raw: str) -> str:
         f"B0 at {V0:g} m/s along +x; h = {args.dt:g} s fixed (exudyn: its adaptive step may halve it), generalized-α "
         f"ρ∞ = {args.rho_inf:g} for both programs. The rods are horizontal (singular) whenever θ = kπ.",
         "",
-        f"Host: {bl.host_line()}",
-        f"BLAS of the workers (--blas {args.blas}, {args.threads} thread(s)): {blas}",
-        f"{bl.numba_threads_line(args.numba_threads)}",
-        f"Command: `{bl.command_line()}`; median of {args.repeats} run(s) per row, each in its own process "
-        f"(a run that does not finish is not repeated); time limit {args.max_minutes:g} min per run.",
+        *bl.worker_lines(args, blas, " (a run that does not finish is not repeated); time limit "
+                         f"{args.max_minutes:g} min per run."),
         "",
         "ms per step: wall (or CPU) time of the time integration only divided by (simulated time reached / h); Newton "
         "it/step and Jacobians/step per step taken; B0x error: |B0 x − L cos θ(t)| against the exact "

@@ -239,11 +239,7 @@ def report(rows: list[dict], args, blas: str) -> str:
         f"Uniform rods with revolute joints about z, starting horizontal at rest, g = {GRAVITY} m/s² along -y; "
         f"h = {args.dt:g} s, generalized-α ρ∞ = {args.rho_inf:g} for both programs.",
         "",
-        f"Host: {bl.host_line()}",
-        f"BLAS of the workers (--blas {args.blas}, {args.threads} thread(s)): {blas}",
-        f"{bl.numba_threads_line(args.numba_threads)}",
-        f"Command: `{bl.command_line()}`; median of {args.repeats} run(s) per row, each in its own process; time limit "
-        f"{args.max_minutes:g} min per run.",
+        *bl.worker_lines(args, blas, f"; time limit {args.max_minutes:g} min per run."),
         "",
         "ms per step: time of the solve divided by (simulated time reached / h); Newton it/step and Jacobians/step per "
         "step taken; Δ: distance of the last rod's free end from flexmb rtol 1e-10's at common times (every full "
