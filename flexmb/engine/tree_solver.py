@@ -291,8 +291,7 @@ def _factor(parent, child, jf_ptr, jf_coord, S, Sd, gp, Mb, x, Vs, diag, IA, U, 
 
 @njit(cache=True, inline="always")
 def _minus_projections(jf_coord, lo, n, base, M, v, node, rho):
-    """rho[t] = base[a] - M[a] · v[node] for the n coordinates a = jf_coord[lo + t] of one joint
-    (the sweeps of :func:`_solve`)."""
+    """rho[t] = base[a] - M[a] · v[node], a = jf_coord[lo + t], t < n: one joint in :func:`_solve`."""
     for t in range(n):
         a = jf_coord[lo + t]
         s = 0.0
