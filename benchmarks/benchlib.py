@@ -196,6 +196,33 @@ def tol_text(x) -> str:
     return f"{m.rstrip('0').rstrip('.')}e{int(e)}"
 
 
+def worker_lines(args, blas: str, repeats_note: str) -> list[str]:
+    """The report lines on where and how a peer benchmark ran: host, the workers' BLAS, numba's threads
+    and the command, with ``repeats_note`` after "median of N run(s) per row, each in its own process"."""
+    return [f"Host: {host_line()}",
+            f"BLAS of the workers (--blas {args.blas}, {args.threads} thread(s)): {blas}",
+            f"{numba_threads_line(args.numba_threads)}",
+            f"Command: `{command_line()}`; median of {args.repeats} run(s) per row, each in its own process"
+            + repeats_note]
+
+
+def floats(text: str) -> list[float]:
+    """The numbers of a comma-separated option value (empty items skipped), e.g. --fm-rtol 1e-6,1e-10."""
+    return [float(v) for v in text.split(",") if v.strip()]
+
+
+def all_runs(head: list[str], lines: list[list[str]], rows: list[dict]) -> list[str]:
+    """The "All runs" section of a peer report: the table of every run, then each setting once that a
+    run reported (``* label: settings``, in the order of the rows)."""
+    seen = []
+    for r in rows:
+        if r.get("settings"):
+            s = f"* {r['label']}: {r['settings']}"
+            if s not in seen:
+                seen.append(s)
+    return ["## All runs", "", table(head, lines), "", "Settings in full:", *seen]
+
+
 def table(head: list[str], rows: list[list[str]]) -> str:
     """A markdown table."""
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
@@ -210,6 +237,17 @@ def write_results(name: str, text: str, results_dir: str | None) -> Path:
     path = d / f"{time.strftime('%Y-%m-%d')}-{name}.md"
     path.write_text(text)
     return path
+
+
+def publish(name: str, text: str, results_dir: str | None, json_path: str | None = None, data=None) -> int:
+    """A benchmark's end: its report ``text`` printed, written by :func:`write_results` (the path on
+    stderr), and ``data`` written to ``json_path`` as JSON when given (--json); returns 0 (exit code)."""
+    print(text)
+    print(f"written: {write_results(name, text, results_dir)}", file=sys.stderr)
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(data, f, indent=1)
+    return 0
 
 
 def numba_threads_line(n: int) -> str:

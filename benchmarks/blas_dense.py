@@ -33,7 +33,6 @@ Run (from the repository root):
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -187,12 +186,7 @@ def main(argv: list[str] | None = None) -> int:
                  bl.table(["--blas", "BLAS loaded", "status", "ms/step wall", "CPU ms/step", "factorization ms/step",
                            "Newton it/step", "peak MB"], runs)]
     text = "\n".join(text) + "\n"
-    print(text)
-    print(f"written: {bl.write_results('blas_dense', text, args.results_dir)}", file=sys.stderr)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"matrices": made, "results": results}, f, indent=1)
-    return 0
+    return bl.publish("blas_dense", text, args.results_dir, args.json, {"matrices": made, "results": results})
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ import platform
 import sys
 import time
 
+import benchlib as bl
 import numpy as np
 import scipy
 
@@ -53,19 +54,8 @@ RTOL = 1e-10  # simulate's default Newton tolerance, passed explicitly so the re
 
 
 def build_chain(n: int):
-    """Serial chain of ``n`` uniform rods, horizontal along +x, revolute joints about z."""
-    L, m = LINK_LENGTH, LINK_MASS
-    mb = fm.ModelBuilder(gravity=(0.0, -GRAVITY, 0.0))
-    inertia = np.diag([0.0, m * L**2 / 12.0, m * L**2 / 12.0])
-    parent = "ground"
-    for i in range(n):
-        node = f"n{i}"
-        mb.add_node(node, position=(i * L, 0.0, 0.0))
-        mb.add_body(f"link{i}", node=node, mass=m, com=(0.5 * L, 0.0, 0.0), inertia=inertia)
-        mb.add_joint(f"j{i}", "revolute", parent=parent, child=node, point=(i * L, 0.0, 0.0), axis=(0.0, 0.0, 1.0),
-                     q0=0.0, u0=0.0)
-        parent = node
-    return mb.compile()
+    """Serial chain of ``n`` uniform rods, horizontal along +x, revolute joints about z (benchlib.fm_chain)."""
+    return bl.fm_chain(fm, n, LINK_LENGTH, LINK_MASS, GRAVITY)
 
 
 class _AttemptCounter:

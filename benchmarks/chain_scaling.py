@@ -21,7 +21,6 @@ Run (from the repository root):
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -126,12 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         "BLAS loaded (flexmb.engine.linalg.blas_info in the workers):",
         *sorted(loaded),
     ]) + "\n"
-    print(text)
-    print(f"written: {bl.write_results('chain_scaling', text, args.results_dir)}", file=sys.stderr)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(lines, f, indent=1)
-    return 0
+    return bl.publish("chain_scaling", text, args.results_dir, args.json, lines)
 
 
 if __name__ == "__main__":

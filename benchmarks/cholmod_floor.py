@@ -39,7 +39,6 @@ Run (from the repository root):
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -173,12 +172,7 @@ def main(argv: list[str] | None = None) -> int:
                   "nnz(A) / nnz(L)", "CHOLMOD mode", "flexmb ÷ floor", "paired ÷ floor (min–max)", "steady ms/step", "set-up ms",
                   "steady ÷ floor", "peak MB", "load"], rows),
     ]) + "\n"
-    print(text)
-    print(f"written: {bl.write_results('cholmod_floor', text, args.results_dir)}", file=sys.stderr)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
-    return 0
+    return bl.publish("cholmod_floor", text, args.results_dir, args.json, rows)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import _thread
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -190,12 +189,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"RSS at 25/50/75/100 % of the run MB (sampled every {args.sample_seconds:g} s)", "rows in memory",
                   "GB on disk", "GB expected", "load"], lines),
     ]) + "\n"
-    print(text)
-    print(f"written: {bl.write_results('memory_run_length', text, args.results_dir)}", file=sys.stderr)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
-    return 0
+    return bl.publish("memory_run_length", text, args.results_dir, args.json, rows)
 
 
 if __name__ == "__main__":

@@ -50,7 +50,6 @@ Options: --n, --t-end, --dt, --programs (flexmb,exudyn), --fm-rtol (1e-10,1e-4),
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -150,18 +149,15 @@ def run_exudyn(n: int, t_end: float, dt: float, rtol: float, nodes_kind: str, gu
 
 # ---------------------------------------------------------------- driver
 
-def _floats(text: str) -> list[float]:
-    return [float(v) for v in text.split(",") if v.strip()]
-
 
 def configs(args) -> list[dict]:
     progs = [p.strip() for p in args.programs.split(",") if p.strip()]
     out = []
     if "flexmb" in progs:
-        out += [{"program": "flexmb", "tol": t} for t in _floats(args.fm_rtol)]
+        out += [{"program": "flexmb", "tol": t} for t in bl.floats(args.fm_rtol)]
     if "exudyn" in progs:
         out += [{"program": "exudyn", "nodes": k.strip(), "tol": t} for k in args.exu_nodes.split(",") if k.strip()
-                for t in _floats(args.exu_rtol)]
+                for t in bl.floats(args.exu_rtol)]
     return out
 
 
@@ -238,11 +234,8 @@ def report(rows: list[dict], args, blas: str) -> str:
         f"end, falling from horizontal under g = {GRAVITY} m/s²; h = {args.dt:g} s, generalized-α ρ∞ = {RHO_INF}, "
         f"t_end = {args.t_end:g} s.",
         "",
-        f"Host: {bl.host_line()}",
-        f"BLAS of the workers (--blas {args.blas}, {args.threads} thread(s)): {blas}",
-        f"{bl.numba_threads_line(args.numba_threads)}",
-        f"Command: `{bl.command_line()}`; median of {args.repeats} run(s) per row, each in its own process "
-        f"(a run that does not finish is not repeated); time limit {args.max_minutes:g} min per run.",
+        *bl.worker_lines(args, blas, " (a run that does not finish is not repeated); time limit "
+                         f"{args.max_minutes:g} min per run."),
         "",
         "ms per step: wall (or CPU) time of the solve divided by the simulated time reached / h (so exudyn's reduced "
         "steps are charged by the time they cover); Newton it/step and Jacobians/step per step taken; peak MB: "
@@ -253,18 +246,8 @@ def report(rows: list[dict], args, blas: str) -> str:
         "",
         bl.table(["N"] + cols + ["best exudyn ÷ flexmb rtol 1e-10 (> 1: flexmb faster)", "peak MB (same order)"], summary),
         "",
-        "## All runs",
-        "",
-        bl.table(head, lines),
-        "",
-        "Settings in full:",
+        *bl.all_runs(head, lines, rows),
     ]
-    seen = []
-    for r in rows:
-        s = f"* {r['label']}: {r.get('settings', 'no settings: the run did not report')}"
-        if r.get("settings") and s not in seen:
-            seen.append(s)
-    text += seen
     notes = []
     for r in rows:
         if r.get("tip") and abs(r.get("t_covered", 0) - 1.0) < 1e-9:
@@ -299,10 +282,10 @@ def main(argv: list[str] | None = None) -> int:
     budget = 60.0 * args.max_minutes
 
     if args.worker == "flexmb":
-        bl.emit(run_flexmb(ns[0], args.t_end, args.dt, _floats(args.fm_rtol)[0]))
+        bl.emit(run_flexmb(ns[0], args.t_end, args.dt, bl.floats(args.fm_rtol)[0]))
         return 0
     if args.worker == "exudyn":
-        bl.emit(run_exudyn(ns[0], args.t_end, args.dt, _floats(args.exu_rtol)[0], args.exu_nodes, args.exu_guard == "on",
+        bl.emit(run_exudyn(ns[0], args.t_end, args.dt, bl.floats(args.exu_rtol)[0], args.exu_nodes, args.exu_guard == "on",
                            budget, args.stall_seconds))
         return 0
 
@@ -319,13 +302,7 @@ def main(argv: list[str] | None = None) -> int:
                         "variant_short": "flexmb" if c["program"] == "flexmb" else f"exudyn {c['nodes']}"})
             rows.append(row)
     text = report(rows, args, blas)
-    print(text)
-    path = bl.write_results("peer_beam_fall", text, args.results_dir)
-    print(f"written: {path}", file=sys.stderr)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
-    return 0
+    return bl.publish("peer_beam_fall", text, args.results_dir, args.json, rows)
 
 
 if __name__ == "__main__":

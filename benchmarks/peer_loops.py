@@ -328,9 +328,6 @@ def run_exudyn(dim: str, n: int, t_end: float, dt: float, rho_inf: float, rtol: 
 
 # ---------------------------------------------------------------- driver
 
-def _floats(text: str) -> list[float]:
-    return [float(v) for v in text.split(",") if v.strip()]
-
 
 def parse_cases(text: str) -> list[tuple[int, float]]:
     out = []
@@ -343,11 +340,11 @@ def parse_cases(text: str) -> list[tuple[int, float]]:
 
 def configs(args) -> list[dict]:
     out = [{"program": "flexmb", "cut": "elastic", "k": k, "label": f"flexmb bushings k={bl.tol_text(k)}"}
-           for k in _floats(args.fm_k)]
+           for k in bl.floats(args.fm_k)]
     if args.fm_rigid:
         out.append({"program": "flexmb", "cut": "rigid", "k": 0.0, "label": "flexmb rigid cuts"})
-    out += [{"program": "exu3d", "rtol": t, "label": f"exudyn 3-D {bl.tol_text(t)}"} for t in _floats(args.exu3d_rtol)]
-    out += [{"program": "exu2d", "rtol": t, "label": f"exudyn 2-D {bl.tol_text(t)}"} for t in _floats(args.exu2d_rtol)]
+    out += [{"program": "exu3d", "rtol": t, "label": f"exudyn 3-D {bl.tol_text(t)}"} for t in bl.floats(args.exu3d_rtol)]
+    out += [{"program": "exu2d", "rtol": t, "label": f"exudyn 2-D {bl.tol_text(t)}"} for t in bl.floats(args.exu2d_rtol)]
     return out
 
 
@@ -421,11 +418,8 @@ def report(rows: list[dict], args, blas: str, raw: str) -> str:
         f"B0 at {V0:g} m/s along +x; h = {args.dt:g} s fixed (exudyn: its adaptive step may halve it), generalized-α "
         f"ρ∞ = {args.rho_inf:g} for both programs. The rods are horizontal (singular) whenever θ = kπ.",
         "",
-        f"Host: {bl.host_line()}",
-        f"BLAS of the workers (--blas {args.blas}, {args.threads} thread(s)): {blas}",
-        f"{bl.numba_threads_line(args.numba_threads)}",
-        f"Command: `{bl.command_line()}`; median of {args.repeats} run(s) per row, each in its own process "
-        f"(a run that does not finish is not repeated); time limit {args.max_minutes:g} min per run.",
+        *bl.worker_lines(args, blas, " (a run that does not finish is not repeated); time limit "
+                         f"{args.max_minutes:g} min per run."),
         "",
         "ms per step: wall (or CPU) time of the time integration only divided by (simulated time reached / h); Newton "
         "it/step and Jacobians/step per step taken; B0x error: |B0 x − L cos θ(t)| against the exact "
@@ -438,18 +432,8 @@ def report(rows: list[dict], args, blas: str, raw: str) -> str:
         "",
         bl.table(["N", "t_end s", "passages in t_end"] + cols, summary),
         "",
-        "## All runs",
-        "",
-        bl.table(head, lines),
-        "",
-        "Settings in full:",
+        *bl.all_runs(head, lines, rows),
     ]
-    seen = []
-    for r in rows:
-        s = f"* {r['label']}: {r.get('settings', 'the run did not report')}"
-        if r.get("settings") and s not in seen:
-            seen.append(s)
-    text += seen
     notes = []
     for r in rows:
         extra = ", ".join(e for e in (f"build {r['build_s']:.2f} s" if "build_s" in r else "",
@@ -509,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         n, t_end = cases[0]
         if args.worker == "flexmb":
-            bl.emit(run_flexmb(n, t_end, args.dt, args.rho_inf, args.worker_cut, _floats(args.fm_k)[0], theta0,
+            bl.emit(run_flexmb(n, t_end, args.dt, args.rho_inf, args.worker_cut, bl.floats(args.fm_k)[0], theta0,
                                args.sample_dt))
         else:
             bl.emit(run_exudyn(args.worker[3:], n, t_end, args.dt, args.rho_inf, args.worker_rtol, theta0, args.sample_dt,
@@ -534,13 +518,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row)
     sys.stderr = tee.stream
     text = report(rows, args, blas, "".join(tee.lines))
-    print(text)
     name = "peer_loops" + ("" if args.theta0_deg == 90.0 else f"-{args.theta0_deg:g}deg")
-    print(f"written: {bl.write_results(name, text, args.results_dir)}", file=sys.stderr)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
-    return 0
+    return bl.publish(name, text, args.results_dir, args.json, rows)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,6 @@ Options: --models, --t-end (override every model's), --dt, --rho-inf, --fm-rtol 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -165,18 +164,15 @@ def run_exudyn(model_name: str, t_end: float, dt: float, rho_inf: float, rtol: f
 
 # ---------------------------------------------------------------- driver
 
-def _floats(text: str) -> list[float]:
-    return [float(v) for v in text.split(",") if v.strip()]
-
 
 def configs(args) -> list[dict]:
     progs = [p.strip() for p in args.programs.split(",") if p.strip()]
     out = []
     if "flexmb" in progs:
-        out += [{"program": "flexmb", "tol": t, "label": f"flexmb {bl.tol_text(t)}"} for t in _floats(args.fm_rtol)]
+        out += [{"program": "flexmb", "tol": t, "label": f"flexmb {bl.tol_text(t)}"} for t in bl.floats(args.fm_rtol)]
     if "exudyn" in progs:
         out += [{"program": "exudyn", "nodes": k.strip(), "tol": t, "label": f"exudyn {k.strip()} {bl.tol_text(t)}"}
-                for k in args.exu_nodes.split(",") if k.strip() for t in _floats(args.exu_rtol)]
+                for k in args.exu_nodes.split(",") if k.strip() for t in bl.floats(args.exu_rtol)]
     return out
 
 
@@ -243,11 +239,7 @@ def report(rows: list[dict], args, blas: str) -> str:
         f"Uniform rods with revolute joints about z, starting horizontal at rest, g = {GRAVITY} m/s² along -y; "
         f"h = {args.dt:g} s, generalized-α ρ∞ = {args.rho_inf:g} for both programs.",
         "",
-        f"Host: {bl.host_line()}",
-        f"BLAS of the workers (--blas {args.blas}, {args.threads} thread(s)): {blas}",
-        f"{bl.numba_threads_line(args.numba_threads)}",
-        f"Command: `{bl.command_line()}`; median of {args.repeats} run(s) per row, each in its own process; time limit "
-        f"{args.max_minutes:g} min per run.",
+        *bl.worker_lines(args, blas, f"; time limit {args.max_minutes:g} min per run."),
         "",
         "ms per step: time of the solve divided by (simulated time reached / h); Newton it/step and Jacobians/step per "
         "step taken; Δ: distance of the last rod's free end from flexmb rtol 1e-10's at common times (every full "
@@ -257,18 +249,8 @@ def report(rows: list[dict], args, blas: str) -> str:
         "",
         bl.table(["model"] + cols + ["flexmb 1e-10 ÷ best exudyn (> 1: flexmb slower)"], summary),
         "",
-        "## All runs",
-        "",
-        bl.table(head, lines),
-        "",
-        "Settings in full:",
+        *bl.all_runs(head, lines, rows),
     ]
-    seen = []
-    for r in rows:
-        s = f"* {r['label']}: {r.get('settings', 'the run did not report')}"
-        if r.get("settings") and s not in seen:
-            seen.append(s)
-    text += seen
     warm = [f"{r['model']} {r['label']} {r['warmup_s']:.1f} s" for r in rows if "warmup_s" in r]
     if warm:
         text += ["", "flexmb JIT warm-up (not in the rows): " + ", ".join(warm)]
@@ -297,9 +279,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         t_end = args.t_end if args.t_end else MODELS[models[0]][3]
         if args.worker == "flexmb":
-            bl.emit(run_flexmb(models[0], t_end, args.dt, args.rho_inf, _floats(args.fm_rtol)[0]))
+            bl.emit(run_flexmb(models[0], t_end, args.dt, args.rho_inf, bl.floats(args.fm_rtol)[0]))
         else:
-            bl.emit(run_exudyn(models[0], t_end, args.dt, args.rho_inf, _floats(args.exu_rtol)[0], args.exu_nodes, budget))
+            bl.emit(run_exudyn(models[0], t_end, args.dt, args.rho_inf, bl.floats(args.exu_rtol)[0], args.exu_nodes, budget))
         return 0
 
     env = bl.worker_env(args.blas, args.threads, args.numba_threads)
@@ -315,12 +297,7 @@ def main(argv: list[str] | None = None) -> int:
             row.update({"model": m, "label": c["label"], "tol": c["tol"]})
             rows.append(row)
     text = report(rows, args, blas)
-    print(text)
-    print(f"written: {bl.write_results('peer_rigid', text, args.results_dir)}", file=sys.stderr)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
-    return 0
+    return bl.publish("peer_rigid", text, args.results_dir, args.json, rows)
 
 
 if __name__ == "__main__":

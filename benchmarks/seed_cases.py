@@ -145,9 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         bl.table(["case", "status", "wall s", "CPU s", "peak MB", "before: cases/README.md", "load"], rows),
     ]) + "\n"
-    print(text)
-    print(f"written: {bl.write_results('seed_cases', text, args.results_dir)}", file=sys.stderr)
-    return 0
+    return bl.publish("seed_cases", text, args.results_dir)
 
 
 if __name__ == "__main__":

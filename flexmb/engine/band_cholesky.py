@@ -32,7 +32,7 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from flexmb.engine.dense_cholesky import not_positive_definite, values_on_pattern
+from flexmb.engine.dense_cholesky import CholeskyFactor, values_on_pattern
 
 __all__ = ["BAND_MAX", "FILL_MAX", "BandCholesky", "band_factor", "band_factor_loaded", "band_load", "band_order",
            "band_solve", "band_suits"]
@@ -149,7 +149,7 @@ def band_solve(perm, L, dinv, b, x, y) -> None:
         x[perm[i]] = y[B + i]
 
 
-class BandCholesky:
+class BandCholesky(CholeskyFactor):
     """Band Cholesky factor of symmetric positive definite matrices on one CSC ``pattern`` (the
     interface of :class:`flexmb.engine.dense_cholesky.DenseCholesky`: write the values into
     :attr:`values`, then :meth:`factorize` and :meth:`solve`). ``names``: the unknowns' names, for the
@@ -182,14 +182,6 @@ class BandCholesky:
         self.n_analyze = 1
         self.n_factorize = 0
 
-    def load(self, source, material_only: bool = False) -> None:
-        """S's values from ``source`` (engine/linear_solver.py, MatrixSource) into :attr:`values`."""
-        source.fill(self.values, material_only)
-
-    def failed_pivot(self, exc: Exception) -> str:
-        """The coordinate named by the SolverError of :meth:`factorize` (its ``coordinate``)."""
-        return repr(getattr(exc, "coordinate", None) or f"(not known: {exc})")
-
     def describe(self, n_free: int) -> str:
         """What it is, for ``flexmb info``."""
         return f"band Cholesky (engine/band_cholesky.py: a banded iteration matrix), {n_free} unknowns, half-bandwidth {self.B}"
@@ -206,10 +198,6 @@ class BandCholesky:
         if bad >= 0:
             self.failed(bad)
         self.n_factorize += 1
-
-    def failed(self, column: int) -> None:
-        """Raise the SolverError of a pivot at ``column`` (an unknown's index) that is not positive."""
-        raise not_positive_definite(self.names, column)
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         """Solve S x = b with the current factor."""

@@ -24,7 +24,7 @@ from numba import njit
 
 from flexmb.errors import SolverError
 
-__all__ = ["DenseCholesky", "dense_factor", "dense_solve", "not_positive_definite", "values_on_pattern"]
+__all__ = ["CholeskyFactor", "DenseCholesky", "dense_factor", "dense_solve", "not_positive_definite", "values_on_pattern"]
 
 
 @njit(cache=True)
@@ -91,7 +91,28 @@ def not_positive_definite(names: tuple[str, ...], column: int) -> SolverError:
     return exc
 
 
-class DenseCholesky:
+class CholeskyFactor:
+    """What the compiled factors (DenseCholesky, engine/band_cholesky.py's BandCholesky) share: the
+    values loaded from a MatrixSource, and the pivot that is not positive named in the SolverError
+    of ``factorize`` (``values`` and ``names`` are set by each factor's constructor)."""
+
+    values: np.ndarray
+    names: tuple[str, ...]
+
+    def load(self, source, material_only: bool = False) -> None:
+        """S's values from ``source`` (engine/linear_solver.py, MatrixSource) into :attr:`values`."""
+        source.fill(self.values, material_only)
+
+    def failed_pivot(self, exc: Exception) -> str:
+        """The coordinate named by the SolverError of :meth:`factorize` (its ``coordinate``)."""
+        return repr(getattr(exc, "coordinate", None) or f"(not known: {exc})")
+
+    def failed(self, column: int) -> None:
+        """Raise the SolverError of a pivot at ``column`` (an unknown's index) that is not positive."""
+        raise not_positive_definite(self.names, column)
+
+
+class DenseCholesky(CholeskyFactor):
     """Dense Cholesky factor of symmetric positive definite matrices on one CSC ``pattern`` (the
     interface of :class:`flexmb.engine.linalg.SparseCholesky`: write the values into :attr:`values`,
     then :meth:`factorize` and :meth:`solve`). ``names``: the unknowns' names, for the message of a
@@ -115,14 +136,6 @@ class DenseCholesky:
         self.n_analyze = 0
         self.n_factorize = 0
 
-    def load(self, source, material_only: bool = False) -> None:
-        """S's values from ``source`` (engine/linear_solver.py, MatrixSource) into :attr:`values`."""
-        source.fill(self.values, material_only)
-
-    def failed_pivot(self, exc: Exception) -> str:
-        """The coordinate named by the SolverError of :meth:`factorize` (its ``coordinate``)."""
-        return repr(getattr(exc, "coordinate", None) or f"(not known: {exc})")
-
     def describe(self, n_free: int) -> str:
         """What it is, for ``flexmb info``."""
         return f"dense Cholesky (engine/dense_cholesky.py), {n_free} unknowns"
@@ -139,10 +152,6 @@ class DenseCholesky:
         if bad >= 0:
             self.failed(bad)
         self.n_factorize += 1
-
-    def failed(self, column: int) -> None:
-        """Raise the SolverError of a pivot at ``column`` that is not positive."""
-        raise not_positive_definite(self.names, column)
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         """Solve S x = b with the current factor."""

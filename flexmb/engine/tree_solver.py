@@ -289,6 +289,27 @@ def _factor(parent, child, jf_ptr, jf_coord, S, Sd, gp, Mb, x, Vs, diag, IA, U, 
     return -1
 
 
+@njit(cache=True, inline="always")
+def _minus_projections(jf_coord, lo, n, base, M, v, node, rho):
+    """rho[t] = base[a] - M[a] · v[node], a = jf_coord[lo + t], t < n: one joint in :func:`_solve`."""
+    for t in range(n):
+        a = jf_coord[lo + t]
+        s = 0.0
+        for q in range(6):
+            s += M[a, q] * v[node, q]
+        rho[t] = base[a] - s
+
+
+@njit(cache=True, inline="always")
+def _dinv_times(Dinv, k, n, rho, y):
+    """y[:n] = Dinv[k] rho[:n]: joint k's pivot block inverse (of :func:`_factor`) times rho."""
+    for t1 in range(n):
+        s = 0.0
+        for t2 in range(n):
+            s += Dinv[k, t1, t2] * rho[t2]
+        y[t1] = s
+
+
 @njit(cache=True)
 def _solve(parent, child, jf_ptr, jf_coord, U, W, Sf, St, Dinv, r, x, n_nodes):
     """Solve with the factor of _factor: a sweep from the leaves (ρ, p), one from the root (x, ã)."""
@@ -301,18 +322,10 @@ def _solve(parent, child, jf_ptr, jf_coord, U, W, Sf, St, Dinv, r, x, n_nodes):
         c = child[k]
         lo, hi = jf_ptr[k], jf_ptr[k + 1]
         n = hi - lo
+        _minus_projections(jf_coord, lo, n, r, Sf, p, c, rho)
         for t in range(n):
-            a = jf_coord[lo + t]
-            s = 0.0
-            for q in range(6):
-                s += Sf[a, q] * p[c, q]
-            rho[t] = r[a] - s
-            x[a] = rho[t]  # kept for the sweep down
-        for t1 in range(n):
-            s = 0.0
-            for t2 in range(n):
-                s += Dinv[k, t1, t2] * rho[t2]
-            y[t1] = s
+            x[jf_coord[lo + t]] = rho[t]  # kept for the sweep down
+        _dinv_times(Dinv, k, n, rho, y)
         pk = parent[k]
         for q in range(6):
             s = p[c, q]
@@ -324,19 +337,13 @@ def _solve(parent, child, jf_ptr, jf_coord, U, W, Sf, St, Dinv, r, x, n_nodes):
         pk = parent[k]
         lo, hi = jf_ptr[k], jf_ptr[k + 1]
         n = hi - lo
-        for t in range(n):
-            a = jf_coord[lo + t]
-            s = 0.0
-            for q in range(6):
-                s += W[a, q] * acc[pk, q]
-            rho[t] = x[a] - s
+        _minus_projections(jf_coord, lo, n, x, W, acc, pk, rho)
         for q in range(6):
             acc[c, q] = acc[pk, q]
+        _dinv_times(Dinv, k, n, rho, y)
         for t1 in range(n):
-            s = 0.0
-            for t2 in range(n):
-                s += Dinv[k, t1, t2] * rho[t2]
             a = jf_coord[lo + t1]
+            s = y[t1]
             x[a] = s
             for q in range(6):
                 acc[c, q] += St[a, q] * s
