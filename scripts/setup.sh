@@ -31,8 +31,9 @@ else
 fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-# the test extra (Pinocchio) and the peer (exudyn) too: the tests check the URDF import and the benchmark models against them
-.venv/bin/python -m pip install -q -e ".[dev,test,bench]"
+# the test extra (Pinocchio), the peer (exudyn) and the docs tools too: the tests check the URDF import and the benchmark
+# models against them, and the API reference's sources (tests/test_docs_site.py) with the docs extension
+.venv/bin/python -m pip install -q -e ".[dev,test,bench,docs]"
 .venv/bin/python -c "from flexmb.engine.linalg import blas_info; print('flexmb set up: CHOLMOD on', blas_info())"
 # numba compiles the kernels on first use and caches them next to their modules: compile them now, once,
 # so that the first run (and the first test) does not wait for it (flexmb/app/warm_up.py). Caches compiled from
