@@ -298,9 +298,10 @@ def process_docstring(app, what, name, obj, options, lines):
 
 def skip_public_duplicates(app, what, name, obj, skip, options):
     """Document each class and function once: the objects of ``flexmb.__all__`` on the index page, the
-    others on their home module's page (a package that re-exports them, such as ``flexmb.elements``,
-    leaves them out)."""
-    if what != "module" or not (inspect.isclass(obj) or inspect.isfunction(obj)):
+    others on their home module's page (a package or module that re-exports them, such as
+    ``flexmb.elements`` or ``flexmb.elements.beam.kernels``, leaves them out)."""
+    kernel = hasattr(obj, "py_func")  # a compiled (numba) function: documented like a function, on its home module's page
+    if what != "module" or not (inspect.isclass(obj) or inspect.isfunction(obj) or kernel):
         return None
     if id(obj) in _PUBLIC or getattr(obj, "__module__", _CURRENT["module"]) != _CURRENT["module"]:
         return True
