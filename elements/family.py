@@ -121,7 +121,7 @@ class FamilyEvaluation:
     ``position_noise`` [m]: how far the round-off of the family's forces can move the nodes in one
     Newton correction (a penalty's amplification of its closure's round-off: flexmb.elements.rigid_cut,
     (AL4)); the time step takes an iterate whose corrections no longer contract and move the nodes by
-    less than the largest over the families as converged (docs/rigid_cuts.md §3)."""
+    less than the largest over the families as converged (docs/rigid_cut.md §3)."""
 
     strain_energy: float = 0.0
     dissipation: float = 0.0

@@ -1,6 +1,6 @@
 """Rigid-limit loop cut by an index-3 augmented Lagrangian with mass-orthogonal projections (Bayo &
 Ledesma 1996; Cuadrado, Cardenal, Morer & Bayo 2000, "ALI3-P"): the ``"rigid_cut"`` element family.
-The equations are derived and discussed in docs/rigid_cuts.md, whose numbers the code cites.
+The equations are derived and discussed in docs/rigid_cut.md, whose numbers the code cites.
 
 A rigid cut joins node a (or ground) and node b at a cut frame like a bushing (elements/bushing.py,
 eq. (1)-(2)) and holds the directions it constrains (all translations; the rotations but the one a
@@ -25,7 +25,7 @@ the residual or on the predicted correction, flexmb.solvers.generalized_alpha); 
 floor: the penalty force α Φ carries the closure's round-off times α, far above rtol times the
 forces at small steps, so the step also accepts an iterate whose corrections no longer contract
 and move the nodes by less than ``position_noise`` = 16 eps κ' ℓ, ℓ the size of the numbers Φ is
-computed from in the model frame and κ' = κ times the step's escalation (docs/rigid_cuts.md (N1)):
+computed from in the model frame and κ' = κ times the step's escalation (docs/rigid_cut.md (N1)):
 independent of α, of where the model lies and of its size. A step that reaches neither fails
 (halved, then the run fails) with a message naming the open cuts, and where the cuts' closure
 Jacobian has lost rank beyond the start's (AL12) the cuts of that singular configuration.
@@ -373,7 +373,7 @@ class RigidCuts(ElementFamily):
     def close(self, model: Model, data: RigidCutData, prep: Any, state: State, ctx: StartContext) -> None:
         """Close the cuts of ``state`` (positions by mass-weighted Newton steps, velocities by the
         mass-orthogonal projection; module docstring), e.g. a row of dense output interpolated between
-        two steps (docs/rigid_cuts.md §6); its multipliers are left as they are."""
+        two steps (docs/rigid_cut.md §6); its multipliers are left as they are."""
         self._close(model, data, prep, state, ctx)
 
     def between(self, data: RigidCutData, e0: np.ndarray, e1: np.ndarray, s: float) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Compiled kernels of the rigid cuts (flexmb.elements.rigid_cut; docs/rigid_cuts.md): the cut
+"""Compiled kernels of the rigid cuts (flexmb.elements.rigid_cut; docs/rigid_cut.md): the cut
 forces of an iterate with the multiplier update (AL1, AL3), the penalty blocks of the iteration
 matrix (AL2), and the Newton update of the cuts' internal state (AL4, AL11). The family's Python
 methods and the compiled Newton steps (flexmb/solvers/element_step.py) call the same kernels, so

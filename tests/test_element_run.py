@@ -152,7 +152,7 @@ def _drive(t: float) -> tuple[float, float, float]:
 ], ids=["n_four_bar_rigid", "n_four_bar_rigid_band", "four_bar_driven", "slider_crank_load", "bushing_beside",
         "spring_beside_band"])
 def test_rigid_cuts_run_compiled_bit_for_bit(monkeypatch, build, solver, t_end, dt, every) -> None:
-    """Rigid cuts' begin and end of step (AL5-AL9 of docs/rigid_cuts.md) inside the compiled run: the
+    """Rigid cuts' begin and end of step (AL5-AL9 of docs/rigid_cut.md) inside the compiled run: the
     same rows, cut forces, steps, energy balance and counters (factorizations of the end steps
     included) as the per-step path with the projections in Python, with the Newton factor or, beside
     a bushing or a joint spring, the projection's own (rigid_cut._elastic)."""

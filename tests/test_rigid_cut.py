@@ -1,5 +1,5 @@
 """Rigid-limit loop cuts (issue 12.2; flexmb.elements.rigid_cut: index-3 augmented Lagrangian with
-mass-orthogonal projections, docs/rigid_cuts.md §4) and cut forces as outputs (issue 12.3)."""
+mass-orthogonal projections, docs/rigid_cut.md §4) and cut forces as outputs (issue 12.3)."""
 
 import warnings
 import xml.etree.ElementTree as ET
@@ -198,7 +198,7 @@ def test_rigid_cut_beside_elastic_elements_keeps_the_energy_balance():
     tree joint (rocker angle within 1e-7 rad; measured 2.4e-8 over 1 s) and an energy-balance error of the
     same size (measured 3.95e-5 J against 4.0e-5 J at 1 s), with the velocities projected (AL5) in the
     mass-orthogonal metric M̄ + β'αΦ_qᵀΦ_q and the drive forces of the converged iterate (AL10);
-    docs/rigid_cuts.md §4 gives the variants measured (2.1e-3 J in the metric of S, 4.4e-4 J with the
+    docs/rigid_cut.md §4 gives the variants measured (2.1e-3 J in the metric of S, 4.4e-4 J with the
     drive forces re-evaluated after the projections)."""
     out = {}
     for cut in ("rigid", "joint"):

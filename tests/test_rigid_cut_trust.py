@@ -1,4 +1,4 @@
-"""Rigid cuts that are right at every size, position and step (issue 33; docs/rigid_cuts.md,
+"""Rigid cuts that are right at every size, position and step (issue 33; docs/rigid_cut.md,
 docs/model_frame.md): the Newton test of a step with rigid cuts has no residual floor, a step is
 accepted only converged (to rtol, or to the round-off floor (N1) that does not depend on the penalty,
 the place or the size), the computation is done in the model frame, the velocities are projected
@@ -203,7 +203,7 @@ def test_n_four_bar_with_40_windows_is_right_or_fails_naming_the_cut(cut):
     time: the cuts' compliance; k = 1e9 gives 3.5e-3 m). Rigid cuts either finish within it or fail
     naming the cuts and the time, never 'finished' off the solution (before: 'finished' 1.7 m off).
     Measured: the rigid cuts pass nine horizontal passages within 8.3e-5 m and fail at t = 9.107 s,
-    naming cuts 1, 12 and 13 at a singular configuration (docs/rigid_cuts.md §7)."""
+    naming cuts 1, 12 and 13 at a singular configuration (docs/rigid_cut.md §7)."""
     res = run(n_four_bar(40, cut, k=1e10), 20.0, 1e-3)
     th = n_four_bar_angle(40, res.t)
     err = np.abs(np.cos(np.pi / 2 + res.coordinate("O0.q")) - np.cos(th))

@@ -104,7 +104,7 @@ class LoopCuts(RecordTables):
         """A rigid-limit loop cut (flexmb.elements.rigid_cut): the joint between ``node_a`` (or
         ``"ground"``) and ``node_b`` held exactly, by an augmented Lagrangian (index 3, Bayo &
         Ledesma 1996, with mass-orthogonal projections of the velocities and accelerations,
-        elements/rigid_cut.py, docs/rigid_cuts.md) instead
+        elements/rigid_cut.py, docs/rigid_cut.md) instead
         of a stiff spring. Use it where the loop is to be rigid; use :meth:`add_bushing` where the
         link is physically elastic, or where a drive moves the loop through a singular
         configuration (a rigid loop cannot follow that: its cut forces grow without bound, and the
@@ -118,7 +118,7 @@ class LoopCuts(RecordTables):
         (the extent of its nodes) for the translations, 1e-10 rad for the rotations, so the same
         mechanism at another size or place is held alike. ``penalty``: α [N/m; N m/rad for rotations] of
         the augmented Lagrangian; None (the default) chooses α = 1e4 m_eff / β' per step (m_eff the
-        cut's largest effective mass at the start, β' = β h² (1-αf)/(1-αm); docs/rigid_cuts.md
+        cut's largest effective mass at the start, β' = β h² (1-αf)/(1-αm); docs/rigid_cut.md
         (AL7)), raised tenfold within a step that converges slowly (AL11). Redundant cuts (an
         overconstrained loop such as Bricard's) are allowed.
 

@@ -1,7 +1,7 @@
 """The rigid cuts' begin and end of a step, compiled, for the compiled run (issue 38: closed loops at
 tree speed; flexmb/solvers/element_run.py).
 
-A step of a model with rigid cuts (elements/rigid_cut.py; docs/rigid_cuts.md) starts with the cuts'
+A step of a model with rigid cuts (elements/rigid_cut.py; docs/rigid_cut.md) starts with the cuts'
 penalty for the step size (RigidCuts.begin_step, (AL7)) and ends, after Newton, with the cut forces
 stored as multipliers (AL8) and the mass-orthogonal projections of the velocities (AL5) and of the
 accelerations (AL6) with the multipliers' update (AL9), up to three passes each

@@ -20,7 +20,7 @@ that is not positive, or whose powers are not finite, and returns how many steps
 Python step then repeats that step, halving it or raising the SolverError that names where
 (same arithmetic, so the same failure). Rigid cuts begin and end every step in the call too
 (flexmb/solvers/cut_projection.py: their penalties (AL7), multipliers (AL8) and projections (AL5),
-(AL6), (AL9) of docs/rigid_cuts.md, then the error estimate and powers at the projected state);
+(AL6), (AL9) of docs/rigid_cut.md, then the error estimate and powers at the projected state);
 rigid cuts in a model with beams take one compiled call per step instead (:meth:`ElementRun.applies`).
 """
 

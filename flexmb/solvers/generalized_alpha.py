@@ -343,7 +343,7 @@ class GeneralizedAlpha:
     def between(self, st0: State, st1: State, state: State) -> State:
         """A state interpolated inside the step from ``st0`` to ``st1`` (dense output, flexmb.solvers.
         step_control.interpolate) with the families' internal state between and the state corrected onto
-        their constraints (Assembler.between: rigid cuts closed, docs/rigid_cuts.md §6); unchanged without
+        their constraints (Assembler.between: rigid cuts closed, docs/rigid_cut.md §6); unchanged without
         such families."""
         if not self.asm.with_state or not self.free.size:
             return state
@@ -597,7 +597,7 @@ class GeneralizedAlpha:
         st1.elements = elements
         free = self.free
         # the drive forces of the step are those of its converged iterate: the projections below correct velocities
-        # and accelerations by the cuts' impulses, which the drives do not supply (docs/rigid_cuts.md (AL10))
+        # and accelerations by the cuts' impulses, which the drives do not supply (docs/rigid_cut.md (AL10))
         drive = ev.residual(st1.udot)[self.model.driven] if self.model.driven.size else None
 
         def solve(r: np.ndarray) -> np.ndarray:
@@ -739,7 +739,7 @@ def _predicts_convergence(dxs: list[float], dx_tol: float, bp: float, gp: float,
 
 def _at_noise(dxws: list[float], bp: float, noise: float) -> bool:
     """Whether Newton has reached the round-off floor of a family (FamilyEvaluation.position_noise,
-    eq. (N1) of docs/rigid_cuts.md): three corrections since the last factorization, the last no
+    eq. (N1) of docs/rigid_cut.md): three corrections since the last factorization, the last no
     smaller than a tenth of the one two before (they no longer contract), and it moves the nodes
     (β' times its node acceleration ``dxws[-1]``) by at most ``noise`` [m]."""
     return len(dxws) >= 3 and dxws[-1] >= 0.1 * dxws[-3] and bp * dxws[-1] <= noise
