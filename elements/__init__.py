@@ -7,7 +7,8 @@ The registry
 ------------
 :data:`FAMILIES` maps a family's ``name`` to its :class:`~flexmb.elements.family.ElementFamily`
 instance, in evaluation order: ``body`` (rigid bodies and particles, node masses),
-``particle_body`` (data only), ``bushing``, ``beam``, ``rigid_cut``, ``spring_damper``. The order is the order in which forces are
+``particle_body`` (data only), ``bushing``, ``beam``, ``rigid_cut``, ``spring_damper``, ``coupling``.
+The order is the order in which forces are
 summed into the node wrenches, energies into the balance and blocks into the iteration matrix,
 so it is fixed (results are reproducible bit for bit); :func:`register` appends a new family.
 
@@ -113,6 +114,10 @@ Force elements (issue 34)
   spring-damper-actuator between a point of a node (or of ground) and a point of another node, a
   two-node family without state; its kernels (elements/spring_damper_kernels.py) are those of the
   compiled Newton steps too. Output ``length_rate_force`` into Result.spring_dampers.
+* ``coupling`` (elements/coupling.py, docs/coupling.md): q_b = r q_a + c0 between two joint
+  coordinates (gears, belts, rack and pinion), elastic or rigid (augmented Lagrangian with state); its
+  forces act on the coordinates through rows of the joints' relative twists, so it is a four-node
+  family like any other. Output ``gap_rate_force`` into Result.couplings.
 
 What comes next fits this interface (no engine change)
 ------------------------------------------------------
@@ -125,7 +130,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flexmb.elements import beam, bushing, loads, particle_body, particles, rigid_body, rigid_cut, spring_damper
+from flexmb.elements import beam, bushing, coupling, loads, particle_body, particles, rigid_body, rigid_cut, spring_damper
 from flexmb.elements.family import ElementData, ElementFamily, FamilyEvaluation, NodeTable, Output, StartContext, StepContext
 from flexmb.errors import ModelError
 
@@ -134,7 +139,7 @@ if TYPE_CHECKING:  # type hints only: the model stands above the element library
 
 __all__ = ["FAMILIES", "register", "unregister", "has_element_forces", "recorded_fields", "ElementData", "ElementFamily",
            "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext", "beam", "bushing", "loads",
-           "particle_body", "particles", "rigid_body", "rigid_cut", "spring_damper"]
+           "particle_body", "particles", "rigid_body", "rigid_cut", "spring_damper", "coupling"]
 
 #: the element families by name, in evaluation order (module docstring)
 FAMILIES: dict[str, ElementFamily] = {}
@@ -181,5 +186,6 @@ def recorded_fields(model: Model) -> dict[str, list[tuple[str, Output]]]:
     return out
 
 
-for _family in (rigid_body.FAMILY, particle_body.FAMILY, bushing.FAMILY, beam.FAMILY, rigid_cut.FAMILY, spring_damper.FAMILY):
+for _family in (rigid_body.FAMILY, particle_body.FAMILY, bushing.FAMILY, beam.FAMILY, rigid_cut.FAMILY, spring_damper.FAMILY,
+                coupling.FAMILY):
     register(_family)

@@ -92,6 +92,11 @@ UNITS: dict[str, dict[str, tuple[str, str]]] = {
                           "point_b": ("m", "(3,) global; None: node_b's position"),
                           "force_law": ("N", "function (l [m], l' [m/s], t [s]) -> tension, or None"),
                           "force_law_tangent": ("N/m, N s/m", "function (l, l', t) -> (∂F/∂l, ∂F/∂l'), or None")},
+    "add_coupling": {"name": ("—", "str"), "a": ("—", "coordinate name ('<joint>.q', '<joint>.t0', ...) or joint name"),
+                     "b": ("—", "coordinate name or joint name"), "ratio": ("unit of q_b per unit of q_a", "≠ 0"),
+                     "offset": ("unit of q_b", "finite"),
+                     "stiffness": ("N m/rad or N/m (per unit of q_b)", "> 0; None: rigid"),
+                     "damping": ("N m s/rad or N s/m", "≥ 0; elastic couplings only")},
     "add_element": {"family": ("—", "registered family name"), "record": ("—", "the family's frozen record")},
     "compile": {"require_mass": ("—", "bool")},
 }

@@ -9,7 +9,8 @@ coordinates ``q0`` and velocities ``u0`` then move the mechanism from there.
 The builder is assembled from parts, one module each, that share its record tables
 (builder/record_tables.py): drives, springs, joint forces, friction and loads
 (builder/drives_and_loads.py), bushings and rigid cuts (builder/loop_cuts.py), spring-dampers
-(builder/force_elements.py), beams and flexible links (builder/flexible_links.py); nodes, bodies,
+(builder/force_elements.py), beams and flexible links (builder/flexible_links.py), couplings between
+coordinates (builder/couplings.py); nodes, bodies,
 joints, particle bodies, further element families and the compile step are here.
 """
 
@@ -23,6 +24,7 @@ import numpy as np
 from flexmb.builder import arguments as args
 from flexmb.builder import checks, cut_defaults, particle_bodies
 from flexmb.builder.compile import compile as compile_model
+from flexmb.builder.couplings import CoordinateCouplings
 from flexmb.builder.drives_and_loads import DrivesAndLoads
 from flexmb.builder.flexible_links import FlexibleLinks
 from flexmb.builder.force_elements import ForceElements
@@ -49,7 +51,7 @@ def _coordinates(value: Any, n: int, who: str, what: str) -> np.ndarray:
     return arr
 
 
-class ModelBuilder(DrivesAndLoads, LoopCuts, ForceElements, FlexibleLinks):
+class ModelBuilder(DrivesAndLoads, LoopCuts, ForceElements, FlexibleLinks, CoordinateCouplings):
     """Collects nodes, bodies, joints, drives and loads; :meth:`compile` checks them and
     returns an immutable :class:`~flexmb.model.Model`. The records stored so far can be read
     (not changed) through :attr:`nodes`, :attr:`bodies`, :attr:`joints` and alike.

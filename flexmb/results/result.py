@@ -60,8 +60,9 @@ class Result:
     a's bushing axes), and cut_forces_global the same globally, rows named by cut_names
     (:meth:`cut_force`; elements/bushing.py eq. (3)); spring_dampers (nt, n_sd, 3): length, its rate
     and tension of every spring-damper, rows named by spring_damper_names (:meth:`spring_damper`;
-    docs/spring_damper.md (S2)-(S4)); newton_iterations (nt,): of the step that
-    ended at (or, between steps, spans) the row;
+    docs/spring_damper.md (S2)-(S4)); couplings (nt, n_c, 3): gap, its rate and force of every
+    coupling, rows named by coupling_names (:meth:`coupling`; docs/coupling.md (C1)-(C3));
+    newton_iterations (nt,): of the step that ended at (or, between steps, spans) the row;
     steps: the step history, one entry per step attempt (flexmb.solvers.step_control.StepLog):
     ``t`` (where the attempt ended), ``h``, ``iterations``, ``error`` (the estimated local error
     per unit step relative to the motion, flexmb.solvers.step_control.ErrorEstimate; compared
@@ -99,6 +100,8 @@ class Result:
     cut_names: tuple[str, ...] = ()
     spring_dampers: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 3)))
     spring_damper_names: tuple[str, ...] = ()
+    couplings: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 3)))
+    coupling_names: tuple[str, ...] = ()
     drawing: dict[str, np.ndarray] = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
     steps: dict[str, np.ndarray] = field(default_factory=dict)
@@ -201,6 +204,17 @@ class Result:
         if quantity is not None and quantity not in columns:
             raise ModelError(f"spring_damper: quantity = {quantity!r} must be None, 'length', 'rate' or 'force'.")
         rows = self.spring_dampers[:, self._index(self.spring_damper_names, name, "spring-damper")]
+        return rows if quantity is None else rows[:, columns[quantity]]
+
+    def coupling(self, name: str, quantity: str | None = None) -> np.ndarray:
+        """History of the coupling called ``name`` (ModelBuilder.add_coupling): (nt, 3) columns gap
+        g = q_b - r q_a - c0, its rate ġ and force f (the coupling applies -f to q_b and r f to q_a;
+        rigid: the multiplier; docs/coupling.md (C1)-(C3)); ``quantity`` ``"gap"``, ``"rate"`` or
+        ``"force"``: that column alone (nt,)."""
+        columns = {"gap": 0, "rate": 1, "force": 2}
+        if quantity is not None and quantity not in columns:
+            raise ModelError(f"coupling: quantity = {quantity!r} must be None, 'gap', 'rate' or 'force'.")
+        rows = self.couplings[:, self._index(self.coupling_names, name, "coupling")]
         return rows if quantity is None else rows[:, columns[quantity]]
 
     def drive_force(self, name: str) -> np.ndarray:

@@ -1,0 +1,154 @@
+"""Compiled kernels of the coordinate couplings (elements/coupling.py; the equation numbers are those
+of docs/coupling.md): the rows that pick one joint coordinate's rate out of node twists (C5)-(C7), the
+couplings' forces, energies and node wrenches (C2)-(C4), (C8), and their iteration-matrix blocks (C9).
+
+A coupling ``e`` has four node slots (``nodes[e]``: the declared parent and child of joint a, then of
+joint b; index N is ground), and per end the joint's coordinates split into translations (``t_idx``,
+``n_t`` of them) and rotations (``r_idx``, ``n_r``: revolute and universal angles and the three of a
+ball), with ``own_t`` / ``own_pos`` saying which of them is the coupled coordinate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["LAM", "PEN", "PHASE", "MREF", "N_STATE", "KAPPA", "coordinate_row", "coupling_rows", "coupling_forces",
+           "coupling_blocks"]
+
+# internal state per coupling (State.elements["coupling"], (n, N_STATE)); docs/coupling.md §3
+LAM, PEN, PHASE, MREF = 0, 1, 2, 3  # multiplier λ, penalty factor s (α = s m_ref), Newton phase, m_ref (C13)
+N_STATE = 4
+KAPPA = 1e4  # (C13): α = κ m_ref / β', the rigid cut's factor (docs/rigid_cut.md (AL7))
+
+
+@njit(cache=True)
+def _left_inverse_row(N, k, i, out):
+    """Row ``i`` of (Nᵀ N)⁻¹ Nᵀ for the 3 x k matrix N (its columns independent; k <= 3) into out (3)."""
+    if k == 0:
+        out[:] = 0.0
+        return
+    W = np.empty((k, k))
+    for a in range(k):
+        for b in range(k):
+            s = 0.0
+            for c in range(3):
+                s += N[c, a] * N[c, b]
+            W[a, b] = s
+    Wi = np.linalg.inv(W)
+    for c in range(3):
+        s = 0.0
+        for a in range(k):
+            s += Wi[i, a] * N[c, a]
+        out[c] = s
+
+
+@njit(cache=True)
+def coordinate_row(S, t_idx, n_t, r_idx, n_r, own_t, own_pos, out):
+    """(C6): the spatial row (j_v, j_w) (6) with (j_v, j_w) · S_k = δ for the columns S_k (v at the
+    global origin, w) of the joint's coordinates k: picks the coordinate's rate from the joint's
+    relative spatial twist. Rotation rows: (0, A_i), A = (N_rᵀN_r)⁻¹N_rᵀ of the rotation axes;
+    translation rows: (B_i, -Aᵀ C_rᵀ B_i), B = (N_tᵀN_t)⁻¹N_tᵀ of the translation axes, C_r the
+    rotation columns' v parts."""
+    Nt = np.zeros((3, 3))
+    Nr = np.zeros((3, 3))
+    Cr = np.zeros((3, 3))
+    for a in range(n_t):
+        for c in range(3):
+            Nt[c, a] = S[t_idx[a], c]
+    for a in range(n_r):
+        for c in range(3):
+            Nr[c, a] = S[r_idx[a], 3 + c]
+            Cr[c, a] = S[r_idx[a], c]
+    row = np.zeros(3)
+    if not own_t:
+        _left_inverse_row(Nr, n_r, own_pos, row)
+        for c in range(3):
+            out[c] = 0.0
+            out[3 + c] = row[c]
+        return
+    _left_inverse_row(Nt, n_t, own_pos, row)
+    for c in range(3):
+        out[c] = row[c]
+        out[3 + c] = 0.0
+    for a in range(n_r):  # j_w = -A^T (C_r^T j_v): the translation row blind to the rotations' columns
+        ca = 0.0
+        for c in range(3):
+            ca += Cr[c, a] * row[c]
+        arow = np.zeros(3)
+        _left_inverse_row(Nr, n_r, a, arow)
+        for c in range(3):
+            out[3 + c] -= ca * arow[c]
+
+
+@njit(cache=True)
+def coupling_rows(S, x, nodes, tree_child, t_idx, n_t, r_idx, n_r, own_t, own_pos, ratio, G):
+    """(C7): G (n, 24) = ∂g/∂(node twists) over the four slots of each coupling: for each end the
+    spatial row j of (C6) as a node-twist row (j_v, j_w + j_v × x) at the joint's child (+) and
+    parent (-), times -r for end a and 1 for end b. ``tree_child`` (n, 2): the tree child of each end's
+    joint (its declared child or parent: slot 1 or 0 of the end)."""
+    N = x.shape[0]
+    j = np.empty(6)
+    for e in range(nodes.shape[0]):
+        for s in range(24):
+            G[e, s] = 0.0
+        for end in range(2):
+            coordinate_row(S, t_idx[e, end], n_t[e, end], r_idx[e, end], n_r[e, end], own_t[e, end], own_pos[e, end], j)
+            f = -ratio[e] if end == 0 else 1.0
+            for slot in range(2):
+                node = nodes[e, 2 * end + slot]
+                if node == N:
+                    continue  # ground does not move: its row is never used
+                sign = f if node == tree_child[e, end] else -f
+                base = 6 * (2 * end + slot)
+                jxw = np.empty(3)  # j_v × x
+                jxw[0] = j[1] * x[node, 2] - j[2] * x[node, 1]
+                jxw[1] = j[2] * x[node, 0] - j[0] * x[node, 2]
+                jxw[2] = j[0] * x[node, 1] - j[1] * x[node, 0]
+                for c in range(3):
+                    G[e, base + c] += sign * j[c]
+                    G[e, base + 3 + c] += sign * (j[3 + c] + jxw[c])
+
+
+@njit(cache=True)
+def coupling_forces(q, u, qa, qb, ua, ub, ratio, offset, k, c, rigid, st, nodes, G, w, g, gdot, force, lam, alpha,
+                    energy, power):
+    """(C2)-(C4), (C8), (C11)-(C12): per coupling the gap g = q_b - r q_a - c0, its rate ġ = u_b - r u_a,
+    the force f (elastic: k g + c ġ; rigid: λ + α g, the multiplier of this iterate λ = λ_st + α g after
+    the first (C11), λ alone once accepted), its node wrenches Gᵀ f added to w (N + 1, 6; residual
+    sense), the strain energy (½ k g², rigid λ g + ½ α g²) and dissipated power c ġ². Returns their sums."""
+    E = 0.0
+    P = 0.0
+    for e in range(qa.size):
+        g[e] = q[qb[e]] - ratio[e] * q[qa[e]] - offset[e]
+        gdot[e] = u[ub[e]] - ratio[e] * u[ua[e]]
+        if rigid[e]:
+            ph = st[e, PHASE]
+            alpha[e] = st[e, PEN] * st[e, MREF]
+            lam[e] = st[e, LAM] + (alpha[e] * g[e] if ph >= 1 else 0.0)
+            force[e] = lam[e] + (alpha[e] * g[e] if ph >= 0 else 0.0)
+            energy[e] = lam[e] * g[e] + 0.5 * alpha[e] * g[e] * g[e]
+            power[e] = 0.0
+        else:
+            alpha[e] = 0.0
+            lam[e] = 0.0
+            force[e] = k[e] * g[e] + c[e] * gdot[e]
+            energy[e] = 0.5 * k[e] * g[e] * g[e]
+            power[e] = c[e] * gdot[e] * gdot[e]
+        E += energy[e]
+        P += power[e]
+        for slot in range(4):
+            node = nodes[e, slot]
+            for i in range(6):
+                w[node, i] += G[e, 6 * slot + i] * force[e]
+    return E, P
+
+
+@njit(cache=True)
+def coupling_blocks(G, k, c, alpha, rigid, ck, cc, out):
+    """(C9): out[e] = (ck k + cc c) GᵀG for an elastic coupling, ck α GᵀG for a rigid one (n, 24, 24)."""
+    for e in range(G.shape[0]):
+        f = ck * alpha[e] if rigid[e] else ck * k[e] + cc * c[e]
+        for i in range(24):
+            for j in range(24):
+                out[e, i, j] = f * G[e, i] * G[e, j]
