@@ -1,7 +1,8 @@
 """Property-based fuzzing of the build end (issue 11, "What must be shown"; issue 33): random
 builder programs — nodes, bodies, joints, beams, flexible links and their sections, bushings,
 rigid cuts, loops whose joints are all fixed or driven closed by a bushing or a rigid cut,
-drives, joint springs and forces, friction, loads, particle bodies and their loads, extreme
+drives, joint springs and forces, friction, loads, particle bodies and their loads, couplings between
+coordinates (ModelBuilder.add_coupling), extreme
 gravity — with bad values mixed in, then compile() and a few time steps.
 
 The properties:
@@ -238,9 +239,44 @@ def op_particle_load(draw, i):
                                                          follower=draw(st.booleans()))
 
 
+def coordinate_ref(draw, i):
+    """A joint (its one coordinate) or a coordinate name '<joint>.q' / '.t0' / '.r1' / '.wx', or a bad one."""
+    j = "j0" if draw(st.booleans()) else joint_ref(draw, i)  # j0: the first limb's, always there
+    if not isinstance(j, str) or draw(st.booleans()):
+        return j
+    return j + draw(st.sampled_from([".q", ".q", ".t0", ".r1", ".wx", ".x"]))
+
+
+def op_coupling(draw, i):
+    stiffness = _choice(draw, st.one_of(st.none(), st.floats(1.0, 1e5)), BAD_NUMBERS, 0.1)
+    damping = None if stiffness is None and draw(st.integers(0, 9)) else number(draw, st.floats(0.0, 10.0))
+    return "add_coupling", (f"cpl{i}", coordinate_ref(draw, i), coordinate_ref(draw, i)), dict(
+        ratio=number(draw, st.floats(-3.0, 3.0)), offset=number(draw, FLOAT), stiffness=stiffness, damping=damping)
+
+
+def op_gear_pair(draw, i):
+    """Two wheels (nodes with bodies, mostly good values) on joints to ground or to an earlier node,
+    then a coupling between their coordinates (add_coupling: mixed good and bad values); run as steps."""
+    steps, ends = [], []
+    valid = {"revolute": ("", ".q"), "prismatic": ("", ".q"), "cylindrical": (".t0", ".r1"), "universal": (".r0", ".r1"),
+             "spherical": (".wx", "")}  # a spherical joint's: refused
+    for w in ("a", "b"):
+        name, joint = f"gear{i}{w}", f"g{i}{w}"
+        kind = draw(st.sampled_from(["revolute", "revolute", "prismatic", "cylindrical", "universal", "spherical"]))
+        kw = dict(axis=draw(st.sampled_from([(0.0, 0.0, 1.0), (1.0, 0.0, 0.0), (0.0, 0.6, 0.8)]))) if kind in (
+            "revolute", "prismatic", "cylindrical") else (dict(axes=[(1.0, 0.0, 0.0), (0.0, 1.0, 0.0)]) if kind == "universal"
+                                                          else {})
+        steps += [("add_node", (name,), dict(position=draw(VEC))),
+                  ("add_body", (f"{name}body", name), dict(mass=draw(POSITIVE), inertia=np.eye(3) * draw(POSITIVE))),
+                  ("add_joint", (joint, kind, "ground" if w == "a" or draw(st.booleans()) else f"gear{i}a", name), kw)]
+        ends.append(_choice(draw, st.sampled_from([joint + s for s in valid[kind]]), [joint + ".x", ["x"], None, "nope.q"], 0.1))
+    name, args, kw = op_coupling(draw, i)
+    return "steps", ([*steps, (name, (args[0], *ends), kw)],), {}
+
+
 OPS = (op_limb,) * 8 + (op_node,) + (op_body,) * 2 + (op_joint,) * 3 + (
     op_beam, op_link, op_bushing, op_rigid_cut, op_prescribed_loop, op_drive, op_spring, op_joint_force, op_friction, op_load,
-    op_particle_body, op_particle_load)
+    op_particle_body, op_particle_load, op_coupling, op_gear_pair, op_gear_pair)
 
 
 @st.composite
@@ -355,9 +391,12 @@ def check_program(gravity, program) -> str:
         if method == "prescribed_loop":
             run_steps(mb, prescribed_loop_steps(args, kwargs))
             continue
+        if method == "steps":
+            run_steps(mb, args[0])
+            continue
         run_steps(mb, [(method, args, kwargs)])
     items = [*mb.nodes, *mb.joints, *mb.bodies, *mb.beams, *mb.bushings, *mb.rigid_cuts, *mb.particle_bodies,
-             *{s.link for s in mb.beams.values()}]
+             *{s.link for s in mb.beams.values()}, *mb.elements.get("coupling", {})]
     try:
         model = mb.compile()
     except fm.FlexmbError as exc:

@@ -49,6 +49,8 @@ class CoordinateCouplings(RecordTables):
         if coordinate in self._joints:
             jt = self._joints[coordinate]
             coords = coordinate_names(jt)
+            if not coords:
+                raise ModelError(f"{who}: {end} = {coordinate!r} is a fixed joint: it has no coordinate to couple.")
             if len(coords) != 1:
                 listed = ", ".join(repr(c[0]) for c in coords if c[1] is not None) or "none"
                 raise ModelError(f"{who}: {end} = {coordinate!r} is a {jt.kind.name} joint with "

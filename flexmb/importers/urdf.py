@@ -27,9 +27,11 @@ The root link hangs on ground by ``root_joint``: fixed (``base="fixed"``) or fre
 (``base="free"``: a floating base, coordinates ``root_joint.t0..t2`` the velocity of the root
 frame's origin in global axes, ``root_joint.wx..wz`` its angular velocity in its own axes). A joint's
 ``<dynamics damping>`` becomes a joint damper (``add_joint_spring(joint, 0, damping)``); a nonzero
-``friction`` (a constant Coulomb torque) has no flexmb equivalent and is listed. A mimic joint is
-imported as an independent joint (flexmb has no joint couplings yet) and listed. Everything left
-out — tags, attributes, limits not enforced, mimic joints, friction, inertia of massless links — is
+``friction`` (a constant Coulomb torque) has no flexmb equivalent and is listed. A mimic joint
+``<mimic joint="l" multiplier="m" offset="o"/>`` becomes the rigid coupling ``<joint>:mimic``, q = m q_l + o
+(ModelBuilder.add_coupling); one on a joint of several coordinates (planar, floating) or with m = 0 stays an
+independent joint and is listed. Everything left
+out — tags, attributes, limits not enforced, such mimic joints, friction, inertia of massless links — is
 named in one URDFWarning; ``builder.robot`` keeps what was read (links, joints, limits, what was left
 out). With ``shapes="visual"`` (or ``"collision"``) the links' geometries become shapes on their nodes
 (flexmb.builder.shapes). The builder is an ordinary ModelBuilder: add drives, loads, cuts, then
@@ -76,7 +78,7 @@ class URDFJoint:
     """A joint as imported: URDF ``type``, the flexmb joints made of it (``flexmb_joints``, in order
     from the parent; one except for planar) and their coordinate names, its limits (None where the
     file gives none; enforced by nothing), damping and friction, and the joint it mimics (``mimic``:
-    (joint, multiplier, offset) or None; imported as an independent joint)."""
+    (joint, multiplier, offset) or None; imported as the rigid coupling ``<name>:mimic``)."""
 
     name: str
     line: int
@@ -209,6 +211,8 @@ def from_urdf(path: str | os.PathLike, base: str = "fixed", gravity: Sequence[fl
             stack.append(j.child)
     for jn in inv.joints:  # joints in file order (each child node exists now)
         _add_joint(mb, info, inv, joints[jn], T[joints[jn].child], notes)
+    for jn in inv.joints:  # mimic joints: rigid couplings to the joints they mimic (all joints exist now)
+        _add_mimic(mb, info, inv, info.joints[jn], notes)
     if shapes:
         for link in robot.links:
             _add_shapes(mb, link, shapes, p.parent, package_dirs or {}, notes)
@@ -238,8 +242,8 @@ class _Notes:
             out.append(f"joint limits of {self.limits} are kept (builder.robot.joints) but not enforced: flexmb has "
                        "no joint stops")
         if self.mimic:
-            out.append(f"mimic joints {self.mimic} are imported as independent joints: flexmb has no joint couplings "
-                       "yet (drive them, e.g. add_drive)")
+            out.append(f"mimic joints {self.mimic} are imported as independent joints: a coupling needs one coordinate "
+                       "on each joint and a nonzero multiplier (drive them, e.g. add_drive)")
         if self.friction:
             out.append(f"joint friction of {self.friction} (a constant Coulomb torque) is left out: flexmb's "
                        "add_joint_friction is a bearing friction proportional to the joint reaction")
@@ -326,6 +330,23 @@ def _float(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
+def _add_mimic(mb: RobotBuilder, info: RobotInfo, inv: urdf_xml.Inventory, j: URDFJoint, notes: _Notes) -> None:
+    """``<mimic joint="l" multiplier="m" offset="o"/>`` of joint ``j``: q_j = m q_l + o as the rigid coupling
+    ``<j>:mimic`` (ModelBuilder.add_coupling, docs/coupling.md (C1)) where both joints have one coordinate
+    and m is nonzero; otherwise ``j`` stays independent and is listed."""
+    if j.mimic is None:
+        return
+    leader, mult, offset = j.mimic
+    lead = info.joints[leader]
+    if len(j.coordinates) != 1 or len(lead.coordinates) != 1 or mult == 0.0:
+        notes.mimic.append(j.name)
+        return
+    try:
+        mb.add_coupling(f"{j.name}:mimic", lead.coordinates[0], j.coordinates[0], ratio=mult, offset=offset)
+    except ModelError as exc:
+        raise URDFError(f"URDF {inv.where(j.line)}: <mimic> of joint '{j.name}': {exc}") from None
+
+
 def _add_joint(mb: RobotBuilder, info: RobotInfo, inv: urdf_xml.Inventory, j: Any, Tc: np.ndarray,
                notes: _Notes) -> None:
     name, line, typ = j.name, inv.joints[j.name], j.type
@@ -375,6 +396,5 @@ def _add_joint(mb: RobotBuilder, info: RobotInfo, inv: urdf_xml.Inventory, j: An
                  float(j.mimic.offset if j.mimic.offset is not None else 0.0))
         if mimic[0] not in inv.joints:
             raise URDFError(f"URDF {inv.where(line)}: <mimic> of joint '{name}': joint '{mimic[0]}' is not defined.")
-        notes.mimic.append(name)
     info.joints[name] = URDFJoint(name, line, typ, j.parent, j.child, parts, coords, lower, upper, effort, velocity,
                                   damping, friction, mimic)
