@@ -1,6 +1,7 @@
 """Couplings between two joint coordinates (gears, belts, rack and pinion, screws, URDF mimic joints):
 the ``"coupling"`` element family. Its equations, (C1)-(C16), are derived in docs/coupling.md; the
-arithmetic is in elements/coupling_kernels.py.
+arithmetic is in elements/coupling_kernels.py, which the compiled Newton steps call too
+(flexmb/solvers/element_families.py).
 
 A coupling holds q_b = r q_a + c0 between two scalar coordinates of tree joints (C1): elastically, with
 a mesh stiffness k and damping c and the force f = k g + c ġ on the gap g = q_b - r q_a - c0 (C3), or

@@ -10,6 +10,7 @@ docs/coupling.md):
 * the node-twist rows (C6)-(C8) give exactly the generalized forces (C2) on coordinates of
   cylindrical, universal, prismatic, revolute and free joints at a random state, the blocks give
   (C10), and they are the finite-difference derivative of the forces;
+* the compiled Newton paths (dense, band, CHOLMOD) give the Python path's numbers bit for bit;
 * the bad input messages.
 """
 
@@ -23,6 +24,7 @@ from flexmb.elements import FAMILIES
 from flexmb.elements.coupling_kernels import KAPPA
 from flexmb.engine.assembly import Assembler
 from flexmb.rotations import expm
+from flexmb.solvers.element_step import ElementStep
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha
 
 EPS = np.finfo(float).eps
@@ -257,9 +259,34 @@ def test_info_and_the_solver_name_the_couplings() -> None:
     model = gear_pair()
     text = fm.describe(model)
     assert "mesh: j2.q = 3 j1.q + 0; rigid" in text
-    # the off-tree block takes a matrix factor, not the O(n) tree factor
+    # the off-tree block takes a matrix factor, not the O(n) tree factor, and a compiled Newton loop
     solver = GeneralizedAlpha(model).describe_solver()
     assert solver.startswith("dense Cholesky") and "no rigid tree" in solver, solver
+    assert "whole Newton loop in one compiled call" in solver and "in Python" not in solver.split(";")[1], solver
+
+
+def _python(monkeypatch, model: fm.Model, *args, **kw) -> fm.Result:
+    """The run on the Python Newton loop and iterates (the families' own evaluate and blocks)."""
+    with monkeypatch.context() as mp:
+        mp.setattr(ElementStep, "applies", staticmethod(lambda model, asm, cholmod: False))
+        return fm.simulate(model, *args, **kw)
+
+
+@pytest.mark.parametrize("solver", ["auto", "band", "cholmod"])
+@pytest.mark.parametrize("build", [gear_pair, branched_model], ids=["rigid gear pair", "elastic couplings"])
+def test_the_compiled_paths_are_the_python_path_bit_for_bit(monkeypatch, solver, build) -> None:
+    """A rigid coupling (its augmented Lagrangian's state carried through the compiled iterates) and
+    elastic, damped ones on joints of every kind: the compiled Newton loop (dense, band) or the compiled
+    iterates (CHOLMOD) give the Python loop's rows, coupling outputs, energies and iterations bit for bit."""
+    model = build()
+    assert "compiled call" in GeneralizedAlpha(model, linear_solver=solver).describe_solver()
+    fast = fm.simulate(model, 0.05, 1e-3, linear_solver=solver)
+    slow = _python(monkeypatch, model, 0.05, 1e-3, linear_solver=solver)
+    assert fast.status == slow.status == "finished"
+    for name in ("q", "u", "udot", "couplings", "newton_iterations", "drive_forces"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name), err_msg=name)
+    for k in ("strain", "dissipated"):
+        np.testing.assert_array_equal(fast.energy[k], slow.energy[k], err_msg=k)
 
 
 def _two_wheels() -> fm.ModelBuilder:

@@ -1,18 +1,23 @@
-"""The compiled element step's rigid cuts and spring-dampers (flexmb/solvers/element_step.py): their
-forces into the node wrenches of an iterate and their blocks into the iteration matrix, in the
-order of the Python evaluation (registry order: rigid cuts, then spring-dampers), so a step is the
-same bit for bit (elements/rigid_cut_kernels.py, elements/spring_damper_kernels.py,
-docs/spring_damper.md)."""
+"""The compiled element step's rigid cuts, spring-dampers and couplings (flexmb/solvers/element_step.py):
+their forces into the node wrenches of an iterate and their blocks into the iteration matrix, in the
+order of the Python evaluation (registry order: rigid cuts, spring-dampers, couplings), so a step is
+the same bit for bit (elements/rigid_cut_kernels.py, elements/spring_damper_kernels.py,
+docs/spring_damper.md, elements/coupling_kernels.py, docs/coupling.md)."""
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
+from flexmb.elements import FAMILIES
+from flexmb.elements.coupling import CouplingEvaluation
+from flexmb.elements.coupling_kernels import LAM, N_STATE, PHASE, coupling_blocks, coupling_forces, coupling_rows
+from flexmb.elements.family import FamilyEvaluation
 from flexmb.elements.rigid_cut_kernels import closure_scales, penalty_blocks, rigid_cut_forces, rigid_cut_update
 from flexmb.elements.spring_damper_kernels import MATERIAL, TIME_STEP, spring_damper_blocks, spring_damper_iterate
 from flexmb.engine.iteration_matrix import _scatter_elements
 
-__all__ = ["cut_and_spring_forces", "cut_and_spring_matrix"]
+__all__ = ["cut_and_spring_forces", "cut_and_spring_matrix", "coupling_arrays", "coupling_outputs", "iterate_evaluations"]
 
 
 @njit(cache=True)
@@ -38,22 +43,55 @@ def _rigid_cuts(x, R, rigid, out, wfull):
 
 
 @njit(cache=True)
-def cut_and_spring_forces(x, R, V, rigid, spring, outs, wfull) -> bool:
-    """The rigid cuts' forces and update (``rigid``, ``outs[2]``: _rigid_cuts), then the
-    spring-dampers' (``spring``, ``outs[3]``: spring_damper_iterate) into ``wfull``; True where a
-    spring-damper is shorter than its l_min (docs/spring_damper.md (S11)): the iterate fails."""
+def _couplings(S, x, q, u, cp, out, wfull):
+    """The couplings of an iterate (Couplings.evaluate, then Couplings.newton_update, same arithmetic): rows
+    G (C7), forces into wfull with the state ``cst`` of this iterate (C2)-(C4), (C11), the next state ``nxt``
+    (copied into ``cst``) and ``flags`` = (strain energy, dissipated power, settled (C14), position noise
+    (C16)). ``cp``: coupling_arrays; ``out``: coupling_outputs."""
+    qa, qb, ua, ub, ratio, offset, k, c, rigid, nodes, tree_child, t_idx, n_t, r_idx, n_r, own_t, own_pos, tol, lever = cp
+    G, g, gdot, force, lam, alpha, energy, power, cst, nxt, flags = out
+    coupling_rows(S, x, nodes, tree_child, t_idx, n_t, r_idx, n_r, own_t, own_pos, ratio, G)
+    E, P = coupling_forces(q, u, qa, qb, ua, ub, ratio, offset, k, c, rigid, cst, nodes, G, wfull, g, gdot, force, lam,
+                           alpha, energy, power)
+    settled = True
+    noise = 0.0
+    for e in range(qa.size):
+        for j in range(cst.shape[1]):
+            nxt[e, j] = cst[e, j]
+        nxt[e, LAM] = lam[e] if rigid[e] else 0.0
+        nxt[e, PHASE] = max(cst[e, PHASE], 0.0) + 1.0 if rigid[e] else -1.0
+        if rigid[e]:
+            settled = settled and abs(g[e]) <= tol[e]
+            mag = abs(q[qb[e]]) + abs(ratio[e] * q[qa[e]]) + abs(offset[e])
+            noise = max(noise, 16 * np.finfo(np.float64).eps * 1e4 * mag * lever[e])
+    flags[0], flags[1], flags[3] = E, P, noise
+    flags[2] = 1.0 if settled else 0.0
+    cst[:] = nxt
+
+
+@njit(cache=True)
+def cut_and_spring_forces(x, R, V, S, q, u, fams, outs, wfull) -> bool:
+    """The rigid cuts' forces and update (``fams[2]``, ``outs[2]``: _rigid_cuts), then the
+    spring-dampers' (``fams[3]``, ``outs[3]``: spring_damper_iterate), then the couplings' (``fams[4]``,
+    ``outs[4]``: _couplings) into ``wfull``; True where a spring-damper is shorter than its l_min
+    (docs/spring_damper.md (S11)): the iterate fails."""
+    rigid, spring = fams[2], fams[3]
     if rigid[0].size:  # the rigid cuts (rigid_cut.evaluate) with their state of this iterate, then their update
         _rigid_cuts(x, R, rigid, outs[2], wfull)
-    if spring[0].size:  # the spring-dampers (spring_damper.evaluate), last in the registry
+    if spring[0].size:  # the spring-dampers (spring_damper.evaluate)
         spring_damper_iterate(x, R, V, spring, outs[3], wfull)
-        return outs[3][9][0] >= 0.0
+        if outs[3][9][0] >= 0.0:
+            return True
+    if fams[4][0].size:  # the couplings (coupling.evaluate), last in the registry
+        _couplings(S, x, q, u, fams[4], outs[4], wfull)
     return False
 
 
 @njit(cache=True)
-def cut_and_spring_matrix(rigid, spring, outs, scatters, ck, cc, material_only, S, x, data):
+def cut_and_spring_matrix(rigid, spring, coupling, outs, scatters, ck, cc, material_only, S, x, data):
     """The rigid cuts' penalty blocks (``scatters`` [3], buffer [4]), then the spring-dampers' blocks
-    (S8), or (S10) if ``material_only`` (``scatters`` [5], buffer [6]), added to S's values ``data``."""
+    (S8), or (S10) if ``material_only`` (``scatters`` [5], buffer [6]), then the couplings' (C9) of
+    docs/coupling.md (``scatters`` [7], buffer [8]), added to S's values ``data``."""
     if rigid[0].size:  # the cuts' penalties, those of the next iterate where the last update raised them (AL2, AL11)
         cblocks = scatters[4]
         penalty_blocks(outs[2][1], outs[2][9], ck, cblocks)
@@ -65,3 +103,52 @@ def cut_and_spring_matrix(rigid, spring, outs, scatters, ck, cc, material_only, 
                              MATERIAL if material_only else TIME_STEP, sblocks)
         sn, sanc_ptr, sanc_coord, spos_ptr, spos, smax_ne = scatters[5]
         _scatter_elements(sn, sanc_ptr, sanc_coord, spos_ptr, spos, S, x, sblocks, smax_ne, data)
+    if coupling[0].size:  # (C9): exact, the same in every mode
+        out, cblocks = outs[4], scatters[8]
+        coupling_blocks(out[0], coupling[6], coupling[7], out[5], coupling[8], ck, cc, cblocks)
+        cn, canc_ptr, canc_coord, cpos_ptr, cpos, cmax_ne = scatters[7]
+        _scatter_elements(cn, canc_ptr, canc_coord, cpos_ptr, cpos, S, x, cblocks, cmax_ne, data)
+
+
+def coupling_arrays(model, asm) -> tuple:
+    """The couplings' arrays of the compiled iterates (_couplings' ``cp``; empty without couplings)."""
+    d = model.elements["coupling"]
+    p = FAMILIES["coupling"].prepare(model, d)
+    lever = np.where(np.asarray(model.rotation_u)[p.ub], model.size, 1.0) if d.n else np.zeros(0)
+    return (p.qa, p.qb, p.ua, p.ub, d.ratio, d.offset, d.k, d.c, d.rigid, p.nodes, p.tree_child, p.t_idx, p.n_t, p.r_idx,
+            p.n_r, p.own_t, p.own_pos, d.tol, lever)
+
+
+def coupling_outputs(n: int, elements: dict) -> tuple:
+    """New arrays for the couplings' iterates (_couplings' ``out``), their state ``cst`` that of ``elements``."""
+    cst = np.array(elements["coupling"], dtype=float) if n else np.zeros((0, N_STATE))
+    return (np.empty((n, 24)), *(np.empty(n) for _ in range(7)), cst, np.empty_like(cst), np.zeros(4))
+
+
+def iterate_evaluations(es, kin) -> dict:
+    """The families' evaluations of the compiled step ``es``'s current iterate (ElementStep.evaluation), by
+    name, from its outputs: what each family's evaluate gives at that state."""
+    family_evals = {f.name: FamilyEvaluation() for f, _, _ in es.asm.node_mass}
+    if es._n_bushing:
+        ia, ib = es.bushing[0], es.bushing[1]
+        _, G, A, f, energy, power = es.outs[1]
+        family_evals["bushing"] = FAMILIES["bushing"].evaluation(es.model, ia, ib, kin.x, kin.R, G, A, f, energy, power)
+    if es._n_el:
+        family_evals["beam"] = FAMILIES["beam"].evaluation(*es.outs[0])
+    if es._n_rigid:
+        d, G, A, phi, alpha, lam, force, cst, nxt, alpha_mat, scal, flags = es.outs[2]
+        fe = FAMILIES["rigid_cut"].evaluation(kin.x, kin.R, es.rigid[0], es.rigid[1], flags[0], flags[1], phi, G, A,
+                                              alpha, lam, force)
+        if flags[3] > 0.0:  # the last update raised the penalties (RigidCuts.newton_update)
+            fe.alpha_next = alpha_mat
+        family_evals["rigid_cut"] = fe
+    if es._n_spring:
+        G, nv, ra, rb, l, ldot, F, energy, power, _ = es.outs[3]
+        family_evals["spring_damper"] = FAMILIES["spring_damper"].evaluation(G, nv, ra, rb, l, ldot, F, energy, power,
+                                                                            es.spring[4], es.spring[5])
+    if es._n_coupling:
+        G, g, gdot, force, lam, alpha, energy, power, _, _, flags = es.outs[4]
+        family_evals["coupling"] = CouplingEvaluation(strain_energy=float(flags[0]), dissipation=float(flags[1]),
+                                                      position_noise=float(flags[3]), g=g, gdot=gdot, force=force,
+                                                      lam=lam, alpha=alpha, G=G)
+    return family_evals

@@ -219,7 +219,7 @@ class ElementRun:
         elastic = self.cuts and _elastic(m, "rigid_cut")
         if elastic and integ._pchol is None:  # the cuts' projection factor (GeneralizedAlpha._projection_factor)
             integ._pchol = integ.chol.twin()
-        fams = (es.beam, es.bushing, es.rigid, es.spring)
+        fams = es.fams
         cut_model, cut_work = cut_arrays(fams, m.elements["rigid_cut"].penalty, elastic, es.kin, m.n_u, integ.free.size,
                                          st.elements.get("rigid_cut", np.zeros((0, 10))), integ._factor_key,
                                          es.factor_arrays(integ._pchol if elastic else integ.chol))

@@ -27,7 +27,6 @@ from numba import njit
 from flexmb.elements import FAMILIES
 from flexmb.elements.beam import kernels as beam_kernels
 from flexmb.elements.cut_kernels import bushing_blocks, bushing_forces
-from flexmb.elements.family import FamilyEvaluation
 from flexmb.elements.spring_damper import too_short
 from flexmb.engine import parallel
 from flexmb.engine.assembly import Evaluation
@@ -44,7 +43,13 @@ from flexmb.engine.kinematics import (
     zero_mass_times_add,
 )
 from flexmb.model import Model
-from flexmb.solvers.element_families import cut_and_spring_forces, cut_and_spring_matrix
+from flexmb.solvers.element_families import (
+    coupling_arrays,
+    coupling_outputs,
+    cut_and_spring_forces,
+    cut_and_spring_matrix,
+    iterate_evaluations,
+)
 from flexmb.solvers.tree_step import (
     NONFINITE,
     NOT_CONVERGED,
@@ -83,7 +88,7 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     driven, drv_q, drv_u, drv_a = drives
     u_to_q, scalar_u, ball_u, free, c_diag, k_diag = coords
-    beam, bushing, rigid, spring = fams
+    beam, bushing, rigid, spring, coupling = fams
     ea, eb, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, Mnz = beam
     frames, fl, en, p, Bl, chord = outs[0]
     am, af, g, b, h = params
@@ -115,7 +120,7 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     if ea.size:
         beam_kernels.residual_and_mass_forces(ea, eb, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, gravity,
                                               1.0, wfull, aw, mf, frames, fl, en, p, Bl, chord, threads[0])
-    if cut_and_spring_forces(x, R, V, rigid, spring, outs, wfull):  # a spring-damper below l_min (S11): fails
+    if cut_and_spring_forces(x, R, V, S, q1, u1, fams, outs, wfull):  # a spring-damper below l_min (S11): fails
         return np.inf, 0.0
     N = x.shape[0]
     bias = wfull[:N]
@@ -173,7 +178,7 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, ck, 
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     pa, pb = pairs
     mbar_pos, mbar_src = mbar
-    beam, bushing, rigid, spring = fams
+    beam, bushing, rigid, spring, coupling = fams
     ea, eb, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, Mnz = beam
     frames, fl, en, p, Bl, chord = outs[0]
     nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, skip, plan = scatters[0]
@@ -193,7 +198,7 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, ck, 
     if frames.shape[0]:
         beam_kernels.add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, 1.0, material_only, nodes, anc_ptr,
                                           anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, threads[0], plan)
-    cut_and_spring_matrix(rigid, spring, outs, scatters, ck, cc, material_only, S, x, data)
+    cut_and_spring_matrix(rigid, spring, coupling, outs, scatters, ck, cc, material_only, S, x, data)
 
 
 @njit(cache=True)
@@ -218,7 +223,7 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
     u_to_q, scalar_u, ball_u, free, c_diag, k_diag = coords
     am, af, g, b, h = params
     gp, bp, rtol, atol_udot, eps_pos, length_scale, max_iter, lazy, with_mass, lever = newton
-    rigid_n = fams[2][0].size
+    rigid_n, coupling_n = fams[2][0].size, fams[4][0].size
     cuts = outs[2]
     band, indptr, indices, values, L, perm, dinv, y = factor
     udot1 = out_state[3]
@@ -256,6 +261,8 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
             if cuts[11][4] >= 0.0:  # a cut stuck (RigidCuts.newton_update raises): the Python step names it
                 info[3] = NOT_CONVERGED
                 return
+        if coupling_n:  # the couplings' update (Couplings.newton_update), (C14), (C16) of docs/coupling.md
+            settled, noise = settled and outs[4][10][2] > 0.0, max(noise, outs[4][10][3])
         r_hist[it] = rn
         if it == 0:  # GeneralizedAlpha.step: the scale and the tolerances of the corrections
             scale = es_scale
@@ -312,12 +319,12 @@ class ElementStep(CompiledStep):
 
     #: the element families whose forces and blocks the compiled iterates form (elements/beam/kernels.py,
     #: elements/cut_kernels.py); a model with any other family takes the Python iterates
-    FAMILIES = ("bushing", "beam", "rigid_cut", "spring_damper")
+    FAMILIES = ("bushing", "beam", "rigid_cut", "spring_damper", "coupling")
 
     @staticmethod
     def applies(model: Model, asm, cholmod: bool) -> bool:
         """On a matrix factor (CHOLMOD, dense, band), a model whose forces are those of bushings, beams,
-        rigid cuts and spring-dampers (and rigid bodies as the only node masses), without friction,
+        rigid cuts, spring-dampers and couplings (and rigid bodies as the only node masses), without friction,
         follower loads or spring-damper force laws."""
         return not ElementStep.refusal(model, asm, cholmod)
 
@@ -341,7 +348,7 @@ class ElementStep(CompiledStep):
         if not asm.families:
             return "no element family"
         other = sorted({f.name for f, _, _ in asm.families if f.name not in ElementStep.FAMILIES}
-                       | {f.name for f, _, _ in asm.with_state if f.name != "rigid_cut"}
+                       | {f.name for f, _, _ in asm.with_state if f.name not in ("rigid_cut", "coupling")}
                        | {f.name for f, _, _ in asm.node_mass if f is not FAMILIES["body"]})
         if other:
             return f"element famil{'y' if len(other) == 1 else 'ies'} {', '.join(repr(n) for n in other)} not compiled"
@@ -371,6 +378,7 @@ class ElementStep(CompiledStep):
         sia, sib = FAMILIES["spring_damper"].prepare(model, sd)
         self.spring = (sia, sib, sd.sa, sd.sb, sd.k, sd.c, sd.L0, sd.F0, sd.l_min)
         self._n_spring = sd.n
+        self.coupling, self._n_coupling = coupling_arrays(model, asm), model.elements["coupling"].n
         free = np.asarray(model.free_u, dtype=i64)
         im = asm.matrices.get(free)
         group = {f.name: k for k, (f, _, _) in enumerate(asm.with_blocks)}
@@ -383,6 +391,7 @@ class ElementStep(CompiledStep):
             return im.groups[group[name]].lower_only(im.indices, im.indptr)
 
         sc, scb, scr, scs = lower("beam", 2), lower("bushing", 2), lower("rigid_cut", 2), lower("spring_damper", 2)
+        scc = lower("coupling", 4)
         self.pairs = (asm.matrices.pairs.pa, asm.matrices.pairs.pb)
         self.mbar = (np.asarray(im.mbar_pos, dtype=i64), np.asarray(im.mbar_src, dtype=i64))
         self.diag_pos = np.asarray(im.diag_pos, dtype=i64)
@@ -392,7 +401,9 @@ class ElementStep(CompiledStep):
         self.scatters = ((sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, sc.pos, sc.max_ne, sc.skip, (plan.doff, plan.dmap)),
                          (scb.nodes, scb.anc_ptr, scb.anc_coord, scb.pos_ptr, scb.pos, scb.max_ne), np.empty((bu.n, 12, 12)),
                          (scr.nodes, scr.anc_ptr, scr.anc_coord, scr.pos_ptr, scr.pos, scr.max_ne), np.empty((rc.n, 12, 12)),
-                         (scs.nodes, scs.anc_ptr, scs.anc_coord, scs.pos_ptr, scs.pos, scs.max_ne), np.empty((sd.n, 12, 12)))
+                         (scs.nodes, scs.anc_ptr, scs.anc_coord, scs.pos_ptr, scs.pos, scs.max_ne), np.empty((sd.n, 12, 12)),
+                         (scc.nodes, scc.anc_ptr, scc.anc_coord, scc.pos_ptr, scc.pos, scc.max_ne),
+                         np.empty((self._n_coupling, 24, 24)))
         # on the band factor the compiled loop writes S straight into its band storage (BandCholesky.dst:
         # pattern position -> band position, -1 in the upper triangle): the same positions remapped
         self.band_maps = None
@@ -405,7 +416,7 @@ class ElementStep(CompiledStep):
                 return ElementScatter(x.nodes, x.anc_ptr, x.anc_coord, x.pos_ptr,
                                       pos.astype(x.pos.dtype) if pos.max(initial=0) < 2**31 else pos, x.max_ne, x.skip)
 
-            bsc, bscb, bscr, bscs = banded(sc), banded(scb), banded(scr), banded(scs)
+            bsc, bscb, bscr, bscs, bscc = banded(sc), banded(scb), banded(scr), banded(scs), banded(scc)
             bplan = bsc.thread_plan(nt)
             mpos = dst[self.mbar[0]]  # M̄'s pairs in both triangles: the lower one's
             self.band_maps = ((mpos[mpos >= 0], self.mbar[1][mpos >= 0]), dst[self.diag_pos],
@@ -416,7 +427,9 @@ class ElementStep(CompiledStep):
                                (bscr.nodes, bscr.anc_ptr, bscr.anc_coord, bscr.pos_ptr, bscr.pos, bscr.max_ne),
                                self.scatters[4],
                                (bscs.nodes, bscs.anc_ptr, bscs.anc_coord, bscs.pos_ptr, bscs.pos, bscs.max_ne),
-                               self.scatters[6]))
+                               self.scatters[6],
+                               (bscc.nodes, bscc.anc_ptr, bscc.anc_coord, bscc.pos_ptr, bscc.pos, bscc.max_ne),
+                               self.scatters[8]))
         self.with_mass = bool(asm.node_mass)
         N, n_u, n = model.n_nodes, model.n_u, d.n
         parent = self.tree[0]  # the joints on ground (parent N) and the others, in tree order (node_twists_threads)
@@ -446,7 +459,9 @@ class ElementStep(CompiledStep):
                      (np.empty((nb, 6)), np.empty((nb, 6, 12)), np.empty((nb, 3, 3)), np.empty((nb, 6)), np.empty(nb),
                       np.empty(nb)),
                      self._cut_outputs(st.elements if elements is None else elements),
-                     tuple(np.empty(s) for s in ((ns, 12), (ns, 3), (ns, 3), (ns, 3), ns, ns, ns, ns, ns, 1)))
+                     tuple(np.empty(s) for s in ((ns, 12), (ns, 3), (ns, 3), (ns, 3), ns, ns, ns, ns, ns, 1)),
+                     coupling_outputs(self._n_coupling, st.elements if elements is None else elements))
+        self._ccst0 = self.outs[4][8].copy()
 
     def _cut_outputs(self, elements: dict) -> tuple:
         """New arrays for the rigid cuts' iterates (element_families._rigid_cuts), their state ``cst`` that of ``elements``."""
@@ -464,21 +479,27 @@ class ElementStep(CompiledStep):
         """The rigid cuts' state back to that of the step's start (a Newton restart with a fresh factor)."""
         if self._n_rigid:
             self.outs[2][7][:] = self._cst0
+        if self._n_coupling:
+            self.outs[4][8][:] = self._ccst0
 
     @property
     def cut_flags(self) -> tuple[bool, bool, float, int]:
         """(settled, changed, position noise, stuck cut or -1) of the last iterate's rigid cuts (all
         settled, none changed, no noise, none stuck without rigid cuts)."""
+        c = self.outs[4][10]  # and the couplings': settled, position noise (_couplings)
+        cs, cn = (bool(c[2] > 0.0), float(c[3])) if self._n_coupling else (True, 0.0)
         if not self._n_rigid:
-            return True, False, 0.0, -1
+            return cs, False, cn, -1
         f = self.outs[2][11]
-        return bool(f[2] > 0.0), bool(f[3] > 0.0), float(f[1]), int(f[4])
+        return bool(f[2] > 0.0) and cs, bool(f[3] > 0.0), max(float(f[1]), cn), int(f[4])
 
     def elements(self) -> dict:
         """The families' internal state after the last iterate's update (the next iterate's)."""
         out = dict(self._st.elements)
         if self._n_rigid:
             out["rigid_cut"] = self.outs[2][8].copy()
+        if self._n_coupling:
+            out["coupling"] = self.outs[4][9].copy()
         return out
 
     def iterate(self, udot: np.ndarray, evaluate: bool, first: bool) -> tuple[float, float]:
@@ -496,8 +517,8 @@ class ElementStep(CompiledStep):
 
     @property
     def fams(self) -> tuple:
-        """The compiled families' arrays: (beams, bushings, rigid cuts, spring-dampers)."""
-        return self.beam, self.bushing, self.rigid, self.spring
+        """The compiled families' arrays: (beams, bushings, rigid cuts, spring-dampers, couplings)."""
+        return self.beam, self.bushing, self.rigid, self.spring, self.coupling
 
     def run_arguments(self, chol) -> tuple:
         """element_newton_step's model and buffer arguments for the begun step on the dense or band
@@ -570,24 +591,7 @@ class ElementStep(CompiledStep):
         """The current iterate's Evaluation (what Assembler.evaluate gives at its state), with eq. (1)
         at its u̇ known (``residual_known``)."""
         kin = self.kinematics()
-        family_evals = {f.name: FamilyEvaluation() for f, _, _ in self.asm.node_mass}
-        if self._n_bushing:
-            ia, ib = self.bushing[0], self.bushing[1]
-            _, G, A, f, energy, power = self.outs[1]
-            family_evals["bushing"] = FAMILIES["bushing"].evaluation(self.model, ia, ib, kin.x, kin.R, G, A, f, energy, power)
-        if self._n_el:
-            family_evals["beam"] = FAMILIES["beam"].evaluation(*self.outs[0])
-        if self._n_rigid:
-            d, G, A, phi, alpha, lam, force, cst, nxt, alpha_mat, scal, flags = self.outs[2]
-            fe = FAMILIES["rigid_cut"].evaluation(kin.x, kin.R, self.rigid[0], self.rigid[1], flags[0], flags[1], phi, G, A,
-                                                  alpha, lam, force)
-            if flags[3] > 0.0:  # the last update raised the penalties (RigidCuts.newton_update)
-                fe.alpha_next = alpha_mat
-            family_evals["rigid_cut"] = fe
-        if self._n_spring:
-            G, nv, ra, rb, l, ldot, F, energy, power, _ = self.outs[3]
-            family_evals["spring_damper"] = FAMILIES["spring_damper"].evaluation(G, nv, ra, rb, l, ldot, F, energy, power,
-                                                                                self.spring[4], self.spring[5])
+        family_evals = iterate_evaluations(self, kin)
         ev = self.asm.evaluation(kin, self.Mb, self.wfull, self._loads if self.model.loads else np.zeros_like(self._loads),
                                  self.tau, family_evals)
         ev.residual_known = (self.udot, self.udot.copy(), self.rfull)
