@@ -26,6 +26,8 @@ from flexmb.engine.assembly import Assembler
 from flexmb.rotations import expm
 from flexmb.solvers.element_step import ElementStep
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha
+from flexmb.solvers.modal import natural_frequencies
+from flexmb.solvers.statics import static_equilibrium
 
 EPS = np.finfo(float).eps
 JA, JB, T0, RATIO = 0.5, 0.2, 2.0, 3.0
@@ -287,6 +289,32 @@ def test_the_compiled_paths_are_the_python_path_bit_for_bit(monkeypatch, solver,
         np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name), err_msg=name)
     for k in ("strain", "dissipated"):
         np.testing.assert_array_equal(fast.energy[k], slow.energy[k], err_msg=k)
+
+
+def test_static_and_modal_solvers_refuse_rigid_couplings_and_take_elastic_ones() -> None:
+    """A rigid coupling has no force outside the time integrator's augmented Lagrangian: refused by name.
+    An elastic one is a spring on g (C3): wheel b held by a joint spring k_s, a torque T on wheel a; the
+    static equilibrium in closed form below, to the static solver's tolerance."""
+    with pytest.raises(fm.ModelError, match="static_equilibrium: coupling 'mesh' is rigid"):
+        static_equilibrium(gear_pair())
+    with pytest.raises(fm.ModelError, match="natural_frequencies: coupling 'mesh' is rigid"):
+        natural_frequencies(gear_pair())
+    ks, k = 40.0, 1e3
+    mb = fm.ModelBuilder(gravity=(0, 0, 0))
+    for n, x in (("g1", 0.0), ("g2", 0.4)):
+        mb.add_node(n, position=(x, 0, 0))
+        mb.add_body(n, n, mass=1.0, inertia=np.eye(3) * 0.3)
+        mb.add_joint("j" + n[1], "revolute", "ground", n, axis=(0, 0, 1))
+    mb.add_joint_force("j1", T0)
+    mb.add_joint_spring("j2", ks)
+    mb.add_coupling("mesh", "j1", "j2", ratio=RATIO, stiffness=k)
+    st = static_equilibrium(mb.compile()).state
+    # T + r f = 0 (on a), -f - k_s q_b = 0 (on b), f = k (q_b - r q_a): f = -T / r, q_b = T / (r k_s),
+    # q_a = (q_b - f / k) / r
+    f = -T0 / RATIO
+    qb = T0 / (RATIO * ks)
+    qa = (qb - f / k) / RATIO
+    np.testing.assert_allclose(st.q, [qa, qb], rtol=1e-10)
 
 
 def _two_wheels() -> fm.ModelBuilder:
