@@ -379,3 +379,15 @@ def test_a_driven_wheel_drives_its_mate_and_the_drive_force_carries_the_mate() -
     np.testing.assert_allclose(qb, -RATIO * 0.5 * w * res.t**2, rtol=0, atol=1e-10)
     drive = res.drive_force("ja.q")
     np.testing.assert_allclose(drive, (JA + RATIO**2 * JB) * w, rtol=1e-6)
+
+
+def test_outputs_by_name_survive_a_run_folder_and_a_saved_result(tmp_path) -> None:
+    from flexmb.results.load import load
+
+    res = fm.simulate(gear_pair(stiffness=1e3, damping=1.0), 0.02, 1e-3, out=tmp_path / "run")
+    for again in (load(tmp_path / "run"), load(res.save(tmp_path / "r.npz") or tmp_path / "r.npz")):
+        assert again.coupling_names == ("mesh",)
+        np.testing.assert_array_equal(again.coupling("mesh"), res.coupling("mesh"))
+        np.testing.assert_array_equal(again.coupling("mesh", "rate"), res.couplings[:, 0, 1])
+    with pytest.raises(fm.ModelError, match="quantity = 'torque'"):
+        res.coupling("mesh", "torque")
