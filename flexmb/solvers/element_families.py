@@ -6,6 +6,8 @@ docs/spring_damper.md, elements/coupling_kernels.py, docs/coupling.md)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit
 
@@ -16,6 +18,8 @@ from flexmb.elements.family import FamilyEvaluation
 from flexmb.elements.rigid_cut_kernels import closure_scales, penalty_blocks, rigid_cut_forces, rigid_cut_update
 from flexmb.elements.spring_damper_kernels import MATERIAL, TIME_STEP, spring_damper_blocks, spring_damper_iterate
 from flexmb.engine.iteration_matrix import _scatter_elements
+from flexmb.engine.kinematics import Kinematics
+from flexmb.model import Model
 
 __all__ = ["cut_and_spring_forces", "cut_and_spring_matrix", "coupling_arrays", "coupling_outputs", "iterate_evaluations"]
 
@@ -110,7 +114,7 @@ def cut_and_spring_matrix(rigid, spring, coupling, outs, scatters, ck, cc, mater
         _scatter_elements(cn, canc_ptr, canc_coord, cpos_ptr, cpos, S, x, cblocks, cmax_ne, data)
 
 
-def coupling_arrays(model, asm) -> tuple:
+def coupling_arrays(model: Model) -> tuple:
     """The couplings' arrays of the compiled iterates (_couplings' ``cp``; empty without couplings)."""
     d = model.elements["coupling"]
     p = FAMILIES["coupling"].prepare(model, d)
@@ -125,7 +129,7 @@ def coupling_outputs(n: int, elements: dict) -> tuple:
     return (np.empty((n, 24)), *(np.empty(n) for _ in range(7)), cst, np.empty_like(cst), np.zeros(4))
 
 
-def iterate_evaluations(es, kin) -> dict:
+def iterate_evaluations(es: Any, kin: Kinematics) -> dict:
     """The families' evaluations of the compiled step ``es``'s current iterate (ElementStep.evaluation), by
     name, from its outputs: what each family's evaluate gives at that state."""
     family_evals = {f.name: FamilyEvaluation() for f, _, _ in es.asm.node_mass}

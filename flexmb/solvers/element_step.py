@@ -378,7 +378,7 @@ class ElementStep(CompiledStep):
         sia, sib = FAMILIES["spring_damper"].prepare(model, sd)
         self.spring = (sia, sib, sd.sa, sd.sb, sd.k, sd.c, sd.L0, sd.F0, sd.l_min)
         self._n_spring = sd.n
-        self.coupling, self._n_coupling = coupling_arrays(model, asm), model.elements["coupling"].n
+        self.coupling, self._n_coupling = coupling_arrays(model), model.elements["coupling"].n
         free = np.asarray(model.free_u, dtype=i64)
         im = asm.matrices.get(free)
         group = {f.name: k for k, (f, _, _) in enumerate(asm.with_blocks)}
