@@ -2,9 +2,9 @@
 elements/beam/matrix_kernels.py) instead of two dozen positional arrays: what belongs together in
 the model, in the motion, in the residual's results and in the iteration matrix's weights and
 scatter maps is one argument each. They are typed named tuples of arrays: numba passes them as one
-value and reads a field with no cost over a positional argument (measured in the commit that
-introduced them: the same machine code bit for bit, the falling-link and seed-case runs within
-their run-to-run spread), and a Python caller names what it passes.
+value and reads a field as it reads a positional argument (when they replaced the positional
+arrays, every seed case's results stayed the same bit for bit, and the falling link's time per
+step stayed within 5 % at 10, 100 and 1000 elements), and a Python caller names what it passes.
 """
 
 from __future__ import annotations
