@@ -145,16 +145,18 @@ def rod_inertia(m: float, length: float, e):
     return m * length**2 / 12 * (np.eye(3) - np.outer(e, e))
 
 
-def fm_n_four_bar(fm, n: int, cut: str = "elastic", k: float = 1e9, theta0: float = math.pi / 2):
+def fm_n_four_bar(fm, n: int, cut: str = "elastic", k: float = 1e9, theta0: float = math.pi / 2, planar: bool = False):
     """flexmb's N-four-bar: a copy of tests/cut_mechanisms.n_four_bar at scale 1, x0 = 0 (``cut``
     "elastic": revolute bushings of stiffness k, k L^2 on the tilts, default damping; "rigid":
-    add_rigid_cut). Crank i's node is at its pivot, coupler j's at B_{j-1}: node "coupler1" is B0."""
+    add_rigid_cut). Crank i's node is at its pivot, coupler j's at B_{j-1}: node "coupler1" is B0.
+    ``planar``: a planar model (``ModelBuilder(planar="xy")``): every cut holds only its in-plane
+    translations (the bushings' tz and tilt stiffness are dropped)."""
     import numpy as np
 
     z = (0.0, 0.0, 1.0)
     w = V0 / (L * np.sin(theta0))
     e = np.array([np.cos(theta0), np.sin(theta0), 0.0])
-    mb = fm.ModelBuilder(gravity=(0.0, -GRAVITY, 0.0))
+    mb = fm.ModelBuilder(gravity=(0.0, -GRAVITY, 0.0), planar="xy" if planar else None)
     for i in range(n + 1):
         O = np.array([i * L, 0.0, 0.0])
         mb.add_node(f"crank{i}", O)
