@@ -243,7 +243,8 @@ def test_bad_plane_values_on_a_cut_are_refused_naming_the_cut(method, value, wor
 
 def test_a_cut_plane_along_another_cut_axis_and_the_spatial_opt_out():
     """plane="yz" on a cut whose x axis is the normal holds ty, tz, rx; axes turned so that the normal
-    is the cut's y axis hold tx, tz, ry; plane="spatial" in a planar model holds all six."""
+    is the cut's y axis hold tx, tz, ry (a bushing keeps its stiffness and damping on those rows and
+    their coupling, and drops the rest); plane="spatial" in a planar model holds all six."""
     mb = _planar_builder()
     mb.add_joint("j1", "revolute", "ground", "n1", point=(0, 0, 0), axis=Z)
     mb.add_rigid_cut("c1", "ground", "n1", point=(1.0, 0.0, 0.0), plane="yz")
@@ -252,5 +253,9 @@ def test_a_cut_plane_along_another_cut_axis_and_the_spatial_opt_out():
     mb.add_rigid_cut("c3", "ground", "n1", point=(1.0, 0.0, 0.0), plane="spatial")
     rc = mb.rigid_cuts
     assert [rc["c1"].plane, rc["c2"].plane, rc["c3"].plane] == [0, 1, -1]
-    mb.add_bushing("b1", "ground", "n1", stiffness=np.full(6, 1e6), point=(1.0, 0.0, 0.0), axes=turned)
-    assert np.diag(mb.bushings["b1"].stiffness).tolist() == [1e6, 0.0, 1e6, 0.0, 1e6, 0.0]
+    mb.add_bushing("b1", "ground", "n1", stiffness=np.full((6, 6), 1e5) + np.eye(6) * 1e6, damping=np.full(6, 10.0),
+                   point=(1.0, 0.0, 0.0), axes=turned)
+    K, C = mb.bushings["b1"].stiffness, mb.bushings["b1"].damping
+    held = [0, 2, 4]
+    assert np.diag(K).tolist() == [1.1e6, 0.0, 1.1e6, 0.0, 1.1e6, 0.0] and np.diag(C).tolist() == [10.0, 0, 10.0, 0, 10.0, 0]
+    assert np.count_nonzero(K) == 9 and (K[np.ix_(held, held)] > 0).all()  # the coupling among held rows is kept
