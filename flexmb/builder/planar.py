@@ -33,16 +33,17 @@ SPATIAL = "spatial"
 
 
 def plane_normal(value: Any, who: str, what: str) -> np.ndarray | None:
-    """The unit normal (3,) of ``value`` (eq. (P1)): ``"xy"``, ``"yz"``, ``"zx"`` or a normal
-    vector (3 numbers, not of zero length); None stays None (no plane)."""
+    """The unit normal (3,) of ``value`` (eq. (P1)): ``"xy"``, ``"yz"``, ``"zx"`` (the letters in
+    either order) or a normal vector (3 numbers, not of zero length); None stays None (no plane)."""
     if value is None:
         return None
     names = list(PLANES) + ([SPATIAL] if what == "plane" else [])
     if isinstance(value, str):
-        if value not in PLANES:
+        name = value if value in PLANES else value[::-1]  # "yx", "zy", "xz": the same planes
+        if name not in PLANES:
             raise ModelError(f"{who}: {what} {value!r} is not a plane: give one of {names} or a normal vector "
                              "(3 numbers).")
-        return np.array(PLANES[value])
+        return np.array(PLANES[name])
     if isinstance(value, (bool, np.bool_)) or np.ndim(value) == 0:
         raise ModelError(f"{who}: {what} = {value!r} is not a plane: give one of {names} or a normal vector "
                          "(3 numbers).")
