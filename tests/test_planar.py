@@ -173,6 +173,7 @@ def _planar_builder(gravity=(0.0, -9.81, 0.0)) -> fm.ModelBuilder:
     ("gravity", ["gravity", "along the normal"]),
     ("load force", ["load 'push'", "node 'n1'", "along the normal"]),
     ("load moment", ["load 'push'", "turns about an axis in the plane"]),
+    ("load later", ["load 'push'", "at t = 0.001 s", "along the normal"]),
 ])
 def test_a_planar_model_pushed_out_of_its_plane_is_refused_naming_the_offender(case, words):
     mb = _planar_builder(gravity=(0.0, -9.81, 0.5) if case == "gravity" else (0.0, -9.81, 0.0))
@@ -186,6 +187,8 @@ def test_a_planar_model_pushed_out_of_its_plane_is_refused_naming_the_offender(c
         mb.add_joint("j1", "revolute", "ground", "n1", point=(0, 0, 0), axis=Z)
     if case == "load force":
         mb.add_load("push", "n1", force=(1.0, 0.0, 0.1))
+    if case == "load later":  # zero out of the plane at the start only
+        mb.add_load("push", "n1", force=lambda t: (1.0, 0.0, np.sin(t)))
     if case == "load moment":
         mb.add_load("push", "n1", moment=(0.1, 0.0, 1.0))
     with pytest.raises(fm.ModelError) as exc:

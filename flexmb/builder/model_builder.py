@@ -67,7 +67,7 @@ class ModelBuilder(DrivesAndLoads, LoopCuts, ForceElements, FlexibleLinks):
     (docs/planar.md): every loop cut then holds only its in-plane directions (``plane=`` of
     :meth:`add_bushing` and :meth:`add_rigid_cut`), and :meth:`compile` refuses what would move
     the model out of its plane (a joint other than revolute about the normal, prismatic in the
-    plane or fixed; a node with no joint path to ground; gravity or a load at t = 0 out of the plane),
+    plane or fixed; a node with no joint path to ground; gravity or a load out of the plane),
     naming it.
     """
 

@@ -104,7 +104,8 @@ def held_text(k: int) -> str:
 def check_planar_model(builder: ModelBuilder, model: Model) -> None:
     """Refuse what moves a planar model out of its plane (docs/planar.md §3): a joint whose axis
     turns or slides out of it (P4), a node with no joint path to ground (a free joint), gravity
-    (P5) or a nodal load (P6, at t = 0) with a part along the normal or a moment across it."""
+    (P5) or a nodal load (P6, at the times LOAD_TIMES) with a part along the normal or a moment
+    across it."""
     n = builder.planar
     if n is None:
         return
@@ -150,20 +151,36 @@ def _check_joint(jt: Any, n: np.ndarray, where: str) -> None:
                      "directions, so no joint needs to be spherical or universal to avoid a redundant closure).")
 
 
+#: the times [s] at which a planar model's loads are checked (P6): t = 0, then a few later ones, so a
+#: load such as sin(t) n that vanishes at the start is seen
+LOAD_TIMES = (0.0, 1e-3, 0.1, 0.5, 1.0)
+
+
 def _check_load(model: Model, ld: Any, n: np.ndarray, where: str) -> None:
-    """(P6): at t = 0 the force has no part along the normal, the moment none across it."""
+    """(P6): at the times LOAD_TIMES the force has no part along the normal, the moment none across
+    it (a load function that fails, or returns no 3-vector, is left to the run, which reports it)."""
     R = np.eye(3)
     if ld.follower:
         R = model.R0[ld.node if ld.axes_node < 0 else ld.axes_node]
-    F = R @ np.asarray(ld.force(0.0), float)
-    M = R @ np.asarray(ld.moment(0.0), float)
+    for t in LOAD_TIMES:
+        try:
+            with np.errstate(all="ignore"):
+                F = R @ np.asarray(ld.force(t), float).reshape(3)
+                M = R @ np.asarray(ld.moment(t), float).reshape(3)
+        except Exception:  # noqa: BLE001 — a load function that fails or returns no 3-vector: the run names it
+            continue
+        _check_load_at(model, ld, n, where, t, F, M)
+
+
+def _check_load_at(model: Model, ld: Any, n: np.ndarray, where: str, t: float, F: np.ndarray, M: np.ndarray) -> None:
+    """(P6) for the force F and moment M (global) of load ``ld`` at time t."""
     scale = max(float(np.linalg.norm(F)), 1e-300)
     if abs(float(F @ n)) > ANGLE_TOLERANCE * scale:
         raise ModelError(f"compile: load '{ld.name}' on node '{model.node_names[ld.node]}': its force {F.tolist()} N at "
-                         f"t = 0 has the part {float(F @ n):.6g} N along the normal {np.round(n, 12).tolist()}: {where}. Give a "
-                         "force in the plane.")
+                         f"t = {t:g} s has the part {float(F @ n):.6g} N along the normal {np.round(n, 12).tolist()}: "
+                         f"{where}. Give a force in the plane.")
     Mt = M - (M @ n) * n
     if np.linalg.norm(Mt) > ANGLE_TOLERANCE * max(float(np.linalg.norm(M)), 1e-300):
         raise ModelError(f"compile: load '{ld.name}' on node '{model.node_names[ld.node]}': its moment {M.tolist()} N m at "
-                         f"t = 0 turns about an axis in the plane (part {Mt.round(12).tolist()}): {where}. Give a moment "
-                         "about the normal.")
+                         f"t = {t:g} s turns about an axis in the plane (part {Mt.round(12).tolist()}): {where}. Give a "
+                         "moment about the normal.")
