@@ -26,7 +26,8 @@ from docutils.parsers.rst import Directive, directives
 #: parameter -> (unit, shape or kind) for every ``ModelBuilder`` method that takes physical input.
 #: "—": dimensionless or a name; positions, points and axes are global, in the assembly configuration.
 UNITS: dict[str, dict[str, tuple[str, str]]] = {
-    "__init__": {"gravity": ("m/s²", "(3,) global")},
+    "__init__": {"gravity": ("m/s²", "(3,) global"),
+                 "planar": ("—", "None | 'xy' | 'yz' | 'zx' | (3,) normal, global")},
     "add_node": {"name": ("—", "str"), "position": ("m", "(3,) global"),
                  "rotation": ("—", "(3, 3) rotation matrix, columns = node axes, global")},
     "add_body": {"name": ("—", "str"), "node": ("—", "node name"), "mass": ("kg", "> 0"),
@@ -58,12 +59,14 @@ UNITS: dict[str, dict[str, tuple[str, str]]] = {
                     "stiffness": ("N/m (translations), N m/rad (rotations)", "6 diagonal values or (6, 6)"),
                     "damping": ("N s/m, N m s/rad", "6 values or (6, 6); None: chosen for a cut"),
                     "point": ("m", "(3,) global"), "axes": ("—", "(3, 3) rotation matrix, global"),
-                    "free_rotation": ("—", "None | 'x' | 'y' | 'z' | 'all'")},
+                    "free_rotation": ("—", "None | 'x' | 'y' | 'z' | 'all'"),
+                    "plane": ("—", "None: the model's | 'xy' | 'yz' | 'zx' | (3,) normal | 'spatial'")},
     "add_rigid_cut": {"name": ("—", "str"), "node_a": ("—", "node name or 'ground'"), "node_b": ("—", "node name"),
                       "point": ("m", "(3,) global"), "axes": ("—", "(3, 3) rotation matrix, global"),
                       "free_rotation": ("—", "None | 'x' | 'y' | 'z' | 'all'"),
                       "tolerance": ("m (translations), rad (rotations)", "> 0; None: 1e-10 × model size"),
-                      "penalty": ("N/m, N m/rad", "> 0; None: 1e4 m_eff / β' per step")},
+                      "penalty": ("N/m, N m/rad", "> 0; None: 1e4 m_eff / β' per step"),
+                      "plane": ("—", "None: the model's | 'xy' | 'yz' | 'zx' | (3,) normal | 'spatial'")},
     "add_beam": {"name": ("—", "str"), "node_a": ("—", "node name"), "node_b": ("—", "node name"),
                  "section": ("SI", "BeamSection: E, G [Pa], A [m²], Iy, Iz, J [m⁴], rho [kg/m³]"),
                  "z_hint": ("—", "(3,) global direction"), "damping": ("s", "stiffness-proportional α; None: default")},
