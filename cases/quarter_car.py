@@ -189,10 +189,12 @@ def build(**params) -> fm.Model:
     mb.add_body("chassis", "chassis", p["m_sprung"], (0, 0, 0), np.diag([40.0, 40.0, 40.0]))
     mb.add_joint("heave", "prismatic", "ground", "chassis", axis=(0, 0, 1))
     x_axis = (1, 0, 0)
-    for arm, pivot, ball, m in (("lower_arm", PIVOT_LOWER, BALL_LOWER, p["m_lower_arm"]),
-                                ("upper_arm", PIVOT_UPPER, BALL_UPPER, p["m_upper_arm"])):
-        mb.add_node(arm, _p3(pivot))
-        mb.add_body(arm, arm, m, _p3(0.5 * (ball - pivot)), _rod(m, pivot, ball))
+    # the lower arm's node at its pivot, the upper arm's at its ball (where the cut acts): drawn, each
+    # arm then runs from its node to its other joint point
+    for arm, pivot, ball, node, m in (("lower_arm", PIVOT_LOWER, BALL_LOWER, PIVOT_LOWER, p["m_lower_arm"]),
+                                      ("upper_arm", PIVOT_UPPER, BALL_UPPER, BALL_UPPER, p["m_upper_arm"])):
+        mb.add_node(arm, _p3(node))
+        mb.add_body(arm, arm, m, _p3(0.5 * (ball + pivot) - node), _rod(m, pivot, ball))
         mb.add_joint(arm.split("_")[0] + "_pivot", "revolute", "chassis", arm, point=_p3(pivot), axis=x_axis)
     mb.add_node("upright", _p3(WHEEL))
     mb.add_body("upright", "upright", p["m_upright"], (0, 0, 0), np.diag([0.8, 1.2, 0.8]))
