@@ -202,6 +202,7 @@ def test_small_bump_agrees_with_the_linear_two_dof_model(model2, asymmetry):
     travel_lin = model2["dwheel"] * y_lin[:, 1]
     damper_lin = P["c_damper"] * (y_lin[:, 2:] @ model2["dl"])
     travel, damper = case.wheel_travel(res), res.history("damper.force")
+    assert np.array_equal(res.history("upper_ball.fz"), res.cut_force("upper_ball")[:, 2])  # the ball's load by name
 
     # what the linear model leaves out, each from the run itself
     r, v_r = asymmetry, P["damper_knee"]

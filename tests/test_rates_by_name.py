@@ -131,10 +131,32 @@ def test_names_and_errors(run):
         run.coordinate("sd.forse")
     with pytest.raises(ModelError, match=r"needs a suffix: sd\.length, sd\.rate, sd\.force"):
         run.history("sd")
-    with pytest.raises(ModelError, match="spring-damper quantity, not a coordinate"):
+    with pytest.raises(ModelError, match="an element's quantity .spring-damper, loop cut or beam., not a coordinate"):
         run.coordinate("sd.force")
     with pytest.raises(ModelError, match="not a coordinate name"):
         run.rate("pin.u")
+
+
+def test_beam_and_cut_quantities_by_name(tmp_path):
+    """A beam element's section forces and a loop cut's wrench components by name (N2): the columns
+    of Result.element_force / Result.cut_force; a bare element name says which suffixes it takes."""
+    mb = fm.ModelBuilder(gravity=(0, -G, 0))
+    sec = fm.BeamSection(7e10, 7e10 / 2.6, 4e-4, 2e-7, 2e-7, 4e-7, 3000.0)
+    nodes = mb.add_flexible_link("beam", (0, 0, 0), (L, 0, 0), 2, sec)
+    mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0, 0, 1))
+    mb.add_bushing("hold", "ground", nodes[-1], stiffness=[1e5, 1e5, 1e5, 0, 0, 0], point=(L, 0, 0))
+    res = simulate(mb.compile(), t_end=0.01, dt=DT)
+    assert res.element_names and res.cut_names == ("hold",)
+    e = res.element_names[0]
+    for k, suffix in enumerate((".N", ".Vy", ".Vz", ".T", ".My", ".Mz")):
+        assert np.array_equal(res.history(e + suffix), res.element_force(e)[:, k])
+    for k, suffix in enumerate((".fx", ".fy", ".fz", ".mx", ".my", ".mz")):
+        assert np.array_equal(res.history("hold" + suffix), res.cut_force("hold")[:, k])
+    assert np.abs(res.history("hold.fy")).max() > 0  # gravity loads the bushing
+    with pytest.raises(ModelError, match=r"a loop cut's history needs a suffix: hold\.fx, hold\.fy"):
+        res.history("hold")
+    with pytest.raises(ModelError, match=f"did you mean '{e}.N', "):  # letter case first
+        res.history(f"{e}.n")
 
 
 def test_sweep_output_columns(run):

@@ -245,7 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
                         + "; or names of coordinates (together in one plot), nodes (x, y, z) or beam elements "
                         "(their six section forces); or quantities by name into quantities.png: a coordinate's rate "
                         "NAME.u and acceleration NAME.udot (NAME: a coordinate or a one-coordinate joint), a "
-                        "spring-damper's NAME.length, NAME.rate, NAME.force.")
+                        "spring-damper's NAME.length, NAME.rate, NAME.force, a loop cut's NAME.fx ... NAME.mz, a "
+                        "beam element's NAME.N, .Vy, .Vz, .T, .My, .Mz.")
     pl.add_argument("result", metavar="RESULT")
     pl.add_argument("quantity", metavar="QUANTITY", nargs="+")
     pl.add_argument("--out", metavar="DIR", help="output directory (default: RESULT/plots)")
@@ -295,7 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--output", "-o", action="append", metavar="SPEC",
                     help="an extra column: node:NAME (final position), coordinate:NAME (final value; NAME.u its "
                     "rate, NAME.udot its acceleration), final:NAME (final value of any quantity by name: "
-                    "coordinates and their rates, spring-damper NAME.length/.rate/.force), peak:NAME (its largest "
+                    "coordinates and their rates, spring-damper NAME.length/.rate/.force, cut NAME.fx..., beam NAME.N...), "
+                    "peak:NAME (its largest "
                     "magnitude), "
                     "peak_force:PATTERN (peak |axial force| over the beam elements, peak |force| over the loop cuts "
                     "matching the glob), or a bare name")

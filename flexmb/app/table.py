@@ -72,11 +72,11 @@ def named_outputs(res: Result, model: Model, params: dict, outputs: Sequence[Any
     """The chosen outputs: ``"node:NAME"`` final position (columns NAME.x/.y/.z), ``"coordinate:NAME"``
     final value (``NAME.u``: rate, ``NAME.udot``: acceleration), ``"final:NAME"`` final value of any
     quantity Result.history reads (column NAME; coordinates, their rates, spring-damper
-    ``NAME.length/.rate/.force``: docs/results_by_name.md), ``"peak:NAME"`` its largest magnitude
-    (column ``peak[NAME]``), ``"peak_force:PATTERN"`` peak |axial force| over the beam elements and peak force
-    magnitude |F| over the loop cuts (bushings, rigid cuts: Result.cut_force) matching the glob
-    PATTERN (column ``peak_N[PATTERN]``), a bare name (node, coordinate, quantity by name or element pattern, found in
-    that order), or a
+    ``NAME.length/.rate/.force``, cut ``NAME.fx``..., beam ``NAME.N``...: docs/results_by_name.md),
+    ``"peak:NAME"`` its largest magnitude (column ``peak[NAME]``), ``"peak_force:PATTERN"`` peak
+    |axial force| over the beam elements and peak force magnitude |F| over the loop cuts (bushings,
+    rigid cuts: Result.cut_force) matching the glob PATTERN (column ``peak_N[PATTERN]``), a bare
+    name (node, coordinate, quantity by name or element pattern, found in that order), or a
     callable ``f(result, model, params) -> dict``."""
     out: dict[str, Any] = {}
     for spec in outputs:

@@ -54,20 +54,14 @@ def plot_histories(result, names, path: str | Path, title: str = "") -> Path:
     for n in names:
         panels.setdefault(unit_of(result, n), []).append(n)
     fig, axes = plt.subplots(len(panels), 1, figsize=(7, 2.2 + 2.0 * len(panels)), sharex=True, squeeze=False)
-    for ax, (unit, members) in zip(axes[:-1, 0], list(panels.items())[:-1]):
+    for ax, (unit, members) in zip(axes[:, 0], panels.items()):
         for n in members:
             ax.plot(result.t, result.history(n), label=n)
         ax.set_ylabel(unit)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="small")
-    unit, members = list(panels.items())[-1]
-    last = axes[-1, 0]
-    for n in members:
-        last.plot(result.t, result.history(n), label=n)
-    if len(panels) > 1:
-        axes[0, 0].set_title(title or "result quantities")
-        return _finish(fig, last, path, "", unit)
-    return _finish(fig, last, path, title or "result quantities", unit)
+    axes[0, 0].set_title(title or "result quantities")
+    return _finish(fig, axes[-1, 0], path, axes[-1, 0].get_title(), axes[-1, 0].get_ylabel())
 
 
 def plot_node_positions(result, names, path: str | Path, title: str = "") -> Path:

@@ -173,8 +173,8 @@ class Result:
         in ``".udot"`` its acceleration (docs/results_by_name.md (N1))."""
         field, k, _ = resolve(self, name)
         if field not in COORDINATE_SUFFIXES.values():
-            raise ModelError(f"coordinate: '{name}' is a spring-damper quantity, not a coordinate; read it with "
-                             f"Result.history('{name}').")
+            raise ModelError(f"coordinate: '{name}' is an element's quantity (spring-damper, loop cut or beam), not a "
+                             f"coordinate; read it with Result.history('{name}').")
         return getattr(self, field)[:, k]
 
     def rate(self, name: str) -> np.ndarray:
@@ -187,8 +187,10 @@ class Result:
 
     def history(self, name: str) -> np.ndarray:
         """The (nt,) history of any scalar quantity by name: coordinates (``NAME``, ``NAME.u``,
-        ``NAME.udot``) and spring-dampers (``NAME.length``, ``NAME.rate``, ``NAME.force``);
-        ModelError listing close matches for an unknown name (docs/results_by_name.md (N1)-(N3))."""
+        ``NAME.udot``), spring-dampers (``NAME.length``, ``NAME.rate``, ``NAME.force``), loop cuts
+        (``NAME.fx`` ... ``NAME.mz``, cut axes) and beam elements (``NAME.N``, ``.Vy``, ``.Vz``, ``.T``,
+        ``.My``, ``.Mz``); ModelError listing close matches for an unknown name
+        (docs/results_by_name.md (N1)-(N3))."""
         return history(self, name)
 
     def history_names(self) -> list[str]:
@@ -198,7 +200,7 @@ class Result:
     def _coordinate(self, name: str) -> int:
         field, k, _ = resolve(self, name)
         if field != "q":
-            raise ModelError(f"'{name}' is not a coordinate name (a rate, acceleration or spring-damper quantity); "
+            raise ModelError(f"'{name}' is not a coordinate name (a rate, acceleration or element quantity); "
                              f"give the coordinate itself, e.g. {list(self.coordinate_names)[:3]}.")
         return k
 
