@@ -40,6 +40,7 @@ from scipy.optimize import brentq
 
 from flexmb.app.cli import main
 from flexmb.app.cli_common import EXIT_OK
+from flexmb.errors import ModelError
 from flexmb.solvers.simulate import simulate
 
 case = load_case("quarter_car")
@@ -60,6 +61,13 @@ def test_case_runs_from_the_cli_with_its_checks(tmp_path):
     assert summary["energy_balance_relative"] < (w_hop * P["dt"]) ** 2
     assert 0.5 < summary["motion_ratio"] < 0.9 and summary["wheel_travel_max_mm"] > 20
     assert summary["damper_force_rebound_max_N"] > summary["damper_force_bump_max_N"] > 0  # the 3:1 characteristic
+
+
+def test_bad_parameters_are_refused_by_name():
+    with pytest.raises(ModelError, match=r"k_spring = -1.0 must be positive"):
+        case.build(k_spring=-1.0)
+    with pytest.raises(ModelError, match=r"damper_asymmetry = 1.5 must be in \[0, 1\)"):
+        case.build(damper_asymmetry=1.5)
 
 
 # ----------------------------------------------------------------------------- (b) the 2-DOF model
