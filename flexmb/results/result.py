@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from flexmb.errors import ModelError
+from flexmb.results.names import COORDINATE_SUFFIXES, history, history_names, resolve
 from flexmb.results.npz import write_result
 
 __all__ = ["Result", "RowSource", "STEP_STATUS"]
@@ -167,8 +168,41 @@ class Result:
         return Result(**rows, energy=energy, steps=steps, **static)
 
     def coordinate(self, name: str) -> np.ndarray:
-        """Time history of the coordinate called ``name`` (see ``coordinate_names``)."""
-        return self.q[:, self._index(self.coordinate_names, name, "coordinate")]
+        """Time history of the coordinate called ``name`` (see ``coordinate_names``; a one-coordinate
+        joint's name stands for its coordinate): its value; ``name`` ending in ``".u"`` its rate,
+        in ``".udot"`` its acceleration (docs/results_by_name.md (N1))."""
+        field, k, _ = resolve(self, name)
+        if field not in COORDINATE_SUFFIXES.values():
+            raise ModelError(f"coordinate: '{name}' is an element's quantity (spring-damper, loop cut or beam), not a "
+                             f"coordinate; read it with Result.history('{name}').")
+        return getattr(self, field)[:, k]
+
+    def rate(self, name: str) -> np.ndarray:
+        """Rate history (a column of ``u``) of the coordinate ``name`` (docs/results_by_name.md (N1))."""
+        return self.u[:, self._coordinate(name)]
+
+    def acceleration(self, name: str) -> np.ndarray:
+        """Acceleration history (a column of ``udot``) of the coordinate ``name`` (docs/results_by_name.md (N1))."""
+        return self.udot[:, self._coordinate(name)]
+
+    def history(self, name: str) -> np.ndarray:
+        """The (nt,) history of any scalar quantity by name: coordinates (``NAME``, ``NAME.u``,
+        ``NAME.udot``), spring-dampers (``NAME.length``, ``NAME.rate``, ``NAME.force``), loop cuts
+        (``NAME.fx`` ... ``NAME.mz``, cut axes) and beam elements (``NAME.N``, ``.Vy``, ``.Vz``, ``.T``,
+        ``.My``, ``.Mz``); ModelError listing close matches for an unknown name
+        (docs/results_by_name.md (N1)-(N3))."""
+        return history(self, name)
+
+    def history_names(self) -> list[str]:
+        """Every name :meth:`history` reads (flexmb.results.names.history_names)."""
+        return history_names(self)
+
+    def _coordinate(self, name: str) -> int:
+        field, k, _ = resolve(self, name)
+        if field != "q":
+            raise ModelError(f"'{name}' is not a coordinate name (a rate, acceleration or element quantity); "
+                             f"give the coordinate itself, e.g. {list(self.coordinate_names)[:3]}.")
+        return k
 
     def node_position(self, name: str) -> np.ndarray:
         """Position history (nt, 3) of the node called ``name``."""
