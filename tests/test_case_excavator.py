@@ -1,0 +1,126 @@
+"""cases/excavator.py (issue 34, item 7): a 20 t excavator front (rigid boom and bucket, the stick a
+steel box beam, the bucket's four-bar closed by a rigid cut, three cylinders) on a digging cycle.
+
+* statics: held still in two poses, the cylinders' forces of a settled run against a hand check by
+  virtual work on the rigid mechanism, Jᵀ F = −∂V/∂θ, with J = ∂l/∂θ and ∂V/∂θ central differences
+  of the case's geometry and of the weights listed here; the tolerance is what the servos' and the
+  stick's compliance can change: the forces' sensitivity to the joint angles times the angles the
+  servo sag (F/k through J) and the stick's bending (M L / EI) can turn;
+* the linkage's σ_min: eq. (2)'s Jacobian against its closed-form determinant;
+* the cycle from the command line, with its postprocess: finished, energy balance, stroke errors
+  within the servo law's, σ_min at the start and the curled end those of the rigid geometry.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import load_case
+
+from flexmb.app.cli import EXIT_OK, main
+from flexmb.solvers.simulate import simulate
+
+case = load_case("excavator")
+P = case.DEFAULTS
+G = 9.81
+
+
+def hand_forces(angles, h: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
+    """The cylinder tensions holding the rigid mechanism still in ``angles`` by virtual work, and the
+    cylinder lengths' Jacobian J = ∂l/∂θ; the weights listed here from the parameters."""
+    sec = case.stick_section(P)
+    beam = P["rho"] * sec.A * P["stick_length"]
+    nose = 0.12 * P["stick_mass"]
+    head = P["stick_mass"] - beam - nose
+
+    def lengths_and_potential(a):
+        g = case.geometry(P, a)
+        parts = [(P["boom_mass"], g["boom_com"]), (beam, 0.5 * (g["B"] + g["C"])), (head, g["stick_head_com"]),
+                 (nose, g["C"]), (P["side_link_mass"], 0.5 * (g["E"] + g["D"])),
+                 (P["h_link_mass"], 0.5 * (g["D"] + g["F"])), (P["bucket_mass"], g["bucket_com"])]
+        lengths = [np.linalg.norm(g[f"P{i}"] - g[f"A{i}"]) for i in (1, 2, 3)]
+        return np.array(lengths), G * sum(m * c[1] for m, c in parts)
+
+    J, Q = np.zeros((3, 3)), np.zeros(3)
+    for j in range(3):
+        e = np.eye(3)[j] * h
+        (lp, vp), (lm, vm) = lengths_and_potential(angles + e), lengths_and_potential(angles - e)
+        J[:, j], Q[j] = (lp - lm) / (2 * h), -(vp - vm) / (2 * h)  # Q: gravity's generalized forces
+    # virtual work: the tensions F do −F·δl, gravity Q·δθ: Jᵀ F = Q
+    return np.linalg.solve(J.T, Q), J
+
+
+@pytest.mark.parametrize("pose", [0, 2])
+def test_held_pose_cylinder_forces_match_virtual_work(pose):
+    angles = np.radians(P["poses"][pose])
+    F_hand, J = hand_forces(angles)
+    # the case's preload is the same statics
+    assert np.allclose(case.static_cylinder_forces(P, angles), F_hand, rtol=1e-6, atol=1e-6 * np.abs(F_hand).max())
+    model = case.build(hold=pose, preload=False)  # no preload: the run finds the forces itself
+    res = simulate(model, 1.5, 5e-3, rho_inf=0.5)
+    assert res.status == "finished"
+    F = case.cylinder_forces(res)
+    F_run = np.array([F[c][-1] for c in case.CYLINDERS])
+    # settled: the forces no longer change over the last 0.1 s
+    F_before = np.array([F[c][-21] for c in case.CYLINDERS])
+    assert np.abs(F_run - F_before).max() < 1e-6 * np.abs(F_hand).max()
+    # what the compliance can turn: the servo sag δl = F/k through J (|δθ| <= |δl| / σ_min(J)) and the
+    # stick's end rotation under the largest bending moment its end loads can give, M L / EI, with
+    # M <= g (bucket + links + nose + beam) (stick + bucket reach)
+    sec = case.stick_section(P)
+    dtheta_servo = np.linalg.norm(F_hand) / P["servo_stiffness"] / np.linalg.svd(J, compute_uv=False)[-1]
+    m_end = P["bucket_mass"] + P["side_link_mass"] + P["h_link_mass"] + P["stick_mass"]
+    M = G * m_end * (P["stick_length"] + P["bucket_tip"])
+    dtheta_beam = M * P["stick_length"] / (P["E"] * sec.Iz)
+    # the forces' sensitivity to the angles, ∂F/∂θ, by central differences of the hand check
+    h = 1e-4
+    dF = np.column_stack([(hand_forces(angles + h * e)[0] - hand_forces(angles - h * e)[0]) / (2 * h) for e in np.eye(3)])
+    tol = 2 * np.abs(dF).sum(axis=1) * (dtheta_servo + dtheta_beam)
+    assert np.all(np.abs(F_run - F_hand) < tol), (F_run, F_hand, tol)
+    # and the check is sharp: the tolerance is a small part of the forces
+    assert tol.max() < 0.02 * np.abs(F_hand).max()
+
+
+def test_linkage_sigma_against_its_determinant():
+    """Eq. (2): |det J| = |ED| sin(cylinder, side link) · |DF| |CF| sin(DFC); σ_min → 0 at the toggle."""
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        A3, E, D, F, C = rng.normal(size=(5, 2))
+        s = case.linkage_sigma(A3, E, D, F, C)
+        n = (D - A3) / np.linalg.norm(D - A3)
+        ed = D - E
+        det = abs(n[0] * ed[1] - n[1] * ed[0]) * abs((F - D)[0] * (F - C)[1] - (F - D)[1] * (F - C)[0])
+        assert np.prod(s) == pytest.approx(det, rel=1e-10)
+    # H-link and bucket link in line (D, F, C collinear): singular
+    g = case.geometry(P, np.zeros(3))
+    F_ = g["C"] + 0.4 * (g["D"] - g["C"]) / np.linalg.norm(g["D"] - g["C"])
+    assert case.linkage_sigma(g["A3"], g["E"], g["D"], F_, g["C"])[-1] < 1e-12
+
+
+@pytest.fixture(scope="module")
+def cycle(tmp_path_factory):
+    out = tmp_path_factory.mktemp("excavator") / "run"
+    code = main(["run", str(case.__file__), "--out", str(out), "--dt", "0.005", "-q", "--param", "animation=False"])
+    return code, out, json.loads((out / "summary.json").read_text())
+
+
+def test_cycle_runs_from_the_command_line(cycle):
+    code, out, s = cycle
+    assert code == EXIT_OK
+    s = s.get("summary", s)
+    assert s["status"] == "finished"
+    assert (out / "cylinder_forces.png").is_file() and (out / "paraview" / "excavator.pvd").is_file()
+    # the energy balance closes (the cylinders' work, the load's, gravity's against kinetic and strain)
+    assert s["energy_balance_relative"] < 1e-4
+    # the servos follow their strokes: error = (F − F0 − c ė)/k, a fraction of a millimetre
+    for c in case.CYLINDERS:
+        F_max = 1e3 * max(s[f"{c}_push_max_kN"], s[f"{c}_pull_max_kN"])
+        F0 = abs(case.static_cylinder_forces(P, np.zeros(3))[case.CYLINDERS.index(c)])
+        assert s[f"{c}_stroke_error_max_mm"] < 1e3 * 2 * (F_max + F0) / P["servo_stiffness"]
+    # σ_min of the linkage: the rigid geometry's at the start and in the curled end pose
+    for pose, key in ((0, "linkage_sigma_min_start_m"), (-1, "linkage_sigma_min_m")):
+        g = case.geometry(P, np.radians(P["poses"][pose]))
+        assert s[key] == pytest.approx(case.linkage_sigma(g["A3"], g["E"], g["D"], g["F"], g["C"])[-1], rel=1e-2)
+    assert s["linkage_sigma_min_m"] < 0.2 * s["linkage_sigma_min_start_m"]
