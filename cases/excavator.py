@@ -18,7 +18,7 @@ a Caterpillar 320 with its reach boom and medium stick (boom 5.7 m, stick 2.9 m,
 check them before quoting them. Everything a data sheet does not give is estimated from the usual
 proportions of such machines and said here: the boom foot 2.0 m above the ground, the pin positions
 of the cylinders and of the bucket linkage (:data:`DEFAULTS` ``points``), the masses (boom 1850 kg,
-stick 1000 kg of which the box beam carries its own 570 kg and the rest sits on its ends, side link
+stick 1000 kg of which the box beam carries its own 537 kg and the rest sits on its ends, side link
 60 kg, H-link 90 kg, bucket 850 kg: a 1 m³ general-purpose bucket), the inertias (slender bodies and
 radii of gyration), the box section of the stick (550 mm deep, 320 mm wide, 14 mm plate; steel), the
 digging force (a smooth pulse of ``dig_force`` = 40 kN, against the teeth's motion). The cylinders'
@@ -35,20 +35,24 @@ the error's rate, not on l' (a damper on l' would resist the commanded motion it
 (``preload=True``) is the cylinder's static force in the start pose, by virtual work on the rigid
 mechanism (:func:`static_cylinder_forces`, eq. (3)), so the machine starts in equilibrium but for its
 stick's own small sag instead of dropping onto its servos; it changes no force the machine needs,
-only the stroke error. k is chosen
-from the model's scale: the boom cylinder carries the front's weight at a lever of about 0.9 m,
-some 2.5e5 N at its peak, so k = 1e9 N/m leaves stroke errors below 0.3 mm (the summary gives the
-largest, measured). This stand-in is to become a prescribed-length actuator (a rigid constraint) when
-flexmb has one; nothing else in the case changes then.
+only the stroke error. k is chosen from the model's scale: the cylinders' forces are the front's
+weight (some 3.8 t, 3.7e4 N) and the digging force times the ratio of reach to lever (5 to 8 m against
+0.4 to 0.9 m), a few 1e5 N (3.2e5 N at the most, the arm cylinder digging), so k = 1e9 N/m keeps the
+stroke errors F/k to a few tenths of a millimetre (the summary gives the largest, measured: 0.35 mm),
+against strokes of 0.5 to 0.7 m. The servo's time c/k = 5 ms gives a mode of angular frequency ω
+that the servo alone holds the damping ratio ζ = ω c / 2k (0.25 at 100 rad/s). This stand-in is to
+become a prescribed-length actuator (a rigid constraint) when flexmb has one; nothing else in the
+case changes then.
 
 The summary: the cylinder forces over the cycle (largest push and pull of each), the energy balance
 (the work of the cylinders, the digging load and gravity against the kinetic and strain energy), the
-largest bending stress of the stick, σ_min of the bucket linkage (:func:`linkage_sigma`: the smallest
-singular value of its closure Jacobian with the bucket cylinder's length as the input, eq. (2)) at the
-start and its smallest along the cycle (where, how near the singular configuration), plots
-``cylinder_forces.png`` (forces, the stick's stress and σ_min over time); ``flexmb animate`` draws the run. A parameter
-``hold`` (a pose's index in ``poses``) builds the machine still in that pose with its strokes held
-and no digging force: the static check of tests/test_case_excavator.py.
+largest normal stress in the stick (:func:`stick_stress`), σ_min of the bucket linkage
+(:func:`linkage_sigma`: the smallest singular value of its closure Jacobian with the bucket cylinder's
+length as the input, eq. (2)) at the start and its smallest along the cycle (when, and how near the
+singular configuration); the plot ``cylinder_forces.png`` (forces, the stick's stress and σ_min over
+time) and the animation ``animation.gif`` (``animation=False``: none). A parameter ``hold`` (a pose's
+index in ``poses``) builds the machine still in that pose with its strokes held and no digging force:
+the static check of tests/test_case_excavator.py.
 
 Run:  flexmb run cases/excavator.py [--param dig_force=0.0] [--param hold=2]
 """
@@ -78,7 +82,7 @@ DEFAULTS = dict(
     boom_mass=1850.0, stick_mass=1000.0, side_link_mass=60.0, h_link_mass=90.0, bucket_mass=850.0,
     depth=0.55, width=0.32, plate=0.014, E=2.1e11, G=8.1e10, rho=7850.0, n_elements=4, alpha=3e-4,
     # the digging cycle: relative joint angles [deg] (boom, stick on boom, bucket link on stick) at the poses' times
-    poses=[[0.0, 0.0, 0.0], [-6.0, -20.0, -40.0], [-4.0, -55.0, -90.0], [25.0, -55.0, -140.0]],
+    poses=[[0.0, 0.0, 0.0], [-4.0, -10.0, -15.0], [-18.0, -35.0, -45.0], [25.0, -55.0, -140.0]],
     times=[0.0, 1.0, 2.5, 4.0],
     dig_force=4e4, dig_start=0.8, dig_end=2.8, dig_deg=-15.0,
     servo_stiffness=1e9, servo_time=5e-3, preload=True, hold=-1, animation=True,
