@@ -6,6 +6,8 @@ steel box beam, the bucket's four-bar closed by a rigid cut, three cylinders) on
   of the case's geometry and of the weights listed here; the tolerance is what the servos' and the
   stick's compliance can change: the forces' sensitivity to the joint angles times the angles the
   servo sag (F/k through J) and the stick's bending (M L / EI) can turn;
+* held still, the stick's bending moments against the statics of the part beyond each section, to
+  the same compliance;
 * the linkage's σ_min: eq. (2)'s Jacobian against its closed-form determinant;
 * the cycle from the command line, with its postprocess: finished, energy balance, stroke errors
   within the servo law's, σ_min at the start and the curled end those of the rigid geometry.
@@ -52,32 +54,85 @@ def hand_forces(angles, h: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
     return np.linalg.solve(J.T, Q), J
 
 
-@pytest.mark.parametrize("pose", [0, 2])
-def test_held_pose_cylinder_forces_match_virtual_work(pose):
+HELD = (0, 2)
+
+
+@pytest.fixture(scope="module")
+def held():
+    """Settled runs held still in the poses HELD (no preload: the run finds the forces itself)."""
+    out = {}
+    for pose in HELD:
+        model = case.build(hold=pose, preload=False)
+        out[pose] = (model, simulate(model, 1.5, 5e-3, rho_inf=0.5))
+    return out
+
+
+def compliance_angle(F_hand: np.ndarray, J: np.ndarray) -> float:
+    """What the compliance can turn the joints by [rad]: the servo sag δl = F/k through J
+    (|δθ| <= |δl| / σ_min(J)) and the stick's end rotation (:func:`stick_end_rotation`)."""
+    return np.linalg.norm(F_hand) / P["servo_stiffness"] / np.linalg.svd(J, compute_uv=False)[-1] + stick_end_rotation()
+
+
+@pytest.mark.parametrize("pose", HELD)
+def test_held_pose_cylinder_forces_match_virtual_work(pose, held):
     angles = np.radians(P["poses"][pose])
     F_hand, J = hand_forces(angles)
     # the case's preload is the same statics
     assert np.allclose(case.static_cylinder_forces(P, angles), F_hand, rtol=1e-6, atol=1e-6 * np.abs(F_hand).max())
-    model = case.build(hold=pose, preload=False)  # no preload: the run finds the forces itself
-    res = simulate(model, 1.5, 5e-3, rho_inf=0.5)
+    model, res = held[pose]
     assert res.status == "finished"
     F = case.cylinder_forces(res)
     F_run = np.array([F[c][-1] for c in case.CYLINDERS])
     # settled: the forces no longer change over the last 0.1 s
     F_before = np.array([F[c][-21] for c in case.CYLINDERS])
     assert np.abs(F_run - F_before).max() < 1e-6 * np.abs(F_hand).max()
-    # what the compliance can turn: the servo sag δl = F/k through J (|δθ| <= |δl| / σ_min(J)) and the
-    # stick's end rotation under the largest bending moment its end loads can give, M L / EI, with
-    # M <= g (bucket + links + nose + beam) (stick + bucket reach)
-    dtheta_servo = np.linalg.norm(F_hand) / P["servo_stiffness"] / np.linalg.svd(J, compute_uv=False)[-1]
-    dtheta_beam = stick_end_rotation()
-    # the forces' sensitivity to the angles, ∂F/∂θ, by central differences of the hand check
+    # the tolerance: the forces' sensitivity to the angles, ∂F/∂θ (central differences of the hand
+    # check), times the angles the compliance can turn
     h = 1e-4
     dF = np.column_stack([(hand_forces(angles + h * e)[0] - hand_forces(angles - h * e)[0]) / (2 * h) for e in np.eye(3)])
-    tol = 2 * np.abs(dF).sum(axis=1) * (dtheta_servo + dtheta_beam)
+    tol = 2 * np.abs(dF).sum(axis=1) * compliance_angle(F_hand, J)
     assert np.all(np.abs(F_run - F_hand) < tol), (F_run, F_hand, tol)
     # and the check is sharp: the tolerance is a small part of the forces
     assert tol.max() < 0.02 * np.abs(F_hand).max()
+
+
+@pytest.mark.parametrize("pose", HELD)
+def test_held_pose_stick_bending_moment_matches_statics(pose, held):
+    """The bending moment of the stick's elements (the mean of their end moments) against the statics
+    of the part beyond each end: the beam beyond it, the nose, side link, H-link and bucket weights and
+    the bucket cylinder's force on D (the run's tension), moments about the section's point."""
+    angles = np.radians(P["poses"][pose])
+    g = case.geometry(P, angles)
+    model, res = held[pose]
+    F3 = case.cylinder_forces(res)["bucket_cylinder"][-1]
+    sec, n = case.stick_section(P), int(P["n_elements"])
+    w = G * P["rho"] * sec.A  # the beam's weight per length
+    nose = 0.12 * P["stick_mass"]
+    L, e1 = P["stick_length"], (g["C"] - g["B"]) / P["stick_length"]
+    cross = lambda r, f: r[0] * f[1] - r[1] * f[0]  # noqa: E731
+    down = np.array([0.0, -1.0])
+
+    def moment(s: float) -> tuple[float, float]:
+        """The moment about the stick's point at s of what acts beyond it, and Σ|f||r| (its scale)."""
+        Ps = g["B"] + s * e1
+        forces = [(w * (L - s) * down, Ps + (L - s) / 2 * e1), (nose * G * down, g["C"]),
+                  (P["side_link_mass"] * G * down, (g["E"] + g["D"]) / 2),
+                  (P["h_link_mass"] * G * down, (g["D"] + g["F"]) / 2), (P["bucket_mass"] * G * down, g["bucket_com"]),
+                  (F3 * (g["A3"] - g["D"]) / np.linalg.norm(g["A3"] - g["D"]), g["D"])]  # tension pulls D to A3
+        return (sum(cross(r - Ps, f) for f, r in forces),
+                sum(np.linalg.norm(f) * np.linalg.norm(r - Ps) for f, r in forces))
+
+    Le = L / n
+    Mz = res.element_forces[-1, :, 5]
+    F_hand, J = hand_forces(angles)
+    hand, tols = [], []
+    for k in range(1, n):  # the elements beyond the head (the head's node carries the cylinder's base)
+        (m0, s0), (m1, s1) = moment(k * Le), moment((k + 1) * Le)
+        hand.append((m0 + m1) / 2)
+        tols.append(2 * max(s0, s1) * compliance_angle(F_hand, J))
+    # e3 of the stick's sections is the global z (add_flexible_link's default z_hint): the signs agree too
+    assert np.all(np.abs(Mz[1:] - np.array(hand)) < tols), (Mz[1:], hand, tols)
+    assert max(tols) < 0.05 * np.abs(hand).max()  # and the check is sharp
 
 
 def test_linkage_sigma_against_its_determinant():
