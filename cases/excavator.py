@@ -44,7 +44,8 @@ that the servo alone holds the damping ratio ζ = ω c / 2k (0.25 at 100 rad/s).
 become a prescribed-length actuator (a rigid constraint) when flexmb has one; nothing else in the
 case changes then.
 
-The summary: the cylinder forces over the cycle (largest push and pull of each), the energy balance
+The summary: the cylinder forces over the cycle (largest push and pull of each; against the rigid
+mechanism's inverse dynamics on the same strokes, :func:`rigid_cylinder_forces`, eq. (4)), the energy balance
 (the work of the cylinders, the digging load and gravity against the kinetic and strain energy), the
 largest normal stress in the stick (:func:`stick_stress`), σ_min of the bucket linkage
 (:func:`linkage_sigma`: the smallest singular value of its closure Jacobian with the bucket cylinder's
@@ -256,12 +257,27 @@ def stick_masses(p: dict) -> dict[str, float]:
     return {"beam": beam, "nose": nose, "head": head}
 
 
+def _angle(v: np.ndarray) -> float:
+    return float(np.arctan2(v[1], v[0]))
+
+
+def parts(p: dict, g: dict) -> dict[str, tuple[float, np.ndarray, float, float]]:
+    """Every part of the rigid mechanism in the geometry ``g``: (mass [kg], centre of mass (x, y),
+    radius of gyration about it [m], angle of the part [rad]). The stick is its box beam (a uniform
+    rod from B to C), its head and its nose (:func:`stick_masses`); the gyration radii are estimates."""
+    m = stick_masses(p)
+    stick = _angle(g["C"] - g["B"])
+    return {"boom": (p["boom_mass"], g["boom_com"], 0.3 * p["boom_length"], _angle(g["B"] - g["O"])),
+            "stick_beam": (m["beam"], (g["B"] + g["C"]) / 2, p["stick_length"] / np.sqrt(12), stick),
+            "stick_head": (m["head"], g["stick_head_com"], 0.35, stick), "stick_nose": (m["nose"], g["C"], 0.2, stick),
+            "side_link": (p["side_link_mass"], (g["E"] + g["D"]) / 2, p["side_link"] / 3.5, _angle(g["D"] - g["E"])),
+            "h_link": (p["h_link_mass"], (g["D"] + g["F"]) / 2, p["h_link"] / 3.5, _angle(g["F"] - g["D"])),
+            "bucket": (p["bucket_mass"], g["bucket_com"], 0.55, _angle(g["W"] - g["C"]))}
+
+
 def weight_centres(p: dict, g: dict) -> list[tuple[float, np.ndarray]]:
     """(mass [kg], centre of mass (x, y)) of every part of the rigid mechanism in the geometry ``g``."""
-    m = stick_masses(p)
-    return [(p["boom_mass"], g["boom_com"]), (m["beam"], (g["B"] + g["C"]) / 2), (m["head"], g["stick_head_com"]),
-            (m["nose"], g["C"]), (p["side_link_mass"], (g["E"] + g["D"]) / 2),
-            (p["h_link_mass"], (g["D"] + g["F"]) / 2), (p["bucket_mass"], g["bucket_com"])]
+    return [(m, c) for m, c, _, _ in parts(p, g).values()]
 
 
 def static_cylinder_forces(p: dict, angles, h: float = 1e-6) -> np.ndarray:
@@ -284,6 +300,62 @@ def static_cylinder_forces(p: dict, angles, h: float = 1e-6) -> np.ndarray:
     return -np.linalg.solve(J.T, dV)
 
 
+def _jacobians(p: dict, th: np.ndarray, h: float = 1e-6) -> tuple[np.ndarray, dict, np.ndarray]:
+    """At the angles ``th``: J = ∂l/∂θ (3×3), the parts' ∂(centre of mass)/∂θ (2×3) and ∂(angle)/∂θ
+    (3,) by name, and ∂W/∂θ of the teeth (2×3), all by central differences of :func:`geometry`."""
+    J, dc, dW = np.zeros((3, 3)), {}, np.zeros((2, 3))
+    for j in range(3):
+        e = np.eye(3)[j] * h
+        gp, gm = geometry(p, th + e), geometry(p, th - e)
+        J[:, j] = (cylinder_lengths(gp) - cylinder_lengths(gm)) / (2 * h)
+        dW[:, j] = (gp["W"] - gm["W"]) / (2 * h)
+        pp, pm = parts(p, gp), parts(p, gm)
+        for k in pp:
+            c, a = dc.setdefault(k, (np.zeros((2, 3)), np.zeros(3)))
+            c[:, j] = (pp[k][1] - pm[k][1]) / (2 * h)
+            a[j] = np.angle(np.exp(1j * (pp[k][3] - pm[k][3]))) / (2 * h)
+    return J, dc, dW
+
+
+def joint_angles(p: dict, L: np.ndarray, th: np.ndarray) -> np.ndarray:
+    """The rigid mechanism's joint angles [rad] at which the cylinders have the lengths ``L``: Newton
+    from ``th`` on l(θ) = L."""
+    for _ in range(20):
+        r = cylinder_lengths(geometry(p, th)) - L
+        if np.abs(r).max() < 1e-12:
+            break
+        th = th - np.linalg.solve(_jacobians(p, th)[0], r)
+    return th
+
+
+def rigid_cylinder_forces(p: dict, times: np.ndarray, h: float = 1e-3) -> np.ndarray:
+    """The cylinder tensions [N] of the rigid mechanism on the prescribed strokes at ``times`` (its
+    inverse dynamics: the check of the flexible run): the angles θ(t) by :func:`joint_angles`, the
+    parts' accelerations by central differences in time (step ``h``), then by virtual power
+
+        Jᵀ F = Σ_parts [ m (g_vec − a)·∂c/∂θ − m ρ² φ'' ∂φ/∂θ ] + f_dig·∂W/∂θ                      (4)
+
+    (ρ the radius of gyration, φ the part's angle, g_vec gravity, f_dig the digging force on the teeth)."""
+    L, gvec, dig = strokes(p), np.array([0.0, -9.81]), digging_force(p)
+    th, out = np.zeros(3), []
+
+    def state(t, th0):
+        th1 = joint_angles(p, np.array([L[c][0](t) for c in CYLINDERS]), th0)
+        return th1, parts(p, geometry(p, th1))
+
+    for t in times:
+        th, now = state(t, th)
+        before, after = state(t - h, th)[1], state(t + h, th)[1]
+        J, dc, dW = _jacobians(p, th)
+        Q = dW.T @ (dig(t)[:2] if p["hold"] < 0 else np.zeros(2))
+        for k, (m, c, rho, phi) in now.items():
+            a = (after[k][1] - 2 * c + before[k][1]) / h**2
+            alpha = (np.angle(np.exp(1j * (after[k][3] - phi))) - np.angle(np.exp(1j * (phi - before[k][3])))) / h**2
+            Q += m * (gvec - a) @ dc[k][0] - m * rho**2 * alpha * dc[k][1]
+        out.append(np.linalg.solve(J.T, Q))
+    return np.array(out)
+
+
 def build(**params) -> fm.Model:
     """The excavator front in the start pose of the cycle (or, with ``hold`` >= 0, still in that pose)."""
     p = {**DEFAULTS, **params}
@@ -294,26 +366,25 @@ def build(**params) -> fm.Model:
         raise fm.ModelError(f"excavator: {len(p['times'])} times for {len(p['poses'])} poses; give one time per pose.")
     g = geometry(p, np.radians(p["poses"][max(hold, 0)]))
     sec = stick_section(p)
-    m = stick_masses(p)
     b = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
-    eye = np.eye(3)
+    eye, pa = np.eye(3), parts(p, g)
     b.add_node("boom", _xyz(g["O"]))
-    _body(b, "boom", "boom", g["O"], eye, p["boom_mass"], g["boom_com"], 0.3 * p["boom_length"])
+    _body(b, "boom", "boom", g["O"], eye, *pa["boom"][:3])
     b.add_joint("boom_foot", "revolute", "ground", "boom", point=_xyz(g["O"]), axis=Z)
     stick = b.add_flexible_link("stick", _xyz(g["B"]), _xyz(g["C"]), int(p["n_elements"]), sec, damping=p["alpha"])
     b.add_joint("stick_pin", "revolute", "boom", stick[0], point=_xyz(g["B"]), axis=Z)
     e1 = np.array(_xyz(g["C"] - g["B"])) / p["stick_length"]
     axes = np.column_stack([e1, np.cross(Z, e1), Z])  # the beam nodes' axes (add_flexible_link's section frame)
-    _body(b, "stick_head", stick[0], g["B"], axes, m["head"], g["stick_head_com"], 0.35)
-    _body(b, "stick_nose", stick[-1], g["C"], axes, m["nose"], g["C"], 0.2)
+    _body(b, "stick_head", stick[0], g["B"], axes, *pa["stick_head"][:3])
+    _body(b, "stick_nose", stick[-1], g["C"], axes, *pa["stick_nose"][:3])
     b.add_node("side_link", _xyz(g["D"]))
-    _body(b, "side_link", "side_link", g["D"], eye, p["side_link_mass"], (g["E"] + g["D"]) / 2, p["side_link"] / 3.5)
+    _body(b, "side_link", "side_link", g["D"], eye, *pa["side_link"][:3])
     b.add_joint("side_link_pin", "revolute", stick[-1], "side_link", point=_xyz(g["E"]), axis=Z)
     b.add_node("h_link", _xyz(g["F"]))
-    _body(b, "h_link", "h_link", g["F"], eye, p["h_link_mass"], (g["D"] + g["F"]) / 2, p["h_link"] / 3.5)
+    _body(b, "h_link", "h_link", g["F"], eye, *pa["h_link"][:3])
     b.add_joint("h_link_pin", "revolute", "side_link", "h_link", point=_xyz(g["D"]), axis=Z)
     b.add_node("bucket", _xyz(g["W"]))  # the bucket's node at its teeth, where the digging force acts
-    _body(b, "bucket", "bucket", g["W"], eye, p["bucket_mass"], g["bucket_com"], 0.55)
+    _body(b, "bucket", "bucket", g["W"], eye, *pa["bucket"][:3])
     b.add_joint("bucket_pin", "revolute", stick[-1], "bucket", point=_xyz(g["C"]), axis=Z)
     b.add_rigid_cut("bucket_link_pin", "h_link", "bucket", point=_xyz(g["F"]), free_rotation="z")
     L = strokes(p)
@@ -401,6 +472,16 @@ def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
         s[f"{c}_stroke_mm"] = float(1e3 * (l.max() - l.min()))
         s[f"{c}_stroke_error_max_mm"] = float(1e3 * np.abs(err).max())
         s[f"{c}_work_kJ"] = _work(F[c], rate, t) / 1e3
+    every = max(1, int(round(0.01 / max(float(np.median(np.diff(t))), 1e-12)))) if t.size > 1 else 1
+    t_r = t[::every]  # the rigid mechanism's inverse dynamics (eq. (4)) every 10 ms
+    F_r = rigid_cylinder_forces(p, t_r)
+    for i, c in enumerate(CYLINDERS):
+        d = F[c][::every] - F_r[:, i]
+        k = int(np.argmax(np.abs(d)))
+        s[f"{c}_vs_rigid"] = (f"differs from the rigid mechanism's inverse dynamics by {np.sqrt(np.mean(d * d)) / 1e3:.3g} kN "
+                              f"RMS, at most {abs(d[k]) / 1e3:.3g} kN (t = {t_r[k]:.2f} s), against its peak "
+                              f"{np.abs(F_r[:, i]).max() / 1e3:.4g} kN")
+        s[f"{c}_vs_rigid_rms_kN"] = float(np.sqrt(np.mean(d * d)) / 1e3)
     e = result.energy
     W_cyl = 1e3 * sum(s[f"{c}_work_kJ"] for c in CYLINDERS)
     balance = result.total_energy - result.total_energy[0]
@@ -430,8 +511,9 @@ def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
     s["status"] = result.status
 
     fig, axs = plt.subplots(3, 1, figsize=(8, 9), sharex=True)
-    for c in CYLINDERS:
-        axs[0].plot(t, F[c] / 1e3, label=c.replace("_", " "))
+    for i, c in enumerate(CYLINDERS):
+        axs[0].plot(t, F[c] / 1e3, color=f"C{i}", label=c.replace("_", " "))
+        axs[0].plot(t_r, F_r[:, i] / 1e3, "--", color=f"C{i}", lw=0.8, label="rigid, inverse dynamics" if i == 2 else None)
     axs[0].set_ylabel("cylinder tension [kN] (< 0: push)")
     axs[0].legend(fontsize="small")
     axs[1].plot(t, stress / 1e6, color="tab:red")

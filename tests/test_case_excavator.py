@@ -77,8 +77,10 @@ def compliance_angle(F_hand: np.ndarray, J: np.ndarray) -> float:
 def test_held_pose_cylinder_forces_match_virtual_work(pose, held):
     angles = np.radians(P["poses"][pose])
     F_hand, J = hand_forces(angles)
-    # the case's preload is the same statics
+    # the case's preload is the same statics, and so is its rigid inverse dynamics (eq. (4)) held still
     assert np.allclose(case.static_cylinder_forces(P, angles), F_hand, rtol=1e-6, atol=1e-6 * np.abs(F_hand).max())
+    rigid = case.rigid_cylinder_forces({**P, "hold": pose}, np.array([0.5]))[0]
+    assert np.allclose(rigid, F_hand, rtol=1e-6, atol=1e-6 * np.abs(F_hand).max())
     model, res = held[pose]
     assert res.status == "finished"
     F = case.cylinder_forces(res)
