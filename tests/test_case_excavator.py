@@ -199,3 +199,16 @@ def stick_end_rotation() -> float:
     m_end = P["bucket_mass"] + P["side_link_mass"] + P["h_link_mass"] + P["stick_mass"]
     M = G * m_end * (P["stick_length"] + P["bucket_tip"])
     return M * P["stick_length"] / (P["E"] * case.stick_section(P).Iz)
+
+
+def test_bad_input_is_refused():
+    import flexmb as fm
+
+    with pytest.raises(fm.ModelError, match="hold = 7"):
+        case.build(hold=7)
+    with pytest.raises(fm.ModelError, match="3 times for 4 poses"):
+        case.build(times=[0.0, 1.0, 2.0])
+    with pytest.raises(fm.ModelError, match="bucket linkage does not close"):
+        case.build(h_link=0.05)
+    with pytest.raises(fm.ModelError, match="stick_mass"):
+        case.build(stick_mass=300.0)
