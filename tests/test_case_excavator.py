@@ -147,6 +147,10 @@ def test_linkage_sigma_against_its_determinant():
         ed = D - E
         det = abs(n[0] * ed[1] - n[1] * ed[0]) * abs((F - D)[0] * (F - C)[1] - (F - D)[1] * (F - C)[0])
         assert np.prod(s) == pytest.approx(det, rel=1e-10)
+        # and the two angles the summary reports are the two sines' angles
+        dead, dfc = np.radians(case.linkage_angles(A3, E, D, F, C))
+        lengths = np.linalg.norm(D - E) * np.linalg.norm(F - D) * np.linalg.norm(F - C)
+        assert np.prod(s) == pytest.approx(lengths * np.sin(dead) * np.sin(dfc), rel=1e-8)
     # H-link and bucket link in line (D, F, C collinear): singular
     g = case.geometry(P, np.zeros(3))
     F_ = g["C"] + 0.4 * (g["D"] - g["C"]) / np.linalg.norm(g["D"] - g["C"])
