@@ -101,6 +101,7 @@ def _rot(a: float) -> np.ndarray:
 
 
 def _unit(a: float) -> np.ndarray:
+    """The plane unit vector at angle ``a`` [rad]."""
     return np.array([np.cos(a), np.sin(a)])
 
 
@@ -235,6 +236,7 @@ def stick_section(p: dict) -> fm.BeamSection:
 
 
 def _xyz(v) -> tuple:
+    """A plane point (x, y) as the 3-D point (x, y, 0)."""
     return (float(v[0]), float(v[1]), 0.0)
 
 
@@ -261,6 +263,7 @@ def stick_masses(p: dict) -> dict[str, float]:
 
 
 def _angle(v: np.ndarray) -> float:
+    """The angle [rad] of the plane vector ``v`` from the x axis."""
     return float(np.arctan2(v[1], v[0]))
 
 
@@ -393,8 +396,8 @@ def build(**params) -> fm.Model:
     L = strokes(p)
     F0 = static_cylinder_forces(p, np.radians(p["poses"][max(hold, 0)])) if p["preload"] else np.zeros(3)
     ends = (("ground", "boom", "A1", "P1"), ("boom", stick[0], "A2", "P2"), (stick[0], "side_link", "A3", "P3"))
-    for c, (na, nb, pa, pb), f0 in zip(CYLINDERS, ends, F0):
-        _cylinder(b, c, na, nb, _xyz(g[pa]), _xyz(g[pb]), L[c], float(f0), p)
+    for c, (node_a, node_b, at_a, at_b), f0 in zip(CYLINDERS, ends, F0):
+        _cylinder(b, c, node_a, node_b, _xyz(g[at_a]), _xyz(g[at_b]), L[c], float(f0), p)
     if hold < 0 and p["dig_force"] != 0:
         b.add_load("digging", "bucket", force=digging_force(p))
     return b.compile()
@@ -412,7 +415,6 @@ def digging_force(p: dict):
         return F * s * d
 
     return force
-
 
 
 def linkage_points(model: fm.Model, result, p: dict) -> dict[str, np.ndarray]:
