@@ -27,7 +27,7 @@ radii of gyration), the box section of the stick (550 mm deep, 320 mm wide, 14 m
 digging force (a smooth pulse of ``dig_force`` = 40 kN, against the teeth's motion). The cylinders'
 own masses (some 0.6 t together) are left out, as are the soil in the bucket and the hydraulics.
 
-The cylinders. Each is made by one function, :func:`_cylinder`, and read by one, :func:`cylinder_forces`.
+The cylinders. Each is made by one function, :func:`_cylinder`, and read by one, :func:`cylinder_history`.
 For now a cylinder is a stiff servo: a spring-damper whose tension (positive pulling its mounting
 points together; a pushing cylinder has a negative tension) follows the stroke error
 
@@ -218,10 +218,17 @@ def _cylinder(b: fm.ModelBuilder, name: str, node_a: str, node_b: str, point_a, 
                                force_law_tangent=lambda l, ld, t: (k, c))
 
 
+def cylinder_history(result, name: str) -> np.ndarray:
+    """The cylinder ``name``'s length [m], its rate [m/s] and its tension [N] (positive pulling its
+    ends together, negative pushing) over the rows of ``result``, (nt, 3): the one place the case reads
+    its cylinders (:func:`_cylinder` the one place it makes them)."""
+    return result.spring_damper(name)
+
+
 def cylinder_forces(result) -> dict[str, np.ndarray]:
     """Each cylinder's force [N] over the rows of ``result``: its tension (positive pulling its ends
     together, negative pushing)."""
-    return {c: result.spring_damper(c, "force") for c in CYLINDERS}
+    return {c: cylinder_history(result, c)[:, 2] for c in CYLINDERS}
 
 
 def stick_section(p: dict) -> fm.BeamSection:
@@ -479,7 +486,7 @@ def postprocess(result, model: fm.Model, params: dict, out_dir: Path) -> dict:
     L = strokes(p)
     s: dict = {}
     for c in CYLINDERS:
-        l, rate = result.spring_damper(c, "length"), result.spring_damper(c, "rate")
+        l, rate = cylinder_history(result, c)[:, :2].T
         err = l - np.array([L[c][0](ti) for ti in t])
         s[f"{c}_push_max_kN"] = float(-F[c].min() / 1e3)
         s[f"{c}_pull_max_kN"] = float(max(F[c].max(), 0.0) / 1e3)  # 0: it never pulled
