@@ -343,6 +343,11 @@ class Actuators(ElementFamily):
             Z, W = ops.schur(ev, ctx.mass_solver(ev), free, model.n_u)
             dq = np.zeros(model.n_u)
             dq[free] = -Z @ (_pinv(W) @ fe.phi[:, 0])
+            if not np.isfinite(dq).all():
+                e = int(np.argmax(rel))
+                raise SolverError(f"t = {state.t:.6g}: actuator '{data.names[e]}': the step toward its length L = "
+                                  f"{fe.target[e, 0]:.6g} m from {fe.l[e]:.6g} m is not finite: the length is beyond any "
+                                  "reach of the mechanism (docs/actuator.md §5).", state.t)
             moved = state.retract(model, dq)
             state.q, state.balls = moved.q, moved.balls
         ops = _Line(model, prep, fe)

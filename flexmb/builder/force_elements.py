@@ -167,10 +167,10 @@ class ForceElements(RecordTables):
         try:
             vals = drive(0.0)
         except Exception as exc:  # the user's functions: their failure is reported, not raised through
-            raise ModelError(f"{who}: L, L', L'' at t = 0 could not be computed ({type(exc).__name__}: {exc}); give "
+            raise ModelError(f"{who}: length: L, L', L'' at t = 0 could not be computed ({type(exc).__name__}: {exc}); give "
                              "functions of time returning one number each.") from None
         if not all(np.isfinite(v) for v in vals):
-            raise ModelError(f"{who}: L, L', L'' at t = 0 are {vals}: not finite.")
+            raise ModelError(f"{who}: length: L, L', L'' at t = 0 are {vals}: not finite.")
         if vals[0] <= 0.0:
             raise ModelError(f"{who}: length(0) = {vals[0]:.6g} m; a prescribed length must be positive (the distance "
                              "of the two points).")
