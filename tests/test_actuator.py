@@ -203,6 +203,8 @@ def test_a_force_actuator_is_the_spring_damper_with_the_same_law() -> None:
     np.testing.assert_array_equal(act.q, sd.q)
     np.testing.assert_array_equal(act.actuator("cyl"), sd.spring_damper("cyl"))
     np.testing.assert_array_equal(act.energy["dissipated"], sd.energy["dissipated"])
+    from flexmb.app.describe import describe
+    assert "cyl: ground" in describe(boom(force=law)) and "force actuator" in describe(boom(force=law))
 
 
 def test_a_length_beyond_reach_fails_naming_the_actuator() -> None:
