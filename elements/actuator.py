@@ -40,6 +40,7 @@ import numpy as np
 
 from flexmb.elements import actuator_kernels as kernels
 from flexmb.elements.actuator_kernels import MREF, N_STATE
+from flexmb.elements.actuator_rows import Line, Rows
 from flexmb.elements.family import (
     GROUND,
     ElementData,
@@ -55,6 +56,7 @@ from flexmb.elements.family import (
 )
 from flexmb.elements.rigid_cut import TOLERANCE, _elastic, _pinv
 from flexmb.elements.rigid_cut_kernels import ESCALATION, KAPPA, PHASE, PREV, SMAX, S, rigid_cut_update
+from flexmb.elements.rigid_cut_kernels import LAM as CUT_LAM
 from flexmb.elements.spring_damper import L_MIN
 from flexmb.errors import ModelError, SolverError, StartWarning
 
@@ -260,7 +262,7 @@ class Actuators(ElementFamily):
         state.elements = {**state.elements, self.name: st}
         alpha = fe.alpha if fe.alpha_next is None else fe.alpha_next
         w = ctx.bp * alpha[:, 0]
-        ops = _Line(model, prep, fe)
+        ops = Line(model, prep, fe)
         target = self.targets(data, state.t)
         free = ctx.free
         solve = ctx.solve_projection if _elastic(model, self.name) and ctx.solve_projection is not None else ctx.solve
@@ -282,34 +284,42 @@ class Actuators(ElementFamily):
 
     def start(self, model: Model, data: ActuatorData, prep: Any, state: State, ctx: StartContext) -> None:
         """The reference masses m_ref (A6), the points brought to L(0), the velocities projected, the
-        multipliers of the constrained accelerations (A9). A start farther than 1e-6 of the model's size
-        from L(0) warns (StartWarning) naming the actuator."""
+        multipliers of the constrained accelerations (A9), with the rigid cuts' rows where the model has
+        them (their closure and multipliers made anew, jointly with the actuators'). A start farther than
+        1e-6 of the model's size from L(0) warns (StartWarning) naming the actuator."""
         st = self._internal(data, state).copy()
         st[:, 0], st[:, S], st[:, PHASE] = 0.0, 0.0, -1.0
         state.elements = {**state.elements, self.name: st}
         ev = ctx.evaluate(state)
-        _, W = _Line(model, prep, ev.elements[self.name]).schur(ev, ctx.mass_solver(ev), ctx.free, model.n_u)
+        _, W = Line(model, prep, ev.elements[self.name]).schur(ev, ctx.mass_solver(ev), ctx.free, model.n_u)
         d = np.diag(W).copy()
         regular = d > 1e-14 * max(float(d.max(initial=0.0)), 1e-300)
         fallback = float((1.0 / d[regular]).max()) if regular.any() else float(np.trace(ev.Mb[:, :3, :3]).sum() / 3 or 1.0)
         st[:, MREF] = np.where(regular, 1.0 / np.where(regular, d, 1.0), fallback)
-        ev, ops, solve, Wp, gap = self._close(model, data, prep, state, ctx)
+        ev, rows, solve, Wp, gap = self._close(model, data, prep, state, ctx)
         self._report_start(model, data, ctx, gap)
         free = ctx.free
+        cut = rows.cut_state(state)  # the rigid cuts' multipliers out of r0: both sets are made here
+        if cut is not None:
+            cut[:, CUT_LAM] = 0.0
         ev = ctx.evaluate(state)  # accelerations: the multipliers of Gauss's principle (A9)
         fe = ev.elements[self.name]
-        ops = _Line(model, prep, fe)
+        rows = Rows(model, prep, ev, self.name)
         udot0 = state.udot.copy()
         udot0[free] = 0.0
         r0 = ev.residual(udot0)[free]
-        c0 = ops.rate(ev.twists(udot0) + ev.kin.zeta) + ops.gdot_v(ev.kin.V) - fe.target[:, 2]
+        c0 = rows.rate(ev.twists(udot0) + ev.kin.zeta) + rows.gdot_v(ev.kin) - rows.pad(fe.target[:, 2])
         y = np.zeros(model.n_u)
         y[free] = solve(r0)
-        st[:, 0] = Wp @ (c0 - ops.rate(ev.twists(y)))
+        lam = Wp @ (c0 - rows.rate(ev.twists(y)))
+        st[:, 0] = lam[:data.n]
         st[:, PHASE] = -1.0
+        if cut is not None:
+            rows.set_cut_multipliers(cut, lam[data.n:])
 
     def close(self, model: Model, data: ActuatorData, prep: Any, state: State, ctx: StartContext) -> None:
-        """Bring ``state`` onto the prescribed lengths and their rates (dense output; docs/rigid_cut.md §6)."""
+        """Bring ``state`` onto the prescribed lengths and their rates, with the rigid cuts' closure (dense
+        output; docs/rigid_cut.md §6)."""
         self._close(model, data, prep, state, ctx)
 
     def between(self, data: ActuatorData, e0: np.ndarray, e1: np.ndarray, s: float) -> np.ndarray:
@@ -319,47 +329,48 @@ class Actuators(ElementFamily):
         return out
 
     def _close(self, model: Model, data: ActuatorData, prep: Any, state: State, ctx: StartContext):
-        """Positions onto l = L(t) by mass-weighted Newton steps δq_f = -M̄⁻¹Gᵀ W⁺ Φ, then velocities onto
-        G V = L'(t) (A9); returns the last evaluation, its operators, the mass solver, W⁺ and the largest
-        gap |Φ| found before closing per actuator. SolverError naming an actuator that cannot be closed."""
+        """Positions onto l = L(t) (and the rigid cuts' closure) by mass-weighted Newton steps
+        δq_f = -M̄⁻¹Jᵀ W⁺ Φ, then velocities onto G V = L'(t) (and the cuts' rates onto zero) (A9), J the
+        actuators' rows G and the cuts' held rows (elements/actuator_rows.py); returns the last evaluation,
+        its rows, the mass solver, W⁺ and the largest gap |l - L| found before closing per actuator.
+        SolverError naming an actuator that cannot be closed."""
         free = ctx.free
         gap = None
         for it in range(31):
             ev = ctx.evaluate(state)
             fe = ev.elements[self.name]
+            rows = Rows(model, prep, ev, self.name)
             if gap is None:
                 gap = np.abs(fe.phi[:, 0])
             rel = np.abs(fe.phi[:, 0]) / data.tol
-            if rel.max(initial=0.0) <= 1.0:
+            if max(rel.max(initial=0.0), rows.cut_closure()) <= 1.0:
                 break
+            e = int(np.argmax(rel))
             if it == 30:
-                e = int(np.argmax(rel))
                 raise SolverError(f"t = {state.t:.6g}: actuator '{data.names[e]}' cannot be brought to its length L = "
                                   f"{fe.target[e, 0]:.6g} m: after 30 mass-weighted Newton steps from a gap of {gap[e]:.3e} m "
                                   f"its length is {fe.l[e]:.6g} m: the mechanism cannot take that length (it locks, or "
                                   "the length is beyond its reach). Prescribe a length it can take (docs/actuator.md §5).",
                                   state.t)
-            ops = _Line(model, prep, fe)
-            Z, W = ops.schur(ev, ctx.mass_solver(ev), free, model.n_u)
+            Z, W = rows.schur(ev, ctx.mass_solver(ev), free, model.n_u)
             dq = np.zeros(model.n_u)
-            dq[free] = -Z @ (_pinv(W) @ fe.phi[:, 0])
+            dq[free] = -Z @ (_pinv(W) @ rows.closure())
             if not np.isfinite(dq).all():
-                e = int(np.argmax(rel))
                 raise SolverError(f"t = {state.t:.6g}: actuator '{data.names[e]}': the step toward its length L = "
                                   f"{fe.target[e, 0]:.6g} m from {fe.l[e]:.6g} m is not finite: the length is beyond any "
                                   "reach of the mechanism (docs/actuator.md §5).", state.t)
             moved = state.retract(model, dq)
             state.q, state.balls = moved.q, moved.balls
-        ops = _Line(model, prep, fe)
         solve = ctx.mass_solver(ev)
-        Z, W = ops.schur(ev, solve, free, model.n_u)
+        Z, W = rows.schur(ev, solve, free, model.n_u)
         Wp = _pinv(W)
+        target = rows.pad(fe.target[:, 1])
         for _ in range(3):  # velocities (a second pass takes the round-off of W⁺ away)
-            c = ops.rate(ev.twists(state.u)) - fe.target[:, 1]
-            if np.abs(c).max(initial=0.0) <= 1e-15 * (np.abs(state.u).max(initial=0.0) + np.abs(fe.target[:, 1]).max()):
+            c = rows.rate(ev.twists(state.u)) - target
+            if np.abs(c).max(initial=0.0) <= 1e-15 * (np.abs(state.u).max(initial=0.0) + np.abs(target).max()):
                 break
             state.u[free] -= Z @ (Wp @ c)
-        return ev, ops, solve, Wp, gap
+        return ev, rows, solve, Wp, gap
 
     def _report_start(self, model: Model, data: ActuatorData, ctx: StartContext, gap: np.ndarray) -> None:
         """The start's gaps in ``ctx.notes`` and a StartWarning where the start moved the model to L(0)."""
@@ -424,50 +435,6 @@ class Actuators(ElementFamily):
                         f"{L0:.6g} m (at assembly {data.length0[e]:.6g} m); tolerance {data.tol[e]:.3g} m; penalty "
                         f"α = {KAPPA:g} m_ref / β' per step")
         return ["actuators (prescribed length, augmented Lagrangian, docs/actuator.md):"] + listing(rows, limit)
-
-
-class _Line:
-    """G and Gᵀ of the actuators at one configuration (evaluation ``fe``), as products with node twists
-    and wrenches, Ġ V (A8) and the Schur complement W = G M̄⁻¹ Gᵀ."""
-
-    def __init__(self, model: Model, prep: tuple[np.ndarray, np.ndarray], fe: ActuatorEvaluation) -> None:
-        self.N, self.fe = model.n_nodes, fe
-        self.ia, self.ib = prep
-
-    def rate(self, V: np.ndarray) -> np.ndarray:
-        """G (V_a, V_b) (n_el,) for node twists or accelerations V (N, 6)."""
-        out = np.empty(self.ia.size)
-        kernels.length_rates(self.fe.G, np.ascontiguousarray(V, dtype=float), self.ia, self.ib, out)
-        return out
-
-    def wrenches(self, f: np.ndarray) -> np.ndarray:
-        """Node wrenches (N, 6) Gᵀ f of actuator forces f (n_el,)."""
-        w = np.zeros((self.N + 1, 6))
-        np.add.at(w, self.ia, self.fe.G[:, :6] * f[:, None])
-        np.add.at(w, self.ib, self.fe.G[:, 6:] * f[:, None])
-        return w[:-1]
-
-    def gdot_v(self, V: np.ndarray) -> np.ndarray:
-        """Ġ V (n_el,) at the node twists V (A8)."""
-        out = np.empty(self.ia.size)
-        fe = self.fe
-        kernels.velocity_product(np.ascontiguousarray(V, dtype=float), self.ia, self.ib, fe.nv, fe.ra, fe.rb, fe.l, out)
-        return out
-
-    def schur(self, ev: Any, solve: Any, free: np.ndarray, n_u: int) -> tuple[np.ndarray, np.ndarray]:
-        """Z = M̄⁻¹ Gᵀ over the free coordinates (n_f, n_el) and W = G Z (n_el, n_el), symmetrized."""
-        n = self.ia.size
-        Z = np.zeros((free.size, n))
-        W = np.zeros((n, n))
-        u = np.zeros(n_u)
-        for j in range(n):
-            f = np.zeros(n)
-            f[j] = 1.0
-            Z[:, j] = solve(ev.project(self.wrenches(f))[free])
-        for j in range(n):
-            u[free] = Z[:, j]
-            W[:, j] = self.rate(ev.twists(u))
-        return Z, 0.5 * (W + W.T)
 
 
 def refuse_actuators(model: Model, who: str) -> None:

@@ -270,3 +270,42 @@ def test_the_newton_path_outputs_drawing_and_info_name_the_actuator(stroke_run) 
     assert "cyl: ground" in text and "prescribed length" in text
     with pytest.raises(fm.ModelError, match="actuator"):
         res.actuator("nothing")
+
+
+def test_a_cylinder_on_a_rigid_loop_starts_on_both_constraints() -> None:
+    """A four-bar closed by a rigid cut at B, its crank pushed by a cylinder whose stroke starts moving
+    (L'(0) = 0.2 m/s) from rest: the start projects the velocities onto the cylinder's rate and the
+    cut's closure together (docs/actuator.md (A9)), so at the first row the two points B of coupler and
+    rocker move alike (to 1e-12 of the speeds) while the cylinder's rate is L'(0); along the run the cut
+    stays closed and the length is L(t) to their tolerances."""
+    mb = fm.ModelBuilder(gravity=(0.0, -G0, 0.0))
+    O, A_, B_, C = np.zeros(3), np.array([0.0, 1.0, 0.0]), np.array([2.0, 1.2, 0.0]), np.array([2.0, 0.0, 0.0])
+    links = (("crank", O, 1.0, (0, 0.5, 0)), ("coupler", A_, 2.0, (1.0, 0.1, 0)), ("rocker", C, 1.0, (0, 0.6, 0)))
+    for name, at, m, com in links:
+        mb.add_node(name, at)
+        mb.add_body(name, name, m, com, np.eye(3) * 0.1)
+    mb.add_joint("O", "revolute", "ground", "crank", axis=(0, 0, 1))
+    mb.add_joint("A", "revolute", "crank", "coupler", axis=(0, 0, 1))
+    mb.add_joint("C", "revolute", "ground", "rocker", axis=(0, 0, 1))
+    mb.add_rigid_cut("B", "coupler", "rocker", point=B_, free_rotation="z")
+    P, Q = np.array([-1.0, -0.5, 0.0]), np.array([0.0, 0.5, 0.0])
+    Lc = float(np.linalg.norm(Q - P))
+    mb.add_actuator("cyl", "ground", "crank", point_a=P, point_b=Q, length=lambda t: Lc + 0.1 * np.sin(2 * t))
+    model = mb.compile()
+    res = fm.simulate(model, 0.2, 1e-3, output_every=20)
+    assert res.status == "finished"
+    i_c, i_r = model.node_names.index("coupler"), model.node_names.index("rocker")
+
+    def velocity_at_B(i: int, s: np.ndarray) -> np.ndarray:
+        V, R = res.twists[0, i], res.R[0, i]
+        return V[:3] + np.cross(V[3:], R @ s)
+
+    vc, vr = velocity_at_B(i_c, B_ - A_), velocity_at_B(i_r, B_ - C)
+    assert np.linalg.norm(vc) > 0.01  # the loop moves
+    assert np.abs(vc - vr).max() <= 1e-12 * np.abs(vc).max()
+    assert abs(res.actuator("cyl", "rate")[0] - 0.2) <= 1e-12
+    tol = 1e-10 * model.size
+    assert np.abs(res.actuator("cyl", "length") - Lc - 0.1 * np.sin(2 * res.t)).max() <= tol
+    pc = res.x[:, i_c] + np.einsum("nij,j->ni", res.R[:, i_c], B_ - A_)
+    pr = res.x[:, i_r] + np.einsum("nij,j->ni", res.R[:, i_r], B_ - C)
+    assert np.abs(pc - pr).max() <= tol
