@@ -1,6 +1,7 @@
 """Prescribed-length linear actuators (a hydraulic cylinder's stroke, an electric linear axis): the
 ``"actuator"`` element family. The equations, (A1)-(A9), are derived in docs/actuator.md; the
-arithmetic is in elements/actuator_kernels.py.
+arithmetic is in elements/actuator_kernels.py, the constraint rows as operators (with the rigid cuts'
+rows, which the start closes together with the actuators') in elements/actuator_rows.py.
 
 An actuator joins a point p_a carried by node a (or fixed on ground) and a point p_b carried by node
 b, like a spring-damper (docs/spring_damper.md (S1)-(S3): length l, direction n, G = ∂l/∂X, rate

@@ -10,6 +10,7 @@ cylinder from a ground point A to a boom point B:
 * Ġ V (A8) against the second difference of the length along a screw motion in space;
 * a force actuator is the spring-damper with the same force law, bit for bit;
 * a length beyond reach fails naming the actuator; bad input is refused naming it;
+* a cylinder driving a four-bar closed by a rigid cut starts on both constraints;
 * the Newton path: the model takes the Python iterates and says why (the family is not compiled).
 """
 
@@ -23,7 +24,7 @@ import pytest
 import flexmb as fm
 from flexmb.elements import actuator_kernels as kernels
 from flexmb.elements.rigid_cut_kernels import KAPPA
-from flexmb.results.drawing import cell_kinds, lines
+from flexmb.results.drawing import cell_kinds, frames, lines
 from flexmb.rotations import expm_into
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha
 from flexmb.solvers.statics import static_equilibrium
@@ -260,11 +261,15 @@ def test_names_ends_and_solvers_are_checked() -> None:
 
 def test_the_newton_path_outputs_drawing_and_info_name_the_actuator(stroke_run) -> None:
     """The family is not compiled: the model takes the Python iterates and describe_solver says why;
-    the drawing has one 'actuator' cell from A to B; flexmb info lists the actuator."""
+    the drawing has one 'actuator' cell from A to B carrying its force; flexmb info lists the actuator."""
     model, _, res = stroke_run
     assert "element family 'actuator' not compiled" in GeneralizedAlpha(model).describe_solver()
     cells, kind, _ = lines(res.drawing)
-    assert (kind == cell_kinds().index("actuator")).sum() == 1
+    on = kind == cell_kinds().index("actuator")
+    assert on.sum() == 1
+    row, _, pts, _, cdata = next(iter(frames(res, res.drawing)))  # the cell from A to B, its force as cell data
+    np.testing.assert_allclose(pts[cells[on][0]], [A, B], rtol=0, atol=1e-12)
+    assert cdata["spring_damper_force"][on][0] == res.actuator("cyl", "force")[row]
     from flexmb.app.describe import describe
     text = describe(model)
     assert "cyl: ground" in text and "prescribed length" in text
