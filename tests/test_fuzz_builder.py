@@ -187,6 +187,29 @@ def op_rigid_cut(draw, i):
     return "add_rigid_cut", (f"cut{i}", node(draw, allow_ground=True), node(draw)), kw
 
 
+def op_actuator(draw, i):
+    """add_actuator: a prescribed length (a number or L(t) near the points' distance), a force law, or
+    bad combinations and values."""
+    kw = {}
+    if draw(st.integers(0, 3)):
+        kw["point_a"] = vector(draw)
+    if draw(st.integers(0, 3)):
+        kw["point_b"] = vector(draw)
+    amp = draw(FLOAT)
+    lengths = [1.0, lambda t, a=amp: 1.0 + 0.1 * a * math.sin(t)]
+    bad_lengths = [-1.0, 0.0, math.nan, "1", lambda t: math.nan * (1 + t), lambda t: 1 / 0, lambda t: "x", 1e300]
+    forces = [lambda t, l, v, a=amp: 10.0 * a * (l - 1.0) + v]
+    bad_forces = [3.0, lambda t, l, v: math.nan, lambda t, l, v: "x", lambda t: 0.0]
+    kind = draw(st.sampled_from(["length", "length", "force", "both", "neither", "velocity"]))
+    if kind in ("length", "both", "velocity"):
+        kw["length"] = _choice(draw, st.sampled_from(lengths), bad_lengths, 0.2)
+    if kind in ("force", "both"):
+        kw["force"] = _choice(draw, st.sampled_from(forces), bad_forces, 0.2)
+    if kind == "velocity":
+        kw["velocity"] = time_function(draw, ())
+    return "add_actuator", (f"act{i}", node(draw, allow_ground=True), node(draw)), kw
+
+
 def op_prescribed_loop(draw, i):
     """A body on a fixed, or a driven revolute or prismatic, joint to ground or an earlier node (of
     the limbs, or of an earlier prescribed loop), closed by a bushing or a rigid cut at the joint's
@@ -260,7 +283,8 @@ def op_particle_load(draw, i):
 
 
 OPS = (op_limb,) * 8 + (op_node,) + (op_body,) * 2 + (op_joint,) * 3 + (
-    op_beam, op_link, op_bushing, op_rigid_cut, op_prescribed_loop, op_drive, op_spring, op_joint_force, op_friction, op_load,
+    op_beam, op_link, op_bushing, op_rigid_cut, op_actuator, op_prescribed_loop, op_drive, op_spring, op_joint_force,
+    op_friction, op_load,
     op_particle_body, op_particle_load)
 
 
@@ -385,6 +409,7 @@ def check_program(gravity, program, planar=None) -> str:
             continue
         run_steps(mb, [(method, args, kwargs)])
     items = [*mb.nodes, *mb.joints, *mb.bodies, *mb.beams, *mb.bushings, *mb.rigid_cuts, *mb.particle_bodies,
+             *mb.actuators, *mb.spring_dampers,
              *{s.link for s in mb.beams.values()}]
     try:
         model = mb.compile()

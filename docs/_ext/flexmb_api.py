@@ -95,6 +95,13 @@ UNITS: dict[str, dict[str, tuple[str, str]]] = {
                           "point_b": ("m", "(3,) global; None: node_b's position"),
                           "force_law": ("N", "function (l [m], l' [m/s], t [s]) -> tension, or None"),
                           "force_law_tangent": ("N/m, N s/m", "function (l, l', t) -> (∂F/∂l, ∂F/∂l'), or None")},
+    "add_actuator": {"name": ("—", "str"), "node_a": ("—", "node name or 'ground'"), "node_b": ("—", "node name"),
+                     "point_a": ("m", "(3,) global; None: node_a's position (ground: the origin)"),
+                     "point_b": ("m", "(3,) global; None: node_b's position"),
+                     "length": ("m", "> 0, or function t [s] -> L(t); None: a force actuator"),
+                     "velocity": ("m/s", "function t -> L'(t), or None: by complex step"),
+                     "acceleration": ("m/s²", "function t -> L''(t), or None: by complex step"),
+                     "force": ("N", "function (t [s], l [m], l' [m/s]) -> tension, or None")},
     "add_element": {"family": ("—", "registered family name"), "record": ("—", "the family's frozen record")},
     "compile": {"require_mass": ("—", "bool")},
 }

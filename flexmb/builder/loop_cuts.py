@@ -166,6 +166,7 @@ class LoopCuts(RecordTables):
         self._check_new_name(name, self._rigid_cuts, "rigid cut", call)
         self._check_new_name(name, self._joints, "joint or cut", call)
         self._check_new_name(name, self._spring_dampers, "spring-damper or cut", call)
+        self._check_new_name(name, self._actuators, "actuator or cut", call)
         args.node_name(node_a, who, "node_a")
         if node_a != "ground":
             self._node_index(node_a, who)

@@ -15,6 +15,7 @@ import numpy as np
 from flexmb.builder import arguments as args
 from flexmb.builder import planar as planar_module
 from flexmb.builder.records import (
+    ActuatorSpec,
     BeamSpec,
     BodySpec,
     BushingSpec,
@@ -52,6 +53,7 @@ class RecordTables:
         self._bushings: dict[str, BushingSpec] = {}
         self._rigid_cuts: dict[str, RigidCutSpec] = {}
         self._spring_dampers: dict[str, SpringDamperSpec] = {}
+        self._actuators: dict[str, ActuatorSpec] = {}
         self._beams: dict[str, BeamSpec] = {}
         self._particle_bodies: dict[str, ParticleBodySpec] = {}
         self._elements: dict[str, dict[str, Any]] = {}  # records of further element families, by family and name
@@ -120,6 +122,12 @@ class RecordTables:
     def spring_dampers(self) -> Mapping[str, SpringDamperSpec]:
         """Point-to-point spring-dampers by name, in declaration order."""
         return MappingProxyType(self._spring_dampers)
+
+    @property
+    def actuators(self) -> Mapping[str, ActuatorSpec]:
+        """Prescribed-length actuators by name, in declaration order (force actuators are spring-dampers
+        with a force law: :attr:`spring_dampers`)."""
+        return MappingProxyType(self._actuators)
 
     @property
     def beams(self) -> Mapping[str, BeamSpec]:

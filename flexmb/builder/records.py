@@ -19,7 +19,8 @@ from flexmb.timefunctions import ScalarDrive
 
 __all__ = [
     "BeamSection", "NodeSpec", "BodySpec", "JointSpec", "DriveSpec", "SpringSpec", "JointForceSpec", "FrictionSpec",
-    "LoadSpec", "BushingSpec", "RigidCutSpec", "SpringDamperSpec", "BeamSpec", "ParticleBodySpec", "readonly", "check_beam",
+    "LoadSpec", "BushingSpec", "RigidCutSpec", "SpringDamperSpec", "ActuatorSpec", "BeamSpec", "ParticleBodySpec", "readonly",
+    "check_beam",
 ]
 
 
@@ -209,6 +210,21 @@ class SpringDamperSpec:
     preload: float
     force_law: Callable[[float, float, float], float] | None = None
     force_law_tangent: Callable[[float, float, float], tuple[float, float]] | None = None
+    actuator: bool = False  # a force actuator (ModelBuilder.add_actuator(..., force=...)): its law is f(t, l, l')
+
+
+@dataclass(frozen=True, eq=False)
+class ActuatorSpec:
+    """A prescribed-length actuator (flexmb.elements.actuator, docs/actuator.md) from ``point_a`` (3,)
+    carried by ``node_a`` (or fixed: ``"ground"``) to ``point_b`` (3,) carried by ``node_b``, both
+    global at assembly; ``length`` gives L(t), L'(t), L''(t) [m, m/s, m/s²] (a ScalarDrive)."""
+
+    name: str
+    node_a: str
+    node_b: str
+    point_a: np.ndarray
+    point_b: np.ndarray
+    length: ScalarDrive
 
 
 @dataclass(frozen=True, eq=False)

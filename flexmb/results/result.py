@@ -61,7 +61,8 @@ class Result:
     a's bushing axes), and cut_forces_global the same globally, rows named by cut_names
     (:meth:`cut_force`; elements/bushing.py eq. (3)); spring_dampers (nt, n_sd, 3): length, its rate
     and tension of every spring-damper, rows named by spring_damper_names (:meth:`spring_damper`;
-    docs/spring_damper.md (S2)-(S4)); newton_iterations (nt,): of the step that
+    docs/spring_damper.md (S2)-(S4)), then those of every prescribed-length actuator (length, rate, force;
+    :meth:`actuator`, docs/actuator.md); newton_iterations (nt,): of the step that
     ended at (or, between steps, spans) the row;
     steps: the step history, one entry per step attempt (flexmb.solvers.step_control.StepLog):
     ``t`` (where the attempt ended), ``h``, ``iterations``, ``error`` (the estimated local error
@@ -235,6 +236,18 @@ class Result:
         if quantity is not None and quantity not in columns:
             raise ModelError(f"spring_damper: quantity = {quantity!r} must be None, 'length', 'rate' or 'force'.")
         rows = self.spring_dampers[:, self._index(self.spring_damper_names, name, "spring-damper")]
+        return rows if quantity is None else rows[:, columns[quantity]]
+
+    def actuator(self, name: str, quantity: str | None = None) -> np.ndarray:
+        """History of the actuator called ``name`` (ModelBuilder.add_actuator): (nt, 3) columns length l
+        [m], its rate l' [m/s] and force F [N] (tension positive: pulling its points together; for a
+        prescribed length the multiplier, docs/actuator.md (A4)); ``quantity`` ``"length"``, ``"rate"``
+        or ``"force"``: that column alone (nt,). Actuators are recorded with the spring-dampers
+        (field spring_dampers, rows named by spring_damper_names)."""
+        columns = {"length": 0, "rate": 1, "force": 2}
+        if quantity is not None and quantity not in columns:
+            raise ModelError(f"actuator: quantity = {quantity!r} must be None, 'length', 'rate' or 'force'.")
+        rows = self.spring_dampers[:, self._index(self.spring_damper_names, name, "actuator")]
         return rows if quantity is None else rows[:, columns[quantity]]
 
     def drive_force(self, name: str) -> np.ndarray:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse.linalg as spla
 
+from flexmb.elements.actuator import refuse_actuators
 from flexmb.elements.rigid_cut import refuse_rigid_cuts
 from flexmb.engine.assembly import Assembler
 from flexmb.errors import SolverError
@@ -23,6 +24,7 @@ def natural_frequencies(model: Model, state: State | None = None, n_modes: int =
     driven coordinates are zero) about ``state`` (default: the initial state). A model with a rigid
     cut is refused (ModelError: the cut has no stiffness outside the time integrator)."""
     refuse_rigid_cuts(model, "natural_frequencies")
+    refuse_actuators(model, "natural_frequencies")
     asm = Assembler(model, exact_tangent=True)
     st = model.initial_state() if state is None else state.copy()
     free = model.free_u
