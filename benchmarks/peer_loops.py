@@ -27,7 +27,10 @@ default, for both):
     k L^2 on the two tilts, flexmb's default damping (--fm-k, default 1e9 and 1e10);
   - ``rigid``: each cut ``add_rigid_cut(free_rotation="z")`` (augmented Lagrangian). Rigid cuts may fail
     at a singular configuration with a message naming the cut: the row then gives that status and the
-    time reached (a valid result, not retried).
+    time reached (a valid result, not retried);
+  - ``planar``: the same model declared planar, ``ModelBuilder(planar="xy")`` (docs/planar.md): every cut
+    (bushing of the first --fm-k, and rigid) holds only its two in-plane translations, 2 rows per
+    window instead of 5, none redundant (--fm-planar).
 * exudyn (redundant coordinates, one rigid body per rod at its centre of mass, the rods' inertia
   m L^2/12 about the two axes across the rod and 0 along it, weight by ``LoadMassProportional``):
   - ``3-D``: ``ObjectRigidBody`` on ``NodeRigidBodyEP`` (Euler parameters and their constraint) or
@@ -69,7 +72,7 @@ Run (from the repository root; exudyn is the benchmark-only extra: pip install -
     python benchmarks/peer_loops.py --theta0-deg 45                  # the earlier start: results/2026-11-28-peer_loops-45deg.md
     python benchmarks/peer_loops.py --cases 10:0.5,40:0.5 --repeats 1 --results-dir /tmp/x   # quick check
 
-Options: --cases (N:t_end, ...), --theta0-deg, --dt, --rho-inf, --sample-dt, --fm-k, --fm-rigid,
+Options: --cases (N:t_end, ...), --theta0-deg, --dt, --rho-inf, --sample-dt, --fm-k, --fm-rigid, --fm-planar,
 --exu3d-rtol, --exu2d-rtol, --exu-nodes, --exu3d-closing, --exu-guard, --stall-seconds, and the common
 --repeats, --blas, --threads, --numba-threads (default 1 here), --max-minutes, --results-dir, --json.
 """
@@ -145,16 +148,18 @@ def rod_inertia(m: float, length: float, e):
     return m * length**2 / 12 * (np.eye(3) - np.outer(e, e))
 
 
-def fm_n_four_bar(fm, n: int, cut: str = "elastic", k: float = 1e9, theta0: float = math.pi / 2):
+def fm_n_four_bar(fm, n: int, cut: str = "elastic", k: float = 1e9, theta0: float = math.pi / 2, planar: bool = False):
     """flexmb's N-four-bar: a copy of tests/cut_mechanisms.n_four_bar at scale 1, x0 = 0 (``cut``
     "elastic": revolute bushings of stiffness k, k L^2 on the tilts, default damping; "rigid":
-    add_rigid_cut). Crank i's node is at its pivot, coupler j's at B_{j-1}: node "coupler1" is B0."""
+    add_rigid_cut). Crank i's node is at its pivot, coupler j's at B_{j-1}: node "coupler1" is B0.
+    ``planar``: a planar model (``ModelBuilder(planar="xy")``): every cut holds only its in-plane
+    translations (the bushings' tz and tilt stiffness are dropped)."""
     import numpy as np
 
     z = (0.0, 0.0, 1.0)
     w = V0 / (L * np.sin(theta0))
     e = np.array([np.cos(theta0), np.sin(theta0), 0.0])
-    mb = fm.ModelBuilder(gravity=(0.0, -GRAVITY, 0.0))
+    mb = fm.ModelBuilder(gravity=(0.0, -GRAVITY, 0.0), planar="xy" if planar else None)
     for i in range(n + 1):
         O = np.array([i * L, 0.0, 0.0])
         mb.add_node(f"crank{i}", O)
@@ -178,14 +183,17 @@ def fm_n_four_bar(fm, n: int, cut: str = "elastic", k: float = 1e9, theta0: floa
 def run_flexmb(n: int, t_end: float, dt: float, rho_inf: float, cut: str, k: float, theta0: float,
                sample_dt: float) -> dict:
     import flexmb as fm
+    from flexmb.builder.planar import planar_rows
 
+    planar = cut.startswith("planar-")  # "planar-elastic", "planar-rigid": ModelBuilder(planar="xy")
+    cut = cut.removeprefix("planar-")
     warm_s = bl.fm_warm_up(fm, dt)
     t0 = time.perf_counter()
-    fm.simulate(fm_n_four_bar(fm, 1, cut, k, theta0), 5 * dt, dt, rho_inf=rho_inf)  # the cuts' kernels too
+    fm.simulate(fm_n_four_bar(fm, 1, cut, k, theta0, planar), 5 * dt, dt, rho_inf=rho_inf)  # the cuts' kernels too
     warm_s += time.perf_counter() - t0
     base = bl.peak_mb()
     t0 = time.perf_counter()
-    model = fm_n_four_bar(fm, n, cut, k, theta0)
+    model = fm_n_four_bar(fm, n, cut, k, theta0, planar)
     build_s = time.perf_counter() - t0
     every = max(1, int(round(sample_dt / dt)))
     cpu0 = time.process_time()
@@ -199,7 +207,9 @@ def run_flexmb(n: int, t_end: float, dt: float, rho_inf: float, cut: str, k: flo
     out.update({
         "program": "flexmb", "dof": getattr(model, "n_u", None), "peak_mb": bl.peak_mb(), "base_mb": base,
         "build_s": build_s, "warmup_s": warm_s,
-        "settings": f"joint coordinates, {'rigid cuts (add_rigid_cut)' if cut == 'rigid' else f'bushings k={bl.tol_text(k)}'}, "
+        "settings": f"joint coordinates, {'planar (ModelBuilder(planar=xy)) ' if planar else ''}"
+                    f"{'rigid cuts (add_rigid_cut)' if cut == 'rigid' else f'bushings k={bl.tol_text(k)}'}, "
+                    f"{planar_rows(model)[0]} cut rows held, "
                     f"gen-α ρ∞={rho_inf:g}, Newton rtol 1e-10 (default), linear solver: {solver}, "
                     f"flexmb defaults otherwise, output every {every} steps",
     })
@@ -343,6 +353,11 @@ def configs(args) -> list[dict]:
            for k in bl.floats(args.fm_k)]
     if args.fm_rigid:
         out.append({"program": "flexmb", "cut": "rigid", "k": 0.0, "label": "flexmb rigid cuts"})
+    if args.fm_planar:  # planar cuts (docs/planar.md): the in-plane rows only
+        out += [{"program": "flexmb", "cut": "planar-elastic", "k": k, "label": f"flexmb planar bushings k={bl.tol_text(k)}"}
+                for k in bl.floats(args.fm_k)[:1]]
+        if args.fm_rigid:
+            out.append({"program": "flexmb", "cut": "planar-rigid", "k": 0.0, "label": "flexmb planar rigid cuts"})
     out += [{"program": "exu3d", "rtol": t, "label": f"exudyn 3-D {bl.tol_text(t)}"} for t in bl.floats(args.exu3d_rtol)]
     out += [{"program": "exu2d", "rtol": t, "label": f"exudyn 2-D {bl.tol_text(t)}"} for t in bl.floats(args.exu2d_rtol)]
     return out
@@ -470,6 +485,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sample-dt", type=float, default=0.01, help="B0 recorded every this much simulated time (default 0.01)")
     p.add_argument("--fm-k", default="1e9,1e10", help="flexmb bushing stiffnesses (empty: none)")
     p.add_argument("--fm-rigid", type=int, default=1, help="1: also flexmb with rigid cuts (default), 0: not")
+    p.add_argument("--fm-planar", type=int, default=1,
+                   help="1: also flexmb as a planar model (planar cuts: bushings of the first --fm-k, rigid cuts if "
+                        "--fm-rigid; default), 0: not")
     p.add_argument("--exu3d-rtol", default="1e-4,1e-8", help="exudyn 3-D newton.relativeTolerance values (empty: none)")
     p.add_argument("--exu2d-rtol", default="1e-8", help="exudyn 2-D newton.relativeTolerance values (empty: none)")
     p.add_argument("--exu-nodes", default="EP", choices=("EP", "RotVecLG"), help="exudyn 3-D rigid-body nodes")

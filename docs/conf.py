@@ -1,7 +1,7 @@
 """Sphinx configuration of flexmb's documentation site (built by scripts/docs.sh into docs/_build/html).
 
 Sources: the pages in docs/ (Markdown through myst-parser; the theory pages equations_of_motion.md,
-cut_damping.md, rigid_cut.md, loops.md, model_frame.md, paraview.md, result_format.md and
+cut_damping.md, rigid_cut.md, loops.md, planar.md, model_frame.md, paraview.md, result_format.md and
 architecture.md stay where the docstrings cite them), the tutorials in docs/tutorials/ (scripts run
 by sphinx-gallery), the gallery of cases/ (run by docs/_ext/case_gallery.py) and the API reference
 (autodoc + napoleon over the whole package, docs/api/).

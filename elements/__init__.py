@@ -7,8 +7,8 @@ The registry
 ------------
 :data:`FAMILIES` maps a family's ``name`` to its :class:`~flexmb.elements.family.ElementFamily`
 instance, in evaluation order: ``body`` (rigid bodies and particles, node masses),
-``particle_body`` (data only), ``bushing``, ``beam``, ``rigid_cut``, ``spring_damper``, ``coupling``.
-The order is the order in which forces are
+``particle_body`` (data only), ``bushing``, ``beam``, ``rigid_cut``, ``spring_damper``,
+``actuator``, ``coupling``. The order is the order in which forces are
 summed into the node wrenches, energies into the balance and blocks into the iteration matrix,
 so it is fixed (results are reproducible bit for bit); :func:`register` appends a new family.
 
@@ -114,6 +114,12 @@ Force elements (issue 34)
   spring-damper-actuator between a point of a node (or of ground) and a point of another node, a
   two-node family without state; its kernels (elements/spring_damper_kernels.py) are those of the
   compiled Newton steps too. Output ``length_rate_force`` into Result.spring_dampers.
+* ``actuator`` (elements/actuator.py, docs/actuator.md): the prescribed-length linear actuator, the
+  scalar constraint |p_b - p_a| = L(t) held by the rigid cuts' augmented Lagrangian (internal state,
+  projections onto L'(t), L''(t), Gauss's start); its power is drive work (FamilyEvaluation.drive_power).
+  Output ``length_rate_force`` into Result.spring_dampers after the spring-dampers' rows
+  (Result.actuator). A force actuator (ModelBuilder.add_actuator(..., force=f)) is a spring-damper with
+  a force law.
 * ``coupling`` (elements/coupling.py, docs/coupling.md): q_b = r q_a + c0 between two joint
   coordinates (gears, belts, rack and pinion), elastic or rigid (augmented Lagrangian with state); its
   forces act on the coordinates through rows of the joints' relative twists, so it is a four-node
@@ -130,7 +136,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flexmb.elements import beam, bushing, coupling, loads, particle_body, particles, rigid_body, rigid_cut, spring_damper
+from flexmb.elements import (
+    actuator,
+    beam,
+    bushing,
+    coupling,
+    loads,
+    particle_body,
+    particles,
+    rigid_body,
+    rigid_cut,
+    spring_damper,
+)
 from flexmb.elements.family import ElementData, ElementFamily, FamilyEvaluation, NodeTable, Output, StartContext, StepContext
 from flexmb.errors import ModelError
 
@@ -139,7 +156,7 @@ if TYPE_CHECKING:  # type hints only: the model stands above the element library
 
 __all__ = ["FAMILIES", "register", "unregister", "has_element_forces", "recorded_fields", "ElementData", "ElementFamily",
            "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext", "beam", "bushing", "loads",
-           "particle_body", "particles", "rigid_body", "rigid_cut", "spring_damper", "coupling"]
+           "particle_body", "particles", "rigid_body", "rigid_cut", "spring_damper", "actuator", "coupling"]
 
 #: the element families by name, in evaluation order (module docstring)
 FAMILIES: dict[str, ElementFamily] = {}
@@ -187,5 +204,5 @@ def recorded_fields(model: Model) -> dict[str, list[tuple[str, Output]]]:
 
 
 for _family in (rigid_body.FAMILY, particle_body.FAMILY, bushing.FAMILY, beam.FAMILY, rigid_cut.FAMILY, spring_damper.FAMILY,
-                coupling.FAMILY):
+                actuator.FAMILY, coupling.FAMILY):
     register(_family)

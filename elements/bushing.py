@@ -68,7 +68,7 @@ if TYPE_CHECKING:  # type hints only
     from flexmb.state import State
 
 __all__ = ["BushingData", "BushingEvaluation", "Bushings", "FAMILY", "CUT_OUTPUTS", "DIRECTIONS", "constrained_mask",
-           "cut_wrenches", "cut_output", "deformation", "place_cut"]
+           "held_directions", "cut_wrenches", "cut_output", "deformation", "place_cut"]
 
 FULL, FREE_X, FREE_Y, FREE_Z, SPHERICAL = -1, 0, 1, 2, 3
 
@@ -97,6 +97,18 @@ def constrained_mask(mode: np.ndarray, stiff: np.ndarray) -> np.ndarray:
         elif m == 3:
             mask[i, 3:] = False
     return mask
+
+
+def held_directions(k: int) -> np.ndarray:
+    """(6,) bool over (tx, ty, tz, rx, ry, rz): all True for a spatial cut (``k`` = -1); for a
+    planar cut whose axis ``k`` (0, 1, 2) lies along its plane's normal, the two translations
+    across that axis and the rotation about it (docs/planar.md (P3))."""
+    held = np.ones(6, bool)
+    if k >= 0:
+        held[:] = False
+        held[[i for i in range(3) if i != k]] = True
+        held[3 + k] = True
+    return held
 
 
 def place_cut(out: dict[str, np.ndarray], i: int, spec: Any, nodes: NodeTable, who: str) -> None:
@@ -173,6 +185,7 @@ class BushingData(ElementData):
     auto_damping: np.ndarray  # C chosen by the compiler (damping=None; builder/cut_defaults.py) (n_el)
     m_eff: np.ndarray  # effective mass per direction at the start [kg, kg m^2] (cut_defaults D2; inf: moves nothing) (n_el x 6)
     start_force: np.ndarray  # rigid-equivalent cut force per direction at the start [N, N m] (cut_defaults) (n_el x 6)
+    plane: np.ndarray  # planar bushing: the bushing axis along its plane normal, -1: spatial (docs/planar.md (P3)) (n_el)
 
 
 @dataclass
@@ -210,10 +223,11 @@ class Bushings(ElementFamily):
             names=tuple(s.name for s in records), a=np.zeros(n, int), b=np.zeros(n, int), sa=np.zeros((n, 3)),
             Ea=np.zeros((n, 3, 3)), sb=np.zeros((n, 3)), Eb=np.zeros((n, 3, 3)), mode=np.zeros(n, int),
             K=np.zeros((n, 6, 6)), C=np.zeros((n, 6, 6)), auto_damping=np.zeros(n, bool),
-            m_eff=np.full((n, 6), np.nan), start_force=np.full((n, 6), np.nan),
+            m_eff=np.full((n, 6), np.nan), start_force=np.full((n, 6), np.nan), plane=np.full(n, -1, int),
         )
         for i, s in enumerate(records):
             place_cut(out, i, s, nodes, f"bushing '{s.name}'")
+            out["plane"][i] = s.plane
             out["K"][i] = s.stiffness
             if s.damping is None:  # chosen by the compiler once the model exists (builder/cut_defaults.py)
                 out["auto_damping"][i] = True
@@ -287,8 +301,16 @@ class Bushings(ElementFamily):
         return np.stack([d["bushing_a"], d["bushing_b"]], axis=1)
 
     def describe(self, model: Model, data: BushingData, limit: int) -> list[str]:
-        return ["bushings:"] + listing([f"  {n}: {'ground' if a < 0 else model.node_names[int(a)]} - "
-                                        f"{model.node_names[int(b)]}" for n, a, b in zip(data.names, data.a, data.b)], limit)
+        """One line per bushing: its ends and the directions it holds (nonzero stiffness less its free
+        rotation), and for a planar bushing its plane (docs/planar.md (P3))."""
+        held = constrained_mask(data.mode, np.diagonal(data.K, axis1=1, axis2=2) > 0)
+        rows = []
+        for e, (n, a, b) in enumerate(zip(data.names, data.a, data.b)):
+            dirs = ", ".join(DIRECTIONS[i] for i in np.flatnonzero(held[e])) or "nothing"
+            planar = f" (planar: normal along bushing {'xyz'[data.plane[e]]})" if data.plane[e] >= 0 else ""
+            rows.append(f"  {n}: {'ground' if a < 0 else model.node_names[int(a)]} - {model.node_names[int(b)]}, "
+                        f"holds {dirs}{planar}")
+        return ["bushings:"] + listing(rows, limit)
 
 
 #: the registered instance (flexmb.elements.FAMILIES["bushing"])

@@ -225,8 +225,8 @@ class Couplings(ElementFamily):
         g, gdot, force, lam, alpha, energy, power = (np.empty(n) for _ in range(7))
         st = self._internal(data, state)
         kernels.coupling_forces(np.ascontiguousarray(state.q, dtype=float), np.ascontiguousarray(state.u, dtype=float),
-                                prep.qa, prep.qb, prep.ua, prep.ub, data.ratio, data.offset, data.k, data.c, data.rigid, st,
-                                prep.nodes, G, w, g, gdot, force, lam, alpha, energy, power)
+                                (prep.qa, prep.qb, prep.ua, prep.ub, data.ratio, data.offset, data.k, data.c, data.rigid,
+                                 prep.nodes), st, G, w, (g, gdot, force, lam, alpha, energy, power))
         # (C16): the round-off of g, amplified by the penalty, as node motion
         lever = np.where(model.rotation_u[prep.ub], model.size, 1.0)
         mag = np.abs(state.q[prep.qb]) + np.abs(data.ratio * state.q[prep.qa]) + np.abs(data.offset)

@@ -111,12 +111,14 @@ def coupling_rows(S, x, nodes, tree_child, t_idx, n_t, r_idx, n_r, own_t, own_po
 
 
 @njit(cache=True)
-def coupling_forces(q, u, qa, qb, ua, ub, ratio, offset, k, c, rigid, st, nodes, G, w, g, gdot, force, lam, alpha,
-                    energy, power):
-    """(C2)-(C4), (C8), (C11)-(C12): per coupling the gap g = q_b - r q_a - c0, its rate ġ = u_b - r u_a,
+def coupling_forces(q, u, arrays, st, G, w, out):
+    """``arrays`` = (qa, qb, ua, ub, ratio, offset, k, c, rigid, nodes), ``out`` = (g, ġ, f, λ, α, energy,
+    power): (C2)-(C4), (C8), (C11)-(C12): per coupling the gap g = q_b - r q_a - c0, its rate ġ = u_b - r u_a,
     the force f (elastic: k g + c ġ; rigid: λ + α g, the multiplier of this iterate λ = λ_st + α g after
     the first (C11), λ alone once accepted), its node wrenches Gᵀ f added to w (N + 1, 6; residual
     sense), the strain energy (½ k g², rigid λ g + ½ α g²) and dissipated power c ġ². Returns their sums."""
+    qa, qb, ua, ub, ratio, offset, k, c, rigid, nodes = arrays
+    g, gdot, force, lam, alpha, energy, power = out
     E = 0.0
     P = 0.0
     for e in range(qa.size):

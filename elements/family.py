@@ -118,6 +118,7 @@ class FamilyEvaluation:
     """What :meth:`ElementFamily.evaluate` returns at one state: the family's strain energy and
     dissipated power (summed by the assembly into the energy balance), subclassed by each family
     for what its blocks and outputs need later (frames, deformations, tangents...).
+    ``drive_power`` [W]: the power its prescribed motions put in (drive work; prescribed-length actuators).
     ``position_noise`` [m]: how far the round-off of the family's forces can move the nodes in one
     Newton correction (a penalty's amplification of its closure's round-off: flexmb.elements.rigid_cut,
     (AL4)); the time step takes an iterate whose corrections no longer contract and move the nodes by
@@ -126,6 +127,9 @@ class FamilyEvaluation:
     strain_energy: float = 0.0
     dissipation: float = 0.0
     position_noise: float = 0.0
+    #: [W] power the family's prescribed motions put into the mechanism (actuators, flexmb.elements.actuator):
+    #: counted with the drives' work in the energy balance
+    drive_power: float = 0.0
 
 
 @dataclass(frozen=True)

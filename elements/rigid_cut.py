@@ -71,7 +71,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from flexmb.elements import rigid_cut_kernels as kernels
-from flexmb.elements.bushing import CUT_OUTPUTS, DIRECTIONS, constrained_mask, cut_output, place_cut
+from flexmb.elements.bushing import CUT_OUTPUTS, DIRECTIONS, constrained_mask, cut_output, held_directions, place_cut
 from flexmb.elements.family import (
     GROUND,
     ElementData,
@@ -117,6 +117,7 @@ class RigidCutData(ElementData):
     penalty: np.ndarray  # user's α [N/m, N m/rad], nan: (AL7) per step                 (n_el)
     m_eff: np.ndarray  # effective mass per direction at the start [kg, kg m^2] (cut_defaults D2; inf: moves nothing) (n_el x 6)
     alpha_scale: np.ndarray  # α per unit penalty factor: m_ref of the row's kind (AL7), or the user's α (n_el x 6)
+    plane: np.ndarray  # planar cut: the cut axis along its plane normal, -1: spatial (docs/planar.md (P3)) (n_el)
     redundancy: int = 0  # held rows dependent on the others at the start, all cuts (cut_defaults; AL12) (scalar)
 
     def initial_state(self) -> np.ndarray:
@@ -169,17 +170,19 @@ class RigidCuts(ElementFamily):
             names=tuple(s.name for s in records), a=np.zeros(n, int), b=np.zeros(n, int), sa=np.zeros((n, 3)),
             Ea=np.zeros((n, 3, 3)), sb=np.zeros((n, 3)), Eb=np.zeros((n, 3, 3)), mode=np.zeros(n, int),
             tol=np.zeros(n), tol_rot=np.zeros(n), penalty=np.full(n, np.nan), m_eff=np.full((n, 6), np.nan),
-            alpha_scale=np.ones((n, 6)),
+            alpha_scale=np.ones((n, 6)), plane=np.full(n, -1, int),
         )
         size = model_size(nodes, records)
         for i, s in enumerate(records):
             place_cut(out, i, s, nodes, f"rigid cut '{s.name}'")
+            out["plane"][i] = s.plane
             out["tol"][i] = TOLERANCE * size if s.tolerance is None else s.tolerance
             out["tol_rot"][i] = TOLERANCE if s.tolerance is None else s.tolerance
             if s.penalty is not None:
                 out["penalty"][i] = s.penalty
                 out["alpha_scale"][i] = s.penalty
-        out["mask"] = constrained_mask(out["mode"], np.ones((n, 6), bool))
+        held = np.array([held_directions(int(k)) for k in out["plane"]], dtype=bool).reshape(n, 6)  # docs/planar.md (P3)
+        out["mask"] = constrained_mask(out["mode"], held)
         return RigidCutData(**frozen_arrays(out))
 
     def loop_edges(self, data: RigidCutData) -> list[tuple[str, str, int, int]]:
@@ -471,6 +474,7 @@ class RigidCuts(ElementFamily):
             pen = (f"penalty α = {data.penalty[e]:.3g} (given)" if not np.isnan(data.penalty[e]) else
                    f"penalty α = {KAPPA:g} m_ref / β' per step, m_ref = {data.alpha_scale[e, 0]:.4g} kg"
                    + (f", {data.alpha_scale[e, 3]:.4g} kg m^2" if data.mask[e, 3:].any() else ""))
+            held += f" (planar: normal along cut {'xyz'[data.plane[e]]})" if data.plane[e] >= 0 else ""
             rows.append(f"  {n}: {'ground' if data.a[e] < 0 else model.node_names[int(data.a[e])]} - "
                         f"{model.node_names[int(data.b[e])]}, holds {held}; closure tolerance {data.tol[e]:.3g} m"
                         + (f", {data.tol_rot[e]:.3g} rad" if data.mask[e, 3:].any() else "") + f"; {pen}")

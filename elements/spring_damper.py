@@ -76,6 +76,7 @@ class SpringDamperData(ElementData):
     law: tuple = ()  # per element its force law F(l, l', t) [N] or None (S12); k = c = F0 = 0 there (n_el)
     law_tangent: tuple = ()  # per element (∂F/∂l, ∂F/∂l')(l, l', t) or None: complex steps (S13)   (n_el)
     laws: np.ndarray | None = None  # the indices of the elements with a force law                        (n_law)
+    actuator: tuple = ()  # per element: a force actuator (ModelBuilder.add_actuator(..., force=f)), its law f(t, l, l') (n_el)
 
 
 @dataclass
@@ -163,6 +164,7 @@ class SpringDampers(ElementFamily):
         laws = [getattr(r, "force_law", None) for r in records]
         out["law"], out["law_tangent"] = tuple(laws), tuple(getattr(r, "force_law_tangent", None) for r in records)
         out["laws"] = np.array([e for e, f in enumerate(laws) if f is not None], dtype=np.int64)
+        out["actuator"] = tuple(bool(getattr(r, "actuator", False)) for r in records)
         return SpringDamperData(**frozen_arrays(out))
 
     def loop_edges(self, data: SpringDamperData) -> list[tuple[str, str, int, int]]:
@@ -268,9 +270,15 @@ class SpringDampers(ElementFamily):
             pa = data.sa[e] + model.origin if a < 0 else model.X0[a] + model.R0[a] @ data.sa[e] + model.origin
             pb = model.X0[b] + model.R0[b] @ data.sb[e] + model.origin
             end_a = "ground" if a < 0 else model.node_names[a]
+            if data.law and data.law[e] is not None:
+                what = ("force actuator, tension f(t, l, l') (docs/actuator.md §6)" if data.actuator and data.actuator[e]
+                        else "force law F(l, l', t) (docs/spring_damper.md (S12))")
+                law = f"{what}, length at assembly {data.length0[e]:.6g} m"
+            else:
+                law = (f"k = {data.k[e]:g} N/m, c = {data.c[e]:g} N s/m, rest length {data.L0[e]:g} m (at assembly "
+                       f"{data.length0[e]:.6g} m), preload {data.F0[e]:g} N")
             rows.append(f"  {name}: {end_a} ({', '.join(f'{v:.4g}' for v in pa)}) - {model.node_names[b]} "
-                        f"({', '.join(f'{v:.4g}' for v in pb)}): k = {data.k[e]:g} N/m, c = {data.c[e]:g} N s/m, rest length "
-                        f"{data.L0[e]:g} m (at assembly {data.length0[e]:.6g} m), preload {data.F0[e]:g} N")
+                        f"({', '.join(f'{v:.4g}' for v in pb)}): {law}")
         return ["spring-dampers (point to point, docs/spring_damper.md):"] + listing(rows, limit)
 
 

@@ -108,6 +108,8 @@ class Model:
     elements: Mapping[str, ElementData]  # compiled arrays of each element family by name, FAMILIES order (n_family)
     # ------------------------------------------------------------------ loops
     loops: tuple[Loop, ...]  # loops closed by bushings and beams, with their cut (topology.Loop) (n_loop)
+    # ------------------------------------------------------------------ planar models (docs/planar.md)
+    plane_normal: np.ndarray | None = None  # unit normal of a planar model's plane, global; None: spatial   (3)
 
     # -------------------------------------------------------------- sizes
     @property

@@ -258,3 +258,69 @@ def test_the_size_check_finds_a_planted_long_module(tmp_path):
     assert _size_problems(long, {"pkg/sub/planted.py"}) == []
     assert _size_problems({}, {"pkg/sub/planted.py"}) == [
         "pkg/sub/planted.py: at most 600 lines now: take it off OVER_THE_LIMIT_FOR_NOW"]
+
+
+# ------------------------------------------------------------------ parameters per function (issue 35)
+MAX_PARAMETERS = 12
+# Functions with more than MAX_PARAMETERS parameters (self excepted) that take their arrays one by one
+# still, each to group them in named structures as the beam kernels do (elements/beam/kernel_data.py;
+# docs/architecture.md, P6). The list only shrinks: a new function groups its arrays from the start.
+# The public keyword interfaces (simulate, sweep, run_case) keep one keyword per option.
+OVER_12_PARAMETERS_FOR_NOW = {
+    "flexmb/app/run.py::run_case", "flexmb/app/study.py::sweep", "flexmb/solvers/simulate.py::simulate",
+    "flexmb/engine/assembly.py::_add_blocks",
+    "flexmb/engine/kinematics.py::_forward", "flexmb/engine/kinematics.py::_forward_threads",
+    "flexmb/engine/kinematics.py::_forward_joints",
+    "flexmb/engine/tree_solver.py::_factor", "flexmb/engine/tree_solver.py::position_tangent_setup",
+    "flexmb/engine/tree_solver.py::position_tangent_apply", "flexmb/engine/tree_solver.py::position_tangent_times",
+    "flexmb/engine/tree_solver.py::_solve_position",
+    "flexmb/solvers/cut_projection.py::end_cuts",
+    "flexmb/solvers/element_step.py::element_iterate", "flexmb/solvers/element_step.py::element_matrix",
+    "flexmb/solvers/element_step.py::element_newton_step",
+    "flexmb/solvers/tree_run.py::step_measures", "flexmb/solvers/tree_run.py::tree_run",
+    "flexmb/solvers/tree_step.py::trial_state", "flexmb/solvers/tree_step.py::trial_state_threads",
+    "flexmb/solvers/tree_step.py::_evaluate", "flexmb/solvers/tree_step.py::tree_newton_step",
+    "elements/cut_kernels.py::_deformation", "elements/cut_kernels.py::bushing_forces",
+    "elements/rigid_cut_kernels.py::rigid_cut_forces", "elements/spring_damper_kernels.py::spring_damper_forces",
+}
+
+
+def _wide_functions(root: Path, limit: int = MAX_PARAMETERS) -> set[str]:
+    """'path::name' of the functions below ``root`` with more than ``limit`` parameters (a method's
+    self or cls not counted), paths relative to ``root``'s parent."""
+    out = set()
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = node.args
+                names = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
+                n = len(names) - (1 if names[:1] in (["self"], ["cls"]) else 0)
+                if n > limit:
+                    out.add(f"{path.relative_to(root.parent).as_posix()}::{node.name}")
+    return out
+
+
+def _width_problems(wide: set[str], allowed: set[str]) -> list[str]:
+    """What the width test reports: new wide functions, and allowed ones that are no longer wide."""
+    return ([f"{f}: more than {MAX_PARAMETERS} parameters: group its arrays in named structures" for f in sorted(wide - allowed)]
+            + [f"{f}: at most {MAX_PARAMETERS} parameters now (or gone): take it off OVER_12_PARAMETERS_FOR_NOW"
+               for f in sorted(allowed - wide)])
+
+
+def test_no_new_function_takes_more_than_12_parameters():
+    problems = _width_problems(_wide_functions(PKG) | _wide_functions(ELEMENTS), OVER_12_PARAMETERS_FOR_NOW)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_width_check_finds_a_planted_wide_function(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    args13 = ", ".join(f"a{i}" for i in range(13))
+    (pkg / "m.py").write_text(f"def wide({args13}): ...\ndef fits(self, {', '.join(f'a{i}' for i in range(12))}): ...\n"
+                              f"class C:\n    def method(self, {args13}): ...\n")
+    wide = _wide_functions(pkg)
+    assert wide == {"pkg/m.py::wide", "pkg/m.py::method"}
+    assert _width_problems(wide, {"pkg/m.py::wide"}) == [
+        "pkg/m.py::method: more than 12 parameters: group its arrays in named structures"]
+    assert _width_problems(set(), {"pkg/m.py::wide"}) == [
+        "pkg/m.py::wide: at most 12 parameters now (or gone): take it off OVER_12_PARAMETERS_FOR_NOW"]

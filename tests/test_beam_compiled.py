@@ -2,10 +2,23 @@
 of elements/beam/reference.py compute, to round-off, on random deformed and moving elements; so do
 the compiled rigid-body pass and the in-place iteration matrix (against flexmb/engine/reference.py)."""
 
+from types import SimpleNamespace
+
 import numpy as np
 
-from flexmb.elements.beam import exact, kernels, reference
+from flexmb.elements.beam import Beams, exact, kernels, reference
+from flexmb.elements.beam.kernel_data import BeamResults, MatrixWeights, NodeMotion, beam_arrays, scatter_maps
 from flexmb.rotations import expm
+
+
+def arrays(s: dict):
+    """The kernels' BeamArrays of a random_state."""
+    return beam_arrays(SimpleNamespace(**s))
+
+
+def motion(s: dict) -> NodeMotion:
+    """The kernels' NodeMotion of a random_state."""
+    return NodeMotion(s["x"], s["R"], s["V"], s["zeta"])
 
 
 def random_state(seed: int, n: int = 7):
@@ -56,9 +69,7 @@ def test_compiled_residual_equals_reference():
         bias = np.zeros((len(s["x"]), 6))
         frames, fl_c, en_c = np.zeros((n, 3, 3)), np.zeros((n, 7)), np.zeros((n, 4))
         p_c, Bl_c, chord = np.zeros((n, 7)), np.zeros((n, 7, 12)), np.zeros(n)
-        kernels.residual(s["a"], s["b"], s["x"], s["R"], s["V"], s["zeta"], s["C1"], s["C2"], s["L0"], s["Kl"],
-                               s["alpha"], *kernels.mass_pattern(s["Ml"]), s["mass"], s["g"], 0.7, bias,
-                               frames, fl_c, en_c, p_c, Bl_c, chord)
+        kernels.residual(arrays(s), motion(s), s["g"], 0.7, bias, BeamResults(frames, fl_c, en_c, p_c, Bl_c, chord))
         assert np.abs(bias - ref).max() <= 1e-9 * np.abs(ref).max()
         assert np.abs(frames - Rr).max() < 1e-13
         a, b, x, R = s["a"], s["b"], s["x"], s["R"]
@@ -86,8 +97,7 @@ def test_compiled_mass_forces_and_element_matrices_equal_reference():
     ck, cc, cm = 0.37, 0.011, 1.3
     for material_only in (False, True):
         got = np.zeros((n, 12, 12))
-        kernels.element_matrices(a, b, x, R, s["C1"], s["C2"], s["L0"], s["Kl"], s["alpha"], s["Ml"], ck, cc, cm,
-                                       material_only, got)
+        kernels.element_matrices(arrays(s), x, R, MatrixWeights(ck, cc, cm, material_only), got)
         K, Km = exact.tangent_approx(x[a], R[a], x[b], R[b], s["C1"], s["C2"], s["L0"], s["Kl"])
         ref = ck * (Km if material_only else K) + cc * s["alpha"][:, None, None] * Km + cm * exact.global_mass(Rr, s["Ml"])
         assert np.abs(got - ref).max() <= 1e-10 * np.abs(ref).max()
@@ -223,8 +233,8 @@ def test_int32_positions_give_the_int64_values_bit_for_bit():
             out = []
             for pos in (sc.pos, sc.pos.astype(np.int64)):
                 d = np.zeros(itm.indices.size)
-                kernels.add_element_matrices(fe.frames, fe.Bl, fe.deformations, fe.chord, data.Kl, data.alpha, data.Ml,
-                                             3e-5, 0.01, 1.0, False, sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, pos,
-                                             kin.S, kin.x, sc.max_ne, sc.skip, d, 1)
+                maps = scatter_maps(sc)._replace(pos=pos)
+                kernels.add_element_matrices(Beams.results(fe), beam_arrays(data), MatrixWeights(3e-5, 0.01, 1.0, False),
+                                             maps, kin.S, kin.x, d, 1)
                 out.append(d)
             assert np.abs(out[0]).max() > 0 and np.array_equal(out[0], out[1])

@@ -11,12 +11,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 import pytest
-from test_beam_compiled import _deformed_models, random_state
+from test_beam_compiled import _deformed_models, arrays, motion, random_state
 from test_tree_run import _assert_same
 
 import flexmb as fm
 from flexmb.elements import FAMILIES
-from flexmb.elements.beam import kernels
+from flexmb.elements.beam import Beams, kernels
+from flexmb.elements.beam.kernel_data import BeamResults, MatrixWeights, beam_arrays, scatter_maps
 from flexmb.engine import kinematics, parallel
 from flexmb.engine.assembly import Assembler
 from flexmb.solvers.element_step import ElementStep
@@ -42,8 +43,7 @@ def _residual(s: dict, threads: int) -> list[np.ndarray]:
     bias = np.random.default_rng(5).normal(size=(N, 6))  # node forces the beams add to
     outs = [np.full((n, 3, 3), np.nan), np.full((n, 7), np.nan), np.full((n, 4), np.nan), np.full((n, 7), np.nan),
             np.full((n, 7, 12), np.nan), np.full(n, np.nan)]
-    kernels.residual(s["a"], s["b"], s["x"], s["R"], s["V"], s["zeta"], s["C1"], s["C2"], s["L0"], s["Kl"], s["alpha"],
-                     *kernels.mass_pattern(s["Ml"]), s["mass"], s["g"], 0.9, bias, *outs, threads)
+    kernels.residual(arrays(s), motion(s), s["g"], 0.9, bias, BeamResults(*outs), threads)
     acc = np.random.default_rng(6).normal(size=(N, 6))
     mf = np.random.default_rng(7).normal(size=(N, 6))
     kernels.mass_forces(s["a"], s["b"], outs[0], *kernels.mass_pattern(s["Ml"]), acc, mf, threads)
@@ -78,9 +78,7 @@ def test_the_fused_residual_and_mass_forces_are_the_two_passes(n) -> None:
         mf0 = mf.copy()
         outs = [np.full((n, 3, 3), np.nan), np.full((n, 7), np.nan), np.full((n, 4), np.nan), np.full((n, 7), np.nan),
                 np.full((n, 7, 12), np.nan), np.full(n, np.nan)]
-        kernels.residual_and_mass_forces(s["a"], s["b"], s["x"], s["R"], s["V"], s["zeta"], s["C1"], s["C2"], s["L0"], s["Kl"],
-                                         s["alpha"], *kernels.mass_pattern(s["Ml"]), s["mass"], s["g"], 0.9, bias, acc, mf,
-                                         *outs, threads)
+        kernels.residual_and_mass_forces(arrays(s), motion(s), s["g"], 0.9, bias, acc, mf, BeamResults(*outs), threads)
         assert np.abs(mf - mf0).max() > 1e-3
         for k, (a, b) in enumerate(zip(two, [bias, mf, *outs])):
             assert np.array_equal(a, b), (threads, k, np.abs(a - b).max())
@@ -95,9 +93,8 @@ def _matrices(asm: Assembler, ev, threads: int, material_only: bool, planned: bo
     sc = asm.matrices.get(asm.model.free_u).groups[k]
     out = np.random.default_rng(8).normal(size=int(sc.pos.max()) + 1)  # values already there (M̄, diagonal)
     plan = sc.thread_plan(threads) if planned else None
-    kernels.add_element_matrices(fe.frames, fe.Bl, fe.deformations, fe.chord, data.Kl, data.alpha, data.Ml, 3e-5, 0.01,
-                                 1.0, material_only, sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, sc.pos, ev.kin.S,
-                                 ev.kin.x, sc.max_ne, sc.skip, out, threads,
+    kernels.add_element_matrices(Beams.results(fe), beam_arrays(data), MatrixWeights(3e-5, 0.01, 1.0, material_only),
+                                 scatter_maps(sc), ev.kin.S, ev.kin.x, out, threads,
                                  None if plan is None else (plan.doff, plan.dmap))
     return out
 
@@ -311,9 +308,8 @@ def _beam_values(ev, data, im, sc, threads: int) -> np.ndarray:
     """The beams' part of S's values (add_element_matrices) through the scatter ``sc`` of ``im``."""
     fe = ev.elements["beam"]
     out = np.zeros(im.indices.size)
-    kernels.add_element_matrices(fe.frames, fe.Bl, fe.deformations, fe.chord, data.Kl, data.alpha, data.Ml, 3e-5, 0.01, 1.0,
-                                 False, sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, sc.pos, ev.kin.S, ev.kin.x, sc.max_ne,
-                                 sc.skip, out, threads)
+    kernels.add_element_matrices(Beams.results(fe), beam_arrays(data), MatrixWeights(3e-5, 0.01, 1.0, False),
+                                 scatter_maps(sc), ev.kin.S, ev.kin.x, out, threads)
     return out
 
 

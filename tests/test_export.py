@@ -65,12 +65,13 @@ def test_drawing_of_the_seeds(seeds):
     cells, kind, _ = lines(res.drawing)
     nb = len(model.elements["beam"].names)
     assert np.array_equal(cells[:nb], np.stack([model.elements["beam"].a, model.elements["beam"].b], 1))
-    # beams, joints, bodies, particles, bushings, rigid cuts, spring-dampers, shapes (triangles, not lines: none here)
-    assert np.bincount(kind, minlength=len(cell_kinds())).tolist() == [4, 2, 2, 0, 0, 0, 0, 0]  # A, B joints; 2 bodies
+    # beams, joints, bodies, particles, bushings, rigid cuts, spring-dampers, actuators, shapes (triangles, not lines:
+    # none here)
+    assert np.bincount(kind, minlength=len(cell_kinds())).tolist() == [4, 2, 2, 0, 0, 0, 0, 0, 0]  # A, B joints; 2 bodies
     res, model = seeds["arm"]
     cells, kind, _ = lines(res.drawing)
     # joint2's point sits on the elbow node: shoulder -> joint point; the two bodies' centres
-    assert np.bincount(kind, minlength=len(cell_kinds())).tolist() == [0, 1, 2, 0, 0, 0, 0, 0]
+    assert np.bincount(kind, minlength=len(cell_kinds())).tolist() == [0, 1, 2, 0, 0, 0, 0, 0, 0]
 
 
 def test_particle_bodies_are_drawn_when_the_model_has_them(seeds):

@@ -2,8 +2,8 @@
 builder programs — nodes, bodies, joints, beams, flexible links and their sections, bushings,
 rigid cuts, loops whose joints are all fixed or driven closed by a bushing or a rigid cut,
 drives, joint springs and forces, friction, loads, particle bodies and their loads, couplings between
-coordinates (ModelBuilder.add_coupling), extreme
-gravity — with bad values mixed in, then compile() and a few time steps.
+coordinates (ModelBuilder.add_coupling), extreme gravity, planar models (``ModelBuilder(planar=...)``) and
+planar cuts (``plane=``) — with bad values mixed in, then compile() and a few time steps.
 
 The properties:
 * the only exceptions that escape are flexmb's own (FlexmbError subclasses);
@@ -45,6 +45,9 @@ BAD_VECTORS = [("1", "2", "3"), (1.0, 2.0), (math.nan, 0.0, 0.0), (True, False, 
 BAD_NAMES = [["a"], "", "ground", 3, None, ("a",), b"a"]
 #: finite gravities whose weights or their moments overflow, or make the first step's motion overflow
 EXTREME_GRAVITY = [(-1e308, 1e308, 0.0), (1e308, 0.0, 0.0), (0.0, -1e200, 0.0), (1e150, 0.0, -1e150), (0.0, 0.0, 1e300)]
+#: planes of a planar model or a planar cut (docs/planar.md (P1)), good and bad
+PLANES = ["xy", "xy", "yz", "zx", (0.0, 0.0, 2.0), (0.0, 1.0, 1.0)]
+BAD_PLANES = ["ab", "", 1.0, True, (0.0, 0.0, 0.0), (math.nan, 0.0, 1.0), (1.0, 2.0), ["xy"]]
 
 
 def _choice(draw, good, bad, p_bad: float = 0.15):
@@ -126,6 +129,15 @@ def op_limb(draw, i):
         joint=joint)
 
 
+def op_planar_limb(draw, i):
+    """Limb i of a chain in the x-y plane: node NODES[i] on a revolute joint about z to ground or to
+    the node before it (a planar model's tree)."""
+    step = op_limb(draw, i)
+    parent = draw(st.sampled_from(("ground",) + NODES[max(i - 1, 0):i]))
+    return "limb", (NODES[i % len(NODES)], f"body{i}", f"j{i}", "revolute", parent), dict(step[2], joint=dict(
+        axis=(0.0, 0.0, 1.0)))
+
+
 def op_body(draw, i):
     return "add_body", (f"body{i}", node(draw)), dict(mass=number(draw), com=vector(draw), inertia=inertia(draw))
 
@@ -157,8 +169,15 @@ def op_link(draw, i):
     return "add_flexible_link", (f"link{i}", vector(draw), vector(draw), n, section(draw)), kw
 
 
+def plane(draw, kw: dict) -> None:
+    """One cut in four given ``plane=`` (a plane, the spatial opt-out, or a bad value)."""
+    if draw(st.integers(0, 3)) == 0:
+        kw["plane"] = _choice(draw, st.sampled_from(PLANES + ["spatial"]), BAD_PLANES, 0.3)
+
+
 def op_rigid_cut(draw, i):
     kw = dict(free_rotation=_choice(draw, st.sampled_from([None, "x", "y", "z", "all"]), ["w", ["x"], 1], 0.1))
+    plane(draw, kw)
     if draw(st.integers(0, 3)):
         kw["point"] = vector(draw)
     if draw(st.integers(0, 5)) == 0:
@@ -166,6 +185,29 @@ def op_rigid_cut(draw, i):
     if draw(st.integers(0, 5)) == 0:
         kw["penalty"] = number(draw, st.floats(1e3, 1e9))
     return "add_rigid_cut", (f"cut{i}", node(draw, allow_ground=True), node(draw)), kw
+
+
+def op_actuator(draw, i):
+    """add_actuator: a prescribed length (a number or L(t) near the points' distance), a force law, or
+    bad combinations and values."""
+    kw = {}
+    if draw(st.integers(0, 3)):
+        kw["point_a"] = vector(draw)
+    if draw(st.integers(0, 3)):
+        kw["point_b"] = vector(draw)
+    amp = draw(FLOAT)
+    lengths = [1.0, lambda t, a=amp: 1.0 + 0.1 * a * math.sin(t)]
+    bad_lengths = [-1.0, 0.0, math.nan, "1", lambda t: math.nan * (1 + t), lambda t: 1 / 0, lambda t: "x", 1e300]
+    forces = [lambda t, l, v, a=amp: 10.0 * a * (l - 1.0) + v]
+    bad_forces = [3.0, lambda t, l, v: math.nan, lambda t, l, v: "x", lambda t: 0.0]
+    kind = draw(st.sampled_from(["length", "length", "force", "both", "neither", "velocity"]))
+    if kind in ("length", "both", "velocity"):
+        kw["length"] = _choice(draw, st.sampled_from(lengths), bad_lengths, 0.2)
+    if kind in ("force", "both"):
+        kw["force"] = _choice(draw, st.sampled_from(forces), bad_forces, 0.2)
+    if kind == "velocity":
+        kw["velocity"] = time_function(draw, ())
+    return "add_actuator", (f"act{i}", node(draw, allow_ground=True), node(draw)), kw
 
 
 def op_prescribed_loop(draw, i):
@@ -187,6 +229,7 @@ def op_bushing(draw, i):
                 [[1.0] * 5, ["1"] * 6, [1, 1, 1, -1, 1, 1], np.ones((6, 6)) * np.nan, 1e6, None])
     kw = dict(stiffness=k, damping=_choice(draw, st.just(None), [[-1.0] * 6, "c"], 0.1),
               free_rotation=_choice(draw, st.sampled_from([None, "x", "y", "z", "all"]), ["w", ["x"], 1], 0.1))
+    plane(draw, kw)
     if draw(st.integers(0, 3)):
         kw["point"] = vector(draw)
     return "add_bushing", (f"bush{i}", node(draw, allow_ground=True), node(draw)), kw
@@ -275,23 +318,31 @@ def op_gear_pair(draw, i):
 
 
 OPS = (op_limb,) * 8 + (op_node,) + (op_body,) * 2 + (op_joint,) * 3 + (
-    op_beam, op_link, op_bushing, op_rigid_cut, op_prescribed_loop, op_drive, op_spring, op_joint_force, op_friction, op_load,
+    op_beam, op_link, op_bushing, op_rigid_cut, op_actuator, op_prescribed_loop, op_drive, op_spring, op_joint_force,
+    op_friction, op_load,
     op_particle_body, op_particle_load, op_coupling, op_gear_pair, op_gear_pair)
 
 
 @st.composite
 def programs(draw):
-    """(gravity, [(method, args, kwargs), ...]): mostly a limb then random operations; one in
+    """(gravity, planar, [(method, args, kwargs), ...]): mostly a limb then random operations; one in
     eight a short program of prescribed loops, loads and limbs (mostly good values: an inverse-
-    dynamics model, with no free coordinate at all unless it has a limb)."""
+    dynamics model, with no free coordinate at all unless it has a limb). One model in five is
+    planar (``planar``: a plane, or a bad value; else None): its limbs about z stay in the x-y plane,
+    its other joints, loads and gravity may leave it."""
     gravity = _choice(draw, st.just((0.0, -9.81, 0.0)), BAD_VECTORS, 0.03)
     gravity = _choice(draw, st.just(gravity), EXTREME_GRAVITY, 0.05)
+    planar = _choice(draw, st.sampled_from(PLANES), BAD_PLANES, 0.1) if draw(st.integers(0, 3)) == 0 else None
+    if planar is not None and draw(st.booleans()):  # limbs in the plane closed by cuts: planar models that run
+        n = draw(st.integers(1, 4))
+        cuts = [draw(st.sampled_from((op_bushing, op_rigid_cut, op_load)))(draw, n + i) for i in range(draw(st.integers(1, 3)))]
+        return gravity, planar, [op_planar_limb(draw, i) for i in range(n)] + cuts
     if draw(st.integers(0, 7)) == 0:
         n = draw(st.integers(1, 3))
         rest = (op_prescribed_loop,) * 3 + (op_load, op_limb)
-        return gravity, [op_prescribed_loop(draw, 0)] + [draw(st.sampled_from(rest))(draw, i) for i in range(1, n)]
+        return gravity, planar, [op_prescribed_loop(draw, 0)] + [draw(st.sampled_from(rest))(draw, i) for i in range(1, n)]
     n = draw(st.integers(2, 14))
-    return gravity, [op_limb(draw, 0)] + [draw(st.sampled_from(OPS))(draw, i) for i in range(1, n)]
+    return gravity, planar, [op_limb(draw, 0)] + [draw(st.sampled_from(OPS))(draw, i) for i in range(1, n)]
 
 
 # ----------------------------------------------------------------------------- the properties
@@ -373,13 +424,13 @@ def prescribed_loop_steps(args: tuple, kwargs: dict) -> list:
     return steps
 
 
-def check_program(gravity, program) -> str:
+def check_program(gravity, program, planar=None) -> str:
     """Build, compile and step the program, asserting the properties above; returns how it ended."""
     try:
-        mb = fm.ModelBuilder(gravity=gravity)
+        mb = fm.ModelBuilder(gravity=gravity, planar=planar)
     except fm.FlexmbError as exc:
-        assert "gravity" in str(exc)
-        return "gravity refused"
+        assert "gravity" in str(exc) or "planar" in str(exc)
+        return "gravity refused" if "gravity" in str(exc) else "planar refused"
     for method, args, kwargs in program:
         if method == "limb":
             name, body, joint, kind, parent = args
@@ -396,6 +447,7 @@ def check_program(gravity, program) -> str:
             continue
         run_steps(mb, [(method, args, kwargs)])
     items = [*mb.nodes, *mb.joints, *mb.bodies, *mb.beams, *mb.bushings, *mb.rigid_cuts, *mb.particle_bodies,
+             *mb.actuators, *mb.spring_dampers,
              *{s.link for s in mb.beams.values()}, *mb.elements.get("coupling", {})]
     try:
         model = mb.compile()
@@ -419,14 +471,16 @@ def check_program(gravity, program) -> str:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 @given(programs())
 def test_random_builder_programs_fail_only_with_flexmb_errors_that_name_the_offender(prog):
-    gravity, program = prog
+    gravity, planar, program = prog
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with np.errstate(all="ignore"):
-            outcome = check_program(gravity, program)
+            outcome = check_program(gravity, program, planar)
     event(outcome)
+    if planar is not None:
+        event(f"planar model: {outcome}")
     if any(step[0] == "prescribed_loop" for step in program):
         event(f"with a prescribed loop: {outcome}")
     if gravity in EXTREME_GRAVITY:
         event(f"extreme gravity: {outcome}")
-    assert outcome in ("gravity refused", "compile refused", "simulate raised", "finished", "failed", "stopped")
+    assert outcome in ("gravity refused", "planar refused", "compile refused", "simulate raised", "finished", "failed", "stopped")

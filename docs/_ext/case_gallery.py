@@ -7,9 +7,10 @@ At the start of a build, each file of ``cases/`` is run as a user runs it, in a 
 * a study (``study_*.py``, a script that sweeps another case): ``python CASE --out RUN``.
 
 The page of a case holds its docstring, the command, what it printed (its summary), every plot it
-wrote, its animation and its code. The cases run as they are, with their own defaults (all
-thirteen take about 5.5 minutes, 337 s measured on a loaded 2-core machine, the UR5 of
-flexible_arm.py the longest at 55 s; the whole sphinx-build about 7 minutes). Runs are kept in
+wrote, its animation and its code. The cases run as they are, with their own defaults (the
+thirteen before excavator.py took about 5.5 minutes, 337 s measured on a loaded 2-core machine, the
+UR5 of flexible_arm.py the longest at 55 s; excavator.py adds some 30 s; the whole sphinx-build about
+7 minutes). Runs are kept in
 docs/gallery/_runs/ with a stamp of the case file, the flexmb sources and the commands: a build
 whose stamp is unchanged does not run the case again. A case that fails stops the build with its
 output.

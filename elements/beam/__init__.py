@@ -63,6 +63,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from flexmb.elements.beam import exact, kernels
+from flexmb.elements.beam.kernel_data import (
+    BeamArrays,
+    BeamResults,
+    MatrixWeights,
+    NodeMotion,
+    beam_arrays,
+    beam_results,
+    scatter_maps,
+)
 from flexmb.elements.family import (
     ElementData,
     ElementFamily,
@@ -186,27 +195,28 @@ class Beams(ElementFamily):
     def element_nodes(self, data: BeamData) -> np.ndarray:
         return np.stack([data.a, data.b], axis=1).astype(np.int64)
 
-    def prepare(self, model: Model, data: BeamData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The local masses' values (n_el, nnz) at the nonzero pattern (rows, cols) they share, and
-        that pattern (kernels.mass_pattern)."""
-        return kernels.mass_pattern(data.Ml)
+    def prepare(self, model: Model, data: BeamData) -> BeamArrays:
+        """The arrays as the kernels read them (elements/beam/kernel_data.py), with the local masses'
+        values (n_el, nnz) at the nonzero pattern (rows, cols) they share (kernels.mass_pattern)."""
+        return beam_arrays(data)
 
     def dissipates(self, data: BeamData) -> bool:
         """False where every element's stiffness-proportional damping (alpha) is zero."""
         return bool(np.any(data.alpha != 0.0))
 
-    def evaluate(self, model: Model, data: BeamData, prep: tuple[np.ndarray, np.ndarray, np.ndarray], state: State,
-                 kin: Kinematics,
+    def evaluate(self, model: Model, data: BeamData, prep: BeamArrays, state: State, kin: Kinematics,
                  load_factor: float, Mb: np.ndarray, w: np.ndarray) -> BeamEvaluation:
         """Elastic and damping forces, consistent-mass inertia (eq. 5–6), weight (eq. 7) and
         energies: one compiled pass (kernels.residual)."""
-        n = data.n
-        frames, fl, en = np.empty((n, 3, 3)), np.empty((n, 7)), np.empty((n, 4))
-        p, Bl, chord = np.empty((n, 7)), np.empty((n, 7, 12)), np.empty(n)
-        kernels.residual(data.a, data.b, kin.x, kin.R, kin.V, kin.zeta, data.C1, data.C2, data.L0, data.Kl, data.alpha,
-                         *prep, data.mass, model.gravity, float(load_factor), w, frames, fl, en, p, Bl, chord,
-                         parallel.threads_for(n))
-        return self.evaluation(frames, fl, en, p, Bl, chord)
+        out = beam_results(data.n)
+        kernels.residual(prep, NodeMotion(kin.x, kin.R, kin.V, kin.zeta), model.gravity, float(load_factor), w, out,
+                         parallel.threads_for(data.n))
+        return self.evaluation(*out)
+
+    @staticmethod
+    def results(fe: BeamEvaluation) -> BeamResults:
+        """What the kernels read of an evaluation (BeamResults: frames, local forces, energies, p, Bl, chord)."""
+        return BeamResults(fe.frames, fe.local_forces, fe.energies, fe.deformations, fe.Bl, fe.chord)
 
     @staticmethod
     def evaluation(frames: np.ndarray, fl: np.ndarray, en: np.ndarray, p: np.ndarray, Bl: np.ndarray,
@@ -222,8 +232,9 @@ class Beams(ElementFamily):
         computed once per evaluation). ``material_only`` drops the geometric stiffness."""
         if not exact_tangent:
             out = np.zeros((data.n, 12, 12))
-            kernels.element_matrices(data.a, data.b, kin.x, kin.R, data.C1, data.C2, data.L0, data.Kl, data.alpha, data.Ml,
-                                     float(ck), float(cc), float(cm), bool(material_only), out)
+            arrays = beam_arrays(data) if prep is None else prep
+            kernels.element_matrices(arrays, kin.x, kin.R, MatrixWeights(float(ck), float(cc), float(cm), bool(material_only)),
+                                     out)
             return out
         if fe.tangents is None:
             a, b = data.a, data.b
@@ -245,15 +256,15 @@ class Beams(ElementFamily):
         if exact_tangent or fe.Bl is None:
             super().add_blocks(model, data, prep, fe, kin, ck, cc, cm, material_only, exact_tangent, scatter, out)
             return
-        kernels.add_element_matrices(fe.frames, fe.Bl, fe.deformations, fe.chord, data.Kl, data.alpha, data.Ml, float(ck),
-                                     float(cc), float(cm), bool(material_only), scatter.nodes, scatter.anc_ptr,
-                                     scatter.anc_coord, scatter.pos_ptr, scatter.pos, kin.S, kin.x, scatter.max_ne, scatter.skip,
-                                     out, parallel.threads_for(data.n))
+        kernels.add_element_matrices(self.results(fe), beam_arrays(data) if prep is None else prep,
+                                     MatrixWeights(float(ck), float(cc), float(cm), bool(material_only)),
+                                     scatter_maps(scatter), kin.S, kin.x, out, parallel.threads_for(data.n))
 
     def add_mass_forces(self, data: BeamData, prep: Any, fe: BeamEvaluation, a: np.ndarray, out: np.ndarray) -> None:
         """Element masses (eq. 5) times the node accelerations, compiled."""
-        nz = kernels.mass_pattern(data.Ml) if prep is None else prep
-        kernels.mass_forces(data.a, data.b, fe.frames, *nz, np.ascontiguousarray(a), out, parallel.threads_for(data.n))
+        arrays = beam_arrays(data) if prep is None else prep
+        kernels.mass_forces(arrays.a, arrays.b, fe.frames, arrays.Mnz, arrays.nz_r, arrays.nz_c, np.ascontiguousarray(a), out,
+                            parallel.threads_for(data.n))
 
     def energies(self, model: Model, data: BeamData, fe: BeamEvaluation, kin: Kinematics) -> tuple[float, float]:
         return float(fe.energies[:, 2].sum()), float(fe.energies[:, 3].sum()) + origin_potential(model, data.mass)

@@ -26,14 +26,18 @@ def _formed(i, h, skip):
 
 
 @njit(cache=True)
-def _element_matrix(Rr, Bl, p0, l, Kl, alpha, Ml, ck, cc, cm, material_only, KB, MR, acc, out, skip=0):
-    """out (12,12) = ck K + cc C + cm M of one element at its co-rotated frame Rr, Bl (7,12), axial
-    strain p0 and chord l (element_matrices); acc: a work row (12). Each entry is the sum of its
+def _element_matrix(Rr, Bl, p0, l, beam, e, weights, work, out, skip=0):
+    """out (12,12) = ck K + cc C + cm M (``weights``: MatrixWeights) of element e of ``beam``
+    (BeamArrays) at its co-rotated frame Rr, Bl (7,12), axial strain p0 and chord l
+    (element_matrices); ``work`` = (KB (7,12), MR (12,12), acc (12)): work arrays. Each entry is the sum of its
     products in the order of the dense loops (k ascending); the loops run with the entries
     innermost so that they vectorise without changing any sum, and products with a zero factor of
     K_l, Bl or M_l are skipped (a zero product added to a sum started at +0 changes nothing): the
     values are those of the dense products bit for bit. ``skip`` (:func:`_formed`): node blocks
     not formed (their entries are left as they were, but for the string stiffness's)."""
+    Kl, alpha, Ml = beam.Kl[e], beam.alpha[e], beam.Ml[e]
+    ck, cc, cm, material_only = weights
+    KB, MR, acc = work
     for i in range(7):  # KB = K_l Bl
         for j in range(12):
             KB[i, j] = 0.0
@@ -98,8 +102,9 @@ def _element_matrix(Rr, Bl, p0, l, Kl, alpha, Ml, ck, cc, cm, material_only, KB,
 
 
 @njit(cache=True)
-def element_matrices(a, b, x, R, C1, C2, L0, Kl, alpha, Ml, ck, cc, cm, material_only, out):
-    """out (n,12,12) = ck K + cc C + cm M per element: K = Bl^T K_l Bl plus the string stiffness
+def element_matrices(beam, x, R, weights, out):
+    """out (n,12,12) = ck K + cc C + cm M (``weights``: MatrixWeights) per element of ``beam``
+    (BeamArrays) at node positions x and orientations R: K = Bl^T K_l Bl plus the string stiffness
     N/l [[P, -P], [-P, P]] (P = I - r1 r1^T, unless ``material_only``), C = alpha Bl^T K_l Bl,
     M = R~ M_l R~^T."""
     Rr = np.empty((1, 3, 3))
@@ -113,18 +118,20 @@ def element_matrices(a, b, x, R, C1, C2, L0, Kl, alpha, Ml, ck, cc, cm, material
     KB = np.empty((7, 12))
     MR = np.empty((12, 12))
     acc = np.empty(12)
-    for e in range(a.size):
-        l = _corotated(x, R, a[e], b[e], C1, C2, e, L0[e], Rr, p, Bl, 0, Wr, T, A, J, th)
-        _element_matrix(Rr[0], Bl[0], p[0, 0], l, Kl[e], alpha[e], Ml[e], ck, cc, cm, material_only, KB, MR, acc, out[e])
+    work, mwork = (Wr, T, A, J, th), (KB, MR, acc)
+    for e in range(beam.a.size):
+        l = _corotated(x, R, beam, e, Rr, p, Bl, 0, work)
+        _element_matrix(Rr[0], Bl[0], p[0, 0], l, beam, e, weights, mwork, out[e])
 
 
 @njit(cache=True)
-def add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr, anc_coord,
-                         pos_ptr, pos, S, x, max_ne, skip, data, threads=1, plan=None):
-    """data[pos] += B_eᵀ (ck K + cc C + cm M) B_e for every element: each element's matrix
-    (element_matrices, from the frames, Bl, p and chord of the residual at this state) built in a
+def add_element_matrices(res, beam, weights, maps, S, x, data, threads=1, plan=None):
+    """data[pos] += B_eᵀ (ck K + cc C + cm M) B_e (``weights``: MatrixWeights) for every element of
+    ``beam`` (BeamArrays): each element's matrix (element_matrices, from the frames, Bl, p and chord
+    of the residual at this state, ``res``: BeamResults) built in a
     (12,12) buffer and scattered at once into the iteration matrix's values ``data``
-    (flexmb.engine.iteration_matrix: element_columns, scatter_block; ElementScatter's arrays).
+    (flexmb.engine.iteration_matrix: element_columns, scatter_block; ``maps``: ScatterMaps, ElementScatter's
+    arrays, and the kinematics' S and x).
     The same arithmetic as element_matrices followed by the scatter, bit for bit, but for an element
     between two free nodes: its matrix is formed in the nodes' coordinates at once, only where it
     has positions (_free_pair_matrix: the same values to round-off, without the (12,12) buffers
@@ -135,12 +142,12 @@ def add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, materi
     seams with an earlier slice, which are stored and added afterwards in element order; without a
     plan every product is stored (scatter_block's values) and all are added in element order
     (add_values). Either way each value is the same sum in the same order as on one thread."""
-    n = frames.shape[0]
+    n = res[0].shape[0]
+    pos_ptr, pos = maps.pos_ptr, maps.pos
     if threads > 1 and plan is not None:
         doff, dmap = plan
         values = np.empty(pos.size)  # only the seam elements' entries are written
-        _element_matrices_threads(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr, anc_coord,
-                                  pos_ptr, pos, S, x, max_ne, skip, data, values, doff, dmap, threads)
+        _element_matrices_threads(res, beam, weights, maps, S, x, data, values, doff, dmap, threads)
         for e in range(n):  # the seams' stored products, in element order
             if doff[e] >= 0:
                 o, d = pos_ptr[e], doff[e]
@@ -149,49 +156,42 @@ def add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, materi
                         data[pos[o + j]] += values[o + j]
     elif threads > 1:
         values = np.empty(pos.size)
-        _element_matrices_threads(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr, anc_coord,
-                                  pos_ptr, pos, S, x, max_ne, skip, data, values, np.empty(0, dtype=np.int64),
+        _element_matrices_threads(res, beam, weights, maps, S, x, data, values, np.empty(0, dtype=np.int64),
                                   np.empty(0, dtype=np.int64), threads)
         add_values(pos, values, data)
     else:
-        _element_matrices_range(0, n, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr,
-                                anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, np.empty(0))
+        _element_matrices_range(0, n, res, beam, weights, maps, S, x, data, np.empty(0))
 
 
 @njit(cache=True, parallel=True)
-def _element_matrices_threads(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr, anc_coord,
-                              pos_ptr, pos, S, x, max_ne, skip, data, values, doff, dmap, nt):
+def _element_matrices_threads(res, beam, weights, maps, S, x, data, values, doff, dmap, nt):
     """_element_matrices_range over ``nt`` contiguous slices of the elements, one per thread: with
     ``doff`` empty every product stored in ``values``; else (ElementScatter.thread_plan) added to
     ``data`` by the thread, but for the elements at a seam (doff[e] >= 0), whose products are
     stored at their entries in ``values`` and only those without a slot (dmap < 0) added at once."""
-    n = frames.shape[0]
+    n = res[0].shape[0]
     for c in prange(nt):
         lo, hi = c * n // nt, (c + 1) * n // nt
         if doff.size == 0:
-            _element_matrices_range(lo, hi, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr,
-                                    anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, values)
+            _element_matrices_range(lo, hi, res, beam, weights, maps, S, x, data, values)
         else:
-            _slice_with_seams(lo, hi, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr,
-                              anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, values, doff, dmap)
+            _slice_with_seams(lo, hi, res, beam, weights, maps, S, x, data, values, doff, dmap)
 
 
 @njit(cache=True)
-def _slice_with_seams(lo, hi, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr, anc_coord,
-                      pos_ptr, pos, S, x, max_ne, skip, data, values, doff, dmap):
+def _slice_with_seams(lo, hi, res, beam, weights, maps, S, x, data, values, doff, dmap):
     """Elements lo:hi (one thread's slice) in element order: runs of elements without a seam added
     to ``data`` (_element_matrices_range), each seam element's products stored in ``values`` and
     those without a slot in ``dmap`` then added, the others left for after the threads."""
     none = np.empty(0)
+    pos_ptr, pos = maps.pos_ptr, maps.pos
     start = lo
     for e in range(lo, hi):
         if doff[e] < 0:
             continue
         if start < e:
-            _element_matrices_range(start, e, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr,
-                                    anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, none)
-        _element_matrices_range(e, e + 1, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr,
-                                anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, values)
+            _element_matrices_range(start, e, res, beam, weights, maps, S, x, data, none)
+        _element_matrices_range(e, e + 1, res, beam, weights, maps, S, x, data, values)
         o, d = pos_ptr[e], doff[e]
         for j in range(pos_ptr[e + 1] - o):
             q = pos[o + j]
@@ -199,15 +199,15 @@ def _slice_with_seams(lo, hi, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, m
                 data[q] += values[o + j]
         start = e + 1
     if start < hi:
-        _element_matrices_range(start, hi, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr,
-                                anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, none)
+        _element_matrices_range(start, hi, res, beam, weights, maps, S, x, data, none)
 
 
 @njit(cache=True)
-def _element_matrices_range(lo, hi, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, cm, material_only, nodes, anc_ptr,
-                            anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, values):
+def _element_matrices_range(lo, hi, res, beam, weights, maps, S, x, data, values):
     """Elements lo:hi of :func:`add_element_matrices` (into ``data``, or stored in ``values``:
     scatter_block)."""
+    nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, skip = maps
+    frames, _, _, p, Bl, chord = res
     E = np.empty((12, 12))
     KB = np.empty((7, 12))
     MR = np.empty((12, 12))
@@ -217,22 +217,21 @@ def _element_matrices_range(lo, hi, frames, Bl, p, chord, Kl, alpha, Ml, ck, cc,
     first = np.empty(3, dtype=np.int64)
     G = np.empty((7, 12))
     T = np.empty((4, 3, 3))
+    mwork, pwork = (KB, MR, acc), (G, KB, T, MR)
     for e in range(lo, hi):
         ne = element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first)
         if ne == 12 and first[1] == 6 and _free_node_block(Be, 0, 0, 6) and _free_node_block(Be, 6, 6, 6):
-            _free_pair_matrix(frames, Bl, p, chord, Kl, alpha, Ml, e, ck, cc, cm, material_only, Be, G, KB, T, MR, pos,
-                              pos_ptr[e], data, values)
+            _free_pair_matrix(res, beam, e, weights, Be, pwork, pos, pos_ptr[e], data, values)
             continue
         sk = skip[e] if skip.size else 0
-        _element_matrix(frames[e], Bl[e], p[e, 0], chord[e], Kl[e], alpha[e], Ml[e], ck, cc, cm, material_only, KB, MR, acc,
-                        E, sk)
+        _element_matrix(frames[e], Bl[e], p[e, 0], chord[e], beam, e, weights, mwork, E, sk)
         scatter_block(E, Be, H, first, 2, ne, pos, pos_ptr[e], data, values, sk)
 
 
 @njit(cache=True, inline="always")
-def _free_pair_matrix(frames, Bl, p, chord, Kl, alpha, Ml, e, ck, cc, cm, material_only, Be, G, KG, T, MT, pos, off, data,
-                      values):
-    """B_eᵀ (ck K + cc C + cm M) B_e of element e between two free nodes, whose B_e is
+def _free_pair_matrix(res, beam, e, weights, Be, work, pos, off, data, values):
+    """B_eᵀ (ck K + cc C + cm M) B_e (``weights``) of element e of ``beam`` (at the residual's ``res``)
+    between two free nodes, whose B_e is
     diag(I, R_a, I, R_b) (the node rotations R in Be's rotation blocks: scatter_block's fast path),
     formed in the nodes' coordinates at once and only at the entries with a position (pos >= 0: the
     lower triangle, 78 of 144, on the factors' pattern): with G = Bl B_e (7,12) the stiffness and
@@ -242,6 +241,10 @@ def _free_pair_matrix(frames, Bl, p, chord, Kl, alpha, Ml, e, ck, cc, cm, materi
     of a row are formed three columns at a time (a node block's), the three sums side by side: each
     entry the same sum in the same order as alone, bit for bit; a 3-block without a position is skipped,
     the few entries of a formed block without one are computed and not written."""
+    frames, _, _, p, Bl, chord = res
+    Kl, alpha, Ml = beam.Kl, beam.alpha, beam.Ml
+    ck, cc, cm, material_only = weights
+    G, KG, T, MT = work  # work arrays (7,12), (7,12), (4,3,3), (12,12)
     store = values.size > 0
     for k in range(7):  # G = Bl B_e
         for h in range(2):

@@ -18,12 +18,15 @@ __all__ = ["residual", "residual_and_mass_forces", "mass_forces", "mass_pattern"
 
 
 @njit(cache=True, inline="always")
-def _corotated(x, R, ia, ib, C1, C2, e, L0, Rr, p, Bl, k, Wr, T, A, J, th):
+def _corotated(x, R, beam, e, Rr, p, Bl, k, work):
     """Co-rotated frame Rr[k] (3,3), local deformations p[k] (7), Bl[k] (7,12) and Wr (3,12)
-    (eq. 1–4) of element e between nodes ia and ib; returns the current chord length. T (2,3,3),
-    A, J (3,3), th (3): work arrays. The axes r1, r2, r3 and the mean section axis q are kept in
+    (eq. 1–4) of element e of ``beam`` (BeamArrays) at node positions x and orientations R; returns
+    the current chord length. ``work`` = (Wr (3,12), T (2,3,3), A, J (3,3), th (3)): work arrays. The
+    axes r1, r2, r3 and the mean section axis q are kept in
     scalars, and every array is indexed in place (no views: no reference counting per element);
     each value is the same expression as the 3-vector formulas."""
+    ia, ib, C1, C2, L0 = beam.a[e], beam.b[e], beam.C1, beam.C2, beam.L0[e]
+    Wr, T, A, J, th = work
     d0, d1, d2 = x[ib, 0] - x[ia, 0], x[ib, 1] - x[ia, 1], x[ib, 2] - x[ia, 2]
     l = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
     r10, r11, r12 = d0 / l, d1 / l, d2 / l
@@ -151,14 +154,14 @@ def _local_stiffness_times(Kl, k, p, pdot, fl, s1):
 
 
 @njit(cache=True)
-def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, g, load_factor, bias, frames, fl_out,
-             energies, p_out, Bl_out, chord, threads=1):
-    """Adds every beam's inertia (eq. 6, with M zeta), minus its elastic, damping (Zahariev eq. 13)
-    and weight (eq. 7) forces, to the node wrenches ``bias`` (N,6). Stores the co-rotated frames
-    (n,3,3), local forces K_l p (n,7) and per element (n,4): strain energy, dissipated power,
-    kinetic energy, weight potential; and what the element matrices need at this state (eq. 1–4):
-    local deformations p (n,7), Bl (n,7,12) and the chord length l (n) (add_element_matrices).
-    (Mnz, nz_r, nz_c): the local masses' values (n, nnz) at their shared nonzero pattern (mass_pattern).
+def residual(beam, motion, g, load_factor, bias, out, threads=1):
+    """Adds every beam's (``beam``: BeamArrays, at the node ``motion``: NodeMotion) inertia (eq. 6, with M zeta),
+    minus its elastic, damping (Zahariev eq. 13) and weight (eq. 7) forces, to the node wrenches ``bias`` (N,6).
+    Stores in ``out`` (BeamResults) the co-rotated frames (n,3,3), local forces K_l p (n,7) and per element (n,4):
+    strain energy, dissipated power, kinetic energy, weight potential; and what the element matrices need at this
+    state (eq. 1–4): local deformations p (n,7), Bl (n,7,12) and the chord length l (n) (add_element_matrices).
+    (beam.Mnz, beam.nz_r, beam.nz_c): the local masses' values (n, nnz) at their shared nonzero pattern
+    (mass_pattern).
 
     The inertia terms are formed in the co-rotated frame (v_l = R~^T V, spin W_l = W_r V):
     R~ [W_l x P_l + M_l (zeta_l - W_l x v_l) - (w_l x P_l at the rotations)] - W_r^T sum P_l x v_l,
@@ -170,39 +173,33 @@ def residual(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, 
     straight into the outputs. Each element's node forces are added to ``bias`` after all of
     them are formed, element after element (on several threads too: module docstring)."""
     none = np.empty((0, 6))
-    residual_and_mass_forces(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, g, load_factor, bias, none,
-                             none, frames, fl_out, energies, p_out, Bl_out, chord, threads)
+    residual_and_mass_forces(beam, motion, g, load_factor, bias, none, none, out, threads)
 
 
 @njit(cache=True)
-def residual_and_mass_forces(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, g, load_factor, bias, acc,
-                             mf, frames, fl_out, energies, p_out, Bl_out, chord, threads=1):
+def residual_and_mass_forces(beam, motion, g, load_factor, bias, acc, mf, out, threads=1):
     """:func:`residual` and, in the same pass over the elements, :func:`mass_forces` of the node
     accelerations ``acc`` (N,6) added to ``mf`` (N,6) (acc of 0 rows: residual only): each element's
     frame and local mass are read once. The values are those of the two separate passes bit for
     bit (each sum the same products in the same order)."""
-    n = a.size
+    n = beam.a.size
     F = np.empty((n, 12))
     Fm = np.empty((n if acc.shape[0] else 0, 12))
     if threads > 1:
-        _residual_threads(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, g, load_factor, F, frames,
-                          fl_out, energies, p_out, Bl_out, chord, acc, Fm, threads)
+        _residual_threads(beam, motion, g, load_factor, F, out, acc, Fm, threads)
     else:
-        _residual_range(0, n, a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, g, load_factor, F, frames,
-                        fl_out, energies, p_out, Bl_out, chord, acc, Fm)
-    _add_node_pairs(a, b, F, bias)
+        _residual_range(0, n, beam, motion, g, load_factor, F, out, acc, Fm)
+    _add_node_pairs(beam.a, beam.b, F, bias)
     if acc.shape[0]:
-        _add_node_pairs(a, b, Fm, mf)
+        _add_node_pairs(beam.a, beam.b, Fm, mf)
 
 
 @njit(cache=True, parallel=True)
-def _residual_threads(a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, g, load_factor, F, frames, fl_out,
-                      energies, p_out, Bl_out, chord, acc, Fm, nt):
+def _residual_threads(beam, motion, g, load_factor, F, out, acc, Fm, nt):
     """_residual_range over the elements in ``nt`` contiguous slices, one per thread (module docstring)."""
-    n = a.size
+    n = beam.a.size
     for c in prange(nt):
-        _residual_range(c * n // nt, (c + 1) * n // nt, a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, g,
-                        load_factor, F, frames, fl_out, energies, p_out, Bl_out, chord, acc, Fm)
+        _residual_range(c * n // nt, (c + 1) * n // nt, beam, motion, g, load_factor, F, out, acc, Fm)
 
 
 @njit(cache=True)
@@ -216,10 +213,12 @@ def _add_node_pairs(a, b, F, out):
 
 
 @njit(cache=True)
-def _residual_range(lo, hi, a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, g, load_factor, F, frames,
-                    fl_out, energies, p_out, Bl_out, chord, acc, Fm):
+def _residual_range(lo, hi, beam, motion, g, load_factor, F, out, acc, Fm):
     """Elements lo:hi of :func:`residual_and_mass_forces`: each one's node forces (12) into F[e], and
     with ``acc`` its mass forces into Fm[e], instead of the sums."""
+    a, b, _, _, L0, Kl, alpha, _, nz_r, nz_c, mass, Mnz = beam
+    x, R, V, zeta = motion
+    frames, fl_out, energies, p_out, Bl_out, chord = out
     with_acc = acc.shape[0] > 0
     Ae = np.empty(12)
     al = np.zeros(12)
@@ -229,6 +228,7 @@ def _residual_range(lo, hi, a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_
     A = np.empty((3, 3))
     J = np.empty((3, 3))
     th = np.empty(3)
+    work = (Wr, Tw, A, J, th)  # _corotated's
     pe = np.empty(7)
     Ve = np.empty(12)
     vl = np.empty(12)
@@ -249,7 +249,7 @@ def _residual_range(lo, hi, a, b, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_
         ia, ib = a[e], b[e]
         for i in range(6):
             Ve[i], Ve[6 + i] = V[ia, i], V[ib, i]
-        chord[e] = _corotated(x, R, ia, ib, C1, C2, e, L0[e], frames, p_out, Bl_out, e, Wr, Tw, A, J, th)
+        chord[e] = _corotated(x, R, beam, e, frames, p_out, Bl_out, e, work)
         for i in range(7):
             pe[i] = p_out[e, i]
         # elastic and damping: f = Bl^T (K p + alpha K Bl V)  (the bias holds inertial minus applied)

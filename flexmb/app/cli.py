@@ -243,7 +243,10 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Plot quantities of a result into PNG files: "
                         + "; ".join(f"'{k}' = {v}" for k, v in PLOT_WORDS.items())
                         + "; or names of coordinates (together in one plot), nodes (x, y, z) or beam elements "
-                        "(their six section forces).")
+                        "(their six section forces); or quantities by name into quantities.png: a coordinate's rate "
+                        "NAME.u and acceleration NAME.udot (NAME: a coordinate or a one-coordinate joint), a "
+                        "spring-damper's NAME.length, NAME.rate, NAME.force, a loop cut's NAME.fx ... NAME.mz, a "
+                        "beam element's NAME.N, .Vy, .Vz, .T, .My, .Mz.")
     pl.add_argument("result", metavar="RESULT")
     pl.add_argument("quantity", metavar="QUANTITY", nargs="+")
     pl.add_argument("--out", metavar="DIR", help="output directory (default: RESULT/plots)")
@@ -291,7 +294,11 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--dt", type=_dt_arg, help="time step [s] of every run, or 'auto' (default: the case's dt)")
     sw.add_argument("--tol", type=float, help="error tolerance of --dt auto")
     sw.add_argument("--output", "-o", action="append", metavar="SPEC",
-                    help="an extra column: node:NAME (final position), coordinate:NAME (final value), "
+                    help="an extra column: node:NAME (final position), coordinate:NAME (final value; NAME.u its "
+                    "rate, NAME.udot its acceleration), final:NAME (final value of any quantity by name: "
+                    "coordinates and their rates, spring-damper NAME.length/.rate/.force, cut NAME.fx..., beam NAME.N...), "
+                    "peak:NAME (its largest "
+                    "magnitude), "
                     "peak_force:PATTERN (peak |axial force| over the beam elements, peak |force| over the loop cuts "
                     "matching the glob), or a bare name")
     sw.add_argument("--out", metavar="DIR", help="sweep directory (default: runs/<case name>_sweep); an existing one is resumed")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from flexmb.app.cli_common import EXIT_OK, say
 from flexmb.app.run import frames_every
-from flexmb.errors import AnimationError, CliError, ResultFileError, RunDirError
-from flexmb.results import animation, manifest
+from flexmb.errors import AnimationError, CliError, ModelError, ResultFileError, RunDirError
+from flexmb.results import animation, manifest, names
 from flexmb.results.load import load
 from flexmb.results.rundir import is_run_dir
 
@@ -77,6 +77,7 @@ def cmd_plot(args) -> int:
         plot_drive_forces,
         plot_element_forces,
         plot_energy,
+        plot_histories,
         plot_node_positions,
         plot_steps,
     )
@@ -84,7 +85,7 @@ def cmd_plot(args) -> int:
     res = _load_result(args.result)
     src = Path(args.result)
     out = Path(args.out) if args.out else (src / "plots" if src.is_dir() else src.parent)
-    coords, nodes, elements, cuts, words = [], [], [], [], []
+    coords, nodes, elements, cuts, words, histories = [], [], [], [], [], []
     for q in args.quantity:
         if q in PLOT_WORDS:
             words.append(q)
@@ -97,9 +98,12 @@ def cmd_plot(args) -> int:
         elif q in res.cut_names:
             cuts.append(q)
         else:
-            sample = list(res.coordinate_names[:6]) + list(res.element_names[:3])
-            raise CliError(f"unknown quantity '{q}'",
-                           f"use {', '.join(PLOT_WORDS)}, a coordinate, node, beam element or cut name, e.g. {', '.join(sample)}")
+            try:  # a rate, an acceleration, a spring-damper quantity (docs/results_by_name.md)
+                names.resolve(res, q)
+            except ModelError as exc:
+                raise CliError(f"unknown quantity '{q}'",
+                               f"use {', '.join(PLOT_WORDS)}, a node, beam element or cut name, or {exc}") from None
+            histories.append(q)
     if "drives" in words and not res.driven_names:
         raise CliError("this result has no driven coordinates to plot", "plot energy, coordinates or forces instead")
     if "forces" in words and not res.element_names:
@@ -122,6 +126,7 @@ def cmd_plot(args) -> int:
         ("element_forces_selected.png", bool(elements), lambda f: plot_element_forces(res, f, names=elements)),
         ("cut_forces.png", "cuts" in words, lambda f: plot_cut_forces(res, f)),
         ("cut_forces_selected.png", bool(cuts), lambda f: plot_cut_forces(res, f, names=cuts)),
+        ("quantities.png", bool(histories), lambda f: plot_histories(res, histories, f)),
     ) if wanted]
     _record_in_run_dir(src, [out / name for name, _ in plots])  # before writing: see flexmb.app.run
     out.mkdir(parents=True, exist_ok=True)

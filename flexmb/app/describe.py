@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexmb.app.cut_table import cut_table
+from flexmb.builder.planar import planar_rows, plane_name
 from flexmb.elements import FAMILIES
 from flexmb.elements.family import listing
 from flexmb.model import Model
@@ -17,6 +18,20 @@ __all__ = ["describe"]
 
 def _fmt(v) -> str:
     return "(" + ", ".join(f"{x:.4g}" for x in np.asarray(v, dtype=float)) + ")"
+
+
+def _planar_lines(m: Model) -> list[str]:
+    """The model's plane (a planar model) and the cut rows its planar cuts hold against the rows the
+    same cuts would hold in space (docs/planar.md (P7)); [] for a spatial model without planar cuts."""
+    cuts = [d for name, d in m.elements.items() if name in ("bushing", "rigid_cut") and d.n]
+    n_planar = sum(int(np.sum(d.plane >= 0)) for d in cuts)
+    if m.plane_normal is None and not n_planar:
+        return []
+    held, spatial = planar_rows(m)
+    head = (f"planar model: moves in the plane {plane_name(m.plane_normal)} (normal {_fmt(m.plane_normal)})"
+            if m.plane_normal is not None else "spatial model")
+    return [f"{head}; {n_planar} planar cut(s) hold only their in-plane directions (two translations, the rotation about the "
+            f"normal): {held} cut rows held (penalty terms and multipliers), {spatial} for the same cuts in space"]
 
 
 def describe(model: Model, limit: int = 40, dt: float | None = None) -> str:
@@ -33,6 +48,7 @@ def describe(model: Model, limit: int = 40, dt: float | None = None) -> str:
         f"degrees of freedom: {m.n_u} velocity coordinates = {m.free_u.size} unknown + {m.driven.size} driven "
         f"({m.n_q} scalar coordinates, {m.n_ball} ball rotations)",
     ]
+    out += _planar_lines(m)
     tags: dict[int, list[str]] = {}  # the node masses on each node (bodies, particles)
     for f, d in families:
         if f.node_mass:

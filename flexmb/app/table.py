@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from flexmb.errors import StudyError
+from flexmb.errors import ModelError, StudyError
 from flexmb.results.files import write_text
+from flexmb.results.names import resolve
 
 if TYPE_CHECKING:  # type hints only
     from flexmb.model import Model
@@ -69,9 +70,13 @@ def generic_outputs(res) -> dict[str, Any]:
 
 def named_outputs(res: Result, model: Model, params: dict, outputs: Sequence[Any]) -> dict[str, Any]:
     """The chosen outputs: ``"node:NAME"`` final position (columns NAME.x/.y/.z), ``"coordinate:NAME"``
-    final value, ``"peak_force:PATTERN"`` peak |axial force| over the beam elements and peak force
-    magnitude |F| over the loop cuts (bushings, rigid cuts: Result.cut_force) matching the glob
-    PATTERN (column ``peak_N[PATTERN]``), a bare name (node, coordinate or element pattern, found in that order), or a
+    final value (``NAME.u``: rate, ``NAME.udot``: acceleration), ``"final:NAME"`` final value of any
+    quantity Result.history reads (column NAME; coordinates, their rates, spring-damper
+    ``NAME.length/.rate/.force``, cut ``NAME.fx``..., beam ``NAME.N``...: docs/results_by_name.md),
+    ``"peak:NAME"`` its largest magnitude (column ``peak[NAME]``), ``"peak_force:PATTERN"`` peak
+    |axial force| over the beam elements and peak force magnitude |F| over the loop cuts (bushings,
+    rigid cuts: Result.cut_force) matching the glob PATTERN (column ``peak_N[PATTERN]``), a bare
+    name (node, coordinate, quantity by name or element pattern, found in that order), or a
     callable ``f(result, model, params) -> dict``."""
     out: dict[str, Any] = {}
     for spec in outputs:
@@ -81,12 +86,19 @@ def named_outputs(res: Result, model: Model, params: dict, outputs: Sequence[Any
         kind, _, name = str(spec).partition(":")
         if not name:
             kind, name = ("node" if spec in res.node_names else "coordinate" if spec in res.coordinate_names
-                          else "peak_force"), str(spec)
+                          else "final" if _is_history(res, spec) else "peak_force"), str(spec)
         if kind == "node":
             x = res.node_position(name)[-1]
             out.update({f"{name}.{a}": float(v) for a, v in zip("xyz", x)})
-        elif kind == "coordinate":
-            out[name] = float(res.coordinate(name)[-1])
+        elif kind in ("coordinate", "final", "peak"):
+            try:
+                h = res.coordinate(name) if kind == "coordinate" else res.history(name)
+            except ModelError as exc:
+                raise KeyError(f"output '{spec}': {exc}") from None
+            if kind == "peak":
+                out[f"peak[{name}]"] = float(np.nanmax(np.abs(h))) if h.size else float("nan")
+            else:
+                out[name] = float(h[-1]) if h.size else float("nan")
         elif kind == "peak_force":
             idx = [i for i, e in enumerate(res.element_names) if fnmatch.fnmatchcase(e, name)]
             cuts = [i for i, e in enumerate(getattr(res, "cut_names", ())) if fnmatch.fnmatchcase(e, name)]
@@ -97,8 +109,17 @@ def named_outputs(res: Result, model: Model, params: dict, outputs: Sequence[Any
                 peaks.append(np.linalg.norm(res.cut_forces_global[:, cuts, :3], axis=-1))
             out[f"peak_N[{name}]"] = float(max(np.nanmax(p) for p in peaks)) if res.t.size else float("nan")
         else:
-            raise KeyError(f"output '{spec}': unknown kind '{kind}' (node:, coordinate:, peak_force:)")
+            raise KeyError(f"output '{spec}': unknown kind '{kind}' (node:, coordinate:, final:, peak:, peak_force:)")
     return out
+
+
+def _is_history(res: Result, name: str) -> bool:
+    """Whether ``name`` is a quantity Result.history reads (docs/results_by_name.md)."""
+    try:
+        resolve(res, name)
+    except ModelError:
+        return False
+    return True
 
 
 def _columns(rows: list[dict], varied: list[str]) -> list[str]:

@@ -12,7 +12,8 @@ links on the band factor, flexmb/engine/band_cholesky.py, and, on CHOLMOD, the c
 iterates of larger ones, flexmb/solvers/element_step.py) and a
 four-bar closed by a bushing (elastic cut) watched by a singularity monitor (the rigid loop-closure
 Jacobian of flexmb.analysis.monitors, as the seed cases' monitors and postprocesses use it), with
-error-controlled steps once; and the rotation kernels that only users call (flexmb.rotations).
+error-controlled steps once; the four-bar closed by a rigid cut with spring-dampers, one of them a
+force law (the Newton loop in Python); and the rotation kernels that only users call (flexmb.rotations).
 
 Every kernel compiled with ``cache=True`` is compiled here (:func:`kernels` lists them), and a seed
 case of cases/ compiles nothing more (tests/test_warm_up.py). That matters beyond the minute it saves:
@@ -51,9 +52,11 @@ def kernels() -> dict[str, Dispatcher]:
 _POINTS = [(0.0, 0.0, 0.0), (0.0, 1.0, 0.0), (1.0, 1.0, 0.0), (1.0, 0.0, 0.0)]
 
 
-def _loop(cut: str):
+def _loop(cut: str, force_law: bool = False):
     """A four-bar of three links on revolute joints, its loop closed at a fixed node by a bushing or a
-    rigid cut (``cut`` "bushing" or "rigid")."""
+    rigid cut (``cut`` "bushing" or "rigid"); ``force_law``: with a linear spring-damper and one with a
+    force law on its coupler (a Python function: the Newton loop in Python, with the kernels' signatures
+    of that path)."""
     pts = _POINTS
     mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
     for i in range(3):
@@ -68,6 +71,10 @@ def _loop(cut: str):
         mb.add_bushing("cut", "l2", "g", stiffness=[1e7] * 6, point=pts[3], free_rotation="z")
     else:
         mb.add_rigid_cut("cut", "l2", "g", point=pts[3], free_rotation="z")
+    if force_law:
+        mb.add_spring_damper("sd", "ground", "l1", stiffness=10.0, damping=0.1, point_a=(0.5, 2.0, 0.0), point_b=pts[1])
+        mb.add_spring_damper("law", "ground", "l1", point_a=(0.5, 2.0, 0.0), point_b=pts[1],
+                             force_law=lambda length, rate, t: 10.0 * (length - 1.0) + 0.1 * rate)
     return mb.compile()
 
 
@@ -124,6 +131,7 @@ def warm_up() -> float:
         fm.simulate(models[3], 5e-3, 1e-3, linear_solver=solver)
         fm.simulate(models[4], 5e-3, 1e-3, linear_solver=solver)
     fm.simulate(models[3], 2e-2, "auto", output_dt=5e-3)  # dense output of rigid cuts: rows closed between steps
+    fm.simulate(_loop("rigid", force_law=True), 5e-3, 1e-3)  # spring-damper force laws: the Newton loop in Python
     v, out3, out33 = np.array([0.1, 0.2, 0.3]), np.empty(3), np.empty((3, 3))
     rotations.cross_into(v, v[::-1].copy(), out3)
     rotations.skew_into(v, out33)

@@ -218,4 +218,5 @@ def compile(builder: ModelBuilder) -> Model:
             [(j.name, e[0], e[1]) for j, e in zip(joints[: len(joints) - len(auto)], ends) if j.kind.name != "free"],
             [edge for name, fam in FAMILIES.items() for edge in fam.loop_edges(elements[name])],
         ),
+        plane_normal=None if builder.planar is None else f(builder.planar),
     )

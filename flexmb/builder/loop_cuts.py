@@ -10,8 +10,10 @@ from typing import Any
 import numpy as np
 
 from flexmb.builder import arguments as args
+from flexmb.builder import planar
 from flexmb.builder.record_tables import RecordTables
 from flexmb.builder.records import BushingSpec, RigidCutSpec, readonly
+from flexmb.elements.bushing import held_directions
 from flexmb.errors import ModelError
 
 __all__ = ["LoopCuts"]
@@ -45,6 +47,7 @@ class LoopCuts(RecordTables):
         point: Sequence[float] | None = None,
         axes: Any = None,
         free_rotation: str | None = None,
+        plane: Any = None,
     ) -> str:
         """Elastic link (6x6 spring–damper, elements/bushing.py) between the frames of ``node_a``
         (or ``"ground"``) and ``node_b``: an elastic cut joint; bushings may close loops.
@@ -79,6 +82,12 @@ class LoopCuts(RecordTables):
         axis is unused and the two others resist its tilt; ``"all"`` frees all rotations (a
         spherical bushing: only the translations act).
 
+        ``plane``: a planar bushing (docs/planar.md (P3)): ``"xy"``, ``"yz"``, ``"zx"`` or a normal
+        vector (global), along one of the bushing axes; its stiffness and damping are kept on the
+        two translations across that axis and the rotation about it, zero on the three others
+        (out of the plane). None (the default): the model's plane in a planar model
+        (``ModelBuilder(planar=...)``), else spatial; ``"spatial"``: all six directions as given.
+
         The cut force (what the bushing exerts on node_b at the point, in bushing axes and
         globally) is recorded in every result: ``Result.cut_force(name)``."""
         who = f"add_bushing: bushing {name!r}"
@@ -87,7 +96,12 @@ class LoopCuts(RecordTables):
             damping = np.zeros(6)  # damping=0: undamped, said in one number
         C = None if damping is None else readonly(_matrix6(damping, who, "damping"))
         P, E, mode = self._cut_frame(name, node_a, node_b, point, axes, free_rotation, who, "add_bushing")
-        self._bushings[name] = BushingSpec(name, node_a, node_b, readonly(P), readonly(E), readonly(K), C, mode)
+        k = self._cut_plane(plane, E, who)
+        held = held_directions(k)
+        keep = np.outer(held, held)  # (P3): no stiffness or damping out of the plane
+        K = np.where(keep, K, 0.0)
+        C = None if C is None else readonly(np.where(keep, C, 0.0))
+        self._bushings[name] = BushingSpec(name, node_a, node_b, readonly(P), readonly(E), readonly(K), C, mode, k)
         return name
 
     def add_rigid_cut(
@@ -100,6 +114,7 @@ class LoopCuts(RecordTables):
         free_rotation: str | None = None,
         tolerance: float | None = None,
         penalty: float | None = None,
+        plane: Any = None,
     ) -> str:
         """A rigid-limit loop cut (flexmb.elements.rigid_cut): the joint between ``node_a`` (or
         ``"ground"``) and ``node_b`` held exactly, by an augmented Lagrangian (index 3, Bayo &
@@ -122,14 +137,27 @@ class LoopCuts(RecordTables):
         (AL7)), raised tenfold within a step that converges slowly (AL11). Redundant cuts (an
         overconstrained loop such as Bricard's) are allowed.
 
+        ``plane``: a planar cut (docs/planar.md (P3)), as for :meth:`add_bushing`: it holds only the
+        two translations across its axis along the plane normal and the rotation about that axis
+        (less its free rotation), and has no closure, penalty or multiplier in the three others.
+
         The cut force (the multipliers, what the cut exerts on node_b at the point) is recorded in
         every result like a bushing's: ``Result.cut_force(name)``."""
         who = f"add_rigid_cut: rigid cut {name!r}"
         P, E, mode = self._cut_frame(name, node_a, node_b, point, axes, free_rotation, who, "add_rigid_cut")
         tol = None if tolerance is None else args.number(tolerance, who, "tolerance", positive=True)
         alpha = None if penalty is None else args.number(penalty, who, "penalty", positive=True)
-        self._rigid_cuts[name] = RigidCutSpec(name, node_a, node_b, readonly(P), readonly(E), mode, tol, alpha)
+        k = self._cut_plane(plane, E, who)
+        self._rigid_cuts[name] = RigidCutSpec(name, node_a, node_b, readonly(P), readonly(E), mode, tol, alpha, k)
         return name
+
+    def _cut_plane(self, plane: Any, E: np.ndarray, who: str) -> int:
+        """The cut axis along the normal of the cut's plane (docs/planar.md (P3)), -1 for a spatial cut:
+        ``plane`` None takes the model's (``ModelBuilder(planar=...)``), ``"spatial"`` none."""
+        if isinstance(plane, str) and plane == planar.SPATIAL:
+            return -1
+        n = self.planar if plane is None else planar.plane_normal(plane, who, "plane")
+        return -1 if n is None else planar.cut_plane_axis(n, E, who)
 
     def _cut_frame(self, name: str, node_a: str, node_b: str, point: Any, axes: Any, free_rotation: Any, who: str,
                    call: str) -> tuple[np.ndarray, np.ndarray, int]:
@@ -138,6 +166,7 @@ class LoopCuts(RecordTables):
         self._check_new_name(name, self._rigid_cuts, "rigid cut", call)
         self._check_new_name(name, self._joints, "joint or cut", call)
         self._check_new_name(name, self._spring_dampers, "spring-damper or cut", call)
+        self._check_new_name(name, self._actuators, "actuator or cut", call)
         args.node_name(node_a, who, "node_a")
         if node_a != "ground":
             self._node_index(node_a, who)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from flexmb.builder import arguments as args
-from flexmb.builder import checks, cut_defaults, particle_bodies
+from flexmb.builder import checks, cut_defaults, particle_bodies, planar
 from flexmb.builder.compile import compile as compile_model
 from flexmb.builder.couplings import CoordinateCouplings
 from flexmb.builder.drives_and_loads import DrivesAndLoads
@@ -63,6 +63,14 @@ class ModelBuilder(DrivesAndLoads, LoopCuts, ForceElements, FlexibleLinks, Coord
         mb.add_body("rod", node="tip", mass=1.0, com=(-0.5, 0, 0), inertia=np.diag([0, 1, 1]) / 12)
         mb.add_joint("pin", "revolute", parent="ground", child="tip", point=(0, 0, 0), axis=(0, 0, 1))
         model = mb.compile()
+
+    ``gravity``: the gravitational acceleration (3 numbers, global). ``planar``: None (a spatial
+    model), or the plane a planar model moves in, ``"xy"``, ``"yz"``, ``"zx"`` or its normal vector
+    (docs/planar.md): every loop cut then holds only its in-plane directions (``plane=`` of
+    :meth:`add_bushing` and :meth:`add_rigid_cut`), and :meth:`compile` refuses what would move
+    the model out of its plane (a joint other than revolute about the normal, prismatic in the
+    plane or fixed; a node with no joint path to ground; gravity or a load out of the plane),
+    naming it.
     """
 
     # ------------------------------------------------------------------ nodes, bodies
@@ -276,5 +284,6 @@ class ModelBuilder(DrivesAndLoads, LoopCuts, ForceElements, FlexibleLinks, Coord
             raise ModelError("the model has no nodes; add_node() first.")
         args.flag(require_mass, "compile", "require_mass")
         model = compile_model(self)
+        planar.check_planar_model(self, model)  # nothing moves out of a planar model's plane (docs/planar.md §3)
         checks.check_model(model, require_mass=require_mass)
         return cut_defaults.finish(model)  # the cuts' default damping and effective masses (issue 12.1)

@@ -10,8 +10,12 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
+
 from flexmb.builder import arguments as args
+from flexmb.builder import planar as planar_module
 from flexmb.builder.records import (
+    ActuatorSpec,
     BeamSpec,
     BodySpec,
     BushingSpec,
@@ -36,7 +40,7 @@ class RecordTables:
     through :attr:`nodes`, :attr:`bodies`, :attr:`joints` and alike, and the checks of names,
     nodes, joints and coordinates that the ``add_*`` methods share."""
 
-    def __init__(self, gravity: Sequence[float] = (0.0, 0.0, 0.0)) -> None:
+    def __init__(self, gravity: Sequence[float] = (0.0, 0.0, 0.0), planar: Any = None) -> None:
         self._nodes: dict[str, NodeSpec] = {}
         self._node_index_of: dict[str, int] = {}
         self._bodies: dict[str, BodySpec] = {}
@@ -49,10 +53,19 @@ class RecordTables:
         self._bushings: dict[str, BushingSpec] = {}
         self._rigid_cuts: dict[str, RigidCutSpec] = {}
         self._spring_dampers: dict[str, SpringDamperSpec] = {}
+        self._actuators: dict[str, ActuatorSpec] = {}
         self._beams: dict[str, BeamSpec] = {}
         self._particle_bodies: dict[str, ParticleBodySpec] = {}
         self._elements: dict[str, dict[str, Any]] = {}  # records of further element families, by family and name
         self.gravity = args.vector(gravity, 3, "ModelBuilder()", "gravity")
+        self._planar = planar_module.plane_normal(planar, "ModelBuilder()", "planar")
+
+    @property
+    def planar(self) -> np.ndarray | None:
+        """The unit normal (3,) of a planar model's plane (``ModelBuilder(planar=...)``, docs/planar.md
+        (P1)), or None for a spatial model. Every cut of a planar model holds only its in-plane
+        directions unless given ``plane=`` itself."""
+        return None if self._planar is None else self._planar.copy()
 
     # ------------------------------------------------------------------ the records (read-only views)
     @property
@@ -109,6 +122,12 @@ class RecordTables:
     def spring_dampers(self) -> Mapping[str, SpringDamperSpec]:
         """Point-to-point spring-dampers by name, in declaration order."""
         return MappingProxyType(self._spring_dampers)
+
+    @property
+    def actuators(self) -> Mapping[str, ActuatorSpec]:
+        """Prescribed-length actuators by name, in declaration order (force actuators are spring-dampers
+        with a force law: :attr:`spring_dampers`)."""
+        return MappingProxyType(self._actuators)
 
     @property
     def beams(self) -> Mapping[str, BeamSpec]:

@@ -19,7 +19,8 @@ from flexmb.timefunctions import ScalarDrive
 
 __all__ = [
     "BeamSection", "NodeSpec", "BodySpec", "JointSpec", "DriveSpec", "SpringSpec", "JointForceSpec", "FrictionSpec",
-    "LoadSpec", "BushingSpec", "RigidCutSpec", "SpringDamperSpec", "BeamSpec", "ParticleBodySpec", "readonly", "check_beam",
+    "LoadSpec", "BushingSpec", "RigidCutSpec", "SpringDamperSpec", "ActuatorSpec", "BeamSpec", "ParticleBodySpec", "readonly",
+    "check_beam",
 ]
 
 
@@ -175,7 +176,9 @@ class BushingSpec:
     """6x6 spring–damper between ``node_a`` (or ``"ground"``) and ``node_b`` at ``point`` (3,)
     with bushing ``axes`` (3, 3, columns); ``stiffness``, ``damping`` (6, 6) on (translations,
     rotations) in bushing axes, ``damping`` None: chosen by the compiler (builder/cut_defaults.py);
-    ``free_rotation``: -1 none, 0/1/2 about bushing x/y/z, 3 all."""
+    ``free_rotation``: -1 none, 0/1/2 about bushing x/y/z, 3 all; ``plane``: the bushing axis along
+    the plane normal of a planar bushing (its stiffness and damping are then zero off the in-plane
+    directions, docs/planar.md (P3)), -1 for a spatial one."""
 
     name: str
     node_a: str
@@ -185,6 +188,7 @@ class BushingSpec:
     stiffness: np.ndarray
     damping: np.ndarray | None
     free_rotation: int
+    plane: int = -1  # the cut axis along the plane normal of a planar cut (docs/planar.md (P3)), -1: spatial
 
 
 @dataclass(frozen=True, eq=False)
@@ -206,6 +210,21 @@ class SpringDamperSpec:
     preload: float
     force_law: Callable[[float, float, float], float] | None = None
     force_law_tangent: Callable[[float, float, float], tuple[float, float]] | None = None
+    actuator: bool = False  # a force actuator (ModelBuilder.add_actuator(..., force=...)): its law is f(t, l, l')
+
+
+@dataclass(frozen=True, eq=False)
+class ActuatorSpec:
+    """A prescribed-length actuator (flexmb.elements.actuator, docs/actuator.md) from ``point_a`` (3,)
+    carried by ``node_a`` (or fixed: ``"ground"``) to ``point_b`` (3,) carried by ``node_b``, both
+    global at assembly; ``length`` gives L(t), L'(t), L''(t) [m, m/s, m/s²] (a ScalarDrive)."""
+
+    name: str
+    node_a: str
+    node_b: str
+    point_a: np.ndarray
+    point_b: np.ndarray
+    length: ScalarDrive
 
 
 @dataclass(frozen=True, eq=False)
@@ -214,7 +233,9 @@ class RigidCutSpec:
     ``"ground"``) and ``node_b`` at ``point`` (3,) with cut ``axes`` (3, 3, columns):
     ``free_rotation`` as for a bushing; closure ``tolerance`` [m, rad] or None (1e-10 times the
     model's size in m, 1e-10 rad: flexmb.elements.rigid_cut, (AL4)); ``penalty`` α [N/m, N m/rad]
-    or None (chosen per step from the cut's effective mass and the step, flexmb.elements.rigid_cut (AL7))."""
+    or None (chosen per step from the cut's effective mass and the step, flexmb.elements.rigid_cut (AL7));
+    ``plane``: the cut axis along the plane normal of a planar cut (it holds only the in-plane
+    directions, docs/planar.md (P3)), -1 for a spatial one."""
 
     name: str
     node_a: str
@@ -224,6 +245,7 @@ class RigidCutSpec:
     free_rotation: int
     tolerance: float | None
     penalty: float | None
+    plane: int = -1  # the cut axis along the plane normal of a planar cut (docs/planar.md (P3)), -1: spatial
 
 
 @dataclass(frozen=True, eq=False)

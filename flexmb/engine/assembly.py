@@ -60,6 +60,7 @@ class Evaluation:
     elements: dict[str, FamilyEvaluation] = field(default_factory=dict)
     strain_energy: float = 0.0
     element_dissipation: float = 0.0  # power dissipated by element dampers
+    element_drive_power: float = 0.0  # power put in by the elements' prescribed motions (actuators): drive work
     position_noise: float = 0.0  # [m] the largest of the families' (FamilyEvaluation.position_noise)
     #: the drive forces of the state where they are not eq. (1) at it: a step whose families corrected its state
     #: after Newton reports those of its converged iterate (GeneralizedAlpha._accept); None: eq. (1)
@@ -272,6 +273,7 @@ class Assembler:
                 continue
             ev.strain_energy += fe.strain_energy
             ev.element_dissipation += fe.dissipation
+            ev.element_drive_power += fe.drive_power
             ev.position_noise = max(ev.position_noise, fe.position_noise)
             if f.has_mass:
                 ev.mass_terms.append(partial(f.add_mass_forces, d, prep, fe))

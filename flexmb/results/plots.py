@@ -12,9 +12,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from flexmb.results.files import naming  # noqa: E402
+from flexmb.results.names import unit_of  # noqa: E402
 
 __all__ = ["plot_coordinates", "plot_energy", "plot_steps", "plot_drive_forces", "plot_element_forces", "plot_cut_forces",
-           "plot_node_positions",
+           "plot_node_positions", "plot_histories",
            "default_coordinates", "standard_plot_files", "standard_plots"]
 
 ENERGY_TERMS = (("kinetic", "kinetic T"), ("potential", "potential V (gravity, springs)"), ("strain", "strain U (elements)"),
@@ -43,6 +44,24 @@ def plot_coordinates(result, names, path: str | Path, title: str = "") -> Path:
     for n in names:
         ax.plot(result.t, result.coordinate(n), label=n)
     return _finish(fig, ax, path, title or "generalized coordinates", "coordinate [rad or m]")
+
+
+def plot_histories(result, names, path: str | Path, title: str = "") -> Path:
+    """Plot the histories ``names`` (Result.history: coordinates with their rates and accelerations,
+    spring-damper lengths, rates and forces; docs/results_by_name.md) into ``path``, one panel per
+    kind of quantity (flexmb.results.names.unit_of) so that each panel has one unit."""
+    panels: dict[str, list[str]] = {}
+    for n in names:
+        panels.setdefault(unit_of(result, n), []).append(n)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(7, 2.2 + 2.0 * len(panels)), sharex=True, squeeze=False)
+    for ax, (unit, members) in zip(axes[:, 0], panels.items()):
+        for n in members:
+            ax.plot(result.t, result.history(n), label=n)
+        ax.set_ylabel(unit)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="small")
+    axes[0, 0].set_title(title or "result quantities")
+    return _finish(fig, axes[-1, 0], path, axes[-1, 0].get_title(), axes[-1, 0].get_ylabel())
 
 
 def plot_node_positions(result, names, path: str | Path, title: str = "") -> Path:

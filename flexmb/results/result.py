@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from flexmb.errors import ModelError
+from flexmb.results.names import COORDINATE_SUFFIXES, history, history_names, resolve
 from flexmb.results.npz import write_result
 
 __all__ = ["Result", "RowSource", "STEP_STATUS"]
@@ -60,7 +61,8 @@ class Result:
     a's bushing axes), and cut_forces_global the same globally, rows named by cut_names
     (:meth:`cut_force`; elements/bushing.py eq. (3)); spring_dampers (nt, n_sd, 3): length, its rate
     and tension of every spring-damper, rows named by spring_damper_names (:meth:`spring_damper`;
-    docs/spring_damper.md (S2)-(S4)); couplings (nt, n_c, 3): gap, its rate and force of every
+    docs/spring_damper.md (S2)-(S4)), then those of every prescribed-length actuator (length, rate, force;
+    :meth:`actuator`, docs/actuator.md); couplings (nt, n_c, 3): gap, its rate and force of every
     coupling, rows named by coupling_names (:meth:`coupling`; docs/coupling.md (C1)-(C3));
     newton_iterations (nt,): of the step that ended at (or, between steps, spans) the row;
     steps: the step history, one entry per step attempt (flexmb.solvers.step_control.StepLog):
@@ -170,8 +172,41 @@ class Result:
         return Result(**rows, energy=energy, steps=steps, **static)
 
     def coordinate(self, name: str) -> np.ndarray:
-        """Time history of the coordinate called ``name`` (see ``coordinate_names``)."""
-        return self.q[:, self._index(self.coordinate_names, name, "coordinate")]
+        """Time history of the coordinate called ``name`` (see ``coordinate_names``; a one-coordinate
+        joint's name stands for its coordinate): its value; ``name`` ending in ``".u"`` its rate,
+        in ``".udot"`` its acceleration (docs/results_by_name.md (N1))."""
+        field, k, _ = resolve(self, name)
+        if field not in COORDINATE_SUFFIXES.values():
+            raise ModelError(f"coordinate: '{name}' is an element's quantity (spring-damper, loop cut or beam), not a "
+                             f"coordinate; read it with Result.history('{name}').")
+        return getattr(self, field)[:, k]
+
+    def rate(self, name: str) -> np.ndarray:
+        """Rate history (a column of ``u``) of the coordinate ``name`` (docs/results_by_name.md (N1))."""
+        return self.u[:, self._coordinate(name)]
+
+    def acceleration(self, name: str) -> np.ndarray:
+        """Acceleration history (a column of ``udot``) of the coordinate ``name`` (docs/results_by_name.md (N1))."""
+        return self.udot[:, self._coordinate(name)]
+
+    def history(self, name: str) -> np.ndarray:
+        """The (nt,) history of any scalar quantity by name: coordinates (``NAME``, ``NAME.u``,
+        ``NAME.udot``), spring-dampers (``NAME.length``, ``NAME.rate``, ``NAME.force``), loop cuts
+        (``NAME.fx`` ... ``NAME.mz``, cut axes) and beam elements (``NAME.N``, ``.Vy``, ``.Vz``, ``.T``,
+        ``.My``, ``.Mz``); ModelError listing close matches for an unknown name
+        (docs/results_by_name.md (N1)-(N3))."""
+        return history(self, name)
+
+    def history_names(self) -> list[str]:
+        """Every name :meth:`history` reads (flexmb.results.names.history_names)."""
+        return history_names(self)
+
+    def _coordinate(self, name: str) -> int:
+        field, k, _ = resolve(self, name)
+        if field != "q":
+            raise ModelError(f"'{name}' is not a coordinate name (a rate, acceleration or element quantity); "
+                             f"give the coordinate itself, e.g. {list(self.coordinate_names)[:3]}.")
+        return k
 
     def node_position(self, name: str) -> np.ndarray:
         """Position history (nt, 3) of the node called ``name``."""
@@ -215,6 +250,18 @@ class Result:
         if quantity is not None and quantity not in columns:
             raise ModelError(f"coupling: quantity = {quantity!r} must be None, 'gap', 'rate' or 'force'.")
         rows = self.couplings[:, self._index(self.coupling_names, name, "coupling")]
+        return rows if quantity is None else rows[:, columns[quantity]]
+
+    def actuator(self, name: str, quantity: str | None = None) -> np.ndarray:
+        """History of the actuator called ``name`` (ModelBuilder.add_actuator): (nt, 3) columns length l
+        [m], its rate l' [m/s] and force F [N] (tension positive: pulling its points together; for a
+        prescribed length the multiplier, docs/actuator.md (A4)); ``quantity`` ``"length"``, ``"rate"``
+        or ``"force"``: that column alone (nt,). Actuators are recorded with the spring-dampers
+        (field spring_dampers, rows named by spring_damper_names)."""
+        columns = {"length": 0, "rate": 1, "force": 2}
+        if quantity is not None and quantity not in columns:
+            raise ModelError(f"actuator: quantity = {quantity!r} must be None, 'length', 'rate' or 'force'.")
+        rows = self.spring_dampers[:, self._index(self.spring_damper_names, name, "actuator")]
         return rows if quantity is None else rows[:, columns[quantity]]
 
     def drive_force(self, name: str) -> np.ndarray:

@@ -55,8 +55,8 @@ def _couplings(S, x, q, u, cp, out, wfull):
     qa, qb, ua, ub, ratio, offset, k, c, rigid, nodes, tree_child, t_idx, n_t, r_idx, n_r, own_t, own_pos, tol, lever = cp
     G, g, gdot, force, lam, alpha, energy, power, cst, nxt, flags = out
     coupling_rows(S, x, nodes, tree_child, t_idx, n_t, r_idx, n_r, own_t, own_pos, ratio, G)
-    E, P = coupling_forces(q, u, qa, qb, ua, ub, ratio, offset, k, c, rigid, cst, nodes, G, wfull, g, gdot, force, lam,
-                           alpha, energy, power)
+    E, P = coupling_forces(q, u, (qa, qb, ua, ub, ratio, offset, k, c, rigid, nodes), cst, G, wfull,
+                           (g, gdot, force, lam, alpha, energy, power))
     settled = True
     noise = 0.0
     for e in range(qa.size):

@@ -26,6 +26,7 @@ from numba import njit
 
 from flexmb.elements import FAMILIES
 from flexmb.elements.beam import kernels as beam_kernels
+from flexmb.elements.beam.kernel_data import MatrixWeights, NodeMotion, ScatterMaps, beam_results
 from flexmb.elements.cut_kernels import bushing_blocks, bushing_forces
 from flexmb.elements.spring_damper import too_short
 from flexmb.engine import parallel
@@ -89,8 +90,6 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     driven, drv_q, drv_u, drv_a = drives
     u_to_q, scalar_u, ball_u, free, c_diag, k_diag = coords
     beam, bushing, rigid, spring, coupling = fams
-    ea, eb, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, Mnz = beam
-    frames, fl, en, p, Bl, chord = outs[0]
     am, af, g, b, h = params
     q1, balls1, u1, udot1, a1 = out_state
     x, R, Vs, As, S, Sd, P, V, zeta = kin
@@ -117,9 +116,9 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     else:
         _node_twists(parent, child, coord_start, coord_count, S, udot1, x, aw)
     mf[:] = 0.0
-    if ea.size:
-        beam_kernels.residual_and_mass_forces(ea, eb, x, R, V, zeta, C1, C2, L0, Kl, alpha, Mnz, nz_r, nz_c, mass, gravity,
-                                              1.0, wfull, aw, mf, frames, fl, en, p, Bl, chord, threads[0])
+    if beam.a.size:
+        beam_kernels.residual_and_mass_forces(beam, NodeMotion(x, R, V, zeta), gravity, 1.0, wfull, aw, mf, outs[0],
+                                              threads[0])
     if cut_and_spring_forces(x, R, V, S, q1, u1, fams, outs, wfull):  # a spring-damper below l_min (S11): fails
         return np.inf, 0.0
     N = x.shape[0]
@@ -179,8 +178,6 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, ck, 
     pa, pb = pairs
     mbar_pos, mbar_src = mbar
     beam, bushing, rigid, spring, coupling = fams
-    ea, eb, C1, C2, L0, Kl, alpha, Ml, nz_r, nz_c, mass, Mnz = beam
-    frames, fl, en, p, Bl, chord = outs[0]
     nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, skip, plan = scatters[0]
     data[:] = 0.0
     if with_mass:
@@ -195,9 +192,10 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, ck, 
         bushing_blocks(outs[1][1], bushing[7], bushing[8], ck, cc, blocks)
         bn, banc_ptr, banc_coord, bpos_ptr, bpos, bmax_ne = scatters[1]
         _scatter_elements(bn, banc_ptr, banc_coord, bpos_ptr, bpos, S, x, blocks, bmax_ne, data)
-    if frames.shape[0]:
-        beam_kernels.add_element_matrices(frames, Bl, p, chord, Kl, alpha, Ml, ck, cc, 1.0, material_only, nodes, anc_ptr,
-                                          anc_coord, pos_ptr, pos, S, x, max_ne, skip, data, threads[0], plan)
+    if beam.a.size:
+        beam_kernels.add_element_matrices(outs[0], beam, MatrixWeights(ck, cc, 1.0, material_only),
+                                          ScatterMaps(nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, skip), S, x, data,
+                                          threads[0], plan)
     cut_and_spring_matrix(rigid, spring, coupling, outs, scatters, ck, cc, material_only, S, x, data)
 
 
@@ -361,9 +359,7 @@ class ElementStep(CompiledStep):
         self.asm = asm
         i64 = np.int64
         d = model.elements["beam"]  # either family may have no elements: empty arrays then
-        prep = FAMILIES["beam"].prepare(model, d)
-        self.beam = (np.asarray(d.a, dtype=i64), np.asarray(d.b, dtype=i64), d.C1, d.C2, d.L0, d.Kl, d.alpha, d.Ml,
-                     prep[1], prep[2], d.mass, prep[0])
+        self.beam = FAMILIES["beam"].prepare(model, d)  # BeamArrays (elements/beam/kernel_data.py)
         bu = model.elements["bushing"]
         ia, ib = FAMILIES["bushing"].prepare(model, bu)
         self.bushing = (np.asarray(ia, dtype=i64), np.asarray(ib, dtype=i64), bu.sa, bu.Ea, bu.sb, bu.Eb,
@@ -454,8 +450,7 @@ class ElementStep(CompiledStep):
         # the axes' rates Sd are not formed: only the tree solver reads them (Kinematics.Sdot None here)
         self.kin, self.Mb, self.wfull, self.tau, self.rfull = self.buffers(with_sd=False)
         nb, ns = self._n_bushing, self._n_spring
-        self.outs = ((np.empty((n, 3, 3)), np.empty((n, 7)), np.empty((n, 4)), np.empty((n, 7)), np.empty((n, 7, 12)),
-                      np.empty(n)),
+        self.outs = (beam_results(n),
                      (np.empty((nb, 6)), np.empty((nb, 6, 12)), np.empty((nb, 3, 3)), np.empty((nb, 6)), np.empty(nb),
                       np.empty(nb)),
                      self._cut_outputs(st.elements if elements is None else elements),

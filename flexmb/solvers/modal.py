@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse.linalg as spla
 
+from flexmb.elements.actuator import refuse_actuators
 from flexmb.elements.coupling import refuse_rigid_couplings
 from flexmb.elements.rigid_cut import refuse_rigid_cuts
 from flexmb.engine.assembly import Assembler
@@ -24,6 +25,7 @@ def natural_frequencies(model: Model, state: State | None = None, n_modes: int =
     driven coordinates are zero) about ``state`` (default: the initial state). A model with a rigid
     cut or a rigid coupling is refused (ModelError: it has no stiffness outside the time integrator)."""
     refuse_rigid_cuts(model, "natural_frequencies")
+    refuse_actuators(model, "natural_frequencies")
     refuse_rigid_couplings(model, "natural_frequencies")
     asm = Assembler(model, exact_tangent=True)
     st = model.initial_state() if state is None else state.copy()

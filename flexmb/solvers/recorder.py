@@ -316,7 +316,7 @@ class Recorder:
         p_diss = float(p[0]) + ev.element_dissipation
         if ev.friction is not None:  # bearing friction (flexmb/engine/friction.py) dissipates -sum(tau u)
             p_diss -= ev.friction.power(ev.node_wrenches(st.udot))
-        p_drive, p_load = float(p[1]), float(p[2])
+        p_drive, p_load = float(p[1]) + getattr(ev, "element_drive_power", 0.0), float(p[2])  # actuators: drive work
         power = (p_diss, p_drive, p_load)
         if not (math.isfinite(p_diss) and math.isfinite(p_drive) and math.isfinite(p_load)
                 and (not drive.size or np.isfinite(drive).all())):

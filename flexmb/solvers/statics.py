@@ -32,6 +32,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from flexmb.elements import has_element_forces
+from flexmb.elements.actuator import refuse_actuators
 from flexmb.elements.coupling import refuse_rigid_couplings
 from flexmb.elements.rigid_cut import refuse_rigid_cuts
 from flexmb.engine.assembly import Assembler
@@ -117,6 +118,7 @@ def static_equilibrium(
     if not (isinstance(min_increment, (int, float)) and 0 < min_increment <= 1):
         raise ValueError(f"min_increment = {min_increment!r} must be a number in (0, 1]")
     refuse_rigid_cuts(model, "static_equilibrium")
+    refuse_actuators(model, "static_equilibrium")
     refuse_rigid_couplings(model, "static_equilibrium")
     asm = Assembler(model, exact_tangent=True)
     st = (model.initial_state() if state is None else state.copy())
