@@ -391,3 +391,9 @@ def test_outputs_by_name_survive_a_run_folder_and_a_saved_result(tmp_path) -> No
         np.testing.assert_array_equal(again.coupling("mesh", "rate"), res.couplings[:, 0, 1])
     with pytest.raises(fm.ModelError, match="quantity = 'torque'"):
         res.coupling("mesh", "torque")
+    # by name (flexmb.results.names): NAME.gap, NAME.rate, NAME.force
+    for k, q in enumerate(("gap", "rate", "force")):
+        np.testing.assert_array_equal(res.history(f"mesh.{q}"), res.couplings[:, 0, k])
+    assert "mesh.force" in res.history_names()
+    with pytest.raises(fm.ModelError, match="mesh.gap"):
+        res.history("mesh")

@@ -12,7 +12,8 @@ The names (docs/results_by_name.md (N1)-(N3)):
 * a spring-damper name with ``".length"``, ``".rate"`` or ``".force"`` (``Result.spring_dampers``);
   a loop cut's (bushing, rigid cut) with ``".fx"`` ... ``".mz"`` (``Result.cut_forces``: on its end b,
   cut axes); a beam element's with ``".N"``, ``".Vy"``, ``".Vz"``, ``".T"``, ``".My"``, ``".Mz"``
-  (``Result.element_forces``).
+  (``Result.element_forces``); a coupling's with ``".gap"``, ``".rate"`` or ``".force"``
+  (``Result.couplings``).
 
 A name that is a coordinate name as it stands is always read as that coordinate, before any
 suffix is split off. An unknown name raises ModelError listing the closest known names.
@@ -29,7 +30,8 @@ from flexmb.errors import ModelError
 
 Result = Any  # a flexmb.results.result.Result (not imported: that module imports this one)
 
-__all__ = ["COORDINATE_SUFFIXES", "SPRING_DAMPER_SUFFIXES", "CUT_SUFFIXES", "BEAM_SUFFIXES", "resolve", "history",
+__all__ = ["COORDINATE_SUFFIXES", "SPRING_DAMPER_SUFFIXES", "CUT_SUFFIXES", "BEAM_SUFFIXES", "COUPLING_SUFFIXES", "resolve",
+           "history",
            "history_names", "unit_of"]
 
 COORDINATE_SUFFIXES = {"": "q", ".u": "u", ".udot": "udot"}
@@ -44,9 +46,13 @@ CUT_SUFFIXES = {".fx": 0, ".fy": 1, ".fz": 2, ".mx": 3, ".my": 4, ".mz": 5}
 BEAM_SUFFIXES = {".N": 0, ".Vy": 1, ".Vz": 2, ".T": 3, ".My": 4, ".Mz": 5}
 """Suffix of a beam element's name -> its column of ``Result.element_forces`` (N2)."""
 
+COUPLING_SUFFIXES = {".gap": 0, ".rate": 1, ".force": 2}
+"""Suffix of a coupling's name -> its column of ``Result.couplings`` (N2; docs/coupling.md (C1)-(C3))."""
+
 _ELEMENT_TABLES = (("spring_dampers", "spring_damper_names", SPRING_DAMPER_SUFFIXES, "spring-damper"),
                    ("cut_forces", "cut_names", CUT_SUFFIXES, "loop cut"),
-                   ("element_forces", "element_names", BEAM_SUFFIXES, "beam element"))
+                   ("element_forces", "element_names", BEAM_SUFFIXES, "beam element"),
+                   ("couplings", "coupling_names", COUPLING_SUFFIXES, "coupling"))
 
 
 def _coordinate_index(res: Result, base: str) -> int | None:
@@ -93,8 +99,8 @@ def _unknown(res: Result, name: str) -> ModelError:
     else:
         hint = f"known names include {known[:12]}."
     return ModelError(f"unknown result quantity '{name}': not a coordinate (NAME, NAME.u, NAME.udot), a "
-                      f"spring-damper's (NAME.length, .rate, .force), a loop cut's (NAME.fx ... NAME.mz) or a beam "
-                      f"element's (NAME.N, .Vy, .Vz, .T, .My, .Mz); {hint}")
+                      f"spring-damper's (NAME.length, .rate, .force), a loop cut's (NAME.fx ... NAME.mz), a beam "
+                      f"element's (NAME.N, .Vy, .Vz, .T, .My, .Mz) or a coupling's (NAME.gap, .rate, .force); {hint}")
 
 
 def history(res: Result, name: str) -> np.ndarray:
@@ -126,6 +132,8 @@ def unit_of(res: Result, name: str) -> str:
     field, _, col = resolve(res, name)
     if field == "spring_dampers":
         return ("length [m]", "length rate [m/s]", "force [N]")[col]
+    if field == "couplings":
+        return ("gap [rad or m]", "gap rate [rad/s or m/s]", "force [N m or N]")[col]
     if field in ("cut_forces", "element_forces"):
         return "force [N]" if col < 3 else "moment [N m]"
     return {"q": "coordinate [rad or m]", "u": "rate [rad/s or m/s]", "udot": "acceleration [rad/s² or m/s²]"}[field]
