@@ -191,9 +191,9 @@ class Actuators(ElementFamily):
         l, ldot, ell = np.empty(n), np.empty(n), np.empty(n)
         phi, alpha, lam, force = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
         st = np.ascontiguousarray(self._internal(data, state), dtype=float)
-        short, energy, noise = kernels.actuator_forces(kin.x, kin.R, kin.V, ia, ib, data.sa, data.sb,
-                                                       np.ascontiguousarray(target[:, 0]), data.l_min, st, w, G, nv, ra,
-                                                       rb, l, ldot, phi, alpha, lam, force, ell)
+        short, energy, noise = kernels.actuator_forces(kin.x, kin.R, kin.V, (ia, ib, data.sa, data.sb),
+                                                       np.ascontiguousarray(target[:, 0]), data.l_min, st, w,
+                                                       (G, nv, ra, rb, l, ldot), (phi, alpha, lam, force, ell))
         if short >= 0:
             raise SolverError(f"t = {state.t:.6g}: actuator '{data.names[short]}' is {l[short]:.3g} m long: its two points "
                               "meet, and the direction of its force is undefined there (docs/actuator.md §1)", state.t,

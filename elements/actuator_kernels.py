@@ -29,15 +29,20 @@ N_STATE = CUT_STATE + 1
 
 
 @njit(cache=True)
-def actuator_forces(x, R, V, ia, ib, sa, sb, L, lmin, st, w, G, nv, ra, rb, l, ldot, phi, alpha, lam, force, ell):
-    """Every actuator at the node poses x, R and twists V with the prescribed lengths L (n,): the
-    geometry (A1)-(A2) into G (n, 12), nv, ra, rb, l, ldot (the spring-damper's kernel with no force),
-    the closure Φ = l - L (A3) into phi[:, 0], the penalty α = S m_ref into alpha[:, 0], the multiplier
-    of this iterate λ = λ_st + αΦ after the first (A5) into lam[:, 0], the force λ + αΦ from the first
-    iterate on and λ once accepted (A4), its node wrenches Gᵀ F added to w (residual sense), into ell (n,)
-    the largest coordinate ℓ of its ends and points [m] (the size its closure is computed from). Returns
+def actuator_forces(x, R, V, ends, L, lmin, st, w, geometry, out):
+    """Every actuator (``ends`` = (ia, ib, sa, sb): end nodes and points) at the node poses x, R and
+    twists V with the prescribed lengths L (n,): the geometry (A1)-(A2) into ``geometry`` = (G (n, 12),
+    nv, ra, rb, l, ldot) (the spring-damper's kernel with no force), and into ``out`` = (phi, alpha,
+    lam, force, ell): the closure Φ = l - L (A3) into phi[:, 0], the penalty α = S m_ref into
+    alpha[:, 0], the multiplier of this iterate λ = λ_st + αΦ after the first (A5) into lam[:, 0], the
+    force λ + αΦ from the first iterate on and λ once accepted (A4), and into ell (n,) the largest
+    coordinate ℓ of its ends and points [m] (the size its closure is computed from); its node wrenches
+    Gᵀ F added to w (residual sense). Returns
     (the first actuator shorter than ``lmin`` or -1, strain energy Σ λΦ + ½αΦ², position noise
     16 eps κ' ℓ with ℓ the largest coordinate of the ends and points (docs/rigid_cut.md (N1)))."""
+    ia, ib, sa, sb = ends
+    G, nv, ra, rb, l, ldot = geometry
+    phi, alpha, lam, force, ell = out
     n = ia.size
     zero = np.zeros(n)
     scratch_w = np.zeros_like(w)

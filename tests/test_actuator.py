@@ -176,8 +176,8 @@ def test_the_velocity_product_is_the_second_derivative_of_the_length() -> None:
     phi, alpha, lam, force = (np.empty((n, 6)) for _ in range(4))
     st = np.zeros((n, kernels.N_STATE))
     st[:, 8] = -1.0
-    kernels.actuator_forces(x, R, V, ia, ib, sa, sb, np.ones(n), np.zeros(n), st, np.zeros((3, 6)), G, nv, ra, rb, l, ldot,
-                            phi, alpha, lam, force, ell)
+    kernels.actuator_forces(x, R, V, (ia, ib, sa, sb), np.ones(n), np.zeros(n), st, np.zeros((3, 6)), (G, nv, ra, rb, l, ldot),
+                            (phi, alpha, lam, force, ell))
     out = np.empty(n)
     kernels.velocity_product(V, ia, ib, nv, ra, rb, l, out)
     e = 1e-4
