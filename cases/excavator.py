@@ -13,7 +13,7 @@ teeth. The bucket ends the cycle fully curled, near the singular configurations 
 bucket cylinder comes within 13° of the side link's line (at 0° its length no longer turns the
 bucket: its dead point) and the H-link within 34° of folding onto the bucket link. A bushing could
 close the loop too, but its stiffness would be a guess that adds a stiff mode; the rigid cut runs
-with about 3 Newton iterations per step through the whole cycle.
+with about 3.4 Newton iterations per step through the whole cycle.
 
 Source and estimates. The lengths are those a manufacturer's data sheet gives for a 20 t machine,
 a Caterpillar 320 with its reach boom and medium stick (boom 5.7 m, stick 2.9 m, bucket about
@@ -37,11 +37,16 @@ by an augmented-Lagrangian constraint (docs/actuator.md (A3)-(A7)), with L'(t) a
 closed form (the quintics' derivatives) for the projections after each step (A8). Its force is the
 constraint's multiplier, positive in tension (pulling its mounting points together; a pushing
 cylinder has a negative tension), and its power −F l' is the drive work of the energy balance. The
-run starts consistent with the constraint (A9): the cylinders' initial forces are those of the
-constrained accelerations, so the machine does not drop onto its cylinders (only the stick, which
-starts unbent, sags into its load). The strokes follow L(t) to the actuator's closure tolerance,
-1e-10 times the model's size (docs/actuator.md §2); the cylinders' compliance (the oil, the hoses) is
-left out with their masses.
+run starts on the constraint (A9), the cylinders' initial forces those of the constrained
+accelerations, but with the stick unbent: what hangs on it is not carried yet at t = 0, so the forces
+start below the static ones (the boom cylinder's 77 kN against 173 kN) and the stick rings into its
+load in its first bending mode (some 20 Hz), damped by its own damping alone; that ringing, at the
+start and after the curl, is most of the difference from the rigid inverse dynamics. The strokes
+follow L(t) to the actuator's closure tolerance, 1e-10 times the model's size (docs/actuator.md §2);
+the cylinders' compliance (the oil, the hoses) is left out with their masses. In the cycle's run
+(dt = 2 ms): largest push 241 kN (boom), 313 kN (arm), 142 kN (bucket), pulls up to 58, 62 and 52 kN;
+the cylinders' work 146.9 kJ against the digging load's 94.0 kJ and gravity's +52.9 kJ; the stick's
+largest stress 43.6 MPa; σ_min of the linkage 0.232 m at the start, 0.0376 m curled.
 
 The summary: the cylinder forces over the cycle (largest push and pull of each; against the rigid
 mechanism's inverse dynamics on the same strokes, :func:`rigid_cylinder_forces`, eq. (4)), the energy balance

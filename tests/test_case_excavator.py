@@ -198,6 +198,10 @@ def test_cycle_runs_from_the_command_line(cycle):
     assert (out / "cylinder_forces.png").is_file() and (out / "paraview" / "excavator.pvd").is_file()
     # the energy balance closes (the cylinders' work, the load's, gravity's against kinetic and strain)
     assert s["energy_balance_relative"] < 1e-4
+    # the cylinders' work is the drive work: the recorder's trapezoid of the actuators' power −F l' over
+    # the steps, which are the rows here, is the rows' ∫ −F l' dt but for the order of summation
+    assert s["output_rows"] == s["steps"] + 1
+    assert s["cylinders_work_kJ"] == pytest.approx(s["cylinders_work_rows_kJ"], rel=1e3 * np.finfo(float).eps)
     # the cylinders are rigid: their lengths are L(t) to the actuators' closure tolerance
     tol_l = closure_tolerance()
     assert s["closure_tolerance_m"] == pytest.approx(tol_l, rel=1e-12)
