@@ -3,18 +3,21 @@ steel box beam, the bucket's four-bar closed by a rigid cut, three cylinders) on
 
 * statics: held still in two poses, the cylinders' forces of a settled run against a hand check by
   virtual work on the rigid mechanism, Jᵀ F = −∂V/∂θ, with J = ∂l/∂θ and ∂V/∂θ central differences
-  of the case's geometry and of the weights listed here; the tolerance is what the servos' and the
-  stick's compliance can change: the forces' sensitivity to the joint angles times the angles the
-  servo sag (F/k through J) and the stick's bending (M L / EI) can turn;
+  of the case's geometry and of the weights listed here; the tolerance is what the stick's compliance
+  can change: the forces' sensitivity to the joint angles times the angles the stick's bending
+  (M L / EI) can turn (the cylinders are rigid prescribed-length actuators: no sag of their own);
 * held still, the stick's bending moments against the statics of the part beyond each section, to
   the same compliance;
 * the linkage's σ_min: eq. (2)'s Jacobian against its closed-form determinant;
-* the cycle from the command line, with its postprocess: finished, energy balance, stroke errors
-  within the servo law's, σ_min at the start and the curled end those of the rigid geometry.
+* the cycle from the command line, with its postprocess: finished, energy balance (the cylinders'
+  work is the actuators' drive work), the strokes on L(t) to the actuators' closure tolerance
+  (1e-10 times the model's size, docs/actuator.md §2), σ_min at the start and the curled end those of
+  the rigid geometry.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 
 import numpy as np
@@ -57,27 +60,50 @@ def hand_forces(angles, h: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
 HELD = (0, 2)
 
 
+def settling_time() -> float:
+    """How long [s] the held runs take to settle. The stick starts unbent (its load not yet carried)
+    and rings in its first bending mode, the only compliance left with rigid cylinders: a cantilever
+    from its head node (the boom pin and the arm cylinder both act there) with its end loads, of
+    angular frequency ω² >= 3 EI / (L³ m_end), m_end the stick, links and bucket all put at its tip
+    (less mass or more constraint only raise ω), damped by its stiffness-proportional damping alone
+    (ζ ω = α ω² / 2, docs of add_flexible_link; the integrator's dissipation only adds). The force
+    transient is at most the static forces (the load the unbent stick does not carry at the start),
+    so the change over the settled check's 0.1 s falls below 1e-6 of them (test below) once
+    4 e^(−ζ ω t) <= 1e-6."""
+    m_end = P["bucket_mass"] + P["side_link_mass"] + P["h_link_mass"] + P["stick_mass"]
+    w2 = 3 * P["E"] * case.stick_section(P).Iz / (P["stick_length"] ** 3 * m_end)
+    return float(np.log(4 / 1e-6) / (P["alpha"] * w2 / 2)) + 0.1
+
+
 @pytest.fixture(scope="module")
 def held():
-    """Settled runs held still in the poses HELD (no preload: the run finds the forces itself)."""
+    """Settled runs held still in the poses HELD (the actuators' start, docs/actuator.md (A9), and the
+    run find the forces themselves)."""
     out = {}
     for pose in HELD:
-        model = case.build(hold=pose, preload=False)
-        out[pose] = (model, simulate(model, 1.5, 5e-3, rho_inf=0.5))
+        model = case.build(hold=pose)
+        out[pose] = (model, simulate(model, settling_time(), 5e-3, rho_inf=0.5))
     return out
 
 
 def compliance_angle(F_hand: np.ndarray, J: np.ndarray) -> float:
-    """What the compliance can turn the joints by [rad]: the servo sag δl = F/k through J
-    (|δθ| <= |δl| / σ_min(J)) and the stick's end rotation (:func:`stick_end_rotation`)."""
-    return np.linalg.norm(F_hand) / P["servo_stiffness"] / np.linalg.svd(J, compute_uv=False)[-1] + stick_end_rotation()
+    """What the compliance can turn the joints by [rad]: the stroke error δl through J
+    (|δθ| <= |δl| / σ_min(J)), δl the actuators' closure tolerance (1e-10 times the model's size,
+    docs/actuator.md §2: the cylinders are rigid), and the stick's end rotation (:func:`stick_end_rotation`)."""
+    return closure_tolerance() / np.linalg.svd(J, compute_uv=False)[-1] + stick_end_rotation()
+
+
+@functools.cache
+def closure_tolerance() -> float:
+    """The actuators' closure tolerance [m]: 1e-10 times the model's size (docs/actuator.md §2)."""
+    return 1e-10 * case.build().size
 
 
 @pytest.mark.parametrize("pose", HELD)
 def test_held_pose_cylinder_forces_match_virtual_work(pose, held):
     angles = np.radians(P["poses"][pose])
     F_hand, J = hand_forces(angles)
-    # the case's preload is the same statics, and so is its rigid inverse dynamics (eq. (4)) held still
+    # the case's statics (eq. (3)) is the same, and so is its rigid inverse dynamics (eq. (4)) held still
     assert np.allclose(case.static_cylinder_forces(P, angles), F_hand, rtol=1e-6, atol=1e-6 * np.abs(F_hand).max())
     rigid = case.rigid_cylinder_forces({**P, "hold": pose}, np.array([0.5]))[0]
     assert np.allclose(rigid, F_hand, rtol=1e-6, atol=1e-6 * np.abs(F_hand).max())
@@ -172,28 +198,53 @@ def test_cycle_runs_from_the_command_line(cycle):
     assert (out / "cylinder_forces.png").is_file() and (out / "paraview" / "excavator.pvd").is_file()
     # the energy balance closes (the cylinders' work, the load's, gravity's against kinetic and strain)
     assert s["energy_balance_relative"] < 1e-4
-    # the servos follow their strokes: error = (F − F0 − c ė)/k, a fraction of a millimetre
+    # the cylinders' work is the drive work: the recorder's trapezoid of the actuators' power −F l' over
+    # the steps, which are the rows here, is the rows' ∫ −F l' dt but for the order of summation
+    assert s["output_rows"] == s["steps"] + 1
+    assert s["cylinders_work_kJ"] == pytest.approx(s["cylinders_work_rows_kJ"], rel=1e3 * np.finfo(float).eps)
+    # the cylinders are rigid: their lengths are L(t) to the actuators' closure tolerance
+    tol_l = closure_tolerance()
+    assert s["closure_tolerance_m"] == pytest.approx(tol_l, rel=1e-12)
     for c in case.CYLINDERS:
-        F_max = 1e3 * max(s[f"{c}_push_max_kN"], s[f"{c}_pull_max_kN"])
-        F0 = abs(case.static_cylinder_forces(P, np.zeros(3))[case.CYLINDERS.index(c)])
-        assert s[f"{c}_stroke_error_max_mm"] < 1e3 * 2 * (F_max + F0) / P["servo_stiffness"]
+        assert s[f"{c}_stroke_error_max_m"] <= tol_l, (c, s[f"{c}_stroke_error_max_m"], tol_l)
     # σ_min of the linkage: the rigid geometry's at the start and in the curled end pose, within what the
-    # compliance can turn: the largest stroke error through the lengths' Jacobian, and the stick's bending
-    err = 1e-3 * max(s[f"{c}_stroke_error_max_mm"] for c in case.CYLINDERS)
+    # compliance can change: the largest stroke error through the lengths' Jacobian, and the stick's
+    # bending, which moves the bucket cylinder's base A3 (on the stick's head) against the linkage (on
+    # its nose; σ is that of the five points' relative positions: the joints' angles alone do not change
+    # it): δA3 <= φ |A3 − C| + δ, the nose's rotation φ = M L / EI and deflection δ = M L² / 2EI under the
+    # bound M of :func:`stick_end_rotation`, with the linkage closed again at the cylinder's length
+    err = max(s[f"{c}_stroke_error_max_m"] for c in case.CYLINDERS)
     for pose, key in ((0, "linkage_sigma_min_start_m"), (-1, "linkage_sigma_min_m")):
         angles = np.radians(P["poses"][pose])
         J = hand_forces(angles)[1]
         h = 1e-5
         ds = np.array([(sigma_min(angles + h * e) - sigma_min(angles - h * e)) / (2 * h) for e in np.eye(3)])
-        tol = 2 * np.abs(ds).sum() * (err / np.linalg.svd(J, compute_uv=False)[-1] + stick_end_rotation())
+        g = case.geometry(P, angles)
+        phi = stick_end_rotation()
+        shift = phi * np.linalg.norm(g["A3"] - g["C"]) + phi * P["stick_length"] / 2
+        dA = np.array([(sigma_min(angles, h * e) - sigma_min(angles, -h * e)) / (2 * h) for e in np.eye(2)])
+        tol = 2 * (np.abs(ds).sum() * err / np.linalg.svd(J, compute_uv=False)[-1] + np.abs(dA).sum() * shift)
         assert abs(s[key] - sigma_min(angles)) < tol, (key, s[key], sigma_min(angles), tol)
-        assert tol < 0.05 * sigma_min(angles)
+        if pose == 0:  # sharp at the start; near the dead point σ turns fast with A3 (|∂σ/∂A3| ~ 1.8 against
+            assert tol < 0.05 * sigma_min(angles)  # 0.38 at the start) and the bound M is loose: not there
     assert s["linkage_sigma_min_m"] < 0.2 * s["linkage_sigma_min_start_m"]
 
 
-def sigma_min(angles) -> float:
-    """σ_min of eq. (2) for the rigid mechanism in ``angles``."""
+def sigma_min(angles, shift_a3=(0.0, 0.0)) -> float:
+    """σ_min of eq. (2) for the rigid mechanism in ``angles``; with the bucket cylinder's base A3
+    moved by ``shift_a3`` (x, y) [m] against the linkage, the bucket linkage closed again at the
+    cylinder's length (the bucket link's angle by Newton)."""
     g = case.geometry(P, angles)
+    dA = np.asarray(shift_a3, float)
+    if dA.any():
+        A3, L3, th = g["A3"] + dA, np.linalg.norm(g["D"] - g["A3"]), np.array(angles, float)
+        gap = lambda x: np.linalg.norm(case.geometry(P, np.array([th[0], th[1], x]))["D"] - A3) - L3  # noqa: E731
+        for _ in range(30):
+            r = gap(th[2])
+            if abs(r) < 1e-14:
+                break
+            th[2] -= r / ((gap(th[2] + 1e-7) - gap(th[2] - 1e-7)) / 2e-7)
+        g = {**case.geometry(P, th), "A3": A3}
     return float(case.linkage_sigma(g["A3"], g["E"], g["D"], g["F"], g["C"])[-1])
 
 

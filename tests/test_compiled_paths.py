@@ -1,8 +1,8 @@
 """Every seed case takes a compiled Newton path (issue 38): `flexmb info` names the path a model takes,
 and a case whose model falls back to the Python Newton loop fails here, naming the family or setting
 that keeps it there. The cases allowed the Python loop for now are listed with their reasons; the list
-may only shrink (the excavator's entry goes when its cylinders, stand-in servos with Python force laws,
-become prescribed-length actuators: cases/excavator.py, ``_cylinder``)."""
+may only shrink (the excavator's entry goes when the prescribed-length actuators of its cylinders are
+compiled: elements/actuator.py, docs/actuator.md §7)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ CASES = sorted(p for p in (ROOT / "cases").glob("*.py") if not p.name.startswith
 #: compiled; the list only shrinks)
 PYTHON_FOR_NOW = {"bearing_friction_self_locking": "bearing friction",
                   "quarter_car": "spring-damper force laws",  # its damper characteristic and moving road
-                  "excavator": "spring-damper force laws"}  # its stand-in cylinder servos
+                  "excavator": "element family 'actuator' not compiled"}  # its cylinders
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
