@@ -44,6 +44,7 @@ from flexmb.engine.kinematics import (
     zero_mass_times_add,
 )
 from flexmb.model import Model
+from flexmb.motion_forces import motion_refusal
 from flexmb.solvers.element_families import cut_and_spring_forces, cut_and_spring_matrix
 from flexmb.solvers.tree_step import (
     NONFINITE,
@@ -333,6 +334,8 @@ class ElementStep(CompiledStep):
             return "the exact tangent (exact_tangent=True) is formed in Python"
         if model.friction_u.size:
             return "bearing friction (engine/friction.py) is evaluated in Python"
+        if model.mforce_u.size:
+            return motion_refusal(model)
         sd = model.elements.get("spring_damper")
         if sd is not None and sd.laws is not None and sd.laws.size:
             return "spring-damper force laws (Python functions, docs/spring_damper.md (S12)) are evaluated in Python"

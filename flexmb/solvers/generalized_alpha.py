@@ -33,11 +33,12 @@ from numba import njit
 from flexmb.elements import FAMILIES
 from flexmb.elements.family import StartContext, StepContext
 from flexmb.engine import parallel
-from flexmb.engine.assembly import Assembler, Evaluation, LazyEvaluation
+from flexmb.engine.assembly import Assembler, Evaluation, LazyEvaluation, motion_diag
 from flexmb.engine.kinematics import Kinematics, forward_kinematics, mass_times_add
 from flexmb.engine.linear_solver import choose
 from flexmb.errors import NewtonFailure, SettingsError, SolverError
 from flexmb.model import Model
+from flexmb.motion_forces import sample_hold
 from flexmb.settings import RHO_INF
 from flexmb.solvers.element_step import LAZY, ElementStep
 from flexmb.solvers.nonfinite import evaluation_source, state_source
@@ -667,6 +668,7 @@ class GeneralizedAlpha:
             total_fac += info.factorizations
             self.substeps += 1
             self.min_step = min(self.min_step, h_try)
+            sample_hold(self.model, st1)  # the sampled joint forces due at its end (docs/motion_forces.md (M6))
             st, a = st1, a1
             k += 1
             if k == 1 << level:
@@ -696,6 +698,8 @@ class _Iterate:
     def tree_terms(self) -> tuple:
         i, ev, st = self.integ, self.ev, self.st
         diag = self.diag if ev.friction is None else self.diag + self.gp * ev.friction.damping_diag(i.free)
+        if ev.motion is not None:
+            diag = diag + motion_diag(ev.motion, i.free, self.gp, self.bp)
         position = None
         if i.position_tangent and st is not None and self.bp > 0.0:
             position = (self.bp, st.u, st.udot, ev.node_wrenches(st.udot), i.model.gravity)

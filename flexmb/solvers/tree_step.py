@@ -42,6 +42,7 @@ from flexmb.engine.kinematics import (
 )
 from flexmb.engine.tree_solver import TreeSolver, _factor, _solve, _solve_position, position_tangent_setup
 from flexmb.model import Model
+from flexmb.motion_forces import motion_refusal
 from flexmb.state import State, _retract_balls
 
 __all__ = ["CompiledStep", "TreeStep", "trial_state", "tree_newton_step", "OK", "NONFINITE", "NOT_CONVERGED", "NOT_POSITIVE"]
@@ -430,13 +431,15 @@ class TreeStep(CompiledStep):
         follower loads (their forces depend on the rotations and stay in the Python step)."""
         return (asm.rigid_tree and not asm.families and not asm.with_state and model.friction_u.size == 0
                 and len(asm.node_mass) == 1 and asm.node_mass[0][0] is FAMILIES["body"]
-                and not any(ld.follower for ld in model.loads) and model.free_u.size > 0)
+                and not any(ld.follower for ld in model.loads) and model.free_u.size > 0 and not model.mforce_u.size)
 
     @staticmethod
     def refusal(model: Model, asm) -> str:
         """Why a rigid tree takes the Python Newton loop (empty if :meth:`applies`), for ``flexmb info``."""
         if model.friction_u.size:
             return "bearing friction (engine/friction.py) is evaluated in Python"
+        if model.mforce_u.size:
+            return motion_refusal(model)
         if any(ld.follower for ld in model.loads):
             return "follower loads (their forces turn with the nodes) are evaluated in Python"
         names = sorted({f.name for f, _, _ in asm.families} | {f.name for f, _, _ in asm.with_state}
