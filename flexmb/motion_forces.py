@@ -16,11 +16,15 @@ import inspect
 import math
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from flexmb.errors import ModelError
+
+if TYPE_CHECKING:  # flexmb.model imports this module
+    from flexmb.model import Model
+    from flexmb.state import State
 
 __all__ = ["MotionForce", "HOLD_KEY", "force_arity", "motion_tangents", "initial_hold", "sample_hold", "motion_refusal",
            "motion_values"]
@@ -176,25 +180,24 @@ def _sample(hold: np.ndarray, mforce: tuple[MotionForce, ...], mforce_q: np.ndar
     return out
 
 
-def sample_hold(model: Any, st: Any) -> None:
+def sample_hold(model: Model, st: State) -> None:
     """After an accepted step ending at ``st``: the sampled forces due there take their sample from
     ``st`` (docs/motion_forces.md (M6)); ``st.elements`` gets a new hold (the old state's is not changed)."""
     hold = st.elements.get(HOLD_KEY) if st.elements else None
-    if hold is None or st.t < float(hold[1].min()) - 1e-9 * float(np.min(
-            [mf.period for mf in model.mforce if mf.sampled])):
+    if hold is None:
         return
     qi = np.asarray(model.u_to_q)[np.asarray(model.mforce_u)]
     st.elements = {**st.elements, HOLD_KEY: _sample(hold, model.mforce, qi, model.mforce_u, st.t, st.q, st.u)}
 
 
-def motion_refusal(model: Any) -> str:
+def motion_refusal(model: Model) -> str:
     """Why a model with joint forces of the motion takes the Python Newton loop, naming each force
     (``GeneralizedAlpha.describe_solver``, ``flexmb info``): their functions are Python's."""
     names = ", ".join(repr(mf.name) for mf in model.mforce)
     return f"joint forces of the motion f(t, q, u) ({names}) are evaluated in Python (docs/motion_forces.md)"
 
 
-def motion_values(model: Any, st: Any) -> tuple[np.ndarray, np.ndarray]:
+def motion_values(model: Model, st: State) -> tuple[np.ndarray, np.ndarray]:
     """The joint forces of the motion at ``st`` (n_mforce): the values acting from ``st`` on, and
     those that acted over the step ending at ``st`` (they differ for a sampled force sampled at
     ``st``: its work over the step takes the old value, docs/motion_forces.md (M7))."""
