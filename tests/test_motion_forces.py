@@ -50,11 +50,11 @@ def balance(res) -> np.ndarray:
 def test_pd_controller_is_the_joint_spring_damper():
     """f = -kp (q - r) - kd u against add_joint_spring(kp, kd, r): the same states and the same Newton
     iterations every step (with a tangent left out of the iteration matrix Newton would converge
-    linearly and take more); the spring takes the compiled tree step, the controller the Python one."""
+    linearly and take more); both take the compiled tree step (the controller compiled by numba)."""
     dt, t_end = 1e-2, 2.0
     spring = fm.simulate(pendulum(spring=(KP, KD, REF)), t_end, dt)
     ctrl_model = pendulum(pd)
-    assert "'hinge[0]'" in GeneralizedAlpha(ctrl_model).describe_solver()
+    assert "compiled with numba" in GeneralizedAlpha(ctrl_model).describe_solver()
     ctrl = fm.simulate(ctrl_model, t_end, dt)
     scale = np.abs(spring.q).max()
     assert np.abs(ctrl.q - spring.q).max() <= 8 * np.finfo(float).eps * scale
@@ -176,3 +176,72 @@ def test_force_of_time_keeps_the_compiled_path():
     assert m.mforce_u.size == 0 and m.jforce_u.size == 1
     assert "compiled" in GeneralizedAlpha(m).describe_solver()
     assert isinstance(pendulum(pd).mforce[0], MotionForce)
+
+
+class Gains:
+    """A plain Python object: numba cannot compile a function that reads it."""
+
+    kp = KP
+
+
+def chain(forces: dict, period: float | None = None) -> fm.Model:
+    """Three rods in a chain on hinges j0, j1, j2 with gravity; ``forces``: joint -> (force, tangent)."""
+    mb = fm.ModelBuilder(gravity=(0.0, -G, 0.0))
+    parent = "ground"
+    for i in range(3):
+        mb.add_node(f"n{i}", position=(float(i), 0.0, 0.0))
+        mb.add_body(f"b{i}", node=f"n{i}", mass=M, com=(L / 2, 0.0, 0.0), inertia=np.diag([1e-3, J - M / 4, J - M / 4]))
+        mb.add_joint(f"j{i}", "revolute", parent=parent, child=f"n{i}", point=(float(i), 0.0, 0.0), axis=(0, 0, 1),
+                     q0=0.2 * (i + 1), u0=1.0 - i)
+        parent = f"n{i}"
+    for joint, (force, tangent) in forces.items():
+        mb.add_joint_force(joint, force, tangent=tangent, period=period if joint == "j0" else None)
+    return mb.compile()
+
+
+def smooth(t, q, u):
+    return -KP * np.sin(q - REF) - KD * u * (1.0 + np.cos(t))
+
+
+def smooth_tangent(t, q, u):
+    return -KP * np.cos(q - REF), -KD * (1.0 + np.cos(t))
+
+
+@pytest.mark.parametrize("period", [None, 0.01], ids=["continuous", "sampled"])
+def test_compiled_step_is_the_python_step_bit_for_bit(period):
+    """The forces compiled with numba inside the compiled tree step (flexmb/solvers/motion_step.py) against the
+    Python step: complex step (PD), central differences (u |u|), a given tangent, optionally a sampled one; the
+    same states, iterations and τ every step."""
+    model = chain({"j0": (pd, None), "j1": (lambda t, q, u: -0.5 * u * abs(u), None), "j2": (smooth, smooth_tangent)},
+                  period)
+    A, B = GeneralizedAlpha(model), GeneralizedAlpha(model)
+    B.tree_step = None
+    assert A.tree_step is not None and "compiled with numba" in A.describe_solver()
+    sa, _ = A.initial_acceleration(model.initial_state())
+    sb, _ = B.initial_acceleration(model.initial_state())
+    aa, ab = sa.udot.copy(), sb.udot.copy()
+    h = 2e-3
+    for _ in range(100):
+        sa, aa, eva, ia = A.advance(sa, aa, h)
+        sb, ab, evb, ib = B.advance(sb, ab, h)
+        for name in ("q", "u", "udot"):
+            np.testing.assert_array_equal(getattr(sa, name), getattr(sb, name), err_msg=name)
+        assert (ia.iterations, ia.factorizations) == (ib.iterations, ib.factorizations)
+        np.testing.assert_array_equal(eva.tau, evb.tau)
+        for r in range(3):
+            np.testing.assert_array_equal(eva.motion[r], evb.motion[r])
+    assert A.timings["compiled_step"] > 0.0 and B.timings["compiled_step"] == 0.0
+    assert np.abs(sa.u).max() > 0.1
+
+
+def test_a_function_numba_does_not_compile_names_itself():
+    """A force reading a Python object keeps the model in the Python Newton loop; describe_solver names the force
+    and numba's error, and the motion is the one of the same force written with a number."""
+    gains = Gains()
+    slow = pendulum(lambda t, q, u: -gains.kp * (q - REF) - KD * u)
+    integ = GeneralizedAlpha(slow)
+    text = integ.describe_solver()
+    assert integ.tree_step is None
+    assert "'hinge[0]' does not compile with numba" in text and "Error" in text
+    a, b = fm.simulate(slow, 0.5, 1e-2), fm.simulate(pendulum(pd), 0.5, 1e-2)
+    np.testing.assert_array_equal(a.q, b.q)

@@ -206,8 +206,10 @@ class GeneralizedAlpha:
             return "none (every coordinate is driven: inverse dynamics, no unknowns)"
         n = self.free.size
         if self.chol.kind == "tree":
-            how = ("each step's Newton loop in one compiled call (flexmb/solvers/tree_step.py); with fixed steps and no "
-                   "callback, all steps between two output rows in one call (flexmb/solvers/tree_run.py)"
+            how = ("each step's Newton loop in one compiled call (flexmb/solvers/tree_step.py); " + (
+                   "joint forces of the motion compiled with numba (flexmb/solvers/motion_step.py), their work and samples "
+                   "taken in Python after each step" if self.model.mforce_u.size else "with fixed steps and no "
+                   "callback, all steps between two output rows in one call (flexmb/solvers/tree_run.py)")
                    if self.tree_step is not None
                    else f"Newton in Python ({TreeStep.refusal(self.model, self.asm) or 'reuse_factor=True'})")
             return f"{self.chol.describe(n)}, position tangent {'on' if self.position_tangent else 'off'}; {how}"
