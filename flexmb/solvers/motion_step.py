@@ -1,98 +1,95 @@
 """Joint forces of the motion f(t, q, u) inside the compiled Newton step (docs/motion_forces.md §6).
 
-The user's functions are compiled with numba (``numba.njit`` of the Python function) into one
-function per model, :func:`compile_motion`, that writes every force's value and tangents
-(docs/motion_forces.md (M1), (M2)) at a state: the tangents by the given ``tangent`` (compiled too),
-the complex step (M4) or central differences (M5), as the force's Python reference
-(:class:`flexmb.motion_forces.MotionForce`) takes them; a sampled force (M6) gives its held value.
-The compiled step (flexmb/solvers/tree_step.py) calls it through a numba first-class function of
-one fixed signature, so its own compiled (and cached) code serves every model; a model without
-such forces passes :data:`NO_MOTION`'s function, which writes nothing. A function numba cannot
-compile keeps the model in the Python Newton loop, and the reason names the force and numba's error.
+The user's functions are compiled with numba (``numba.njit`` of the Python function) into one C
+function per model, :func:`compile_motion`: ``combined(i, which, t, q, u, held)`` is force i's value
+(which = 0) or its tangent k or c (which = 1, 2; docs/motion_forces.md (M1), (M2)) at (t, q, u), by
+the given ``tangent`` (compiled too), the complex step (M4) or central differences (M5), with the
+arithmetic of the force's Python reference (:class:`flexmb.motion_forces.MotionForce`); a sampled
+force (M6) gives its held value. The compiled tree step (flexmb/solvers/tree_step.py) takes the C
+function's address as an integer and calls it through :func:`_call` (a numba intrinsic): its own
+compiled and cached code serves every model, and a call of it costs what a model's arrays cost
+(a first-class function argument would be typed in Python at every call, 60-300 µs). A model
+without such forces passes no forces and address 0. A function numba cannot compile keeps the model
+in the Python Newton loop, and the reason names the force and numba's error.
 """
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
-from numba import njit, types
-from numba.core.errors import NumbaExperimentalFeatureWarning
+from llvmlite import ir
+from numba import cfunc, njit, types
+from numba.extending import intrinsic
 
 from flexmb.model import Model
 
 __all__ = ["MOTION_SIGNATURE", "compile_motion", "motion_inputs", "add_motion_forces", "add_motion_diag"]
 
-#: combined(t, q, u, hold, out): out (3, n_mforce) = (f, k, c) of every force at (t, q, u); hold: the held values
-MOTION_SIGNATURE = types.void(types.float64, types.float64[::1], types.float64[::1], types.float64[::1],
-                              types.float64[:, ::1])
+#: combined(i, which, t, q, u, held) -> force i's value (which 0), k (1) or c (2) at (t, q, u); held: its held value
+MOTION_SIGNATURE = types.float64(types.int64, types.int64, types.float64, types.float64, types.float64, types.float64)
 
-# numba warns, at every compile of a kernel taking a first-class function, that the feature is experimental: the
-# kernels here and in tree_step.py take one by design (module docstring); the warning says nothing to a user
-warnings.filterwarnings("ignore", message="First-class function type feature is experimental",
-                        category=NumbaExperimentalFeatureWarning)
-
-_CACHE: dict[tuple, tuple[Any, str]] = {}  # the compiled function (or None) and why not, per model's forces
+_CACHE: dict[tuple, tuple[Any, str, tuple]] = {}  # the compiled C function (or None), why not, the forces kept
 
 
-def _no_motion(t, q, u, hold, out):  # the function of a model without forces of the motion
-    return
+@intrinsic
+def _call(typingctx, addr, i, which, t, x, v, held):
+    """combined(i, which, t, x, v, held) of the C function at address ``addr`` (MOTION_SIGNATURE)."""
+    sig = types.float64(types.int64, types.int64, types.int64, types.float64, types.float64, types.float64,
+                        types.float64)
+
+    def codegen(context, builder, signature, args):
+        fnty = ir.FunctionType(ir.DoubleType(), [ir.IntType(64), ir.IntType(64)] + [ir.DoubleType()] * 4)
+        return builder.call(builder.inttoptr(args[0], fnty.as_pointer()), args[1:])
+
+    return sig, codegen
 
 
-def _njit(fn: Any, signature: Any = None) -> Any:
-    """``fn`` compiled by numba (with ``signature``: now, and as a first-class function of that type)."""
-    return njit(signature)(fn) if signature is not None else njit(fn)
-
-
-NO_MOTION = _njit(_no_motion, MOTION_SIGNATURE)
-
-
-def _block(i: int, qi: int, ui: int, mf: Any) -> list[str]:
-    """The combined function's lines for force ``i`` on q[qi], u[ui]: the arithmetic of MotionForce.value
-    and .tangent (docs/motion_forces.md (M2), (M4), (M5)); a sampled force's held value (M6)."""
+def _block(i: int, mf: Any) -> list[str]:
+    """The combined function's lines for force ``i``: the arithmetic of MotionForce.value and .tangent
+    (docs/motion_forces.md (M2), (M4), (M5)); a sampled force's held value (M6)."""
+    out = [f"    if i == {i}:"]
     if mf.sampled:
-        return [f"    out[0, {i}] = hold[{i}]", f"    out[1, {i}] = 0.0", f"    out[2, {i}] = 0.0"]
-    lines = [f"    x = q[{qi}]", f"    v = u[{ui}]", f"    out[0, {i}] = f{i}(t, x, v)"]
+        return out + ["        return held if which == 0 else 0.0"]
+    out += ["        if which == 0:", f"            return f{i}(t, x, v)"]
     if mf.tangent_function is not None:
-        return lines + [f"    a, b = g{i}(t, x, v)", f"    out[1, {i}] = -a", f"    out[2, {i}] = -b"]
+        return out + [f"        return -g{i}(t, x, v)[0] if which == 1 else -g{i}(t, x, v)[1]"]
     if mf.complex_step:
-        return lines + [f"    out[1, {i}] = -(f{i}(t, complex(x, 1e-30), v).imag / 1e-30)",
-                        f"    out[2, {i}] = -(f{i}(t, x, complex(v, 1e-30)).imag / 1e-30)"]
-    return lines + ["    h = 6e-6 * max(1.0, abs(x))",
-                    f"    out[1, {i}] = -((f{i}(t, x + h, v) - f{i}(t, x - h, v)) / (2.0 * h))",
-                    "    h = 6e-6 * max(1.0, abs(v))",
-                    f"    out[2, {i}] = -((f{i}(t, x, v + h) - f{i}(t, x, v - h)) / (2.0 * h))"]
+        return out + ["        if which == 1:", f"            return -(f{i}(t, complex(x, 1e-30), v).imag / 1e-30)",
+                      f"        return -(f{i}(t, x, complex(v, 1e-30)).imag / 1e-30)"]
+    return out + ["        if which == 1:", "            h = 6e-6 * max(1.0, abs(x))",
+                  f"            return -((f{i}(t, x + h, v) - f{i}(t, x - h, v)) / (2.0 * h))",
+                  "        h = 6e-6 * max(1.0, abs(v))",
+                  f"        return -((f{i}(t, x, v + h) - f{i}(t, x, v - h)) / (2.0 * h))"]
 
 
 def _compile(blocks: list[list[str]], scope: dict[str, Any]) -> Any:
-    """The combined function of ``blocks``, compiled now (numba's errors raise here)."""
+    """The C function of ``blocks`` (numba's errors raise here)."""
     ns = dict(scope)
-    src = "def combined(t, q, u, hold, out):\n" + "\n".join(ln for b in blocks for ln in b) + "\n    return\n"
-    exec(src, ns)  # noqa: S102 - generated from the model's indices; the user's functions are in scope by name
-    return _njit(ns["combined"], MOTION_SIGNATURE)
+    src = "def combined(i, which, t, x, v, held):\n" + "\n".join(ln for b in blocks for ln in b) + "\n    return 0.0\n"
+    exec(src, ns)  # noqa: S102 - generated from the forces' indices; the user's functions are in scope by name
+    return cfunc(MOTION_SIGNATURE, error_model="numpy")(ns["combined"])
 
 
 def compile_motion(model: Model) -> tuple[Any, str]:
-    """The model's combined function compiled with numba (MOTION_SIGNATURE) and ``""``, or None and why
+    """The model's combined C function compiled with numba (MOTION_SIGNATURE) and ``""``, or None and why
     not: the first force whose function (or tangent) numba does not compile, with numba's error's first
-    line. Kept per model's forces: compiling takes a fraction of a second per force."""
+    line. Kept per model's forces (compiling takes a fraction of a second per force)."""
     if not model.mforce_u.size:
-        return NO_MOTION, ""
-    key = tuple(id(mf) for mf in model.mforce) + tuple(int(j) for j in model.mforce_u)
+        return None, ""
+    key = tuple(id(mf) for mf in model.mforce)
     if key in _CACHE:
         return _CACHE[key][:2]
-    u_to_q = np.asarray(model.u_to_q)
     scope: dict[str, Any] = {}
     blocks = []
     out: tuple[Any, str] | None = None
-    for i, (j, mf) in enumerate(zip(model.mforce_u, model.mforce)):
-        blocks.append(_block(i, int(u_to_q[j]), int(j), mf))
+    for i, mf in enumerate(model.mforce):
+        blocks.append(_block(i, mf))
         if mf.sampled:
             continue
-        scope[f"f{i}"] = _njit(mf.force)
+        scope[f"f{i}"] = njit(error_model="numpy")(mf.force)
         if mf.tangent_function is not None:
-            scope[f"g{i}"] = _njit(mf.tangent_function)
+            scope[f"g{i}"] = njit(error_model="numpy")(mf.tangent_function)
         try:
             _compile([blocks[-1]], scope)
         except Exception as exc:  # numba's typing and lowering errors: reported, the Python loop takes the model
@@ -106,26 +103,30 @@ def compile_motion(model: Model) -> tuple[Any, str]:
 
 
 def motion_inputs(model: Model) -> tuple:
-    """The tuple the compiled step takes for the forces of the motion (:func:`add_motion_forces`):
-    ((function,), (3, n) int64 [u index, free flag, 0], hold (n,), out (3, n), time (1,)); the function
-    None when numba does not compile the model's forces (:func:`compile_motion`)."""
+    """The tuple the compiled step takes for the forces of the motion (:func:`add_motion_forces`): (address
+    (1,) of the C function, 0 without one; (3, n) int64 [u index, q index, free flag]; held values (n,);
+    out (3, n): (f, k, c) of the last evaluation; the time (1,))."""
     fn, _ = compile_motion(model)
-    n = int(model.mforce_u.size)
+    n = int(model.mforce_u.size) if fn is not None else 0
     idx = np.zeros((3, n), dtype=np.int64)
-    idx[0] = model.mforce_u
-    idx[1] = np.isin(np.asarray(model.mforce_u), np.asarray(model.free_u))
-    return ((fn if fn is not None else NO_MOTION,), idx, np.zeros(n), np.zeros((3, n)), np.zeros(1))
+    if n:
+        idx[0] = model.mforce_u
+        idx[1] = np.asarray(model.u_to_q)[np.asarray(model.mforce_u)]
+        idx[2] = np.isin(np.asarray(model.mforce_u), np.asarray(model.free_u))
+    addr = np.array([fn.address if fn is not None else 0], dtype=np.int64)
+    return (addr, idx, np.zeros(n), np.zeros((3, n)), np.zeros(1))
 
 
 @njit(cache=True)
 def add_motion_forces(motion, q, u, tau):
     """τ += f(t, q, u) of the forces of the motion (docs/motion_forces.md (M1)) at the time ``motion[4][0]``,
     their (f, k, c) left in ``motion[3]`` for :func:`add_motion_diag` (the Python step's Assembler.evaluate)."""
-    fns, idx, hold, out, tm = motion
-    if idx.shape[1] == 0:
-        return
-    fns[0](tm[0], q, u, hold, out)
+    addr, idx, hold, out, tm = motion
+    t = tm[0]
     for i in range(idx.shape[1]):
+        x, v = q[idx[1, i]], u[idx[0, i]]
+        for which in range(3):
+            out[which, i] = _call(addr[0], i, which, t, x, v, hold[i])
         tau[idx[0, i]] = tau[idx[0, i]] + out[0, i]
 
 
@@ -133,7 +134,7 @@ def add_motion_forces(motion, q, u, tau):
 def add_motion_diag(motion, gp, bp, dg):
     """dg += γ' c + β' k on the free coordinates with forces of the motion (docs/motion_forces.md (M3)), from
     the last :func:`add_motion_forces`; ``dg`` over all coordinates."""
-    fns, idx, hold, out, tm = motion
+    addr, idx, hold, out, tm = motion
     for i in range(idx.shape[1]):
-        if idx[1, i]:
+        if idx[2, i]:
             dg[idx[0, i]] = dg[idx[0, i]] + (gp * out[2, i] + bp * out[1, i])

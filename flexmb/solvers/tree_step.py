@@ -446,14 +446,14 @@ class TreeStep(CompiledStep):
         return (asm.rigid_tree and not asm.families and not asm.with_state and model.friction_u.size == 0
                 and len(asm.node_mass) == 1 and asm.node_mass[0][0] is FAMILIES["body"]
                 and not any(ld.follower for ld in model.loads) and model.free_u.size > 0
-                and compile_motion(model)[0] is not None)
+                and (not model.mforce_u.size or compile_motion(model)[0] is not None))
 
     @staticmethod
     def refusal(model: Model, asm) -> str:
         """Why a rigid tree takes the Python Newton loop (empty if :meth:`applies`), for ``flexmb info``."""
         if model.friction_u.size:
             return "bearing friction (engine/friction.py) is evaluated in Python"
-        if compile_motion(model)[0] is None:  # a joint force of the motion numba does not compile: it and why
+        if model.mforce_u.size and compile_motion(model)[0] is None:  # a force numba does not compile: it and why
             return compile_motion(model)[1]
         if any(ld.follower for ld in model.loads):
             return "follower loads (their forces turn with the nodes) are evaluated in Python"
