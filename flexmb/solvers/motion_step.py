@@ -23,8 +23,11 @@ from numba import cfunc, njit, types
 from numba.extending import intrinsic
 
 from flexmb.model import Model
+from flexmb.motion_forces import HOLD_KEY
+from flexmb.state import State
 
-__all__ = ["MOTION_SIGNATURE", "compile_motion", "motion_inputs", "add_motion_forces", "add_motion_diag"]
+__all__ = ["MOTION_SIGNATURE", "compile_motion", "motion_inputs", "step_motion", "motion_evaluation", "add_motion_forces",
+           "add_motion_diag", "add_motion_diag_free"]
 
 #: combined(i, which, t, q, u, held) -> force i's value (which 0), k (1) or c (2) at (t, q, u); held: its held value
 MOTION_SIGNATURE = types.float64(types.int64, types.int64, types.float64, types.float64, types.float64, types.float64)
@@ -104,15 +107,18 @@ def compile_motion(model: Model) -> tuple[Any, str]:
 
 def motion_inputs(model: Model) -> tuple:
     """The tuple the compiled step takes for the forces of the motion (:func:`add_motion_forces`): (address
-    (1,) of the C function, 0 without one; (3, n) int64 [u index, q index, free flag]; held values (n,);
-    out (3, n): (f, k, c) of the last evaluation; the time (1,))."""
+    (1,) of the C function, 0 without one; (4, n) int64 [u index, q index, free flag, position among the free
+    coordinates or -1]; held values (n,); out (3, n): (f, k, c) of the last evaluation; the time (1,))."""
     fn, _ = compile_motion(model)
     n = int(model.mforce_u.size) if fn is not None else 0
-    idx = np.zeros((3, n), dtype=np.int64)
+    idx = np.full((4, n), -1, dtype=np.int64)
     if n:
-        idx[0] = model.mforce_u
-        idx[1] = np.asarray(model.u_to_q)[np.asarray(model.mforce_u)]
-        idx[2] = np.isin(np.asarray(model.mforce_u), np.asarray(model.free_u))
+        mu, free = np.asarray(model.mforce_u), np.asarray(model.free_u)
+        idx[0] = mu
+        idx[1] = np.asarray(model.u_to_q)[mu]
+        idx[2] = np.isin(mu, free)
+        for i, j in enumerate(mu):
+            idx[3, i] = int(np.flatnonzero(free == j)[0]) if idx[2, i] else -1
     addr = np.array([fn.address if fn is not None else 0], dtype=np.int64)
     return (addr, idx, np.zeros(n), np.zeros((3, n)), np.zeros(1))
 
@@ -136,5 +142,35 @@ def add_motion_diag(motion, gp, bp, dg):
     the last :func:`add_motion_forces`; ``dg`` over all coordinates."""
     addr, idx, hold, out, tm = motion
     for i in range(idx.shape[1]):
-        if idx[2, i]:
+        if idx[2, i] > 0:
             dg[idx[0, i]] = dg[idx[0, i]] + (gp * out[2, i] + bp * out[1, i])
+
+
+@njit(cache=True)
+def add_motion_diag_free(motion, gp, bp, diag):
+    """diag += γ' c + β' k as :func:`add_motion_diag`, ``diag`` over the free coordinates (the element step's)."""
+    addr, idx, hold, out, tm = motion
+    for i in range(idx.shape[1]):
+        if idx[3, i] >= 0:
+            diag[idx[3, i]] = diag[idx[3, i]] + (gp * out[2, i] + bp * out[1, i])
+
+
+def step_motion(motion: tuple, st: State, t1: float) -> None:
+    """Set the compiled forces' inputs for a step from ``st`` ending at ``t1``: that time and the held
+    values of the sampled forces at the step's start (docs/motion_forces.md (M6))."""
+    motion[4][0] = t1
+    hold = st.elements.get(HOLD_KEY) if st.elements else None
+    if hold is not None and motion[2].size:
+        motion[2][:] = hold[0]
+
+
+def motion_evaluation(motion: tuple, n_u: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(f, k, c) over the coordinates of the last :func:`add_motion_forces`, as Assembler.evaluate gives them
+    (``Evaluation.motion``); None without forces of the motion."""
+    idx, out = motion[1], motion[3]
+    if not idx.shape[1]:
+        return None
+    ev = (np.zeros(n_u), np.zeros(n_u), np.zeros(n_u))
+    for r in range(3):
+        ev[r][idx[0]] = out[r]
+    return ev

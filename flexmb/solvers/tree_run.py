@@ -97,14 +97,13 @@ def step_taken(k, t, motion, err, pw, v_scale, prev, work, state, new_state, inf
 
 @njit(cache=True)
 def tree_run(tree, bodies, gravity, springs, jforce_u, jf_all, jf_power, loads_all, with_loads, drives_all, coords, solver,
-             params, steps, q, balls, u, udot, a, kin, Mb, wfull, tau, rfull, est, power, log, mforces) -> int:
+             params, steps, q, balls, u, udot, a, kin, Mb, wfull, tau, rfull, est, power, log) -> int:
     """Take the steps ``steps`` (K, 3) = (step size, end time of the step, time of the state after it)
     from the state (q, balls, u, udot) with pseudo-acceleration ``a`` (all updated in place to the
     last step taken); per step k the drives ``drives_all`` = (q, q̇, q̈) (K, n_driven) each, the
     applied joint forces ``jf_all[k]`` (their values for the power: ``jf_power[k]``, at the state's
     time) and the nodal loads ``loads_all[k]`` (or ``loads_all[0]`` for all if it has one row; without
-    ``with_loads`` zeros, and no load power, as in the recorder). ``mforces``: flexmb/solvers/motion_step.py's
-    inputs of a model without joint forces of the motion (TreeRun.applies).
+    ``with_loads`` zeros, and no load power, as in the recorder).
     ``kin``, Mb, ``wfull``, τ and ``rfull`` hold the last step's evaluation (tree_newton_step).
     ``est`` = (C of E2, ℓ, [V], driven): the error estimate, V updated; ``power`` = ([t, p_diss,
     p_drive, p_load] of the last state, work (3,)) updated; ``log`` (K, 4) = (iterations,
@@ -127,7 +126,7 @@ def tree_run(tree, bodies, gravity, springs, jforce_u, jf_all, jf_power, loads_a
         loads = loads_all[0] if one_load else loads_all[k]
         tree_newton_step(tree, bodies, gravity, springs, jforce_u, jf_all[k], loads,
                          (driven, driven_q[k], driven_u[k], driven_a[k]), coords, solver, p,
-                         q, balls, u, udot, a, (q1, balls1, u1, udot1, a1), kin, Mb, wfull, tau, rfull, info, mforces)
+                         q, balls, u, udot, a, (q1, balls1, u1, udot1, a1), kin, Mb, wfull, tau, rfull, info)
         if int(info[3]) != OK or not _all_finite(q1, u1, udot1, balls1):
             return k
         err, motion, finite = step_measures(tree, kin, a, a1, driven, c_err, h, ell, v_scale, rfull, (spring_c, spring_u), u1,
@@ -209,7 +208,7 @@ class TreeRun:
         t0 = time.perf_counter()
         done = tree_run(ts.tree, ts.bodies, ts.gravity, ts.springs, ts.jforce_u, jf, jf_p, loads_all, bool(m.loads), drives,
                         ts.coords, ts.solver, integ.tree_params(dt), steps, q, balls, u, udot, a1, kin, Mb, wfull, tau, rfull,
-                        (est.c, est.ell, v_scale, ts.driven), (prev, work), log, ts.motion)
+                        (est.c, est.ell, v_scale, ts.driven), (prev, work), log)
         integ.timings["compiled_step"] += time.perf_counter() - t0
         if not done:
             return st, a, None, Taken(np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))

@@ -42,8 +42,14 @@ from flexmb.engine.kinematics import (
 )
 from flexmb.engine.tree_solver import TreeSolver, _factor, _solve, _solve_position, position_tangent_setup
 from flexmb.model import Model
-from flexmb.motion_forces import HOLD_KEY
-from flexmb.solvers.motion_step import add_motion_diag, add_motion_forces, compile_motion, motion_inputs
+from flexmb.solvers.motion_step import (
+    add_motion_diag,
+    add_motion_forces,
+    compile_motion,
+    motion_evaluation,
+    motion_inputs,
+    step_motion,
+)
 from flexmb.state import State, _retract_balls
 
 __all__ = ["CompiledStep", "TreeStep", "trial_state", "tree_newton_step", "OK", "NONFINITE", "NOT_CONVERGED", "NOT_POSITIVE"]
@@ -201,7 +207,7 @@ def _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q, ba
     else:  # no bodies: Mb is +0 (the same values without its products)
         zero_mass_times_add(zeta, bias, bias)
     tau[:] = 0.0
-    spring_u, spring_q, spring_k, spring_rest, spring_c = springs
+    spring_u, spring_q, spring_k, spring_rest, spring_c = springs[:5]
     for i in range(spring_u.size):
         k = spring_u[i]
         tau[k] = -spring_k[i] * (q[spring_q[i]] - spring_rest[i]) - spring_c[i] * u[k]
@@ -211,17 +217,18 @@ def _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q, ba
             tmp[i] = tau[jforce_u[i]] + jforce_val[i]
         for i in range(jforce_u.size):
             tau[jforce_u[i]] = tmp[i]
+    add_motion_forces(springs[5], q, u, tau)  # the joint forces of the motion (flexmb/solvers/motion_step.py)
 
 
 @njit(cache=True)
 def tree_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, drives, coords, solver, params,
-                     q0, balls0, u0, udot0, a, out_state, kin, Mb, wfull, tau, rfull, info, motion):
+                     q0, balls0, u0, udot0, a, out_state, kin, Mb, wfull, tau, rfull, info):
     """The Newton loop of ``GeneralizedAlpha.step`` for a rigid tree with a fresh tree factor per
     step (module docstring). Writes the converged state into ``out_state`` = (q, balls, u, udot,
     a1), its kinematics into ``kin`` = (x, R, Vs, As, S, Sd, P, V, zeta), Mb, the node wrenches
     ``wfull`` (N+1, 6; bias = its first N rows), τ, eq. (1) at the converged u̇ into ``rfull`` (all
     coordinates), and ``info`` = (iterations, factorizations, residual, status, coordinate of a
-    failed pivot). ``motion``: the joint forces of the motion (flexmb/solvers/motion_step.py, motion_inputs)."""
+    failed pivot)."""
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     driven, drv_q, drv_u, drv_a = drives
     u_to_q, scalar_u, ball_u, free, c_diag, k_diag = coords
@@ -263,7 +270,6 @@ def tree_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, loads
                     hdq, phi, q1, balls1, u1, udot1, a1)
         _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q1, balls1, u1, x, R, Vs, As, S, Sd, P, V,
                   zeta, Mb, wfull, tau)
-        add_motion_forces(motion, q1, u1, tau)
         bias = wfull[:N]
         # eq. (1): r = Bᵀ (Mb B u̇ + bias) - τ on the free coordinates
         _node_twists(parent, child, coord_start, coord_count, S, udot1, x, aw)
@@ -311,7 +317,7 @@ def tree_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, loads
                 position_tangent_setup(parent, child, uT, uR, uB, S_f, u_f, udot_f, Mb, x, w, I6, IV, IAv, Ap, Fp)
             for j in range(nf):
                 dg[free[j]] = gp * c_diag[j] + bp * k_diag[j]
-            add_motion_diag(motion, gp, bp, dg)
+            add_motion_diag(springs[5], gp, bp, dg)
             bad = _factor(parent, child, jf_ptr, jf_coord, S, Sd, gp, Mb, x, Vs, dg, IA, U, W, Sf, St, Dinv)
             if bad >= 0:
                 info[3] = NOT_POSITIVE
@@ -363,10 +369,10 @@ class CompiledStep:
                 arr.setflags(write=False)
         self.gravity = np.asarray(m.gravity, dtype=float)
         spring_u = np.asarray(m.spring_u, dtype=i64)
+        # the joint springs, and the joint forces of the motion compiled (flexmb/solvers/motion_step.py, motion_inputs)
         self.springs = (spring_u, np.asarray(m.u_to_q, dtype=i64)[spring_u], np.asarray(m.spring_k, dtype=float),
-                        np.asarray(m.spring_rest, dtype=float), np.asarray(m.spring_c, dtype=float))
+                        np.asarray(m.spring_rest, dtype=float), np.asarray(m.spring_c, dtype=float), motion_inputs(m))
         self.jforce_u = np.asarray(m.jforce_u, dtype=i64)
-        self.motion = motion_inputs(m)  # the joint forces of the motion (flexmb/solvers/motion_step.py)
         self.driven = np.asarray(m.driven, dtype=i64)
         free = np.asarray(m.free_u, dtype=i64)
         k_diag, c_diag = asm.stiffness_damping_diag(free)  # the joint springs' K̄ and C̄ (the Python step's)
@@ -393,16 +399,6 @@ class CompiledStep:
         else:
             loads = self._no_loads[None]
         return (dq, du, da), self.joint_forces(times), loads
-
-    def step_motion(self, st: State, t1: float) -> tuple:
-        """The joint forces of the motion's inputs for a step from ``st`` ending at ``t1``: that time and the
-        held values of the sampled forces at the step's start (docs/motion_forces.md (M6))."""
-        motion = self.motion
-        motion[4][0] = t1
-        hold = st.elements.get(HOLD_KEY) if st.elements else None
-        if hold is not None:
-            motion[2][:] = hold[0]
-        return motion
 
     def joint_forces(self, times: np.ndarray) -> np.ndarray:
         """The applied joint forces at the times ``times`` (K,): (K, n_jforce)."""
@@ -478,11 +474,7 @@ class TreeStep(CompiledStep):
         ev = Evaluation(Kinematics(x, R, V, zeta, S, P, Vs, As, self.pattern, Sd), Mb, wfull[:-1], loads, tau,
                         {"body": FamilyEvaluation()})
         ev.residual_known = (st1.udot, st1.udot.copy(), rfull)
-        if self.motion[1].shape[1]:  # the joint forces of the motion's (f, k, c) at st1, as Assembler.evaluate gives them
-            n_u, idx, out = self.model.n_u, self.motion[1][0], self.motion[3]
-            ev.motion = tuple(np.zeros(n_u) for _ in range(3))
-            for r in range(3):
-                ev.motion[r][idx] = out[r]
+        ev.motion = motion_evaluation(self.springs[5], self.model.n_u)
         return ev
 
     def step(self, st: State, a: np.ndarray, h: float, t1: float, params: tuple
@@ -491,14 +483,14 @@ class TreeStep(CompiledStep):
         length scale, max_iter, position tangent): (status, iterations, factorizations, residual, state, a1, its
         evaluation); the element state is carried over."""
         drives, jf, loads = self.inputs(np.array([t1]))
+        step_motion(self.springs[5], st, t1)
         n_u = self.model.n_u
         q1, balls1, u1, udot1, a1 = (np.empty_like(st.q), np.empty_like(st.balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
         kin, Mb, wfull, tau, rfull = self.buffers()
         info = np.zeros(5)
         tree_newton_step(self.tree, self.bodies, self.gravity, self.springs, self.jforce_u, jf[0], loads[0],
                          (self.driven, drives[0][0], drives[1][0], drives[2][0]), self.coords, self.solver, params,
-                         st.q, st.balls, st.u, st.udot, a, (q1, balls1, u1, udot1, a1), kin, Mb, wfull, tau, rfull, info,
-                         self.step_motion(st, t1))
+                         st.q, st.balls, st.u, st.udot, a, (q1, balls1, u1, udot1, a1), kin, Mb, wfull, tau, rfull, info)
         st1 = State(t1, q1, balls1, u1, udot1, {k: v.copy() for k, v in st.elements.items()})
         return (int(info[3]), int(info[0]), int(info[1]), float(info[2]), st1, a1,
                 self.evaluation(st1, kin, Mb, wfull, tau, rfull, loads[0]))
