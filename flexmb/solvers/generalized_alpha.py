@@ -214,6 +214,8 @@ class GeneralizedAlpha:
                    else f"Newton in Python ({TreeStep.refusal(self.model, self.asm) or 'reuse_factor=True'})")
             return f"{self.chol.describe(n)}, position tangent {'on' if self.position_tangent else 'off'}; {how}"
         how = "; " + self.newton_path()
+        if self.element_step is not None and self.model.mforce_u.size:
+            how += "; joint forces of the motion compiled with numba (flexmb/solvers/motion_step.py)"
         beams = [d.n for f, d, _ in self.asm.families if f is FAMILIES["beam"]]
         if beams:
             threads = parallel.threads_for(beams[0])

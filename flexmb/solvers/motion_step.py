@@ -27,7 +27,7 @@ from flexmb.motion_forces import HOLD_KEY
 from flexmb.state import State
 
 __all__ = ["MOTION_SIGNATURE", "compile_motion", "motion_inputs", "step_motion", "motion_evaluation", "add_motion_forces",
-           "add_motion_diag", "add_motion_diag_free"]
+           "add_motion_diag", "with_motion_diag"]
 
 #: combined(i, which, t, q, u, held) -> force i's value (which 0), k (1) or c (2) at (t, q, u); held: its held value
 MOTION_SIGNATURE = types.float64(types.int64, types.int64, types.float64, types.float64, types.float64, types.float64)
@@ -147,12 +147,15 @@ def add_motion_diag(motion, gp, bp, dg):
 
 
 @njit(cache=True)
-def add_motion_diag_free(motion, gp, bp, diag):
-    """diag += γ' c + β' k as :func:`add_motion_diag`, ``diag`` over the free coordinates (the element step's)."""
+def with_motion_diag(motion, gp, bp, diag):
+    """A copy of ``diag`` (over the free coordinates: the element step's) plus γ' c + β' k of the forces of the
+    motion as :func:`add_motion_diag`."""
     addr, idx, hold, out, tm = motion
+    dg = diag.copy()
     for i in range(idx.shape[1]):
         if idx[3, i] >= 0:
-            diag[idx[3, i]] = diag[idx[3, i]] + (gp * out[2, i] + bp * out[1, i])
+            dg[idx[3, i]] = dg[idx[3, i]] + (gp * out[2, i] + bp * out[1, i])
+    return dg
 
 
 def step_motion(motion: tuple, st: State, t1: float) -> None:
