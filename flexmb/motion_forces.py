@@ -103,6 +103,8 @@ class MotionForce:
         self.period = period
         #: the tangent by the complex step (False: central differences; see :meth:`check`)
         self.complex_step = True
+        #: its C function compiled by numba (flexmb/solvers/motion_step.py), or why numba does not compile it; None: not tried
+        self.compiled: Any = None
 
     @property
     def sampled(self) -> bool:
