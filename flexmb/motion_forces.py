@@ -6,7 +6,7 @@ its rate, ``f(t, q, u)``, enters τ of eq. (1) of engine/assembly.py like a join
 as a spring's stiffness and damping do (M3). They come from the user's ``tangent(t, q, u)`` or by the
 complex step (M4), or by central differences for a function that does not take complex input (M5).
 With a ``period`` the force is a sampled controller (M6): its value is computed at the sample times
-from the state there and held until the next sample (:class:`Hold`); it has no tangent.
+from the state there and held until the next sample (:func:`sample_hold`); it has no tangent.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # flexmb.model imports this module
     from flexmb.model import Model
     from flexmb.state import State
 
-__all__ = ["MotionForce", "HOLD_KEY", "force_arity", "motion_tangents", "initial_hold", "sample_hold", "motion_refusal",
+__all__ = ["MotionForce", "HOLD_KEY", "force_arity", "motion_tangents", "initial_hold", "sample_hold",
            "motion_values"]
 
 #: the key of the sampled forces' held outputs in State.elements (docs/motion_forces.md (M6))
@@ -92,7 +92,7 @@ def motion_tangents(f: Callable[[float, float, float], float], t: float, q: floa
 class MotionForce:
     """A joint force ``f(t, q, u)`` on one coordinate (docs/motion_forces.md (M1)) with its
     tangents: ``tangent(t, q, u) -> (∂f/∂q, ∂f/∂u)`` when given, else :func:`motion_tangents`.
-    ``period``: a sampled controller (M6), its value held between samples (:class:`Hold`)."""
+    ``period``: a sampled controller (M6), its value held between samples (:func:`sample_hold`)."""
 
     def __init__(self, name: str, force: Callable[[float, float, float], float],
                  tangent: Callable[[float, float, float], tuple[float, float]] | None = None,
@@ -190,13 +190,6 @@ def sample_hold(model: Model, st: State) -> None:
         return
     qi = np.asarray(model.u_to_q)[np.asarray(model.mforce_u)]
     st.elements = {**st.elements, HOLD_KEY: _sample(hold, model.mforce, qi, model.mforce_u, st.t, st.q, st.u)}
-
-
-def motion_refusal(model: Model) -> str:
-    """Why a model with joint forces of the motion takes the Python Newton loop, naming each force
-    (``GeneralizedAlpha.describe_solver``, ``flexmb info``): their functions are Python's."""
-    names = ", ".join(repr(mf.name) for mf in model.mforce)
-    return f"joint forces of the motion f(t, q, u) ({names}) are evaluated in Python (docs/motion_forces.md)"
 
 
 def motion_values(model: Model, st: State) -> tuple[np.ndarray, np.ndarray]:
