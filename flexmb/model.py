@@ -5,7 +5,7 @@ A :class:`Model` is data only (MuJoCo's ``mjModel``): it is made by
 stage of the engine; nothing mutates it (its arrays are read-only). Each field below carries
 one comment: its meaning, then its shape. Sizes: ``n_nodes`` nodes, ``n_joints`` tree joints
 (ordered parents first), ``n_u`` velocity coordinates, ``n_q`` scalar position coordinates,
-``n_ball`` ball rotations, and per kind ``n_load``, ``n_driven``, ``n_spring``, ``n_jforce``,
+``n_ball`` ball rotations, and per kind ``n_load``, ``n_driven``, ``n_spring``, ``n_jforce``, ``n_mforce``,
 ``n_friction``. Rigid bodies, particle bodies, bushings and beams are element families
 (flexmb.elements): each family's arrays are one frozen, documented dataclass in
 ``Model.elements[name]`` (e.g. ``model.elements["beam"].L0``, shape (n_el)).
@@ -30,6 +30,7 @@ import numpy as np
 from flexmb.elements.family import ElementData
 from flexmb.errors import ModelError
 from flexmb.joints import JointKind
+from flexmb.motion_forces import HOLD_KEY, MotionForce, initial_hold
 from flexmb.state import State
 from flexmb.timefunctions import ScalarDrive
 from flexmb.topology import Loop, Tree, path_matrix, secondary_path_matrix
@@ -98,6 +99,8 @@ class Model:
     spring_rest: np.ndarray  # its rest coordinate                                        (n_spring)
     jforce_u: np.ndarray  # coordinate (index in u) of each applied joint force, ascending (n_jforce)
     jforce_f: tuple[Callable[[float], float], ...]  # the force (or torque) as a function of time (n_jforce)
+    mforce_u: np.ndarray  # coordinate (index in u) of each joint force of the motion f(t, q, u), ascending (n_mforce)
+    mforce: tuple[MotionForce, ...]  # those forces with their tangents (flexmb/motion_forces.py)    (n_mforce)
     # ------------------------------------------------------------------ bearing friction (engine/friction.py)
     friction_joint: np.ndarray  # tree joint index of each revolute joint with friction   (n_friction)
     friction_u: np.ndarray  # its coordinate (index in u)                                 (n_friction)
@@ -213,6 +216,9 @@ class Model:
         elements = {name: s0 for name, data in self.elements.items() if (s0 := data.initial_state()) is not None}
         st = State(0.0, self.q0.copy(), self.balls0.copy(), self.u0.copy(), np.zeros(self.n_u), elements)
         st.apply_drives(self, 0.0)
+        hold = initial_hold(self.mforce, self.u_to_q[self.mforce_u], self.mforce_u, st.t, st.q, st.u)
+        if hold is not None:  # the sampled joint forces' first sample (docs/motion_forces.md (M6))
+            st.elements[HOLD_KEY] = hold
         return st
 
 

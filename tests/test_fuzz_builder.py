@@ -252,9 +252,25 @@ def op_spring(draw, i):
         damping=number(draw, st.floats(0.0, 10.0)), rest=number(draw, FLOAT), dof=dof(draw))
 
 
+def _pd(t, q, u):
+    return -3.0 * q - 0.1 * u
+
+
+def _pd_tangent(t, q, u):
+    return -3.0, -0.1
+
+
 def op_joint_force(draw, i):
-    return "add_joint_force", (joint_ref(draw, i), _choice(draw, FLOAT, BAD_NUMBERS + [time_function(draw, ())])), dict(
-        dof=dof(draw))
+    """A number, a function of time, or a force of the motion f(t, q, u) (docs/motion_forces.md) with
+    or without its tangent and a sampling period, and bad forms of each."""
+    motion = [_pd, lambda t, q, u: -q * abs(u), lambda t, q: 0.0, lambda t, q, u: float("nan")]
+    kw = dict(dof=dof(draw))
+    force = _choice(draw, FLOAT, BAD_NUMBERS + [time_function(draw, ())] + motion)
+    if any(force is f for f in motion) and draw(st.integers(0, 2)) == 0:
+        kw["tangent"] = draw(st.sampled_from([_pd_tangent, None, "dfdq"]))
+    if any(force is f for f in motion) and draw(st.integers(0, 2)) == 0:
+        kw["period"] = draw(st.sampled_from([0.01, 0.05, 0.0, -1.0, "0.1"]))
+    return "add_joint_force", (joint_ref(draw, i), force), kw
 
 
 def op_friction(draw, i):

@@ -181,7 +181,10 @@ def compile(builder: ModelBuilder) -> Model:
     driven = sorted(((scalar_u[s.joint][s.dof], s.drive) for s in builder.drives.values()), key=lambda x: x[0])
     springs = sorted(((scalar_u[s.joint][s.dof], s.stiffness, s.damping, s.rest) for s in builder.springs.values()),
                      key=lambda x: x[0])
-    jforces = sorted(((scalar_u[s.joint][s.dof], s.force) for s in builder.joint_forces.values()), key=lambda x: x[0])
+    jforces = sorted(((scalar_u[s.joint][s.dof], s.force) for s in builder.joint_forces.values() if s.motion is None),
+                     key=lambda x: x[0])
+    mforces = sorted(((scalar_u[s.joint][s.dof], s.motion) for s in builder.joint_forces.values()
+                      if s.motion is not None), key=lambda x: x[0])
     fric = sorted(((jnames.index(s.joint), s.mu, s.pin_radius, s.omega_eps) for s in builder.frictions.values()),
                   key=lambda x: x[0])
     loads = tuple(NodalLoad(ld.name, index[ld.node], ld.force, ld.moment, ld.follower,
@@ -206,6 +209,7 @@ def compile(builder: ModelBuilder) -> Model:
         spring_c=f(np.array([s[2] for s in springs], dtype=float)),
         spring_rest=f(np.array([s[3] for s in springs], dtype=float)),
         jforce_u=f(np.array([u for u, _ in jforces], dtype=int)), jforce_f=tuple(fn for _, fn in jforces),
+        mforce_u=f(np.array([u for u, _ in mforces], dtype=int)), mforce=tuple(mf for _, mf in mforces),
         friction_joint=f(np.array([c[0] for c in fric], dtype=int)),
         friction_u=f(np.array([u_start[c[0]] for c in fric], dtype=int)),
         friction_mu=f(np.array([c[1] for c in fric], dtype=float)),

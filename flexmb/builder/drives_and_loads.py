@@ -13,6 +13,7 @@ from flexmb.builder import arguments as args
 from flexmb.builder.record_tables import RecordTables
 from flexmb.builder.records import DriveSpec, FrictionSpec, JointForceSpec, LoadSpec, SpringSpec
 from flexmb.errors import ModelError
+from flexmb.motion_forces import MotionForce, force_arity
 from flexmb.timefunctions import ScalarDrive
 
 __all__ = ["DrivesAndLoads"]
@@ -70,16 +71,43 @@ class DrivesAndLoads(RecordTables):
         r = args.number(rest, who, "rest")
         self._springs[(joint, dof)] = SpringSpec(joint, dof, k, c, r)
 
-    def add_joint_force(self, joint: str, force: float | Callable[[float], float], dof: int = 0) -> None:
+    def add_joint_force(
+        self,
+        joint: str,
+        force: float | Callable[..., float],
+        dof: int = 0,
+        tangent: Callable[[float, float, float], tuple[float, float]] | None = None,
+        period: float | None = None,
+    ) -> None:
         """Applied generalized force on coordinate ``dof`` of ``joint`` (a force along a prismatic
-        axis, a torque about a revolute axis): a number or a function of time ``force(t)``. It
-        enters tau of eq. (1) like a joint spring, and its work is reported as load work. On a
-        driven coordinate the drive force is then what the actuator adds to it."""
+        axis, a torque about a revolute axis): a number, a function of time ``force(t)``, or a
+        function of the motion ``force(t, q, u)`` (q the coordinate, u its rate), told apart by the
+        number of required positional parameters (docs/motion_forces.md). It enters tau of eq. (1)
+        like a joint spring, and its work is reported as load work. On a driven coordinate the drive
+        force is then what the actuator adds to it.
+
+        For ``force(t, q, u)``: ``tangent(t, q, u) -> (df_dq, df_du)`` gives its tangents for the
+        iteration matrix (docs/motion_forces.md (M3)); without it they are computed (complex step,
+        else central differences: (M4), (M5)). ``period`` [s] makes it a sampled controller: computed
+        from the state at t = 0, period, 2 period ... and held in between (M6)."""
         who = f"add_joint_force: joint force on {joint!r}"
         jt = self._joint(joint, who)
         dof = self._check_dof(jt, dof, who)
         if (joint, dof) in self._joint_forces:
             raise ModelError(f"{who}: coordinate {dof} of joint '{joint}' already has one; give their sum once.")
+        arity = force_arity(force, who) if callable(force) else 0
+        if arity != 3 and (tangent is not None or period is not None):
+            raise ModelError(f"{who}: tangent and period are for a force of the motion force(t, q, u); "
+                             f"this force is {'a function of time' if arity else 'a number'}.")
+        if arity == 3:
+            if tangent is not None and not callable(tangent):
+                raise ModelError(f"{who}: tangent = {tangent!r} must be a function (t, q, u) -> (df_dq, df_du).")
+            if period is not None:
+                period = args.number(period, who, "period", positive=True)
+            mf = MotionForce(f"{joint}[{dof}]", force, tangent, period)
+            mf.check(who, 0.0, 0.0, 0.0)
+            self._joint_forces[(joint, dof)] = JointForceSpec(joint, dof, _constant(0.0), mf)
+            return
         if callable(force):
             f = args.time_function(force, (), who, "force")
         else:

@@ -15,6 +15,7 @@ import numpy as np
 from flexmb.builder import arguments as args
 from flexmb.errors import ModelError
 from flexmb.joints import JointKind
+from flexmb.motion_forces import MotionForce
 from flexmb.timefunctions import ScalarDrive
 
 __all__ = [
@@ -140,11 +141,14 @@ class SpringSpec:
 
 @dataclass(frozen=True)
 class JointForceSpec:
-    """Applied generalized force ``force(t)`` on coordinate ``dof`` of ``joint``."""
+    """Applied generalized force on coordinate ``dof`` of ``joint``: ``force(t)``, or with ``motion``
+    a force of the motion f(t, q, u) (flexmb/motion_forces.py; ``force`` is then its time-only
+    value at q = u = 0, unused)."""
 
     joint: str
     dof: int
     force: Callable[[float], float]
+    motion: MotionForce | None = None
 
 
 @dataclass(frozen=True)

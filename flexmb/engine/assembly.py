@@ -34,6 +34,7 @@ from flexmb.engine.kinematics import (
     mass_times_add,
 )
 from flexmb.model import Model
+from flexmb.motion_forces import HOLD_KEY
 from flexmb.rotations import cross
 from flexmb.state import State
 
@@ -66,6 +67,9 @@ class Evaluation:
     #: after Newton reports those of its converged iterate (GeneralizedAlpha._accept); None: eq. (1)
     drive_forces: np.ndarray | None = None
     friction: JointFriction | None = None  # bearing friction (engine/friction.py), implicit in udot
+    #: the joint forces of the motion's values and tangents (k = -df/dq, c = -df/du; flexmb/motion_forces.py), each
+    #: (n_u,), zero off their coordinates; None without such forces
+    motion: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     mass_terms: list[Callable[[np.ndarray, np.ndarray], None]] = field(default_factory=list)  # element masses: out += M_e a
     #: (u̇ array, its values, eq. (1) there) of the last Newton iterate, set by the integrator: the
     #: drive forces and powers of the accepted step ask for that residual again (see :meth:`residual`)
@@ -251,6 +255,9 @@ class Assembler:
             tau[m.spring_u] = -m.spring_k * (qk - m.spring_rest) - m.spring_c * state.u[m.spring_u]
         if m.jforce_u.size:  # applied joint forces (ModelBuilder.add_joint_force), scaled like the loads
             tau[m.jforce_u] += load_factor * np.array([float(f(state.t)) for f in m.jforce_f])
+        motion = motion_forces(m, state, load_factor) if m.mforce_u.size else None
+        if motion is not None:
+            tau += motion[0]
         for f, d, prep in self.families:
             if f.cut and not elastic_cuts:
                 continue
@@ -258,6 +265,7 @@ class Assembler:
         ev = self.evaluation(kin, Mb, w, loads, tau, elements)
         if m.friction_u.size:
             ev.friction = JointFriction(m, kin, self.pattern, state.u)
+        ev.motion = motion
         return ev
 
     def evaluation(self, kin: Kinematics, Mb: np.ndarray, w: np.ndarray, loads: np.ndarray, tau: np.ndarray,
@@ -340,6 +348,8 @@ class Assembler:
         mass-orthogonal projections (flexmb.elements.rigid_cut (AL5)); ``diag`` and friction left out."""
         if ev.friction is not None and not projection:
             diag = diag + gp * ev.friction.damping_diag(cols)
+        if ev.motion is not None and not projection:
+            diag = diag + motion_diag(ev.motion, cols, gp, bp)
         cm = 1.0 if with_mass else 0.0
 
         def coefficients(f) -> tuple[float, float] | None:  # (ck, cc) of a family, None: it adds nothing
@@ -475,3 +485,25 @@ class Assembler:
                 T += t
                 V += v
         return T, V + ev.strain_energy
+
+
+def motion_forces(m: Model, state: State, load_factor: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The joint forces of the motion f(t, q, u) at ``state`` (scaled by ``load_factor``) and their
+    tangents k = -∂f/∂q, c = -∂f/∂u (docs/motion_forces.md (M2)), each (n_u,) and zero elsewhere. A
+    sampled force (M6) gives its held value (``state.elements["motion_hold"]``) and no tangent."""
+    f, k, c = np.zeros(m.n_u), np.zeros(m.n_u), np.zeros(m.n_u)
+    hold = state.elements.get(HOLD_KEY) if state.elements else None
+    for i, (j, mf) in enumerate(zip(m.mforce_u, m.mforce)):
+        if mf.sampled:  # the held value (docs/motion_forces.md (M6)): the state's hold is the step's start's
+            f[j] = load_factor * hold[0, i] if hold is not None else 0.0
+            continue
+        q, u = float(state.q[m.u_to_q[j]]), float(state.u[j])
+        f[j] = load_factor * mf.value(state.t, q, u)
+        dq, du = mf.tangent(state.t, q, u)
+        k[j], c[j] = -load_factor * dq, -load_factor * du
+    return f, k, c
+
+
+def motion_diag(motion: tuple[np.ndarray, np.ndarray, np.ndarray], cols: np.ndarray, gp: float, bp: float) -> np.ndarray:
+    """γ' c + β' k of the joint forces of the motion on the coordinates ``cols`` (docs/motion_forces.md (M3))."""
+    return gp * motion[2][cols] + bp * motion[1][cols]

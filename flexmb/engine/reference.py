@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from flexmb.engine.assembly import Assembler, Evaluation
+from flexmb.engine.assembly import Assembler, Evaluation, motion_diag
 
 __all__ = ["node_mass_matrix", "mbar_via_B", "iteration_matrix_via_B"]
 
@@ -40,6 +40,8 @@ def iteration_matrix_via_B(asm: Assembler, ev: Evaluation, cols: np.ndarray, gp:
     B = ev.B[:, cols]
     if ev.friction is not None:
         diag = diag + gp * ev.friction.damping_diag(cols)
+    if ev.motion is not None:
+        diag = diag + motion_diag(ev.motion, cols, gp, bp)
     S = sp.diags(diag, format="csc")
     if with_mass:
         S = S + sp.csc_matrix(B.T @ (node_mass_matrix(ev.Mb) @ B))

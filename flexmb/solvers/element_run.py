@@ -171,9 +171,10 @@ class ElementRun:
         whose dissipation the compiled run sums (DISSIPATION_CODES) and, of the families with element
         state, only rigid cuts, not beside beams or spring-dampers (PROJECTED_PER_STEP: where the cuts
         project with their own factor, rigid_cut._elastic, the dissipation at the projected state is
-        compiled for bushings only: flexmb/solvers/cut_projection.py)."""
+        compiled for bushings only: flexmb/solvers/cut_projection.py). No joint forces of the motion: their work
+        and samples are taken in Python after each step (docs/motion_forces.md (M6), (M7))."""
         model = integ.model
-        return (callback is None and integ.element_step is not None and integ.compiled_newton
+        return (callback is None and integ.element_step is not None and integ.compiled_newton and not model.mforce_u.size
                 and integ.chol.kind in ("dense", "band") and not integ._reusing()
                 and all(f.name == "rigid_cut" for f, _, _ in integ.asm.with_state)
                 and not (integ.asm.with_state and _elastic(model, "rigid_cut")

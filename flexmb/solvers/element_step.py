@@ -51,6 +51,7 @@ from flexmb.solvers.element_families import (
     cut_and_spring_matrix,
     iterate_evaluations,
 )
+from flexmb.solvers.motion_step import compile_motion, motion_evaluation, step_motion, with_motion_diag
 from flexmb.solvers.tree_step import (
     NONFINITE,
     NOT_CONVERGED,
@@ -271,8 +272,8 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
             info[3] = NOT_CONVERGED
             return
         if not fresh or changed:
-            element_matrix(tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, bp, gp, False, with_mass, kin[4], kin[0],
-                           Mb, values, threads)
+            element_matrix(tree, pairs, mbar, diag_pos, with_motion_diag(springs[5], gp, bp, diag), fams, outs, scatters, bp,
+                           gp, False, with_mass, kin[4], kin[0], Mb, values, threads)
             if band:
                 bad = band_factor_loaded(perm, L, dinv)
             else:
@@ -338,6 +339,8 @@ class ElementStep(CompiledStep):
             return "the exact tangent (exact_tangent=True) is formed in Python"
         if model.friction_u.size:
             return "bearing friction (engine/friction.py) is evaluated in Python"
+        if model.mforce_u.size and compile_motion(model)[0] is None:  # a force numba does not compile: it and why
+            return compile_motion(model)[1]
         sd = model.elements.get("spring_damper")
         if sd is not None and sd.laws is not None and sd.laws.size:
             return "spring-damper force laws (Python functions, docs/spring_damper.md (S12)) are evaluated in Python"
@@ -442,6 +445,7 @@ class ElementStep(CompiledStep):
         inputs at t1 and new arrays for its iterates; ``elements``: the families' internal state to
         start the step with (ElementFamily.begin_step; the rigid cuts' penalties)."""
         drives, jf, loads = self.inputs(np.array([t1]))
+        step_motion(self.springs[5], st, t1)
         self._st, self._a, self._t1, self._params = st, a, t1, params
         self._drives = (self.driven, drives[0][0], drives[1][0], drives[2][0])
         self._jf, self._loads = jf[0], loads[0]
@@ -566,7 +570,8 @@ class ElementStep(CompiledStep):
 
     def matrix(self, gp: float, bp: float, diag: np.ndarray, material_only: bool, out: np.ndarray) -> None:
         """M̄ + γ' C̄ + β' K̄ + diag at the current iterate into ``out`` (element_matrix)."""
-        element_matrix(self.tree, self.pairs, self.mbar, self.diag_pos, np.ascontiguousarray(diag, dtype=float),
+        diag = with_motion_diag(self.springs[5], float(gp), float(bp), np.ascontiguousarray(diag, dtype=float))
+        element_matrix(self.tree, self.pairs, self.mbar, self.diag_pos, diag,
                        self.fams, self.outs, self.scatters, float(bp), float(gp), bool(material_only),
                        self.with_mass, self.kin[4],
                        self.kin[0], self.Mb, out, self.threads)
@@ -590,4 +595,5 @@ class ElementStep(CompiledStep):
         ev = self.asm.evaluation(kin, self.Mb, self.wfull, self._loads if self.model.loads else np.zeros_like(self._loads),
                                  self.tau, family_evals)
         ev.residual_known = (self.udot, self.udot.copy(), self.rfull)
+        ev.motion = motion_evaluation(self.springs[5], self.model.n_u)
         return ev

@@ -33,11 +33,12 @@ from numba import njit
 from flexmb.elements import FAMILIES
 from flexmb.elements.family import StartContext, StepContext
 from flexmb.engine import parallel
-from flexmb.engine.assembly import Assembler, Evaluation, LazyEvaluation
+from flexmb.engine.assembly import Assembler, Evaluation, LazyEvaluation, motion_diag
 from flexmb.engine.kinematics import Kinematics, forward_kinematics, mass_times_add
 from flexmb.engine.linear_solver import choose
 from flexmb.errors import NewtonFailure, SettingsError, SolverError
 from flexmb.model import Model
+from flexmb.motion_forces import sample_hold
 from flexmb.settings import RHO_INF
 from flexmb.solvers.element_step import LAZY, ElementStep
 from flexmb.solvers.nonfinite import evaluation_source, state_source
@@ -205,12 +206,16 @@ class GeneralizedAlpha:
             return "none (every coordinate is driven: inverse dynamics, no unknowns)"
         n = self.free.size
         if self.chol.kind == "tree":
-            how = ("each step's Newton loop in one compiled call (flexmb/solvers/tree_step.py); with fixed steps and no "
-                   "callback, all steps between two output rows in one call (flexmb/solvers/tree_run.py)"
+            how = ("each step's Newton loop in one compiled call (flexmb/solvers/tree_step.py); " + (
+                   "joint forces of the motion compiled with numba (flexmb/solvers/motion_step.py), their work and samples "
+                   "taken in Python after each step" if self.model.mforce_u.size else "with fixed steps and no "
+                   "callback, all steps between two output rows in one call (flexmb/solvers/tree_run.py)")
                    if self.tree_step is not None
                    else f"Newton in Python ({TreeStep.refusal(self.model, self.asm) or 'reuse_factor=True'})")
             return f"{self.chol.describe(n)}, position tangent {'on' if self.position_tangent else 'off'}; {how}"
         how = "; " + self.newton_path()
+        if self.element_step is not None and self.model.mforce_u.size:
+            how += "; joint forces of the motion compiled with numba (flexmb/solvers/motion_step.py)"
         beams = [d.n for f, d, _ in self.asm.families if f is FAMILIES["beam"]]
         if beams:
             threads = parallel.threads_for(beams[0])
@@ -667,6 +672,7 @@ class GeneralizedAlpha:
             total_fac += info.factorizations
             self.substeps += 1
             self.min_step = min(self.min_step, h_try)
+            sample_hold(self.model, st1)  # the sampled joint forces due at its end (docs/motion_forces.md (M6))
             st, a = st1, a1
             k += 1
             if k == 1 << level:
@@ -696,6 +702,8 @@ class _Iterate:
     def tree_terms(self) -> tuple:
         i, ev, st = self.integ, self.ev, self.st
         diag = self.diag if ev.friction is None else self.diag + self.gp * ev.friction.damping_diag(i.free)
+        if ev.motion is not None:
+            diag = diag + motion_diag(ev.motion, i.free, self.gp, self.bp)
         position = None
         if i.position_tangent and st is not None and self.bp > 0.0:
             position = (self.bp, st.u, st.udot, ev.node_wrenches(st.udot), i.model.gravity)

@@ -32,6 +32,7 @@ from numba import njit
 from flexmb.elements import recorded_fields
 from flexmb.errors import SettingsError, SolverError
 from flexmb.model import Model
+from flexmb.motion_forces import motion_values
 from flexmb.results.checks import STEP_COLUMNS
 from flexmb.results.drawing import drawing_of
 from flexmb.results.result import Result
@@ -272,6 +273,8 @@ class Recorder:
         self._spring_u, self._spring_c = np.asarray(model.spring_u, dtype=i64), np.asarray(model.spring_c, dtype=float)
         self._driven, self._jforce_u = np.asarray(model.driven, dtype=i64), np.asarray(model.jforce_u, dtype=i64)
         self._no_jf, self._no_loads, self._power = np.zeros(0), np.zeros((0, 6)), np.empty(3)
+        self._jf_u = np.concatenate((self._jforce_u, np.asarray(model.mforce_u, dtype=i64)))
+        self._motion = (np.zeros(0), np.zeros(0))  # the joint forces of the motion at the last power's state
         pat = self.asm.pattern
         self._tree = (np.asarray(pat.preorder, dtype=np.int64), np.asarray(pat.sub_first, dtype=np.int64),
                       np.asarray(pat.sub_last, dtype=np.int64), np.asarray(model.joint_child, dtype=np.int64))
@@ -308,11 +311,14 @@ class Recorder:
             known = getattr(ev, "drive_forces", None)  # a step's converged iterate's (GeneralizedAlpha._accept)
             drive = ev.residual(st.udot)[m.driven] if known is None else known
         jf = np.array([f(st.t) for f in m.jforce_f], dtype=float) if m.jforce_u.size else self._no_jf
+        if m.mforce_u.size:  # the joint forces of the motion: those that acted over the step ending at st (M7)
+            self._motion = motion_values(m, st)
+            jf = np.concatenate((jf, self._motion[1]))
         # no loads: zero power (the state is finite; the node twists are not needed, nor computed for a step
         # taken without evaluation); applied joint forces work like loads
         p = self._power
         loads, V = (ev.loads, ev.kin.V) if m.loads else (self._no_loads, self._no_loads)
-        step_powers(self._spring_c, self._spring_u, st.u, drive, self._driven, loads, V, jf, self._jforce_u, p)
+        step_powers(self._spring_c, self._spring_u, st.u, drive, self._driven, loads, V, jf, self._jf_u, p)
         p_diss = float(p[0]) + ev.element_dissipation
         if ev.friction is not None:  # bearing friction (flexmb/engine/friction.py) dissipates -sum(tau u)
             p_diss -= ev.friction.power(ev.node_wrenches(st.udot))
@@ -334,6 +340,9 @@ class Recorder:
             h = st.t - self._prev[0]
             for key, p, p0 in zip(("dissipated", "drive_work", "load_work"), power, self._prev[1]):
                 self.work[key] += 0.5 * h * (p + p0)
+        if self.m.mforce_u.size:  # a sampled force's new value acts from st on (docs/motion_forces.md (M7))
+            now, before = self._motion
+            power = (power[0], power[1], power[2] + float((now - before) @ st.u[self.m.mforce_u]))
         self._prev = (st.t, power)
 
     def work_arrays(self) -> tuple[np.ndarray, np.ndarray]:

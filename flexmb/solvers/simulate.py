@@ -15,6 +15,7 @@ import numpy as np
 
 from flexmb.errors import SolverError
 from flexmb.model import Model
+from flexmb.motion_forces import sample_hold
 from flexmb.results.result import Result
 from flexmb.results.rundir import RunWriter
 from flexmb.settings import RHO_INF
@@ -337,6 +338,7 @@ class _Run:
                 rejected_since = True
                 continue
             # accepted
+            sample_hold(m, st1)  # the sampled joint forces due at its end (docs/motion_forces.md (M6))
             rec.log.add(t1, h_try, info.iterations, err, 0)
             self.above_tol += err > tol
             est.accept(ev1)

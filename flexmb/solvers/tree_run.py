@@ -170,8 +170,9 @@ class TreeRun:
 
     @staticmethod
     def applies(integ: GeneralizedAlpha, callback) -> bool:
-        """A compiled tree step, and no callback (it sees every step's state in Python)."""
-        return integ.tree_step is not None and callback is None
+        """A compiled tree step, no callback (it sees every step's state in Python) and no joint forces of the
+        motion (their work and samples are taken in Python after each step: docs/motion_forces.md (M6), (M7))."""
+        return integ.tree_step is not None and callback is None and not integ.model.mforce_u.size
 
     def __init__(self, integ: GeneralizedAlpha, rec: Recorder, est: ErrorEstimate) -> None:
         self.integ, self.rec, self.est = integ, rec, est

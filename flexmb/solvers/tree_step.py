@@ -42,6 +42,14 @@ from flexmb.engine.kinematics import (
 )
 from flexmb.engine.tree_solver import TreeSolver, _factor, _solve, _solve_position, position_tangent_setup
 from flexmb.model import Model
+from flexmb.solvers.motion_step import (
+    add_motion_diag,
+    add_motion_forces,
+    compile_motion,
+    motion_evaluation,
+    motion_inputs,
+    step_motion,
+)
 from flexmb.state import State, _retract_balls
 
 __all__ = ["CompiledStep", "TreeStep", "trial_state", "tree_newton_step", "OK", "NONFINITE", "NOT_CONVERGED", "NOT_POSITIVE"]
@@ -199,7 +207,7 @@ def _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q, ba
     else:  # no bodies: Mb is +0 (the same values without its products)
         zero_mass_times_add(zeta, bias, bias)
     tau[:] = 0.0
-    spring_u, spring_q, spring_k, spring_rest, spring_c = springs
+    spring_u, spring_q, spring_k, spring_rest, spring_c = springs[:5]
     for i in range(spring_u.size):
         k = spring_u[i]
         tau[k] = -spring_k[i] * (q[spring_q[i]] - spring_rest[i]) - spring_c[i] * u[k]
@@ -209,6 +217,7 @@ def _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q, ba
             tmp[i] = tau[jforce_u[i]] + jforce_val[i]
         for i in range(jforce_u.size):
             tau[jforce_u[i]] = tmp[i]
+    add_motion_forces(springs[5], q, u, tau)  # the joint forces of the motion (flexmb/solvers/motion_step.py)
 
 
 @njit(cache=True)
@@ -308,6 +317,7 @@ def tree_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, loads
                 position_tangent_setup(parent, child, uT, uR, uB, S_f, u_f, udot_f, Mb, x, w, I6, IV, IAv, Ap, Fp)
             for j in range(nf):
                 dg[free[j]] = gp * c_diag[j] + bp * k_diag[j]
+            add_motion_diag(springs[5], gp, bp, dg)
             bad = _factor(parent, child, jf_ptr, jf_coord, S, Sd, gp, Mb, x, Vs, dg, IA, U, W, Sf, St, Dinv)
             if bad >= 0:
                 info[3] = NOT_POSITIVE
@@ -359,8 +369,9 @@ class CompiledStep:
                 arr.setflags(write=False)
         self.gravity = np.asarray(m.gravity, dtype=float)
         spring_u = np.asarray(m.spring_u, dtype=i64)
+        # the joint springs, and the joint forces of the motion compiled (flexmb/solvers/motion_step.py, motion_inputs)
         self.springs = (spring_u, np.asarray(m.u_to_q, dtype=i64)[spring_u], np.asarray(m.spring_k, dtype=float),
-                        np.asarray(m.spring_rest, dtype=float), np.asarray(m.spring_c, dtype=float))
+                        np.asarray(m.spring_rest, dtype=float), np.asarray(m.spring_c, dtype=float), motion_inputs(m))
         self.jforce_u = np.asarray(m.jforce_u, dtype=i64)
         self.driven = np.asarray(m.driven, dtype=i64)
         free = np.asarray(m.free_u, dtype=i64)
@@ -430,13 +441,16 @@ class TreeStep(CompiledStep):
         follower loads (their forces depend on the rotations and stay in the Python step)."""
         return (asm.rigid_tree and not asm.families and not asm.with_state and model.friction_u.size == 0
                 and len(asm.node_mass) == 1 and asm.node_mass[0][0] is FAMILIES["body"]
-                and not any(ld.follower for ld in model.loads) and model.free_u.size > 0)
+                and not any(ld.follower for ld in model.loads) and model.free_u.size > 0
+                and (not model.mforce_u.size or compile_motion(model)[0] is not None))
 
     @staticmethod
     def refusal(model: Model, asm) -> str:
         """Why a rigid tree takes the Python Newton loop (empty if :meth:`applies`), for ``flexmb info``."""
         if model.friction_u.size:
             return "bearing friction (engine/friction.py) is evaluated in Python"
+        if model.mforce_u.size and compile_motion(model)[0] is None:  # a force numba does not compile: it and why
+            return compile_motion(model)[1]
         if any(ld.follower for ld in model.loads):
             return "follower loads (their forces turn with the nodes) are evaluated in Python"
         names = sorted({f.name for f, _, _ in asm.families} | {f.name for f, _, _ in asm.with_state}
@@ -460,6 +474,7 @@ class TreeStep(CompiledStep):
         ev = Evaluation(Kinematics(x, R, V, zeta, S, P, Vs, As, self.pattern, Sd), Mb, wfull[:-1], loads, tau,
                         {"body": FamilyEvaluation()})
         ev.residual_known = (st1.udot, st1.udot.copy(), rfull)
+        ev.motion = motion_evaluation(self.springs[5], self.model.n_u)
         return ev
 
     def step(self, st: State, a: np.ndarray, h: float, t1: float, params: tuple
@@ -468,6 +483,7 @@ class TreeStep(CompiledStep):
         length scale, max_iter, position tangent): (status, iterations, factorizations, residual, state, a1, its
         evaluation); the element state is carried over."""
         drives, jf, loads = self.inputs(np.array([t1]))
+        step_motion(self.springs[5], st, t1)
         n_u = self.model.n_u
         q1, balls1, u1, udot1, a1 = (np.empty_like(st.q), np.empty_like(st.balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
         kin, Mb, wfull, tau, rfull = self.buffers()
