@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from numba import njit
 
+from flexmb.elements import FAMILIES
 from flexmb.elements.rigid_cut_kernels import closure_scales, penalty_blocks, rigid_cut_forces, rigid_cut_update
 from flexmb.elements.spring_damper_kernels import MATERIAL, TIME_STEP, spring_damper_blocks, spring_damper_iterate
 from flexmb.engine.iteration_matrix import _scatter_elements
 
-__all__ = ["cut_and_spring_forces", "cut_and_spring_matrix"]
+__all__ = ["cut_and_spring_forces", "cut_and_spring_matrix", "element_step_refusal"]
 
 
 @njit(cache=True)
@@ -65,3 +66,32 @@ def cut_and_spring_matrix(rigid, spring, outs, scatters, ck, cc, material_only, 
                              MATERIAL if material_only else TIME_STEP, sblocks)
         sn, sanc_ptr, sanc_coord, spos_ptr, spos, smax_ne = scatters[5]
         _scatter_elements(sn, sanc_ptr, sanc_coord, spos_ptr, spos, S, x, sblocks, smax_ne, data)
+
+
+def element_step_refusal(model, asm, cholmod: bool, compiled: tuple[str, ...]) -> str:
+    """Why a model takes the Python Newton iterates instead of the compiled element step
+    (ElementStep.refusal; empty if it takes them): no matrix factor (``cholmod`` False), no unknowns,
+    the exact tangent, spring-damper force laws, follower loads, or a family not among ``compiled``
+    (or with element state other than rigid cuts', or node masses other than rigid bodies'). Bearing
+    friction is compiled (flexmb/engine/friction.py, friction_loads)."""
+    if not cholmod:
+        return "the O(n) tree factor takes it" if asm.rigid_tree else "no matrix factor"
+    if model.free_u.size == 0:
+        return "no unknowns"
+    if asm.exact_tangent:
+        return "the exact tangent (exact_tangent=True) is formed in Python"
+    sd = model.elements.get("spring_damper")
+    if sd is not None and sd.laws is not None and sd.laws.size:
+        return "spring-damper force laws (Python functions, docs/spring_damper.md (S12)) are evaluated in Python"
+    if any(ld.follower for ld in model.loads):
+        return "follower loads (their forces turn with the nodes) are evaluated in Python"
+    if not asm.families:
+        return "no element family"
+    other = sorted({f.name for f, _, _ in asm.families if f.name not in compiled}
+                   | {f.name for f, _, _ in asm.with_state if f.name != "rigid_cut"}
+                   | {f.name for f, _, _ in asm.node_mass if f is not FAMILIES["body"]})
+    if other:
+        return f"element famil{'y' if len(other) == 1 else 'ies'} {', '.join(repr(n) for n in other)} not compiled"
+    if asm.with_blocks != asm.families:
+        return "a family without stiffness blocks"
+    return ""

@@ -4,11 +4,12 @@ In a generalized-α step of :class:`flexmb.solvers.generalized_alpha.Generalized
 iteration forms a trial state, evaluates it and forms eq. (1) of engine/assembly.py; a
 factorization also assembles the iteration matrix. In Python that is some forty calls and as many
 small arrays per iteration, several times the arithmetic on small models. For models whose forces
-are those of rigid bodies, beams, joint springs, dampers, drives, applied joint forces and
-fixed-axes nodal loads (:meth:`ElementStep.applies`), :func:`element_iterate` does one iteration's
+are those of rigid bodies, beams, joint springs, dampers, drives, applied joint forces,
+fixed-axes nodal loads and bearing friction (:meth:`ElementStep.applies`), :func:`element_iterate` does one iteration's
 work in one compiled call: the update formulas (Arnold & Brüls eq. 13–16), the trial state, the
 drives, forward kinematics, the bodies' masses and forces (elements/rigid_body eq. 1–2), the
-beams' forces and inertia (elements/beam eq. 5–7), eq. (1) on the free coordinates and, at the
+beams' forces and inertia (elements/beam eq. 5–7), eq. (1) on the free coordinates with the
+bearing friction's torques (engine/friction.py eq. 1, the Python evaluation's kernel) and, at the
 first iteration, the force scale of Newton's test; :func:`element_matrix` writes the iteration
 matrix's values M̄ + γ' C̄ + β' K̄ straight into CHOLMOD's persistent matrix. The Newton loop itself
 (tests, factor reuse, restarts, the lazy acceptance) stays the Python step's, and so do CHOLMOD's
@@ -33,6 +34,7 @@ from flexmb.engine import parallel
 from flexmb.engine.assembly import Evaluation
 from flexmb.engine.band_cholesky import band_factor_loaded, band_solve
 from flexmb.engine.dense_cholesky import dense_factor, dense_solve
+from flexmb.engine.friction import JointFriction, friction_arrays, friction_diag, friction_loads
 from flexmb.engine.iteration_matrix import ElementScatter, _composite_pairs, _scatter_elements
 from flexmb.engine.kinematics import (
     Kinematics,
@@ -44,7 +46,7 @@ from flexmb.engine.kinematics import (
     zero_mass_times_add,
 )
 from flexmb.model import Model
-from flexmb.solvers.element_families import cut_and_spring_forces, cut_and_spring_matrix
+from flexmb.solvers.element_families import cut_and_spring_forces, cut_and_spring_matrix, element_step_refusal
 from flexmb.solvers.tree_step import (
     NONFINITE,
     NOT_CONVERGED,
@@ -77,7 +79,8 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     spring-dampers' (spring_damper_iterate)) of the families ``fams`` = (beams, bushings, rigid cuts,
     spring-dampers) (any may have no elements), eq. (1) on all coordinates ``rfull`` and on the free
     ones ``r``; ``threads`` = (the beams' passes', the joints on ground's) threads
-    (flexmb/engine/parallel.py). Returns (max |r|, force scale; the scale only at the ``first``
+    (flexmb/engine/parallel.py); ``work`` ends with the bearing friction's arrays (friction_arrays: its
+    torques and radial loads written, engine/friction.py eq. 1). Returns (max |r|, force scale; the scale only at the ``first``
     iteration, else 0; both 0 without ``evaluate``; inf where a spring-damper is too short, (S11) of
     docs/spring_damper.md: ElementStep.iterate names it)."""
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
@@ -89,7 +92,7 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     am, af, g, b, h = params
     q1, balls1, u1, udot1, a1 = out_state
     x, R, Vs, As, S, Sd, P, V, zeta = kin
-    hdq, phi, aw, w, Wtmp, mf, ground, rest = work
+    hdq, phi, aw, w, Wtmp, mf, ground, rest, fric = work
     nt = threads[1]  # the per-node passes on the joints' threads (their joints on ground split: node_twists_threads)
     if nt > 1:
         trial_state_threads(nt, udot0, udot_in, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q,
@@ -132,6 +135,12 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
         _project_node(parent, child, coord_start, coord_count, S, w, x, Wtmp, rfull)
     for j in range(rfull.size):
         rfull[j] = rfull[j] - tau[j]
+    fu = fric[0]
+    if fu.size:  # Evaluation.residual: the bearing friction torques from the reactions, subtree sums of w
+        ftau = fric[9]
+        friction_loads(w, S, u1, fu, fric[1], fric[2], fric[3], fric[4], fric[5], fric[6], fric[7], fric[12], ftau, fric[10])
+        for n in range(fu.size):
+            rfull[fu[n]] -= ftau[n]
     for j in range(free.size):
         r[j] = rfull[free[j]]
     rn = _absmax(r)
@@ -205,7 +214,8 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
     (flexmb/engine/band_cholesky.py) with a fresh factor per step: the loop of the Python step around
     :func:`element_iterate`, :func:`element_matrix`, the factor's factorization and solves, the same
     tests in the same order (the residual test, the predicted convergence, divergence), so the same
-    result bit for bit. ``factor`` = (band, indptr, indices, values, L, perm, dinv, y): ``band``
+    result bit for bit; S's diagonal ``diag`` gets the bearing friction's slope at each factorized
+    iterate (friction_diag, engine/friction.py eq. 2). ``factor`` = (band, indptr, indices, values, L, perm, dinv, y): ``band``
     False: the dense factor L of the CSC pattern (indptr, indices), S's values on the pattern in
     ``values``; True: the band factor L with (perm, dinv, y) of BandCholesky, S's values written
     straight into its band storage (``values`` = L's entries in a row, and ``mbar``, ``diag_pos``
@@ -229,6 +239,8 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
     dxs = np.empty(int(max_iter) + 1)
     dxws = np.empty(int(max_iter) + 1)  # the corrections' node motions, for the round-off floor (N1)
     n_dx = n_dxw = 0
+    fric = work[8]  # bearing friction: its viscous slope on S's diagonal at each factorized iterate (friction_diag)
+    sdiag = diag.copy()
     nfac = 0
     fresh = False
     predicted = False
@@ -266,7 +278,9 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
             info[3] = NOT_CONVERGED
             return
         if not fresh or changed:
-            element_matrix(tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, bp, gp, False, with_mass, kin[4], kin[0],
+            if fric[0].size:
+                friction_diag(out_state[2], fric[0], fric[8], fric[5], fric[6], fric[7], fric[10], fric[11], gp, diag, sdiag)
+            element_matrix(tree, pairs, mbar, diag_pos, sdiag, fams, outs, scatters, bp, gp, False, with_mass, kin[4], kin[0],
                            Mb, values, threads)
             if band:
                 bad = band_factor_loaded(perm, L, dinv)
@@ -317,37 +331,15 @@ class ElementStep(CompiledStep):
     @staticmethod
     def applies(model: Model, asm, cholmod: bool) -> bool:
         """On a matrix factor (CHOLMOD, dense, band), a model whose forces are those of bushings, beams,
-        rigid cuts and spring-dampers (and rigid bodies as the only node masses), without friction,
-        follower loads or spring-damper force laws."""
+        rigid cuts and spring-dampers (and rigid bodies as the only node masses), with or without bearing
+        friction, without follower loads or spring-damper force laws."""
         return not ElementStep.refusal(model, asm, cholmod)
 
     @staticmethod
     def refusal(model: Model, asm, cholmod: bool) -> str:
         """Why a model takes the Python Newton iterates instead (empty if :meth:`applies`): the
-        family, load or setting that keeps it there, named for ``flexmb info``."""
-        if not cholmod:
-            return "the O(n) tree factor takes it" if asm.rigid_tree else "no matrix factor"
-        if model.free_u.size == 0:
-            return "no unknowns"
-        if asm.exact_tangent:
-            return "the exact tangent (exact_tangent=True) is formed in Python"
-        if model.friction_u.size:
-            return "bearing friction (engine/friction.py) is evaluated in Python"
-        sd = model.elements.get("spring_damper")
-        if sd is not None and sd.laws is not None and sd.laws.size:
-            return "spring-damper force laws (Python functions, docs/spring_damper.md (S12)) are evaluated in Python"
-        if any(ld.follower for ld in model.loads):
-            return "follower loads (their forces turn with the nodes) are evaluated in Python"
-        if not asm.families:
-            return "no element family"
-        other = sorted({f.name for f, _, _ in asm.families if f.name not in ElementStep.FAMILIES}
-                       | {f.name for f, _, _ in asm.with_state if f.name != "rigid_cut"}
-                       | {f.name for f, _, _ in asm.node_mass if f is not FAMILIES["body"]})
-        if other:
-            return f"element famil{'y' if len(other) == 1 else 'ies'} {', '.join(repr(n) for n in other)} not compiled"
-        if asm.with_blocks != asm.families:
-            return "a family without stiffness blocks"
-        return ""
+        family, load or setting that keeps it there, named for ``flexmb info`` (element_step_refusal)."""
+        return element_step_refusal(model, asm, cholmod, ElementStep.FAMILIES)
 
     def __init__(self, model: Model, asm, band_dst: np.ndarray | None = None) -> None:
         super().__init__(model, asm)
@@ -422,7 +414,7 @@ class ElementStep(CompiledStep):
         parent = self.tree[0]  # the joints on ground (parent N) and the others, in tree order (node_twists_threads)
         self.work = (np.empty(n_u), np.empty((int(model.u_is_ball.sum()) // 3, 3)), np.empty((N, 6)), np.empty((N, 6)),
                      np.empty((N, 6)), np.empty((N, 6)), np.flatnonzero(parent == N).astype(i64),
-                     np.flatnonzero(parent != N).astype(i64))
+                     np.flatnonzero(parent != N).astype(i64), friction_arrays(model, self.pattern, free))
         self.r = np.empty(free.size)
         self._n_el = n
         # the beams' passes and the joints on ground on numba's threads from PARALLEL_MIN of them (engine/parallel.py)
@@ -549,8 +541,15 @@ class ElementStep(CompiledStep):
         return self.out_state[4]
 
     def matrix(self, gp: float, bp: float, diag: np.ndarray, material_only: bool, out: np.ndarray) -> None:
-        """M̄ + γ' C̄ + β' K̄ + diag at the current iterate into ``out`` (element_matrix)."""
-        element_matrix(self.tree, self.pairs, self.mbar, self.diag_pos, np.ascontiguousarray(diag, dtype=float),
+        """M̄ + γ' C̄ + β' K̄ + diag at the current iterate into ``out`` (element_matrix), with the bearing
+        friction's viscous slope on the diagonal (friction_diag)."""
+        diag = np.ascontiguousarray(diag, dtype=float)
+        fric = self.work[8]
+        if fric[0].size:
+            diag = diag.copy()
+            friction_diag(self.out_state[2], fric[0], fric[8], fric[5], fric[6], fric[7], fric[10], fric[11], float(gp),
+                          np.ascontiguousarray(diag), diag)
+        element_matrix(self.tree, self.pairs, self.mbar, self.diag_pos, diag,
                        self.fams, self.outs, self.scatters, float(bp), float(gp), bool(material_only),
                        self.with_mass, self.kin[4],
                        self.kin[0], self.Mb, out, self.threads)
@@ -591,4 +590,7 @@ class ElementStep(CompiledStep):
         ev = self.asm.evaluation(kin, self.Mb, self.wfull, self._loads if self.model.loads else np.zeros_like(self._loads),
                                  self.tau, family_evals)
         ev.residual_known = (self.udot, self.udot.copy(), self.rfull)
+        if self.model.friction_u.size:  # its radial loads those of the iterate's residual (as Evaluation.residual leaves them)
+            ev.friction = JointFriction(self.model, kin, self.pattern, self.out_state[2])
+            ev.friction.load = self.work[8][10].copy()
         return ev
