@@ -6,12 +6,17 @@ docs/spring_damper.md)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from numba import njit
 
 from flexmb.elements import FAMILIES
 from flexmb.elements.rigid_cut_kernels import closure_scales, penalty_blocks, rigid_cut_forces, rigid_cut_update
 from flexmb.elements.spring_damper_kernels import MATERIAL, TIME_STEP, spring_damper_blocks, spring_damper_iterate
 from flexmb.engine.iteration_matrix import _scatter_elements
+
+if TYPE_CHECKING:
+    from flexmb.model import Model
 
 __all__ = ["cut_and_spring_forces", "cut_and_spring_matrix", "element_step_refusal"]
 
@@ -68,7 +73,7 @@ def cut_and_spring_matrix(rigid, spring, outs, scatters, ck, cc, material_only, 
         _scatter_elements(sn, sanc_ptr, sanc_coord, spos_ptr, spos, S, x, sblocks, smax_ne, data)
 
 
-def element_step_refusal(model, asm, cholmod: bool, compiled: tuple[str, ...]) -> str:
+def element_step_refusal(model: Model, asm, cholmod: bool, compiled: tuple[str, ...]) -> str:
     """Why a model takes the Python Newton iterates instead of the compiled element step
     (ElementStep.refusal; empty if it takes them): no matrix factor (``cholmod`` False), no unknowns,
     the exact tangent, spring-damper force laws, follower loads, or a family not among ``compiled``

@@ -218,6 +218,8 @@ class ElementRun:
         self.order = np.array([DISSIPATION_CODES[f.name] for f, _, _ in integ.asm.families], dtype=np.int64)
         self.spring = (np.asarray(m.spring_c, dtype=float), np.asarray(m.spring_u, dtype=np.int64))
         self.cuts = bool(m.elements["rigid_cut"].n)
+        self._no_cuts: tuple | None = None  # cut_arrays of a model without rigid cuts (run)
+        self._own: tuple | None = None  # the step arrays this run's last call began (ElementStep.begin's reuse)
 
     def run(self, st: State, a: np.ndarray, dt: float, n: int) -> tuple[State, np.ndarray, Evaluation | None, Taken]:
         """Up to ``n`` steps of ``dt`` from (st, a), as GeneralizedAlpha.advance takes them when no
@@ -233,9 +235,13 @@ class ElementRun:
         drives, jf, loads_all = es.inputs(steps[:, 1])
         jf_p = es.joint_forces(steps[:, 2])
         # the buffers of a step begun at the first one's time inputs (ElementStep.begin), used by every step
-        es.begin(st, a, float(steps[0, 0]), float(steps[0, 1]), (integ.am, integ.af, integ.gamma, integ.beta,
-                                                                  float(steps[0, 0])))
         q, balls, u, udot, a1 = st.q.copy(), st.balls.copy(), st.u.copy(), st.udot.copy(), a.copy()
+        # the arrays of this run's last call again (its evaluation's row is written: simulate's fixed loop), not
+        # those of a Python step in between (its State holds them: a call that fails at once must leave st as it is)
+        es.begin(st, a, float(steps[0, 0]), float(steps[0, 1]), (integ.am, integ.af, integ.gamma, integ.beta,
+                                                                  float(steps[0, 0])),
+                 reuse=self._own is not None and es.out_state is self._own)
+        self._own = es.out_state
         v_scale = np.array([est.v])
         prev, work = rec.work_arrays()
         log = np.empty((n, 4))
@@ -247,9 +253,11 @@ class ElementRun:
         if elastic and integ._pchol is None:  # the cuts' projection factor (GeneralizedAlpha._projection_factor)
             integ._pchol = integ.chol.twin()
         fams = (es.beam, es.bushing, es.rigid, es.spring)
-        cut_model, cut_work = cut_arrays(fams, m.elements["rigid_cut"].penalty, elastic, es.kin, m.n_u, integ.free.size,
-                                         st.elements.get("rigid_cut", np.zeros((0, 10))), integ._factor_key,
-                                         es.factor_arrays(integ._pchol if elastic else integ.chol))
+        if self.cuts or self._no_cuts is None:  # without rigid cuts their arrays are only passed along: made once
+            self._no_cuts = cut_arrays(fams, m.elements["rigid_cut"].penalty, elastic, es.kin, m.n_u, integ.free.size,
+                                       st.elements.get("rigid_cut", np.zeros((0, 10))), integ._factor_key,
+                                       es.factor_arrays(integ._pchol if elastic else integ.chol))
+        cut_model, cut_work = self._no_cuts
         t0 = time.perf_counter()
         done = element_run(es.run_arguments(integ.chol), (jf, jf_p, loads_all, bool(m.loads), (es.driven, *drives)),
                            (integ.am, integ.af, integ.gamma, integ.beta), newton, steps, (q, balls, u, udot, a1),

@@ -420,18 +420,22 @@ class ElementStep(CompiledStep):
         # the beams' passes and the joints on ground on numba's threads from PARALLEL_MIN of them (engine/parallel.py)
         self.threads = (nt, parallel.threads_for(model.n_joints))  # nt: also the plan's
 
-    def begin(self, st: State, a: np.ndarray, h: float, t1: float, params: tuple, elements: dict | None = None) -> None:
+    def begin(self, st: State, a: np.ndarray, h: float, t1: float, params: tuple, elements: dict | None = None,
+              reuse: bool = False) -> None:
         """Start a step of size h from (st, a) to t1 with ``params`` = (αm, αf, γ, β, h): the time
         inputs at t1 and new arrays for its iterates; ``elements``: the families' internal state to
-        start the step with (ElementFamily.begin_step; the rigid cuts' penalties)."""
+        start the step with (ElementFamily.begin_step; the rigid cuts' penalties). ``reuse``: the last
+        step's arrays but the cuts' (element_run: their evaluation is used up; kernels write before reading)."""
         drives, jf, loads = self.inputs(np.array([t1]))
         self._st, self._a, self._t1, self._params = st, a, t1, params
         self._drives = (self.driven, drives[0][0], drives[1][0], drives[2][0])
         self._jf, self._loads = jf[0], loads[0]
+        if reuse and getattr(self, "outs", None) is not None:
+            self.outs = (*self.outs[:2], self._cut_outputs(st.elements if elements is None else elements), self.outs[3])
+            return
         n_u, n = self.model.n_u, self._n_el
         self.out_state = (np.empty_like(st.q), np.empty_like(st.balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
-        # the axes' rates Sd are not formed: only the tree solver reads them (Kinematics.Sdot None here)
-        self.kin, self.Mb, self.wfull, self.tau, self.rfull = self.buffers(with_sd=False)
+        self.kin, self.Mb, self.wfull, self.tau, self.rfull = self.buffers(with_sd=False)  # no Sd: the tree solver's
         nb, ns = self._n_bushing, self._n_spring
         self.outs = ((np.empty((n, 3, 3)), np.empty((n, 7)), np.empty((n, 4)), np.empty((n, 7)), np.empty((n, 7, 12)),
                       np.empty(n)),
