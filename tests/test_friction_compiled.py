@@ -111,7 +111,10 @@ def test_the_whole_run_with_friction_is_the_step_by_step_run_bit_for_bit(monkeyp
     model = build(theta0_deg=theta0) if theta0 is not None else build()
     fast, slow, calls = both_runs(monkeypatch, model, 0.15, 1e-3, output_every=7, rho_inf=case.DEFAULTS["rho_inf"])
     assert_same_run(fast, slow)
-    assert fast.status == "finished" and sum(calls) == 149 and max(calls) == 7  # all steps but the last compiled
+    # every step but the last in the compiled calls, but those whose Newton failed at dt (the beam's pin sticks and
+    # slips): each stops its call and is repeated, halved, by the Python step
+    failed = int(fast.stats["failed_steps"])
+    assert fast.status == "finished" and 149 - failed <= sum(calls) <= 149 and max(calls) == 7
     assert fast.energy["dissipated"][-1] > 0.0
 
 
