@@ -200,10 +200,10 @@ def test_a_failure_gives_the_python_message(monkeypatch, solver) -> None:
     assert count["newton"] > 0 if solver != "cholmod" else count["newton"] == 0
 
 
-@pytest.mark.parametrize("kind", ["user_family", "friction", "follower", "no_beam"])
+@pytest.mark.parametrize("kind", ["user_family", "follower", "no_beam"])
 def test_models_left_to_the_python_iterates(kind) -> None:
-    """An element family with no compiled kernels (a user's), bearing friction, follower loads and rigid
-    trees keep the Python iterates (or the tree step)."""
+    """An element family with no compiled kernels (a user's), follower loads and rigid trees keep the
+    Python iterates (or the tree step); bearing friction is compiled (tests/test_friction_compiled.py)."""
     mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
     if kind == "no_beam":
         mb.add_node("a", position=(0, 0, 0))
@@ -226,8 +226,6 @@ def test_models_left_to_the_python_iterates(kind) -> None:
         finally:
             unregister(family.name)
         return
-    elif kind == "friction":
-        mb.add_joint_friction("pin", mu=0.1, pin_radius=0.01)
     else:
         mb.add_load("follow", nodes[-1], force=(0.0, 1.0, 0.0), follower=True)
     model = mb.compile()

@@ -181,7 +181,9 @@ def cmd_info(args) -> int:
     from flexmb.engine.linalg import blas_info  # imports CHOLMOD: only here
     from flexmb.solvers.generalized_alpha import GeneralizedAlpha  # builds the solver: only here
 
-    solver = GeneralizedAlpha(model, rho_inf=settings.rho_inf).describe_solver()
+    # the run's steps: fixed or error-controlled (dt "auto"), and whether the case's monitor sees every one
+    solver = GeneralizedAlpha(model, rho_inf=settings.rho_inf).describe_solver(
+        fixed_steps=dt != "auto", callback=getattr(case.module, "monitor", None) is not None)
     say(f"linear solver: {solver}")
     say(f"BLAS under CHOLMOD: {blas_info()}")
     return EXIT_OK

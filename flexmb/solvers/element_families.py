@@ -20,8 +20,10 @@ from flexmb.elements.spring_damper_kernels import MATERIAL, TIME_STEP, spring_da
 from flexmb.engine.iteration_matrix import _scatter_elements
 from flexmb.engine.kinematics import Kinematics
 from flexmb.model import Model
+from flexmb.solvers.motion_step import compile_motion
 
-__all__ = ["cut_and_spring_forces", "cut_and_spring_matrix", "coupling_arrays", "coupling_outputs", "iterate_evaluations"]
+__all__ = ["cut_and_spring_forces", "cut_and_spring_matrix", "coupling_arrays", "coupling_outputs", "iterate_evaluations",
+           "element_step_refusal"]
 
 
 @njit(cache=True)
@@ -156,3 +158,34 @@ def iterate_evaluations(es: Any, kin: Kinematics) -> dict:
                                                       position_noise=float(flags[3]), g=g, gdot=gdot, force=force,
                                                       lam=lam, alpha=alpha, G=G)
     return family_evals
+
+
+def element_step_refusal(model: Model, asm, cholmod: bool, compiled: tuple[str, ...]) -> str:
+    """Why a model takes the Python Newton iterates instead of the compiled element step
+    (ElementStep.refusal; empty if it takes them): no matrix factor (``cholmod`` False), no unknowns,
+    the exact tangent, spring-damper force laws, follower loads, or a family not among ``compiled``
+    (or with element state other than rigid cuts', or node masses other than rigid bodies'). Bearing
+    friction is compiled (flexmb/engine/friction.py, friction_loads)."""
+    if not cholmod:
+        return "the O(n) tree factor takes it" if asm.rigid_tree else "no matrix factor"
+    if model.free_u.size == 0:
+        return "no unknowns"
+    if asm.exact_tangent:
+        return "the exact tangent (exact_tangent=True) is formed in Python"
+    if model.mforce_u.size and compile_motion(model)[0] is None:  # a force numba does not compile: it and why
+        return compile_motion(model)[1]
+    sd = model.elements.get("spring_damper")
+    if sd is not None and sd.laws is not None and sd.laws.size:
+        return "spring-damper force laws (Python functions, docs/spring_damper.md (S12)) are evaluated in Python"
+    if any(ld.follower for ld in model.loads):
+        return "follower loads (their forces turn with the nodes) are evaluated in Python"
+    if not asm.families:
+        return "no element family"
+    other = sorted({f.name for f, _, _ in asm.families if f.name not in compiled}
+                   | {f.name for f, _, _ in asm.with_state if f.name not in ("rigid_cut", "coupling")}
+                   | {f.name for f, _, _ in asm.node_mass if f is not FAMILIES["body"]})
+    if other:
+        return f"element famil{'y' if len(other) == 1 else 'ies'} {', '.join(repr(n) for n in other)} not compiled"
+    if asm.with_blocks != asm.families:
+        return "a family without stiffness blocks"
+    return ""

@@ -10,7 +10,7 @@ integrals, the step history) costs about as much as the step on a loop of ten wi
 per step the same Newton loop, the same finiteness test as ``_check_finite``, the same error
 estimate (step_control eq. E3, recorded in the step history), the same powers (the joint dampers',
 the drives', the loads' and the elements' dissipation, summed in the order of
-``Evaluation.element_dissipation``) and the same trapezoidal work integrals as the recorder
+``Evaluation.element_dissipation``, less the bearing friction's power) and the same trapezoidal work integrals as the recorder
 (flexmb.solvers.recorder), in the same order, so a run gives the same numbers bit for bit with or
 without it (tests/test_element_run.py). The drives, applied joint forces and nodal loads
 (functions of time) are evaluated in Python for every step of the call first (:meth:`ElementRun.run`).
@@ -26,6 +26,7 @@ rigid cuts in a model with beams take one compiled call per step instead (:meth:
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -150,6 +151,13 @@ def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info
         err, motion, finite = step_measures(tree, kin_end, a, a1, driven, c_err, h, ell, v_scale, rfull, (spring_c, spring_u),
                                             u1, loads if with_loads else no_loads, jf_power[k], jforce_u, drive, pw,
                                             _dissipation(order, outs) if status == OK else 0.0, status == OK)
+        fric = work[8]
+        if fric[0].size:  # Recorder.power: the bearing friction dissipates -Σ τ u (its torques at the last iterate)
+            p_fric = 0.0
+            for n in range(fric[0].size):
+                p_fric += fric[9][n] * u1[fric[0][n]]
+            pw[0] = pw[0] - p_fric
+            finite = finite and math.isfinite(pw[0])
         if not finite:
             return k
         step_taken(k, steps[k, 2], motion, err, pw, v_scale, prev, wrk, state, out_state, info, log)
@@ -166,20 +174,41 @@ class ElementRun:
 
     @staticmethod
     def applies(integ: GeneralizedAlpha, callback) -> bool:
-        """The whole Newton loop compiled (GeneralizedAlpha.newton_path: the dense or band factor,
-        no factor kept over steps), no callback (it sees every step's state in Python), only families
-        whose dissipation the compiled run sums (DISSIPATION_CODES) and, of the families with element
-        state, only rigid cuts, not beside beams or spring-dampers (PROJECTED_PER_STEP: where the cuts
-        project with their own factor, rigid_cut._elastic, the dissipation at the projected state is
-        compiled for bushings only: flexmb/solvers/cut_projection.py). No joint forces of the motion: their work
-        and samples are taken in Python after each step (docs/motion_forces.md (M6), (M7))."""
-        model = integ.model
-        return (callback is None and integ.element_step is not None and integ.compiled_newton and not model.mforce_u.size
-                and integ.chol.kind in ("dense", "band") and not integ._reusing()
-                and all(f.name == "rigid_cut" for f, _, _ in integ.asm.with_state)
-                and not (integ.asm.with_state and _elastic(model, "rigid_cut")
-                         and any(f.name in PROJECTED_PER_STEP for f, _, _ in integ.asm.families))
-                and all(f.name in DISSIPATION_CODES for f, _, _ in integ.asm.families))
+        """Whether a fixed-step run of ``integ`` with ``callback`` takes it: :meth:`refusal` names no reason."""
+        return not ElementRun.refusal(integ, callback)
+
+    @staticmethod
+    def refusal(integ: GeneralizedAlpha, callback=None) -> str:
+        """Why a fixed-step run of ``integ`` with ``callback`` steps one by one from Python instead
+        (empty if it takes the whole-run call; ``flexmb info`` says it): the whole Newton loop compiled
+        (GeneralizedAlpha.newton_path: the dense or band factor, no factor kept over steps), no callback
+        (it sees every step's state in Python), only families whose dissipation the compiled run sums
+        (DISSIPATION_CODES), bearing friction only without rigid cuts (its power is that of the last
+        iterate's torques, friction_loads; the cuts' projections move the state), and, of the
+        families with element state, only rigid cuts, not beside beams or spring-dampers
+        (PROJECTED_PER_STEP: where the cuts project with their own factor, rigid_cut._elastic, the
+        dissipation at the projected state is compiled for bushings only: flexmb/solvers/cut_projection.py),
+        no joint forces of the motion (their work and samples: docs/motion_forces.md (M6), (M7))."""
+        model, asm = integ.model, integ.asm
+        if callback is not None:
+            return "a callback sees every step's state in Python"
+        if model.mforce_u.size:
+            return "the work and samples of joint forces of the motion are taken in Python after each step"
+        if integ.element_step is None or not integ.compiled_newton or integ.chol.kind not in ("dense", "band") \
+                or integ._reusing():
+            return "each step's Newton loop is not one compiled call"
+        state = sorted({f.name for f, _, _ in asm.with_state if f.name != "rigid_cut"})
+        if state:
+            return f"element state of {', '.join(repr(n) for n in state)} is updated in Python"
+        beside = sorted({f.name for f, _, _ in asm.families if f.name in PROJECTED_PER_STEP})
+        if asm.with_state and _elastic(model, "rigid_cut") and beside:
+            return f"rigid cuts beside {' and '.join(n.replace('_', '-') + 's' for n in beside)} project per step in Python"
+        other = sorted({f.name for f, _, _ in asm.families if f.name not in DISSIPATION_CODES})
+        if other:
+            return f"the dissipation of {', '.join(repr(n) for n in other)} is summed in Python"
+        if model.friction_u.size and asm.with_state:
+            return "bearing friction beside rigid cuts: its power at the projected state is summed in Python"
+        return ""
 
     def __init__(self, integ: GeneralizedAlpha, rec: Recorder, est: ErrorEstimate) -> None:
         self.integ, self.rec, self.est = integ, rec, est
@@ -192,6 +221,8 @@ class ElementRun:
         self.order = np.array([DISSIPATION_CODES[f.name] for f, _, _ in integ.asm.families], dtype=np.int64)
         self.spring = (np.asarray(m.spring_c, dtype=float), np.asarray(m.spring_u, dtype=np.int64))
         self.cuts = bool(m.elements["rigid_cut"].n)
+        self._no_cuts: tuple | None = None  # cut_arrays of a model without rigid cuts (run)
+        self._own: tuple | None = None  # the step arrays this run's last call began (ElementStep.begin's reuse)
 
     def run(self, st: State, a: np.ndarray, dt: float, n: int) -> tuple[State, np.ndarray, Evaluation | None, Taken]:
         """Up to ``n`` steps of ``dt`` from (st, a), as GeneralizedAlpha.advance takes them when no
@@ -207,9 +238,13 @@ class ElementRun:
         drives, jf, loads_all = es.inputs(steps[:, 1])
         jf_p = es.joint_forces(steps[:, 2])
         # the buffers of a step begun at the first one's time inputs (ElementStep.begin), used by every step
-        es.begin(st, a, float(steps[0, 0]), float(steps[0, 1]), (integ.am, integ.af, integ.gamma, integ.beta,
-                                                                  float(steps[0, 0])))
         q, balls, u, udot, a1 = st.q.copy(), st.balls.copy(), st.u.copy(), st.udot.copy(), a.copy()
+        # the arrays of this run's last call again (its evaluation's row is written: simulate's fixed loop), not
+        # those of a Python step in between (its State holds them: a call that fails at once must leave st as it is)
+        es.begin(st, a, float(steps[0, 0]), float(steps[0, 1]), (integ.am, integ.af, integ.gamma, integ.beta,
+                                                                  float(steps[0, 0])),
+                 reuse=self._own is not None and es.out_state is self._own)
+        self._own = es.out_state
         v_scale = np.array([est.v])
         prev, work = rec.work_arrays()
         log = np.empty((n, 4))
@@ -221,9 +256,11 @@ class ElementRun:
         if elastic and integ._pchol is None:  # the cuts' projection factor (GeneralizedAlpha._projection_factor)
             integ._pchol = integ.chol.twin()
         fams = es.fams
-        cut_model, cut_work = cut_arrays(fams, m.elements["rigid_cut"].penalty, elastic, es.kin, m.n_u, integ.free.size,
-                                         st.elements.get("rigid_cut", np.zeros((0, 10))), integ._factor_key,
-                                         es.factor_arrays(integ._pchol if elastic else integ.chol))
+        if self.cuts or self._no_cuts is None:  # without rigid cuts their arrays are only passed along: made once
+            self._no_cuts = cut_arrays(fams, m.elements["rigid_cut"].penalty, elastic, es.kin, m.n_u, integ.free.size,
+                                       st.elements.get("rigid_cut", np.zeros((0, 10))), integ._factor_key,
+                                       es.factor_arrays(integ._pchol if elastic else integ.chol))
+        cut_model, cut_work = self._no_cuts
         t0 = time.perf_counter()
         done = element_run(es.run_arguments(integ.chol), (jf, jf_p, loads_all, bool(m.loads), (es.driven, *drives)),
                            (integ.am, integ.af, integ.gamma, integ.beta), newton, steps, (q, balls, u, udot, a1),

@@ -4,11 +4,12 @@ In a generalized-α step of :class:`flexmb.solvers.generalized_alpha.Generalized
 iteration forms a trial state, evaluates it and forms eq. (1) of engine/assembly.py; a
 factorization also assembles the iteration matrix. In Python that is some forty calls and as many
 small arrays per iteration, several times the arithmetic on small models. For models whose forces
-are those of rigid bodies, beams, joint springs, dampers, drives, applied joint forces and
-fixed-axes nodal loads (:meth:`ElementStep.applies`), :func:`element_iterate` does one iteration's
+are those of rigid bodies, beams, joint springs, dampers, drives, applied joint forces,
+fixed-axes nodal loads and bearing friction (:meth:`ElementStep.applies`), :func:`element_iterate` does one iteration's
 work in one compiled call: the update formulas (Arnold & Brüls eq. 13–16), the trial state, the
 drives, forward kinematics, the bodies' masses and forces (elements/rigid_body eq. 1–2), the
-beams' forces and inertia (elements/beam eq. 5–7), eq. (1) on the free coordinates and, at the
+beams' forces and inertia (elements/beam eq. 5–7), eq. (1) on the free coordinates with the
+bearing friction's torques (engine/friction.py eq. 1, the Python evaluation's kernel) and, at the
 first iteration, the force scale of Newton's test; :func:`element_matrix` writes the iteration
 matrix's values M̄ + γ' C̄ + β' K̄ straight into CHOLMOD's persistent matrix. The Newton loop itself
 (tests, factor reuse, restarts, the lazy acceptance) stays the Python step's, and so do CHOLMOD's
@@ -33,6 +34,7 @@ from flexmb.engine import parallel
 from flexmb.engine.assembly import Evaluation
 from flexmb.engine.band_cholesky import band_factor_loaded, band_solve
 from flexmb.engine.dense_cholesky import dense_factor, dense_solve
+from flexmb.engine.friction import JointFriction, friction_arrays, friction_diag, friction_loads
 from flexmb.engine.iteration_matrix import ElementScatter, _composite_pairs, _scatter_elements
 from flexmb.engine.kinematics import (
     Kinematics,
@@ -49,9 +51,10 @@ from flexmb.solvers.element_families import (
     coupling_outputs,
     cut_and_spring_forces,
     cut_and_spring_matrix,
+    element_step_refusal,
     iterate_evaluations,
 )
-from flexmb.solvers.motion_step import compile_motion, motion_evaluation, step_motion, with_motion_diag
+from flexmb.solvers.motion_step import motion_evaluation, step_motion, with_motion_diag
 from flexmb.solvers.tree_step import (
     NONFINITE,
     NOT_CONVERGED,
@@ -84,7 +87,8 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     spring-dampers' (spring_damper_iterate)) of the families ``fams`` = (beams, bushings, rigid cuts,
     spring-dampers) (any may have no elements), eq. (1) on all coordinates ``rfull`` and on the free
     ones ``r``; ``threads`` = (the beams' passes', the joints on ground's) threads
-    (flexmb/engine/parallel.py). Returns (max |r|, force scale; the scale only at the ``first``
+    (flexmb/engine/parallel.py); ``work`` ends with the bearing friction's arrays (friction_arrays: its
+    torques and radial loads written, engine/friction.py eq. 1). Returns (max |r|, force scale; the scale only at the ``first``
     iteration, else 0; both 0 without ``evaluate``; inf where a spring-damper is too short, (S11) of
     docs/spring_damper.md: ElementStep.iterate names it)."""
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
@@ -94,7 +98,7 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     am, af, g, b, h = params
     q1, balls1, u1, udot1, a1 = out_state
     x, R, Vs, As, S, Sd, P, V, zeta = kin
-    hdq, phi, aw, w, Wtmp, mf, ground, rest = work
+    hdq, phi, aw, w, Wtmp, mf, ground, rest, fric = work
     nt = threads[1]  # the per-node passes on the joints' threads (their joints on ground split: node_twists_threads)
     if nt > 1:
         trial_state_threads(nt, udot0, udot_in, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q,
@@ -137,6 +141,12 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
         _project_node(parent, child, coord_start, coord_count, S, w, x, Wtmp, rfull)
     for j in range(rfull.size):
         rfull[j] = rfull[j] - tau[j]
+    fu = fric[0]
+    if fu.size:  # Evaluation.residual: the bearing friction torques from the reactions, subtree sums of w
+        ftau = fric[9]
+        friction_loads(w, S, u1, fu, fric[1], fric[2], fric[3], fric[4], fric[5], fric[6], fric[7], fric[12], ftau, fric[10])
+        for n in range(fu.size):
+            rfull[fu[n]] -= ftau[n]
     for j in range(free.size):
         r[j] = rfull[free[j]]
     rn = _absmax(r)
@@ -209,7 +219,8 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
     (flexmb/engine/band_cholesky.py) with a fresh factor per step: the loop of the Python step around
     :func:`element_iterate`, :func:`element_matrix`, the factor's factorization and solves, the same
     tests in the same order (the residual test, the predicted convergence, divergence), so the same
-    result bit for bit. ``factor`` = (band, indptr, indices, values, L, perm, dinv, y): ``band``
+    result bit for bit; S's diagonal ``diag`` gets the bearing friction's slope at each factorized
+    iterate (friction_diag, engine/friction.py eq. 2). ``factor`` = (band, indptr, indices, values, L, perm, dinv, y): ``band``
     False: the dense factor L of the CSC pattern (indptr, indices), S's values on the pattern in
     ``values``; True: the band factor L with (perm, dinv, y) of BandCholesky, S's values written
     straight into its band storage (``values`` = L's entries in a row, and ``mbar``, ``diag_pos``
@@ -233,6 +244,8 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
     dxs = np.empty(int(max_iter) + 1)
     dxws = np.empty(int(max_iter) + 1)  # the corrections' node motions, for the round-off floor (N1)
     n_dx = n_dxw = 0
+    fric = work[8]  # bearing friction: its viscous slope on S's diagonal at each factorized iterate (friction_diag)
+    sdiag = diag.copy()
     nfac = 0
     fresh = False
     predicted = False
@@ -272,8 +285,12 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
             info[3] = NOT_CONVERGED
             return
         if not fresh or changed:
-            element_matrix(tree, pairs, mbar, diag_pos, with_motion_diag(springs[5], gp, bp, diag), fams, outs, scatters, bp,
-                           gp, False, with_mass, kin[4], kin[0], Mb, values, threads)
+            mdiag = with_motion_diag(springs[5], gp, bp, diag)
+            if fric[0].size:
+                friction_diag(out_state[2], fric[0], fric[8], fric[5], fric[6], fric[7], fric[10], fric[11], gp, mdiag, sdiag)
+                mdiag = sdiag
+            element_matrix(tree, pairs, mbar, diag_pos, mdiag, fams, outs, scatters, bp, gp, False, with_mass, kin[4], kin[0],
+                           Mb, values, threads)
             if band:
                 bad = band_factor_loaded(perm, L, dinv)
             else:
@@ -323,39 +340,15 @@ class ElementStep(CompiledStep):
     @staticmethod
     def applies(model: Model, asm, cholmod: bool) -> bool:
         """On a matrix factor (CHOLMOD, dense, band), a model whose forces are those of bushings, beams,
-        rigid cuts, spring-dampers and couplings (and rigid bodies as the only node masses), without friction,
-        follower loads or spring-damper force laws."""
+        rigid cuts, spring-dampers and couplings (and rigid bodies as the only node masses), with or without
+        bearing friction, without follower loads or spring-damper force laws."""
         return not ElementStep.refusal(model, asm, cholmod)
 
     @staticmethod
     def refusal(model: Model, asm, cholmod: bool) -> str:
         """Why a model takes the Python Newton iterates instead (empty if :meth:`applies`): the
-        family, load or setting that keeps it there, named for ``flexmb info``."""
-        if not cholmod:
-            return "the O(n) tree factor takes it" if asm.rigid_tree else "no matrix factor"
-        if model.free_u.size == 0:
-            return "no unknowns"
-        if asm.exact_tangent:
-            return "the exact tangent (exact_tangent=True) is formed in Python"
-        if model.friction_u.size:
-            return "bearing friction (engine/friction.py) is evaluated in Python"
-        if model.mforce_u.size and compile_motion(model)[0] is None:  # a force numba does not compile: it and why
-            return compile_motion(model)[1]
-        sd = model.elements.get("spring_damper")
-        if sd is not None and sd.laws is not None and sd.laws.size:
-            return "spring-damper force laws (Python functions, docs/spring_damper.md (S12)) are evaluated in Python"
-        if any(ld.follower for ld in model.loads):
-            return "follower loads (their forces turn with the nodes) are evaluated in Python"
-        if not asm.families:
-            return "no element family"
-        other = sorted({f.name for f, _, _ in asm.families if f.name not in ElementStep.FAMILIES}
-                       | {f.name for f, _, _ in asm.with_state if f.name not in ("rigid_cut", "coupling")}
-                       | {f.name for f, _, _ in asm.node_mass if f is not FAMILIES["body"]})
-        if other:
-            return f"element famil{'y' if len(other) == 1 else 'ies'} {', '.join(repr(n) for n in other)} not compiled"
-        if asm.with_blocks != asm.families:
-            return "a family without stiffness blocks"
-        return ""
+        family, load or setting that keeps it there, named for ``flexmb info`` (element_step_refusal)."""
+        return element_step_refusal(model, asm, cholmod, ElementStep.FAMILIES)
 
     def __init__(self, model: Model, asm, band_dst: np.ndarray | None = None) -> None:
         super().__init__(model, asm)
@@ -434,25 +427,29 @@ class ElementStep(CompiledStep):
         parent = self.tree[0]  # the joints on ground (parent N) and the others, in tree order (node_twists_threads)
         self.work = (np.empty(n_u), np.empty((int(model.u_is_ball.sum()) // 3, 3)), np.empty((N, 6)), np.empty((N, 6)),
                      np.empty((N, 6)), np.empty((N, 6)), np.flatnonzero(parent == N).astype(i64),
-                     np.flatnonzero(parent != N).astype(i64))
+                     np.flatnonzero(parent != N).astype(i64), friction_arrays(model, self.pattern, free))
         self.r = np.empty(free.size)
         self._n_el = n
         # the beams' passes and the joints on ground on numba's threads from PARALLEL_MIN of them (engine/parallel.py)
         self.threads = (nt, parallel.threads_for(model.n_joints))  # nt: also the plan's
 
-    def begin(self, st: State, a: np.ndarray, h: float, t1: float, params: tuple, elements: dict | None = None) -> None:
+    def begin(self, st: State, a: np.ndarray, h: float, t1: float, params: tuple, elements: dict | None = None,
+              reuse: bool = False) -> None:
         """Start a step of size h from (st, a) to t1 with ``params`` = (αm, αf, γ, β, h): the time
         inputs at t1 and new arrays for its iterates; ``elements``: the families' internal state to
-        start the step with (ElementFamily.begin_step; the rigid cuts' penalties)."""
+        start the step with (ElementFamily.begin_step; the rigid cuts' penalties). ``reuse``: the last
+        step's arrays but the cuts' (element_run: their evaluation is used up; kernels write before reading)."""
         drives, jf, loads = self.inputs(np.array([t1]))
         step_motion(self.springs[5], st, t1)
         self._st, self._a, self._t1, self._params = st, a, t1, params
         self._drives = (self.driven, drives[0][0], drives[1][0], drives[2][0])
         self._jf, self._loads = jf[0], loads[0]
+        if reuse and getattr(self, "outs", None) is not None:
+            self.outs = (*self.outs[:2], self._cut_outputs(st.elements if elements is None else elements), self.outs[3])
+            return
         n_u, n = self.model.n_u, self._n_el
         self.out_state = (np.empty_like(st.q), np.empty_like(st.balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
-        # the axes' rates Sd are not formed: only the tree solver reads them (Kinematics.Sdot None here)
-        self.kin, self.Mb, self.wfull, self.tau, self.rfull = self.buffers(with_sd=False)
+        self.kin, self.Mb, self.wfull, self.tau, self.rfull = self.buffers(with_sd=False)  # no Sd: the tree solver's
         nb, ns = self._n_bushing, self._n_spring
         self.outs = (beam_results(n),
                      (np.empty((nb, 6)), np.empty((nb, 6, 12)), np.empty((nb, 3, 3)), np.empty((nb, 6)), np.empty(nb),
@@ -558,23 +555,19 @@ class ElementStep(CompiledStep):
         ``st``, end time ``t1`` and nodal loads, for :meth:`state` and :meth:`evaluation`."""
         self._st, self._t1, self._loads = st, t1, loads
 
-    @property
-    def udot(self) -> np.ndarray:
-        """The current iterate's accelerations (drives applied)."""
-        return self.out_state[3]
-
-    @property
-    def a1(self) -> np.ndarray:
-        """The current iterate's pseudo-acceleration."""
-        return self.out_state[4]
+    udot = property(lambda self: self.out_state[3], doc="The current iterate's accelerations (drives applied).")
+    a1 = property(lambda self: self.out_state[4], doc="The current iterate's pseudo-acceleration.")
 
     def matrix(self, gp: float, bp: float, diag: np.ndarray, material_only: bool, out: np.ndarray) -> None:
-        """M̄ + γ' C̄ + β' K̄ + diag at the current iterate into ``out`` (element_matrix)."""
+        """M̄ + γ' C̄ + β' K̄ + diag at the current iterate into ``out`` (element_matrix), with the forces of
+        the motion's and the bearing friction's slopes on the diagonal (with_motion_diag, friction_diag)."""
         diag = with_motion_diag(self.springs[5], float(gp), float(bp), np.ascontiguousarray(diag, dtype=float))
-        element_matrix(self.tree, self.pairs, self.mbar, self.diag_pos, diag,
-                       self.fams, self.outs, self.scatters, float(bp), float(gp), bool(material_only),
-                       self.with_mass, self.kin[4],
-                       self.kin[0], self.Mb, out, self.threads)
+        fric = self.work[8]
+        if fric[0].size:
+            friction_diag(self.out_state[2], fric[0], fric[8], fric[5], fric[6], fric[7], fric[10], fric[11], float(gp),
+                          diag.copy(), diag)
+        element_matrix(self.tree, self.pairs, self.mbar, self.diag_pos, diag, self.fams, self.outs, self.scatters, float(bp),
+                       float(gp), bool(material_only), self.with_mass, self.kin[4], self.kin[0], self.Mb, out, self.threads)
 
     def state(self) -> State:
         """The current iterate as a State at the step's end (element state carried over)."""
@@ -596,4 +589,7 @@ class ElementStep(CompiledStep):
                                  self.tau, family_evals)
         ev.residual_known = (self.udot, self.udot.copy(), self.rfull)
         ev.motion = motion_evaluation(self.springs[5], self.model.n_u)
+        if self.model.friction_u.size:  # its radial loads those of the iterate's residual (as Evaluation.residual leaves them)
+            ev.friction = JointFriction(self.model, kin, self.pattern, self.out_state[2])
+            ev.friction.load = self.work[8][10].copy()
         return ev

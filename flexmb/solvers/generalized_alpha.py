@@ -197,22 +197,23 @@ class GeneralizedAlpha:
         return self.chol is not None and self.chol.pattern is not None and \
             self.chol.pattern.nnz >= self.reuse_min_density * self.free.size
 
-    def describe_solver(self) -> str:
+    def describe_solver(self, fixed_steps: bool | None = None, callback: bool | None = None) -> str:
         """What solves the time steps' linear systems, for ``flexmb info``: the factor
-        (engine/linear_solver.py) and why it was chosen, and how each step's Newton loop runs (in one
-        compiled call, its iterates compiled, or in Python) and on how many threads the beams' passes
-        run; nothing when every coordinate is driven."""
+        (engine/linear_solver.py) and why it was chosen, how each step's Newton loop runs (in one
+        compiled call, its iterates compiled, or in Python), on how many threads the beams' passes
+        run, and whether a run's steps go through a whole-run call (:meth:`run_path`, for a run with
+        ``fixed_steps`` and a ``callback``, or both unknown: None); nothing when every coordinate is driven."""
         if self.chol is None:
             return "none (every coordinate is driven: inverse dynamics, no unknowns)"
         n = self.free.size
+        run = "; " + self.run_path(fixed_steps, callback)
         if self.chol.kind == "tree":
-            how = ("each step's Newton loop in one compiled call (flexmb/solvers/tree_step.py); " + (
-                   "joint forces of the motion compiled with numba (flexmb/solvers/motion_step.py), their work and samples "
-                   "taken in Python after each step" if self.model.mforce_u.size else "with fixed steps and no "
-                   "callback, all steps between two output rows in one call (flexmb/solvers/tree_run.py)")
+            how = ("each step's Newton loop in one compiled call (flexmb/solvers/tree_step.py)" + (
+                   "; joint forces of the motion compiled with numba (flexmb/solvers/motion_step.py)"
+                   if self.model.mforce_u.size else "")
                    if self.tree_step is not None
                    else f"Newton in Python ({TreeStep.refusal(self.model, self.asm) or 'reuse_factor=True'})")
-            return f"{self.chol.describe(n)}, position tangent {'on' if self.position_tangent else 'off'}; {how}"
+            return f"{self.chol.describe(n)}, position tangent {'on' if self.position_tangent else 'off'}; {how}{run}"
         how = "; " + self.newton_path()
         if self.element_step is not None and self.model.mforce_u.size:
             how += "; joint forces of the motion compiled with numba (flexmb/solvers/motion_step.py)"
@@ -223,8 +224,36 @@ class GeneralizedAlpha:
                     f"from {parallel.PARALLEL_MIN} elements on; threading layer {parallel.threading_layer()}; "
                     "flexmb/engine/parallel.py)")
         if self.chol.kind == "dense":
-            return f"dense Cholesky (engine/dense_cholesky.py: {self.solver_reason}), {n} unknowns{how}"
-        return f"{self.chol.describe(n)}{how}"
+            return f"dense Cholesky (engine/dense_cholesky.py: {self.solver_reason}), {n} unknowns{how}{run}"
+        return f"{self.chol.describe(n)}{how}{run}"
+
+    def run_path(self, fixed_steps: bool | None = None, callback: bool | None = None) -> str:
+        """Whether a run's steps between two output rows go through one compiled call (flexmb/solvers/tree_run.py
+        for a rigid tree, flexmb/solvers/element_run.py on a matrix factor: "whole runs compiled between output
+        rows") or one by one from Python, and why (``flexmb info``): for fixed steps (``fixed_steps`` True;
+        error-controlled steps, False, always go one by one) and with a ``callback`` or not; None: not known,
+        the conditions are named."""
+        # the run modules import this one (their calls take a GeneralizedAlpha): imported where asked
+        from flexmb.solvers.element_run import ElementRun
+        from flexmb.solvers.tree_run import TreeRun
+
+        if self.chol.kind == "tree":
+            module, why = "tree_run", ("" if TreeRun.applies(self, None) else "each step's Newton loop is not one compiled call"
+                                       if self.tree_step is None else "the work and samples of joint forces of the motion "
+                                       "are taken in Python after each step")
+        else:
+            module, why = "element_run", ElementRun.refusal(self, None)
+        if why:
+            return f"steps one by one from Python (no whole-run call: {why})"
+        whole = (f"whole runs compiled between output rows: all steps between two output rows in one call "
+                 f"(flexmb/solvers/{module}.py)")
+        if fixed_steps is False:
+            return "steps one by one from Python (error-controlled steps: the whole-run call takes fixed steps only)"
+        if callback:
+            return "steps one by one from Python (the run's callback sees every step's state)"
+        if fixed_steps and callback is False:
+            return whole
+        return f"with fixed steps and no callback, {whole}; error-controlled steps or a callback one by one"
 
     def newton_path(self) -> str:
         """How each step's Newton loop runs on a matrix factor (dense, band, CHOLMOD), and, where it

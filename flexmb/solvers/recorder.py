@@ -255,8 +255,10 @@ class Recorder:
         # forces of bushings and rigid cuts: their elements' rows one after the other)
         self.outputs = recorded_fields(model)
         self.specs = self._specs()
-        # the fields with elements (a field of families without elements has no values to fill)
-        self._filled = [(f, outs) for f, outs in self.outputs.items() if sum(model.elements[n].n for n, _ in outs)]
+        # the fields with elements and, of each, the families with elements (a field or a family without
+        # elements has no values to fill: e.g. the cut forces of bushings beside no rigid cut, no concatenation)
+        self._filled = [(f, [(n, o) for n, o in outs if model.elements[n].n]) for f, outs in self.outputs.items()
+                        if sum(model.elements[n].n for n, _ in outs)]
         row_bytes = 8 * sum(math.prod(s) for s, _ in self.specs.values()) or 8
         cap = writer.flush_rows if writer is not None else _BLOCK_ROWS
         self.block = _Block(self.specs, max(1, min(cap, block_bytes // row_bytes)))
