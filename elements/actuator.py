@@ -116,6 +116,7 @@ class ActuatorEvaluation(FamilyEvaluation):
 class Actuators(ElementFamily):
     """The ``"actuator"`` family (module docstring)."""
 
+    prescribes = True  # its power -F l' is drive work
     name = "actuator"
     label = "actuator"
     plural = "actuators"

@@ -208,6 +208,9 @@ class ElementFamily:
     cut: ClassVar[bool] = False
     #: the family gives element blocks (K, C, M) to the iteration matrix
     has_blocks: ClassVar[bool] = False
+    #: the family's elements prescribe motion: their power is drive work (FamilyEvaluation.drive_power; an
+    #: accepted state of a model without such a family needs no evaluation for it: LazyEvaluation)
+    prescribes: ClassVar[bool] = False
     #: the family has element masses (M_e a in the node wrenches and in M̄)
     has_mass: ClassVar[bool] = False
     #: its blocks' stiffness belongs to the metric of the mass-orthogonal projections of augmented-Lagrangian

@@ -51,7 +51,7 @@ RTOL = 1e-10
 def build(robot: str, base: str):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", URDFWarning)
-        mb = from_urdf(URDF[robot], base=base)
+        mb = from_urdf(URDF[robot], base=base, mimic=False)  # Pinocchio's model keeps mimic joints independent
     pm = (pin.buildModelFromUrdf(str(URDF[robot]), pin.JointModelFreeFlyer()) if base == "free"
           else pin.buildModelFromUrdf(str(URDF[robot])))
     return mb, pm

@@ -52,11 +52,12 @@ def kernels() -> dict[str, Dispatcher]:
 _POINTS = [(0.0, 0.0, 0.0), (0.0, 1.0, 0.0), (1.0, 1.0, 0.0), (1.0, 0.0, 0.0)]
 
 
-def _loop(cut: str, force_law: bool = False):
+def _loop(cut: str, force_law: bool = False, extra: str = ""):
     """A four-bar of three links on revolute joints, its loop closed at a fixed node by a bushing or a
     rigid cut (``cut`` "bushing" or "rigid"); ``force_law``: with a linear spring-damper and one with a
     force law on its coupler (a Python function: the Newton loop in Python, with the kernels' signatures
-    of that path)."""
+    of that path); ``extra``: "friction" (bearing friction on the crank: the compiled step's kernels) or
+    "actuator" (a prescribed-length actuator beside the crank: the Newton loop in Python)."""
     pts = _POINTS
     mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
     for i in range(3):
@@ -75,6 +76,12 @@ def _loop(cut: str, force_law: bool = False):
         mb.add_spring_damper("sd", "ground", "l1", stiffness=10.0, damping=0.1, point_a=(0.5, 2.0, 0.0), point_b=pts[1])
         mb.add_spring_damper("law", "ground", "l1", point_a=(0.5, 2.0, 0.0), point_b=pts[1],
                              force_law=lambda length, rate, t: 10.0 * (length - 1.0) + 0.1 * rate)
+    if extra == "friction":
+        mb.add_joint_friction("j0", mu=0.1, pin_radius=0.01)
+    elif extra == "actuator":
+        d0 = float(np.linalg.norm(np.array(pts[1]) - (0.5, 2.0, 0.0)))
+        mb.add_actuator("cyl", "ground", "l1", point_a=(0.5, 2.0, 0.0), point_b=pts[1],
+                        length=lambda t: d0 + 0.01 * np.sin(t))
     return mb.compile()
 
 
@@ -132,6 +139,9 @@ def warm_up() -> float:
         fm.simulate(models[4], 5e-3, 1e-3, linear_solver=solver)
     fm.simulate(models[3], 2e-2, "auto", output_dt=5e-3)  # dense output of rigid cuts: rows closed between steps
     fm.simulate(_loop("rigid", force_law=True), 5e-3, 1e-3)  # spring-damper force laws: the Newton loop in Python
+    for solver in ("auto", "cholmod"):  # bearing friction in the compiled Newton loop and iterates
+        fm.simulate(_loop("bushing", extra="friction"), 5e-3, 1e-3, linear_solver=solver)
+    fm.simulate(_loop("bushing", extra="actuator"), 5e-3, 1e-3)  # prescribed lengths: the Newton loop in Python
     v, out3, out33 = np.array([0.1, 0.2, 0.3]), np.empty(3), np.empty((3, 3))
     rotations.cross_into(v, v[::-1].copy(), out3)
     rotations.skew_into(v, out33)

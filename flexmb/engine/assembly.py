@@ -186,6 +186,10 @@ class LazyEvaluation:
         return self.full.element_dissipation if self._asm.dissipative else 0.0
 
     @property
+    def element_drive_power(self) -> float:
+        return self.full.element_drive_power if self._asm.prescribing else 0.0
+
+    @property
     def friction(self) -> JointFriction | None:
         return self.full.friction if self._asm.model.friction_u.size else None
 
@@ -222,6 +226,7 @@ class Assembler:
         self.with_state = tuple(a for a in active if a[0].has_state)
         #: some element may dissipate power (ElementFamily.dissipates): the power of a state needs its evaluation
         self.dissipative = any(f.dissipates(d) for f, d, _ in self.families)
+        self.prescribing = any(f.prescribes for f, _, _ in self.families)  # power that is drive work (actuators)
         #: no element couples two nodes (no family with blocks has elements): the iteration matrix is
         #: the tree's composite form and the O(n) tree factorization applies (engine/tree_solver.py)
         self.rigid_tree = not self.with_blocks

@@ -73,14 +73,17 @@ def friction_torques(F: np.ndarray, g: np.ndarray, u: np.ndarray, mu: np.ndarray
 
 
 @njit(cache=True)
-def friction_loads(w, S, u, fu, child, preorder, sub_first, sub_last, mu, radius, omega_eps, cs, tau, load):
+def friction_loads(w, S, u, joints, law, cs, tau, load):
     """Eq. (1) of every friction joint for node wrenches ``w`` (N, 6), spatial axes ``S`` (n_u, 6) and
-    rates ``u`` (n_u,): the joints' coordinates ``fu`` and child nodes ``child``; the reactions' forces
-    are subtree sums of w in the tree's ``preorder`` (a subtree is the range [sub_first, sub_last) of
-    it: cumulative sums ``cs`` (N + 1, 3), one pass); writes the torques ``tau`` and the radial loads
+    rates ``u`` (n_u,): ``joints`` = (the joints' coordinates ``fu``, child nodes ``child``, the tree's
+    ``preorder``, ``sub_first``, ``sub_last``), ``law`` = (mu, radius, omega_eps) per joint; the
+    reactions' forces are subtree sums of w in the tree's preorder (a subtree is the range
+    [sub_first, sub_last) of it: cumulative sums ``cs`` (N + 1, 3), one pass); writes the torques ``tau`` and the radial loads
     |F_⊥| ``load``. The one evaluation of (1): the Python evaluation (:meth:`JointFriction.torques`)
     and the compiled Newton step (flexmb/solvers/element_step.py) both call it, so both give the same
     torques bit for bit."""
+    fu, child, preorder, sub_first, sub_last = joints
+    mu, radius, omega_eps = law
     for j in range(3):
         cs[0, j] = 0.0
     for k in range(preorder.size):
@@ -164,10 +167,10 @@ class JointFriction:
         m, p = self.model, self.pattern
         n = self.u.size
         tau, self.load = np.empty(n), np.empty(n)
-        friction_loads(np.ascontiguousarray(w, dtype=float), self._S, self._u_all, self.u.astype(np.int64),
-                       self.child.astype(np.int64), p.preorder.astype(np.int64), p.sub_first.astype(np.int64),
-                       p.sub_last.astype(np.int64), m.friction_mu, m.friction_radius, m.friction_omega_eps,
-                       np.empty((w.shape[0] + 1, 3)), tau, self.load)
+        joints = (self.u.astype(np.int64), self.child.astype(np.int64), p.preorder.astype(np.int64),
+                  p.sub_first.astype(np.int64), p.sub_last.astype(np.int64))
+        friction_loads(np.ascontiguousarray(w, dtype=float), self._S, self._u_all, joints,
+                       (m.friction_mu, m.friction_radius, m.friction_omega_eps), np.empty((w.shape[0] + 1, 3)), tau, self.load)
         return tau
 
     def power(self, w: np.ndarray) -> float:

@@ -156,7 +156,7 @@ def _in_plane(normal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def from_urdf(path: str | os.PathLike, base: str = "fixed", gravity: Sequence[float] = (0.0, 0.0, -9.81),
               root_joint: str = "root_joint", shapes: str | None = None,
-              package_dirs: Mapping[str, str | os.PathLike] | None = None) -> RobotBuilder:
+              package_dirs: Mapping[str, str | os.PathLike] | None = None, mimic: bool = True) -> RobotBuilder:
     """A :class:`RobotBuilder` of the robot described by the URDF file ``path`` (module docstring).
 
     ``base``: ``"fixed"`` (the root link welded to ground) or ``"free"`` (a floating base: a free
@@ -168,7 +168,9 @@ def from_urdf(path: str | os.PathLike, base: str = "fixed", gravity: Sequence[fl
     ``package://<package>/<path>`` are looked for in ``package_dirs[<package>]``, then as the
     path's tails below the URDF's folder (``meshes/ur5/collision/base.stl`` for
     ``package://example-robot-data/robots/ur_description/meshes/ur5/collision/base.stl``); a mesh not
-    found or unreadable is named in the warning. Raises URDFError for a malformed file (naming the tag
+    found or unreadable is named in the warning. ``mimic``: True (default) imports each ``<mimic>`` as a
+    rigid coupling; False leaves mimic joints independent (as Pinocchio's ``buildModelFromUrdf`` does, so
+    the two give the same dynamics) and names them in the warning. Raises URDFError for a malformed file (naming the tag
     and line), BackendError if yourdfpy is missing; warns once (URDFWarning) listing what was not
     imported."""
     if base not in ("fixed", "free"):
@@ -212,7 +214,10 @@ def from_urdf(path: str | os.PathLike, base: str = "fixed", gravity: Sequence[fl
     for jn in inv.joints:  # joints in file order (each child node exists now)
         _add_joint(mb, info, inv, joints[jn], T[joints[jn].child], notes)
     for jn in inv.joints:  # mimic joints: rigid couplings to the joints they mimic (all joints exist now)
-        _add_mimic(mb, info, inv, info.joints[jn], notes)
+        if mimic:
+            _add_mimic(mb, info, inv, info.joints[jn], notes)
+        elif info.joints[jn].mimic is not None:
+            notes.mimic_off.append(jn)
     if shapes:
         for link in robot.links:
             _add_shapes(mb, link, shapes, p.parent, package_dirs or {}, notes)
@@ -229,6 +234,7 @@ class _Notes:
     def __init__(self) -> None:
         self.limits: list[str] = []
         self.mimic: list[str] = []
+        self.mimic_off: list[str] = []
         self.friction: list[str] = []
         self.damping: list[str] = []
         self.massless_inertia: list[str] = []
@@ -244,6 +250,8 @@ class _Notes:
         if self.mimic:
             out.append(f"mimic joints {self.mimic} are imported as independent joints: a coupling needs one coordinate "
                        "on each joint and a nonzero multiplier (drive them, e.g. add_drive)")
+        if self.mimic_off:
+            out.append(f"mimic joints {self.mimic_off} are imported as independent joints (from_urdf(mimic=False))")
         if self.friction:
             out.append(f"joint friction of {self.friction} (a constant Coulomb torque) is left out: flexmb's "
                        "add_joint_friction is a bearing friction proportional to the joint reaction")

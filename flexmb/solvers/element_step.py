@@ -144,7 +144,7 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     fu = fric[0]
     if fu.size:  # Evaluation.residual: the bearing friction torques from the reactions, subtree sums of w
         ftau = fric[9]
-        friction_loads(w, S, u1, fu, fric[1], fric[2], fric[3], fric[4], fric[5], fric[6], fric[7], fric[12], ftau, fric[10])
+        friction_loads(w, S, u1, (fu, fric[1], fric[2], fric[3], fric[4]), (fric[5], fric[6], fric[7]), fric[12], ftau, fric[10])
         for n in range(fu.size):
             rfull[fu[n]] -= ftau[n]
     for j in range(free.size):
@@ -444,8 +444,10 @@ class ElementStep(CompiledStep):
         self._st, self._a, self._t1, self._params = st, a, t1, params
         self._drives = (self.driven, drives[0][0], drives[1][0], drives[2][0])
         self._jf, self._loads = jf[0], loads[0]
-        if reuse and getattr(self, "outs", None) is not None:
-            self.outs = (*self.outs[:2], self._cut_outputs(st.elements if elements is None else elements), self.outs[3])
+        els = st.elements if elements is None else elements
+        if reuse and getattr(self, "outs", None) is not None:  # the cuts' and couplings' arrays new (their state)
+            self.outs = (*self.outs[:2], self._cut_outputs(els), self.outs[3], coupling_outputs(self._n_coupling, els))
+            self._ccst0 = self.outs[4][8].copy()
             return
         n_u, n = self.model.n_u, self._n_el
         self.out_state = (np.empty_like(st.q), np.empty_like(st.balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
@@ -454,9 +456,9 @@ class ElementStep(CompiledStep):
         self.outs = (beam_results(n),
                      (np.empty((nb, 6)), np.empty((nb, 6, 12)), np.empty((nb, 3, 3)), np.empty((nb, 6)), np.empty(nb),
                       np.empty(nb)),
-                     self._cut_outputs(st.elements if elements is None else elements),
+                     self._cut_outputs(els),
                      tuple(np.empty(s) for s in ((ns, 12), (ns, 3), (ns, 3), (ns, 3), ns, ns, ns, ns, ns, 1)),
-                     coupling_outputs(self._n_coupling, st.elements if elements is None else elements))
+                     coupling_outputs(self._n_coupling, els))
         self._ccst0 = self.outs[4][8].copy()
 
     def _cut_outputs(self, elements: dict) -> tuple:
