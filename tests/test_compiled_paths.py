@@ -20,7 +20,6 @@ CASES = sorted(p for p in (ROOT / "cases").glob("*.py") if not p.name.startswith
 #: seed cases whose Newton loop still runs in Python, and the reason flexmb info gives (issue 38: to be
 #: compiled; the list only shrinks)
 PYTHON_FOR_NOW = {"bearing_friction_self_locking": "bearing friction",
-                  "quarter_car": "spring-damper force laws",  # its damper characteristic and moving road
                   "excavator": "element family 'actuator' not compiled"}  # its cylinders
 
 
