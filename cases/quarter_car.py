@@ -153,12 +153,14 @@ def static_preloads(p: dict) -> tuple[float, float]:
     return -work / dl_spring, tyre
 
 
-def road(t, p: dict):
-    """Road height under the tyre z_r(t) and its rate z_r'(t): a cosine bump (module docstring)."""
-    s = (t - p["bump_start"]) * p["speed"] / p["bump_length"]  # 0..1 over the bump
+def road(t, start, speed, length, height):
+    """Road height under the tyre z_r(t) and its rate z_r'(t): a cosine bump of ``height`` and ``length``
+    met at ``speed`` from t = ``start`` (module docstring). Arithmetic on numbers only: numba compiles it
+    with the tyre's law, which then runs in the compiled Newton step (docs/spring_damper.md (S12))."""
+    s = (t - start) * speed / length  # 0..1 over the bump
     if not 0.0 < s < 1.0:
         return 0.0, 0.0
-    h, w = p["bump_height"], 2 * np.pi * p["speed"] / p["bump_length"]
+    h, w = height, 2 * np.pi * speed / length
     return 0.5 * h * (1 - np.cos(2 * np.pi * s)), 0.5 * h * w * np.sin(2 * np.pi * s)
 
 
@@ -212,9 +214,10 @@ def build(**params) -> fm.Model:
                          force_law=lambda l, ld, t: c * ld * (1 + r * np.tanh(ld / v_r)))
     k_t, c_t = p["k_tyre"], p["c_tyre"]
     free_length = WHEEL[1] + tyre_preload / k_t
+    bump = (p["bump_start"], p["speed"], p["bump_length"], p["bump_height"])
 
     def tyre(l, ld, t):
-        zr, zr_dot = road(t, p)
+        zr, zr_dot = road(t, *bump)
         return min(k_t * (l - zr - free_length) + c_t * (ld - zr_dot), 0.0)  # it pushes, or lifts off
 
     def tyre_tangent(l, ld, t):
@@ -239,7 +242,7 @@ def postprocess(result, model, params: dict, out_dir: Path) -> dict:
     t = result.t
     travel, heave = wheel_travel(result), result.coordinate("heave")
     damper, tyre, spring = (result.history(f"{n}.force") for n in ("damper", "tyre", "spring"))
-    zr = np.array([road(ti, p)[0] for ti in t])
+    zr = np.array([road(ti, p["bump_start"], p["speed"], p["bump_length"], p["bump_height"])[0] for ti in t])
     fig, axs = plt.subplots(3, 1, figsize=(7, 8), sharex=True)
     axs[0].plot(t, 1e3 * zr, "k:", label="road z_r")
     axs[0].plot(t, 1e3 * heave, label="chassis heave")

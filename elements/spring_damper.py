@@ -13,8 +13,8 @@ term of the turning points and the damper's position derivative are left out of 
 tangent for the reasons of docs/spring_damper.md §3 (the exact tangent of statics keeps the first
 two, the lever term symmetrized). An element given a force law F = f(l, l', t) (S12) takes its tension
 from it and its k, c of the blocks from the law's partial derivatives at the iterate (S13, given or by
-complex step); its power F l' is counted as dissipated; laws are evaluated here in Python (the compiled
-steps refuse them: ElementStep.refusal).
+complex step); its power F l' is counted as dissipated; this is the Python reference of the laws, which
+the compiled steps evaluate with the same arithmetic through numba (flexmb/solvers/law_step.py).
 
 As an element family (flexmb.elements): two nodes per element (node a may be ground), a loop edge (a
 spring-damper between two parts of the tree closes a loop; it is not a cut: the rigid-equivalent

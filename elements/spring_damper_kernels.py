@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["MATERIAL", "TIME_STEP", "EXACT", "spring_damper_forces", "spring_damper_blocks", "spring_damper_iterate"]
+__all__ = ["MATERIAL", "TIME_STEP", "EXACT", "spring_damper_forces", "spring_damper_blocks"]
 
 #: the blocks spring_damper_blocks forms: (S10) material only, (S8) the time step's, (S9) the exact tangent
 MATERIAL, TIME_STEP, EXACT = 0, 1, 2
@@ -138,13 +138,3 @@ def spring_damper_blocks(G, nv, ra, rb, l, F, k, c, ck, cc, mode, out):
                     out[e, 3 + i, 3 + j] -= fa * sa_
                     out[e, 9 + i, 9 + j] += fa * sb_
 
-
-@njit(cache=True)
-def spring_damper_iterate(x, R, V, spring, out, w):
-    """The spring-dampers of a compiled Newton iterate (flexmb/solvers/element_step.py): ``spring`` =
-    (ia, ib, sa, sb, k, c, L0, F0, lmin), ``out`` = (G, nv, ra, rb, l, ldot, F, energy, power, flags);
-    spring_damper_forces into them and w, flags[0] = its first element below l_min (S11), or -1."""
-    ia, ib, sa, sb, k, c, L0, F0, lmin = spring
-    G, nv, ra, rb, l, ldot, F, energy, power, flags = out
-    flags[0] = float(spring_damper_forces(x, R, V, ia, ib, sa, sb, k, c, L0, F0, lmin, w, G, nv, ra, rb, l, ldot, F, energy,
-                                          power))

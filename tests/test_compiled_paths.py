@@ -18,9 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CASES = sorted(p for p in (ROOT / "cases").glob("*.py") if not p.name.startswith("study_"))
 
 #: seed cases whose Newton loop still runs in Python, and the reason flexmb info gives (issue 38: to be
-#: compiled; the list only shrinks; bearing friction was compiled last)
-PYTHON_FOR_NOW = {"quarter_car": "spring-damper force laws",  # its damper characteristic and moving road
-                  "excavator": "element family 'actuator' not compiled"}  # its cylinders
+#: compiled; the list only shrinks; bearing friction and the quarter car's force laws were compiled last)
+PYTHON_FOR_NOW = {"excavator": "element family 'actuator' not compiled"}  # its cylinders
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])

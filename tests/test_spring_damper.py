@@ -150,13 +150,13 @@ def _python(monkeypatch, model: fm.Model, *args, **kw) -> fm.Result:
 
 def test_a_linear_force_law_is_the_linear_element_bit_for_bit(monkeypatch) -> None:
     """F = k (l - L0) + c l' given as a law (its tangents by complex step: exact for a linear law)
-    and given as k, c, L0: the same arithmetic, so the same motion bit for bit, on the Python
-    Newton loop (a law is a Python function: flexmb info names it)."""
+    and given as k, c, L0: the same arithmetic, so the same motion bit for bit, the law compiled with
+    numba into the compiled step (flexmb info says so; the linear element on the Python loop)."""
     k, c = 800.0, 4.0
     law_model = oscillator(law=lambda l, v, t: k * (l - 0.9) + c * v)
     lin = _python(monkeypatch, oscillator(k, c), 0.3, 1e-3)
     law = fm.simulate(law_model, 0.3, 1e-3)
-    assert "force laws" in GeneralizedAlpha(law_model).newton_path()
+    assert "force laws compiled with numba" in GeneralizedAlpha(law_model).describe_solver()
     np.testing.assert_array_equal(law.q, lin.q)
     np.testing.assert_array_equal(law.u, lin.u)
     np.testing.assert_array_equal(law.spring_dampers, lin.spring_dampers)

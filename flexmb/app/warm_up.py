@@ -13,7 +13,8 @@ iterates of larger ones, flexmb/solvers/element_step.py) and a
 four-bar closed by a bushing (elastic cut) watched by a singularity monitor (the rigid loop-closure
 Jacobian of flexmb.analysis.monitors, as the seed cases' monitors and postprocesses use it), with
 error-controlled steps once; the four-bar closed by a rigid cut with spring-dampers, one of them a
-force law (the Newton loop in Python); and the rotation kernels that only users call (flexmb.rotations).
+force law (compiled with numba, flexmb/solvers/law_step.py), and again with a law numba does not
+compile (the Newton loop in Python); and the rotation kernels that only users call (flexmb.rotations).
 
 Every kernel compiled with ``cache=True`` is compiled here (:func:`kernels` lists them), and a seed
 case of cases/ compiles nothing more (tests/test_warm_up.py). That matters beyond the minute it saves:
@@ -52,12 +53,23 @@ def kernels() -> dict[str, Dispatcher]:
 _POINTS = [(0.0, 0.0, 0.0), (0.0, 1.0, 0.0), (1.0, 1.0, 0.0), (1.0, 0.0, 0.0)]
 
 
-def _loop(cut: str, force_law: bool = False, extra: str = ""):
+class _Gain:
+    """A number a force law reads from a Python object: numba does not compile that law."""
+
+    k = 10.0
+
+
+_GAIN = _Gain()
+
+
+def _loop(cut: str, force_law: bool = False, compiled: bool = True, extra: str = ""):
     """A four-bar of three links on revolute joints, its loop closed at a fixed node by a bushing or a
     rigid cut (``cut`` "bushing" or "rigid"); ``force_law``: with a linear spring-damper and one with a
-    force law on its coupler (a Python function: the Newton loop in Python, with the kernels' signatures
-    of that path); ``extra``: "friction" (bearing friction on the crank: the compiled step's kernels) or
-    "actuator" (a prescribed-length actuator beside the crank: the Newton loop in Python)."""
+    force law on its coupler (compiled with numba into the compiled step: flexmb/solvers/law_step.py;
+    ``compiled`` False: a law numba does not compile, the Newton loop in Python, with the kernels'
+    signatures of that path, as models of families not compiled take it); ``extra``: "friction" (bearing
+    friction on the crank: the compiled step's kernels) or "actuator" (a prescribed-length actuator beside
+    the crank: the Newton loop in Python)."""
     pts = _POINTS
     mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
     for i in range(3):
@@ -75,7 +87,8 @@ def _loop(cut: str, force_law: bool = False, extra: str = ""):
     if force_law:
         mb.add_spring_damper("sd", "ground", "l1", stiffness=10.0, damping=0.1, point_a=(0.5, 2.0, 0.0), point_b=pts[1])
         mb.add_spring_damper("law", "ground", "l1", point_a=(0.5, 2.0, 0.0), point_b=pts[1],
-                             force_law=lambda length, rate, t: 10.0 * (length - 1.0) + 0.1 * rate)
+                             force_law=(lambda length, rate, t: 10.0 * (length - 1.0) + 0.1 * rate) if compiled
+                             else (lambda length, rate, t: _GAIN.k * (length - 1.0) + 0.1 * rate))
     if extra == "friction":
         mb.add_joint_friction("j0", mu=0.1, pin_radius=0.01)
     elif extra == "actuator":
@@ -138,7 +151,8 @@ def warm_up() -> float:
         fm.simulate(models[3], 5e-3, 1e-3, linear_solver=solver)
         fm.simulate(models[4], 5e-3, 1e-3, linear_solver=solver)
     fm.simulate(models[3], 2e-2, "auto", output_dt=5e-3)  # dense output of rigid cuts: rows closed between steps
-    fm.simulate(_loop("rigid", force_law=True), 5e-3, 1e-3)  # spring-damper force laws: the Newton loop in Python
+    fm.simulate(_loop("rigid", force_law=True), 5e-3, 1e-3)  # spring-damper force laws (law_step.py)
+    fm.simulate(_loop("rigid", force_law=True, compiled=False), 5e-3, 1e-3)  # the Newton loop in Python
     for solver in ("auto", "cholmod"):  # bearing friction in the compiled Newton loop and iterates
         fm.simulate(_loop("bushing", extra="friction"), 5e-3, 1e-3, linear_solver=solver)
     fm.simulate(_loop("bushing", extra="actuator"), 5e-3, 1e-3)  # prescribed lengths: the Newton loop in Python

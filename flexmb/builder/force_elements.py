@@ -54,7 +54,8 @@ class ForceElements(RecordTables):
         partial derivatives (∂F/∂l, ∂F/∂l') for the iteration matrix, by default complex steps of
         the law (a law that does not take complex arguments: central differences), as for drives.
         A force law's power F l' is counted as work the element takes out (``dissipated``; it has no
-        strain energy), and its model takes the Newton loop in Python (a Python function). The
+        strain energy). Laws are compiled with numba into the compiled Newton step (one that numba
+        does not compile keeps the loop in Python, ``flexmb info`` names it: docs/spring_damper.md §6). The
         linear element's strain energy ½ k (l - L0)² + F0 (l - L0) is in the run's
         ``strain`` energy, its power c l'² in ``dissipated``. A spring-damper between two parts of
         the tree closes a loop (``flexmb info`` lists it); its iteration-matrix blocks are
@@ -127,7 +128,7 @@ class ForceElements(RecordTables):
         ``force(t, l, l')``: the tension [N] (positive pulling the points together) as a function of
         time, the length and its rate: a spring-damper with that force law underneath
         (flexmb.elements.spring_damper (S12)), its power F l' counted as dissipated like a force
-        law's; its model takes the Newton loop in Python (a Python function).
+        law's; compiled with numba like one (flexmb/solvers/law_step.py).
 
         A rotary actuator, a prescribed joint angle, is :meth:`add_drive`. Refused: unknown nodes,
         node_b on ground, both ends on one node, coincident points, neither or both of length and

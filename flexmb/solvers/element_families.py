@@ -16,10 +16,11 @@ from flexmb.elements.coupling import CouplingEvaluation
 from flexmb.elements.coupling_kernels import LAM, N_STATE, PHASE, coupling_blocks, coupling_forces, coupling_rows
 from flexmb.elements.family import FamilyEvaluation
 from flexmb.elements.rigid_cut_kernels import closure_scales, penalty_blocks, rigid_cut_forces, rigid_cut_update
-from flexmb.elements.spring_damper_kernels import MATERIAL, TIME_STEP, spring_damper_blocks, spring_damper_iterate
+from flexmb.elements.spring_damper_kernels import MATERIAL, TIME_STEP, spring_damper_blocks
 from flexmb.engine.iteration_matrix import _scatter_elements
 from flexmb.engine.kinematics import Kinematics
 from flexmb.model import Model
+from flexmb.solvers.law_step import law_refusal, spring_damper_laws_iterate
 from flexmb.solvers.motion_step import compile_motion
 
 __all__ = ["cut_and_spring_forces", "cut_and_spring_matrix", "coupling_arrays", "coupling_outputs", "iterate_evaluations",
@@ -78,14 +79,14 @@ def _couplings(S, x, q, u, cp, out, wfull):
 @njit(cache=True)
 def cut_and_spring_forces(x, R, V, S, q, u, fams, outs, wfull) -> bool:
     """The rigid cuts' forces and update (``fams[2]``, ``outs[2]``: _rigid_cuts), then the
-    spring-dampers' (``fams[3]``, ``outs[3]``: spring_damper_iterate), then the couplings' (``fams[4]``,
-    ``outs[4]``: _couplings) into ``wfull``; True where a spring-damper is shorter than its l_min
-    (docs/spring_damper.md (S11)): the iterate fails."""
+    spring-dampers' (``fams[3]``, ``outs[3]``: spring_damper_laws_iterate, their force laws too), then the
+    couplings' (``fams[4]``, ``outs[4]``: _couplings) into ``wfull``; True where a spring-damper is shorter than its l_min
+    (docs/spring_damper.md (S11)) or its force law's value is not finite (S12): the iterate fails."""
     rigid, spring = fams[2], fams[3]
     if rigid[0].size:  # the rigid cuts (rigid_cut.evaluate) with their state of this iterate, then their update
         _rigid_cuts(x, R, rigid, outs[2], wfull)
     if spring[0].size:  # the spring-dampers (spring_damper.evaluate)
-        spring_damper_iterate(x, R, V, spring, outs[3], wfull)
+        spring_damper_laws_iterate(x, R, V, spring, outs[3], wfull)
         if outs[3][9][0] >= 0.0:
             return True
     if fams[4][0].size:  # the couplings (coupling.evaluate), last in the registry
@@ -105,7 +106,7 @@ def cut_and_spring_matrix(rigid, spring, coupling, outs, scatters, ck, cc, mater
         _scatter_elements(rn_, ranc_ptr, ranc_coord, rpos_ptr, rpos, S, x, cblocks, rmax_ne, data)
     if spring[0].size:
         sd, sblocks = outs[3], scatters[6]
-        spring_damper_blocks(sd[0], sd[1], sd[2], sd[3], sd[4], sd[6], spring[4], spring[5], ck, cc,
+        spring_damper_blocks(sd[0], sd[1], sd[2], sd[3], sd[4], sd[6], sd[10], sd[11], ck, cc,
                              MATERIAL if material_only else TIME_STEP, sblocks)
         sn, sanc_ptr, sanc_coord, spos_ptr, spos, smax_ne = scatters[5]
         _scatter_elements(sn, sanc_ptr, sanc_coord, spos_ptr, spos, S, x, sblocks, smax_ne, data)
@@ -149,9 +150,8 @@ def iterate_evaluations(es: Any, kin: Kinematics) -> dict:
             fe.alpha_next = alpha_mat
         family_evals["rigid_cut"] = fe
     if es._n_spring:
-        G, nv, ra, rb, l, ldot, F, energy, power, _ = es.outs[3]
-        family_evals["spring_damper"] = FAMILIES["spring_damper"].evaluation(G, nv, ra, rb, l, ldot, F, energy, power,
-                                                                            es.spring[4], es.spring[5])
+        G, nv, ra, rb, l, ldot, F, energy, power, _, k, c = es.outs[3]  # k, c: the force laws' tangents too (S13)
+        family_evals["spring_damper"] = FAMILIES["spring_damper"].evaluation(G, nv, ra, rb, l, ldot, F, energy, power, k, c)
     if es._n_coupling:
         G, g, gdot, force, lam, alpha, energy, power, _, _, flags = es.outs[4]
         family_evals["coupling"] = CouplingEvaluation(strain_energy=float(flags[0]), dissipation=float(flags[1]),
@@ -163,8 +163,8 @@ def iterate_evaluations(es: Any, kin: Kinematics) -> dict:
 def element_step_refusal(model: Model, asm, cholmod: bool, compiled: tuple[str, ...]) -> str:
     """Why a model takes the Python Newton iterates instead of the compiled element step
     (ElementStep.refusal; empty if it takes them): no matrix factor (``cholmod`` False), no unknowns,
-    the exact tangent, spring-damper force laws, follower loads, or a family not among ``compiled``
-    (or with element state other than rigid cuts', or node masses other than rigid bodies'). Bearing
+    the exact tangent, a force law or force of the motion numba does not compile, follower loads, or a
+    family not among ``compiled`` (or with element state other than rigid cuts', or node masses other than rigid bodies'). Bearing
     friction is compiled (flexmb/engine/friction.py, friction_loads)."""
     if not cholmod:
         return "the O(n) tree factor takes it" if asm.rigid_tree else "no matrix factor"
@@ -174,9 +174,8 @@ def element_step_refusal(model: Model, asm, cholmod: bool, compiled: tuple[str, 
         return "the exact tangent (exact_tangent=True) is formed in Python"
     if model.mforce_u.size and compile_motion(model)[0] is None:  # a force numba does not compile: it and why
         return compile_motion(model)[1]
-    sd = model.elements.get("spring_damper")
-    if sd is not None and sd.laws is not None and sd.laws.size:
-        return "spring-damper force laws (Python functions, docs/spring_damper.md (S12)) are evaluated in Python"
+    if law_refusal(model):  # a spring-damper force law numba does not compile: it and why
+        return law_refusal(model)
     if any(ld.follower for ld in model.loads):
         return "follower loads (their forces turn with the nodes) are evaluated in Python"
     if not asm.families:

@@ -67,7 +67,7 @@ def _dissipation(order, outs) -> float:
             pw = outs[1][5]
             for e in range(pw.size):
                 s += pw[e]
-        elif code == SPRING_DAMPER:  # c l'² (docs/spring_damper.md (S6))
+        elif code == SPRING_DAMPER:  # c l'² (docs/spring_damper.md (S6)), a force law's F l' (S12)
             pw = outs[3][8]
             for e in range(pw.size):
                 s += pw[e]
@@ -121,6 +121,7 @@ def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info
         loads = loads_all[0] if one_load else loads_all[k]
         if with_cuts:  # Assembler.begin_step
             begin_cuts(cut_work.accepted, cut_model.scaled, bp, outs[2][7])
+        springs[5][4][0] = steps[k, 1]  # the step's end time: the spring-dampers' force laws' (flexmb/solvers/law_step.py)
         element_newton_step(tree, bodies, gravity, springs, jforce_u, jf_all[k], loads,
                             (driven, driven_q[k], driven_u[k], driven_a[k]), coords, fams, (am, af, g, b, h), q, balls, u,
                             udot, a, out_state, kin, Mb, wfull, tau, outs, rfull, r, work, pairs, mbar, diag_pos, diag,

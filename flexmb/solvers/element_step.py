@@ -29,7 +29,6 @@ from flexmb.elements import FAMILIES
 from flexmb.elements.beam import kernels as beam_kernels
 from flexmb.elements.beam.kernel_data import MatrixWeights, NodeMotion, ScatterMaps, beam_results
 from flexmb.elements.cut_kernels import bushing_blocks, bushing_forces
-from flexmb.elements.spring_damper import too_short
 from flexmb.engine import parallel
 from flexmb.engine.assembly import Evaluation
 from flexmb.engine.band_cholesky import band_factor_loaded, band_solve
@@ -54,6 +53,7 @@ from flexmb.solvers.element_families import (
     element_step_refusal,
     iterate_evaluations,
 )
+from flexmb.solvers.law_step import spring_arrays, spring_failure, spring_outputs
 from flexmb.solvers.motion_step import motion_evaluation, step_motion, with_motion_diag
 from flexmb.solvers.tree_step import (
     NONFINITE,
@@ -84,7 +84,7 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     a1); with ``evaluate`` also kinematics ``kin`` = (x, R, Vs, As, S, Sd, P, V, ζ), Mb, the node
     wrenches ``wfull`` (N+1, 6), τ, the families' outputs ``outs`` = (the beams' (frames, local forces,
     energies, p, Bl, chord), the bushings' (d, G, A, f, energy, power), the rigid cuts', the
-    spring-dampers' (spring_damper_iterate)) of the families ``fams`` = (beams, bushings, rigid cuts,
+    spring-dampers' (law_step.py)) of the families ``fams`` = (beams, bushings, rigid cuts,
     spring-dampers) (any may have no elements), eq. (1) on all coordinates ``rfull`` and on the free
     ones ``r``; ``threads`` = (the beams' passes', the joints on ground's) threads
     (flexmb/engine/parallel.py); ``work`` ends with the bearing friction's arrays (friction_arrays: its
@@ -341,7 +341,7 @@ class ElementStep(CompiledStep):
     def applies(model: Model, asm, cholmod: bool) -> bool:
         """On a matrix factor (CHOLMOD, dense, band), a model whose forces are those of bushings, beams,
         rigid cuts, spring-dampers and couplings (and rigid bodies as the only node masses), with or without
-        bearing friction, without follower loads or spring-damper force laws."""
+        bearing friction, without follower loads or spring-damper force laws numba does not compile."""
         return not ElementStep.refusal(model, asm, cholmod)
 
     @staticmethod
@@ -367,8 +367,7 @@ class ElementStep(CompiledStep):
                       np.asarray(rc.mode, dtype=i64), rc.mask, rc.alpha_scale, rc.tol, rc.tol_rot)
         self._n_rigid = rc.n
         sd = model.elements["spring_damper"]
-        sia, sib = FAMILIES["spring_damper"].prepare(model, sd)
-        self.spring = (sia, sib, sd.sa, sd.sb, sd.k, sd.c, sd.L0, sd.F0, sd.l_min)
+        self.spring = spring_arrays(model, FAMILIES["spring_damper"].prepare(model, sd), self.springs[5][4])  # law_step.py
         self._n_spring = sd.n
         self.coupling, self._n_coupling = coupling_arrays(model), model.elements["coupling"].n
         free = np.asarray(model.free_u, dtype=i64)
@@ -452,12 +451,12 @@ class ElementStep(CompiledStep):
         n_u, n = self.model.n_u, self._n_el
         self.out_state = (np.empty_like(st.q), np.empty_like(st.balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
         self.kin, self.Mb, self.wfull, self.tau, self.rfull = self.buffers(with_sd=False)  # no Sd: the tree solver's
-        nb, ns = self._n_bushing, self._n_spring
+        nb = self._n_bushing
         self.outs = (beam_results(n),
                      (np.empty((nb, 6)), np.empty((nb, 6, 12)), np.empty((nb, 3, 3)), np.empty((nb, 6)), np.empty(nb),
                       np.empty(nb)),
                      self._cut_outputs(els),
-                     tuple(np.empty(s) for s in ((ns, 12), (ns, 3), (ns, 3), (ns, 3), ns, ns, ns, ns, ns, 1)),
+                     spring_outputs(self.spring),
                      coupling_outputs(self._n_coupling, els))
         self._ccst0 = self.outs[4][8].copy()
 
@@ -508,9 +507,8 @@ class ElementStep(CompiledStep):
                                     self._drives, self.coords, self.fams, self._params, st.q,
                                     st.balls, st.u, st.udot, self._a, udot, self.out_state, self.kin, self.Mb, self.wfull,
                                     self.tau, self.outs, self.rfull, self.r, self.work, evaluate, first, self.threads)
-        if self._n_spring and self.outs[3][9][0] >= 0.0:  # (S11): as spring_damper.evaluate
-            e = int(self.outs[3][9][0])
-            raise too_short(self.model.elements["spring_damper"], e, float(self.outs[3][4][e]), self._t1)
+        if self._n_spring and self.outs[3][9][0] >= 0.0:  # (S11) or a law not finite: as spring_damper.evaluate
+            raise spring_failure(self.model.elements["spring_damper"], self.outs[3], self._t1)
         return rn, scale
 
     @property

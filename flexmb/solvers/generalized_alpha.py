@@ -41,6 +41,7 @@ from flexmb.model import Model
 from flexmb.motion_forces import sample_hold
 from flexmb.settings import RHO_INF
 from flexmb.solvers.element_step import LAZY, ElementStep
+from flexmb.solvers.law_step import has_laws
 from flexmb.solvers.nonfinite import evaluation_source, state_source
 from flexmb.solvers.tree_step import OK, TreeStep, _absmax, _absmax_at, _update, corrected
 from flexmb.state import State, _retract_balls
@@ -217,6 +218,8 @@ class GeneralizedAlpha:
         how = "; " + self.newton_path()
         if self.element_step is not None and self.model.mforce_u.size:
             how += "; joint forces of the motion compiled with numba (flexmb/solvers/motion_step.py)"
+        if self.element_step is not None and has_laws(self.model):
+            how += "; spring-damper force laws compiled with numba (flexmb/solvers/law_step.py)"
         beams = [d.n for f, d, _ in self.asm.families if f is FAMILIES["beam"]]
         if beams:
             threads = parallel.threads_for(beams[0])
