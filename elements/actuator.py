@@ -33,7 +33,7 @@ the spring-dampers'; Result.actuator); drawn as a line p_a -> p_b of cell kind `
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -58,7 +58,7 @@ from flexmb.elements.family import (
 from flexmb.elements.rigid_cut import TOLERANCE, _elastic, _pinv
 from flexmb.elements.rigid_cut_kernels import ESCALATION, KAPPA, PHASE, PREV, SMAX, S, rigid_cut_update
 from flexmb.elements.rigid_cut_kernels import LAM as CUT_LAM
-from flexmb.elements.spring_damper import L_MIN
+from flexmb.elements.spring_damper import L_MIN, PointPairDrawing
 from flexmb.errors import ModelError, SolverError, StartWarning
 
 if TYPE_CHECKING:  # type hints only
@@ -113,7 +113,7 @@ class ActuatorEvaluation(FamilyEvaluation):
     ell: np.ndarray | None = None
 
 
-class Actuators(ElementFamily):
+class Actuators(PointPairDrawing, ElementFamily):
     """The ``"actuator"`` family (module docstring)."""
 
     prescribes = True  # its power -F l' is drive work
@@ -127,6 +127,7 @@ class Actuators(ElementFamily):
                       "length l [m], its rate l' [m/s] and the actuator's force F (tension positive) [N] "
                       "(docs/actuator.md (A4))", field="spring_dampers", names_field="spring_damper_names"),)
     cell_kind = "actuator"
+    drawing_prefix = "actuator"
     drawing_keys = ("actuator_a", "actuator_b", "actuator_sa", "actuator_sb")
     drawing_real_keys = ("actuator_sa", "actuator_sb")
     drawing_ground_keys = ("actuator_a",)
@@ -392,38 +393,6 @@ class Actuators(ElementFamily):
         if name != "length_rate_force":
             return super().output(model, data, fe, name)
         return np.zeros((0, 3)) if fe is None else np.stack([fe.l, fe.ldot, fe.force[:, 0]], axis=1)
-
-    def drawing(self, model: Model, data: ActuatorData) -> dict[str, np.ndarray]:
-        """Per actuator its end nodes (a: -1 on ground) and points (a ground point global): one line
-        cell p_a -> p_b each, in actuator order."""
-        sa = np.array(data.sa, dtype=np.float64).reshape(-1, 3)
-        sa[data.a == GROUND] += model.origin
-        return {"actuator_a": np.asarray(data.a, dtype=np.int64), "actuator_b": np.asarray(data.b, dtype=np.int64),
-                "actuator_sa": sa, "actuator_sb": np.array(data.sb, dtype=np.float64).reshape(-1, 3)}
-
-    def check_drawing(self, d: Mapping[str, np.ndarray], n_nodes: int, names: Mapping[str, int]) -> str:
-        a = d["actuator_a"]
-        if a.ndim != 1:
-            return f"drawing 'actuator_a' has shape {a.shape}, expected one index per actuator"
-        for k, shape in (("actuator_b", a.shape), ("actuator_sa", (a.size, 3)), ("actuator_sb", (a.size, 3))):
-            if d[k].shape != shape:
-                return f"drawing '{k}' has shape {d[k].shape}, expected {shape}"
-        if not (np.isfinite(d["actuator_sa"]).all() and np.isfinite(d["actuator_sb"]).all()):
-            return "drawing 'actuator_sa' or 'actuator_sb' holds non-finite values"
-        return ""
-
-    def points(self, d: Mapping[str, np.ndarray], x: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """p_a and p_b of every actuator, carried by their nodes (-1: a fixed point on ground)."""
-        a, b = d["actuator_a"], d["actuator_b"]
-        ground = a < 0
-        ai = np.where(ground, 0, a)
-        pa = np.where(ground[:, None], d["actuator_sa"], x[ai] + np.einsum("nij,nj->ni", R[ai], d["actuator_sa"]))
-        pb = x[b] + np.einsum("nij,nj->ni", R[b], d["actuator_sb"])
-        return np.stack([pa, pb], axis=1).reshape(-1, 3), np.stack([a, b], axis=1).reshape(-1).astype(np.int64)
-
-    def lines(self, d: Mapping[str, np.ndarray], first_point: int) -> np.ndarray:
-        """p_a -> p_b of every actuator."""
-        return first_point + np.arange(2 * d["actuator_a"].size, dtype=np.int64).reshape(-1, 2)
 
     def describe(self, model: Model, data: ActuatorData, limit: int) -> list[str]:
         rows = []

@@ -129,7 +129,50 @@ def too_short(data: SpringDamperData, e: int, length: float, t: float) -> Solver
         hint="attach the spring-damper at points that stay apart in the motion, or find what drives them together")
 
 
-class SpringDampers(ElementFamily):
+class PointPairDrawing:
+    """The drawing of a family whose elements join a point of a node (or ground) to a point of another
+    node (spring-dampers, actuators): per element its end nodes (a: -1 on ground) and points in their
+    node frames (a ground point global), one line cell p_a -> p_b each in element order (cell i carries
+    element i's outputs), under the keys ``<drawing_prefix>_a``, ``_b``, ``_sa``, ``_sb``. Put it before
+    ElementFamily in the bases; the family's data has ``a``, ``b``, ``sa``, ``sb``."""
+
+    drawing_prefix = ""
+
+    def drawing(self, model: Model, data: Any) -> dict[str, np.ndarray]:
+        p = self.drawing_prefix
+        sa = np.array(data.sa, dtype=np.float64).reshape(-1, 3)
+        sa[data.a == GROUND] += model.origin
+        return {f"{p}_a": np.asarray(data.a, dtype=np.int64), f"{p}_b": np.asarray(data.b, dtype=np.int64),
+                f"{p}_sa": sa, f"{p}_sb": np.array(data.sb, dtype=np.float64).reshape(-1, 3)}
+
+    def check_drawing(self, d: Mapping[str, np.ndarray], n_nodes: int, names: Mapping[str, int]) -> str:
+        p = self.drawing_prefix
+        a = d[f"{p}_a"]
+        if a.ndim != 1:
+            return f"drawing '{p}_a' has shape {a.shape}, expected one index per {self.label}"
+        for k, shape in ((f"{p}_b", a.shape), (f"{p}_sa", (a.size, 3)), (f"{p}_sb", (a.size, 3))):
+            if d[k].shape != shape:
+                return f"drawing '{k}' has shape {d[k].shape}, expected {shape}"
+        if not (np.isfinite(d[f"{p}_sa"]).all() and np.isfinite(d[f"{p}_sb"]).all()):
+            return f"drawing '{p}_sa' or '{p}_sb' holds non-finite values"
+        return ""
+
+    def points(self, d: Mapping[str, np.ndarray], x: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """p_a and p_b of every element (S1), carried by their nodes (-1: a fixed point on ground)."""
+        p = self.drawing_prefix
+        a, b = d[f"{p}_a"], d[f"{p}_b"]
+        ground = a < 0
+        ai = np.where(ground, 0, a)
+        pa = np.where(ground[:, None], d[f"{p}_sa"], x[ai] + np.einsum("nij,nj->ni", R[ai], d[f"{p}_sa"]))
+        pb = x[b] + np.einsum("nij,nj->ni", R[b], d[f"{p}_sb"])
+        return np.stack([pa, pb], axis=1).reshape(-1, 3), np.stack([a, b], axis=1).reshape(-1).astype(np.int64)
+
+    def lines(self, d: Mapping[str, np.ndarray], first_point: int) -> np.ndarray:
+        """p_a -> p_b of every element."""
+        return first_point + np.arange(2 * d[f"{self.drawing_prefix}_a"].size, dtype=np.int64).reshape(-1, 2)
+
+
+class SpringDampers(PointPairDrawing, ElementFamily):
     """The ``"spring_damper"`` family (module docstring)."""
 
     name = "spring_damper"
@@ -140,6 +183,7 @@ class SpringDampers(ElementFamily):
                       "length l [m], its rate l' [m/s] and the tension F = k (l - L0) + c l' + F0 [N] (docs/spring_damper.md "
                       "(S2)-(S4))", field="spring_dampers", names_field="spring_damper_names"),)
     cell_kind = "spring_damper"
+    drawing_prefix = "spring_damper"
     drawing_keys = ("spring_damper_a", "spring_damper_b", "spring_damper_sa", "spring_damper_sb")
     drawing_real_keys = ("spring_damper_sa", "spring_damper_sb")
     drawing_ground_keys = ("spring_damper_a",)
@@ -229,40 +273,6 @@ class SpringDampers(ElementFamily):
         return np.zeros((0, 3)) if fe is None else np.stack([fe.l, fe.ldot, fe.F], axis=1)
 
     # ------------------------------------------------------------------ presentation
-    def drawing(self, model: Model, data: SpringDamperData) -> dict[str, np.ndarray]:
-        """Per element its end nodes (a: -1 on ground) and points in their node frames (a ground
-        point global): one line cell p_a -> p_b each, in element order (cell i carries element i's
-        outputs)."""
-        sa = np.array(data.sa, dtype=np.float64).reshape(-1, 3)
-        sa[data.a == GROUND] += model.origin
-        return {"spring_damper_a": np.asarray(data.a, dtype=np.int64), "spring_damper_b": np.asarray(data.b, dtype=np.int64),
-                "spring_damper_sa": sa, "spring_damper_sb": np.array(data.sb, dtype=np.float64).reshape(-1, 3)}
-
-    def check_drawing(self, d: Mapping[str, np.ndarray], n_nodes: int, names: Mapping[str, int]) -> str:
-        a = d["spring_damper_a"]
-        if a.ndim != 1:
-            return f"drawing 'spring_damper_a' has shape {a.shape}, expected one index per spring-damper"
-        for k, shape in (("spring_damper_b", a.shape), ("spring_damper_sa", (a.size, 3)), ("spring_damper_sb", (a.size, 3))):
-            if d[k].shape != shape:
-                return f"drawing '{k}' has shape {d[k].shape}, expected {shape}"
-        if not (np.isfinite(d["spring_damper_sa"]).all() and np.isfinite(d["spring_damper_sb"]).all()):
-            return "drawing 'spring_damper_sa' or 'spring_damper_sb' holds non-finite values"
-        return ""
-
-    def points(self, d: Mapping[str, np.ndarray], x: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """p_a and p_b of every element (S1), carried by their nodes (-1: a fixed point on ground)."""
-        a, b = d["spring_damper_a"], d["spring_damper_b"]
-        ground = a < 0
-        ai = np.where(ground, 0, a)
-        pa = np.where(ground[:, None], d["spring_damper_sa"], x[ai] + np.einsum("nij,nj->ni", R[ai], d["spring_damper_sa"]))
-        pb = x[b] + np.einsum("nij,nj->ni", R[b], d["spring_damper_sb"])
-        pts = np.stack([pa, pb], axis=1).reshape(-1, 3)
-        return pts, np.stack([a, b], axis=1).reshape(-1).astype(np.int64)
-
-    def lines(self, d: Mapping[str, np.ndarray], first_point: int) -> np.ndarray:
-        """p_a -> p_b of every element."""
-        return first_point + np.arange(2 * d["spring_damper_a"].size, dtype=np.int64).reshape(-1, 2)
-
     def describe(self, model: Model, data: SpringDamperData, limit: int) -> list[str]:
         rows = []
         for e, name in enumerate(data.names):
