@@ -269,8 +269,6 @@ MAX_PARAMETERS = 12
 OVER_12_PARAMETERS_FOR_NOW = {
     "flexmb/app/run.py::run_case", "flexmb/app/study.py::sweep", "flexmb/solvers/simulate.py::simulate",
     "flexmb/engine/assembly.py::_add_blocks",
-    "flexmb/engine/kinematics.py::_forward", "flexmb/engine/kinematics.py::_forward_threads",
-    "flexmb/engine/kinematics.py::_forward_joints",
     "flexmb/engine/tree_solver.py::_factor", "flexmb/engine/tree_solver.py::position_tangent_setup",
     "flexmb/engine/tree_solver.py::position_tangent_apply", "flexmb/engine/tree_solver.py::position_tangent_times",
     "flexmb/engine/tree_solver.py::_solve_position",

@@ -192,9 +192,7 @@ def _forward(m: fm.Model, st, buf: kinematics.KinematicsBuffers, threads: int) -
     for name in _KIN:
         getattr(buf, name)[:] = 0.0 if name == "Sd" else np.nan
     t = buf.pattern
-    kinematics._forward(t.joint_parent_ext, m.joint_child, m.joint_point, t.axT, t.axR, t.qT, t.qR, t.uT, t.uR, t.uB,
-                        t.ball, m.joint_child_rot, m.joint_child_offset, st.q, st.balls.reshape(-1, 3, 3), st.u,
-                        *(getattr(buf, name) for name in _KIN), threads)
+    kinematics._forward(t.joint_tree, st.q, st.balls.reshape(-1, 3, 3), st.u, buf.arrays, threads)
     return [getattr(buf, name).copy() for name in _KIN]
 
 

@@ -178,12 +178,10 @@ def test_forward_without_the_axes_rates_gives_the_same_kinematics_bit_for_bit(se
         t = K.TreePattern(model)
         full = K.KinematicsBuffers(model, t)
         full.forward(state)
-        arrays = list(K.kinematics_arrays(model))
-        arrays[5] = np.empty((0, 6))
-        K._forward(t.joint_parent_ext, model.joint_child, model.joint_point, t.axT, t.axR, t.qT, t.qR, t.uT, t.uR, t.uB,
-                   t.ball, model.joint_child_rot, model.joint_child_offset, np.ascontiguousarray(state.q, dtype=float),
+        arrays = K.kinematics_arrays(model)._replace(Sd=np.empty((0, 6)))
+        K._forward(t.joint_tree, np.ascontiguousarray(state.q, dtype=float),
                    np.ascontiguousarray(state.balls.reshape(-1, 3, 3), dtype=float),
-                   np.ascontiguousarray(state.u, dtype=float), *arrays, 1)
+                   np.ascontiguousarray(state.u, dtype=float), arrays, 1)
         names = ("x", "R", "Vs", "As", "S", "Sd", "P", "V", "zeta")
         for k, name in enumerate(names):
             if name != "Sd":

@@ -28,6 +28,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 from flexmb.engine import parallel
+from flexmb.engine.tree_data import KinematicsArrays, joint_tree
 from flexmb.engine.tree_projections import (  # re-exported: callers import them from here
     _node_twists,
     _path_pairs,
@@ -64,7 +65,8 @@ def motion_cross(V: np.ndarray, S: np.ndarray) -> np.ndarray:
 
 class TreePattern:
     """Index structure of B computed once per model: the (node, coordinate) pairs with node i
-    downstream of coordinate k, and their positions in B's CSC data array."""
+    downstream of coordinate k, and their positions in B's CSC data array, and the JointTree the
+    compiled passes read (``joint_tree``: engine/tree_data.py)."""
 
     def __init__(self, model: Model) -> None:
         n_nodes, n_u = model.n_nodes, model.n_u
@@ -128,6 +130,7 @@ class TreePattern:
         self.joint_child = np.asarray(model.joint_child, dtype=np.int64)
         self.coord_joint = np.repeat(np.arange(nj), [kd.n_u for kd in model.joint_kinds])
         self.coord_child = model.joint_child[self.coord_joint]
+        self.joint_tree = joint_tree(model, self)  # the compiled passes' JointTree (engine/tree_data.py)
 
     def twists(self, S: np.ndarray, u: np.ndarray, x: np.ndarray) -> np.ndarray:
         """Node twists (N,6) (velocity of the node origin, angular velocity) = B u, for spatial
@@ -212,15 +215,15 @@ def forward_kinematics(model: Model, state: State, pattern: TreePattern) -> Kine
     return KinematicsBuffers(model, pattern).forward(state)
 
 
-def kinematics_arrays(model: Model, zeroed: bool = True) -> tuple[np.ndarray, ...]:
-    """New arrays for _forward's outputs (x, R, Vs, As, S, Sd, P, V, ζ) of ``model``: S and Sd zero,
-    or with ``zeroed`` False not initialised (for a caller that zeroes Sd before each pass, as the
-    compiled steps' _evaluate does: _forward writes every row of S; megabytes per step for a large
-    model)."""
+def kinematics_arrays(model: Model, zeroed: bool = True) -> KinematicsArrays:
+    """New KinematicsArrays for _forward's outputs (x, R, Vs, As, S, Sd, P, V, ζ) of ``model``: S and Sd
+    zero, or with ``zeroed`` False not initialised (for a caller that zeroes Sd before each pass, as
+    the compiled steps' _evaluate does: _forward writes every row of S; megabytes per step for a
+    large model)."""
     N, n_u = model.n_nodes, model.n_u
     new = np.zeros if zeroed else np.empty
-    return (np.empty((N, 3)), np.empty((N, 3, 3)), np.empty((N, 6)), np.empty((N, 6)), new((n_u, 6)),
-            new((n_u, 6)), np.empty((model.n_joints, 3)), np.empty((N, 6)), np.empty((N, 6)))
+    return KinematicsArrays(np.empty((N, 3)), np.empty((N, 3, 3)), np.empty((N, 6)), np.empty((N, 6)), new((n_u, 6)),
+                            new((n_u, 6)), np.empty((model.n_joints, 3)), np.empty((N, 6)), np.empty((N, 6)))
 
 
 class KinematicsBuffers:
@@ -238,10 +241,9 @@ class KinematicsBuffers:
         """forward_kinematics of ``state`` into these arrays."""
         t, model = self.pattern, self.model
         self.Sd[:] = 0.0  # the axes' rates are summed (_forward)
-        _forward(t.joint_parent_ext, model.joint_child, model.joint_point, t.axT, t.axR, t.qT, t.qR, t.uT, t.uR, t.uB,
-                 t.ball, model.joint_child_rot, model.joint_child_offset, np.ascontiguousarray(state.q, dtype=float),
+        _forward(t.joint_tree, np.ascontiguousarray(state.q, dtype=float),
                  np.ascontiguousarray(state.balls.reshape(-1, 3, 3), dtype=float),
-                 np.ascontiguousarray(state.u, dtype=float), *self.arrays, parallel.threads_for(model.n_joints))
+                 np.ascontiguousarray(state.u, dtype=float), self.arrays, parallel.threads_for(model.n_joints))
         return Kinematics(self.x, self.R, self.V, self.zeta, self.S, self.P, self.Vs, self.As, t, self.Sd)
 
 
@@ -318,207 +320,248 @@ def _no_axes(axR, k):
 
 
 @njit(cache=True)
-def _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, q, balls, u, x, R, Vs, As, S, Sd, P, V,
-             zeta, threads=1):
-    """Kernel of forward_kinematics: joints in tree order; parent index N means ground. Also the axes'
-    rates Sd and the node-origin twists V and velocity-product accelerations zeta of every node.
-    With ``threads`` > 1 the joints on ground (free FE nodes: they depend on no other joint) are
-    split over the threads first, then the others follow in tree order: each joint's values are
-    the same as in one pass (flexmb/engine/parallel.py). ``Sd`` with no rows: the axes' rates are
-    not formed (a caller that does not use them, e.g. the beams' compiled iterates; the other
-    outputs are the same bit for bit)."""
+def _forward(tree, q, balls, u, kin, threads=1):
+    """Kernel of forward_kinematics: the joints of the JointTree ``tree`` in tree order (parent index N
+    means ground) at the coordinates q, balls (n_ball x 3 x 3), u, into the KinematicsArrays ``kin``:
+    poses, joint points, axes, their rates Sd and the node-origin twists V and velocity-product
+    accelerations ζ of every node. With ``threads`` > 1 the joints on ground (free FE nodes: they
+    depend on no other joint) are split over the threads first, then the others follow in tree
+    order: each joint's values are the same as in one pass (flexmb/engine/parallel.py). ``kin.Sd``
+    with no rows: the axes' rates are not formed (a caller that does not use them, e.g. the beams'
+    compiled iterates; the other outputs are the same bit for bit)."""
+    parent = tree.parent
     if threads > 1:
-        N = x.shape[0]
+        N = kin.x.shape[0]
         ground = np.nonzero(parent == N)[0]
         rest = np.nonzero(parent != N)[0]
-        _forward_threads(ground, threads, parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, q, balls, u,
-                         x, R, Vs, As, S, Sd, P, V, zeta)
-        _forward_joints(rest, 0, rest.size, parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, q, balls, u,
-                        x, R, Vs, As, S, Sd, P, V, zeta)
+        _forward_threads(ground, threads, tree, q, balls, u, kin)
+        _forward_joints(rest, 0, rest.size, tree, q, balls, u, kin)
     else:
-        _forward_joints(np.empty(0, dtype=np.int64), 0, parent.size, parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB,
-                        ball, C, coff, q, balls, u, x, R, Vs, As, S, Sd, P, V, zeta)
+        _forward_joints(np.empty(0, dtype=np.int64), 0, parent.size, tree, q, balls, u, kin)
 
 
 @njit(cache=True, parallel=True)
-def _forward_threads(ground, nt, parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, q, balls, u, x, R, Vs,
-                     As, S, Sd, P, V, zeta):
+def _forward_threads(ground, nt, tree, q, balls, u, kin):
     """_forward_joints over the joints ``ground`` (all on ground) in ``nt`` contiguous slices, one per thread."""
     m = ground.size
     for c in prange(nt):
-        _forward_joints(ground, c * m // nt, (c + 1) * m // nt, parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball,
-                        C, coff, q, balls, u, x, R, Vs, As, S, Sd, P, V, zeta)
+        _forward_joints(ground, c * m // nt, (c + 1) * m // nt, tree, q, balls, u, kin)
 
 
 @njit(cache=True)
-def _forward_joints(idx, lo, hi, parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, q, balls, u, x, R, Vs,
-                    As, S, Sd, P, V, zeta):
+def _forward_joints(idx, lo, hi, tree, q, balls, u, kin):
     """The joints idx[lo:hi] of _forward in that order (``idx`` empty: the joints lo:hi); each joint
     reads only its parent node's values."""
-    N = x.shape[0]
-    with_sd = Sd.shape[0] > 0
-    Q1 = np.empty((3, 3))
-    Q2 = np.empty((3, 3))
-    Q = np.empty((3, 3))
-    QC = np.empty((3, 3))
-    L = np.empty((3, 3))
-    Qrel = np.empty((3, 3))
-    RpQ1 = np.empty((3, 3))
-    tl = np.empty(3)
-    d = np.empty(3)
-    g = np.empty(3)
-    Vp = np.empty(6)
-    Ap = np.empty(6)
+    qT, qR, uR = tree.qT, tree.qR, tree.uR
+    N = kin.x.shape[0]
+    with_sd = kin.Sd.shape[0] > 0
+    rot = np.empty((7, 3, 3))  # Q1, Q2, Q, QC, L, Qrel, Rp Q1 (_joint_below)
+    vec = np.empty((4, 3))  # tl, d, g, xp
     Rp = np.empty((3, 3))
-    xp = np.empty(3)
+    VAp = np.empty((2, 6))  # the parent frame's spatial velocity and bias acceleration
+    tl = vec[0]
     for t in range(lo, hi):
         k = idx[t] if idx.size else t
-        p = parent[k]
-        c = child[k]
+        p = tree.parent[k]
+        c = tree.child[k]
         for i in range(3):  # the joint's translation: its point plus the translation coordinates along their axes
-            tl[i] = jpoint[k, i]
+            tl[i] = tree.jpoint[k, i]
         for m in range(3):
             if qT[k, m] >= 0:
                 for i in range(3):
-                    tl[i] += axT[k, m, i] * q[qT[k, m]]
-        if p == N and qR[k, 0] < 0 and qR[k, 1] < 0 and uR[k, 0] < 0 and uR[k, 1] < 0 and _no_axes(axR, k):
-            # on ground, no rotation coordinate (free FE nodes and bodies, balls, prismatic and fixed joints):
-            # the general formulas below with the parent's pose the identity at the origin and its twists
-            # zero, without the products by them: a product by 1 is exact and those by 0 add ±0 to sums
-            # started at +0 (finite values), so each value is the general one (a zero's sign aside), and
-            # the parent's velocity products Vp x S, zero, are left out of As and Sd (zeroed before)
-            if ball[k] >= 0:
-                matmul3_into(C[k], balls[ball[k]], L)
-            else:
-                L[:, :] = C[k]
-            for i in range(3):  # Qrel = L C^T
-                for j in range(3):
-                    Qrel[i, j] = L[i, 0] * C[k, j, 0] + L[i, 1] * C[k, j, 1] + L[i, 2] * C[k, j, 2]
-            for i in range(3):
-                d[i] = tl[i] + Qrel[i, 0] * coff[k, 0] + Qrel[i, 1] * coff[k, 1] + Qrel[i, 2] * coff[k, 2]
-                x[c, i] = 0.0 + d[i]
-                P[k, i] = 0.0 + tl[i]
-            for i in range(3):
-                for j in range(3):
-                    R[c, i, j] = L[i, j]
-            for i in range(6):
-                Vs[c, i] = 0.0
-                As[c, i] = 0.0
-            for m in range(3):
-                kk = uT[k, m]
-                if kk >= 0:
-                    for i in range(3):
-                        S[kk, i] = axT[k, m, i]
-                        S[kk, 3 + i] = 0.0
-                    for i in range(6):
-                        Vs[c, i] += S[kk, i] * u[kk]
+                    tl[i] += tree.axT[k, m, i] * q[qT[k, m]]
+        if p == N and qR[k, 0] < 0 and qR[k, 1] < 0 and uR[k, 0] < 0 and uR[k, 1] < 0 and _no_axes(tree.axR, k):
+            _joint_on_ground(tree, balls, u, kin, k, c, tl, rot[4], rot[5], vec[1])
         else:
-            if p == N:
-                for i in range(3):
-                    xp[i] = 0.0
-                    for j in range(3):
-                        Rp[i, j] = 1.0 if i == j else 0.0
-                for i in range(6):
-                    Vp[i] = 0.0
-                    Ap[i] = 0.0
-            else:
-                for i in range(3):
-                    xp[i] = x[p, i]
-                    for j in range(3):
-                        Rp[i, j] = R[p, i, j]
-                for i in range(6):
-                    Vp[i] = Vs[p, i]
-                    Ap[i] = As[p, i]
-            # local transform: the translations (tl, above), two rotations, ball
-            if qR[k, 0] < 0 and qR[k, 1] < 0 and _no_axes(axR, k):
-                # no rotation coordinate (e.g. a free joint): axis_angle_into about a zero axis by 0 and
-                # their product are the identity exactly (+0 off the diagonal); the same Q1 and Q
-                for i in range(3):
-                    for j in range(3):
-                        Q1[i, j] = Q[i, j] = 1.0 if i == j else 0.0
-            else:
-                th0 = q[qR[k, 0]] if qR[k, 0] >= 0 else 0.0
-                th1 = q[qR[k, 1]] if qR[k, 1] >= 0 else 0.0
-                axis_angle_into(axR[k, 0, 0], axR[k, 0, 1], axR[k, 0, 2], th0, Q1)
-                axis_angle_into(axR[k, 1, 0], axR[k, 1, 1], axR[k, 1, 2], th1, Q2)
-                matmul3_into(Q1, Q2, Q)
-            matmul3_into(Q, C[k], QC)
-            if ball[k] >= 0:
-                matmul3_into(QC, balls[ball[k]], L)
-            else:
-                L[:, :] = QC
-            for i in range(3):  # Qrel = L C^T
-                for j in range(3):
-                    Qrel[i, j] = L[i, 0] * C[k, j, 0] + L[i, 1] * C[k, j, 1] + L[i, 2] * C[k, j, 2]
+            _parent_frame(kin, p, vec[3], Rp, VAp)
+            _joint_below(tree, q, balls, u, kin, k, c, vec, Rp, VAp, rot, with_sd)
+        if tree.uB[k, 0] >= 0:
+            _ball_axes(tree, u, kin, k, c, vec[2], with_sd)
+        _node_motion(kin, c)
+
+
+@njit(cache=True)
+def _joint_on_ground(tree, balls, u, kin, k, c, tl, L, Qrel, d):
+    """Joint k on ground without a rotation coordinate (free FE nodes and bodies, balls, prismatic and
+    fixed joints): the general formulas of _joint_below with the parent's pose the identity at the
+    origin and its twists zero, without the products by them: a product by 1 is exact and those by 0
+    add ±0 to sums started at +0 (finite values), so each value is the general one (a zero's sign
+    aside), and the parent's velocity products Vp x S, zero, are left out of As and Sd (zeroed before).
+    ``tl``: the joint's translation; L, Qrel, d: work arrays."""
+    C, coff, axT, uT, ball = tree.C, tree.coff, tree.axT, tree.uT, tree.ball
+    x, R, Vs, As, S, P = kin.x, kin.R, kin.Vs, kin.As, kin.S, kin.P
+    if ball[k] >= 0:
+        matmul3_into(C[k], balls[ball[k]], L)
+    else:
+        L[:, :] = C[k]
+    for i in range(3):  # Qrel = L C^T
+        for j in range(3):
+            Qrel[i, j] = L[i, 0] * C[k, j, 0] + L[i, 1] * C[k, j, 1] + L[i, 2] * C[k, j, 2]
+    for i in range(3):
+        d[i] = tl[i] + Qrel[i, 0] * coff[k, 0] + Qrel[i, 1] * coff[k, 1] + Qrel[i, 2] * coff[k, 2]
+        x[c, i] = 0.0 + d[i]
+        P[k, i] = 0.0 + tl[i]
+    for i in range(3):
+        for j in range(3):
+            R[c, i, j] = L[i, j]
+    for i in range(6):
+        Vs[c, i] = 0.0
+        As[c, i] = 0.0
+    for m in range(3):
+        kk = uT[k, m]
+        if kk >= 0:
             for i in range(3):
-                d[i] = tl[i] + Qrel[i, 0] * coff[k, 0] + Qrel[i, 1] * coff[k, 1] + Qrel[i, 2] * coff[k, 2]
-            # child pose and joint point
-            for i in range(3):
-                x[c, i] = xp[i] + Rp[i, 0] * d[0] + Rp[i, 1] * d[1] + Rp[i, 2] * d[2]
-                P[k, i] = xp[i] + Rp[i, 0] * tl[0] + Rp[i, 1] * tl[1] + Rp[i, 2] * tl[2]
-            for i in range(3):
-                for j in range(3):
-                    R[c, i, j] = Rp[i, 0] * L[0, j] + Rp[i, 1] * L[1, j] + Rp[i, 2] * L[2, j]
-            # coordinate axes and the velocity / bias-acceleration recursions (module docstring)
+                S[kk, i] = axT[k, m, i]
+                S[kk, 3 + i] = 0.0
             for i in range(6):
-                Vs[c, i] = Vp[i]
-                As[c, i] = Ap[i]
-            for m in range(3):  # translations along parent axes, velocity of the frame before: Vp
-                kk = uT[k, m]
-                if kk >= 0:
-                    for i in range(3):
-                        S[kk, i] = Rp[i, 0] * axT[k, m, 0] + Rp[i, 1] * axT[k, m, 1] + Rp[i, 2] * axT[k, m, 2]
-                        S[kk, 3 + i] = 0.0
-                    _mcross_add(Vp, S[kk], u[kk], As[c])
-                    if with_sd:
-                        _mcross_add(Vp, S[kk], 1.0, Sd[kk])
-            for m in range(3):
-                kk = uT[k, m]
-                if kk >= 0:
-                    for i in range(6):
-                        Vs[c, i] += S[kk, i] * u[kk]
-            if uR[k, 1] >= 0:  # the second rotation's axis is turned by the first
-                matmul3_into(Rp, Q1, RpQ1)
-            for m in range(2):
-                kk = uR[k, m]
-                if kk >= 0:
-                    M = Rp if m == 0 else RpQ1
-                    for i in range(3):
-                        g[i] = M[i, 0] * axR[k, m, 0] + M[i, 1] * axR[k, m, 1] + M[i, 2] * axR[k, m, 2]
-                    _axis_row(S, kk, P[k], g)
-                    if with_sd:
-                        _mcross_add2_rows(Vs, c, S, kk, u[kk], As, c, 1.0, Sd, kk)
-                    else:
-                        _mcross_add_rows(Vs, c, S, kk, u[kk], As, c)
-                    for i in range(6):
-                        Vs[c, i] += S[kk, i] * u[kk]
-        if uB[k, 0] >= 0:  # ball: axes = the child's axes (columns of R_c)
-            for m in range(3):
-                kk = uB[k, m]
-                for i in range(3):
-                    g[i] = R[c, i, m]
-                _axis_row(S, kk, P[k], g)
-            for m in range(3):
-                kk = uB[k, m]
-                if with_sd:
-                    _mcross_add2_rows(Vs, c, S, kk, u[kk], As, c, 0.5, Sd, kk)
-                else:
-                    _mcross_add_rows(Vs, c, S, kk, u[kk], As, c)
-            for m in range(3):
-                kk = uB[k, m]
-                for i in range(6):
-                    Vs[c, i] += S[kk, i] * u[kk]
+                Vs[c, i] += S[kk, i] * u[kk]
+
+
+@njit(cache=True)
+def _parent_frame(kin, p, xp, Rp, VAp):
+    """The pose (xp, Rp) and the spatial velocity and bias acceleration (VAp rows 0, 1) of node p's frame,
+    or ground's (p = N: the identity at the origin, at rest)."""
+    if p == kin.x.shape[0]:
+        for i in range(3):
+            xp[i] = 0.0
+            for j in range(3):
+                Rp[i, j] = 1.0 if i == j else 0.0
+        for i in range(6):
+            VAp[0, i] = 0.0
+            VAp[1, i] = 0.0
+    else:
+        for i in range(3):
+            xp[i] = kin.x[p, i]
+            for j in range(3):
+                Rp[i, j] = kin.R[p, i, j]
+        for i in range(6):
+            VAp[0, i] = kin.Vs[p, i]
+            VAp[1, i] = kin.As[p, i]
+
+
+@njit(cache=True)
+def _joint_below(tree, q, balls, u, kin, k, c, vec, Rp, VAp, rot, with_sd):
+    """Joint k (child c) on its parent's frame (xp = vec[3], Rp, VAp of _parent_frame): the local
+    transform (the translation tl = vec[0], two rotations, a ball), the child's pose and the joint
+    point, then the axes of the translations and rotations and the velocity and bias-acceleration
+    recursions (module docstring). ``rot``, ``vec``: work arrays (_forward_joints)."""
+    C, coff, axR, qR, ball = tree.C, tree.coff, tree.axR, tree.qR, tree.ball
+    x, R, P = kin.x, kin.R, kin.P
+    Q1, Q2, Q, QC, L, Qrel = rot[0], rot[1], rot[2], rot[3], rot[4], rot[5]
+    tl, d, xp = vec[0], vec[1], vec[3]
+    if qR[k, 0] < 0 and qR[k, 1] < 0 and _no_axes(axR, k):
+        # no rotation coordinate (e.g. a free joint): axis_angle_into about a zero axis by 0 and
+        # their product are the identity exactly (+0 off the diagonal); the same Q1 and Q
+        for i in range(3):
+            for j in range(3):
+                Q1[i, j] = Q[i, j] = 1.0 if i == j else 0.0
+    else:
+        th0 = q[qR[k, 0]] if qR[k, 0] >= 0 else 0.0
+        th1 = q[qR[k, 1]] if qR[k, 1] >= 0 else 0.0
+        axis_angle_into(axR[k, 0, 0], axR[k, 0, 1], axR[k, 0, 2], th0, Q1)
+        axis_angle_into(axR[k, 1, 0], axR[k, 1, 1], axR[k, 1, 2], th1, Q2)
+        matmul3_into(Q1, Q2, Q)
+    matmul3_into(Q, C[k], QC)
+    if ball[k] >= 0:
+        matmul3_into(QC, balls[ball[k]], L)
+    else:
+        L[:, :] = QC
+    for i in range(3):  # Qrel = L C^T
+        for j in range(3):
+            Qrel[i, j] = L[i, 0] * C[k, j, 0] + L[i, 1] * C[k, j, 1] + L[i, 2] * C[k, j, 2]
+    for i in range(3):
+        d[i] = tl[i] + Qrel[i, 0] * coff[k, 0] + Qrel[i, 1] * coff[k, 1] + Qrel[i, 2] * coff[k, 2]
+    # child pose and joint point
+    for i in range(3):
+        x[c, i] = xp[i] + Rp[i, 0] * d[0] + Rp[i, 1] * d[1] + Rp[i, 2] * d[2]
+        P[k, i] = xp[i] + Rp[i, 0] * tl[0] + Rp[i, 1] * tl[1] + Rp[i, 2] * tl[2]
+    for i in range(3):
+        for j in range(3):
+            R[c, i, j] = Rp[i, 0] * L[0, j] + Rp[i, 1] * L[1, j] + Rp[i, 2] * L[2, j]
+    _joint_axes(tree, u, kin, k, c, Rp, VAp, Q1, rot[6], vec[2], with_sd)
+
+
+@njit(cache=True)
+def _joint_axes(tree, u, kin, k, c, Rp, VAp, Q1, RpQ1, g, with_sd):
+    """The axes S of joint k's translations and rotations and the recursions of the child c's spatial
+    velocity Vs and bias acceleration As (module docstring), from its parent frame's (Rp, VAp) and
+    the first rotation Q1; with ``with_sd`` the axes' rates Sd. RpQ1, g: work arrays."""
+    axT, axR, uT, uR = tree.axT, tree.axR, tree.uT, tree.uR
+    Vs, As, S, Sd, P = kin.Vs, kin.As, kin.S, kin.Sd, kin.P
+    Vp, Ap = VAp[0], VAp[1]
+    for i in range(6):
+        Vs[c, i] = Vp[i]
+        As[c, i] = Ap[i]
+    for m in range(3):  # translations along parent axes, velocity of the frame before: Vp
+        kk = uT[k, m]
+        if kk >= 0:
+            for i in range(3):
+                S[kk, i] = Rp[i, 0] * axT[k, m, 0] + Rp[i, 1] * axT[k, m, 1] + Rp[i, 2] * axT[k, m, 2]
+                S[kk, 3 + i] = 0.0
+            _mcross_add(Vp, S[kk], u[kk], As[c])
             if with_sd:
-                for m in range(3):  # Sd of a ball: the mean of the velocities before and after it (Kinematics)
-                    _mcross_add_rows(Vs, c, S, uB[k, m], 0.5, Sd, uB[k, m])
-        # node-origin twist (v = v_O + w x x) and velocity-product acceleration of the child
-        w0, w1, w2 = Vs[c, 3], Vs[c, 4], Vs[c, 5]
-        V[c, 0] = Vs[c, 0] + (w1 * x[c, 2] - w2 * x[c, 1])
-        V[c, 1] = Vs[c, 1] + (w2 * x[c, 0] - w0 * x[c, 2])
-        V[c, 2] = Vs[c, 2] + (w0 * x[c, 1] - w1 * x[c, 0])
-        V[c, 3], V[c, 4], V[c, 5] = w0, w1, w2
-        a0, a1, a2 = As[c, 3], As[c, 4], As[c, 5]
-        zeta[c, 0] = As[c, 0] + (a1 * x[c, 2] - a2 * x[c, 1]) + (w1 * V[c, 2] - w2 * V[c, 1])
-        zeta[c, 1] = As[c, 1] + (a2 * x[c, 0] - a0 * x[c, 2]) + (w2 * V[c, 0] - w0 * V[c, 2])
-        zeta[c, 2] = As[c, 2] + (a0 * x[c, 1] - a1 * x[c, 0]) + (w0 * V[c, 1] - w1 * V[c, 0])
-        zeta[c, 3], zeta[c, 4], zeta[c, 5] = a0, a1, a2
+                _mcross_add(Vp, S[kk], 1.0, Sd[kk])
+    for m in range(3):
+        kk = uT[k, m]
+        if kk >= 0:
+            for i in range(6):
+                Vs[c, i] += S[kk, i] * u[kk]
+    if uR[k, 1] >= 0:  # the second rotation's axis is turned by the first
+        matmul3_into(Rp, Q1, RpQ1)
+    for m in range(2):
+        kk = uR[k, m]
+        if kk >= 0:
+            M = Rp if m == 0 else RpQ1
+            for i in range(3):
+                g[i] = M[i, 0] * axR[k, m, 0] + M[i, 1] * axR[k, m, 1] + M[i, 2] * axR[k, m, 2]
+            _axis_row(S, kk, P[k], g)
+            if with_sd:
+                _mcross_add2_rows(Vs, c, S, kk, u[kk], As, c, 1.0, Sd, kk)
+            else:
+                _mcross_add_rows(Vs, c, S, kk, u[kk], As, c)
+            for i in range(6):
+                Vs[c, i] += S[kk, i] * u[kk]
+
+
+@njit(cache=True)
+def _ball_axes(tree, u, kin, k, c, g, with_sd):
+    """A ball of joint k: its axes are the child c's axes (columns of R_c); their velocity products
+    into As and, with ``with_sd``, their rates Sd (the mean of the velocities before and after the
+    ball: Kinematics), then their velocities into Vs. g: work array."""
+    uB = tree.uB
+    R, Vs, As, S, Sd, P = kin.R, kin.Vs, kin.As, kin.S, kin.Sd, kin.P
+    for m in range(3):
+        kk = uB[k, m]
+        for i in range(3):
+            g[i] = R[c, i, m]
+        _axis_row(S, kk, P[k], g)
+    for m in range(3):
+        kk = uB[k, m]
+        if with_sd:
+            _mcross_add2_rows(Vs, c, S, kk, u[kk], As, c, 0.5, Sd, kk)
+        else:
+            _mcross_add_rows(Vs, c, S, kk, u[kk], As, c)
+    for m in range(3):
+        kk = uB[k, m]
+        for i in range(6):
+            Vs[c, i] += S[kk, i] * u[kk]
+    if with_sd:
+        for m in range(3):  # Sd of a ball: the mean of the velocities before and after it (Kinematics)
+            _mcross_add_rows(Vs, c, S, uB[k, m], 0.5, Sd, uB[k, m])
+
+
+@njit(cache=True, inline="always")
+def _node_motion(kin, c):
+    """The node-origin twist (v = v_O + w x x) and velocity-product acceleration of node c from its
+    frame's spatial velocity and bias acceleration."""
+    x, Vs, As, V, zeta = kin.x, kin.Vs, kin.As, kin.V, kin.zeta
+    w0, w1, w2 = Vs[c, 3], Vs[c, 4], Vs[c, 5]
+    V[c, 0] = Vs[c, 0] + (w1 * x[c, 2] - w2 * x[c, 1])
+    V[c, 1] = Vs[c, 1] + (w2 * x[c, 0] - w0 * x[c, 2])
+    V[c, 2] = Vs[c, 2] + (w0 * x[c, 1] - w1 * x[c, 0])
+    V[c, 3], V[c, 4], V[c, 5] = w0, w1, w2
+    a0, a1, a2 = As[c, 3], As[c, 4], As[c, 5]
+    zeta[c, 0] = As[c, 0] + (a1 * x[c, 2] - a2 * x[c, 1]) + (w1 * V[c, 2] - w2 * V[c, 1])
+    zeta[c, 1] = As[c, 1] + (a2 * x[c, 0] - a0 * x[c, 2]) + (w2 * V[c, 0] - w0 * V[c, 2])
+    zeta[c, 2] = As[c, 2] + (a0 * x[c, 1] - a1 * x[c, 0]) + (w0 * V[c, 1] - w1 * V[c, 0])
+    zeta[c, 3], zeta[c, 4], zeta[c, 5] = a0, a1, a2

@@ -41,6 +41,7 @@ from flexmb.elements.rigid_cut_kernels import (
 from flexmb.engine.band_cholesky import band_factor_loaded, band_solve
 from flexmb.engine.dense_cholesky import dense_factor, dense_solve
 from flexmb.engine.kinematics import _forward, _node_twists, _project_node
+from flexmb.engine.tree_data import KinematicsArrays
 from flexmb.solvers.element_step import element_matrix
 from flexmb.solvers.tree_step import _absmax
 
@@ -79,7 +80,7 @@ class CutWork(NamedTuple):
     families of its matrix (the bushings left out: no mass), a zero diagonal (n_f) and node wrenches
     (N+1, 6) for the bushings' forces at the projected state."""
 
-    kin: tuple
+    kin: KinematicsArrays
     twists: np.ndarray
     rates: np.ndarray
     forces: np.ndarray
@@ -115,8 +116,8 @@ def cut_arrays(fams: tuple, penalty: np.ndarray, elastic: bool, kin: tuple, n_u:
     e6 = (n, 6)
     no_bushings = tuple(a[:0] for a in fams[1])
     no_springs = tuple(a[:0] for a in fams[3])  # beside spring-dampers the cuts project per step (ElementRun.applies)
-    work = CutWork(tuple(np.empty_like(a) for a in kin), np.empty((N, 6)), np.empty(e6), np.empty(e6), np.empty((N + 1, 6)),
-                   np.empty((N, 6)), np.empty(n_u), np.empty(n_free), np.empty(e6), np.empty(e6),
+    work = CutWork(KinematicsArrays(*(np.empty_like(a) for a in kin)), np.empty((N, 6)), np.empty(e6), np.empty(e6),
+                   np.empty((N + 1, 6)), np.empty((N, 6)), np.empty(n_u), np.empty(n_free), np.empty(e6), np.empty(e6),
                    np.empty((n, N_STATE)), np.array(state, dtype=float).reshape(n, N_STATE), k, projection,
                    (fams[0], no_bushings, fams[2], no_springs, tuple(a[:0] for a in fams[4])), np.zeros(n_free),
                    np.zeros((N + 1, 6)))
@@ -247,8 +248,7 @@ def end_cuts(tree, kin, cuts, work, cut_outs, free, u, udot, q, balls, gp, bp, m
             return False
     k2 = work.kin  # forward_kinematics at the projected velocities (GeneralizedAlpha._kinematics)
     k2[5][:] = 0.0
-    _forward(tree[0], tree[1], tree[2], tree[3], tree[4], tree[5], tree[6], tree[7], tree[8], tree[9], tree[10], tree[11],
-             tree[12], q, balls, u, k2[0], k2[1], k2[2], k2[3], k2[4], k2[5], k2[6], k2[7], k2[8], threads[1])
+    _forward(tree, q, balls, u, k2, threads[1])
     gdot_times_v(k2[0], k2[1], k2[7], cuts.ia, cuts.ib, cuts.sa, cuts.Ea, cuts.sb, cuts.Eb, cuts.mode, cuts.mask, work.gdv)
     for _ in range(3):  # (AL6), (AL9)
         _acceleration_rates(tree, kin, cuts, G, work, udot)

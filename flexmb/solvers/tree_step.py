@@ -40,6 +40,7 @@ from flexmb.engine.kinematics import (
     mass_times_add,
     zero_mass_times_add,
 )
+from flexmb.engine.tree_data import KinematicsArrays
 from flexmb.engine.tree_solver import TreeSolver, _factor, _solve, _solve_position, position_tangent_setup
 from flexmb.model import Model
 from flexmb.solvers.motion_step import (
@@ -190,8 +191,7 @@ def _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q, ba
     writes it: CompiledStep.buffers gives one zero array for all steps)."""
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     Sd[:] = 0.0  # _forward adds the velocity products into Sd (kinematics.forward starts from zeros)
-    _forward(parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, q, balls, u, x, R, Vs, As, S, Sd, P, V, zeta,
-             threads)
+    _forward(tree, q, balls, u, KinematicsArrays(x, R, Vs, As, S, Sd, P, V, zeta), threads)
     node, mass, com, inertia = bodies
     if node.size:
         Mb[:] = 0.0
@@ -356,9 +356,7 @@ class CompiledStep:
         t: TreePattern = asm.pattern
         i64 = np.int64
         self.model = m
-        self.tree = (t.joint_parent_ext, np.asarray(m.joint_child, dtype=i64), np.ascontiguousarray(m.joint_point, dtype=float),
-                     t.axT, t.axR, t.qT, t.qR, t.uT, t.uR, t.uB, t.ball, np.ascontiguousarray(m.joint_child_rot, dtype=float),
-                     np.ascontiguousarray(m.joint_child_offset, dtype=float), t.coord_start, t.coord_count)
+        self.tree = t.joint_tree
         if asm.node_mass:
             d = asm.node_mass[0][1]
             self.bodies = (np.asarray(d.node, dtype=i64), np.asarray(d.mass, dtype=float),
@@ -416,7 +414,7 @@ class CompiledStep:
         N, n_u = m.n_nodes, m.n_u
         kin = kinematics_arrays(m, zeroed=False)  # _evaluate writes every row of S and zeroes Sd first
         if not with_sd:
-            kin = kin[:5] + (np.empty((0, 6)),) + kin[6:]
+            kin = kin._replace(Sd=np.empty((0, 6)))
         return kin, self._node_masses(), np.empty((N + 1, 6)), np.empty(n_u), np.empty(n_u)
 
     def _node_masses(self) -> np.ndarray:
