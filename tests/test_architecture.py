@@ -268,16 +268,9 @@ MAX_PARAMETERS = 12
 # The public keyword interfaces (simulate, sweep, run_case) keep one keyword per option.
 OVER_12_PARAMETERS_FOR_NOW = {
     "flexmb/app/run.py::run_case", "flexmb/app/study.py::sweep", "flexmb/solvers/simulate.py::simulate",
-    "flexmb/engine/assembly.py::_add_blocks",
-    "flexmb/engine/tree_solver.py::_factor", "flexmb/engine/tree_solver.py::position_tangent_setup",
-    "flexmb/engine/tree_solver.py::position_tangent_apply", "flexmb/engine/tree_solver.py::position_tangent_times",
-    "flexmb/engine/tree_solver.py::_solve_position",
     "flexmb/solvers/cut_projection.py::end_cuts",
     "flexmb/solvers/element_step.py::element_iterate", "flexmb/solvers/element_step.py::element_matrix",
     "flexmb/solvers/element_step.py::element_newton_step",
-    "flexmb/solvers/tree_run.py::step_measures", "flexmb/solvers/tree_run.py::tree_run",
-    "flexmb/solvers/tree_step.py::trial_state", "flexmb/solvers/tree_step.py::trial_state_threads",
-    "flexmb/solvers/tree_step.py::_evaluate", "flexmb/solvers/tree_step.py::tree_newton_step",
     "elements/cut_kernels.py::_deformation", "elements/cut_kernels.py::bushing_forces",
     "elements/rigid_cut_kernels.py::rigid_cut_forces", "elements/spring_damper_kernels.py::spring_damper_forces",
 }

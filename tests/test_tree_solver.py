@@ -149,9 +149,8 @@ def test_velocity_tangent_is_the_derivative_of_the_residual():
 def _position_tangent(model: fm.Model, asm, st, ev, xd: np.ndarray) -> np.ndarray:
     kin, t = ev.kin, ev.kin.pattern
     out = np.zeros(model.n_u)
-    position_tangent_times(t.joint_parent_ext, t.joint_child, t.uT, t.uR, t.uB, np.asarray(t.coord_child, dtype=np.int64),
-                           kin.S, st.u, st.udot, ev.Mb, kin.x, ev.node_wrenches(st.udot), np.asarray(model.gravity, float),
-                           xd, out)
+    position_tangent_times(t.joint_tree, np.asarray(t.coord_child, dtype=np.int64), kin.S, st.u, st.udot, ev.Mb, kin.x,
+                           ev.node_wrenches(st.udot), np.asarray(model.gravity, float), xd, out)
     return out
 
 

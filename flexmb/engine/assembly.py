@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -117,10 +117,22 @@ class Evaluation:
         return r
 
 
-def _add_blocks(f, model: Model, data: Any, prep: Any, fe: FamilyEvaluation, ck: float, cc: float, cm: float,
-                material_only: bool, exact_tangent: bool, scatter: Any, kin: Kinematics, out: np.ndarray) -> None:
+class _BlockWeights(NamedTuple):
+    """The weights of a family's blocks in an iteration matrix ck K + cc C + cm M, whether K keeps its
+    material part only and whether the exact tangent is asked for (ElementFamily.add_blocks)."""
+
+    ck: float
+    cc: float
+    cm: float
+    material_only: bool
+    exact_tangent: bool
+
+
+def _add_blocks(f, model: Model, data: Any, prep: Any, fe: FamilyEvaluation, weights: _BlockWeights, scatter: Any,
+                kin: Kinematics, out: np.ndarray) -> None:
     """A family's Bₑᵀ (ck K + cc C + cm M) Bₑ into the iteration matrix's values (ElementFamily.add_blocks)."""
-    f.add_blocks(model, data, prep, fe, kin, ck, cc, cm, material_only, exact_tangent, scatter, out)
+    w = weights
+    f.add_blocks(model, data, prep, fe, kin, w.ck, w.cc, w.cm, w.material_only, w.exact_tangent, scatter, out)
 
 
 class LazyEvaluation:
@@ -363,7 +375,8 @@ class Assembler:
             return (bp, 0.0) if f.projection_blocks else ((0.0, 0.0) if f.has_mass else None)
 
         adders = [None if (fe := ev.elements.get(f.name)) is None or (c := coefficients(f)) is None else
-                  partial(_add_blocks, f, self.model, d, prep, fe, c[0], c[1], cm, material_only, self.exact_tangent)
+                  partial(_add_blocks, f, self.model, d, prep, fe,
+                          _BlockWeights(c[0], c[1], cm, material_only, self.exact_tangent))
                   for f, d, prep in self.with_blocks]
         # without node masses (no body, no particle) M̄'s node part is zero: its pairs add nothing
         return self.matrices.get(np.asarray(cols)).assemble(self.matrices.pairs, ev.Mb, ev.kin, adders, diag,

@@ -12,12 +12,16 @@ so a kernel that still indexes them (``tree[13]``, ``kin[4]``) reads the same ar
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-__all__ = ["Coordinates", "DriveValues", "JointTree", "KinematicsArrays", "StepState", "TangentWork", "TreeFactor",
-           "TreeSolverArrays", "joint_tree", "tangent_work"]
+if TYPE_CHECKING:  # only named in annotations: kinematics imports this module
+    from flexmb.engine.kinematics import TreePattern
+    from flexmb.model import Model
+
+__all__ = ["Coordinates", "DriveValues", "JointTree", "KinematicsArrays", "StepInputs", "StepModel", "StepState",
+           "TangentWork", "TreeFactor", "TreeOutputs", "TreeSolverArrays", "joint_tree", "tangent_work"]
 
 
 class JointTree(NamedTuple):
@@ -117,7 +121,7 @@ class TreeSolverArrays(NamedTuple):
     tangent: TangentWork
 
 
-def joint_tree(model, pattern) -> JointTree:
+def joint_tree(model: Model, pattern: TreePattern) -> JointTree:
     """The JointTree of ``model`` with its TreePattern ``pattern`` (engine/kinematics.py)."""
     i64 = np.int64
     t = pattern
@@ -131,3 +135,31 @@ def tangent_work(n_nodes: int) -> TangentWork:
     """New (uninitialised) position-tangent work arrays for ``n_nodes`` nodes."""
     N = n_nodes
     return TangentWork(np.empty((N, 6, 6)), np.empty((N, 6)), np.empty((N, 6)), np.empty((N + 1, 6)), np.empty((N + 1, 6)))
+
+
+class StepModel(NamedTuple):
+    """The model's constant arrays a compiled step reads (flexmb.solvers.tree_step.CompiledStep)."""
+
+    tree: JointTree
+    bodies: tuple  # the rigid bodies' (node, mass, com, inertia)
+    gravity: np.ndarray  # (3)
+    springs: tuple  # the joint springs' (u, q, k, rest, c) and the motion's joint forces (motion_step.motion_inputs)
+    jforce_u: np.ndarray  # coordinates of the applied joint forces                            (n_jf)
+    coords: Coordinates
+
+
+class StepInputs(NamedTuple):
+    """What depends on time only, at a step's end (CompiledStep.inputs)."""
+
+    jforce_val: np.ndarray  # the applied joint forces                                          (n_jf)
+    loads: np.ndarray  # the nodal loads                                                        (N x 6)
+    drives: DriveValues
+
+
+class TreeOutputs(NamedTuple):
+    """What an evaluation of a compiled step writes besides the kinematics."""
+
+    Mb: np.ndarray  # node mass blocks                                                          (N x 6 x 6)
+    wfull: np.ndarray  # node wrenches (bias), a last row for ground                             (N+1 x 6)
+    tau: np.ndarray  # joint forces τ                                                           (n_u)
+    rfull: np.ndarray  # eq. (1) on every coordinate                                            (n_u)

@@ -45,9 +45,17 @@ from numba import njit
 
 from flexmb.engine.iteration_matrix import spatial_node_blocks
 from flexmb.engine.kinematics import Kinematics, TreePattern
+from flexmb.engine.position_tangent import (  # re-exported: callers import them from here
+    position_tangent_apply,
+    position_tangent_setup,
+    position_tangent_times,
+)
+from flexmb.engine.tree_data import TreeFactor, tangent_work
 from flexmb.errors import SolverError
 
-__all__ = ["TreeSolver", "node_tangent_blocks"]
+__all__ = ["TreeSolver", "node_tangent_blocks",
+           # engine/position_tangent.py's, importable from here as before the split
+           "position_tangent_apply", "position_tangent_setup", "position_tangent_times"]
 
 
 class TreeSolver:
@@ -83,6 +91,8 @@ class TreeSolver:
         self.S = np.zeros((n_u, 6))
         self.Dinv = np.zeros((nj, 6, 6))
         self.coord_child = np.asarray(tree.coord_child, dtype=np.int64)
+        self.factor = TreeFactor(self.jf_ptr, self.jf_coord, self.coord_child, self.IA, self.U, self.W, self.S, self.St,
+                                 self.Dinv)  # the kernels' view of these arrays (engine/tree_data.py)
         self._position: tuple | None = None
         self._loaded: tuple | None = None
         self.n_analyze = 0
@@ -123,17 +133,15 @@ class TreeSolver:
         if position is not None and position[0] > 0.0:
             bp, u, udot, w, gravity = position
             N = Mb.shape[0]
-            I, IV, IA, A, F = np.empty((N, 6, 6)), np.empty((N, 6)), np.empty((N, 6)), np.empty((N + 1, 6)), np.empty((N + 1, 6))
+            work = tangent_work(N)
             u = np.ascontiguousarray(u, dtype=float)
             udot = np.ascontiguousarray(udot, dtype=float)
-            position_tangent_setup(t.joint_parent_ext, t.joint_child, t.uT, t.uR, t.uB, kin.S, u, udot, Mb, kin.x,
-                                   np.ascontiguousarray(w, dtype=float), I, IV, IA, A, F)
-            self._position = (float(bp), kin.S, u, udot, I, IV, IA, A, F, np.asarray(gravity, dtype=float))
+            position_tangent_setup(t.joint_tree, kin.S, u, udot, Mb, kin.x, np.ascontiguousarray(w, dtype=float), work)
+            self._position = (float(bp), kin.S, u, udot, work, np.asarray(gravity, dtype=float))
         dg = np.zeros(self.n_u)
         dg[self.free] = diag
-        bad = _factor(t.joint_parent_ext, t.joint_child, self.jf_ptr, self.jf_coord, kin.S,
-                      kin.S if kin.Sdot is None else kin.Sdot, float(gp) if kin.Sdot is not None else 0.0, Mb, kin.x,
-                      kin.Vs, dg, self.IA, self.U, self.W, self.S, self.St, self.Dinv)
+        bad = _factor(t.joint_tree, self.factor, kin.S, kin.S if kin.Sdot is None else kin.Sdot,
+                      float(gp) if kin.Sdot is not None else 0.0, Mb, kin.x, kin.Vs, dg)
         if bad >= 0:
             name = self.names[bad] if bad < len(self.names) else str(bad)
             exc = SolverError(f"iteration matrix is not positive definite at coordinate {name!r}", None)
@@ -146,12 +154,10 @@ class TreeSolver:
         position tangent of :meth:`factorize_tree`, A = (1) + β' K̄ to second order in β' K̄."""
         if self._position is None:
             return self._solve_factor(r)
-        bp, S, u, udot, I, IV, IA, A, F, gravity = self._position
-        t = self.tree
+        bp, S, u, udot, work, gravity = self._position
         out = np.empty(self.free.size)
-        _solve_position(t.joint_parent_ext, t.joint_child, self.jf_ptr, self.jf_coord, self.U, self.W, self.S, self.St,
-                        self.Dinv, t.n_nodes, t.uT, t.uR, t.uB, self.coord_child, S, u, udot, I, IV, IA, A, F, gravity, bp,
-                        self.free, np.ascontiguousarray(r, dtype=float), out)
+        _solve_position(self.tree.joint_tree, self.factor, S, u, udot, work, gravity, bp, self.free,
+                        np.ascontiguousarray(r, dtype=float), out)
         return out
 
     def _solve_factor(self, r: np.ndarray) -> np.ndarray:
@@ -160,8 +166,7 @@ class TreeSolver:
         rr = np.zeros(self.n_u)
         rr[self.free] = r
         x = np.zeros(self.n_u)
-        _solve(t.joint_parent_ext, t.joint_child, self.jf_ptr, self.jf_coord, self.U, self.W, self.S, self.St, self.Dinv,
-               rr, x, t.n_nodes)
+        _solve(t.joint_tree, self.factor, rr, x)
         return x[self.free]
 
     def dense(self) -> np.ndarray:
@@ -218,8 +223,14 @@ def node_tangent_blocks(Mb, x, Vs, gp, D):
 
 
 @njit(cache=True)
-def _factor(parent, child, jf_ptr, jf_coord, S, Sd, gp, Mb, x, Vs, diag, IA, U, W, Sf, St, Dinv):
-    """The elimination of the module docstring; returns -1, or the coordinate whose pivot failed."""
+def _factor(tree, factor, S, Sd, gp, Mb, x, Vs, diag):
+    """The elimination of the module docstring over the JointTree ``tree`` into the TreeFactor
+    ``factor`` (engine/tree_data.py), for the axes S, their rates Sd (S̃ = S + 2γ' Ṡ, ``gp`` = γ'),
+    the node mass blocks Mb, positions x, spatial velocities Vs and the diagonal ``diag`` (n_u);
+    returns -1, or the coordinate whose pivot failed."""
+    parent, child = tree.parent, tree.child
+    jf_ptr, jf_coord, IA, U, W, Sf, St, Dinv = (factor.jf_ptr, factor.jf_coord, factor.IA, factor.U, factor.W, factor.S,
+                                                factor.St, factor.Dinv)
     N = Mb.shape[0]
     node_tangent_blocks(Mb, x, Vs, gp, IA)
     d = np.empty((6, 6))
@@ -311,9 +322,12 @@ def _dinv_times(Dinv, k, n, rho, y):
 
 
 @njit(cache=True)
-def _solve(parent, child, jf_ptr, jf_coord, U, W, Sf, St, Dinv, r, x, n_nodes):
-    """Solve with the factor of _factor: a sweep from the leaves (ρ, p), one from the root (x, ã)."""
-    N = n_nodes
+def _solve(tree, factor, r, x):
+    """Solve (1) x = r (all coordinates) with the TreeFactor ``factor`` of _factor over the JointTree
+    ``tree``: a sweep from the leaves (ρ, p), one from the root (x, ã)."""
+    parent, child = tree.parent, tree.child
+    jf_ptr, jf_coord, U, W, Sf, St, Dinv = factor.jf_ptr, factor.jf_coord, factor.U, factor.W, factor.S, factor.St, factor.Dinv
+    N = factor.IA.shape[0]
     p = np.zeros((N + 1, 6))
     acc = np.zeros((N + 1, 6))
     rho = np.zeros(6)
@@ -349,252 +363,24 @@ def _solve(parent, child, jf_ptr, jf_coord, U, W, Sf, St, Dinv, r, x, n_nodes):
                 acc[c, q] += St[a, q] * s
 
 
-# ---------------------------------------------------------------------------- position tangent (β' K̄)
-
-@njit(cache=True, inline="always")
-def _mx(A, i, B, j, C, k):
-    """C[k] = A[i] × B[j], spatial motion cross product of rows (v, w) (no array views: they cost
-    reference counting in compiled loops)."""
-    a0, a1, a2, a3, a4, a5 = A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5]
-    b0, b1, b2, b3, b4, b5 = B[j, 0], B[j, 1], B[j, 2], B[j, 3], B[j, 4], B[j, 5]
-    C[k, 0] = a4 * b2 - a5 * b1 + a1 * b5 - a2 * b4
-    C[k, 1] = a5 * b0 - a3 * b2 + a2 * b3 - a0 * b5
-    C[k, 2] = a3 * b1 - a4 * b0 + a0 * b4 - a1 * b3
-    C[k, 3] = a4 * b5 - a5 * b4
-    C[k, 4] = a5 * b3 - a3 * b5
-    C[k, 5] = a3 * b4 - a4 * b3
-
-
-@njit(cache=True, inline="always")
-def _fx_add(A, i, F, j, C, k):
-    """C[k] += A[i] ×* F[j]: A[i] a motion (v, w), F[j] a force (force, moment)."""
-    a0, a1, a2, a3, a4, a5 = A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5]
-    f0, f1, f2, f3, f4, f5 = F[j, 0], F[j, 1], F[j, 2], F[j, 3], F[j, 4], F[j, 5]
-    C[k, 0] += a4 * f2 - a5 * f1
-    C[k, 1] += a5 * f0 - a3 * f2
-    C[k, 2] += a3 * f1 - a4 * f0
-    C[k, 3] += a4 * f5 - a5 * f4 + a1 * f2 - a2 * f1
-    C[k, 4] += a5 * f3 - a3 * f5 + a2 * f0 - a0 * f2
-    C[k, 5] += a3 * f4 - a4 * f3 + a0 * f1 - a1 * f0
-
-
-# rows of the scratch array Z of the position tangent's recursions
-_E, _V, _DV, _DA, _EP, _VP, _DVP, _EB, _T1, _T2, _T3, _T4, _A = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
-
-
-@njit(cache=True, inline="always")
-def _coord_step(kk, S, u, udot, Z, ie, iv, idv, dS):
-    """One coordinate kk of position_tangent_apply: its axis' displacement dS = ε_frame × S_kk and
-    the variation of its acceleration terms S u̇ + V_bias × S u into Z[_DA] (ε_frame = Z[ie],
-    V_bias = Z[iv], δV_bias = Z[idv])."""
-    _mx(Z, ie, S, kk, dS, kk)
-    _mx(Z, idv, S, kk, Z, _T2)  # δV_bias × S
-    _mx(Z, iv, dS, kk, Z, _T3)  # V_bias × δS
-    uk, ak = u[kk], udot[kk]
-    for i in range(6):
-        Z[_DA, i] += dS[kk, i] * ak + (Z[_T2, i] + Z[_T3, i]) * uk
-
-
-@njit(cache=True, inline="always")
-def _advance(kk, S, u, xd, dS, Z):
-    """The frame after axis kk: ε += S xd, V += S u, δV += δS u (rows _E, _V, _DV of Z)."""
-    for i in range(6):
-        Z[_E, i] += S[kk, i] * xd[kk]
-        Z[_V, i] += S[kk, i] * u[kk]
-        Z[_DV, i] += dS[kk, i] * u[kk]
-
-
 @njit(cache=True)
-def position_tangent_setup(parent, child, uT, uR, uB, S, u, udot, Mb, x, w, I, IV, IA, A, F):
-    """What position_tangent_apply needs at one state, once per factorization: the spatial inertias
-    I (N,6,6) at the origin, the spatial accelerations A (N+1,6) (row N: ground), I V and I A
-    (N,6), and F (N+1,6) the subtree sums of the node wrenches w (N,6, at the node origins) moved to
-    the origin."""
-    nj = parent.size
-    N = Mb.shape[0]
-    spatial_node_blocks(Mb, x, I)
-    V = np.zeros((N + 1, 6))
-    Z = np.zeros((13, 6))
-    for i in range(6):
-        A[N, i] = 0.0
-    for k in range(nj):
-        p = parent[k]
-        c = child[k]
-        for i in range(6):
-            Z[_V, i], Z[_A, i], Z[_VP, i] = V[p, i], A[p, i], V[p, i]
-        for m in range(3):  # translations: bias velocity of the parent
-            kk = uT[k, m]
-            if kk >= 0:
-                _mx(Z, _VP, S, kk, Z, _T1)
-                for i in range(6):
-                    Z[_A, i] += S[kk, i] * udot[kk] + Z[_T1, i] * u[kk]
-                    Z[_V, i] += S[kk, i] * u[kk]
-        for m in range(2):
-            kk = uR[k, m]
-            if kk >= 0:
-                _mx(Z, _V, S, kk, Z, _T1)
-                for i in range(6):
-                    Z[_A, i] += S[kk, i] * udot[kk] + Z[_T1, i] * u[kk]
-                    Z[_V, i] += S[kk, i] * u[kk]
-        if uB[k, 0] >= 0:
-            for i in range(6):
-                Z[_VP, i] = Z[_V, i]
-            for m in range(3):
-                kk = uB[k, m]
-                _mx(Z, _VP, S, kk, Z, _T1)
-                for i in range(6):
-                    Z[_A, i] += S[kk, i] * udot[kk] + Z[_T1, i] * u[kk]
-                    Z[_V, i] += S[kk, i] * u[kk]
-        for i in range(6):
-            V[c, i], A[c, i] = Z[_V, i], Z[_A, i]
-    for i in range(N):
-        for r in range(6):
-            s1 = 0.0
-            s2 = 0.0
-            for q in range(6):
-                s1 += I[i, r, q] * V[i, q]
-                s2 += I[i, r, q] * A[i, q]
-            IV[i, r] = s1
-            IA[i, r] = s2
-        F[i, 0], F[i, 1], F[i, 2] = w[i, 0], w[i, 1], w[i, 2]
-        F[i, 3] = w[i, 3] + x[i, 1] * w[i, 2] - x[i, 2] * w[i, 1]
-        F[i, 4] = w[i, 4] + x[i, 2] * w[i, 0] - x[i, 0] * w[i, 2]
-        F[i, 5] = w[i, 5] + x[i, 0] * w[i, 1] - x[i, 1] * w[i, 0]
-    for r in range(6):
-        F[N, r] = 0.0
-    for k in range(nj - 1, -1, -1):
-        p = parent[k]
-        if p != N:
-            for r in range(6):
-                F[p, r] += F[child[k], r]
-
-
-@njit(cache=True)
-def position_tangent_apply(parent, child, uT, uR, uB, coord_child, S, u, udot, I, IV, IA, A, F, gravity, xd, out):
-    """out = K̄ xd from the quantities of position_tangent_setup (see position_tangent_times)."""
-    nj = parent.size
-    N = I.shape[0]
-    n_u = S.shape[0]
-    eps = np.zeros((N + 1, 6))
-    V = np.zeros((N + 1, 6))
-    dV = np.zeros((N + 1, 6))
-    dA = np.zeros((N + 1, 6))
-    dS = np.empty((n_u, 6))
-    Z = np.zeros((13, 6))
-    for k in range(nj):
-        p = parent[k]
-        c = child[k]
-        for i in range(6):
-            Z[_E, i], Z[_V, i], Z[_DV, i], Z[_DA, i] = eps[p, i], V[p, i], dV[p, i], dA[p, i]
-            Z[_EP, i], Z[_VP, i], Z[_DVP, i] = eps[p, i], V[p, i], dV[p, i]
-        for m in range(3):  # translations: frame and bias velocity of the parent
-            kk = uT[k, m]
-            if kk >= 0:
-                _coord_step(kk, S, u, udot, Z, _EP, _VP, _DVP, dS)
-        for m in range(3):
-            kk = uT[k, m]
-            if kk >= 0:
-                _advance(kk, S, u, xd, dS, Z)
-        for m in range(2):  # rotations: each carried by the frame after the axes before it
-            kk = uR[k, m]
-            if kk >= 0:
-                _coord_step(kk, S, u, udot, Z, _E, _V, _DV, dS)
-                _advance(kk, S, u, xd, dS, Z)
-        if uB[k, 0] >= 0:  # ball: axes fixed in the child (frame after the ball), bias velocity before it
-            for i in range(6):
-                Z[_EB, i] = Z[_E, i]
-            for m in range(3):
-                kk = uB[k, m]
-                for i in range(6):
-                    Z[_EB, i] += S[kk, i] * xd[kk]
-            for m in range(3):
-                _coord_step(uB[k, m], S, u, udot, Z, _EB, _V, _DV, dS)
-            for m in range(3):
-                _advance(uB[k, m], S, u, xd, dS, Z)
-            for i in range(6):
-                Z[_E, i] = Z[_EB, i]
-        for i in range(6):
-            eps[c, i], V[c, i], dV[c, i], dA[c, i] = Z[_E, i], Z[_V, i], Z[_DV, i], Z[_DA, i]
-    # per node δf = δI A + I δA + δV ×* I V + V ×* (δI V + I δV) - δ weight, δI y = ε ×* (I y) - I (ε × y)
-    dF = np.zeros((N + 1, 6))
-    for i in range(N):
-        _mx(eps, i, A, i, Z, _T1)  # ε × A
-        _mx(eps, i, V, i, Z, _T2)  # ε × V
-        for r in range(6):
-            Z[_T1, r] = dA[i, r] - Z[_T1, r]  # z1 = δA - ε × A
-            Z[_T2, r] = dV[i, r] - Z[_T2, r]  # z2 = δV - ε × V
-        for r in range(6):
-            s1 = 0.0
-            s2 = 0.0
-            for q in range(6):
-                s1 += I[i, r, q] * Z[_T1, q]
-                s2 += I[i, r, q] * Z[_T2, q]
-            dF[i, r] = s1
-            Z[_T3, r] = s2  # y = I z2, then + ε ×* I V
-        _fx_add(eps, i, IA, i, dF, i)
-        _fx_add(eps, i, IV, i, Z, _T3)
-        _fx_add(dV, i, IV, i, dF, i)
-        _fx_add(V, i, Z, _T3, dF, i)
-        # weight m g at the centre of mass c: its moment (m c) × g varies by (m v_ε + ω_ε × m c) × g
-        m = I[i, 0, 0]
-        mc0, mc1, mc2 = I[i, 1, 5], I[i, 2, 3], I[i, 0, 4]
-        w0, w1, w2 = eps[i, 3], eps[i, 4], eps[i, 5]
-        d0 = m * eps[i, 0] + (w1 * mc2 - w2 * mc1)
-        d1 = m * eps[i, 1] + (w2 * mc0 - w0 * mc2)
-        d2 = m * eps[i, 2] + (w0 * mc1 - w1 * mc0)
-        dF[i, 3] -= d1 * gravity[2] - d2 * gravity[1]
-        dF[i, 4] -= d2 * gravity[0] - d0 * gravity[2]
-        dF[i, 5] -= d0 * gravity[1] - d1 * gravity[0]
-    for k in range(nj - 1, -1, -1):
-        p = parent[k]
-        if p != N:
-            for r in range(6):
-                dF[p, r] += dF[child[k], r]
-    for kk in range(n_u):
-        c = coord_child[kk]
-        s = 0.0
-        for r in range(6):
-            s += dS[kk, r] * F[c, r] + S[kk, r] * dF[c, r]
-        out[kk] = s
-
-
-def position_tangent_times(parent, child, uT, uR, uB, coord_child, S, u, udot, Mb, x, w, gravity, xd, out):
-    """out = K̄ xd: the derivative of the node masses' residual Bᵀ f (f_i = I_i A_i + V_i ×* I_i V_i
-    - weight_i, spatial at the origin; Featherstone 2008, eq. 2.67) with respect to the coordinates
-    in the direction xd, at fixed u and u̇. A variation δq moves each node's frame by ε (the path
-    sum of S δq), every axis k by δS_k = ε_frame(k) × S_k (frame(k): the parent for translations,
-    the frame after the axes before it for rotations, the child for the three ball axes), the
-    inertias by δI v = ε ×* (I v) - I (ε × v), and the velocities and accelerations through the
-    axes, while gravity keeps its direction; then δr_a = δS_aᵀ F_a + S_aᵀ δF_a with F the subtree
-    sums of f. Mb (N,6,6), x (N,3): node mass blocks and positions; w (N,6): the node wrenches at
-    the node origins (Evaluation.node_wrenches) at u̇. One pass down the tree and one up, O(n)
-    (position_tangent_setup, then position_tangent_apply); tests/test_tree_solver.py checks it
-    against central differences of the residual."""
-    N = Mb.shape[0]
-    I, IV, IA = np.empty((N, 6, 6)), np.empty((N, 6)), np.empty((N, 6))
-    A, F = np.empty((N + 1, 6)), np.empty((N + 1, 6))
-    position_tangent_setup(parent, child, uT, uR, uB, S, u, udot, Mb, x, w, I, IV, IA, A, F)
-    position_tangent_apply(parent, child, uT, uR, uB, coord_child, S, u, udot, I, IV, IA, A, F, gravity, xd, out)
-
-
-@njit(cache=True)
-def _solve_position(parent, child, jf_ptr, jf_coord, U, W, Sf, St, Dinv, n_nodes, uT, uR, uB, coord_child, S, u, udot,
-                    I, IV, IA, A, F, gravity, bp, free, r, out):
+def _solve_position(tree, factor, S, u, udot, work, gravity, bp, free, r, out):
     """out = x₀ - A⁻¹ β' K̄ x₀, x₀ = A⁻¹ r (TreeSolver.solve with the position tangent), on the free
-    coordinates: two solves with the factor of _factor and one position_tangent_times."""
+    coordinates: two solves with the TreeFactor ``factor`` of _factor and one position_tangent_apply
+    with the TangentWork ``work`` set up at (S, u, u̇)."""
     n_u = S.shape[0]
     rr = np.zeros(n_u)
     for t in range(free.size):
         rr[free[t]] = r[t]
     x0 = np.zeros(n_u)
-    _solve(parent, child, jf_ptr, jf_coord, U, W, Sf, St, Dinv, rr, x0, n_nodes)
+    _solve(tree, factor, rr, x0)
     kx = np.zeros(n_u)
-    position_tangent_apply(parent, child, uT, uR, uB, coord_child, S, u, udot, I, IV, IA, A, F, gravity, x0, kx)
+    position_tangent_apply(tree, factor.coord_child, S, u, udot, work, gravity, x0, kx)
     for a in range(n_u):
         rr[a] = 0.0
     for t in range(free.size):
         rr[free[t]] = bp * kx[free[t]]
     x1 = np.zeros(n_u)
-    _solve(parent, child, jf_ptr, jf_coord, U, W, Sf, St, Dinv, rr, x1, n_nodes)
+    _solve(tree, factor, rr, x1)
     for t in range(free.size):
         out[t] = x0[free[t]] - x1[free[t]]

@@ -39,7 +39,17 @@ from flexmb.solvers.element_step import LAZY, element_newton_step
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _all_finite
 from flexmb.solvers.recorder import Recorder
 from flexmb.solvers.step_control import ErrorEstimate
-from flexmb.solvers.tree_run import MAX_COORDINATE_STEPS, MAX_LOAD_VALUES, MAX_STEPS, Taken, book_steps, step_measures, step_taken
+from flexmb.solvers.tree_run import (
+    MAX_COORDINATE_STEPS,
+    MAX_LOAD_VALUES,
+    MAX_STEPS,
+    ErrorInputs,
+    PowerInputs,
+    Taken,
+    book_steps,
+    step_measures,
+    step_taken,
+)
 from flexmb.solvers.tree_step import OK
 from flexmb.state import State
 
@@ -149,9 +159,10 @@ def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info
             if cut_model.elastic:  # its bushings' dissipation
                 bushings_at(cut_work, fams[1], outs[1])
         # a lazy step (the last evaluated iterate's kinematics) is taken only where no element dissipates
-        err, motion, finite = step_measures(tree, kin_end, a, a1, driven, c_err, h, ell, v_scale, rfull, (spring_c, spring_u),
-                                            u1, loads if with_loads else no_loads, jf_power[k], jforce_u, drive, pw,
-                                            _dissipation(order, outs) if status == OK else 0.0, status == OK)
+        powers = PowerInputs(spring_c, spring_u, u1, loads if with_loads else no_loads, jf_power[k], jforce_u,
+                             _dissipation(order, outs) if status == OK else 0.0, status == OK)
+        err, motion, finite = step_measures(tree, kin_end, a, a1, h, rfull, ErrorInputs(c_err, ell, v_scale, driven), powers,
+                                            (drive, pw))
         fric = work[8]
         if fric[0].size:  # Recorder.power: the bearing friction dissipates -Σ τ u (its torques at the last iterate)
             p_fric = 0.0

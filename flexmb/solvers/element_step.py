@@ -44,6 +44,7 @@ from flexmb.engine.kinematics import (
     project_node_threads,
     zero_mass_times_add,
 )
+from flexmb.engine.tree_data import Coordinates, DriveValues, KinematicsArrays, StepInputs, StepModel, StepState, TreeOutputs
 from flexmb.model import Model
 from flexmb.solvers.element_families import (
     coupling_arrays,
@@ -100,17 +101,18 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     x, R, Vs, As, S, Sd, P, V, zeta = kin
     hdq, phi, aw, w, Wtmp, mf, ground, rest, fric = work
     nt = threads[1]  # the per-node passes on the joints' threads (their joints on ground split: node_twists_threads)
+    start, state = StepState(q0, balls0, u0, udot0, a), StepState(q1, balls1, u1, udot1, a1)
+    coordinates = Coordinates(u_to_q, scalar_u, ball_u, free, c_diag, k_diag)
+    drive_values = DriveValues(driven, drv_q, drv_u, drv_a)
     if nt > 1:
-        trial_state_threads(nt, udot0, udot_in, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q,
-                            drv_u, drv_a, hdq, phi, q1, balls1, u1, udot1, a1)
+        trial_state_threads(nt, start, udot_in, (am, af, g, b, h), coordinates, drive_values, hdq, phi, state)
     else:
-        trial_state(udot0, udot_in, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q, drv_u,
-                    drv_a, hdq, phi, q1, balls1, u1, udot1, a1)
+        trial_state(start, udot_in, (am, af, g, b, h), coordinates, drive_values, hdq, phi, state)
     if not evaluate:
         return 0.0, 0.0
     # Assembler.evaluate: the tree and the bodies, then the bushings (bushing.evaluate), then the beams (beam.evaluate)
-    _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q1, balls1, u1, x, R, Vs, As, S, Sd, P, V, zeta,
-              Mb, wfull, tau, threads[1])
+    _evaluate(StepModel(tree, bodies, gravity, springs, jforce_u, coordinates), StepInputs(jforce_val, loads, drive_values),
+              state, KinematicsArrays(x, R, Vs, As, S, Sd, P, V, zeta), TreeOutputs(Mb, wfull, tau, rfull), threads[1])
     ia, ib, sa, Ea, sb, Eb, mode, Kb, Cb = bushing
     if ia.size:
         bd, bG, bA, bf, ben, bpw = outs[1]

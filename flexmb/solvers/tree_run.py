@@ -23,18 +23,21 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from flexmb.engine.assembly import Evaluation
+from flexmb.engine.tree_data import DriveValues, StepInputs, StepState, TreeOutputs
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _all_finite
 from flexmb.solvers.recorder import Recorder, step_powers
 from flexmb.solvers.step_control import ErrorEstimate, _error_size, _twist_size
 from flexmb.solvers.tree_step import OK, tree_newton_step
 from flexmb.state import State
 
-__all__ = ["TreeRun", "Taken", "book_steps", "tree_run", "step_measures", "step_taken"]
+__all__ = ["ErrorInputs", "PowerInputs", "RunInputs", "TreeRun", "Taken", "book_steps", "tree_run", "step_measures",
+           "step_taken"]
 
 MAX_STEPS = 1000
 """Steps of one call at most (Ctrl-C and the progress report are seen between calls)."""
@@ -45,24 +48,59 @@ MAX_LOAD_VALUES = 2**20
 """Nodal-load values (steps x nodes x 6) evaluated ahead at most."""
 
 
+class ErrorInputs(NamedTuple):
+    """What the error estimate of a compiled run reads (ErrorEstimate: eq. (E2)-(E3) of
+    flexmb/solvers/step_control.py)."""
+
+    c: float  # C of (E2)
+    ell: float  # the length scale ℓ [m]
+    v_scale: np.ndarray  # [V], the velocity scale so far, updated by step_taken                (1)
+    driven: np.ndarray  # the driven coordinates (int64)                                        (n_d)
+
+
+class PowerInputs(NamedTuple):
+    """What the powers at a step's new state read (Recorder.power, recorder.step_powers)."""
+
+    damper_c: np.ndarray  # the joint dampers' c                                                 (n_s)
+    damper_u: np.ndarray  # their coordinates                                                   (n_s)
+    u: np.ndarray  # the new state's velocities                                                 (n_u)
+    loads: np.ndarray  # the nodal loads (no rows: none, no load power)                         (N x 6 or 0 x 6)
+    jforce: np.ndarray  # the applied joint forces at the state's time                          (n_jf)
+    jforce_u: np.ndarray  # their coordinates                                                   (n_jf)
+    dissipation: float  # the elements' dissipated power, added to the dissipation where ...
+    with_dissipation: bool  # ... this is set
+
+
+class RunInputs(NamedTuple):
+    """What depends on time only, for every step k of a compiled run (CompiledStep.inputs)."""
+
+    jforce: np.ndarray  # the applied joint forces at the steps' ends                           (K x n_jf)
+    jforce_power: np.ndarray  # at the times of the states after them (for the power)           (K x n_jf)
+    loads: np.ndarray  # the nodal loads (one row for all steps if K is not its length)         (K x N x 6 or 1 x N x 6)
+    with_loads: bool  # whether the model has loads (without: zeros and no load power)
+    drives: tuple  # the drives' (q, q̇, q̈), (K x n_d) each
+
+
 @njit(cache=True)
-def step_measures(tree, kin, a, a1, driven, c_err, h, ell, v_scale, rfull, springs, u1, loads, jf_power, jforce_u, drive,
-                  pw, dissipation, with_dissipation):
+def step_measures(tree, kin, a, a1, h, rfull, est, powers, out):
     """The error estimate (ErrorEstimate.__call__: eq. (E2)-(E3) of flexmb/solvers/step_control.py) and the
     powers at the new state (Recorder.power) of a converged step of size h, as the compiled runs
-    take them: ``drive`` and ``pw`` (3,) filled, ``dissipation`` added to pw[0] where
-    ``with_dissipation``. ``springs`` = (c, u) of the joint dampers. Returns (error, motion size,
-    all powers and drive forces finite)."""
-    parent, child, coord_start, coord_count = tree[0], tree[1], tree[13], tree[14]
-    x, S, V = kin[0], kin[4], kin[7]
-    eps = _error_size(parent, child, coord_start, coord_count, S, x, a, a1, driven, c_err * h * h, ell)
-    motion = _twist_size(V, ell)
-    err = eps / (h * max(v_scale[0], motion))
+    take them: the JointTree ``tree``, the new state's KinematicsArrays ``kin``, the pseudo-accelerations
+    ``a`` and ``a1`` before and after the step, eq. (1) at the new state ``rfull``, the ErrorInputs
+    ``est``, the PowerInputs ``powers``; ``out`` = (drive, pw) filled: the drive forces and the
+    powers (3,). Returns (error, motion size, all powers and drive forces finite)."""
+    driven = est.driven
+    drive, pw = out
+    eps = _error_size(tree.parent, tree.child, tree.coord_start, tree.coord_count, kin.S, kin.x, a, a1, driven,
+                      est.c * h * h, est.ell)
+    motion = _twist_size(kin.V, est.ell)
+    err = eps / (h * max(est.v_scale[0], motion))
     for j in range(driven.size):
         drive[j] = rfull[driven[j]]
-    step_powers(springs[0], springs[1], u1, drive, driven, loads, V, jf_power, jforce_u, pw)
-    if with_dissipation:
-        pw[0] = pw[0] + dissipation
+    step_powers(powers.damper_c, powers.damper_u, powers.u, drive, driven, powers.loads, kin.V, powers.jforce,
+                powers.jforce_u, pw)
+    if powers.with_dissipation:
+        pw[0] = pw[0] + powers.dissipation
     finite = math.isfinite(pw[0]) and math.isfinite(pw[1]) and math.isfinite(pw[2])
     for j in range(driven.size):
         finite = finite and math.isfinite(drive[j])
@@ -96,45 +134,43 @@ def step_taken(k, t, motion, err, pw, v_scale, prev, work, state, new_state, inf
 
 
 @njit(cache=True)
-def tree_run(tree, bodies, gravity, springs, jforce_u, jf_all, jf_power, loads_all, with_loads, drives_all, coords, solver,
-             params, steps, q, balls, u, udot, a, kin, Mb, wfull, tau, rfull, est, power, log) -> int:
+def tree_run(step_model, inputs, solver, params, steps, state, kin, ev, est, power, log) -> int:
     """Take the steps ``steps`` (K, 3) = (step size, end time of the step, time of the state after it)
-    from the state (q, balls, u, udot) with pseudo-acceleration ``a`` (all updated in place to the
-    last step taken); per step k the drives ``drives_all`` = (q, q̇, q̈) (K, n_driven) each, the
-    applied joint forces ``jf_all[k]`` (their values for the power: ``jf_power[k]``, at the state's
-    time) and the nodal loads ``loads_all[k]`` (or ``loads_all[0]`` for all if it has one row; without
-    ``with_loads`` zeros, and no load power, as in the recorder).
-    ``kin``, Mb, ``wfull``, τ and ``rfull`` hold the last step's evaluation (tree_newton_step).
-    ``est`` = (C of E2, ℓ, [V], driven): the error estimate, V updated; ``power`` = ([t, p_diss,
-    p_drive, p_load] of the last state, work (3,)) updated; ``log`` (K, 4) = (iterations,
+    of the StepModel ``step_model`` with the TreeSolverArrays ``solver`` and ``params`` (tree_newton_step's,
+    h aside) from the StepState ``state`` (q, balls, u, u̇ and the pseudo-acceleration a, all updated
+    in place to the last step taken); per step k the RunInputs ``inputs``: the drives (q, q̇, q̈) (K,
+    n_driven) each, the applied joint forces ``jforce[k]`` (their values for the power:
+    ``jforce_power[k]``, at the state's time) and the nodal loads ``loads[k]`` (or ``loads[0]`` for
+    all if it has one row; without ``with_loads`` zeros, and no load power, as in the recorder).
+    The KinematicsArrays ``kin`` and the TreeOutputs ``ev`` hold the last step's evaluation
+    (tree_newton_step). ``est``: the ErrorInputs of the error estimate, V updated; ``power`` = ([t,
+    p_diss, p_drive, p_load] of the last state, work (3,)) updated; ``log`` (K, 4) = (iterations,
     factorizations, residual, error) per step. Returns the number of steps taken (module docstring)."""
     am, af, g, b, _, rtol, atol_udot, eps_pos, length_scale, max_iter, position_tangent = params
-    driven_q, driven_u, driven_a = drives_all
-    spring_u, spring_c = springs[0], springs[4]
-    c_err, ell, v_scale, driven = est
+    driven_q, driven_u, driven_a = inputs.drives
+    springs, jforce_u, driven = step_model.springs, step_model.jforce_u, est.driven
     prev, work = power
-    n_u = u.size
-    q1, balls1, u1, udot1, a1 = np.empty_like(q), np.empty_like(balls), np.empty(n_u), np.empty(n_u), np.empty(n_u)
+    q, balls, n_u = state.q, state.balls, state.u.size
+    end = StepState(np.empty_like(q), np.empty_like(balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
     info = np.zeros(5)
-    drive = np.empty(driven.size)
-    pw = np.empty(3)
+    out = (np.empty(driven.size), np.empty(3))
+    loads_all = inputs.loads
     one_load = loads_all.shape[0] == 1
     no_loads = np.zeros((0, 6))
     for k in range(steps.shape[0]):
         h = steps[k, 0]
         p = (am, af, g, b, h, rtol, atol_udot, eps_pos, length_scale, max_iter, position_tangent)
         loads = loads_all[0] if one_load else loads_all[k]
-        tree_newton_step(tree, bodies, gravity, springs, jforce_u, jf_all[k], loads,
-                         (driven, driven_q[k], driven_u[k], driven_a[k]), coords, solver, p,
-                         q, balls, u, udot, a, (q1, balls1, u1, udot1, a1), kin, Mb, wfull, tau, rfull, info)
-        if int(info[3]) != OK or not _all_finite(q1, u1, udot1, balls1):
+        drives = DriveValues(driven, driven_q[k], driven_u[k], driven_a[k])
+        tree_newton_step(step_model, StepInputs(inputs.jforce[k], loads, drives), solver, p, state, end, kin, ev, info)
+        if int(info[3]) != OK or not _all_finite(end.q, end.u, end.udot, end.balls):
             return k
-        err, motion, finite = step_measures(tree, kin, a, a1, driven, c_err, h, ell, v_scale, rfull, (spring_c, spring_u), u1,
-                                            loads if with_loads else no_loads, jf_power[k], jforce_u, drive, pw, 0.0, False)
+        powers = PowerInputs(springs[4], springs[0], end.u, loads if inputs.with_loads else no_loads, inputs.jforce_power[k],
+                             jforce_u, 0.0, False)
+        err, motion, finite = step_measures(step_model.tree, kin, state.a, end.a, h, ev.rfull, est, powers, out)
         if not finite:
             return k
-        step_taken(k, steps[k, 2], motion, err, pw, v_scale, prev, work, (q, balls, u, udot, a), (q1, balls1, u1, udot1, a1),
-                   info, log)
+        step_taken(k, steps[k, 2], motion, err, out[1], est.v_scale, prev, work, state, end, info, log)
     return steps.shape[0]
 
 
@@ -206,9 +242,9 @@ class TreeRun:
         prev, work = rec.work_arrays()
         log = np.empty((n, 4))
         t0 = time.perf_counter()
-        done = tree_run(ts.tree, ts.bodies, ts.gravity, ts.springs, ts.jforce_u, jf, jf_p, loads_all, bool(m.loads), drives,
-                        ts.coords, ts.solver, integ.tree_params(dt), steps, q, balls, u, udot, a1, kin, Mb, wfull, tau, rfull,
-                        (est.c, est.ell, v_scale, ts.driven), (prev, work), log)
+        done = tree_run(ts.step_model, RunInputs(jf, jf_p, loads_all, bool(m.loads), drives), ts.solver,
+                        integ.tree_params(dt), steps, StepState(q, balls, u, udot, a1), kin, TreeOutputs(Mb, wfull, tau, rfull),
+                        ErrorInputs(est.c, est.ell, v_scale, ts.driven), (prev, work), log)
         integ.timings["compiled_step"] += time.perf_counter() - t0
         if not done:
             return st, a, None, Taken(np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))

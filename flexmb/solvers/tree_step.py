@@ -40,7 +40,16 @@ from flexmb.engine.kinematics import (
     mass_times_add,
     zero_mass_times_add,
 )
-from flexmb.engine.tree_data import KinematicsArrays
+from flexmb.engine.tree_data import (
+    Coordinates,
+    DriveValues,
+    StepInputs,
+    StepModel,
+    StepState,
+    TreeOutputs,
+    TreeSolverArrays,
+    tangent_work,
+)
 from flexmb.engine.tree_solver import TreeSolver, _factor, _solve, _solve_position, position_tangent_setup
 from flexmb.model import Model
 from flexmb.solvers.motion_step import (
@@ -81,32 +90,39 @@ def _apply_drives(driven, drv_q, drv_u, drv_a, u_to_q, q1, u1, udot1):
 
 
 @njit(cache=True)
-def trial_state(udot0, udot, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q, drv_u, drv_a, hdq,
-                phi, q1, balls1, u1, udot1, a1):
-    """The Newton iterate of accelerations ``udot`` (GeneralizedAlpha._trial and State.apply_drives):
-    a1, hdq and u1 by :func:`_update`, q1 = q0 + hdq on the scalar coordinates, balls1 = balls0
-    expm(hdq) on the balls, udot1 = udot (may be the same array), then the drives' values on the
-    driven coordinates. phi: work array (n_ball, 3)."""
-    _update(udot0, udot, a, u0, am, af, g, b, h, a1, hdq, u1)
+def trial_state(start, udot, coef, coords, drives, hdq, phi, out):
+    """The Newton iterate of accelerations ``udot`` (GeneralizedAlpha._trial and State.apply_drives) from
+    the StepState ``start`` with ``coef`` = (αm, αf, γ, β, h), the Coordinates ``coords`` and the
+    DriveValues ``drives``, into the StepState ``out``: a, hdq and u by :func:`_update`, q = q0 + hdq
+    on the scalar coordinates, balls = balls0 expm(hdq) on the balls, u̇ = ``udot`` (may be out.udot),
+    then the drives' values on the driven coordinates. phi: work array (n_ball, 3)."""
+    am, af, g, b, h = coef
+    ball_u, scalar_u = coords.ball_u, coords.scalar_u
+    q1, balls1, udot1 = out.q, out.balls, out.udot
+    _update(start.udot, udot, start.a, start.u, am, af, g, b, h, out.a, hdq, out.u)
     if ball_u.size:
         for n in range(phi.shape[0]):
             for j in range(3):
                 phi[n, j] = hdq[ball_u[3 * n + j]]
-        _retract_balls(balls0, phi, balls1)
+        _retract_balls(start.balls, phi, balls1)
     else:
-        balls1[:] = balls0
+        balls1[:] = start.balls
+    q0 = start.q
     for j in range(scalar_u.size):
         q1[j] = q0[j] + hdq[scalar_u[j]]
     for i in range(udot1.size):
         udot1[i] = udot[i]
-    _apply_drives(driven, drv_q, drv_u, drv_a, u_to_q, q1, u1, udot1)
+    _apply_drives(drives.driven, drives.q, drives.u, drives.udot, coords.u_to_q, q1, out.u, udot1)
 
 
 @njit(cache=True, parallel=True)
-def trial_state_threads(nt, udot0, udot, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q, drv_u,
-                        drv_a, hdq, phi, q1, balls1, u1, udot1, a1):
+def trial_state_threads(nt, start, udot, coef, coords, drives, hdq, phi, out):
     """:func:`trial_state` with its per-coordinate and per-ball passes split over ``nt`` threads (the
     drives after them on one): every value the one-thread pass's, bit for bit."""
+    am, af, g, b, h = coef
+    ball_u, scalar_u = coords.ball_u, coords.scalar_u
+    udot0, a, u0, q0, balls0 = start.udot, start.a, start.u, start.q, start.balls
+    q1, balls1, u1, udot1, a1 = out.q, out.balls, out.u, out.udot, out.a
     n = a1.size
     for c in prange(nt):
         lo, hi = c * n // nt, (c + 1) * n // nt
@@ -128,7 +144,7 @@ def trial_state_threads(nt, udot0, udot, a, u0, am, af, g, b, h, q0, balls0, u_t
     for c in prange(nt):
         for i in range(c * n // nt, (c + 1) * n // nt):
             udot1[i] = udot[i]
-    _apply_drives(driven, drv_q, drv_u, drv_a, u_to_q, q1, u1, udot1)
+    _apply_drives(drives.driven, drives.q, drives.u, drives.udot, coords.u_to_q, q1, u1, udot1)
 
 
 @njit(cache=True)
@@ -182,35 +198,39 @@ def newton_diverging(r_hist, it) -> bool:
 
 
 @njit(cache=True)
-def _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q, balls, u, x, R, Vs, As, S, Sd, P, V, zeta,
-              Mb, wfull, tau, threads=1):
-    """Assembler.evaluate for a rigid tree into the given arrays (same kernels, same order):
-    forward kinematics (its joints on ground on ``threads`` threads), the bodies' eq. (1)-(2), minus
-    the loads, plus Mb ζ; τ of the joint springs and the applied joint forces. ``Sd`` with no rows:
-    the axes' rates are not formed (_forward). Without bodies Mb must be zero on entry (nothing
-    writes it: CompiledStep.buffers gives one zero array for all steps)."""
-    parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
-    Sd[:] = 0.0  # _forward adds the velocity products into Sd (kinematics.forward starts from zeros)
-    _forward(tree, q, balls, u, KinematicsArrays(x, R, Vs, As, S, Sd, P, V, zeta), threads)
-    node, mass, com, inertia = bodies
+def _evaluate(step_model, inputs, state, kin, ev, threads=1):
+    """Assembler.evaluate for a rigid tree (the StepModel ``step_model``, the StepInputs ``inputs``) at the
+    q, balls and u of the StepState ``state``, into the KinematicsArrays ``kin`` and the TreeOutputs
+    ``ev`` (Mb, wfull, τ; same kernels, same order): forward kinematics (its joints on ground on
+    ``threads`` threads), the bodies' eq. (1)-(2), minus the loads, plus Mb ζ; τ of the joint springs
+    and the applied joint forces. ``kin.Sd`` with no rows: the axes' rates are not formed (_forward).
+    Without bodies Mb must be zero on entry (nothing writes it: CompiledStep.buffers gives one zero
+    array for all steps)."""
+    q, u = state.q, state.u
+    Mb, wfull, tau, loads = ev.Mb, ev.wfull, ev.tau, inputs.loads
+    kin.Sd[:] = 0.0  # _forward adds the velocity products into Sd (kinematics.forward starts from zeros)
+    _forward(step_model.tree, q, state.balls, u, kin, threads)
+    node, mass, com, inertia = step_model.bodies
     if node.size:
         Mb[:] = 0.0
     wfull[:] = 0.0
-    N = x.shape[0]
-    accumulate(node, R, np.ascontiguousarray(V[:, 3:]), mass, com, inertia, gravity, 1.0, Mb, wfull)
+    N = kin.x.shape[0]
+    accumulate(node, kin.R, np.ascontiguousarray(kin.V[:, 3:]), mass, com, inertia, step_model.gravity, 1.0, Mb, wfull)
     bias = wfull[:N]
     for i in range(N):
         for j in range(6):
             bias[i, j] -= loads[i, j]
     if node.size:
-        mass_times_add(Mb, zeta, bias, bias)
+        mass_times_add(Mb, kin.zeta, bias, bias)
     else:  # no bodies: Mb is +0 (the same values without its products)
-        zero_mass_times_add(zeta, bias, bias)
+        zero_mass_times_add(kin.zeta, bias, bias)
     tau[:] = 0.0
+    springs = step_model.springs
     spring_u, spring_q, spring_k, spring_rest, spring_c = springs[:5]
     for i in range(spring_u.size):
         k = spring_u[i]
         tau[k] = -spring_k[i] * (q[spring_q[i]] - spring_rest[i]) - spring_c[i] * u[k]
+    jforce_u, jforce_val = step_model.jforce_u, inputs.jforce_val
     if jforce_u.size:  # numpy's tau[idx] += v: every sum from the old values, the last write wins
         tmp = np.empty(jforce_u.size)
         for i in range(jforce_u.size):
@@ -221,104 +241,139 @@ def _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q, ba
 
 
 @njit(cache=True)
-def tree_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, drives, coords, solver, params,
-                     q0, balls0, u0, udot0, a, out_state, kin, Mb, wfull, tau, rfull, info):
-    """The Newton loop of ``GeneralizedAlpha.step`` for a rigid tree with a fresh tree factor per
-    step (module docstring). Writes the converged state into ``out_state`` = (q, balls, u, udot,
-    a1), its kinematics into ``kin`` = (x, R, Vs, As, S, Sd, P, V, zeta), Mb, the node wrenches
-    ``wfull`` (N+1, 6; bias = its first N rows), τ, eq. (1) at the converged u̇ into ``rfull`` (all
-    coordinates), and ``info`` = (iterations, factorizations, residual, status, coordinate of a
+def _residual(tree, kin, ev, udot, aw, w, Wtmp):
+    """Eq. (1) on every coordinate into ev.rfull: r = Bᵀ (Mb B u̇ + bias) - τ; leaves B u̇ in ``aw`` and
+    the node wrenches Mb B u̇ + bias in ``w`` (Wtmp: work array)."""
+    N = kin.x.shape[0]
+    bias = ev.wfull[:N]
+    rfull, tau = ev.rfull, ev.tau
+    _node_twists(tree.parent, tree.child, tree.coord_start, tree.coord_count, kin.S, udot, kin.x, aw)
+    mass_times_add(ev.Mb, aw, bias, w)
+    _project_node(tree.parent, tree.child, tree.coord_start, tree.coord_count, kin.S, w, kin.x, Wtmp, rfull)
+    for j in range(rfull.size):
+        rfull[j] = rfull[j] - tau[j]
+
+
+@njit(cache=True)
+def _force_scale(tree, kin, ev, aw, Wtmp) -> float:
+    """GeneralizedAlpha._scale at the first iterate: |Bᵀ Mb B u̇| + |Bᵀ bias| + |τ| (max norms; ``aw`` = B u̇)."""
+    N = kin.x.shape[0]
+    n_u = ev.tau.size
+    mw = np.empty((N, 6))
+    mass_times_add(ev.Mb, aw, np.zeros((N, 6)), mw)
+    p1 = np.empty(n_u)
+    _project_node(tree.parent, tree.child, tree.coord_start, tree.coord_count, kin.S, mw, kin.x, Wtmp, p1)
+    p2 = np.empty(n_u)
+    _project_node(tree.parent, tree.child, tree.coord_start, tree.coord_count, kin.S,
+                  np.ascontiguousarray(ev.wfull[:N]), kin.x, Wtmp, p2)
+    return float(_absmax(p1) + _absmax(p2) + _absmax(ev.tau)) + 1e-300
+
+
+@njit(cache=True)
+def _refactor(step_model, solver, kin, ev, state, w, tangent_at, gp, bp, position_tangent) -> int:
+    """A fresh tree factor at the iterate ``state`` (reuse_factor 'auto' on a tree): with the position
+    tangent (``position_tangent`` and β' > 0) first its quantities at this iterate, whose S, u, u̇ are
+    kept in ``tangent_at`` (the solves use them); the diagonal γ' C̄ + β' K̄ of the joint springs and
+    the motion's forces. Returns -1, or the coordinate whose pivot failed (_factor)."""
+    tree, coords = step_model.tree, step_model.coords
+    S_f, u_f, udot_f = tangent_at
+    if position_tangent and bp > 0.0:
+        S_f[:] = kin.S
+        u_f[:] = state.u
+        udot_f[:] = state.udot
+        position_tangent_setup(tree, S_f, u_f, udot_f, ev.Mb, kin.x, w, solver.tangent)
+    free, c_diag, k_diag = coords.free, coords.c_diag, coords.k_diag
+    dg = np.zeros(ev.tau.size)
+    for j in range(free.size):
+        dg[free[j]] = gp * c_diag[j] + bp * k_diag[j]
+    add_motion_diag(step_model.springs[5], gp, bp, dg)
+    return _factor(tree, solver.factor, kin.S, kin.Sd, gp, ev.Mb, kin.x, kin.Vs, dg)
+
+
+@njit(cache=True)
+def _correction(step_model, solver, tangent_at, bp, position_tangent, r, dx, rr, xx) -> None:
+    """The Newton correction dx = A⁻¹ r on the free coordinates with the current factor, with the
+    position tangent where the factor has it (TreeSolver.solve). rr, xx: work arrays (n_u)."""
+    tree, free = step_model.tree, step_model.coords.free
+    if position_tangent and bp > 0.0:
+        S_f, u_f, udot_f = tangent_at
+        _solve_position(tree, solver.factor, S_f, u_f, udot_f, solver.tangent, step_model.gravity, bp, free, r, dx)
+    else:
+        rr[:] = 0.0
+        for j in range(free.size):
+            rr[free[j]] = r[j]
+        xx[:] = 0.0
+        _solve(tree, solver.factor, rr, xx)
+        for j in range(free.size):
+            dx[j] = xx[free[j]]
+
+
+@njit(cache=True)
+def _small_enough(rn, scale, dxs, n_dx, dx_tol, vscale, gp, bp, rtol, eps_pos) -> bool:
+    """GeneralizedAlpha.step's convergence tests: the residual ``rn`` below rtol times the force scale,
+    the next correction (predicted from the contraction of the last two, ``dxs[:n_dx]``) below
+    ``dx_tol``, or that correction's effect on the positions and velocities below round-off."""
+    theta = dxs[n_dx - 1] / dxs[n_dx - 2] if n_dx > 1 and dxs[n_dx - 2] > 0 else np.inf
+    if theta < 0.5:
+        nxt = theta / (1 - theta) * dxs[n_dx - 1]
+    else:
+        nxt = dxs[n_dx - 1] if n_dx > 0 else np.inf
+    roundoff = bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale
+    return rn <= max(rtol * scale, 0.0) or nxt <= dx_tol or roundoff
+
+
+@njit(cache=True)
+def tree_newton_step(step_model, inputs, solver, params, start, out, kin, ev, info):
+    """The Newton loop of ``GeneralizedAlpha.step`` for a rigid tree with a fresh tree factor per step
+    (module docstring): the StepModel ``step_model``, the StepInputs ``inputs`` at the step's end, the
+    TreeSolverArrays ``solver``, ``params`` = (αm, αf, γ, β, h, rtol, atol_udot, eps_pos, length
+    scale, max_iter, position tangent), from the StepState ``start``. Writes the converged state into
+    the StepState ``out``, its kinematics into the KinematicsArrays ``kin``, Mb, the node wrenches
+    (N+1, 6; bias = its first N rows), τ and eq. (1) at the converged u̇ (all coordinates) into the
+    TreeOutputs ``ev``, and ``info`` = (iterations, factorizations, residual, status, coordinate of a
     failed pivot)."""
-    parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
-    driven, drv_q, drv_u, drv_a = drives
-    u_to_q, scalar_u, ball_u, free, c_diag, k_diag = coords
-    jf_ptr, jf_coord, coord_child, IA, U, W, Sf, St, Dinv, I6, IV, IAv, Ap, Fp = solver
     am, af, g, b, h, rtol, atol_udot, eps_pos, length_scale, max_iter, position_tangent = params
-    q1, balls1, u1, udot1, a1 = out_state
-    x, R, Vs, As, S, Sd, P, V, zeta = kin
-    N = x.shape[0]
-    n_u = u0.size
-    nf = free.size
+    free = step_model.coords.free
+    N, n_u, nf = kin.x.shape[0], start.u.size, free.size
     c_a = (1 - af) / (1 - am)
     gp = g * h * c_a
     bp = b * h * h * c_a
+    udot1 = out.udot
     for i in range(n_u):
-        udot1[i] = udot0[i]
-    hdq = np.empty(n_u)
-    phi = np.empty((ball_u.size // 3, 3))
-    aw = np.empty((N, 6))
-    w = np.empty((N, 6))
-    Wtmp = np.empty((N, 6))
-    r = np.empty(nf)
-    dx = np.empty(nf)
-    dg = np.zeros(n_u)
-    rr = np.zeros(n_u)
-    xx = np.zeros(n_u)
-    S_f = np.empty_like(S)
-    u_f = np.empty(n_u)
-    udot_f = np.empty(n_u)
-    r_hist = np.empty(int(max_iter) + 1)
-    dxs = np.empty(int(max_iter) + 1)
-    n_dx = 0
-    nfac = 0
+        udot1[i] = start.udot[i]
+    hdq, phi = np.empty(n_u), np.empty((step_model.coords.ball_u.size // 3, 3))
+    aw, w, Wtmp = np.empty((N, 6)), np.empty((N, 6)), np.empty((N, 6))
+    r, dx = np.empty(nf), np.empty(nf)
+    rr, xx = np.zeros(n_u), np.zeros(n_u)
+    tangent_at = (np.empty_like(kin.S), np.empty(n_u), np.empty(n_u))  # S, u, u̇ of the factor's iterate
+    r_hist, dxs = np.empty(int(max_iter) + 1), np.empty(int(max_iter) + 1)
+    n_dx = nfac = 0
     fresh = False
     scale = dx_tol = vscale = 0.0
     info[3] = OK
     info[4] = -1.0
     for it in range(int(max_iter) + 1):
-        trial_state(udot0, udot1, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q, drv_u, drv_a,
-                    hdq, phi, q1, balls1, u1, udot1, a1)
-        _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q1, balls1, u1, x, R, Vs, As, S, Sd, P, V,
-                  zeta, Mb, wfull, tau)
-        bias = wfull[:N]
-        # eq. (1): r = Bᵀ (Mb B u̇ + bias) - τ on the free coordinates
-        _node_twists(parent, child, coord_start, coord_count, S, udot1, x, aw)
-        mass_times_add(Mb, aw, bias, w)
-        _project_node(parent, child, coord_start, coord_count, S, w, x, Wtmp, rfull)
-        for j in range(n_u):
-            rfull[j] = rfull[j] - tau[j]
+        trial_state(start, udot1, (am, af, g, b, h), step_model.coords, inputs.drives, hdq, phi, out)
+        _evaluate(step_model, inputs, out, kin, ev)
+        _residual(step_model.tree, kin, ev, udot1, aw, w, Wtmp)
         for j in range(nf):
-            r[j] = rfull[free[j]]
+            r[j] = ev.rfull[free[j]]
         rn = _absmax(r)
-        info[0] = it
-        info[1] = nfac
-        info[2] = rn
+        info[0], info[1], info[2] = it, nfac, rn
         if not math.isfinite(rn):
             info[3] = NONFINITE
             return
         r_hist[it] = rn
         if it == 0:
-            # GeneralizedAlpha._scale
-            mw = np.empty((N, 6))
-            mass_times_add(Mb, aw, np.zeros((N, 6)), mw)
-            p1 = np.empty(n_u)
-            _project_node(parent, child, coord_start, coord_count, S, mw, x, Wtmp, p1)
-            p2 = np.empty(n_u)
-            _project_node(parent, child, coord_start, coord_count, S, np.ascontiguousarray(bias), x, Wtmp, p2)
-            scale = float(_absmax(p1) + _absmax(p2) + _absmax(tau)) + 1e-300
-            dx_tol, vscale = newton_tolerances(udot1, u0, free, h, rtol, atol_udot, length_scale)
-        theta = dxs[n_dx - 1] / dxs[n_dx - 2] if n_dx > 1 and dxs[n_dx - 2] > 0 else np.inf
-        if theta < 0.5:
-            nxt = theta / (1 - theta) * dxs[n_dx - 1]
-        else:
-            nxt = dxs[n_dx - 1] if n_dx > 0 else np.inf
-        roundoff = bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale
-        if rn <= max(rtol * scale, 0.0) or nxt <= dx_tol or roundoff:
+            scale = _force_scale(step_model.tree, kin, ev, aw, Wtmp)
+            dx_tol, vscale = newton_tolerances(udot1, start.u, free, h, rtol, atol_udot, length_scale)
+        if _small_enough(rn, scale, dxs, n_dx, dx_tol, vscale, gp, bp, rtol, eps_pos):
             return
         if it == max_iter or newton_diverging(r_hist, it):
             info[3] = NOT_CONVERGED
             return
         if not fresh:  # a fresh factor at the first iteration of every step (reuse_factor 'auto' on a tree)
-            if position_tangent and bp > 0.0:
-                # the solves use the position tangent at this iterate (the factor's): keep its S, u, u̇
-                S_f[:] = S
-                u_f[:] = u1
-                udot_f[:] = udot1
-                position_tangent_setup(parent, child, uT, uR, uB, S_f, u_f, udot_f, Mb, x, w, I6, IV, IAv, Ap, Fp)
-            for j in range(nf):
-                dg[free[j]] = gp * c_diag[j] + bp * k_diag[j]
-            add_motion_diag(springs[5], gp, bp, dg)
-            bad = _factor(parent, child, jf_ptr, jf_coord, S, Sd, gp, Mb, x, Vs, dg, IA, U, W, Sf, St, Dinv)
+            bad = _refactor(step_model, solver, kin, ev, out, w, tangent_at, gp, bp, position_tangent)
             if bad >= 0:
                 info[3] = NOT_POSITIVE
                 info[4] = bad
@@ -327,17 +382,7 @@ def tree_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, loads
             info[1] = nfac
             fresh = True
             n_dx = 0
-        if position_tangent and bp > 0.0:
-            _solve_position(parent, child, jf_ptr, jf_coord, U, W, Sf, St, Dinv, N, uT, uR, uB, coord_child, S_f, u_f, udot_f,
-                            I6, IV, IAv, Ap, Fp, gravity, bp, free, r, dx)
-        else:
-            rr[:] = 0.0
-            for j in range(nf):
-                rr[free[j]] = r[j]
-            xx[:] = 0.0
-            _solve(parent, child, jf_ptr, jf_coord, U, W, Sf, St, Dinv, rr, xx, N)
-            for j in range(nf):
-                dx[j] = xx[free[j]]
+        _correction(step_model, solver, tangent_at, bp, position_tangent, r, dx, rr, xx)
         dxs[n_dx] = _absmax(dx)
         n_dx += 1
         for j in range(nf):
@@ -374,8 +419,9 @@ class CompiledStep:
         self.driven = np.asarray(m.driven, dtype=i64)
         free = np.asarray(m.free_u, dtype=i64)
         k_diag, c_diag = asm.stiffness_damping_diag(free)  # the joint springs' K̄ and C̄ (the Python step's)
-        self.coords = (np.asarray(m.u_to_q, dtype=i64), np.flatnonzero(~m.u_is_ball).astype(i64),
-                       np.flatnonzero(m.u_is_ball).astype(i64), free, c_diag, k_diag)
+        self.coords = Coordinates(np.asarray(m.u_to_q, dtype=i64), np.flatnonzero(~m.u_is_ball).astype(i64),
+                                  np.flatnonzero(m.u_is_ball).astype(i64), free, c_diag, k_diag)
+        self.step_model = StepModel(self.tree, self.bodies, self.gravity, self.springs, self.jforce_u, self.coords)
         self.pattern = t
         self._no_loads = np.zeros((m.n_nodes, 6))
         self._zero_Mb: np.ndarray | None = None  # Mb of every step without bodies (_node_masses)
@@ -460,9 +506,7 @@ class TreeStep(CompiledStep):
     def __init__(self, model: Model, asm, solver: TreeSolver) -> None:
         super().__init__(model, asm)
         N = model.n_nodes
-        self.solver = (solver.jf_ptr, solver.jf_coord, solver.coord_child, solver.IA, solver.U, solver.W, solver.S,
-                       solver.St, solver.Dinv, np.empty((N, 6, 6)), np.empty((N, 6)), np.empty((N, 6)),
-                       np.empty((N + 1, 6)), np.empty((N + 1, 6)))
+        self.solver = TreeSolverArrays(solver.factor, tangent_work(N))
 
     def evaluation(self, st1: State, kin: tuple, Mb: np.ndarray, wfull: np.ndarray, tau: np.ndarray, rfull: np.ndarray,
                    loads: np.ndarray) -> Evaluation:
@@ -486,9 +530,9 @@ class TreeStep(CompiledStep):
         q1, balls1, u1, udot1, a1 = (np.empty_like(st.q), np.empty_like(st.balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
         kin, Mb, wfull, tau, rfull = self.buffers()
         info = np.zeros(5)
-        tree_newton_step(self.tree, self.bodies, self.gravity, self.springs, self.jforce_u, jf[0], loads[0],
-                         (self.driven, drives[0][0], drives[1][0], drives[2][0]), self.coords, self.solver, params,
-                         st.q, st.balls, st.u, st.udot, a, (q1, balls1, u1, udot1, a1), kin, Mb, wfull, tau, rfull, info)
+        inputs = StepInputs(jf[0], loads[0], DriveValues(self.driven, drives[0][0], drives[1][0], drives[2][0]))
+        tree_newton_step(self.step_model, inputs, self.solver, params, StepState(st.q, st.balls, st.u, st.udot, a),
+                         StepState(q1, balls1, u1, udot1, a1), kin, TreeOutputs(Mb, wfull, tau, rfull), info)
         st1 = State(t1, q1, balls1, u1, udot1, {k: v.copy() for k, v in st.elements.items()})
         return (int(info[3]), int(info[0]), int(info[1]), float(info[2]), st1, a1,
                 self.evaluation(st1, kin, Mb, wfull, tau, rfull, loads[0]))
