@@ -351,217 +351,178 @@ def _forward_threads(ground, nt, tree, q, balls, u, kin):
 @njit(cache=True)
 def _forward_joints(idx, lo, hi, tree, q, balls, u, kin):
     """The joints idx[lo:hi] of _forward in that order (``idx`` empty: the joints lo:hi); each joint
-    reads only its parent node's values."""
-    qT, qR, uR = tree.qT, tree.qR, tree.uR
-    N = kin.x.shape[0]
-    with_sd = kin.Sd.shape[0] > 0
-    rot = np.empty((7, 3, 3))  # Q1, Q2, Q, QC, L, Qrel, Rp Q1 (_joint_below)
-    vec = np.empty((4, 3))  # tl, d, g, xp
+    reads only its parent node's values. One loop body over a joint's cases (on ground without a
+    rotation coordinate, below a frame, a ball) rather than helper functions: inlined or called, per
+    joint those read the fields of ``tree`` and ``kin`` again and take views of the work arrays, and the
+    100-link chain's forward pass took 2.4 times as long (benchmarks/results/2026-11-28-tree_kernel_data.md)."""
+    parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff = (
+        tree.parent, tree.child, tree.jpoint, tree.axT, tree.axR, tree.qT, tree.qR, tree.uT, tree.uR, tree.uB, tree.ball,
+        tree.C, tree.coff)
+    x, R, Vs, As, S, Sd, P, V, zeta = kin.x, kin.R, kin.Vs, kin.As, kin.S, kin.Sd, kin.P, kin.V, kin.zeta
+    N = x.shape[0]
+    with_sd = Sd.shape[0] > 0
+    Q1 = np.empty((3, 3))
+    Q2 = np.empty((3, 3))
+    Q = np.empty((3, 3))
+    QC = np.empty((3, 3))
+    L = np.empty((3, 3))
+    Qrel = np.empty((3, 3))
+    RpQ1 = np.empty((3, 3))
+    tl = np.empty(3)
+    d = np.empty(3)
+    g = np.empty(3)
+    Vp = np.empty(6)
+    Ap = np.empty(6)
     Rp = np.empty((3, 3))
-    VAp = np.empty((2, 6))  # the parent frame's spatial velocity and bias acceleration
-    tl = vec[0]
+    xp = np.empty(3)
     for t in range(lo, hi):
         k = idx[t] if idx.size else t
-        p = tree.parent[k]
-        c = tree.child[k]
+        p = parent[k]
+        c = child[k]
         for i in range(3):  # the joint's translation: its point plus the translation coordinates along their axes
-            tl[i] = tree.jpoint[k, i]
+            tl[i] = jpoint[k, i]
         for m in range(3):
             if qT[k, m] >= 0:
                 for i in range(3):
-                    tl[i] += tree.axT[k, m, i] * q[qT[k, m]]
-        if p == N and qR[k, 0] < 0 and qR[k, 1] < 0 and uR[k, 0] < 0 and uR[k, 1] < 0 and _no_axes(tree.axR, k):
-            _joint_on_ground(tree, balls, u, kin, k, c, tl, rot[4], rot[5], vec[1])
-        else:
-            _parent_frame(kin, p, vec[3], Rp, VAp)
-            _joint_below(tree, q, balls, u, kin, k, c, vec, Rp, VAp, rot, with_sd)
-        if tree.uB[k, 0] >= 0:
-            _ball_axes(tree, u, kin, k, c, vec[2], with_sd)
-        _node_motion(kin, c)
-
-
-@njit(cache=True)
-def _joint_on_ground(tree, balls, u, kin, k, c, tl, L, Qrel, d):
-    """Joint k on ground without a rotation coordinate (free FE nodes and bodies, balls, prismatic and
-    fixed joints): the general formulas of _joint_below with the parent's pose the identity at the
-    origin and its twists zero, without the products by them: a product by 1 is exact and those by 0
-    add ±0 to sums started at +0 (finite values), so each value is the general one (a zero's sign
-    aside), and the parent's velocity products Vp x S, zero, are left out of As and Sd (zeroed before).
-    ``tl``: the joint's translation; L, Qrel, d: work arrays."""
-    C, coff, axT, uT, ball = tree.C, tree.coff, tree.axT, tree.uT, tree.ball
-    x, R, Vs, As, S, P = kin.x, kin.R, kin.Vs, kin.As, kin.S, kin.P
-    if ball[k] >= 0:
-        matmul3_into(C[k], balls[ball[k]], L)
-    else:
-        L[:, :] = C[k]
-    for i in range(3):  # Qrel = L C^T
-        for j in range(3):
-            Qrel[i, j] = L[i, 0] * C[k, j, 0] + L[i, 1] * C[k, j, 1] + L[i, 2] * C[k, j, 2]
-    for i in range(3):
-        d[i] = tl[i] + Qrel[i, 0] * coff[k, 0] + Qrel[i, 1] * coff[k, 1] + Qrel[i, 2] * coff[k, 2]
-        x[c, i] = 0.0 + d[i]
-        P[k, i] = 0.0 + tl[i]
-    for i in range(3):
-        for j in range(3):
-            R[c, i, j] = L[i, j]
-    for i in range(6):
-        Vs[c, i] = 0.0
-        As[c, i] = 0.0
-    for m in range(3):
-        kk = uT[k, m]
-        if kk >= 0:
-            for i in range(3):
-                S[kk, i] = axT[k, m, i]
-                S[kk, 3 + i] = 0.0
-            for i in range(6):
-                Vs[c, i] += S[kk, i] * u[kk]
-
-
-@njit(cache=True)
-def _parent_frame(kin, p, xp, Rp, VAp):
-    """The pose (xp, Rp) and the spatial velocity and bias acceleration (VAp rows 0, 1) of node p's frame,
-    or ground's (p = N: the identity at the origin, at rest)."""
-    if p == kin.x.shape[0]:
-        for i in range(3):
-            xp[i] = 0.0
-            for j in range(3):
-                Rp[i, j] = 1.0 if i == j else 0.0
-        for i in range(6):
-            VAp[0, i] = 0.0
-            VAp[1, i] = 0.0
-    else:
-        for i in range(3):
-            xp[i] = kin.x[p, i]
-            for j in range(3):
-                Rp[i, j] = kin.R[p, i, j]
-        for i in range(6):
-            VAp[0, i] = kin.Vs[p, i]
-            VAp[1, i] = kin.As[p, i]
-
-
-@njit(cache=True)
-def _joint_below(tree, q, balls, u, kin, k, c, vec, Rp, VAp, rot, with_sd):
-    """Joint k (child c) on its parent's frame (xp = vec[3], Rp, VAp of _parent_frame): the local
-    transform (the translation tl = vec[0], two rotations, a ball), the child's pose and the joint
-    point, then the axes of the translations and rotations and the velocity and bias-acceleration
-    recursions (module docstring). ``rot``, ``vec``: work arrays (_forward_joints)."""
-    C, coff, axR, qR, ball = tree.C, tree.coff, tree.axR, tree.qR, tree.ball
-    x, R, P = kin.x, kin.R, kin.P
-    Q1, Q2, Q, QC, L, Qrel = rot[0], rot[1], rot[2], rot[3], rot[4], rot[5]
-    tl, d, xp = vec[0], vec[1], vec[3]
-    if qR[k, 0] < 0 and qR[k, 1] < 0 and _no_axes(axR, k):
-        # no rotation coordinate (e.g. a free joint): axis_angle_into about a zero axis by 0 and
-        # their product are the identity exactly (+0 off the diagonal); the same Q1 and Q
-        for i in range(3):
-            for j in range(3):
-                Q1[i, j] = Q[i, j] = 1.0 if i == j else 0.0
-    else:
-        th0 = q[qR[k, 0]] if qR[k, 0] >= 0 else 0.0
-        th1 = q[qR[k, 1]] if qR[k, 1] >= 0 else 0.0
-        axis_angle_into(axR[k, 0, 0], axR[k, 0, 1], axR[k, 0, 2], th0, Q1)
-        axis_angle_into(axR[k, 1, 0], axR[k, 1, 1], axR[k, 1, 2], th1, Q2)
-        matmul3_into(Q1, Q2, Q)
-    matmul3_into(Q, C[k], QC)
-    if ball[k] >= 0:
-        matmul3_into(QC, balls[ball[k]], L)
-    else:
-        L[:, :] = QC
-    for i in range(3):  # Qrel = L C^T
-        for j in range(3):
-            Qrel[i, j] = L[i, 0] * C[k, j, 0] + L[i, 1] * C[k, j, 1] + L[i, 2] * C[k, j, 2]
-    for i in range(3):
-        d[i] = tl[i] + Qrel[i, 0] * coff[k, 0] + Qrel[i, 1] * coff[k, 1] + Qrel[i, 2] * coff[k, 2]
-    # child pose and joint point
-    for i in range(3):
-        x[c, i] = xp[i] + Rp[i, 0] * d[0] + Rp[i, 1] * d[1] + Rp[i, 2] * d[2]
-        P[k, i] = xp[i] + Rp[i, 0] * tl[0] + Rp[i, 1] * tl[1] + Rp[i, 2] * tl[2]
-    for i in range(3):
-        for j in range(3):
-            R[c, i, j] = Rp[i, 0] * L[0, j] + Rp[i, 1] * L[1, j] + Rp[i, 2] * L[2, j]
-    _joint_axes(tree, u, kin, k, c, Rp, VAp, Q1, rot[6], vec[2], with_sd)
-
-
-@njit(cache=True)
-def _joint_axes(tree, u, kin, k, c, Rp, VAp, Q1, RpQ1, g, with_sd):
-    """The axes S of joint k's translations and rotations and the recursions of the child c's spatial
-    velocity Vs and bias acceleration As (module docstring), from its parent frame's (Rp, VAp) and
-    the first rotation Q1; with ``with_sd`` the axes' rates Sd. RpQ1, g: work arrays."""
-    axT, axR, uT, uR = tree.axT, tree.axR, tree.uT, tree.uR
-    Vs, As, S, Sd, P = kin.Vs, kin.As, kin.S, kin.Sd, kin.P
-    Vp, Ap = VAp[0], VAp[1]
-    for i in range(6):
-        Vs[c, i] = Vp[i]
-        As[c, i] = Ap[i]
-    for m in range(3):  # translations along parent axes, velocity of the frame before: Vp
-        kk = uT[k, m]
-        if kk >= 0:
-            for i in range(3):
-                S[kk, i] = Rp[i, 0] * axT[k, m, 0] + Rp[i, 1] * axT[k, m, 1] + Rp[i, 2] * axT[k, m, 2]
-                S[kk, 3 + i] = 0.0
-            _mcross_add(Vp, S[kk], u[kk], As[c])
-            if with_sd:
-                _mcross_add(Vp, S[kk], 1.0, Sd[kk])
-    for m in range(3):
-        kk = uT[k, m]
-        if kk >= 0:
-            for i in range(6):
-                Vs[c, i] += S[kk, i] * u[kk]
-    if uR[k, 1] >= 0:  # the second rotation's axis is turned by the first
-        matmul3_into(Rp, Q1, RpQ1)
-    for m in range(2):
-        kk = uR[k, m]
-        if kk >= 0:
-            M = Rp if m == 0 else RpQ1
-            for i in range(3):
-                g[i] = M[i, 0] * axR[k, m, 0] + M[i, 1] * axR[k, m, 1] + M[i, 2] * axR[k, m, 2]
-            _axis_row(S, kk, P[k], g)
-            if with_sd:
-                _mcross_add2_rows(Vs, c, S, kk, u[kk], As, c, 1.0, Sd, kk)
+                    tl[i] += axT[k, m, i] * q[qT[k, m]]
+        if p == N and qR[k, 0] < 0 and qR[k, 1] < 0 and uR[k, 0] < 0 and uR[k, 1] < 0 and _no_axes(axR, k):
+            # on ground, no rotation coordinate (free FE nodes and bodies, balls, prismatic and fixed joints):
+            # the general formulas below with the parent's pose the identity at the origin and its twists
+            # zero, without the products by them: a product by 1 is exact and those by 0 add ±0 to sums
+            # started at +0 (finite values), so each value is the general one (a zero's sign aside), and
+            # the parent's velocity products Vp x S, zero, are left out of As and Sd (zeroed before)
+            if ball[k] >= 0:
+                matmul3_into(C[k], balls[ball[k]], L)
             else:
-                _mcross_add_rows(Vs, c, S, kk, u[kk], As, c)
+                L[:, :] = C[k]
+            for i in range(3):  # Qrel = L C^T
+                for j in range(3):
+                    Qrel[i, j] = L[i, 0] * C[k, j, 0] + L[i, 1] * C[k, j, 1] + L[i, 2] * C[k, j, 2]
+            for i in range(3):
+                d[i] = tl[i] + Qrel[i, 0] * coff[k, 0] + Qrel[i, 1] * coff[k, 1] + Qrel[i, 2] * coff[k, 2]
+                x[c, i] = 0.0 + d[i]
+                P[k, i] = 0.0 + tl[i]
+            for i in range(3):
+                for j in range(3):
+                    R[c, i, j] = L[i, j]
             for i in range(6):
-                Vs[c, i] += S[kk, i] * u[kk]
-
-
-@njit(cache=True)
-def _ball_axes(tree, u, kin, k, c, g, with_sd):
-    """A ball of joint k: its axes are the child c's axes (columns of R_c); their velocity products
-    into As and, with ``with_sd``, their rates Sd (the mean of the velocities before and after the
-    ball: Kinematics), then their velocities into Vs. g: work array."""
-    uB = tree.uB
-    R, Vs, As, S, Sd, P = kin.R, kin.Vs, kin.As, kin.S, kin.Sd, kin.P
-    for m in range(3):
-        kk = uB[k, m]
-        for i in range(3):
-            g[i] = R[c, i, m]
-        _axis_row(S, kk, P[k], g)
-    for m in range(3):
-        kk = uB[k, m]
-        if with_sd:
-            _mcross_add2_rows(Vs, c, S, kk, u[kk], As, c, 0.5, Sd, kk)
+                Vs[c, i] = 0.0
+                As[c, i] = 0.0
+            for m in range(3):
+                kk = uT[k, m]
+                if kk >= 0:
+                    for i in range(3):
+                        S[kk, i] = axT[k, m, i]
+                        S[kk, 3 + i] = 0.0
+                    for i in range(6):
+                        Vs[c, i] += S[kk, i] * u[kk]
         else:
-            _mcross_add_rows(Vs, c, S, kk, u[kk], As, c)
-    for m in range(3):
-        kk = uB[k, m]
-        for i in range(6):
-            Vs[c, i] += S[kk, i] * u[kk]
-    if with_sd:
-        for m in range(3):  # Sd of a ball: the mean of the velocities before and after it (Kinematics)
-            _mcross_add_rows(Vs, c, S, uB[k, m], 0.5, Sd, uB[k, m])
-
-
-@njit(cache=True, inline="always")
-def _node_motion(kin, c):
-    """The node-origin twist (v = v_O + w x x) and velocity-product acceleration of node c from its
-    frame's spatial velocity and bias acceleration."""
-    x, Vs, As, V, zeta = kin.x, kin.Vs, kin.As, kin.V, kin.zeta
-    w0, w1, w2 = Vs[c, 3], Vs[c, 4], Vs[c, 5]
-    V[c, 0] = Vs[c, 0] + (w1 * x[c, 2] - w2 * x[c, 1])
-    V[c, 1] = Vs[c, 1] + (w2 * x[c, 0] - w0 * x[c, 2])
-    V[c, 2] = Vs[c, 2] + (w0 * x[c, 1] - w1 * x[c, 0])
-    V[c, 3], V[c, 4], V[c, 5] = w0, w1, w2
-    a0, a1, a2 = As[c, 3], As[c, 4], As[c, 5]
-    zeta[c, 0] = As[c, 0] + (a1 * x[c, 2] - a2 * x[c, 1]) + (w1 * V[c, 2] - w2 * V[c, 1])
-    zeta[c, 1] = As[c, 1] + (a2 * x[c, 0] - a0 * x[c, 2]) + (w2 * V[c, 0] - w0 * V[c, 2])
-    zeta[c, 2] = As[c, 2] + (a0 * x[c, 1] - a1 * x[c, 0]) + (w0 * V[c, 1] - w1 * V[c, 0])
-    zeta[c, 3], zeta[c, 4], zeta[c, 5] = a0, a1, a2
+            if p == N:
+                for i in range(3):
+                    xp[i] = 0.0
+                    for j in range(3):
+                        Rp[i, j] = 1.0 if i == j else 0.0
+                for i in range(6):
+                    Vp[i] = 0.0
+                    Ap[i] = 0.0
+            else:
+                for i in range(3):
+                    xp[i] = x[p, i]
+                    for j in range(3):
+                        Rp[i, j] = R[p, i, j]
+                for i in range(6):
+                    Vp[i] = Vs[p, i]
+                    Ap[i] = As[p, i]
+            # local transform: the translations (tl, above), two rotations, ball
+            if qR[k, 0] < 0 and qR[k, 1] < 0 and _no_axes(axR, k):
+                # no rotation coordinate (e.g. a free joint): axis_angle_into about a zero axis by 0 and
+                # their product are the identity exactly (+0 off the diagonal); the same Q1 and Q
+                for i in range(3):
+                    for j in range(3):
+                        Q1[i, j] = Q[i, j] = 1.0 if i == j else 0.0
+            else:
+                th0 = q[qR[k, 0]] if qR[k, 0] >= 0 else 0.0
+                th1 = q[qR[k, 1]] if qR[k, 1] >= 0 else 0.0
+                axis_angle_into(axR[k, 0, 0], axR[k, 0, 1], axR[k, 0, 2], th0, Q1)
+                axis_angle_into(axR[k, 1, 0], axR[k, 1, 1], axR[k, 1, 2], th1, Q2)
+                matmul3_into(Q1, Q2, Q)
+            matmul3_into(Q, C[k], QC)
+            if ball[k] >= 0:
+                matmul3_into(QC, balls[ball[k]], L)
+            else:
+                L[:, :] = QC
+            for i in range(3):  # Qrel = L C^T
+                for j in range(3):
+                    Qrel[i, j] = L[i, 0] * C[k, j, 0] + L[i, 1] * C[k, j, 1] + L[i, 2] * C[k, j, 2]
+            for i in range(3):
+                d[i] = tl[i] + Qrel[i, 0] * coff[k, 0] + Qrel[i, 1] * coff[k, 1] + Qrel[i, 2] * coff[k, 2]
+            # child pose and joint point
+            for i in range(3):
+                x[c, i] = xp[i] + Rp[i, 0] * d[0] + Rp[i, 1] * d[1] + Rp[i, 2] * d[2]
+                P[k, i] = xp[i] + Rp[i, 0] * tl[0] + Rp[i, 1] * tl[1] + Rp[i, 2] * tl[2]
+            for i in range(3):
+                for j in range(3):
+                    R[c, i, j] = Rp[i, 0] * L[0, j] + Rp[i, 1] * L[1, j] + Rp[i, 2] * L[2, j]
+            # coordinate axes and the velocity / bias-acceleration recursions (module docstring)
+            for i in range(6):
+                Vs[c, i] = Vp[i]
+                As[c, i] = Ap[i]
+            for m in range(3):  # translations along parent axes, velocity of the frame before: Vp
+                kk = uT[k, m]
+                if kk >= 0:
+                    for i in range(3):
+                        S[kk, i] = Rp[i, 0] * axT[k, m, 0] + Rp[i, 1] * axT[k, m, 1] + Rp[i, 2] * axT[k, m, 2]
+                        S[kk, 3 + i] = 0.0
+                    _mcross_add(Vp, S[kk], u[kk], As[c])
+                    if with_sd:
+                        _mcross_add(Vp, S[kk], 1.0, Sd[kk])
+            for m in range(3):
+                kk = uT[k, m]
+                if kk >= 0:
+                    for i in range(6):
+                        Vs[c, i] += S[kk, i] * u[kk]
+            if uR[k, 1] >= 0:  # the second rotation's axis is turned by the first
+                matmul3_into(Rp, Q1, RpQ1)
+            for m in range(2):
+                kk = uR[k, m]
+                if kk >= 0:
+                    M = Rp if m == 0 else RpQ1
+                    for i in range(3):
+                        g[i] = M[i, 0] * axR[k, m, 0] + M[i, 1] * axR[k, m, 1] + M[i, 2] * axR[k, m, 2]
+                    _axis_row(S, kk, P[k], g)
+                    if with_sd:
+                        _mcross_add2_rows(Vs, c, S, kk, u[kk], As, c, 1.0, Sd, kk)
+                    else:
+                        _mcross_add_rows(Vs, c, S, kk, u[kk], As, c)
+                    for i in range(6):
+                        Vs[c, i] += S[kk, i] * u[kk]
+        if uB[k, 0] >= 0:  # ball: axes = the child's axes (columns of R_c)
+            for m in range(3):
+                kk = uB[k, m]
+                for i in range(3):
+                    g[i] = R[c, i, m]
+                _axis_row(S, kk, P[k], g)
+            for m in range(3):
+                kk = uB[k, m]
+                if with_sd:
+                    _mcross_add2_rows(Vs, c, S, kk, u[kk], As, c, 0.5, Sd, kk)
+                else:
+                    _mcross_add_rows(Vs, c, S, kk, u[kk], As, c)
+            for m in range(3):
+                kk = uB[k, m]
+                for i in range(6):
+                    Vs[c, i] += S[kk, i] * u[kk]
+            if with_sd:
+                for m in range(3):  # Sd of a ball: the mean of the velocities before and after it (Kinematics)
+                    _mcross_add_rows(Vs, c, S, uB[k, m], 0.5, Sd, uB[k, m])
+        # node-origin twist (v = v_O + w x x) and velocity-product acceleration of the child
+        w0, w1, w2 = Vs[c, 3], Vs[c, 4], Vs[c, 5]
+        V[c, 0] = Vs[c, 0] + (w1 * x[c, 2] - w2 * x[c, 1])
+        V[c, 1] = Vs[c, 1] + (w2 * x[c, 0] - w0 * x[c, 2])
+        V[c, 2] = Vs[c, 2] + (w0 * x[c, 1] - w1 * x[c, 0])
+        V[c, 3], V[c, 4], V[c, 5] = w0, w1, w2
+        a0, a1, a2 = As[c, 3], As[c, 4], As[c, 5]
+        zeta[c, 0] = As[c, 0] + (a1 * x[c, 2] - a2 * x[c, 1]) + (w1 * V[c, 2] - w2 * V[c, 1])
+        zeta[c, 1] = As[c, 1] + (a2 * x[c, 0] - a0 * x[c, 2]) + (w2 * V[c, 0] - w0 * V[c, 2])
+        zeta[c, 2] = As[c, 2] + (a0 * x[c, 1] - a1 * x[c, 0]) + (w0 * V[c, 1] - w1 * V[c, 0])
+        zeta[c, 3], zeta[c, 4], zeta[c, 5] = a0, a1, a2
