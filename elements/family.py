@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numba import njit
 
+from flexmb.element_data import ElementData
 from flexmb.errors import ModelError
 
 if TYPE_CHECKING:  # type hints only: the engine and the model stand above the element library
@@ -92,25 +93,6 @@ class NodeTable:
         (global) relative to it, ``Rᵀ (P - X)``, is then what the engine needs for nodes and ground
         alike."""
         return (np.asarray(self.origin, dtype=float), np.eye(3)) if i == GROUND else (self.X0[i], self.R0[i])
-
-
-@dataclass(frozen=True, eq=False)
-class ElementData:
-    """Base of a family's compiled arrays (one frozen dataclass per family, stored in
-    ``Model.elements[family.name]``); every field is documented in its subclass with meaning and
-    shape, ``n_el`` being the number of elements of the family."""
-
-    names: tuple[str, ...]  # element names                                               (n_el)
-
-    @property
-    def n(self) -> int:
-        """Number of elements of the family."""
-        return len(self.names)
-
-    def initial_state(self) -> np.ndarray | None:
-        """Per-element internal state at t = 0, kept in ``State.elements[family]`` (e.g. the
-        multipliers of an augmented-Lagrangian cut), or None: the family is stateless."""
-        return None
 
 
 @dataclass

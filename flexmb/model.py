@@ -27,7 +27,7 @@ from functools import cached_property
 
 import numpy as np
 
-from flexmb.elements.family import ElementData
+from flexmb.element_data import ElementData
 from flexmb.errors import ModelError
 from flexmb.joints import JointKind
 from flexmb.motion_forces import HOLD_KEY, MotionForce, initial_hold

@@ -2,7 +2,9 @@
 
 * no import cycle anywhere in flexmb (its elements package included): every module's imports that
   run when it is imported (module level; ``if TYPE_CHECKING:`` blocks, type hints only, excepted)
-  form a graph without a cycle, and a cycle is named module by module;
+  form a graph without a cycle, and a cycle is named module by module; counting type-only and
+  function-level imports too, no two modules know each other but for the knots being untied
+  (KNOTS_FOR_NOW, issue 35);
 * in the engine path (flexmb/engine, flexmb/solvers, elements, flexmb/model.py, flexmb/state.py)
   an import inside a function says why in a comment (on its line or on the line above its group);
 * the test oracles (``reference`` modules: elements/beam/reference.py,
@@ -62,16 +64,16 @@ def _is_type_checking(node: ast.If) -> bool:
                                                                        and t.attr == "TYPE_CHECKING")
 
 
-def _imported(node: ast.Import | ast.ImportFrom, here: str) -> set[str]:
-    """The flexmb modules an import statement in module ``here`` loads."""
+def _imported(node: ast.Import | ast.ImportFrom, here: str, modules: dict[str, Path] = MODULES) -> set[str]:
+    """The modules (of ``modules``, flexmb's by default) an import statement in module ``here`` loads."""
     found = set()
     if isinstance(node, ast.Import):
         names = [a.name for a in node.names]
     else:
-        target = _resolve(node.module or "", node.level, here, MODULES[here].name == "__init__.py")
+        target = _resolve(node.module or "", node.level, here, modules[here].name == "__init__.py")
         names = [target] + [f"{target}.{a.name}" for a in node.names]
     for name in names:
-        if name in MODULES:
+        if name in modules:
             found.add(name)
     return found
 
@@ -135,7 +137,8 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_no_import_cycle_in_the_package():
     graph = {m: _runtime_imports(m) for m in MODULES}
     assert len(graph) > 60 and "flexmb.elements.beam.kernels" in graph
-    assert "flexmb.elements.family" in graph["flexmb.model"]  # the Model's element data type, from below
+    assert "flexmb.element_data" in graph["flexmb.model"]  # the Model's element data type, from below
+    assert not any(m.startswith("flexmb.elements") for m in graph["flexmb.model"])  # the model knows no family
     assert "flexmb.engine.assembly" not in graph["flexmb.engine.iteration_matrix"]  # no back edge
     cycle = _cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
@@ -144,6 +147,98 @@ def test_no_import_cycle_in_the_package():
 def test_the_cycle_finder_names_a_cycle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def _declared_imports(name: str, modules: dict[str, Path] = MODULES) -> set[str]:
+    """The modules (of ``modules``) that any import statement of module ``name`` names: at module
+    level, under ``if TYPE_CHECKING:`` (type hints only) and inside functions alike, with their
+    packages, except ``name``'s own packages. A cycle in this graph is a cycle of the design even where
+    no import runs in a circle (issue 35, item 4): a type-only or deferred import that closes a circle
+    says that two layers know each other."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(modules[name].read_text())):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found |= _imported(node, name, modules)
+    own = {".".join(name.split(".")[:k]) for k in range(1, name.count(".") + 1)}
+    with_packages = set()
+    for m in found:
+        parts = m.split(".")
+        with_packages |= {".".join(parts[:k]) for k in range(1, len(parts) + 1)}
+    return (with_packages & set(modules)) - own - {name}
+
+
+def _knots(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of ``graph`` with more than one module (Tarjan): each is a
+    set of modules every one of which reaches every other through imports."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(comp)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+# Knots of the declared-import graph (type-only and function-level imports counted) that are being
+# untied (issue 35, item 4); the list only shrinks: a knot not listed fails, a listed one gone must leave.
+KNOTS_FOR_NOW = [
+    {"flexmb.model", "flexmb.motion_forces"},
+    {"flexmb.solvers.element_run", "flexmb.solvers.generalized_alpha", "flexmb.solvers.tree_run"},
+]
+
+
+def _knot_problems(knots: list[set[str]], allowed: list[set[str]]) -> list[str]:
+    """What the declared-cycle test reports: knots not within an allowed one, allowed ones untied."""
+    new = [" <-> ".join(sorted(k)) for k in knots if not any(k <= a for a in allowed)]
+    done = [f"untied, take it off KNOTS_FOR_NOW: {sorted(a)}" for a in allowed if not any(k & a for k in knots)]
+    return new + done
+
+
+def test_no_import_cycle_counting_type_only_and_deferred_imports():
+    graph = {m: _declared_imports(m) for m in MODULES}
+    assert "flexmb.elements.family" in graph["flexmb.elements.bushing"]  # an import at module level
+    assert "flexmb.model" in graph["flexmb.elements.family"]  # a type-only import is counted
+    problems = _knot_problems(_knots(graph), KNOTS_FOR_NOW)
+    assert not problems, "modules that import each other (type hints and imports in functions counted):\n" + \
+        "\n".join(problems)
+
+
+def test_the_declared_cycle_check_finds_planted_type_only_and_deferred_cycles(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "low.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.high import H\n")
+    (pkg / "high.py").write_text("from pkg.low import x\n")
+    (pkg / "a.py").write_text("def f():\n    from pkg import b  # deferred\n")
+    (pkg / "b.py").write_text("import pkg.a\n")
+    (pkg / "c.py").write_text("import pkg.low\n")
+    modules = {f"pkg.{p.stem}" if p.stem != "__init__" else "pkg": p for p in pkg.glob("*.py")}
+    graph = {m: _declared_imports(m, modules) for m in modules}
+    knots = _knots(graph)
+    assert sorted(map(sorted, knots)) == [["pkg.a", "pkg.b"], ["pkg.high", "pkg.low"]]
+    assert _knot_problems(knots, [{"pkg.a", "pkg.b"}]) == ["pkg.high <-> pkg.low"]
+    assert _knot_problems([], [{"pkg.a", "pkg.b"}]) == ["untied, take it off KNOTS_FOR_NOW: ['pkg.a', 'pkg.b']"]
 
 
 def test_function_level_imports_in_the_engine_path_say_why():

@@ -284,6 +284,7 @@ class ModelBuilder(DrivesAndLoads, LoopCuts, ForceElements, FlexibleLinks, Coord
             raise ModelError("the model has no nodes; add_node() first.")
         args.flag(require_mass, "compile", "require_mass")
         model = compile_model(self)
-        planar.check_planar_model(self, model)  # nothing moves out of a planar model's plane (docs/planar.md §3)
+        # nothing moves out of a planar model's plane (docs/planar.md §3)
+        planar.check_planar_model(self.planar, self.joints.values(), self.gravity, model)
         checks.check_model(model, require_mass=require_mass)
         return cut_defaults.finish(model)  # the cuts' default damping and effective masses (issue 12.1)
