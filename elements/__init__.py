@@ -95,6 +95,12 @@ tests/test_element_extension.py adds a point-to-point spring–damper this way, 
 
 Loop cuts (issue 12)
 --------------------
+* The cut contract (issue 35): a family that cuts loops between two node frames sets ``cut = True``
+  and implements ``cut_frames(model, data)`` -> :class:`~flexmb.elements.family.CutFrames` (the frames
+  it joins and the directions its rigid equivalent holds). The rigid-equivalent model
+  (flexmb.analysis.rigid: ``model_cuts``, ``has_cuts``), the singular-value monitor and ``flexmb info``
+  read every cut family through it, in registry order, naming none: tests/test_cut_extension.py
+  registers a test-only cut kind that way.
 * ``rigid_cut`` (elements/rigid_cut.py): the rigid-limit cut by augmented Lagrangian (index 3, Bayo
   & Ledesma), a two-node family with internal state (λ, the penalty factor, the Newton phase):
   ``evaluate`` applies the multiplier update λ' = λ + αΦ at its own iterate and adds Φ_qᵀ(λ' + αΦ);

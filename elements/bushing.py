@@ -50,6 +50,7 @@ import numpy as np
 from flexmb.elements import cut_kernels
 from flexmb.elements.family import (
     GROUND,
+    CutFrames,
     ElementData,
     ElementFamily,
     FamilyEvaluation,
@@ -240,6 +241,12 @@ class Bushings(ElementFamily):
 
     def element_nodes(self, data: BushingData) -> np.ndarray:
         return np.stack([data.a, data.b], axis=1).astype(np.int64)
+
+    def cut_frames(self, model: Model, data: BushingData) -> CutFrames:
+        """The bushings made rigid: each holds its directions of nonzero diagonal stiffness less its
+        free rotation (:func:`constrained_mask`)."""
+        return CutFrames(data.names, data.a, data.b, data.sa, data.Ea, data.sb, data.Eb, data.mode,
+                         constrained_mask(data.mode, np.diagonal(data.K, axis1=1, axis2=2) > 0), np.zeros(data.n, bool))
 
     def prepare(self, model: Model, data: BushingData) -> tuple[np.ndarray, np.ndarray]:
         """End node indices with ground as node N (the extra row of the node arrays)."""

@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # type hints only: the engine and the model stand above the e
     from flexmb.model import Model
     from flexmb.state import State
 
-__all__ = ["ElementData", "ElementFamily", "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext",
+__all__ = ["CutFrames", "ElementData", "ElementFamily", "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext",
            "frozen_arrays", "listing", "origin_potential", "ordered_sum", "GROUND"]
 
 @njit(cache=True)
@@ -171,6 +171,42 @@ class StartContext:
     notes: dict | None = None
 
 
+@dataclass(frozen=True)
+class CutFrames:
+    """Loop cuts between two node frames as their rigid-equivalent constraints: what a cut family
+    (``ElementFamily.cut``) offers through :meth:`ElementFamily.cut_frames`, and what the rigid-equivalent
+    model (flexmb.analysis.rigid), the cuts' default damping and penalties (flexmb.builder.cut_defaults)
+    and the singular-value monitor read of every cut family at once (:meth:`concatenate`, registry
+    order). Node index GROUND (-1) is the ground."""
+
+    names: tuple[str, ...]  # cut names                                                    (n_cut)
+    a: np.ndarray  # node a of each cut, GROUND allowed                                       (n_cut)
+    b: np.ndarray  # node b of each cut                                                       (n_cut)
+    sa: np.ndarray  # cut point in node a's axes [m]                                           (n_cut x 3)
+    Ea: np.ndarray  # cut axes in node a's axes (columns)                                      (n_cut x 3 x 3)
+    sb: np.ndarray  # cut point in node b's axes [m]                                           (n_cut x 3)
+    Eb: np.ndarray  # cut axes in node b's axes (columns)                                      (n_cut x 3 x 3)
+    mode: np.ndarray  # free rotation: -1 none, 0/1/2 about cut x/y/z, 3 all                   (n_cut)
+    mask: np.ndarray  # held directions (tx, ty, tz, rx, ry, rz) of the rigid equivalent (bool)  (n_cut x 6)
+    rigid: np.ndarray  # True for a cut that is rigid in the mechanism itself (bool)           (n_cut)
+
+    @property
+    def n(self) -> int:
+        """Number of cuts."""
+        return len(self.names)
+
+    @staticmethod
+    def concatenate(parts: Sequence[CutFrames]) -> CutFrames:
+        """The cuts of ``parts`` one after the other (no part: no cuts)."""
+        if not parts:
+            return CutFrames((), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3, 3)),
+                             np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros(0, np.int64), np.zeros((0, 6), bool),
+                             np.zeros(0, bool))
+        cat = lambda k: np.concatenate([np.asarray(getattr(p, k)) for p in parts])  # noqa: E731
+        return CutFrames(tuple(n for p in parts for n in p.names), cat("a"), cat("b"), cat("sa"), cat("Ea"), cat("sb"),
+                         cat("Eb"), cat("mode"), cat("mask").astype(bool), cat("rigid").astype(bool))
+
+
 class ElementFamily:
     """One element kind. Subclass it, set the class attributes, implement the methods your
     kind has (the defaults do nothing), make one instance and register it
@@ -186,7 +222,9 @@ class ElementFamily:
     node_mass: ClassVar[bool] = False
     #: the family acts on the mechanism (evaluate); False: data only (drawing, checks)
     forces: ClassVar[bool] = True
-    #: elastic loop cuts, left out of the rigid-equivalent model (evaluate(..., elastic_cuts=False))
+    #: loop cuts between two node frames (bushings, rigid cuts): they offer their rigid-equivalent
+    #: constraints (cut_frames) and are left out of the rigid-equivalent model's forces
+    #: (evaluate(..., elastic_cuts=False)), which holds them as constraints instead
     cut: ClassVar[bool] = False
     #: the family gives element blocks (K, C, M) to the iteration matrix
     has_blocks: ClassVar[bool] = False
@@ -229,6 +267,11 @@ class ElementFamily:
         """Node indices (n_el, m) of each element's m nodes, GROUND allowed: the rows and columns
         of its blocks (6 per node) and the nodes its wrenches act on."""
         return np.zeros((data.n, 0), dtype=np.int64)
+
+    def cut_frames(self, model: Model, data: ElementData) -> CutFrames:
+        """A ``cut`` family's cuts as rigid-equivalent constraints (:class:`CutFrames`): the frames
+        they join and the directions the rigid equivalent holds."""
+        raise NotImplementedError(f"element family '{self.name}' is a cut family (cut = True) but offers no cut_frames")
 
     # ------------------------------------------------------------------ engine
     def prepare(self, model: Model, data: ElementData) -> Any:

@@ -74,6 +74,7 @@ from flexmb.elements import rigid_cut_kernels as kernels
 from flexmb.elements.bushing import CUT_OUTPUTS, DIRECTIONS, constrained_mask, cut_output, held_directions, place_cut
 from flexmb.elements.family import (
     GROUND,
+    CutFrames,
     ElementData,
     ElementFamily,
     FamilyEvaluation,
@@ -190,6 +191,11 @@ class RigidCuts(ElementFamily):
 
     def element_nodes(self, data: RigidCutData) -> np.ndarray:
         return np.stack([data.a, data.b], axis=1).astype(np.int64)
+
+    def cut_frames(self, model: Model, data: RigidCutData) -> CutFrames:
+        """The rigid cuts as they are: each holds its directions ``mask``."""
+        return CutFrames(data.names, data.a, data.b, data.sa, data.Ea, data.sb, data.Eb, data.mode, data.mask,
+                         np.ones(data.n, bool))
 
     def prepare(self, model: Model, data: RigidCutData) -> tuple[np.ndarray, np.ndarray]:
         """End node indices with ground as node N (the extra row of the node arrays)."""

@@ -72,6 +72,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from flexmb.analysis.monitors import RigidClosure
+from flexmb.analysis.rigid import has_cuts
 from flexmb.elements import FAMILIES, has_element_forces
 from flexmb.elements import bushing as bushing_kernels
 from flexmb.elements.beam import BeamData
@@ -503,7 +504,7 @@ def _loop_closure(model: Model):
     beams: BeamData = model.elements["beam"]
     index = {n: i for i, n in enumerate(beams.names)}
     links = list(dict.fromkeys(beams.link[index[e]] for lp in model.loops for e in lp.elements if e in index))
-    if not links and not model.elements["bushing"].n and not ("rigid_cut" in model.elements and model.elements["rigid_cut"].n):
+    if not links and not has_cuts(model):
         return None, []
     closure = RigidClosure(model, links=links, bushings=True)
     pins = []
