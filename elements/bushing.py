@@ -41,6 +41,8 @@ ck G^T K G + cc G^T C G over its two nodes, no mass. Its damping C may be chosen
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -48,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from flexmb.elements import cut_kernels
+from flexmb.elements.cut_contract import ZETA, CutStart, cut_modes
 from flexmb.elements.family import (
     GROUND,
     CutFrames,
@@ -70,6 +73,8 @@ if TYPE_CHECKING:  # type hints only
 
 __all__ = ["BushingData", "BushingEvaluation", "Bushings", "FAMILY", "CUT_OUTPUTS", "DIRECTIONS", "constrained_mask",
            "held_directions", "cut_wrenches", "cut_output", "deformation", "place_cut"]
+
+log = logging.getLogger("flexmb")
 
 FULL, FREE_X, FREE_Y, FREE_Z, SPHERICAL = -1, 0, 1, 2, 3
 
@@ -247,6 +252,35 @@ class Bushings(ElementFamily):
         free rotation (:func:`constrained_mask`)."""
         return CutFrames(data.names, data.a, data.b, data.sa, data.Ea, data.sb, data.Eb, data.mode,
                          constrained_mask(data.mode, np.diagonal(data.K, axis1=1, axis2=2) > 0), np.zeros(data.n, bool))
+
+    def cut_defaults(self, model: Model, data: BushingData, start: CutStart) -> BushingData:
+        """The default damping (D8), (D6) of the bushings left to the compiler (``auto_damping``) that
+        lie on a loop (a bushing on no loop is a plain spring: undamped), and every bushing's effective
+        masses (D2) and rigid-equivalent start forces (docs/cut_damping.md)."""
+        C = np.array(data.C, dtype=float)
+        rows, caps = start.rows, start.caps
+        for c in range(data.n):
+            if not data.auto_damping[c] or data.names[c] not in start.on_loop:
+                continue
+            sel = np.flatnonzero(rows[:, 0] == c)
+            if not sel.size:
+                continue
+            dirs = rows[sel, 1]
+            cap = np.where(dirs < 3, caps[c, 0], caps[c, 1])
+            try:
+                with np.errstate(all="ignore"):
+                    _, Cc, om = cut_modes(start.W[np.ix_(sel, sel)], data.K[c][np.ix_(dirs, dirs)], cap)
+            except (ValueError, np.linalg.LinAlgError):  # non-finite values refused by eigh
+                Cc = np.full((dirs.size, dirs.size), np.nan)
+            if not np.isfinite(Cc).all():
+                raise start.overflow(c, f"its default damping (zeta = {ZETA} on its stiffness {np.diag(data.K[c]).tolist()} "
+                                        f"and the masses of its loop, at most {caps[c].tolist()})")
+            C[c] = 0.0
+            C[c][np.ix_(dirs, dirs)] = Cc
+            log.info("bushing '%s': default damping (zeta = %g) on %s, diagonal %s, local modes %s rad/s", data.names[c],
+                     ZETA, ", ".join(DIRECTIONS[i] for i in dirs), np.array2string(np.diag(Cc), precision=4),
+                     np.array2string(om, precision=4))
+        return dataclasses.replace(data, **frozen_arrays(dict(C=C, m_eff=start.m_eff, start_force=start.force)))
 
     def prepare(self, model: Model, data: BushingData) -> tuple[np.ndarray, np.ndarray]:
         """End node indices with ground as node N (the extra row of the node arrays)."""

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from flexmb.element_data import ElementData
+from flexmb.elements.cut_contract import CutFrames, CutStart
 from flexmb.errors import ModelError
 
 if TYPE_CHECKING:  # type hints only: the engine and the model stand above the element library
@@ -171,42 +172,6 @@ class StartContext:
     notes: dict | None = None
 
 
-@dataclass(frozen=True)
-class CutFrames:
-    """Loop cuts between two node frames as their rigid-equivalent constraints: what a cut family
-    (``ElementFamily.cut``) offers through :meth:`ElementFamily.cut_frames`, and what the rigid-equivalent
-    model (flexmb.analysis.rigid), the cuts' default damping and penalties (flexmb.builder.cut_defaults)
-    and the singular-value monitor read of every cut family at once (:meth:`concatenate`, registry
-    order). Node index GROUND (-1) is the ground."""
-
-    names: tuple[str, ...]  # cut names                                                    (n_cut)
-    a: np.ndarray  # node a of each cut, GROUND allowed                                       (n_cut)
-    b: np.ndarray  # node b of each cut                                                       (n_cut)
-    sa: np.ndarray  # cut point in node a's axes [m]                                           (n_cut x 3)
-    Ea: np.ndarray  # cut axes in node a's axes (columns)                                      (n_cut x 3 x 3)
-    sb: np.ndarray  # cut point in node b's axes [m]                                           (n_cut x 3)
-    Eb: np.ndarray  # cut axes in node b's axes (columns)                                      (n_cut x 3 x 3)
-    mode: np.ndarray  # free rotation: -1 none, 0/1/2 about cut x/y/z, 3 all                   (n_cut)
-    mask: np.ndarray  # held directions (tx, ty, tz, rx, ry, rz) of the rigid equivalent (bool)  (n_cut x 6)
-    rigid: np.ndarray  # True for a cut that is rigid in the mechanism itself (bool)           (n_cut)
-
-    @property
-    def n(self) -> int:
-        """Number of cuts."""
-        return len(self.names)
-
-    @staticmethod
-    def concatenate(parts: Sequence[CutFrames]) -> CutFrames:
-        """The cuts of ``parts`` one after the other (no part: no cuts)."""
-        if not parts:
-            return CutFrames((), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3, 3)),
-                             np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros(0, np.int64), np.zeros((0, 6), bool),
-                             np.zeros(0, bool))
-        cat = lambda k: np.concatenate([np.asarray(getattr(p, k)) for p in parts])  # noqa: E731
-        return CutFrames(tuple(n for p in parts for n in p.names), cat("a"), cat("b"), cat("sa"), cat("Ea"), cat("sb"),
-                         cat("Eb"), cat("mode"), cat("mask").astype(bool), cat("rigid").astype(bool))
-
-
 class ElementFamily:
     """One element kind. Subclass it, set the class attributes, implement the methods your
     kind has (the defaults do nothing), make one instance and register it
@@ -272,6 +237,12 @@ class ElementFamily:
         """A ``cut`` family's cuts as rigid-equivalent constraints (:class:`CutFrames`): the frames
         they join and the directions the rigid equivalent holds."""
         raise NotImplementedError(f"element family '{self.name}' is a cut family (cut = True) but offers no cut_frames")
+
+    def cut_defaults(self, model: Model, data: ElementData, start: CutStart) -> ElementData:
+        """A ``cut`` family's data with the compiler's choices made from its cuts' start quantities
+        (:class:`~flexmb.elements.cut_contract.CutStart`; docs/cut_damping.md): default damping, penalty
+        scales, start forces. Default: ``data`` unchanged."""
+        return data
 
     # ------------------------------------------------------------------ engine
     def prepare(self, model: Model, data: ElementData) -> Any:

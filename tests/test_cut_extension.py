@@ -109,6 +109,31 @@ def test_a_registered_cut_kind_is_held_by_the_rigid_equivalent_model(pin_cuts):
     assert np.abs(rm_pin.closure(closed)[0]).max() <= 1e-12
 
 
+def test_the_compiler_gives_a_registered_cut_kind_its_start_quantities(pin_cuts):
+    """ElementFamily.cut_defaults receives the family's own rows: the effective masses (D2) of the pin
+    cut's translations are those of the same directions of the bushing (W_ii = J_i M̄⁻¹ J_iᵀ depends on
+    row i alone), and the z translation of the planar loop moves nothing (inf)."""
+    seen = []
+    original = PinCuts.cut_defaults
+
+    def spy(self, model, data, start):
+        seen.append(start)
+        return original(self, model, data, start)
+
+    PinCuts.cut_defaults = spy
+    try:
+        pin = _four_bar("pin")
+    finally:
+        PinCuts.cut_defaults = original
+    bushing = _four_bar("bushing")
+    (start,) = seen
+    assert start.cuts.names == ("B",) and start.rows.tolist() == [[0, 0], [0, 1], [0, 2]]
+    assert start.W.shape == (3, 3) and start.Jf.shape == (3, pin.free_u.size)
+    m_pin, m_bu = pin.elements["pin_cut"].m_eff[0], bushing.elements["bushing"].m_eff[0]
+    assert np.array_equal(m_pin[:3], m_bu[:3]) and np.isfinite(m_pin[:2]).all() and m_pin[2] == np.inf
+    assert np.all(m_pin[3:] == np.inf)  # rows it does not hold
+
+
 def test_info_lists_the_new_cut_kind_and_no_flexmb_module_names_it(pin_cuts):
     text = describe(_four_bar("pin"))
     assert "pin cut" in text or "pin_cut" in text
