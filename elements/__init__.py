@@ -154,13 +154,15 @@ from flexmb.elements import (
     rigid_cut,
     spring_damper,
 )
+from flexmb.elements.cut_contract import ElasticCutRows
 from flexmb.elements.family import ElementData, ElementFamily, FamilyEvaluation, NodeTable, Output, StartContext, StepContext
 from flexmb.errors import ModelError
 
 if TYPE_CHECKING:  # type hints only: the model stands above the element library
     from flexmb.model import Model
 
-__all__ = ["FAMILIES", "register", "unregister", "has_element_forces", "recorded_fields", "ElementData", "ElementFamily",
+__all__ = ["FAMILIES", "register", "unregister", "has_element_forces", "elastic_cut_rows", "recorded_fields", "ElementData",
+           "ElementFamily",
            "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext", "beam", "bushing", "loads",
            "particle_body", "particles", "rigid_body", "rigid_cut", "spring_damper", "actuator", "coupling"]
 
@@ -193,6 +195,17 @@ def has_element_forces(model: Model) -> bool:
     use the assembled element tangent."""
     return any(FAMILIES[name].forces and not FAMILIES[name].node_mass and data.n
                for name, data in model.elements.items() if name in FAMILIES)
+
+
+def elastic_cut_rows(model: Model) -> list[ElasticCutRows]:
+    """The elastic rows of every cut family of ``model`` that has them (ElementFamily.elastic_rows:
+    held directions, stiffness, damping, effective masses), in registry order."""
+    out = []
+    for name, data in model.elements.items():
+        fam = FAMILIES.get(name)
+        if fam is not None and fam.cut and data.n and (rows := fam.elastic_rows(model, data)) is not None:
+            out.append(rows)
+    return out
 
 
 def recorded_fields(model: Model) -> dict[str, list[tuple[str, Output]]]:

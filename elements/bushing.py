@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from flexmb.elements import cut_kernels
-from flexmb.elements.cut_contract import ZETA, CutStart, cut_modes
+from flexmb.elements.cut_contract import ZETA, CutStart, ElasticCutRows, cut_modes
 from flexmb.elements.family import (
     GROUND,
     CutFrames,
@@ -281,6 +281,27 @@ class Bushings(ElementFamily):
                      ZETA, ", ".join(DIRECTIONS[i] for i in dirs), np.array2string(np.diag(Cc), precision=4),
                      np.array2string(om, precision=4))
         return dataclasses.replace(data, **frozen_arrays(dict(C=C, m_eff=start.m_eff, start_force=start.force)))
+
+    def equivalent_strains(self, model: Model, data: BushingData, kin: Kinematics) -> np.ndarray:
+        """sqrt(U / U_ref): U = d·K d / 2 of the deformation d (1), U_ref = k L² / 2 with k the largest
+        translational stiffness (the largest of all where none) and L the model's size."""
+        N = model.n_nodes
+        xe = np.concatenate([kin.x, np.zeros((1, 3))])
+        Re = np.concatenate([kin.R, np.eye(3)[None]])
+        ia = np.where(data.a < 0, N, data.a)
+        d, _ = deformation(xe[ia], Re[ia], xe[data.b], Re[data.b], data.sa, data.Ea, data.sb, data.Eb, data.mode)
+        U = 0.5 * np.einsum("ni,nij,nj->n", d, data.K, d)
+        kt = np.diagonal(data.K, axis1=1, axis2=2)[:, :3].max(axis=1)
+        size = float(np.ptp(model.X0, axis=0).max(initial=0.0)) or 1.0
+        Uref = 0.5 * np.where(kt > 0, kt, np.diagonal(data.K, axis1=1, axis2=2).max(axis=1)) * size**2
+        return np.sqrt(np.maximum(U, 0.0) / np.maximum(Uref, 1e-300))
+
+    def elastic_rows(self, model: Model, data: BushingData) -> ElasticCutRows:
+        """The bushings' held directions (nonzero diagonal stiffness less the free rotation)."""
+        k = np.diagonal(data.K, axis1=1, axis2=2)
+        return ElasticCutRows(self.label, data.names, constrained_mask(data.mode, k > 0), k,
+                              np.diagonal(data.C, axis1=1, axis2=2), np.asarray(data.m_eff), np.asarray(data.start_force),
+                              np.asarray(data.auto_damping, bool))
 
     def prepare(self, model: Model, data: BushingData) -> tuple[np.ndarray, np.ndarray]:
         """End node indices with ground as node N (the extra row of the node arrays)."""

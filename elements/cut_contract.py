@@ -27,7 +27,7 @@ from flexmb.errors import ModelError
 if TYPE_CHECKING:  # type hints only: the element library reads the model
     from flexmb.model import Model
 
-__all__ = ["ZETA", "CutFrames", "CutStart", "cut_modes", "prescribed_path"]
+__all__ = ["ZETA", "CutFrames", "CutStart", "ElasticCutRows", "cut_modes", "prescribed_path"]
 
 #: damping ratio of the default cut damping
 ZETA = 0.5
@@ -88,6 +88,22 @@ class CutStart:
     caps: np.ndarray  # (D8) caps of the translational and rotational effective masses         (n_cut x 2)
     on_loop: frozenset[str]  # names of the elements that lie on a loop of the model
     overflow: Callable[[int, str], ModelError]  # the error for cut c of the family whose quantity overflows
+
+
+@dataclass(frozen=True)
+class ElasticCutRows:
+    """An elastic cut family's held directions with their stiffness, as ``flexmb info``'s cut table
+    (flexmb.app.cut_table) and the energy check's stiff parts (flexmb.solvers.energy_check) read them
+    (``ElementFamily.elastic_rows``; docs/cut_damping.md (D2))."""
+
+    label: str  # what one cut of the family is called in messages ("bushing")
+    names: tuple[str, ...]  # cut names                                                        (n_cut)
+    held: np.ndarray  # held directions with stiffness, less the free rotations (bool)            (n_cut x 6)
+    k: np.ndarray  # diagonal stiffness per direction [N/m, N m/rad]                             (n_cut x 6)
+    c: np.ndarray  # diagonal damping per direction [N s/m, N m s/rad]                           (n_cut x 6)
+    m_eff: np.ndarray  # effective mass per direction at the start (D2), inf: moves nothing       (n_cut x 6)
+    start_force: np.ndarray  # rigid-equivalent force per direction at the start, nan: unknown   (n_cut x 6)
+    auto_damping: np.ndarray  # the damping was chosen by the compiler (bool)                    (n_cut)
 
 
 def cut_modes(W: np.ndarray, K: np.ndarray, cap: np.ndarray, zeta: float = ZETA) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

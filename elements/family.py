@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from flexmb.element_data import ElementData
-from flexmb.elements.cut_contract import CutFrames, CutStart
+from flexmb.elements.cut_contract import CutFrames, CutStart, ElasticCutRows
 from flexmb.errors import ModelError
 
 if TYPE_CHECKING:  # type hints only: the engine and the model stand above the element library
@@ -243,6 +243,18 @@ class ElementFamily:
         (:class:`~flexmb.elements.cut_contract.CutStart`; docs/cut_damping.md): default damping, penalty
         scales, start forces. Default: ``data`` unchanged."""
         return data
+
+    def elastic_rows(self, model: Model, data: ElementData) -> ElasticCutRows | None:
+        """An elastic ``cut`` family's held directions with their stiffness, damping and effective
+        masses (:class:`~flexmb.elements.cut_contract.ElasticCutRows`: ``flexmb info``'s cut table, the
+        energy check's stiff parts); None (the default): the family's cuts have no stiffness of their own."""
+        return None
+
+    def equivalent_strains(self, model: Model, data: ElementData, kin: Kinematics) -> np.ndarray | None:
+        """A ``cut`` family's equivalent strain per cut at the kinematics ``kin`` (n_el): sqrt(U / U_ref),
+        its strain energy against that of a deformation the size of the model, which the relaxed start
+        reports (flexmb.solvers.initial); None (the default): no strain of its own."""
+        return None
 
     # ------------------------------------------------------------------ engine
     def prepare(self, model: Model, data: ElementData) -> Any:

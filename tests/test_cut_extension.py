@@ -18,6 +18,7 @@ import pytest
 
 import flexmb as fm
 from flexmb.analysis.rigid import RigidModel, has_cuts, model_cuts
+from flexmb.app.cut_table import cut_table
 from flexmb.app.describe import describe
 from flexmb.elements import FAMILIES, register, unregister
 from flexmb.elements.bushing import Bushings
@@ -135,8 +136,13 @@ def test_the_compiler_gives_a_registered_cut_kind_its_start_quantities(pin_cuts)
 
 
 def test_info_lists_the_new_cut_kind_and_no_flexmb_module_names_it(pin_cuts):
-    text = describe(_four_bar("pin"))
+    pin = _four_bar("pin")
+    text = describe(pin)
     assert "pin cut" in text or "pin_cut" in text
+    # the elastic cut table reads it through ElementFamily.elastic_rows: its label, its held directions
+    lines = cut_table(pin, dt=1e-3)
+    assert "  pin cut B: damping given" in lines
+    assert [ln.split(":")[0].strip() for ln in lines if ln.startswith("    ")] == ["tx", "ty", "tz", "rx", "ry"]
     root = Path(fm.__file__).resolve().parent
     naming = [str(p) for p in root.rglob("*.py") if "pin_cut" in p.read_text()]
     assert not naming
