@@ -3,6 +3,7 @@ elements/motion_load.py, docs/motion_forces.md §7), each against a closed form 
 computation:
 
 * linear drag -c v on a body thrown under gravity: v(t) against the closed form, second order in h;
+* a rotational damper -d w on a tilted spinning body: the decay of the spin against the closed form;
 * a spring to a fixed point -k (x - x0): the oscillation against the closed form, second order in h;
 * a magnetic (Lorentz) force q v × B, whose tangent is skew (its symmetric part, in the matrix, is zero):
   the cyclotron circle against the closed form, no load work, Newton still converging;
@@ -87,6 +88,23 @@ def test_a_skew_tangent_lorentz_force_converges_on_the_cyclotron_circle() -> Non
     assert abs(res.energy["load_work"][-1]) <= 1e-12 * T0  # F · v = 0 up to round-off
     assert np.ptp(res.energy["kinetic"]) <= T0 * om * T * (om * h) ** 2
     assert res.newton_iterations[1:].max() <= 4
+
+
+def test_rotational_damper_on_a_tilted_spinning_body_has_the_closed_form_decay() -> None:
+    """A moment -d w (global axes) on a body spinning about its principal axis z, the node tilted 30° about x so
+    that body and global axes differ: the spin stays on that axis, w(t) = w0 e^(-d t / I_zz) along R e_z (a w read
+    in body axes would turn the moment off the axis). Second order: error O(w0 (h d / I)²)."""
+    d, Izz, w0, h, T = 0.02, 0.04, 5.0, 1e-3, 1.0
+    tilt = Rotation.from_rotvec([math.pi / 6, 0.0, 0.0]).as_matrix()
+    mb = fm.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    mb.add_node("b", P0, rotation=tilt)
+    mb.add_body("b", "b", M, (0.0, 0.0, 0.0), np.diag([0.02, 0.03, Izz]))
+    mb.add_joint("j", "free", "ground", "b", u0=(0, 0, 0, 0, 0, w0))  # body-axes angular velocity
+    mb.add_load("L", "b", lambda t, x, R, v, w: np.concatenate([0.0 * v, -d * w]))
+    res = fm.simulate(mb.compile(), T, h)
+    exact = w0 * np.exp(-d * res.t / Izz)[:, None] * tilt[:, 2]
+    assert np.abs(res.twists[:, 0, 3:] - exact).max() <= w0 * (h * d / Izz) ** 2
+    assert res.newton_iterations[1:].max() <= 2
 
 
 def test_newton_uses_the_tangent_fewer_iterations_than_without() -> None:
