@@ -9,6 +9,7 @@ computation:
   the cyclotron circle against the closed form, no load work, Newton still converging;
 * the tangent (M9)-(M11) against central differences along true rotations; the given tangent used as given;
   the blocks (M12) the symmetric part of β' K + γ' C;
+* statics: a body hanging on a spring to a point at the closed-form sag;
 * the energy balance with the load's work inside the trapezoid rule's bound;
 * the same motion as an equivalent ground spring-damper (add_spring_damper);
 * the motion unchanged when the model and the load's fixed point move 100 m away;
@@ -29,6 +30,7 @@ from flexmb.engine.assembly import Assembler
 from flexmb.errors import ModelError
 from flexmb.solvers.element_step import ElementStep
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha
+from flexmb.solvers.statics import static_equilibrium
 
 M, G0 = 2.0, 9.81
 P0 = np.array([0.3, 0.2, 1.0])
@@ -105,6 +107,22 @@ def test_rotational_damper_on_a_tilted_spinning_body_has_the_closed_form_decay()
     exact = w0 * np.exp(-d * res.t / Izz)[:, None] * tilt[:, 2]
     assert np.abs(res.twists[:, 0, 3:] - exact).max() <= w0 * (h * d / Izz) ** 2
     assert res.newton_iterations[1:].max() <= 2
+
+
+def test_static_equilibrium_against_a_spring_to_a_point() -> None:
+    """Statics takes the load and its stiffness K = k I (M12, load-stepped by the load factor): on a vertical
+    prismatic joint the body hangs at x_z = x0_z - M g / k, to the solver's tolerance (1e-10) of that sag;
+    the load is linear, so Newton's first iteration lands on it."""
+    k, x0 = 800.0, np.array([0.5, -0.1, 1.2])
+    mb = fm.ModelBuilder(gravity=(0.0, 0.0, -G0))
+    mb.add_node("b", P0)
+    mb.add_body("b", "b", M, (0.0, 0.0, 0.0), np.diag([0.02, 0.03, 0.04]))
+    mb.add_joint("s", "prismatic", "ground", "b", axis=(0, 0, 1))
+    mb.add_load("L", "b", lambda t, x, R, v, w: -k * (x - x0))
+    st = static_equilibrium(mb.compile())
+    sag = M * G0 / k
+    assert abs(st.x[0, 2] - (x0[2] - sag)) <= 1e-10 * sag
+    assert st.iterations.sum() <= 2
 
 
 def test_newton_uses_the_tangent_fewer_iterations_than_without() -> None:
