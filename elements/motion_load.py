@@ -20,6 +20,7 @@ import numpy as np
 
 from flexmb.elements.family import ElementData, ElementFamily, FamilyEvaluation, NodeTable, Output, frozen_arrays, listing
 from flexmb.errors import SolverError
+from flexmb.motion_loads import LOAD_HOLD_KEY
 
 if TYPE_CHECKING:  # type hints only
     from flexmb.builder.records import MotionLoadSpec
@@ -76,12 +77,19 @@ class MotionLoads(ElementFamily):
     def evaluate(self, model: Model, data: MotionLoadData, prep: Any, state: State, kin: Kinematics, load_factor: float,
                  Mb: np.ndarray, w: np.ndarray) -> MotionLoadEvaluation:
         """Every load (M8) at its node's state into ``w`` (subtracted) with its tangent (M9)-(M11), scaled by
-        ``load_factor``; a SolverError names a load whose value or tangent is not finite."""
+        ``load_factor`` (a sampled load: its held value, no tangent, (M15)); a SolverError names a load whose
+        value or tangent is not finite."""
         n = data.n
         F, K, C = np.zeros((n, 6)), np.zeros((n, 6, 6)), np.zeros((n, 6, 6))
         power = 0.0
+        hold = state.elements.get(LOAD_HOLD_KEY) if state.elements else None
         for e, i in enumerate(data.node):
             ld = data.load[e]
+            if ld.sampled and hold is not None:  # the value held from the step's start, no tangent (M15)
+                F[e] = load_factor * hold[e, :6]
+                w[i] -= F[e]
+                power += float(F[e] @ kin.V[i])
+                continue
             args = (kin.x[i] + model.origin, kin.R[i], kin.V[i, :3], kin.V[i, 3:])  # global: origin-invariant
             F[e] = load_factor * ld.value(state.t, *args)
             T = load_factor * ld.tangent(state.t, *args)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # flexmb.model imports this module
     from flexmb.state import State
 
 __all__ = ["MotionForce", "HOLD_KEY", "force_arity", "motion_tangents", "initial_hold", "sample_hold",
-           "motion_values", "force_names", "recorded_forces"]
+           "motion_values", "force_names", "recorded_forces", "initial_load_hold"]
 
 #: the key of the sampled forces' held outputs in State.elements (docs/motion_forces.md (M6))
 HOLD_KEY = "motion_hold"
@@ -184,9 +184,21 @@ def _sample(hold: np.ndarray, mforce: tuple[MotionForce, ...], mforce_q: np.ndar
     return out
 
 
+def initial_load_hold(model: Model, st: State) -> None:
+    """The sampled node loads' first sample at the initial state ``st`` (docs/motion_forces.md (M15);
+    flexmb.motion_loads.sample_loads)."""
+    from flexmb.motion_loads import sample_loads  # the node loads' module reads the kinematics: below the model
+
+    sample_loads(model, st, initial=True)
+
+
 def sample_hold(model: Model, st: State) -> None:
     """After an accepted step ending at ``st``: the sampled forces due there take their sample from
-    ``st`` (docs/motion_forces.md (M6)); ``st.elements`` gets a new hold (the old state's is not changed)."""
+    ``st`` (docs/motion_forces.md (M6)), and the sampled node loads theirs (M15); ``st.elements`` gets a
+    new hold (the old state's is not changed)."""
+    from flexmb.motion_loads import sample_loads  # the sampled node loads too (M15)
+
+    sample_loads(model, st)
     hold = st.elements.get(HOLD_KEY) if st.elements else None
     if hold is None:
         return

@@ -16,13 +16,22 @@ import inspect
 import math
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from flexmb.errors import ModelError
 
-__all__ = ["NodeMotionLoad", "load_arity", "skew", "NODE_ARGS"]
+if TYPE_CHECKING:  # flexmb.model imports flexmb.motion_forces, which calls this module
+    from flexmb.model import Model
+    from flexmb.state import State
+
+__all__ = ["NodeMotionLoad", "load_arity", "skew", "NODE_ARGS", "LOAD_HOLD_KEY", "sample_loads"]
+
+#: the key of the sampled node loads' hold in State.elements (docs/motion_forces.md (M15)): (n_el, 14) per load
+#: the wrench held [0:6], the wrench that acted over the step ending at the state [6:12], the next sample time
+#: [12] (inf: not sampled) and the time of the sample held [13]
+LOAD_HOLD_KEY = "motion_load_hold"
 
 #: the arguments of a load of the motion, in order (docs/motion_forces.md (M8))
 NODE_ARGS = ("t", "x", "R", "v", "w")
@@ -72,14 +81,22 @@ class NodeMotionLoad:
     central differences (M11). ``n_out`` = 3 (a force) or 6 (force and moment), read from f at the
     check (:meth:`check`)."""
 
-    def __init__(self, name: str, force: Callable[..., Any], tangent: Callable[..., Any] | None = None) -> None:
+    def __init__(self, name: str, force: Callable[..., Any], tangent: Callable[..., Any] | None = None,
+                 period: float | None = None) -> None:
         self.name = name
         self.force = force
         self.tangent_function = tangent
+        #: [s] a sampled load's period (its value held between samples, (M15)); None: continuous
+        self.period = period
         #: 3 (f returns a force) or 6 (a force and a moment); set by :meth:`check`
         self.n_out = 6
         #: the tangent by the complex step (False: central differences; see :meth:`check`)
         self.complex_step = True
+
+    @property
+    def sampled(self) -> bool:
+        """Whether the load is sampled (a ``period`` given)."""
+        return self.period is not None
 
     def _call(self, t: float, args: list) -> np.ndarray:
         """f at (t, *args) as a flat array of n_out values (real or complex)."""
@@ -153,3 +170,32 @@ class NodeMotionLoad:
         self.complex_step = bool(np.all(np.abs(cs - fd) <= 1e-5 * scale + 1e-9 * (1.0 + float(np.abs(f0).max()))))
         if not math.isfinite(scale):
             raise ModelError(f"{who}: the tangent off the initial state is not finite.")
+
+
+def sample_loads(model: Model, st: State, initial: bool = False) -> None:
+    """The sampled node loads due at ``st`` (t >= their next sample time, to 1e-9 of the period; ``initial``:
+    all, the first sample) take their value from the node's state there (docs/motion_forces.md (M15));
+    ``st.elements`` gets a new hold (the old state's is not changed). Nothing without sampled node loads."""
+    data = model.elements.get("motion_load")
+    if data is None or not any(ld.sampled for ld in data.load):
+        return
+    old = st.elements.get(LOAD_HOLD_KEY) if st.elements else None
+    if old is None and not initial:
+        return
+    hold = np.zeros((data.n, 14)) if old is None else old.copy()
+    if old is None:
+        hold[:, 12], hold[:, 13] = np.inf, np.nan
+    hold[:, 6:12] = hold[:, :6]
+    due = [e for e, ld in enumerate(data.load) if ld.sampled and (initial or st.t >= hold[e, 12] - 1e-9 * ld.period)]
+    if due:
+        from flexmb.engine.kinematics import TreePattern, forward_kinematics  # the engine stands above this module
+
+        kin = forward_kinematics(model, st, TreePattern(model))
+        for e in due:
+            i, ld = data.node[e], data.load[e]
+            hold[e, :6] = ld.value(st.t, kin.x[i] + model.origin, kin.R[i], kin.V[i, :3], kin.V[i, 3:])
+            hold[e, 12] = ld.period * (math.floor((st.t + 1e-9 * ld.period) / ld.period) + 1.0)
+            hold[e, 13] = st.t
+    if initial:
+        hold[:, 6:12] = hold[:, :6]
+    st.elements = {**st.elements, LOAD_HOLD_KEY: hold}

@@ -141,6 +141,7 @@ class DrivesAndLoads(RecordTables):
         follower: bool = False,
         axes_node: str | None = None,
         tangent: Callable[..., Any] | None = None,
+        period: float | None = None,
     ) -> str:
         """Nodal force and moment (constant 3-vectors or functions of time returning them);
         ``follower=True`` gives them in node axes so they turn with the node, or in the axes of
@@ -152,20 +153,21 @@ class DrivesAndLoads(RecordTables):
         about the node origin (6), global axes (docs/motion_forces.md (M8)); ``moment``, ``follower``
         and ``axes_node`` are then not given. ``tangent(t, x, R, v, w)`` returns its derivatives
         ((3 or 6) x 12) by (x, θ, v, w) (M9); without it they are computed (complex step, else central
-        differences: (M10), (M11)). Such a load takes the Python Newton loop."""
+        differences: (M10), (M11)). ``period`` [s] makes it sampled: computed from the node's state at
+        t = 0, period, 2 period ... and held in between (M15). Such a load takes the Python Newton loop."""
         who = f"add_load: load {name!r}"
         self._check_new_name(name, self._loads, "load", "add_load")
         self._check_new_name(name, self._elements.get("motion_load", {}), "load", "add_load")
         self._node_index(node, who)
         arity = load_arity(force)
         if arity == len(NODE_ARGS):
-            self._add_motion_load(name, node, force, moment, follower, axes_node, tangent, who)
+            self._add_motion_load(name, node, force, moment, follower, axes_node, tangent, period, who)
             return name
         if arity is not None and arity > 1:
             raise ModelError(f"{who}: force takes {arity} required positional arguments; give a function of time "
                              "force(t) or a load of the motion force(t, x, R, v, w) (docs/motion_forces.md (M8)).")
-        if tangent is not None:
-            raise ModelError(f"{who}: tangent is for a load of the motion force(t, x, R, v, w); this force is "
+        if tangent is not None or period is not None:
+            raise ModelError(f"{who}: tangent and period are for a load of the motion force(t, x, R, v, w); this force is "
                              f"{'a function of time' if callable(force) else 'constant'}.")
         if load_arity(moment) == len(NODE_ARGS):
             raise ModelError(f"{who}: moment is a function of the motion; give force(t, x, R, v, w) returning the "
@@ -181,7 +183,7 @@ class DrivesAndLoads(RecordTables):
         return name
 
     def _add_motion_load(self, name: str, node: str, force: Callable[..., Any], moment: Any, follower: Any,
-                         axes_node: Any, tangent: Any, who: str) -> None:
+                         axes_node: Any, tangent: Any, period: Any, who: str) -> None:
         """The load of the motion of :meth:`add_load`, checked at the node's pose at assembly."""
         if follower or axes_node is not None:
             raise ModelError(f"{who}: a load of the motion force(t, x, R, v, w) is in global axes (it reads R for its "
@@ -191,8 +193,10 @@ class DrivesAndLoads(RecordTables):
                              f"moment (got {moment!r}).")
         if tangent is not None and not callable(tangent):
             raise ModelError(f"{who}: tangent = {tangent!r} must be a function (t, x, R, v, w) -> (3 or 6, 12) array.")
+        if period is not None:
+            period = args.number(period, who, "period", positive=True)
         spec = self._nodes[node]
-        load = NodeMotionLoad(name, force, tangent)
+        load = NodeMotionLoad(name, force, tangent, period)
         load.check(who, np.asarray(spec.position, dtype=float), np.asarray(spec.rotation, dtype=float))
         self._elements.setdefault("motion_load", {})[name] = MotionLoadSpec(name, node, load)
 

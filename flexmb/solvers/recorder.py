@@ -33,6 +33,7 @@ from flexmb.elements import recorded_fields
 from flexmb.errors import SettingsError, SolverError
 from flexmb.model import Model
 from flexmb.motion_forces import force_names, motion_values, recorded_forces
+from flexmb.motion_loads import LOAD_HOLD_KEY
 from flexmb.results.checks import STEP_COLUMNS
 from flexmb.results.drawing import drawing_of
 from flexmb.results.result import Result
@@ -348,6 +349,10 @@ class Recorder:
         if self.m.mforce_u.size:  # a sampled force's new value acts from st on (docs/motion_forces.md (M7))
             now, before = self._motion
             power = (power[0], power[1], power[2] + float((now - before) @ st.u[self.m.mforce_u]))
+        hold = st.elements.get(LOAD_HOLD_KEY) if st.elements else None
+        if hold is not None:  # so does a sampled node load's (M15)
+            V = ev.kin.V[self.m.elements["motion_load"].node]
+            power = (power[0], power[1], power[2] + float(np.sum((hold[:, :6] - hold[:, 6:12]) * V)))
         self._prev = (st.t, power)
 
     def work_arrays(self) -> tuple[np.ndarray, np.ndarray]:
