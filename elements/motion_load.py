@@ -1,13 +1,15 @@
 """Node loads of the motion, ``f(t, x, R, v, w)`` (``ModelBuilder.add_load`` with such a function): the
-``"motion_load"`` element family. Its equations, (M8)-(M12), are in docs/motion_forces.md §7; the loads'
+``"motion_load"`` element family. Its equations, (M8)-(M15), are in docs/motion_forces.md §7; the loads'
 values and tangents are flexmb/motion_loads.py (:class:`~flexmb.motion_loads.NodeMotionLoad`).
 
 One node per element. ``evaluate`` calls each load at its node's global position, rotation, velocity
 and angular velocity (M8), subtracts the wrench from the node's (the residual's sense: applied loads
 are subtracted) and keeps its tangent; their power F·V is load work
 (:attr:`FamilyEvaluation.load_power`). ``blocks`` gives the symmetric part of ck K + cc C, K = -∂F/∂(x, θ),
-C = -∂F/∂(v, w) (M12). The loads are user Python functions: the family is evaluated in Python, and a
-model with it takes the Python Newton loop (flexmb.solvers.element_families names it).
+C = -∂F/∂(v, w) (M12). A sampled load (``period``, (M15)) gives the value held in
+``State.elements["motion_load_hold"]`` (flexmb.motion_loads.sample_loads) and no tangent. The loads are
+user Python functions: the family is evaluated in Python, and a model with it takes the Python Newton
+loop (flexmb.solvers.element_families names it).
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ velocity w in global axes), returns the force (3) or the force and the moment ab
 (x, θ, v, w), θ a small rotation in global axes (M9), comes from the user's ``tangent`` or by the
 complex step (M10), or by central differences for a function that does not take complex input (M11).
 The ``"motion_load"`` element family (elements/motion_load.py) puts the load into the node wrenches
-and its tangent, symmetrized, into the iteration matrix (M12).
+and its tangent, symmetrized, into the iteration matrix (M12). With a ``period`` the load is sampled
+(M15): :func:`sample_loads` takes its value from the node's state at the samples, held in between.
 """
 
 from __future__ import annotations
