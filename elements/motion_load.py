@@ -49,6 +49,7 @@ class MotionLoadEvaluation(FamilyEvaluation):
     F: np.ndarray | None = None
     K: np.ndarray | None = None
     C: np.ndarray | None = None
+    sampled_at: np.ndarray | None = None  # the time of the state each F was computed from (M15)     (n_el)
 
 
 class MotionLoads(ElementFamily):
@@ -59,9 +60,10 @@ class MotionLoads(ElementFamily):
     plural = "loads of the motion"
     has_blocks = True
     loads = True
-    outputs = (Output("wrench", ("fx", "fy", "fz", "mx", "my", "mz"),
-                      "force [N] and moment about the node origin [N m], global axes (docs/motion_forces.md (M8))",
-                      ),)
+    outputs = (Output("wrench", ("fx", "fy", "fz", "mx", "my", "mz", "sampled_at"),
+                      "force [N] and moment about the node origin [N m], global axes (docs/motion_forces.md (M8)), and "
+                      "the time of the state it was computed from (a sampled load's sample, (M15))",
+                      field="motion_loads", names_field="motion_load_names"),)
 
     def compile(self, records: Sequence[MotionLoadSpec], nodes: NodeTable) -> MotionLoadData:
         """The node index of each load; its NodeMotionLoad checked at the node's pose at assembly."""
@@ -85,10 +87,11 @@ class MotionLoads(ElementFamily):
         F, K, C = np.zeros((n, 6)), np.zeros((n, 6, 6)), np.zeros((n, 6, 6))
         power = 0.0
         hold = state.elements.get(LOAD_HOLD_KEY) if state.elements else None
+        at = np.full(n, float(state.t))
         for e, i in enumerate(data.node):
             ld = data.load[e]
             if ld.sampled and hold is not None:  # the value held from the step's start, no tangent (M15)
-                F[e] = load_factor * hold[e, :6]
+                F[e], at[e] = load_factor * hold[e, :6], hold[e, 13]
                 w[i] -= F[e]
                 power += float(F[e] @ kin.V[i])
                 continue
@@ -102,7 +105,7 @@ class MotionLoads(ElementFamily):
             K[e], C[e] = -T[:, :6], -T[:, 6:]
             w[i] -= F[e]
             power += float(F[e] @ kin.V[i])
-        return MotionLoadEvaluation(load_power=power, F=F, K=K, C=C)
+        return MotionLoadEvaluation(load_power=power, F=F, K=K, C=C, sampled_at=at)
 
     def blocks(self, model: Model, data: MotionLoadData, prep: Any, fe: MotionLoadEvaluation, kin: Kinematics,
                ck: float, cc: float, cm: float, material_only: bool, exact_tangent: bool) -> np.ndarray:
@@ -111,10 +114,10 @@ class MotionLoads(ElementFamily):
         return 0.5 * (E + np.transpose(E, (0, 2, 1)))
 
     def output(self, model: Model, data: MotionLoadData, fe: MotionLoadEvaluation | None, name: str) -> np.ndarray:
-        """``wrench``: (n_el, 6) force and moment (M8)."""
+        """``wrench``: (n_el, 7) force and moment (M8) and the time of the state they were computed from (M15)."""
         if name != "wrench":
             return super().output(model, data, fe, name)
-        return np.zeros((0, 6)) if fe is None else fe.F.copy()
+        return np.zeros((0, 7)) if fe is None else np.concatenate([fe.F, fe.sampled_at[:, None]], axis=1)
 
     def describe(self, model: Model, data: MotionLoadData, limit: int) -> list[str]:
         def how(ld: Any) -> str:

@@ -326,3 +326,7 @@ def test_sampled_load_holds_f_of_the_samples() -> None:
     jumps = np.sum(np.abs(hold[sample, 0] - hold[sample, 6]) * np.abs(v[sample, 0])) * dt
     assert np.abs(balance - balance[0]).max() <= jumps + (omega * dt) ** 2 * np.abs(E["load_work"]).max()
     assert np.ptp(res.twists[:, 0, 0]) > 0  # it moves
+    # the Result's rows (M15): the wrench acting from each row on, by name, and the sample it comes from
+    np.testing.assert_array_equal(res.history("L.fx")[1:], hold[:, 0])
+    np.testing.assert_array_equal(res.history("L.sampled_at")[1:], hold[:, 13])
+    assert np.array_equal(np.unique(res.history("L.sampled_at")), res.t[::5])  # the sample instants k period

@@ -67,7 +67,10 @@ class Result:
     joint_forces (nt, n_jf, 2): every joint force of the motion f(t, q, u) (ModelBuilder.add_joint_force),
     the value acting from the row's state on (a sampled force's held value) and the time of the state it
     was computed from (a sampled force: of the sample it holds; a continuous one: the row's), rows named
-    by joint_force_names (:meth:`joint_force`; docs/motion_forces.md (M14));
+    by joint_force_names (:meth:`joint_force`; docs/motion_forces.md (M14)); motion_loads (nt, n_ml, 7): every
+    node load of the motion f(t, x, R, v, w), force and moment (global axes, about the node origin) and the time
+    of the state they were computed from (a sampled load's sample), rows named by motion_load_names
+    (docs/motion_forces.md (M8), (M15));
     newton_iterations (nt,): of the step that ended at (or, between steps, spans) the row;
     steps: the step history, one entry per step attempt (flexmb.solvers.step_control.StepLog):
     ``t`` (where the attempt ended), ``h``, ``iterations``, ``error`` (the estimated local error
@@ -110,6 +113,8 @@ class Result:
     coupling_names: tuple[str, ...] = ()
     joint_forces: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 2)))
     joint_force_names: tuple[str, ...] = ()
+    motion_loads: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 7)))
+    motion_load_names: tuple[str, ...] = ()
     drawing: dict[str, np.ndarray] = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
     steps: dict[str, np.ndarray] = field(default_factory=dict)

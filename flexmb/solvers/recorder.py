@@ -415,6 +415,11 @@ class Recorder:
                 v[field][i] = asm.element_output(ev, outs[0][0], outs[0][1].name)
             else:
                 v[field][i] = np.concatenate([asm.element_output(ev, name, o.name) for name, o in outs])
+        hold = st.elements.get(LOAD_HOLD_KEY) if st.elements else None
+        if hold is not None:  # a sampled node load: the value acting from st on, as the joint forces' (M14), (M15)
+            s = np.array([ld.sampled for ld in m.elements["motion_load"].load])
+            v["motion_loads"][i][s, :6] = hold[s, :6]
+            v["motion_loads"][i][s, 6] = hold[s, 13]
         # element strain energy apart from gravity and joint springs (energies() sums them)
         v["energy__kinetic"][i] = T
         v["energy__potential"][i] = V - ev.strain_energy
