@@ -113,6 +113,9 @@ class FamilyEvaluation:
     #: [W] power the family's prescribed motions put into the mechanism (actuators, flexmb.elements.actuator):
     #: counted with the drives' work in the energy balance
     drive_power: float = 0.0
+    #: [W] power of the family's applied loads (node loads of the motion, flexmb.elements.motion_load): counted
+    #: with the nodal loads' work (load work) in the energy balance
+    load_power: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,9 @@ class ElementFamily:
     #: the family's elements prescribe motion: their power is drive work (FamilyEvaluation.drive_power; an
     #: accepted state of a model without such a family needs no evaluation for it: LazyEvaluation)
     prescribes: ClassVar[bool] = False
+    #: the family's elements are applied loads: their power is load work (FamilyEvaluation.load_power; as
+    #: ``prescribes`` for an accepted state taken without evaluation)
+    loads: ClassVar[bool] = False
     #: the family has element masses (M_e a in the node wrenches and in M̄)
     has_mass: ClassVar[bool] = False
     #: its blocks' stiffness belongs to the metric of the mass-orthogonal projections of augmented-Lagrangian

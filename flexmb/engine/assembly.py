@@ -62,6 +62,7 @@ class Evaluation:
     strain_energy: float = 0.0
     element_dissipation: float = 0.0  # power dissipated by element dampers
     element_drive_power: float = 0.0  # power put in by the elements' prescribed motions (actuators): drive work
+    element_load_power: float = 0.0  # power of the elements' applied loads (node loads of the motion): load work
     position_noise: float = 0.0  # [m] the largest of the families' (FamilyEvaluation.position_noise)
     #: the drive forces of the state where they are not eq. (1) at it: a step whose families corrected its state
     #: after Newton reports those of its converged iterate (GeneralizedAlpha._accept); None: eq. (1)
@@ -190,6 +191,10 @@ class LazyEvaluation:
         return self.full.element_drive_power if self._asm.prescribing else 0.0
 
     @property
+    def element_load_power(self) -> float:
+        return self.full.element_load_power if self._asm.loading else 0.0
+
+    @property
     def friction(self) -> JointFriction | None:
         return self.full.friction if self._asm.model.friction_u.size else None
 
@@ -227,6 +232,7 @@ class Assembler:
         #: some element may dissipate power (ElementFamily.dissipates): the power of a state needs its evaluation
         self.dissipative = any(f.dissipates(d) for f, d, _ in self.families)
         self.prescribing = any(f.prescribes for f, _, _ in self.families)  # power that is drive work (actuators)
+        self.loading = any(f.loads for f, _, _ in self.families)  # power that is load work (loads of the motion)
         #: no element couples two nodes (no family with blocks has elements): the iteration matrix is
         #: the tree's composite form and the O(n) tree factorization applies (engine/tree_solver.py)
         self.rigid_tree = not self.with_blocks
@@ -287,6 +293,7 @@ class Assembler:
             ev.strain_energy += fe.strain_energy
             ev.element_dissipation += fe.dissipation
             ev.element_drive_power += fe.drive_power
+            ev.element_load_power += fe.load_power
             ev.position_noise = max(ev.position_noise, fe.position_noise)
             if f.has_mass:
                 ev.mass_terms.append(partial(f.add_mass_forces, d, prep, fe))

@@ -32,7 +32,8 @@ from numba import njit
 from flexmb.elements import recorded_fields
 from flexmb.errors import SettingsError, SolverError
 from flexmb.model import Model
-from flexmb.motion_forces import motion_values
+from flexmb.motion_forces import force_names, motion_values, recorded_forces
+from flexmb.motion_loads import LOAD_HOLD_KEY
 from flexmb.results.checks import STEP_COLUMNS
 from flexmb.results.drawing import drawing_of
 from flexmb.results.result import Result
@@ -289,6 +290,8 @@ class Recorder:
             "x": ((N, 3), "float64"), "R": ((N, 3, 3), "float64"), "joint_points": ((nj, 3), "float64"),
             "twists": ((N, 6), "float64"), "drive_forces": ((int(m.driven.size),), "float64"),
             "reactions": ((nj, 6), "float64"), "newton_iterations": ((), "int64")}
+        # the joint forces of the motion, sampled ones held (docs/motion_forces.md (M14)); (0, 2) without them
+        specs["joint_forces"] = ((int(m.mforce_u.size), 2), "float64")
         for field, outs in self.outputs.items():
             n_el, out = sum(m.elements[name].n for name, _ in outs), outs[0][1]
             specs[field] = ((n_el, len(out.columns)) if out.columns else (n_el,), "float64")
@@ -324,7 +327,8 @@ class Recorder:
         p_diss = float(p[0]) + ev.element_dissipation
         if ev.friction is not None:  # bearing friction (flexmb/engine/friction.py) dissipates -sum(tau u)
             p_diss -= ev.friction.power(ev.node_wrenches(st.udot))
-        p_drive, p_load = float(p[1]) + getattr(ev, "element_drive_power", 0.0), float(p[2])  # actuators: drive work
+        p_drive = float(p[1]) + getattr(ev, "element_drive_power", 0.0)  # actuators: drive work
+        p_load = float(p[2]) + getattr(ev, "element_load_power", 0.0)  # node loads of the motion (docs/motion_forces.md (M13))
         power = (p_diss, p_drive, p_load)
         if not (math.isfinite(p_diss) and math.isfinite(p_drive) and math.isfinite(p_load)
                 and (not drive.size or np.isfinite(drive).all())):
@@ -345,6 +349,10 @@ class Recorder:
         if self.m.mforce_u.size:  # a sampled force's new value acts from st on (docs/motion_forces.md (M7))
             now, before = self._motion
             power = (power[0], power[1], power[2] + float((now - before) @ st.u[self.m.mforce_u]))
+        hold = st.elements.get(LOAD_HOLD_KEY) if st.elements else None
+        if hold is not None:  # so does a sampled node load's (M15)
+            V = ev.kin.V[self.m.elements["motion_load"].node]
+            power = (power[0], power[1], power[2] + float(np.sum((hold[:, :6] - hold[:, 6:12]) * V)))
         self._prev = (st.t, power)
 
     def work_arrays(self) -> tuple[np.ndarray, np.ndarray]:
@@ -400,11 +408,18 @@ class Recorder:
         v["drive_forces"][i] = drive
         _reactions_into(ev.node_wrenches(st.udot), kin.x, *self._tree, kin.joint_point, v["reactions"][i])
         v["newton_iterations"][i] = iterations
+        if m.mforce_u.size:
+            v["joint_forces"][i] = recorded_forces(m, st)
         for field, outs in self._filled:
             if len(outs) == 1:
                 v[field][i] = asm.element_output(ev, outs[0][0], outs[0][1].name)
             else:
                 v[field][i] = np.concatenate([asm.element_output(ev, name, o.name) for name, o in outs])
+        hold = st.elements.get(LOAD_HOLD_KEY) if st.elements else None
+        if hold is not None:  # a sampled node load: the value acting from st on, as the joint forces' (M14), (M15)
+            s = np.array([ld.sampled for ld in m.elements["motion_load"].load])
+            v["motion_loads"][i][s, :6] = hold[s, :6]
+            v["motion_loads"][i][s, 6] = hold[s, 13]
         # element strain energy apart from gravity and joint springs (energies() sums them)
         v["energy__kinetic"][i] = T
         v["energy__potential"][i] = V - ev.strain_energy
@@ -450,6 +465,7 @@ class Recorder:
         names = {outs[0][1].names_field: tuple(e for name, _ in outs for e in m.elements[name].names)
                  for outs in self.outputs.values() if outs[0][1].names_field}
         fields = {k: a for k, a in rows.items() if not k.startswith("energy__")}
+        names["joint_force_names"] = force_names(m)
         return Result(**fields, energy={k: rows[f"energy__{k}"] for k in ENERGY_KEYS},
                       coordinate_names=m.coordinate_names, node_names=m.node_names, joint_names=m.joint_names,
                       driven_names=tuple(m.coordinate_names[k] for k in m.driven), status=status, stats=stats,
