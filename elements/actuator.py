@@ -197,12 +197,17 @@ class Actuators(PointPairDrawing, ElementFamily):
                                                        np.ascontiguousarray(target[:, 0]), data.l_min, st, w,
                                                        (G, nv, ra, rb, l, ldot), (phi, alpha, lam, force, ell))
         if short >= 0:
-            raise SolverError(f"t = {state.t:.6g}: actuator '{data.names[short]}' is {l[short]:.3g} m long: its two points "
-                              "meet, and the direction of its force is undefined there (docs/actuator.md §1)", state.t,
-                              hint="attach the actuator at points that stay apart, or prescribe a length that does")
+            raise self.short_error(data, short, l, state.t)
         return ActuatorEvaluation(strain_energy=float(energy), position_noise=float(noise),
                                   drive_power=float(ordered_sum(-force[:, 0] * ldot)), G=G, nv=nv, ra=ra, rb=rb, l=l,
                                   ldot=ldot, target=target, phi=phi, alpha=alpha, lam=lam, force=force, ell=ell)
+
+    @staticmethod
+    def short_error(data: ActuatorData, e: int, l: np.ndarray, t: float) -> SolverError:
+        """The SolverError of actuator ``e`` shorter than its l_min (lengths ``l``) at time ``t`` (S11)."""
+        return SolverError(f"t = {t:.6g}: actuator '{data.names[e]}' is {l[e]:.3g} m long: its two points meet, and the "
+                           "direction of its force is undefined there (docs/actuator.md §1)", t,
+                           hint="attach the actuator at points that stay apart, or prescribe a length that does")
 
     def blocks(self, model: Model, data: ActuatorData, prep: Any, fe: ActuatorEvaluation, kin: Kinematics, ck: float,
                cc: float, cm: float, material_only: bool, exact_tangent: bool) -> np.ndarray:
