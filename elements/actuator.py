@@ -27,7 +27,9 @@ Newton steps, the velocities projected, and λ set by Gauss's principle (A9). Th
 As an element family: two nodes per element (node a may be ground), a loop edge, blocks over its two
 nodes, internal state (elements/actuator_kernels.py: the rigid cuts' columns and m_ref). Output
 ``length_rate_force`` into the spring-dampers' Result field (rows named by spring_damper_names after
-the spring-dampers'; Result.actuator); drawn as a line p_a -> p_b of cell kind ``actuator``.
+the spring-dampers'; Result.actuator); drawn as a line p_a -> p_b of cell kind ``actuator``. The
+compiled Newton step forms evaluate, newton_update and blocks with the same kernels
+(flexmb/solvers/actuator_step.py, docs/actuator.md §7).
 """
 
 from __future__ import annotations
