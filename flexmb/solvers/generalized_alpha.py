@@ -40,6 +40,7 @@ from flexmb.errors import NewtonFailure, SettingsError, SolverError
 from flexmb.model import Model
 from flexmb.motion_forces import sample_hold
 from flexmb.settings import RHO_INF
+from flexmb.solvers.element_families import stuck_error
 from flexmb.solvers.element_step import LAZY, ElementStep
 from flexmb.solvers.law_step import has_laws
 from flexmb.solvers.nonfinite import evaluation_source, state_source
@@ -462,7 +463,7 @@ class GeneralizedAlpha:
                 r_all, r = es.rfull, es.r
                 settled, changed, noise, stuck = es.cut_flags  # the rigid cuts' update at this iterate (newton_update)
                 if stuck >= 0:
-                    raise FAMILIES["rigid_cut"].stuck_error(m, es.evaluation().elements["rigid_cut"], stuck, t1)
+                    raise stuck_error(es, t1)  # the rigid cut's or actuator's message (element_families.py)
                 if changed:
                     self._factor_key = None
                 elements = es.elements() if self.asm.with_state else elements
