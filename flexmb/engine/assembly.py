@@ -233,7 +233,8 @@ class Assembler:
         self._node_maps_cache: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
         # M̄'s composite-inertia pairs and the iteration matrices' pattern maps (engine/iteration_matrix.py)
         self.matrices = IterationMatrices(MassPairs(self.pattern, model.n_u),
-                                          [f.element_nodes(d) for f, d, _ in self.with_blocks])
+                                          [f.element_nodes(d) for f, d, _ in self.with_blocks],
+                                          [f.internal_pair for f, _, _ in self.with_blocks])
 
     def evaluate(self, state: State, load_factor: float = 1.0, elastic_cuts: bool = True) -> Evaluation:
         """Kinematics, masses and forces at ``state``; gravity and nodal loads are scaled by

@@ -19,6 +19,7 @@ from flexmb.elements.rigid_cut_kernels import closure_scales, penalty_blocks, ri
 from flexmb.elements.spring_damper_kernels import MATERIAL, TIME_STEP, spring_damper_blocks
 from flexmb.engine.iteration_matrix import _scatter_elements
 from flexmb.engine.kinematics import Kinematics
+from flexmb.engine.pair_scatter import scatter_pairs
 from flexmb.model import Model
 from flexmb.solvers.law_step import law_refusal, spring_damper_laws_iterate
 from flexmb.solvers.motion_step import compile_motion
@@ -109,7 +110,7 @@ def cut_and_spring_matrix(rigid, spring, coupling, outs, scatters, ck, cc, mater
         spring_damper_blocks(sd[0], sd[1], sd[2], sd[3], sd[4], sd[6], sd[10], sd[11], ck, cc,
                              MATERIAL if material_only else TIME_STEP, sblocks)
         sn, sanc_ptr, sanc_coord, spos_ptr, spos, smax_ne = scatters[5]
-        _scatter_elements(sn, sanc_ptr, sanc_coord, spos_ptr, spos, S, x, sblocks, smax_ne, data)
+        scatter_pairs(sn, sanc_ptr, sanc_coord, spos_ptr, spos, S, x, sblocks, smax_ne, data)  # over the path (S16)
     if coupling[0].size:  # (C9): exact, the same in every mode
         out, cblocks = outs[4], scatters[8]
         coupling_blocks(out[0], coupling[6], coupling[7], out[5], coupling[8], ck, cc, cblocks)

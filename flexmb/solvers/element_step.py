@@ -405,7 +405,8 @@ class ElementStep(CompiledStep):
                 pos = x.pos.astype(i64)
                 pos[pos >= 0] = dst[pos[pos >= 0]]  # the lower triangle's positions: all in the band
                 return ElementScatter(x.nodes, x.anc_ptr, x.anc_coord, x.pos_ptr,
-                                      pos.astype(x.pos.dtype) if pos.max(initial=0) < 2**31 else pos, x.max_ne, x.skip)
+                                      pos.astype(x.pos.dtype) if pos.max(initial=0) < 2**31 else pos, x.max_ne, x.skip,
+                                      x.pairs)
 
             bsc, bscb, bscr, bscs, bscc = banded(sc), banded(scb), banded(scr), banded(scs), banded(scc)
             bplan = bsc.thread_plan(nt)
