@@ -24,7 +24,7 @@ test and its position tangent are its own). For each: the wall and CPU time per 
 (fixed steps ``--dt`` to ``--t-end``, rho_inf 0.9, an output row every 10 steps), Newton iterations
 and factorizations per step, the Newton path ``flexmb info`` names, the linear solver, and the tip's position at the end (the two
 models are the same only for small angles: the difference shows how far the motion took them
-apart). A warm-up run compiles numba's kernels first (not timed). Measured, not a timed test.
+apart). Warm-up runs on both linear solvers compile numba's kernels first (not timed). Measured, not a timed test.
 
 How to run it
 -------------
@@ -96,8 +96,9 @@ def main() -> None:
     p.add_argument("--markdown", action="store_true")
     a = p.parse_args()
     t0 = time.perf_counter()
-    for variant in ("tsda", "joint"):  # warm-up: numba's kernels compiled or loaded from the cache
-        fm.simulate(chain(3, variant, a.k, a.c), 5 * a.dt, a.dt, rho_inf=0.9)
+    for variant in ("tsda", "joint"):  # warm-up: numba's kernels compiled or loaded from the cache, on both paths
+        for solver in ("auto", "dense"):
+            fm.simulate(chain(3, variant, a.k, a.c), 5 * a.dt, a.dt, rho_inf=0.9, linear_solver=solver)
     print(f"warm-up {time.perf_counter() - t0:.1f} s; N = {a.n}, t_end = {a.t_end} s, dt = {a.dt} s, k = {a.k} N/m, "
           f"c = {a.c} N s/m (joint springs k h² = {a.k * ARM_H**2:g} N m/rad, c h² = {a.c * ARM_H**2:g} N m s/rad)")
     rows = [measure(a.n, v, a.t_end, a.dt, a.k, a.c, s) for v, s in (("tsda", "auto"), ("tsda", "dense"), ("joint", "auto"),
