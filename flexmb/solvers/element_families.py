@@ -168,7 +168,7 @@ def element_step_refusal(model: Model, asm, cholmod: bool, compiled: tuple[str, 
     family not among ``compiled`` (or with element state other than rigid cuts', or node masses other than rigid bodies'). Bearing
     friction is compiled (flexmb/engine/friction.py, friction_loads)."""
     if not cholmod:
-        return "the O(n) tree factor takes it" if asm.rigid_tree else "no matrix factor"
+        return "the O(n) tree factor takes it" if asm.rigid_tree or asm.tree_pairs is not None else "no matrix factor"
     if model.free_u.size == 0:
         return "no unknowns"
     if asm.exact_tangent:
