@@ -48,6 +48,12 @@ Engine (flexmb/engine/assembly.py, iteration_matrix.py), with ``model: Model`` a
                                                   True; False lets an accepted state's work go without
                                                   evaluating it: engine/assembly.py LazyEvaluation)
 
+Internal pairs (``internal_pair = True``, two-node families whose loads on their nodes are equal,
+opposite and on one line: spring-dampers): the assembly takes their blocks over the coordinates of
+the tree path between the two nodes only (docs/spring_damper.md §7, (S14)-(S16); a coordinate moving
+both nodes takes none of their forces), and where every such element crosses one joint the O(n) tree
+factor takes them in its pivot blocks (S17).
+
 One-node variant (``node_mass = True``, the ``body`` family): evaluate adds the family's 6×6 node
 mass blocks to ``Mb`` (N, 6, 6) and its velocity terms minus weight to ``w``; the assembly adds
 Mb ζ once for all of them, and M̄ takes their part from the composite-rigid-body pairs

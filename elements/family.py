@@ -207,6 +207,11 @@ class ElementFamily:
     #: its blocks' stiffness belongs to the metric of the mass-orthogonal projections of augmented-Lagrangian
     #: cuts, M̄ + β' K̄_c (Assembler.iteration_matrix(projection=True)): a penalty of such a cut
     projection_blocks: ClassVar[bool] = False
+    #: the loads of every element on its two nodes are an internal pair (equal, opposite, on the line through
+    #: its two points: zero net wrench), so a coordinate moving both nodes alike takes none of its forces: its
+    #: blocks are assembled over the coordinates of the tree path between its nodes only (docs/spring_damper.md
+    #: §7, flexmb/engine/pair_scatter.py); two-node families only
+    internal_pair: ClassVar[bool] = False
     #: the family keeps internal state in State.elements (newton_update, end_step do something)
     has_state: ClassVar[bool] = False
     #: per-element outputs

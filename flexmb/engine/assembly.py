@@ -33,6 +33,7 @@ from flexmb.engine.kinematics import (
     kinetic_energy,
     mass_times_add,
 )
+from flexmb.engine.tree_pairs import joint_pairs
 from flexmb.model import Model
 from flexmb.motion_forces import HOLD_KEY
 from flexmb.rotations import cross
@@ -236,10 +237,14 @@ class Assembler:
         #: no element couples two nodes (no family with blocks has elements): the iteration matrix is
         #: the tree's composite form and the O(n) tree factorization applies (engine/tree_solver.py)
         self.rigid_tree = not self.with_blocks
+        #: spring-dampers only, each across one joint: the tree factor takes their joint blocks (engine/tree_pairs.py,
+        #: docs/spring_damper.md (S17)); None otherwise, ``tree_pairs_refusal`` saying why
+        self.tree_pairs, self.tree_pairs_refusal = joint_pairs(model, self.with_blocks) if self.with_blocks else (None, "")
         self._node_maps_cache: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
         # M̄'s composite-inertia pairs and the iteration matrices' pattern maps (engine/iteration_matrix.py)
         self.matrices = IterationMatrices(MassPairs(self.pattern, model.n_u),
-                                          [f.element_nodes(d) for f, d, _ in self.with_blocks])
+                                          [f.element_nodes(d) for f, d, _ in self.with_blocks],
+                                          [f.internal_pair for f, _, _ in self.with_blocks])
 
     def evaluate(self, state: State, load_factor: float = 1.0, elastic_cuts: bool = True) -> Evaluation:
         """Kinematics, masses and forces at ``state``; gravity and nodal loads are scaled by

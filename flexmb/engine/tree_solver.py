@@ -45,6 +45,7 @@ from numba import njit
 
 from flexmb.engine.iteration_matrix import spatial_node_blocks
 from flexmb.engine.kinematics import Kinematics, TreePattern
+from flexmb.engine.spatial_cross import _fx_add, _mx
 from flexmb.errors import SolverError
 
 __all__ = ["TreeSolver", "node_tangent_blocks"]
@@ -110,14 +111,17 @@ class TreeSolver:
         return TreeSolver(self.tree, self.free, self.n_u, self.names)
 
     def factorize_tree(self, kin: Kinematics, Mb: np.ndarray, gp: float, diag: np.ndarray,
-                       position: tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+                       position: tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+                       joint_blocks: np.ndarray | None = None) -> None:
         """Factor (1) at the kinematics ``kin`` with node mass blocks Mb (N, 6, 6), the velocity
         tangent scaled by ``gp`` = γ' (0: M̄ itself) and ``diag`` (on the free coordinates) added
         to the diagonal. Raises SolverError naming the coordinate whose pivot is not positive.
         ``position`` = (β', u, u̇, w, gravity), w (N, 6) the node wrenches at u̇
         (Evaluation.node_wrenches): :meth:`solve` then solves with (1) + β' K̄, the position tangent
         (:func:`position_tangent_times`), by one correction x = x₀ - A⁻¹ β' K̄ x₀ on x₀ = A⁻¹ r
-        (β' K̄ is 1e-5 to 1e-3 of A: the error left is of its square)."""
+        (β' K̄ is 1e-5 to 1e-3 of A: the error left is of its square). ``joint_blocks`` (n_u, 6) or None:
+        per free coordinate a its entries with its joint's free coordinates, added to the pivot blocks
+        (spring-dampers across one joint, engine/tree_pairs.py, docs/spring_damper.md (S17))."""
         t = self.tree
         self._position = None
         if position is not None and position[0] > 0.0:
@@ -133,7 +137,8 @@ class TreeSolver:
         dg[self.free] = diag
         bad = _factor(t.joint_parent_ext, t.joint_child, self.jf_ptr, self.jf_coord, kin.S,
                       kin.S if kin.Sdot is None else kin.Sdot, float(gp) if kin.Sdot is not None else 0.0, Mb, kin.x,
-                      kin.Vs, dg, self.IA, self.U, self.W, self.S, self.St, self.Dinv)
+                      kin.Vs, dg, self.IA, self.U, self.W, self.S, self.St, self.Dinv,
+                      _NO_BLOCKS if joint_blocks is None else joint_blocks)
         if bad >= 0:
             name = self.names[bad] if bad < len(self.names) else str(bad)
             exc = SolverError(f"iteration matrix is not positive definite at coordinate {name!r}", None)
@@ -217,9 +222,15 @@ def node_tangent_blocks(Mb, x, Vs, gp, D):
             D[i, b0 + 2, b1 + 1] -= gp * a0
 
 
+#: no joint blocks (_factor's ``jblock`` with no rows)
+_NO_BLOCKS = np.zeros((0, 6))
+
+
 @njit(cache=True)
-def _factor(parent, child, jf_ptr, jf_coord, S, Sd, gp, Mb, x, Vs, diag, IA, U, W, Sf, St, Dinv):
-    """The elimination of the module docstring; returns -1, or the coordinate whose pivot failed."""
+def _factor(parent, child, jf_ptr, jf_coord, S, Sd, gp, Mb, x, Vs, diag, IA, U, W, Sf, St, Dinv, jblock):
+    """The elimination of the module docstring; returns -1, or the coordinate whose pivot failed.
+    ``jblock`` (n_u, 6), or no rows: added to the pivot blocks, d[t1, t2] += jblock[a_t1, t2]
+    (engine/tree_pairs.py joint_blocks)."""
     N = Mb.shape[0]
     node_tangent_blocks(Mb, x, Vs, gp, IA)
     d = np.empty((6, 6))
@@ -250,6 +261,8 @@ def _factor(parent, child, jf_ptr, jf_coord, S, Sd, gp, Mb, x, Vs, diag, IA, U, 
                 for r in range(6):
                     s += W[a, r] * St[b, r]
                 d[t1, t2] = s + (diag[a] if t1 == t2 else 0.0)
+                if jblock.shape[0]:
+                    d[t1, t2] += jblock[a, t2]
         # inverse of d by Gauss-Jordan without pivoting (d is near symmetric positive definite)
         for r in range(n):
             for c2 in range(n):
@@ -350,33 +363,6 @@ def _solve(parent, child, jf_ptr, jf_coord, U, W, Sf, St, Dinv, r, x, n_nodes):
 
 
 # ---------------------------------------------------------------------------- position tangent (β' K̄)
-
-@njit(cache=True, inline="always")
-def _mx(A, i, B, j, C, k):
-    """C[k] = A[i] × B[j], spatial motion cross product of rows (v, w) (no array views: they cost
-    reference counting in compiled loops)."""
-    a0, a1, a2, a3, a4, a5 = A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5]
-    b0, b1, b2, b3, b4, b5 = B[j, 0], B[j, 1], B[j, 2], B[j, 3], B[j, 4], B[j, 5]
-    C[k, 0] = a4 * b2 - a5 * b1 + a1 * b5 - a2 * b4
-    C[k, 1] = a5 * b0 - a3 * b2 + a2 * b3 - a0 * b5
-    C[k, 2] = a3 * b1 - a4 * b0 + a0 * b4 - a1 * b3
-    C[k, 3] = a4 * b5 - a5 * b4
-    C[k, 4] = a5 * b3 - a3 * b5
-    C[k, 5] = a3 * b4 - a4 * b3
-
-
-@njit(cache=True, inline="always")
-def _fx_add(A, i, F, j, C, k):
-    """C[k] += A[i] ×* F[j]: A[i] a motion (v, w), F[j] a force (force, moment)."""
-    a0, a1, a2, a3, a4, a5 = A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5]
-    f0, f1, f2, f3, f4, f5 = F[j, 0], F[j, 1], F[j, 2], F[j, 3], F[j, 4], F[j, 5]
-    C[k, 0] += a4 * f2 - a5 * f1
-    C[k, 1] += a5 * f0 - a3 * f2
-    C[k, 2] += a3 * f1 - a4 * f0
-    C[k, 3] += a4 * f5 - a5 * f4 + a1 * f2 - a2 * f1
-    C[k, 4] += a5 * f3 - a3 * f5 + a2 * f0 - a0 * f2
-    C[k, 5] += a3 * f4 - a4 * f3 + a0 * f1 - a1 * f0
-
 
 # rows of the scratch array Z of the position tangent's recursions
 _E, _V, _DV, _DA, _EP, _VP, _DVP, _EB, _T1, _T2, _T3, _T4, _A = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12

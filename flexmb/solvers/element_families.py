@@ -20,6 +20,7 @@ from flexmb.elements.rigid_cut_kernels import closure_scales, penalty_blocks, ri
 from flexmb.elements.spring_damper_kernels import MATERIAL, TIME_STEP, spring_damper_blocks
 from flexmb.engine.iteration_matrix import _scatter_elements
 from flexmb.engine.kinematics import Kinematics
+from flexmb.engine.pair_scatter import scatter_pairs
 from flexmb.model import Model
 from flexmb.solvers.actuator_step import STUCK, actuator_error, actuator_evaluation, actuator_iterate, actuator_matrix
 from flexmb.solvers.law_step import law_refusal, spring_damper_laws_iterate
@@ -134,7 +135,7 @@ def cut_and_spring_matrix(fams, outs, scatters, ck, cc, material_only, S, x, dat
         spring_damper_blocks(sd[0], sd[1], sd[2], sd[3], sd[4], sd[6], sd[10], sd[11], ck, cc,
                              MATERIAL if material_only else TIME_STEP, sblocks)
         sn, sanc_ptr, sanc_coord, spos_ptr, spos, smax_ne = scatters[5]
-        _scatter_elements(sn, sanc_ptr, sanc_coord, spos_ptr, spos, S, x, sblocks, smax_ne, data)
+        scatter_pairs(sn, sanc_ptr, sanc_coord, spos_ptr, spos, S, x, sblocks, smax_ne, data)  # over the path (S16)
     if fams[5].ia.size:  # (A7), the next iterate's penalties where the last update raised them (AL11)
         actuator_matrix(outs[5], scatters[9], scatters[10], ck, S, x, data)
     if coupling[0].size:  # (C9): exact, the same in every mode
@@ -206,7 +207,7 @@ def element_step_refusal(model: Model, asm, cholmod: bool, compiled: tuple[str, 
     (flexmb/solvers/actuator_step.py): they need not compile. Bearing
     friction is compiled (flexmb/engine/friction.py, friction_loads)."""
     if not cholmod:
-        return "the O(n) tree factor takes it" if asm.rigid_tree else "no matrix factor"
+        return "the O(n) tree factor takes it" if asm.rigid_tree or asm.tree_pairs is not None else "no matrix factor"
     if model.free_u.size == 0:
         return "no unknowns"
     if asm.exact_tangent:

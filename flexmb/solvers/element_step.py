@@ -21,6 +21,7 @@ objects are built only for the iterate a step accepts (or one that fails, for it
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from numba import njit
@@ -403,8 +404,7 @@ class ElementStep(CompiledStep):
             def banded(x: ElementScatter) -> ElementScatter:
                 pos = x.pos.astype(i64)
                 pos[pos >= 0] = dst[pos[pos >= 0]]  # the lower triangle's positions: all in the band
-                return ElementScatter(x.nodes, x.anc_ptr, x.anc_coord, x.pos_ptr,
-                                      pos.astype(x.pos.dtype) if pos.max(initial=0) < 2**31 else pos, x.max_ne, x.skip)
+                return replace(x, pos=pos.astype(x.pos.dtype) if pos.max(initial=0) < 2**31 else pos)
 
             bsc, bscb, bscr, bscs, bscc, bsca = banded(sc), banded(scb), banded(scr), banded(scs), banded(scc), banded(sca)
             bplan = bsc.thread_plan(nt)

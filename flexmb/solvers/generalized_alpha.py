@@ -36,6 +36,7 @@ from flexmb.engine import parallel
 from flexmb.engine.assembly import Assembler, Evaluation, LazyEvaluation, motion_diag
 from flexmb.engine.kinematics import Kinematics, forward_kinematics, mass_times_add
 from flexmb.engine.linear_solver import choose
+from flexmb.engine.tree_pairs import tree_joint_blocks
 from flexmb.errors import NewtonFailure, SettingsError, SolverError
 from flexmb.model import Model
 from flexmb.motion_forces import sample_hold
@@ -215,7 +216,8 @@ class GeneralizedAlpha:
                    if self.model.mforce_u.size else "")
                    if self.tree_step is not None
                    else f"Newton in Python ({TreeStep.refusal(self.model, self.asm) or 'reuse_factor=True'})")
-            return f"{self.chol.describe(n)}, position tangent {'on' if self.position_tangent else 'off'}; {how}{run}"
+            pairs = "; spring-dampers across single joints in its pivot blocks (engine/tree_pairs.py)" * bool(self.asm.tree_pairs)
+            return f"{self.chol.describe(n)}, position tangent {'on' if self.position_tangent else 'off'}{pairs}; {how}{run}"
         how = "; " + self.newton_path()
         if self.element_step is not None and self.model.mforce_u.size:
             how += "; joint forces of the motion compiled with numba (flexmb/solvers/motion_step.py)"
@@ -740,7 +742,7 @@ class _Iterate:
         position = None
         if i.position_tangent and st is not None and self.bp > 0.0:
             position = (self.bp, st.u, st.udot, ev.node_wrenches(st.udot), i.model.gravity)
-        return ev.kin, ev.Mb, self.gp, diag, position
+        return ev.kin, ev.Mb, self.gp, diag, position, tree_joint_blocks(i.asm, ev, i.chol, self.gp, self.bp)
 
 
 class _Projection:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from flexmb.elements.family import ordered_sum
 from flexmb.engine.assembly import Evaluation
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _all_finite
 from flexmb.solvers.recorder import Recorder, step_powers
@@ -119,6 +120,8 @@ def tree_run(tree, bodies, gravity, springs, jforce_u, jf_all, jf_power, loads_a
     drive = np.empty(driven.size)
     pw = np.empty(3)
     one_load = loads_all.shape[0] == 1
+    power_sd = solver[14][2][8]  # the spring-dampers' dissipated powers (S6) of the step's iterate (engine/tree_pairs.py)
+    with_sd = solver[14][0][0].size > 0
     no_loads = np.zeros((0, 6))
     for k in range(steps.shape[0]):
         h = steps[k, 0]
@@ -130,7 +133,8 @@ def tree_run(tree, bodies, gravity, springs, jforce_u, jf_all, jf_power, loads_a
         if int(info[3]) != OK or not _all_finite(q1, u1, udot1, balls1):
             return k
         err, motion, finite = step_measures(tree, kin, a, a1, driven, c_err, h, ell, v_scale, rfull, (spring_c, spring_u), u1,
-                                            loads if with_loads else no_loads, jf_power[k], jforce_u, drive, pw, 0.0, False)
+                                            loads if with_loads else no_loads, jf_power[k], jforce_u, drive, pw,
+                                            ordered_sum(power_sd) if with_sd else 0.0, with_sd)
         if not finite:
             return k
         step_taken(k, steps[k, 2], motion, err, pw, v_scale, prev, work, (q, balls, u, udot, a), (q1, balls1, u1, udot1, a1),

@@ -40,6 +40,7 @@ from flexmb.engine.kinematics import (
     mass_times_add,
     zero_mass_times_add,
 )
+from flexmb.engine.tree_pairs import NO_PAIRS, pair_arrays, pair_forces, pair_matrix
 from flexmb.engine.tree_solver import TreeSolver, _factor, _solve, _solve_position, position_tangent_setup
 from flexmb.model import Model
 from flexmb.solvers.motion_step import (
@@ -232,7 +233,8 @@ def tree_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, loads
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     driven, drv_q, drv_u, drv_a = drives
     u_to_q, scalar_u, ball_u, free, c_diag, k_diag = coords
-    jf_ptr, jf_coord, coord_child, IA, U, W, Sf, St, Dinv, I6, IV, IAv, Ap, Fp = solver
+    jf_ptr, jf_coord, coord_child, IA, U, W, Sf, St, Dinv, I6, IV, IAv, Ap, Fp, pairs = solver
+    jblock = pairs[4] if pairs[1][0].size else np.zeros((0, 6))  # the spring-dampers' joint blocks (S17), or none
     am, af, g, b, h, rtol, atol_udot, eps_pos, length_scale, max_iter, position_tangent = params
     q1, balls1, u1, udot1, a1 = out_state
     x, R, Vs, As, S, Sd, P, V, zeta = kin
@@ -270,6 +272,9 @@ def tree_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, loads
                     hdq, phi, q1, balls1, u1, udot1, a1)
         _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q1, balls1, u1, x, R, Vs, As, S, Sd, P, V,
                   zeta, Mb, wfull, tau)
+        if pair_forces(x, R, V, pairs, wfull) >= 0:  # a spring-damper below its l_min (S11): Python names it
+            info[3] = NONFINITE
+            return
         bias = wfull[:N]
         # eq. (1): r = Bᵀ (Mb B u̇ + bias) - τ on the free coordinates
         _node_twists(parent, child, coord_start, coord_count, S, udot1, x, aw)
@@ -318,7 +323,8 @@ def tree_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, loads
             for j in range(nf):
                 dg[free[j]] = gp * c_diag[j] + bp * k_diag[j]
             add_motion_diag(springs[5], gp, bp, dg)
-            bad = _factor(parent, child, jf_ptr, jf_coord, S, Sd, gp, Mb, x, Vs, dg, IA, U, W, Sf, St, Dinv)
+            pair_matrix(pairs, jf_ptr, jf_coord, S, x, bp, gp, jblock)
+            bad = _factor(parent, child, jf_ptr, jf_coord, S, Sd, gp, Mb, x, Vs, dg, IA, U, W, Sf, St, Dinv, jblock)
             if bad >= 0:
                 info[3] = NOT_POSITIVE
                 info[4] = bad
@@ -437,9 +443,11 @@ class TreeStep(CompiledStep):
 
     @staticmethod
     def applies(model: Model, asm) -> bool:
-        """A rigid tree without friction, element state, families other than node masses, or
-        follower loads (their forces depend on the rotations and stay in the Python step)."""
-        return (asm.rigid_tree and not asm.families and not asm.with_state and model.friction_u.size == 0
+        """A rigid tree without friction, element state, families other than node masses (but spring-dampers
+        each across one joint: engine/tree_pairs.py), or follower loads (their forces depend on the rotations
+        and stay in the Python step)."""
+        pairs = asm.tree_pairs is not None and not asm.exact_tangent and len(asm.families) == 1
+        return ((asm.rigid_tree and not asm.families or pairs) and not asm.with_state and model.friction_u.size == 0
                 and len(asm.node_mass) == 1 and asm.node_mass[0][0] is FAMILIES["body"]
                 and not any(ld.follower for ld in model.loads) and model.free_u.size > 0
                 and (not model.mforce_u.size or compile_motion(model)[0] is not None))
@@ -453,7 +461,10 @@ class TreeStep(CompiledStep):
             return compile_motion(model)[1]
         if any(ld.follower for ld in model.loads):
             return "follower loads (their forces turn with the nodes) are evaluated in Python"
-        names = sorted({f.name for f, _, _ in asm.families} | {f.name for f, _, _ in asm.with_state}
+        if asm.tree_pairs is not None and asm.exact_tangent:
+            return "the exact tangent (exact_tangent=True) of the spring-dampers is formed in Python"
+        names = sorted({f.name for f, _, _ in asm.families if asm.tree_pairs is None or f.name != "spring_damper"}
+                       | {f.name for f, _, _ in asm.with_state}
                        | {f.name for f, _, _ in asm.node_mass if f is not FAMILIES["body"]})
         if names:
             return f"element famil{'y' if len(names) == 1 else 'ies'} {', '.join(repr(n) for n in names)} not compiled"
@@ -464,15 +475,27 @@ class TreeStep(CompiledStep):
         N = model.n_nodes
         self.solver = (solver.jf_ptr, solver.jf_coord, solver.coord_child, solver.IA, solver.U, solver.W, solver.S,
                        solver.St, solver.Dinv, np.empty((N, 6, 6)), np.empty((N, 6)), np.empty((N, 6)),
-                       np.empty((N + 1, 6)), np.empty((N + 1, 6)))
+                       np.empty((N + 1, 6)), np.empty((N + 1, 6)), self.pair_arrays(model, asm))
+
+    @staticmethod
+    def pair_arrays(model: Model, asm) -> tuple:
+        """The spring-dampers' tuple of the step (engine/tree_pairs.py pair_arrays; empty without them)."""
+        sd = [(d, prep) for f, d, prep in asm.families if f.name == "spring_damper"]
+        return pair_arrays(model, sd[0][1] if sd else None, asm.tree_pairs if sd else NO_PAIRS)
 
     def evaluation(self, st1: State, kin: tuple, Mb: np.ndarray, wfull: np.ndarray, tau: np.ndarray, rfull: np.ndarray,
                    loads: np.ndarray) -> Evaluation:
         """The Evaluation of the state st1 from the arrays of :meth:`buffers` a step filled (eq. (1) at
         its u̇ known: ``residual_known``)."""
         x, R, Vs, As, S, Sd, P, V, zeta = kin
-        ev = Evaluation(Kinematics(x, R, V, zeta, S, P, Vs, As, self.pattern, Sd), Mb, wfull[:-1], loads, tau,
-                        {"body": FamilyEvaluation()})
+        elements = {"body": FamilyEvaluation()}
+        consts, _, out = self.solver[14][:3]
+        if consts[0].size:  # the spring-dampers at st1 (SpringDampers.evaluate's evaluation)
+            elements["spring_damper"] = FAMILIES["spring_damper"].evaluation(*(v.copy() for v in out), consts[4], consts[5])
+        ev = Evaluation(Kinematics(x, R, V, zeta, S, P, Vs, As, self.pattern, Sd), Mb, wfull[:-1], loads, tau, elements)
+        if consts[0].size:
+            ev.strain_energy += elements["spring_damper"].strain_energy
+            ev.element_dissipation += elements["spring_damper"].dissipation
         ev.residual_known = (st1.udot, st1.udot.copy(), rfull)
         ev.motion = motion_evaluation(self.springs[5], self.model.n_u)
         return ev
