@@ -8,7 +8,7 @@ The registry
 :data:`FAMILIES` maps a family's ``name`` to its :class:`~flexmb.elements.family.ElementFamily`
 instance, in evaluation order: ``body`` (rigid bodies and particles, node masses),
 ``particle_body`` (data only), ``bushing``, ``beam``, ``rigid_cut``, ``spring_damper``,
-``actuator``, ``coupling``. The order is the order in which forces are
+``actuator``, ``coupling``, ``rotational_spring_damper``. The order is the order in which forces are
 summed into the node wrenches, energies into the balance and blocks into the iteration matrix,
 so it is fixed (results are reproducible bit for bit); :func:`register` appends a new family.
 
@@ -124,6 +124,11 @@ Force elements (issue 34)
   coordinates (gears, belts, rack and pinion), elastic or rigid (augmented Lagrangian with state); its
   forces act on the coordinates through rows of the joints' relative twists, so it is a four-node
   family like any other. Output ``gap_rate_force`` into Result.couplings.
+* ``rotational_spring_damper`` (elements/rotational_spring_damper.py, docs/rotational_spring_damper.md): a
+  torsion spring-damper about an axis carried by node a, or an isotropic one on the relative rotation
+  vector, between two arbitrary nodes (node a may be ground); pure moments, a two-node family without
+  state whose kernels (elements/rotational_spring_damper_kernels.py) the compiled Newton steps call too.
+  Output ``angle_rate_torque`` into Result.spring_dampers after the spring-dampers' and actuators' rows.
 
 What comes next fits this interface (no engine change)
 ------------------------------------------------------
@@ -146,6 +151,7 @@ from flexmb.elements import (
     particles,
     rigid_body,
     rigid_cut,
+    rotational_spring_damper,
     spring_damper,
 )
 from flexmb.elements.family import ElementData, ElementFamily, FamilyEvaluation, NodeTable, Output, StartContext, StepContext
@@ -156,7 +162,8 @@ if TYPE_CHECKING:  # type hints only: the model stands above the element library
 
 __all__ = ["FAMILIES", "register", "unregister", "has_element_forces", "recorded_fields", "ElementData", "ElementFamily",
            "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext", "beam", "bushing", "loads",
-           "particle_body", "particles", "rigid_body", "rigid_cut", "spring_damper", "actuator", "coupling"]
+           "particle_body", "particles", "rigid_body", "rigid_cut", "spring_damper", "actuator", "coupling",
+           "rotational_spring_damper"]
 
 #: the element families by name, in evaluation order (module docstring)
 FAMILIES: dict[str, ElementFamily] = {}
@@ -204,5 +211,5 @@ def recorded_fields(model: Model) -> dict[str, list[tuple[str, Output]]]:
 
 
 for _family in (rigid_body.FAMILY, particle_body.FAMILY, bushing.FAMILY, beam.FAMILY, rigid_cut.FAMILY, spring_damper.FAMILY,
-                actuator.FAMILY, coupling.FAMILY):
+                actuator.FAMILY, coupling.FAMILY, rotational_spring_damper.FAMILY):
     register(_family)
