@@ -195,7 +195,7 @@ def rotational_blocks(R, V, ia, ib, mode, ea, ua, ub, rest, k, c, g, torque, ck,
             s = ck * k[e] + cc * c[e]
             for i in range(3):
                 for j in range(3):
-                    A[i, j] = s * g[e, i] * g[e, j]
+                    A[i, j] = s * (g[e, i] * g[e, j])
                     B[i, j] = A[i, j]
             if blk_mode == EXACT or blk_mode == FULL:
                 Ra = eye if a == N else R[a]

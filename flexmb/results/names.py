@@ -9,7 +9,8 @@ The names (docs/results_by_name.md (N1)-(N3)):
   with ``".u"`` appended its rate (a column of ``u``), with ``".udot"`` its acceleration (``udot``);
   for a ball joint's ``wx, wy, wz`` the value is the rotation vector's component and the rate the
   angular velocity's (not the rotation vector's time derivative);
-* a spring-damper name with ``".length"``, ``".rate"`` or ``".force"`` (``Result.spring_dampers``);
+* a spring-damper name with ``".length"``, ``".rate"`` or ``".force"`` (``Result.spring_dampers``), a
+  rotational spring-damper's with ``".angle"``, ``".rate"`` or ``".torque"`` (the same field's columns);
   a loop cut's (bushing, rigid cut) with ``".fx"`` ... ``".mz"`` (``Result.cut_forces``: on its end b,
   cut axes); a beam element's with ``".N"``, ``".Vy"``, ``".Vz"``, ``".T"``, ``".My"``, ``".Mz"``
   (``Result.element_forces``); a coupling's with ``".gap"``, ``".rate"`` or ``".force"``
@@ -30,7 +31,8 @@ from flexmb.errors import ModelError
 
 Result = Any  # a flexmb.results.result.Result (not imported: that module imports this one)
 
-__all__ = ["COORDINATE_SUFFIXES", "SPRING_DAMPER_SUFFIXES", "CUT_SUFFIXES", "BEAM_SUFFIXES", "COUPLING_SUFFIXES", "resolve",
+__all__ = ["COORDINATE_SUFFIXES", "SPRING_DAMPER_SUFFIXES", "ROTATIONAL_SUFFIXES", "CUT_SUFFIXES", "BEAM_SUFFIXES",
+           "COUPLING_SUFFIXES", "resolve",
            "history",
            "history_names", "unit_of"]
 
@@ -39,6 +41,10 @@ COORDINATE_SUFFIXES = {"": "q", ".u": "u", ".udot": "udot"}
 
 SPRING_DAMPER_SUFFIXES = {".length": 0, ".rate": 1, ".force": 2}
 """Suffix of a spring-damper name -> its column of ``Result.spring_dampers`` (N2)."""
+
+ROTATIONAL_SUFFIXES = {".angle": 0, ".rate": 1, ".torque": 2}
+"""Suffix of a rotational spring-damper's name -> its column of ``Result.spring_dampers`` (N2;
+docs/rotational_spring_damper.md §8): the angle [rad], its rate [rad/s], the torque [N m]."""
 
 CUT_SUFFIXES = {".fx": 0, ".fy": 1, ".fz": 2, ".mx": 3, ".my": 4, ".mz": 5}
 """Suffix of a loop cut's name -> its column of ``Result.cut_forces`` (cut axes) (N2)."""
@@ -52,7 +58,8 @@ COUPLING_SUFFIXES = {".gap": 0, ".rate": 1, ".force": 2}
 _ELEMENT_TABLES = (("spring_dampers", "spring_damper_names", SPRING_DAMPER_SUFFIXES, "spring-damper"),
                    ("cut_forces", "cut_names", CUT_SUFFIXES, "loop cut"),
                    ("element_forces", "element_names", BEAM_SUFFIXES, "beam element"),
-                   ("couplings", "coupling_names", COUPLING_SUFFIXES, "coupling"))
+                   ("couplings", "coupling_names", COUPLING_SUFFIXES, "coupling"),
+                   ("spring_dampers", "spring_damper_names", ROTATIONAL_SUFFIXES, "rotational spring-damper"))
 
 
 def _coordinate_index(res: Result, base: str) -> int | None:
@@ -99,7 +106,8 @@ def _unknown(res: Result, name: str) -> ModelError:
     else:
         hint = f"known names include {known[:12]}."
     return ModelError(f"unknown result quantity '{name}': not a coordinate (NAME, NAME.u, NAME.udot), a "
-                      f"spring-damper's (NAME.length, .rate, .force), a loop cut's (NAME.fx ... NAME.mz), a beam "
+                      f"spring-damper's (NAME.length, .rate, .force), a rotational spring-damper's (NAME.angle, .rate, .torque), "
+                      f"a loop cut's (NAME.fx ... NAME.mz), a beam "
                       f"element's (NAME.N, .Vy, .Vz, .T, .My, .Mz) or a coupling's (NAME.gap, .rate, .force); {hint}")
 
 
@@ -130,6 +138,8 @@ def unit_of(res: Result, name: str) -> str:
     """A label of what ``name`` measures (for a plot axis): the coordinate's value, rate or
     acceleration (rad or m, per s, per s^2), a length [m], a rate [m/s], a force [N] or a moment [N m]."""
     field, _, col = resolve(res, name)
+    if field == "spring_dampers" and name.rpartition(".")[2] in ("angle", "torque"):
+        return ("angle [rad]", "", "torque [N m]")[col]
     if field == "spring_dampers":
         return ("length [m]", "length rate [m/s]", "force [N]")[col]
     if field == "couplings":

@@ -1,8 +1,9 @@
-"""The compiled element step's rigid cuts, spring-dampers and couplings (flexmb/solvers/element_step.py):
-their forces into the node wrenches of an iterate and their blocks into the iteration matrix, in the
-order of the Python evaluation (registry order: rigid cuts, spring-dampers, couplings), so a step is
-the same bit for bit (elements/rigid_cut_kernels.py, elements/spring_damper_kernels.py,
-docs/spring_damper.md, elements/coupling_kernels.py, docs/coupling.md)."""
+"""The compiled element step's rigid cuts, spring-dampers, couplings and rotational spring-dampers
+(flexmb/solvers/element_step.py): their forces into the node wrenches of an iterate and their blocks into
+the iteration matrix, in the order of the Python evaluation (registry order: rigid cuts, spring-dampers,
+couplings, rotational spring-dampers), so a step is the same bit for bit (elements/rigid_cut_kernels.py,
+elements/spring_damper_kernels.py, docs/spring_damper.md, elements/coupling_kernels.py, docs/coupling.md,
+elements/rotational_spring_damper_kernels.py, docs/rotational_spring_damper.md)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from flexmb.elements.coupling import CouplingEvaluation
 from flexmb.elements.coupling_kernels import LAM, N_STATE, PHASE, coupling_blocks, coupling_forces, coupling_rows
 from flexmb.elements.family import FamilyEvaluation
 from flexmb.elements.rigid_cut_kernels import closure_scales, penalty_blocks, rigid_cut_forces, rigid_cut_update
+from flexmb.elements.rotational_spring_damper_kernels import rotational_blocks, rotational_forces
 from flexmb.elements.spring_damper_kernels import MATERIAL, TIME_STEP, spring_damper_blocks
 from flexmb.engine.iteration_matrix import _scatter_elements
 from flexmb.engine.kinematics import Kinematics
@@ -24,7 +26,7 @@ from flexmb.solvers.law_step import law_refusal, spring_damper_laws_iterate
 from flexmb.solvers.motion_step import compile_motion
 
 __all__ = ["cut_and_spring_forces", "cut_and_spring_matrix", "coupling_arrays", "coupling_outputs", "iterate_evaluations",
-           "element_step_refusal"]
+           "element_step_refusal", "rotational_arrays", "rotational_outputs"]
 
 
 @njit(cache=True)
@@ -80,8 +82,10 @@ def _couplings(S, x, q, u, cp, out, wfull):
 def cut_and_spring_forces(x, R, V, S, q, u, fams, outs, wfull) -> bool:
     """The rigid cuts' forces and update (``fams[2]``, ``outs[2]``: _rigid_cuts), then the
     spring-dampers' (``fams[3]``, ``outs[3]``: spring_damper_laws_iterate, their force laws too), then the
-    couplings' (``fams[4]``, ``outs[4]``: _couplings) into ``wfull``; True where a spring-damper is shorter than its l_min
-    (docs/spring_damper.md (S11)) or its force law's value is not finite (S12): the iterate fails."""
+    couplings' (``fams[4]``, ``outs[4]``: _couplings), then the rotational spring-dampers' (``fams[5]``, ``outs[5]``:
+    rotational_forces) into ``wfull``; True where a spring-damper is shorter than its l_min
+    (docs/spring_damper.md (S11)) or its force law's value is not finite (S12), or a rotational spring-damper's angle is
+    undefined (docs/rotational_spring_damper.md (R12), ``outs[5][6][0]`` its index): the iterate fails."""
     rigid, spring = fams[2], fams[3]
     if rigid[0].size:  # the rigid cuts (rigid_cut.evaluate) with their state of this iterate, then their update
         _rigid_cuts(x, R, rigid, outs[2], wfull)
@@ -91,14 +95,24 @@ def cut_and_spring_forces(x, R, V, S, q, u, fams, outs, wfull) -> bool:
             return True
     if fams[4][0].size:  # the couplings (coupling.evaluate), last in the registry
         _couplings(S, x, q, u, fams[4], outs[4], wfull)
+    rot = fams[5]
+    if rot[0].size:  # the rotational spring-dampers (rotational_spring_damper.evaluate), after the couplings
+        ia, ib, mode, ea, ua, ub, C, k, c, rest, T0 = rot
+        g, angle, rate, torque, energy, power, flags = outs[5][:7]
+        bad = rotational_forces(R, V, ia, ib, mode, ea, ua, ub, C, k, c, rest, T0, wfull, g, angle, rate, torque, energy,
+                                power)
+        flags[0] = float(bad)
+        if bad >= 0:
+            return True
     return False
 
 
 @njit(cache=True)
-def cut_and_spring_matrix(rigid, spring, coupling, outs, scatters, ck, cc, material_only, S, x, data):
+def cut_and_spring_matrix(rigid, spring, coupling, outs, scatters, ck, cc, material_only, S, x, data, rot):
     """The rigid cuts' penalty blocks (``scatters`` [3], buffer [4]), then the spring-dampers' blocks
     (S8), or (S10) if ``material_only`` (``scatters`` [5], buffer [6]), then the couplings' (C9) of
-    docs/coupling.md (``scatters`` [7], buffer [8]), added to S's values ``data``."""
+    docs/coupling.md (``scatters`` [7], buffer [8]), then the rotational spring-dampers' (R13) of
+    docs/rotational_spring_damper.md (``scatters`` [9], buffer [10]), added to S's values ``data``."""
     if rigid[0].size:  # the cuts' penalties, those of the next iterate where the last update raised them (AL2, AL11)
         cblocks = scatters[4]
         penalty_blocks(outs[2][1], outs[2][9], ck, cblocks)
@@ -115,6 +129,12 @@ def cut_and_spring_matrix(rigid, spring, coupling, outs, scatters, ck, cc, mater
         coupling_blocks(out[0], coupling[6], coupling[7], out[5], coupling[8], ck, cc, cblocks)
         cn, canc_ptr, canc_coord, cpos_ptr, cpos, cmax_ne = scatters[7]
         _scatter_elements(cn, canc_ptr, canc_coord, cpos_ptr, cpos, S, x, cblocks, cmax_ne, data)
+    if rot[0].size:  # (R13): the time step's and the material blocks are the same
+        ro, rblocks = outs[5], scatters[10]
+        rotational_blocks(ro[9], ro[10], rot[0], rot[1], rot[2], rot[3], rot[4], rot[5], rot[9], ro[7], ro[8], ro[0],
+                          ro[3], ck, cc, MATERIAL if material_only else TIME_STEP, rblocks)
+        rn_, ranc_ptr, ranc_coord, rpos_ptr, rpos, rmax_ne = scatters[9]
+        _scatter_elements(rn_, ranc_ptr, ranc_coord, rpos_ptr, rpos, S, x, rblocks, rmax_ne, data)
 
 
 def coupling_arrays(model: Model) -> tuple:
@@ -130,6 +150,21 @@ def coupling_outputs(n: int, elements: dict) -> tuple:
     """New arrays for the couplings' iterates (_couplings' ``out``), their state ``cst`` that of ``elements``."""
     cst = np.array(elements["coupling"], dtype=float) if n else np.zeros((0, N_STATE))
     return (np.empty((n, 24)), *(np.empty(n) for _ in range(7)), cst, np.empty_like(cst), np.zeros(4))
+
+
+def rotational_arrays(model: Model) -> tuple:
+    """The rotational spring-dampers' arrays of the compiled iterates: (ia, ib, mode, ea, ua, ub, C, k, c, rest, T0)."""
+    d = model.elements["rotational_spring_damper"]
+    ia, ib = FAMILIES["rotational_spring_damper"].prepare(model, d)
+    return ia, ib, np.asarray(d.mode, dtype=np.int64), d.ea, d.ua, d.ub, d.C, d.k, d.c, d.rest, d.T0
+
+
+def rotational_outputs(n: int, k: np.ndarray, c: np.ndarray) -> tuple:
+    """New arrays for the rotational spring-dampers' iterates: (g (n, 3), angle, rate, torque, energy, power, flags
+    (1,): the element whose angle is undefined or -1, k, c: the blocks' tangents, R and V unused by the time step's
+    blocks (empty))."""
+    return (np.empty((n, 3)), *(np.empty(n) for _ in range(5)), np.zeros(1), np.array(k, dtype=float),
+            np.array(c, dtype=float), np.empty((0, 3, 3)), np.empty((0, 6)))
 
 
 def iterate_evaluations(es: Any, kin: Kinematics) -> dict:
@@ -157,6 +192,10 @@ def iterate_evaluations(es: Any, kin: Kinematics) -> dict:
         family_evals["coupling"] = CouplingEvaluation(strain_energy=float(flags[0]), dissipation=float(flags[1]),
                                                       position_noise=float(flags[3]), g=g, gdot=gdot, force=force,
                                                       lam=lam, alpha=alpha, G=G)
+    if es._n_rotational:
+        g, angle, rate, torque, energy, power, _, k, c = es.outs[5][:9]
+        family_evals["rotational_spring_damper"] = FAMILIES["rotational_spring_damper"].evaluation(
+            kin.R, kin.V, g, angle, rate, torque, energy, power, k, c)
     return family_evals
 
 
@@ -176,6 +215,10 @@ def element_step_refusal(model: Model, asm, cholmod: bool, compiled: tuple[str, 
         return compile_motion(model)[1]
     if law_refusal(model):  # a spring-damper force law numba does not compile: it and why
         return law_refusal(model)
+    rsd = model.elements.get("rotational_spring_damper")
+    if rsd is not None and rsd.laws is not None and rsd.laws.size:
+        return (f"rotational spring-damper {rsd.names[int(rsd.laws[0])]!r}: its torque law is evaluated in Python "
+                "(docs/rotational_spring_damper.md (R15))")
     if any(ld.follower for ld in model.loads):
         return "follower loads (their forces turn with the nodes) are evaluated in Python"
     if not asm.families:

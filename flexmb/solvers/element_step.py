@@ -29,6 +29,7 @@ from flexmb.elements import FAMILIES
 from flexmb.elements.beam import kernels as beam_kernels
 from flexmb.elements.beam.kernel_data import MatrixWeights, NodeMotion, ScatterMaps, beam_results
 from flexmb.elements.cut_kernels import bushing_blocks, bushing_forces
+from flexmb.elements.rotational_spring_damper import degenerate
 from flexmb.engine import parallel
 from flexmb.engine.assembly import Evaluation
 from flexmb.engine.band_cholesky import band_factor_loaded, band_solve
@@ -52,6 +53,8 @@ from flexmb.solvers.element_families import (
     cut_and_spring_matrix,
     element_step_refusal,
     iterate_evaluations,
+    rotational_arrays,
+    rotational_outputs,
 )
 from flexmb.solvers.law_step import spring_arrays, spring_failure, spring_outputs
 from flexmb.solvers.motion_step import motion_evaluation, step_motion, with_motion_diag
@@ -94,7 +97,7 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     driven, drv_q, drv_u, drv_a = drives
     u_to_q, scalar_u, ball_u, free, c_diag, k_diag = coords
-    beam, bushing, rigid, spring, coupling = fams
+    beam, bushing = fams[0], fams[1]
     am, af, g, b, h = params
     q1, balls1, u1, udot1, a1 = out_state
     x, R, Vs, As, S, Sd, P, V, zeta = kin
@@ -188,7 +191,7 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, ck, 
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     pa, pb = pairs
     mbar_pos, mbar_src = mbar
-    beam, bushing, rigid, spring, coupling = fams
+    beam, bushing, rigid, spring, coupling, rot = fams
     nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, skip, plan = scatters[0]
     data[:] = 0.0
     if with_mass:
@@ -207,7 +210,7 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, ck, 
         beam_kernels.add_element_matrices(outs[0], beam, MatrixWeights(ck, cc, 1.0, material_only),
                                           ScatterMaps(nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, skip), S, x, data,
                                           threads[0], plan)
-    cut_and_spring_matrix(rigid, spring, coupling, outs, scatters, ck, cc, material_only, S, x, data)
+    cut_and_spring_matrix(rigid, spring, coupling, outs, scatters, ck, cc, material_only, S, x, data, rot)
 
 
 @njit(cache=True)
@@ -327,6 +330,11 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
     info[3] = NOT_CONVERGED
 
 
+def _maps(x: ElementScatter) -> tuple:
+    """The arrays of ``x`` that _scatter_elements takes: (nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne)."""
+    return x.nodes, x.anc_ptr, x.anc_coord, x.pos_ptr, x.pos, x.max_ne
+
+
 class ElementStep(CompiledStep):
     """The compiled Newton iterates of one integrator for a model with beams (module docstring).
     Per step :meth:`begin` evaluates what depends on time only and gives new arrays for the step's
@@ -335,7 +343,7 @@ class ElementStep(CompiledStep):
 
     #: the element families whose forces and blocks the compiled iterates form (elements/beam/kernels.py,
     #: elements/cut_kernels.py); a model with any other family takes the Python iterates
-    FAMILIES = ("bushing", "beam", "rigid_cut", "spring_damper", "coupling")
+    FAMILIES = ("bushing", "beam", "rigid_cut", "spring_damper", "coupling", "rotational_spring_damper")
 
     @staticmethod
     def applies(model: Model, asm, cholmod: bool) -> bool:
@@ -370,6 +378,7 @@ class ElementStep(CompiledStep):
         self.spring = spring_arrays(model, FAMILIES["spring_damper"].prepare(model, sd), self.springs[5][4])  # law_step.py
         self._n_spring = sd.n
         self.coupling, self._n_coupling = coupling_arrays(model), model.elements["coupling"].n
+        self.rotational, self._n_rotational = rotational_arrays(model), model.elements["rotational_spring_damper"].n
         free = np.asarray(model.free_u, dtype=i64)
         im = asm.matrices.get(free)
         group = {f.name: k for k, (f, _, _) in enumerate(asm.with_blocks)}
@@ -382,19 +391,16 @@ class ElementStep(CompiledStep):
             return im.groups[group[name]].lower_only(im.indices, im.indptr)
 
         sc, scb, scr, scs = lower("beam", 2), lower("bushing", 2), lower("rigid_cut", 2), lower("spring_damper", 2)
-        scc = lower("coupling", 4)
+        scc, scro = lower("coupling", 4), lower("rotational_spring_damper", 2)
         self.pairs = (asm.matrices.pairs.pa, asm.matrices.pairs.pb)
         self.mbar = (np.asarray(im.mbar_pos, dtype=i64), np.asarray(im.mbar_src, dtype=i64))
         self.diag_pos = np.asarray(im.diag_pos, dtype=i64)
         # on threads each adds its elements' products to S itself but at the seams (ElementScatter.thread_plan)
         nt = parallel.threads_for(d.n)
         plan = sc.thread_plan(nt)
-        self.scatters = ((sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, sc.pos, sc.max_ne, sc.skip, (plan.doff, plan.dmap)),
-                         (scb.nodes, scb.anc_ptr, scb.anc_coord, scb.pos_ptr, scb.pos, scb.max_ne), np.empty((bu.n, 12, 12)),
-                         (scr.nodes, scr.anc_ptr, scr.anc_coord, scr.pos_ptr, scr.pos, scr.max_ne), np.empty((rc.n, 12, 12)),
-                         (scs.nodes, scs.anc_ptr, scs.anc_coord, scs.pos_ptr, scs.pos, scs.max_ne), np.empty((sd.n, 12, 12)),
-                         (scc.nodes, scc.anc_ptr, scc.anc_coord, scc.pos_ptr, scc.pos, scc.max_ne),
-                         np.empty((self._n_coupling, 24, 24)))
+        self.scatters = ((*_maps(sc), sc.skip, (plan.doff, plan.dmap)), _maps(scb), np.empty((bu.n, 12, 12)), _maps(scr),
+                         np.empty((rc.n, 12, 12)), _maps(scs), np.empty((sd.n, 12, 12)), _maps(scc),
+                         np.empty((self._n_coupling, 24, 24)), _maps(scro), np.empty((self._n_rotational, 12, 12)))
         # on the band factor the compiled loop writes S straight into its band storage (BandCholesky.dst:
         # pattern position -> band position, -1 in the upper triangle): the same positions remapped
         self.band_maps = None
@@ -407,20 +413,13 @@ class ElementStep(CompiledStep):
                 return ElementScatter(x.nodes, x.anc_ptr, x.anc_coord, x.pos_ptr,
                                       pos.astype(x.pos.dtype) if pos.max(initial=0) < 2**31 else pos, x.max_ne, x.skip)
 
-            bsc, bscb, bscr, bscs, bscc = banded(sc), banded(scb), banded(scr), banded(scs), banded(scc)
+            bsc, bscb, bscr, bscs, bscc, bsro = banded(sc), banded(scb), banded(scr), banded(scs), banded(scc), banded(scro)
             bplan = bsc.thread_plan(nt)
             mpos = dst[self.mbar[0]]  # M̄'s pairs in both triangles: the lower one's
             self.band_maps = ((mpos[mpos >= 0], self.mbar[1][mpos >= 0]), dst[self.diag_pos],
-                              ((bsc.nodes, bsc.anc_ptr, bsc.anc_coord, bsc.pos_ptr, bsc.pos, bsc.max_ne, bsc.skip,
-                                (bplan.doff, bplan.dmap)),
-                               (bscb.nodes, bscb.anc_ptr, bscb.anc_coord, bscb.pos_ptr, bscb.pos, bscb.max_ne),
-                               self.scatters[2],
-                               (bscr.nodes, bscr.anc_ptr, bscr.anc_coord, bscr.pos_ptr, bscr.pos, bscr.max_ne),
-                               self.scatters[4],
-                               (bscs.nodes, bscs.anc_ptr, bscs.anc_coord, bscs.pos_ptr, bscs.pos, bscs.max_ne),
-                               self.scatters[6],
-                               (bscc.nodes, bscc.anc_ptr, bscc.anc_coord, bscc.pos_ptr, bscc.pos, bscc.max_ne),
-                               self.scatters[8]))
+                              ((*_maps(bsc), bsc.skip, (bplan.doff, bplan.dmap)), _maps(bscb), self.scatters[2],
+                               _maps(bscr), self.scatters[4], _maps(bscs), self.scatters[6], _maps(bscc),
+                               self.scatters[8], _maps(bsro), self.scatters[10]))
         self.with_mass = bool(asm.node_mass)
         N, n_u, n = model.n_nodes, model.n_u, d.n
         parent = self.tree[0]  # the joints on ground (parent N) and the others, in tree order (node_twists_threads)
@@ -445,7 +444,8 @@ class ElementStep(CompiledStep):
         self._jf, self._loads = jf[0], loads[0]
         els = st.elements if elements is None else elements
         if reuse and getattr(self, "outs", None) is not None:  # the cuts' and couplings' arrays new (their state)
-            self.outs = (*self.outs[:2], self._cut_outputs(els), self.outs[3], coupling_outputs(self._n_coupling, els))
+            self.outs = (*self.outs[:2], self._cut_outputs(els), self.outs[3], coupling_outputs(self._n_coupling, els),
+                         self.outs[5])
             self._ccst0 = self.outs[4][8].copy()
             return
         n_u, n = self.model.n_u, self._n_el
@@ -457,7 +457,8 @@ class ElementStep(CompiledStep):
                       np.empty(nb)),
                      self._cut_outputs(els),
                      spring_outputs(self.spring),
-                     coupling_outputs(self._n_coupling, els))
+                     coupling_outputs(self._n_coupling, els),
+                     rotational_outputs(self._n_rotational, self.rotational[7], self.rotational[8]))
         self._ccst0 = self.outs[4][8].copy()
 
     def _cut_outputs(self, elements: dict) -> tuple:
@@ -509,12 +510,15 @@ class ElementStep(CompiledStep):
                                     self.tau, self.outs, self.rfull, self.r, self.work, evaluate, first, self.threads)
         if self._n_spring and self.outs[3][9][0] >= 0.0:  # (S11) or a law not finite: as spring_damper.evaluate
             raise spring_failure(self.model.elements["spring_damper"], self.outs[3], self._t1)
+        if self._n_rotational and self.outs[5][6][0] >= 0.0:  # (R12): as rotational_spring_damper.evaluate
+            raise degenerate(self.model.elements["rotational_spring_damper"], int(self.outs[5][6][0]), self._t1)
         return rn, scale
 
     @property
     def fams(self) -> tuple:
-        """The compiled families' arrays: (beams, bushings, rigid cuts, spring-dampers, couplings)."""
-        return self.beam, self.bushing, self.rigid, self.spring, self.coupling
+        """The compiled families' arrays: (beams, bushings, rigid cuts, spring-dampers, couplings, rotational
+        spring-dampers)."""
+        return self.beam, self.bushing, self.rigid, self.spring, self.coupling, self.rotational
 
     def run_arguments(self, chol) -> tuple:
         """element_newton_step's model and buffer arguments for the begun step on the dense or band
