@@ -54,7 +54,7 @@ if TYPE_CHECKING:  # type hints only
     from flexmb.state import State
 
 __all__ = ["RotationalSpringDamperSpec", "RotationalSpringDamperData", "RotationalSpringDamperEvaluation",
-           "RotationalSpringDampers", "FAMILY", "law_value", "law_tangent", "degenerate", "perpendicular"]
+           "RotationalSpringDampers", "FAMILY", "kernel_arrays", "law_value", "law_tangent", "degenerate", "perpendicular"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -120,6 +120,12 @@ def perpendicular(e: np.ndarray) -> np.ndarray:
     t[int(np.argmin(np.abs(e)))] = 1.0
     u = np.cross(e, t)
     return u / np.linalg.norm(u)
+
+
+def kernel_arrays(data: RotationalSpringDamperData, prep: tuple[np.ndarray, np.ndarray]) -> tuple:
+    """The kernels' ``rot`` (rotational_forces): (ia, ib, mode, ea, ua, ub, C, k, c, rest, T0), ends from ``prep``."""
+    return (prep[0], prep[1], np.asarray(data.mode, dtype=np.int64), data.ea, data.ua, data.ub, data.C, data.k, data.c,
+            data.rest, data.T0)
 
 
 def law_value(data: RotationalSpringDamperData, e: int, phi: float, rate: float, t: float) -> float:
@@ -223,8 +229,7 @@ class RotationalSpringDampers(PointPairDrawing, ElementFamily):
         ia, ib = prep
         n = data.n
         g, angle, rate, torque, energy, power = np.empty((n, 3)), *(np.empty(n) for _ in range(5))
-        bad = kernels.rotational_forces(kin.R, kin.V, ia, ib, data.mode, data.ea, data.ua, data.ub, data.C, data.k,
-                                        data.c, data.rest, data.T0, w, g, angle, rate, torque, energy, power)
+        bad = kernels.rotational_forces(kin.R, kin.V, kernel_arrays(data, prep), w, (g, angle, rate, torque, energy, power))
         if bad >= 0:
             raise degenerate(data, bad, state.t)
         k, c = data.k, data.c
@@ -257,8 +262,8 @@ class RotationalSpringDampers(PointPairDrawing, ElementFamily):
                     fe: RotationalSpringDamperEvaluation, ck: float, cc: float, mode: int) -> np.ndarray:
         """The blocks (n_el, 12, 12) of rotational_blocks in ``mode`` (kernels.FULL: the complete tangent)."""
         out = np.empty((data.n, 12, 12))
-        kernels.rotational_blocks(fe.R, fe.V, prep[0], prep[1], data.mode, data.ea, data.ua, data.ub, data.rest, fe.k,
-                                  fe.c, fe.g, fe.torque, float(ck), float(cc), mode, out)
+        kernels.rotational_blocks(fe.R, fe.V, kernel_arrays(data, prep), (fe.k, fe.c), fe.g, fe.torque, float(ck), float(cc),
+                                  mode, out)
         return out
 
     def output(self, model: Model, data: RotationalSpringDamperData, fe: RotationalSpringDamperEvaluation | None,

@@ -107,11 +107,14 @@ def _axis_angle(Ra, Rb, ea, ua, ub, rest, g, basis):
 
 
 @njit(cache=True)
-def rotational_forces(R, V, ia, ib, mode, ea, ua, ub, C, k, c, rest, T0, w, g, angle, rate, torque, energy, power):
-    """Every rotational spring-damper (ends ia, ib; N = ground) at the node orientations R and twists V:
-    (R1)-(R5) or (R8), the torque (R6) or (R10) into g, angle, rate, torque, its node moments (R7) added
-    to w, its energy and dissipated power (R11). An AXIS element whose reference vector ρ falls below
+def rotational_forces(R, V, rot, w, out):
+    """Every rotational spring-damper at the node orientations R and twists V, ``rot`` = (ia, ib, mode, ea, ua, ub,
+    C, k, c, rest, T0) its arrays (ends ia, ib, N = ground; the fields of RotationalSpringDamperData): (R1)-(R5) or
+    (R8), the torque (R6) or (R10) into ``out`` = (g, angle, rate, torque, energy, power), its node moments (R7)
+    added to w, its energy and dissipated power (R11). An AXIS element whose reference vector ρ falls below
     RHO_MIN (R12) adds nothing (all its values zero). Returns the first such element, or -1."""
+    ia, ib, mode, ea, ua, ub, C, k, c, rest, T0 = rot
+    g, angle, rate, torque, energy, power = out
     N = R.shape[0]
     bad = -1
     eye = np.eye(3)
@@ -180,11 +183,14 @@ def _axis_gradient_b(Ra, Rb, ea, ua, ub, rest, D):
 
 
 @njit(cache=True)
-def rotational_blocks(R, V, ia, ib, mode, ea, ua, ub, rest, k, c, g, torque, ck, cc, blk_mode, out):
+def rotational_blocks(R, V, rot, tangents, g, torque, ck, cc, blk_mode, out):
     """out[e] (n, 12, 12): the iteration-matrix block of every rotational spring-damper over (x_a, θ_a, x_b,
     θ_b) (translations zero): (R13) for ``blk_mode`` TIME_STEP and MATERIAL, its symmetric part of the
-    complete tangent (R14) for EXACT, the complete (unsymmetric) tangent (R6), (R9) for FULL. ``k``, ``c``
-    the tangents ∂T/∂φ, ∂T/∂φ' (a torque law's at the iterate); ``g``, ``torque`` those of rotational_forces."""
+    complete tangent (R14) for EXACT, the complete (unsymmetric) tangent (R6), (R9) for FULL (R and V, the node
+    orientations and twists, are read by these two only). ``rot`` as for rotational_forces; ``tangents`` = (k,
+    c): ∂T/∂φ, ∂T/∂φ' (a torque law's at the iterate); ``g``, ``torque`` those of rotational_forces."""
+    ia, ib, mode, ea, ua, ub, rest = rot[0], rot[1], rot[2], rot[3], rot[4], rot[5], rot[9]
+    k, c = tangents
     N = R.shape[0]
     eye = np.eye(3)
     A, B, D, Da, wr = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty(3)

@@ -24,7 +24,7 @@ from test_element_run import _assert_same, _both
 import flexmb as fm
 from flexmb.elements import FAMILIES
 from flexmb.elements import rotational_spring_damper_kernels as kernels
-from flexmb.elements.rotational_spring_damper import RotationalSpringDampers
+from flexmb.elements.rotational_spring_damper import RotationalSpringDampers, kernel_arrays
 from flexmb.results.drawing import cell_kinds, lines
 from flexmb.results.names import unit_of
 from flexmb.rotations import expm as rotvec_to_matrix
@@ -142,8 +142,7 @@ def _moments(data, prep, R, V, N):
     n = data.n
     w = np.zeros((N + 1, 6))
     g, out = np.empty((n, 3)), [np.empty(n) for _ in range(5)]
-    assert kernels.rotational_forces(R, V, prep[0], prep[1], data.mode, data.ea, data.ua, data.ub, data.C, data.k,
-                                     data.c, data.rest, data.T0, w, g, *out) < 0
+    assert kernels.rotational_forces(R, V, kernel_arrays(data, prep), w, (g, *out)) < 0
     return w, fam.evaluation(R, V, g, *out, data.k, data.c)
 
 
@@ -305,3 +304,22 @@ def test_outputs_drawing_and_info() -> None:
     cells, kinds, _ = lines(d)
     assert np.count_nonzero(kinds == cell_kinds().index("rotational_spring_damper")) == 2
     assert "rotational spring-dampers" in fm.describe(model)
+
+
+def test_statics_holds_a_pendulum_where_the_torques_balance() -> None:
+    """A pendulum (mass m at L on the x axis of its node, revolute about z, gravity -y) held by a preloaded
+    torsion element about z: equilibrium where k (q - φ0) + T0 + m g L cos q = 0, solved independently by
+    bisection. The static solve (exact tangent (R14)) converges to 1e-12 of the force scale: q to 1e-10 rad."""
+    from scipy.optimize import brentq
+
+    from flexmb.solvers.statics import static_equilibrium
+    m, L, g0, k, T0, rest = 1.5, 0.4, 9.81, 20.0, 0.7, 0.2
+    mb = fm.ModelBuilder(gravity=(0.0, -g0, 0.0))
+    mb.add_node("p", (0.0, 0.0, 0.0))
+    mb.add_body("p", "p", m, (L, 0.0, 0.0), np.diag([1e-3, 1e-2, 1e-2]))
+    mb.add_joint("O", "revolute", "ground", "p", axis=(0, 0, 1))
+    mb.add_rotational_spring_damper("rs", "ground", "p", axis=(0, 0, 1), stiffness=k, damping=1.0, rest=rest,
+                                    preload=T0)
+    q = static_equilibrium(mb.compile(), tol=1e-12).state.q[0]
+    ref = brentq(lambda x: k * (x - rest) + T0 + m * g0 * L * math.cos(x), -1.5, 1.5, xtol=1e-15)
+    assert q == pytest.approx(ref, abs=1e-10)

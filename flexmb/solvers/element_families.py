@@ -17,6 +17,7 @@ from flexmb.elements.coupling import CouplingEvaluation
 from flexmb.elements.coupling_kernels import LAM, N_STATE, PHASE, coupling_blocks, coupling_forces, coupling_rows
 from flexmb.elements.family import FamilyEvaluation
 from flexmb.elements.rigid_cut_kernels import closure_scales, penalty_blocks, rigid_cut_forces, rigid_cut_update
+from flexmb.elements.rotational_spring_damper import kernel_arrays
 from flexmb.elements.rotational_spring_damper_kernels import rotational_blocks, rotational_forces
 from flexmb.elements.spring_damper_kernels import MATERIAL, TIME_STEP, spring_damper_blocks
 from flexmb.engine.iteration_matrix import _scatter_elements
@@ -97,11 +98,9 @@ def cut_and_spring_forces(x, R, V, S, q, u, fams, outs, wfull) -> bool:
         _couplings(S, x, q, u, fams[4], outs[4], wfull)
     rot = fams[5]
     if rot[0].size:  # the rotational spring-dampers (rotational_spring_damper.evaluate), after the couplings
-        ia, ib, mode, ea, ua, ub, C, k, c, rest, T0 = rot
-        g, angle, rate, torque, energy, power, flags = outs[5][:7]
-        bad = rotational_forces(R, V, ia, ib, mode, ea, ua, ub, C, k, c, rest, T0, wfull, g, angle, rate, torque, energy,
-                                power)
-        flags[0] = float(bad)
+        ro = outs[5]
+        bad = rotational_forces(R, V, rot, wfull, (ro[0], ro[1], ro[2], ro[3], ro[4], ro[5]))
+        ro[6][0] = float(bad)
         if bad >= 0:
             return True
     return False
@@ -131,8 +130,8 @@ def cut_and_spring_matrix(rigid, spring, coupling, outs, scatters, ck, cc, mater
         _scatter_elements(cn, canc_ptr, canc_coord, cpos_ptr, cpos, S, x, cblocks, cmax_ne, data)
     if rot[0].size:  # (R13): the time step's and the material blocks are the same
         ro, rblocks = outs[5], scatters[10]
-        rotational_blocks(ro[9], ro[10], rot[0], rot[1], rot[2], rot[3], rot[4], rot[5], rot[9], ro[7], ro[8], ro[0],
-                          ro[3], ck, cc, MATERIAL if material_only else TIME_STEP, rblocks)
+        rotational_blocks(ro[9], ro[10], rot, (ro[7], ro[8]), ro[0], ro[3], ck, cc, MATERIAL if material_only else TIME_STEP,
+                          rblocks)
         rn_, ranc_ptr, ranc_coord, rpos_ptr, rpos, rmax_ne = scatters[9]
         _scatter_elements(rn_, ranc_ptr, ranc_coord, rpos_ptr, rpos, S, x, rblocks, rmax_ne, data)
 
@@ -155,8 +154,7 @@ def coupling_outputs(n: int, elements: dict) -> tuple:
 def rotational_arrays(model: Model) -> tuple:
     """The rotational spring-dampers' arrays of the compiled iterates: (ia, ib, mode, ea, ua, ub, C, k, c, rest, T0)."""
     d = model.elements["rotational_spring_damper"]
-    ia, ib = FAMILIES["rotational_spring_damper"].prepare(model, d)
-    return ia, ib, np.asarray(d.mode, dtype=np.int64), d.ea, d.ua, d.ub, d.C, d.k, d.c, d.rest, d.T0
+    return kernel_arrays(d, FAMILIES["rotational_spring_damper"].prepare(model, d))
 
 
 def rotational_outputs(n: int, k: np.ndarray, c: np.ndarray) -> tuple:
