@@ -54,7 +54,8 @@ if TYPE_CHECKING:  # type hints only
     from flexmb.state import State
 
 __all__ = ["RotationalSpringDamperSpec", "RotationalSpringDamperData", "RotationalSpringDamperEvaluation",
-           "RotationalSpringDampers", "FAMILY", "kernel_arrays", "law_value", "law_tangent", "degenerate", "perpendicular"]
+           "RotationalSpringDampers", "FAMILY", "kernel_arrays", "law_value", "rotational_failure",
+           "law_tangent", "degenerate", "perpendicular"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,6 +159,21 @@ def degenerate(data: RotationalSpringDamperData, e: int, t: float) -> SolverErro
         f"carried by node a (its projection on the plane normal to the axis is below {kernels.RHO_MIN:g}), so the angle "
         "about the axis is undefined (docs/rotational_spring_damper.md (R12))", t,
         hint="join nodes whose relative rotation stays near the axis (a revolute joint between them, or stiff bushings)")
+
+
+def rotational_failure(data: RotationalSpringDamperData, out: tuple, t: float) -> SolverError:
+    """The SolverError of a failed compiled iterate (flexmb/solvers/element_families.py, ``out[6]`` = (element, 1.0
+    for a torque law not finite)): named as the Python evaluation names it."""
+    e = int(out[6][0])
+    if out[6][1] == 0.0:
+        return degenerate(data, e, t)
+    try:
+        law_value(data, e, float(out[1][e]), float(out[2][e]), t)
+    except SolverError as exc:
+        return exc
+    return SolverError(f"t = {t:.6g}: rotational spring-damper '{data.names[e]}': its torque law compiled with numba is "
+                       f"not finite at angle {out[1][e]:.6g} rad (docs/rotational_spring_damper.md (R15))", t,
+                       hint="give a law that is finite over the motion")
 
 
 class RotationalSpringDampers(PointPairDrawing, ElementFamily):

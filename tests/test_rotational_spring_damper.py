@@ -244,9 +244,10 @@ def test_compiled_step_and_run_are_the_python_loop_bit_for_bit(monkeypatch) -> N
     np.testing.assert_array_equal(slow.spring_dampers, python.spring_dampers)
 
 
-def test_a_linear_torque_law_is_the_linear_element() -> None:
+def test_a_linear_torque_law_is_the_linear_element(monkeypatch) -> None:
     """law(φ, φ', t) = k φ + c φ' (complex-step tangents k and c exactly) gives the linear element's motion to
-    round-off (the Python loop's arithmetic: the law's torque added after the kernel's zero)."""
+    round-off (the law's torque added after the kernel's zero); the law runs compiled, the Python loop's numbers bit
+    for bit; a law numba cannot compile (it reads a dict) keeps the Python loop, named."""
     k, c = 50.0, 0.3
     mb = fm.ModelBuilder(gravity=(0, 0, 0))
     mb.add_node("d", (0.1, 0.2, 0.0))
@@ -254,8 +255,16 @@ def test_a_linear_torque_law_is_the_linear_element() -> None:
     mb.add_joint("O", "revolute", "ground", "d", axis=(0, 0, 1), q0=0.3)
     mb.add_rotational_spring_damper("rs", "ground", "d", axis=(0, 0, 1), law=lambda p, v, t: k * p + c * v)
     law = mb.compile()
-    assert "torque law is evaluated in Python" in GeneralizedAlpha(law).describe_solver()
+    assert "Newton loop and iterates in Python" not in GeneralizedAlpha(law).describe_solver()
     a = fm.simulate(law, 0.3, 1e-3, output_every=10)
+    with monkeypatch.context() as mp:
+        mp.setattr(ElementStep, "applies", staticmethod(lambda model, asm, cholmod: False))
+        python = fm.simulate(law, 0.3, 1e-3, output_every=10)
+    _assert_same(a, python)
+    table = {"k": k}
+    mb.add_rotational_spring_damper("py", "ground", "d", axis=(0, 1, 0), law=lambda p, v, t: table["k"] * p)
+    how = GeneralizedAlpha(mb.compile()).describe_solver()
+    assert "rotational spring-damper 'py': its torque law does not compile with numba" in how, how
     b = fm.simulate(torsion(k, c), 0.3, 1e-3, output_every=10)
     np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-14)
     # the law's power T φ' is counted as dissipated: ∫ (k φ + c φ') φ' = ½ k (φ² - φ(0)²) + ∫ c φ'², the linear

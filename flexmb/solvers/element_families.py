@@ -23,8 +23,8 @@ from flexmb.elements.spring_damper_kernels import MATERIAL, TIME_STEP, spring_da
 from flexmb.engine.iteration_matrix import _scatter_elements
 from flexmb.engine.kinematics import Kinematics
 from flexmb.model import Model
-from flexmb.solvers.law_step import law_refusal, spring_damper_laws_iterate
-from flexmb.solvers.motion_step import compile_motion
+from flexmb.solvers.law_step import compile_torque_laws, law_refusal, spring_damper_laws_iterate
+from flexmb.solvers.motion_step import _call, compile_motion
 
 __all__ = ["cut_and_spring_forces", "cut_and_spring_matrix", "coupling_arrays", "coupling_outputs", "iterate_evaluations",
            "element_step_refusal", "rotational_arrays", "rotational_outputs"]
@@ -99,11 +99,35 @@ def cut_and_spring_forces(x, R, V, S, q, u, fams, outs, wfull) -> bool:
     rot = fams[5]
     if rot[0].size:  # the rotational spring-dampers (rotational_spring_damper.evaluate), after the couplings
         ro = outs[5]
-        bad = rotational_forces(R, V, rot, wfull, (ro[0], ro[1], ro[2], ro[3], ro[4], ro[5]))
-        ro[6][0] = float(bad)
-        if bad >= 0:
+        bad = rotational_forces(R, V, rot[:11], wfull, (ro[0], ro[1], ro[2], ro[3], ro[4], ro[5]))
+        ro[6][0], ro[6][1] = float(bad), 0.0
+        if bad >= 0 or not _torque_laws(rot, ro, wfull):
             return True
     return False
+
+
+@njit(cache=True)
+def _torque_laws(rot, ro, wfull) -> bool:
+    """The rotational spring-dampers' torque laws (R15) after the linear elements, as RotationalSpringDampers.evaluate
+    (same arithmetic): T = f(φ, φ', t), its power, moments (R7) and tangents k, c; False (``ro[6]`` = (the element,
+    1.0)) where a law's value is not finite. ``rot[11:]`` = (the laws' addresses, their elements, the step's time)."""
+    ia, ib, addr, laws, t = rot[0], rot[1], rot[11], rot[12], rot[13][0]
+    g, angle, rate, torque, power, kk, cc = ro[0], ro[1], ro[2], ro[3], ro[5], ro[7], ro[8]
+    for i in range(laws.size):
+        e = laws[i]
+        f = _call(addr[i], 0, angle[e], rate[e], t, 0.0)
+        if not np.isfinite(f):
+            ro[6][0], ro[6][1] = float(e), 1.0
+            return False
+        kk[e] = _call(addr[i], 1, angle[e], rate[e], t, 0.0)
+        cc[e] = _call(addr[i], 2, angle[e], rate[e], t, 0.0)
+        torque[e] = f
+        power[e] = f * rate[e]
+        for j in range(3):  # (R7); row N (ground) is discarded
+            wfull[ia[e], 3 + j] -= g[e, j] * f
+        for j in range(3):
+            wfull[ib[e], 3 + j] += g[e, j] * f
+    return True
 
 
 @njit(cache=True)
@@ -151,17 +175,21 @@ def coupling_outputs(n: int, elements: dict) -> tuple:
     return (np.empty((n, 24)), *(np.empty(n) for _ in range(7)), cst, np.empty_like(cst), np.zeros(4))
 
 
-def rotational_arrays(model: Model) -> tuple:
-    """The rotational spring-dampers' arrays of the compiled iterates: (ia, ib, mode, ea, ua, ub, C, k, c, rest, T0)."""
+def rotational_arrays(model: Model, time: np.ndarray) -> tuple:
+    """The rotational spring-dampers' arrays of the compiled iterates: (ia, ib, mode, ea, ua, ub, C, k, c, rest, T0,
+    the torque laws' addresses (n_law,), their elements (n_law,), the time (1,): the step's, ``time``)."""
     d = model.elements["rotational_spring_damper"]
-    return kernel_arrays(d, FAMILIES["rotational_spring_damper"].prepare(model, d))
+    addr = compile_torque_laws(model)[0]
+    laws = np.array(d.laws if addr is not None and addr.size else (), dtype=np.int64)
+    return (*kernel_arrays(d, FAMILIES["rotational_spring_damper"].prepare(model, d)),
+            addr if addr is not None else np.zeros(0, dtype=np.int64), laws, time)
 
 
 def rotational_outputs(n: int, k: np.ndarray, c: np.ndarray) -> tuple:
     """New arrays for the rotational spring-dampers' iterates: (g (n, 3), angle, rate, torque, energy, power, flags
-    (1,): the element whose angle is undefined or -1, k, c: the blocks' tangents, R and V unused by the time step's
-    blocks (empty))."""
-    return (np.empty((n, 3)), *(np.empty(n) for _ in range(5)), np.zeros(1), np.array(k, dtype=float),
+    (2,): the element whose angle is undefined or whose torque law is not finite, or -1, and 1.0 for a law, k, c: the
+    blocks' tangents, R and V unused by the time step's blocks (empty))."""
+    return (np.empty((n, 3)), *(np.empty(n) for _ in range(5)), np.zeros(2), np.array(k, dtype=float),
             np.array(c, dtype=float), np.empty((0, 3, 3)), np.empty((0, 6)))
 
 
@@ -213,10 +241,6 @@ def element_step_refusal(model: Model, asm, cholmod: bool, compiled: tuple[str, 
         return compile_motion(model)[1]
     if law_refusal(model):  # a spring-damper force law numba does not compile: it and why
         return law_refusal(model)
-    rsd = model.elements.get("rotational_spring_damper")
-    if rsd is not None and rsd.laws is not None and rsd.laws.size:
-        return (f"rotational spring-damper {rsd.names[int(rsd.laws[0])]!r}: its torque law is evaluated in Python "
-                "(docs/rotational_spring_damper.md (R15))")
     if any(ld.follower for ld in model.loads):
         return "follower loads (their forces turn with the nodes) are evaluated in Python"
     if not asm.families:

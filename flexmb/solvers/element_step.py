@@ -29,7 +29,7 @@ from flexmb.elements import FAMILIES
 from flexmb.elements.beam import kernels as beam_kernels
 from flexmb.elements.beam.kernel_data import MatrixWeights, NodeMotion, ScatterMaps, beam_results
 from flexmb.elements.cut_kernels import bushing_blocks, bushing_forces
-from flexmb.elements.rotational_spring_damper import degenerate
+from flexmb.elements.rotational_spring_damper import rotational_failure
 from flexmb.engine import parallel
 from flexmb.engine.assembly import Evaluation
 from flexmb.engine.band_cholesky import band_factor_loaded, band_solve
@@ -378,7 +378,8 @@ class ElementStep(CompiledStep):
         self.spring = spring_arrays(model, FAMILIES["spring_damper"].prepare(model, sd), self.springs[5][4])  # law_step.py
         self._n_spring = sd.n
         self.coupling, self._n_coupling = coupling_arrays(model), model.elements["coupling"].n
-        self.rotational, self._n_rotational = rotational_arrays(model), model.elements["rotational_spring_damper"].n
+        self.rotational = rotational_arrays(model, self.springs[5][4])  # the step's time: the torque laws' too
+        self._n_rotational = model.elements["rotational_spring_damper"].n
         free = np.asarray(model.free_u, dtype=i64)
         im = asm.matrices.get(free)
         group = {f.name: k for k, (f, _, _) in enumerate(asm.with_blocks)}
@@ -510,8 +511,8 @@ class ElementStep(CompiledStep):
                                     self.tau, self.outs, self.rfull, self.r, self.work, evaluate, first, self.threads)
         if self._n_spring and self.outs[3][9][0] >= 0.0:  # (S11) or a law not finite: as spring_damper.evaluate
             raise spring_failure(self.model.elements["spring_damper"], self.outs[3], self._t1)
-        if self._n_rotational and self.outs[5][6][0] >= 0.0:  # (R12): as rotational_spring_damper.evaluate
-            raise degenerate(self.model.elements["rotational_spring_damper"], int(self.outs[5][6][0]), self._t1)
+        if self._n_rotational and self.outs[5][6][0] >= 0.0:  # (R12) or a law not finite (R15): as its evaluate
+            raise rotational_failure(self.model.elements["rotational_spring_damper"], self.outs[5], self._t1)
         return rn, scale
 
     @property
