@@ -8,7 +8,7 @@ The registry
 :data:`FAMILIES` maps a family's ``name`` to its :class:`~flexmb.elements.family.ElementFamily`
 instance, in evaluation order: ``body`` (rigid bodies and particles, node masses),
 ``particle_body`` (data only), ``bushing``, ``beam``, ``rigid_cut``, ``spring_damper``,
-``actuator``, ``coupling``, ``motion_load``. The order is the order in which forces are
+``actuator``, ``coupling``, ``rotational_spring_damper``, ``motion_load``. The order is the order in which forces are
 summed into the node wrenches, energies into the balance and blocks into the iteration matrix,
 so it is fixed (results are reproducible bit for bit); :func:`register` appends a new family.
 
@@ -136,6 +136,11 @@ Force elements (issue 34)
   coordinates (gears, belts, rack and pinion), elastic or rigid (augmented Lagrangian with state); its
   forces act on the coordinates through rows of the joints' relative twists, so it is a four-node
   family like any other. Output ``gap_rate_force`` into Result.couplings.
+* ``rotational_spring_damper`` (elements/rotational_spring_damper.py, docs/rotational_spring_damper.md): a
+  torsion spring-damper about an axis carried by node a, or an isotropic one on the relative rotation
+  vector, between two arbitrary nodes (node a may be ground); pure moments, a two-node family without
+  state whose kernels (elements/rotational_spring_damper_kernels.py) the compiled Newton steps call too.
+  Output ``angle_rate_torque`` into Result.spring_dampers after the spring-dampers' and actuators' rows.
 * ``motion_load`` (elements/motion_load.py, docs/motion_forces.md §7): node loads of the motion
   f(t, x, R, v, w) (ModelBuilder.add_load with such a function), one node each; the symmetric part of
   their tangent as blocks, their power load work (FamilyEvaluation.load_power). Evaluated in Python:
@@ -163,6 +168,7 @@ from flexmb.elements import (
     particles,
     rigid_body,
     rigid_cut,
+    rotational_spring_damper,
     spring_damper,
 )
 from flexmb.elements.cut_contract import ElasticCutRows
@@ -175,7 +181,8 @@ if TYPE_CHECKING:  # type hints only: the model stands above the element library
 __all__ = ["FAMILIES", "register", "unregister", "has_element_forces", "elastic_cut_rows", "recorded_fields", "ElementData",
            "ElementFamily",
            "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext", "beam", "bushing", "loads",
-           "particle_body", "particles", "rigid_body", "rigid_cut", "spring_damper", "actuator", "coupling", "motion_load"]
+           "particle_body", "particles", "rigid_body", "rigid_cut", "spring_damper", "actuator", "coupling",
+           "rotational_spring_damper", "motion_load"]
 
 #: the element families by name, in evaluation order (module docstring)
 FAMILIES: dict[str, ElementFamily] = {}
@@ -234,5 +241,5 @@ def recorded_fields(model: Model) -> dict[str, list[tuple[str, Output]]]:
 
 
 for _family in (rigid_body.FAMILY, particle_body.FAMILY, bushing.FAMILY, beam.FAMILY, rigid_cut.FAMILY, spring_damper.FAMILY,
-                actuator.FAMILY, coupling.FAMILY, motion_load.FAMILY):
+                actuator.FAMILY, coupling.FAMILY, rotational_spring_damper.FAMILY, motion_load.FAMILY):
     register(_family)

@@ -30,6 +30,7 @@ from flexmb.builder.flexible_links import FlexibleLinks
 from flexmb.builder.force_elements import ForceElements
 from flexmb.builder.loop_cuts import LoopCuts
 from flexmb.builder.records import BeamSection, BodySpec, JointSpec, NodeSpec, readonly
+from flexmb.builder.rotational_springs import RotationalSpringDampers
 from flexmb.elements import FAMILIES, ElementFamily
 from flexmb.errors import ModelError
 from flexmb.joints import JOINT_KINDS
@@ -51,7 +52,7 @@ def _coordinates(value: Any, n: int, who: str, what: str) -> np.ndarray:
     return arr
 
 
-class ModelBuilder(DrivesAndLoads, LoopCuts, ForceElements, FlexibleLinks, CoordinateCouplings):
+class ModelBuilder(DrivesAndLoads, LoopCuts, ForceElements, FlexibleLinks, CoordinateCouplings, RotationalSpringDampers):
     """Collects nodes, bodies, joints, drives and loads; :meth:`compile` checks them and
     returns an immutable :class:`~flexmb.model.Model`. The records stored so far can be read
     (not changed) through :attr:`nodes`, :attr:`bodies`, :attr:`joints` and alike.

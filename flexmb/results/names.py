@@ -9,7 +9,8 @@ The names (docs/results_by_name.md (N1)-(N3)):
   with ``".u"`` appended its rate (a column of ``u``), with ``".udot"`` its acceleration (``udot``);
   for a ball joint's ``wx, wy, wz`` the value is the rotation vector's component and the rate the
   angular velocity's (not the rotation vector's time derivative);
-* a spring-damper name with ``".length"``, ``".rate"`` or ``".force"`` (``Result.spring_dampers``);
+* a spring-damper name with ``".length"``, ``".rate"`` or ``".force"`` (``Result.spring_dampers``), a
+  rotational spring-damper's with ``".angle"``, ``".rate"`` or ``".torque"`` (the same field's columns);
   a loop cut's (bushing, rigid cut) with ``".fx"`` ... ``".mz"`` (``Result.cut_forces``: on its end b,
   cut axes); a beam element's with ``".N"``, ``".Vy"``, ``".Vz"``, ``".T"``, ``".My"``, ``".Mz"``
   (``Result.element_forces``); a coupling's with ``".gap"``, ``".rate"`` or ``".force"``
@@ -32,8 +33,8 @@ from flexmb.errors import ModelError
 
 Result = Any  # a flexmb.results.result.Result (not imported: that module imports this one)
 
-__all__ = ["COORDINATE_SUFFIXES", "SPRING_DAMPER_SUFFIXES", "CUT_SUFFIXES", "BEAM_SUFFIXES", "COUPLING_SUFFIXES",
-           "JOINT_FORCE_SUFFIXES", "MOTION_LOAD_SUFFIXES", "resolve",
+__all__ = ["COORDINATE_SUFFIXES", "SPRING_DAMPER_SUFFIXES", "ROTATIONAL_SUFFIXES", "CUT_SUFFIXES", "BEAM_SUFFIXES",
+           "COUPLING_SUFFIXES", "JOINT_FORCE_SUFFIXES", "MOTION_LOAD_SUFFIXES", "resolve",
            "history",
            "history_names", "unit_of"]
 
@@ -42,6 +43,10 @@ COORDINATE_SUFFIXES = {"": "q", ".u": "u", ".udot": "udot"}
 
 SPRING_DAMPER_SUFFIXES = {".length": 0, ".rate": 1, ".force": 2}
 """Suffix of a spring-damper name -> its column of ``Result.spring_dampers`` (N2)."""
+
+ROTATIONAL_SUFFIXES = {".angle": 0, ".rate": 1, ".torque": 2}
+"""Suffix of a rotational spring-damper's name -> its column of ``Result.spring_dampers`` (N2;
+docs/rotational_spring_damper.md §8): the angle [rad], its rate [rad/s], the torque [N m]."""
 
 CUT_SUFFIXES = {".fx": 0, ".fy": 1, ".fz": 2, ".mx": 3, ".my": 4, ".mz": 5}
 """Suffix of a loop cut's name -> its column of ``Result.cut_forces`` (cut axes) (N2)."""
@@ -64,6 +69,7 @@ _ELEMENT_TABLES = (("spring_dampers", "spring_damper_names", SPRING_DAMPER_SUFFI
                    ("cut_forces", "cut_names", CUT_SUFFIXES, "loop cut"),
                    ("element_forces", "element_names", BEAM_SUFFIXES, "beam element"),
                    ("couplings", "coupling_names", COUPLING_SUFFIXES, "coupling"),
+                   ("spring_dampers", "spring_damper_names", ROTATIONAL_SUFFIXES, "rotational spring-damper"),
                    ("joint_forces", "joint_force_names", JOINT_FORCE_SUFFIXES, "joint force of the motion"),
                    ("motion_loads", "motion_load_names", MOTION_LOAD_SUFFIXES, "load of the motion"))
 
@@ -112,7 +118,8 @@ def _unknown(res: Result, name: str) -> ModelError:
     else:
         hint = f"known names include {known[:12]}."
     return ModelError(f"unknown result quantity '{name}': not a coordinate (NAME, NAME.u, NAME.udot), a "
-                      f"spring-damper's (NAME.length, .rate, .force), a loop cut's (NAME.fx ... NAME.mz), a beam "
+                      f"spring-damper's (NAME.length, .rate, .force), a rotational spring-damper's (NAME.angle, .rate, "
+                      f".torque), a loop cut's (NAME.fx ... NAME.mz), a beam "
                       f"element's (NAME.N, .Vy, .Vz, .T, .My, .Mz), a coupling's (NAME.gap, .rate, .force), a joint force "
                       f"of the motion's (NAME.force, .sampled_at) or a load of the motion's (NAME.fx ... NAME.mz, "
                       f".sampled_at); {hint}")
@@ -145,6 +152,8 @@ def unit_of(res: Result, name: str) -> str:
     """A label of what ``name`` measures (for a plot axis): the coordinate's value, rate or
     acceleration (rad or m, per s, per s^2), a length [m], a rate [m/s], a force [N] or a moment [N m]."""
     field, _, col = resolve(res, name)
+    if field == "spring_dampers" and name.rpartition(".")[2] in ("angle", "torque"):
+        return ("angle [rad]", "", "torque [N m]")[col]
     if field == "spring_dampers":
         return ("length [m]", "length rate [m/s]", "force [N]")[col]
     if field == "joint_forces":

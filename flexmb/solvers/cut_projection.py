@@ -119,7 +119,8 @@ def cut_arrays(fams: tuple, penalty: np.ndarray, elastic: bool, kin: tuple, n_u:
     work = CutWork(tuple(np.empty_like(a) for a in kin), np.empty((N, 6)), np.empty(e6), np.empty(e6), np.empty((N + 1, 6)),
                    np.empty((N, 6)), np.empty(n_u), np.empty(n_free), np.empty(e6), np.empty(e6),
                    np.empty((n, N_STATE)), np.array(state, dtype=float).reshape(n, N_STATE), k, projection,
-                   (fams[0], no_bushings, fams[2], no_springs, tuple(a[:0] for a in fams[4]), no_actuators), np.zeros(n_free),
+                   (fams[0], no_bushings, fams[2], no_springs, tuple(a[:0] for a in fams[4]), no_actuators,
+                    tuple(a[:0] for a in fams[6])), np.zeros(n_free),
                    np.zeros((N + 1, 6)))
     return model, work
 

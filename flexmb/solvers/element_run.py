@@ -45,10 +45,11 @@ from flexmb.state import State
 
 __all__ = ["ElementRun", "element_run"]
 
-BEAM, BUSHING, RIGID_CUT, SPRING_DAMPER = 0, 1, 2, 3
-DISSIPATION_CODES = {"beam": BEAM, "bushing": BUSHING, "rigid_cut": RIGID_CUT, "spring_damper": SPRING_DAMPER}
+BEAM, BUSHING, RIGID_CUT, SPRING_DAMPER, ROTATIONAL = 0, 1, 2, 3, 4
+DISSIPATION_CODES = {"beam": BEAM, "bushing": BUSHING, "rigid_cut": RIGID_CUT, "spring_damper": SPRING_DAMPER,
+                     "rotational_spring_damper": ROTATIONAL}
 """Codes of the families whose dissipation a step's power sums (``dissipation`` of :func:`element_run`)."""
-PROJECTED_PER_STEP = ("beam", "spring_damper")
+PROJECTED_PER_STEP = ("beam", "spring_damper", "rotational_spring_damper")
 """Families beside which a model's rigid cuts keep their end-of-step projections per step."""
 
 
@@ -69,6 +70,10 @@ def _dissipation(order, outs) -> float:
                 s += pw[e]
         elif code == SPRING_DAMPER:  # c l'² (docs/spring_damper.md (S6)), a force law's F l' (S12)
             pw = outs[3][8]
+            for e in range(pw.size):
+                s += pw[e]
+        elif code == ROTATIONAL:  # c φ'² or c |ω_b - ω_a|² (docs/rotational_spring_damper.md (R11))
+            pw = outs[6][5]
             for e in range(pw.size):
                 s += pw[e]
         total += s  # rigid cuts: no dissipation (FamilyEvaluation.dissipation 0.0)

@@ -30,6 +30,7 @@ from flexmb.elements import FAMILIES
 from flexmb.elements.beam import kernels as beam_kernels
 from flexmb.elements.beam.kernel_data import MatrixWeights, NodeMotion, ScatterMaps, beam_results
 from flexmb.elements.cut_kernels import bushing_blocks, bushing_forces
+from flexmb.elements.rotational_spring_damper import rotational_failure
 from flexmb.engine import parallel
 from flexmb.engine.assembly import Evaluation
 from flexmb.engine.band_cholesky import band_factor_loaded, band_solve
@@ -55,6 +56,8 @@ from flexmb.solvers.element_families import (
     element_step_refusal,
     iterate_evaluations,
     iterate_flags,
+    rotational_arrays,
+    rotational_outputs,
 )
 from flexmb.solvers.law_step import spring_arrays, spring_failure, spring_outputs
 from flexmb.solvers.motion_step import motion_evaluation, step_motion, with_motion_diag
@@ -324,6 +327,11 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
     info[3] = NOT_CONVERGED
 
 
+def _maps(x: ElementScatter) -> tuple:
+    """The arrays of ``x`` that _scatter_elements takes: (nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne)."""
+    return x.nodes, x.anc_ptr, x.anc_coord, x.pos_ptr, x.pos, x.max_ne
+
+
 class ElementStep(CompiledStep):
     """The compiled Newton iterates of one integrator for a model with beams (module docstring).
     Per step :meth:`begin` evaluates what depends on time only and gives new arrays for the step's
@@ -332,7 +340,7 @@ class ElementStep(CompiledStep):
 
     #: the element families whose forces and blocks the compiled iterates form (elements/beam/kernels.py,
     #: elements/cut_kernels.py); a model with any other family takes the Python iterates
-    FAMILIES = ("bushing", "beam", "rigid_cut", "spring_damper", "actuator", "coupling")
+    FAMILIES = ("bushing", "beam", "rigid_cut", "spring_damper", "actuator", "coupling", "rotational_spring_damper")
 
     @staticmethod
     def applies(model: Model, asm, cholmod: bool) -> bool:
@@ -368,6 +376,8 @@ class ElementStep(CompiledStep):
         self._n_spring = sd.n
         self.coupling, self._n_coupling = coupling_arrays(model), model.elements["coupling"].n
         self.actuator, self._n_actuator = actuator_arrays(model), model.elements["actuator"].n  # actuator_step.py
+        self.rotational = rotational_arrays(model, self.springs[5][4])  # the step's time: the torque laws' too
+        self._n_rotational = model.elements["rotational_spring_damper"].n
         free = np.asarray(model.free_u, dtype=i64)
         im = asm.matrices.get(free)
         group = {f.name: k for k, (f, _, _) in enumerate(asm.with_blocks)}
@@ -380,21 +390,17 @@ class ElementStep(CompiledStep):
             return im.groups[group[name]].lower_only(im.indices, im.indptr)
 
         sc, scb, scr, scs = lower("beam", 2), lower("bushing", 2), lower("rigid_cut", 2), lower("spring_damper", 2)
-        scc, sca = lower("coupling", 4), lower("actuator", 2)
+        scc, sca, scro = lower("coupling", 4), lower("actuator", 2), lower("rotational_spring_damper", 2)
         self.pairs = (asm.matrices.pairs.pa, asm.matrices.pairs.pb)
         self.mbar = (np.asarray(im.mbar_pos, dtype=i64), np.asarray(im.mbar_src, dtype=i64))
         self.diag_pos = np.asarray(im.diag_pos, dtype=i64)
         # on threads each adds its elements' products to S itself but at the seams (ElementScatter.thread_plan)
         nt = parallel.threads_for(d.n)
         plan = sc.thread_plan(nt)
-        self.scatters = ((sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, sc.pos, sc.max_ne, sc.skip, (plan.doff, plan.dmap)),
-                         (scb.nodes, scb.anc_ptr, scb.anc_coord, scb.pos_ptr, scb.pos, scb.max_ne), np.empty((bu.n, 12, 12)),
-                         (scr.nodes, scr.anc_ptr, scr.anc_coord, scr.pos_ptr, scr.pos, scr.max_ne), np.empty((rc.n, 12, 12)),
-                         (scs.nodes, scs.anc_ptr, scs.anc_coord, scs.pos_ptr, scs.pos, scs.max_ne), np.empty((sd.n, 12, 12)),
-                         (scc.nodes, scc.anc_ptr, scc.anc_coord, scc.pos_ptr, scc.pos, scc.max_ne),
-                         np.empty((self._n_coupling, 24, 24)),
-                         (sca.nodes, sca.anc_ptr, sca.anc_coord, sca.pos_ptr, sca.pos, sca.max_ne),
-                         np.empty((self._n_actuator, 12, 12)))
+        self.scatters = ((*_maps(sc), sc.skip, (plan.doff, plan.dmap)), _maps(scb), np.empty((bu.n, 12, 12)), _maps(scr),
+                         np.empty((rc.n, 12, 12)), _maps(scs), np.empty((sd.n, 12, 12)), _maps(scc),
+                         np.empty((self._n_coupling, 24, 24)), _maps(sca), np.empty((self._n_actuator, 12, 12)), _maps(scro),
+                         np.empty((self._n_rotational, 12, 12)))
         # on the band factor the compiled loop writes S straight into its band storage (BandCholesky.dst:
         # pattern position -> band position, -1 in the upper triangle): the same positions remapped
         self.band_maps = None
@@ -406,22 +412,13 @@ class ElementStep(CompiledStep):
                 pos[pos >= 0] = dst[pos[pos >= 0]]  # the lower triangle's positions: all in the band
                 return replace(x, pos=pos.astype(x.pos.dtype) if pos.max(initial=0) < 2**31 else pos)
 
-            bsc, bscb, bscr, bscs, bscc, bsca = banded(sc), banded(scb), banded(scr), banded(scs), banded(scc), banded(sca)
+            bsc, bscb, bscr, bscs, bscc, bsca, bsro = (banded(x) for x in (sc, scb, scr, scs, scc, sca, scro))
             bplan = bsc.thread_plan(nt)
             mpos = dst[self.mbar[0]]  # M̄'s pairs in both triangles: the lower one's
             self.band_maps = ((mpos[mpos >= 0], self.mbar[1][mpos >= 0]), dst[self.diag_pos],
-                              ((bsc.nodes, bsc.anc_ptr, bsc.anc_coord, bsc.pos_ptr, bsc.pos, bsc.max_ne, bsc.skip,
-                                (bplan.doff, bplan.dmap)),
-                               (bscb.nodes, bscb.anc_ptr, bscb.anc_coord, bscb.pos_ptr, bscb.pos, bscb.max_ne),
-                               self.scatters[2],
-                               (bscr.nodes, bscr.anc_ptr, bscr.anc_coord, bscr.pos_ptr, bscr.pos, bscr.max_ne),
-                               self.scatters[4],
-                               (bscs.nodes, bscs.anc_ptr, bscs.anc_coord, bscs.pos_ptr, bscs.pos, bscs.max_ne),
-                               self.scatters[6],
-                               (bscc.nodes, bscc.anc_ptr, bscc.anc_coord, bscc.pos_ptr, bscc.pos, bscc.max_ne),
-                               self.scatters[8],
-                               (bsca.nodes, bsca.anc_ptr, bsca.anc_coord, bsca.pos_ptr, bsca.pos, bsca.max_ne),
-                               self.scatters[10]))
+                              ((*_maps(bsc), bsc.skip, (bplan.doff, bplan.dmap)), _maps(bscb), self.scatters[2],
+                               _maps(bscr), self.scatters[4], _maps(bscs), self.scatters[6], _maps(bscc),
+                               self.scatters[8], _maps(bsca), self.scatters[10], _maps(bsro), self.scatters[12]))
         self.with_mass = bool(asm.node_mass)
         N, n_u, n = model.n_nodes, model.n_u, d.n
         parent = self.tree[0]  # the joints on ground (parent N) and the others, in tree order (node_twists_threads)
@@ -447,7 +444,7 @@ class ElementStep(CompiledStep):
         set_targets(self.actuator, self.model.elements["actuator"], t1)  # (L, L', L'')(t1) (actuator_step.py)
         if reuse and getattr(self, "outs", None) is not None:  # the cuts', couplings' and actuators' arrays new (their state)
             self.outs = (*self.outs[:2], self._cut_outputs(els), self.outs[3], coupling_outputs(self._n_coupling, els),
-                         actuator_outputs(self._n_actuator, els))
+                         actuator_outputs(self._n_actuator, els), self.outs[6])
             self._ccst0, self._acst0 = self.outs[4][8].copy(), self.outs[5].cst.copy()
             return
         n_u, n = self.model.n_u, self._n_el
@@ -460,7 +457,8 @@ class ElementStep(CompiledStep):
                      self._cut_outputs(els),
                      spring_outputs(self.spring),
                      coupling_outputs(self._n_coupling, els),
-                     actuator_outputs(self._n_actuator, els))
+                     actuator_outputs(self._n_actuator, els),
+                     rotational_outputs(self._n_rotational, self.rotational[7], self.rotational[8]))
         self._ccst0, self._acst0 = self.outs[4][8].copy(), self.outs[5].cst.copy()
 
     def _cut_outputs(self, elements: dict) -> tuple:
@@ -514,12 +512,14 @@ class ElementStep(CompiledStep):
             raise spring_failure(self.model.elements["spring_damper"], self.outs[3], self._t1)
         if self._n_actuator and self.outs[5].flags[SHORT] >= 0.0:  # (S11) for an actuator: as actuator.evaluate
             raise actuator_error(self.model.elements["actuator"], self.actuator, self.outs[5], self._t1)
+        if self._n_rotational and self.outs[6][6][0] >= 0.0:  # (R12) or a law not finite (R15): as its evaluate
+            raise rotational_failure(self.model.elements["rotational_spring_damper"], self.outs[6], self._t1)
         return rn, scale
 
     @property
     def fams(self) -> tuple:
-        """The compiled families' arrays: (beams, bushings, rigid cuts, spring-dampers, couplings, actuators)."""
-        return self.beam, self.bushing, self.rigid, self.spring, self.coupling, self.actuator
+        """The compiled families' arrays: beams, bushings, rigid cuts, spring-dampers, couplings, actuators, rotational ones."""
+        return self.beam, self.bushing, self.rigid, self.spring, self.coupling, self.actuator, self.rotational
 
     def run_arguments(self, chol) -> tuple:
         """element_newton_step's model and buffer arguments for the begun step on the dense or band
