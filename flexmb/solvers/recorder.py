@@ -222,17 +222,23 @@ class _Kept:
                 self.rows -= self.blocks.pop(0)[0].shape[0]
 
     def arrays(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-        """The kept rows (fields) and steps."""
-        mats = {"float64": [b[0] for b in self.blocks], "int64": [b[1] for b in self.blocks]}
-        mats = {d: np.concatenate(v) if v else None for d, v in mats.items()}
-        n = 0 if mats["float64"] is None else mats["float64"].shape[0]
+        """The kept rows (fields) and steps. Each field is gathered from its columns of the blocks, one
+        copy: the blocks are never joined into one matrix first (which held the rows three times at the
+        end of a run, blocks, joined matrix and fields, instead of twice)."""
+        n = sum(b[0].shape[0] for b in self.blocks)
         first = max(0, n - self.keep) if isinstance(self.keep, int) else 0
         out = {}
         for name, (dtype, lo, size) in _layout(self.specs).items():
             shape = self.specs[name][0]
-            base = mats[dtype]
-            out[name] = (np.zeros((0, *shape), dtype=dtype) if base is None
-                         else np.ascontiguousarray(base[first:, lo:lo + size]).reshape((n - first, *shape)))
+            k = 0 if dtype == "float64" else 1
+            field = np.empty((n - first, size), dtype=dtype)
+            row = -first  # where the next block's first row goes in ``field`` (rows before ``first`` are not kept)
+            for b in self.blocks:
+                m = b[k].shape[0]
+                if row + m > 0:
+                    field[max(row, 0):row + m] = b[k][max(-row, 0):, lo:lo + size]
+                row += m
+            out[name] = field.reshape((n - first, *shape))
         steps = {k: np.concatenate([b[2][k] for b in self.blocks]) if self.blocks else np.zeros(0, dtype=d)
                  for k, d in STEP_COLUMNS.items()}
         if first:
@@ -453,6 +459,7 @@ class Recorder:
         if self.block.n or len(self.log):
             self.flush()
         rows, steps = self.kept.arrays()
+        self.kept.blocks.clear()  # the Result holds its own copies: the blocks would keep the rows twice after the run
         return self._result(rows, steps, status, stats, meta)
 
     def template(self) -> Result:
