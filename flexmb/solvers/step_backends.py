@@ -43,9 +43,11 @@ _MOTION_COMPILED = "joint forces of the motion compiled with numba (flexmb/solve
 class StepBackend(Protocol):
     """A compiled step the integrator may offer a begun step to (module docstring)."""
 
-    name: str
+    name: str  # what it is, e.g. "tree_step"
 
-    def try_step(self, integ: GeneralizedAlpha, b: BegunStep) -> StepResult | None: ...
+    def try_step(self, integ: GeneralizedAlpha, b: BegunStep) -> StepResult | None:
+        """The begun step ``b`` of ``integ`` taken whole, or None where it did not succeed (nothing left
+        behind: no factor kept, no factorization counted)."""
 
 
 class CompiledTreeStep:
