@@ -13,7 +13,12 @@
 * every parameter named ``model`` is annotated with ``Model`` (``Model | None`` where optional), so a
   reader and a type checker see that every stage reads the compiled model (issue 13, P2);
 * every module of flexmb and of its elements package has at most 600 lines (issue 35), but for the
-  few named while they are being split.
+  few named while they are being split;
+* no module asks which class a linear solver or a step back-end is (``isinstance``/``issubclass`` on
+  TreeSolver, DenseCholesky, BandCholesky, SparseCholesky, CholeskyFactor, TreeStep, ElementStep or the
+  back-ends of flexmb/solvers/step_backends.py) but the factories that make them
+  (flexmb/engine/linear_solver.py, flexmb/solvers/step_backends.py): the step reads ``kind`` and calls
+  ``try_step`` (issue 35, docs/architecture.md P8).
 The app and results ends have their own, stricter checks in tests/test_app_layout.py.
 """
 
@@ -309,9 +314,7 @@ def test_the_annotation_check_finds_a_bare_model():
 MAX_LINES = 600
 # Modules over MAX_LINES that others are splitting right now (issue 35). Each leaves this list with
 # its split; none joins it: a module that grows over the limit is split instead.
-OVER_THE_LIMIT_FOR_NOW = {
-    "flexmb/solvers/generalized_alpha.py",
-}
+OVER_THE_LIMIT_FOR_NOW: set[str] = set()
 
 
 def _long_modules(root: Path, limit: int = MAX_LINES) -> dict[str, int]:
@@ -420,3 +423,46 @@ def test_the_width_check_finds_a_planted_wide_function(tmp_path):
         "pkg/m.py::method: more than 12 parameters: group its arrays in named structures"]
     assert _width_problems(set(), {"pkg/m.py::wide"}) == [
         "pkg/m.py::wide: at most 12 parameters now (or gone): take it off OVER_12_PARAMETERS_FOR_NOW"]
+
+
+# ------------------------------------------------------------------ no class tests on solvers (issue 35)
+#: the classes behind the LinearSolver protocol (flexmb/engine/linear_solver.py) and the step back-ends
+SOLVER_CLASSES = {"TreeSolver", "DenseCholesky", "BandCholesky", "SparseCholesky", "CholeskyFactor",
+                  "TreeStep", "ElementStep", "CompiledTreeStep", "CompiledElementNewton"}
+#: the factories that choose among them, the only modules that may ask which one an object is
+SOLVER_FACTORIES = {"flexmb/engine/linear_solver.py", "flexmb/solvers/step_backends.py"}
+
+
+def _class_tests(root: Path, classes: set[str] = SOLVER_CLASSES) -> list[str]:
+    """'path:line' of every isinstance or issubclass call below ``root`` that names one of ``classes``
+    (as a name or an attribute, alone or in a tuple), paths relative to ``root``'s parent."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2):
+                named = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node.args[1])
+                         if isinstance(n, (ast.Name, ast.Attribute))}
+                if named & classes:
+                    out.append(f"{path.relative_to(root.parent).as_posix()}:{node.lineno}")
+    return out
+
+
+def test_no_module_asks_which_solver_class_it_has():
+    found = [f for f in _class_tests(PKG) + _class_tests(ELEMENTS) if f.split(":")[0] not in SOLVER_FACTORIES]
+    assert not found, ("a class test on a linear solver or step back-end outside its factory (read .kind, "
+                       "call try_step):\n" + "\n".join(found))
+
+
+def test_the_class_test_check_finds_a_planted_isinstance(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "solvers").mkdir(parents=True)
+    (pkg / "solvers" / "planted.py").write_text(
+        "from flexmb.engine.dense_cholesky import DenseCholesky\n"
+        "from flexmb.engine import band_cholesky\n"
+        "def f(x):\n"
+        "    if isinstance(x, DenseCholesky):\n"
+        "        return 1\n"
+        "    return isinstance(x, (int, band_cholesky.BandCholesky)) or isinstance(x, float)\n")
+    (pkg / "fine.py").write_text("def g(x):\n    return x.kind == 'dense' and isinstance(x, object)\n")
+    assert _class_tests(pkg) == ["pkg/solvers/planted.py:4", "pkg/solvers/planted.py:6"]

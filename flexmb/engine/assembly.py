@@ -66,7 +66,7 @@ class Evaluation:
     element_load_power: float = 0.0  # power of the elements' applied loads (node loads of the motion): load work
     position_noise: float = 0.0  # [m] the largest of the families' (FamilyEvaluation.position_noise)
     #: the drive forces of the state where they are not eq. (1) at it: a step whose families corrected its state
-    #: after Newton reports those of its converged iterate (GeneralizedAlpha._accept); None: eq. (1)
+    #: after Newton reports those of its converged iterate (flexmb.solvers.newton_loop.accept); None: eq. (1)
     drive_forces: np.ndarray | None = None
     friction: JointFriction | None = None  # bearing friction (engine/friction.py), implicit in udot
     #: the joint forces of the motion's values and tangents (k = -df/dq, c = -df/du; flexmb/motion_forces.py), each

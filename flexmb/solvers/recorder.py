@@ -319,7 +319,7 @@ class Recorder:
         if not m.driven.size:
             drive = np.zeros(0)
         else:
-            known = getattr(ev, "drive_forces", None)  # a step's converged iterate's (GeneralizedAlpha._accept)
+            known = getattr(ev, "drive_forces", None)  # a step's converged iterate's (newton_loop.accept)
             drive = ev.residual(st.udot)[m.driven] if known is None else known
         jf = np.array([f(st.t) for f in m.jforce_f], dtype=float) if m.jforce_u.size else self._no_jf
         if m.mforce_u.size:  # the joint forces of the motion: those that acted over the step ending at st (M7)
