@@ -210,7 +210,10 @@ def _knots(graph: dict[str, set[str]]) -> list[set[str]]:
 KNOTS_FOR_NOW = [
     # the model's initial state samples the sampled node loads, which need the kinematics (motion_loads)
     {"flexmb.model", "flexmb.motion_forces", "flexmb.motion_loads", "flexmb.engine.kinematics"},
-    {"flexmb.solvers.element_run", "flexmb.solvers.generalized_alpha", "flexmb.solvers.tree_run"},
+    # the spring-dampers' path scatter (issue 34) uses the scatter kernel of iteration_matrix, which calls it back
+    {"flexmb.engine.iteration_matrix", "flexmb.engine.pair_scatter"},
+    # the tree factor's joint blocks of spring-dampers read the Assembler's evaluation (type hints only)
+    {"flexmb.engine.assembly", "flexmb.engine.tree_pairs"},
 ]
 
 
