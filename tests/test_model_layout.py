@@ -122,8 +122,8 @@ def test_compile_is_a_function_of_the_builder_records():
     a, b = finish(compile_model(mb)), mb.compile()
     pairs = [(f.name, getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(Model)]
     assert list(a.elements) == list(b.elements) == ["body", "particle_body", "bushing", "beam", "rigid_cut",
-                                                              "spring_damper", "actuator", "coupling", "motion_load",
-                                                              "shape"]
+                                                              "spring_damper", "actuator", "coupling",
+                                                              "rotational_spring_damper", "motion_load", "shape"]
     for fam in a.elements:
         pairs += [(f"{fam}.{f.name}", getattr(a.elements[fam], f.name), getattr(b.elements[fam], f.name))
                   for f in dataclasses.fields(a.elements[fam])]
