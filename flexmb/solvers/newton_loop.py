@@ -11,7 +11,8 @@ A step from (qₙ, uₙ, u̇ₙ, aₙ) by h (docs/equations_of_motion.md §4) ru
 * :func:`accept`: the converged state after the families' end-of-step corrections and its (G2) (G11).
 
 The halving of failed steps (G12) and the error estimate of each sub-step are the integrator's
-(GeneralizedAlpha.advance). The loop's helpers are the integrator's factor (_factorize, _solve: the
+(GeneralizedAlpha.advance). A step returns ``StepResult``: (state, pseudo-acceleration a, evaluation,
+:class:`StepInfo`). The loop's helpers are the integrator's factor (_factorize, _solve: the
 LinearSolver chosen once, flexmb/engine/linear_solver.py), its trial state (_trial) and evaluation.
 """
 
@@ -37,7 +38,7 @@ from flexmb.state import State
 if TYPE_CHECKING:  # type hints only
     from flexmb.solvers.generalized_alpha import GeneralizedAlpha
 
-__all__ = ["StepInfo", "BegunStep", "StepResult", "begin_step", "newton_step", "accept"]
+__all__ = ["StepInfo", "BegunStep", "begin_step", "newton_step", "accept"]
 
 
 @dataclass
@@ -50,7 +51,8 @@ class StepInfo:
     h: float
 
 
-#: what a step returns: the new state, its pseudo-acceleration a, its evaluation and the step's cost
+#: what a step returns: the new state, its pseudo-acceleration a, its evaluation and the step's cost (a type
+#: alias for hints, not in __all__: a generic alias has no source module of its own for the API pages)
 StepResult = tuple[State, np.ndarray, Evaluation, StepInfo]
 
 
