@@ -14,17 +14,17 @@ global z, the first pinned at the origin, horizontal at rest, gravity -y) in two
 * ``joint``: the same stiffness and damping as joint springs (add_joint_spring: k h², c h² on
   every joint but the first): a pure tree, the O(n) tree factor.
 
-Every coordinate of the chain moves every later link, so the spring-dampers couple all the
-coordinates of the links before them: the iteration matrix of ``tsda`` is full (N² entries); it
-runs on the linear solver ``auto`` chooses and on the dense factor (``dense``: each step's whole
-Newton loop in one compiled call); the joint springs run on the tree factor and, for a like-for-like
-Newton loop (the tree step's convergence test is its own), on the dense factor too: there both
-variants take the same Newton iterations per step (their tangents are both complete for this
-chain). For each: the wall and CPU time per step of ``simulate`` (fixed steps ``--dt`` to ``--t-end``,
-rho_inf 0.9, an output row every 10 steps), Newton iterations and factorizations per step, the
-Newton path ``flexmb info`` names, the linear solver, and the tip's position at the end (the two
+A spring-damper's two forces are an internal pair, so its tangent acts on the joints of the tree
+path between its nodes only (docs/spring_damper.md §7): here the one joint between the two
+neighbouring links, a block on that joint's diagonal like a joint spring's, so ``tsda`` keeps the
+O(n) tree factor and its compiled step and run (S17). Each variant runs on the linear solver
+``auto`` chooses and on the dense factor (``dense``: each step's whole Newton loop in one compiled
+call; M̄ of a chain is full, N² entries) for a like-for-like Newton loop (the tree step's convergence
+test and its position tangent are its own). For each: the wall and CPU time per step of ``simulate``
+(fixed steps ``--dt`` to ``--t-end``, rho_inf 0.9, an output row every 10 steps), Newton iterations
+and factorizations per step, the Newton path ``flexmb info`` names, the linear solver, and the tip's position at the end (the two
 models are the same only for small angles: the difference shows how far the motion took them
-apart). A warm-up run compiles numba's kernels first (not timed). Measured, not a timed test.
+apart). Warm-up runs on both linear solvers compile numba's kernels first (not timed). Measured, not a timed test.
 
 How to run it
 -------------
@@ -96,8 +96,9 @@ def main() -> None:
     p.add_argument("--markdown", action="store_true")
     a = p.parse_args()
     t0 = time.perf_counter()
-    for variant in ("tsda", "joint"):  # warm-up: numba's kernels compiled or loaded from the cache
-        fm.simulate(chain(3, variant, a.k, a.c), 5 * a.dt, a.dt, rho_inf=0.9)
+    for variant in ("tsda", "joint"):  # warm-up: numba's kernels compiled or loaded from the cache, on both paths
+        for solver in ("auto", "dense"):
+            fm.simulate(chain(3, variant, a.k, a.c), 5 * a.dt, a.dt, rho_inf=0.9, linear_solver=solver)
     print(f"warm-up {time.perf_counter() - t0:.1f} s; N = {a.n}, t_end = {a.t_end} s, dt = {a.dt} s, k = {a.k} N/m, "
           f"c = {a.c} N s/m (joint springs k h² = {a.k * ARM_H**2:g} N m/rad, c h² = {a.c * ARM_H**2:g} N m s/rad)")
     rows = [measure(a.n, v, a.t_end, a.dt, a.k, a.c, s) for v, s in (("tsda", "auto"), ("tsda", "dense"), ("joint", "auto"),

@@ -8,7 +8,7 @@ The registry
 :data:`FAMILIES` maps a family's ``name`` to its :class:`~flexmb.elements.family.ElementFamily`
 instance, in evaluation order: ``body`` (rigid bodies and particles, node masses),
 ``particle_body`` (data only), ``bushing``, ``beam``, ``rigid_cut``, ``spring_damper``,
-``actuator``, ``coupling``. The order is the order in which forces are
+``actuator``, ``coupling``, ``rotational_spring_damper``, ``motion_load``. The order is the order in which forces are
 summed into the node wrenches, energies into the balance and blocks into the iteration matrix,
 so it is fixed (results are reproducible bit for bit); :func:`register` appends a new family.
 
@@ -47,6 +47,12 @@ Engine (flexmb/engine/assembly.py, iteration_matrix.py), with ``model: Model`` a
     dissipates(data) -> bool                      whether its dissipated power may be nonzero (default
                                                   True; False lets an accepted state's work go without
                                                   evaluating it: engine/assembly.py LazyEvaluation)
+
+Internal pairs (``internal_pair = True``, two-node families whose loads on their nodes are equal,
+opposite and on one line: spring-dampers): the assembly takes their blocks over the coordinates of
+the tree path between the two nodes only (docs/spring_damper.md §7, (S14)-(S16); a coordinate moving
+both nodes takes none of their forces), and where every such element crosses one joint the O(n) tree
+factor takes them in its pivot blocks (S17).
 
 One-node variant (``node_mass = True``, the ``body`` family): evaluate adds the family's 6×6 node
 mass blocks to ``Mb`` (N, 6, 6) and its velocity terms minus weight to ``w``; the assembly adds
@@ -95,6 +101,12 @@ tests/test_element_extension.py adds a point-to-point spring–damper this way, 
 
 Loop cuts (issue 12)
 --------------------
+* The cut contract (issue 35): a family that cuts loops between two node frames sets ``cut = True``
+  and implements ``cut_frames(model, data)`` -> :class:`~flexmb.elements.family.CutFrames` (the frames
+  it joins and the directions its rigid equivalent holds). The rigid-equivalent model
+  (flexmb.analysis.rigid: ``model_cuts``, ``has_cuts``), the singular-value monitor and ``flexmb info``
+  read every cut family through it, in registry order, naming none: tests/test_cut_extension.py
+  registers a test-only cut kind that way.
 * ``rigid_cut`` (elements/rigid_cut.py): the rigid-limit cut by augmented Lagrangian (index 3, Bayo
   & Ledesma), a two-node family with internal state (λ, the penalty factor, the Newton phase):
   ``evaluate`` applies the multiplier update λ' = λ + αΦ at its own iterate and adds Φ_qᵀ(λ' + αΦ);
@@ -124,6 +136,15 @@ Force elements (issue 34)
   coordinates (gears, belts, rack and pinion), elastic or rigid (augmented Lagrangian with state); its
   forces act on the coordinates through rows of the joints' relative twists, so it is a four-node
   family like any other. Output ``gap_rate_force`` into Result.couplings.
+* ``rotational_spring_damper`` (elements/rotational_spring_damper.py, docs/rotational_spring_damper.md): a
+  torsion spring-damper about an axis carried by node a, or an isotropic one on the relative rotation
+  vector, between two arbitrary nodes (node a may be ground); pure moments, a two-node family without
+  state whose kernels (elements/rotational_spring_damper_kernels.py) the compiled Newton steps call too.
+  Output ``angle_rate_torque`` into Result.spring_dampers after the spring-dampers' and actuators' rows.
+* ``motion_load`` (elements/motion_load.py, docs/motion_forces.md §7): node loads of the motion
+  f(t, x, R, v, w) (ModelBuilder.add_load with such a function), one node each; the symmetric part of
+  their tangent as blocks, their power load work (FamilyEvaluation.load_power). Evaluated in Python:
+  a model with them takes the Python Newton loop. Output ``wrench`` on demand.
 
 What comes next fits this interface (no engine change)
 ------------------------------------------------------
@@ -142,21 +163,26 @@ from flexmb.elements import (
     bushing,
     coupling,
     loads,
+    motion_load,
     particle_body,
     particles,
     rigid_body,
     rigid_cut,
+    rotational_spring_damper,
     spring_damper,
 )
+from flexmb.elements.cut_contract import ElasticCutRows
 from flexmb.elements.family import ElementData, ElementFamily, FamilyEvaluation, NodeTable, Output, StartContext, StepContext
 from flexmb.errors import ModelError
 
 if TYPE_CHECKING:  # type hints only: the model stands above the element library
     from flexmb.model import Model
 
-__all__ = ["FAMILIES", "register", "unregister", "has_element_forces", "recorded_fields", "ElementData", "ElementFamily",
+__all__ = ["FAMILIES", "register", "unregister", "has_element_forces", "elastic_cut_rows", "recorded_fields", "ElementData",
+           "ElementFamily",
            "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext", "beam", "bushing", "loads",
-           "particle_body", "particles", "rigid_body", "rigid_cut", "spring_damper", "actuator", "coupling"]
+           "particle_body", "particles", "rigid_body", "rigid_cut", "spring_damper", "actuator", "coupling",
+           "rotational_spring_damper", "motion_load"]
 
 #: the element families by name, in evaluation order (module docstring)
 FAMILIES: dict[str, ElementFamily] = {}
@@ -189,6 +215,17 @@ def has_element_forces(model: Model) -> bool:
                for name, data in model.elements.items() if name in FAMILIES)
 
 
+def elastic_cut_rows(model: Model) -> list[ElasticCutRows]:
+    """The elastic rows of every cut family of ``model`` that has them (ElementFamily.elastic_rows:
+    held directions, stiffness, damping, effective masses), in registry order."""
+    out = []
+    for name, data in model.elements.items():
+        fam = FAMILIES.get(name)
+        if fam is not None and fam.cut and data.n and (rows := fam.elastic_rows(model, data)) is not None:
+            out.append(rows)
+    return out
+
+
 def recorded_fields(model: Model) -> dict[str, list[tuple[str, Output]]]:
     """The Result fields the families of ``model`` record (ElementFamily.outputs with a ``field``),
     each with its (family name, Output) in FAMILIES order: families sharing a field (the cut
@@ -204,5 +241,5 @@ def recorded_fields(model: Model) -> dict[str, list[tuple[str, Output]]]:
 
 
 for _family in (rigid_body.FAMILY, particle_body.FAMILY, bushing.FAMILY, beam.FAMILY, rigid_cut.FAMILY, spring_damper.FAMILY,
-                actuator.FAMILY, coupling.FAMILY):
+                actuator.FAMILY, coupling.FAMILY, rotational_spring_damper.FAMILY, motion_load.FAMILY):
     register(_family)

@@ -27,7 +27,9 @@ Newton steps, the velocities projected, and λ set by Gauss's principle (A9). Th
 As an element family: two nodes per element (node a may be ground), a loop edge, blocks over its two
 nodes, internal state (elements/actuator_kernels.py: the rigid cuts' columns and m_ref). Output
 ``length_rate_force`` into the spring-dampers' Result field (rows named by spring_damper_names after
-the spring-dampers'; Result.actuator); drawn as a line p_a -> p_b of cell kind ``actuator``.
+the spring-dampers'; Result.actuator); drawn as a line p_a -> p_b of cell kind ``actuator``. The
+compiled Newton step forms evaluate, newton_update and blocks with the same kernels
+(flexmb/solvers/actuator_step.py, docs/actuator.md §7).
 """
 
 from __future__ import annotations
@@ -197,12 +199,17 @@ class Actuators(PointPairDrawing, ElementFamily):
                                                        np.ascontiguousarray(target[:, 0]), data.l_min, st, w,
                                                        (G, nv, ra, rb, l, ldot), (phi, alpha, lam, force, ell))
         if short >= 0:
-            raise SolverError(f"t = {state.t:.6g}: actuator '{data.names[short]}' is {l[short]:.3g} m long: its two points "
-                              "meet, and the direction of its force is undefined there (docs/actuator.md §1)", state.t,
-                              hint="attach the actuator at points that stay apart, or prescribe a length that does")
+            raise self.short_error(data, short, l, state.t)
         return ActuatorEvaluation(strain_energy=float(energy), position_noise=float(noise),
                                   drive_power=float(ordered_sum(-force[:, 0] * ldot)), G=G, nv=nv, ra=ra, rb=rb, l=l,
                                   ldot=ldot, target=target, phi=phi, alpha=alpha, lam=lam, force=force, ell=ell)
+
+    @staticmethod
+    def short_error(data: ActuatorData, e: int, l: np.ndarray, t: float) -> SolverError:
+        """The SolverError of actuator ``e`` shorter than its l_min (lengths ``l``) at time ``t`` (S11)."""
+        return SolverError(f"t = {t:.6g}: actuator '{data.names[e]}' is {l[e]:.3g} m long: its two points meet, and the "
+                           "direction of its force is undefined there (docs/actuator.md §1)", t,
+                           hint="attach the actuator at points that stay apart, or prescribe a length that does")
 
     def blocks(self, model: Model, data: ActuatorData, prep: Any, fe: ActuatorEvaluation, kin: Kinematics, ck: float,
                cc: float, cm: float, material_only: bool, exact_tangent: bool) -> np.ndarray:

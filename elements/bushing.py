@@ -41,6 +41,8 @@ ck G^T K G + cc G^T C G over its two nodes, no mass. Its damping C may be chosen
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -48,8 +50,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from flexmb.elements import cut_kernels
+from flexmb.elements.cut_contract import ZETA, CutStart, ElasticCutRows, cut_modes
 from flexmb.elements.family import (
     GROUND,
+    CutFrames,
     ElementData,
     ElementFamily,
     FamilyEvaluation,
@@ -69,6 +73,8 @@ if TYPE_CHECKING:  # type hints only
 
 __all__ = ["BushingData", "BushingEvaluation", "Bushings", "FAMILY", "CUT_OUTPUTS", "DIRECTIONS", "constrained_mask",
            "held_directions", "cut_wrenches", "cut_output", "deformation", "place_cut"]
+
+log = logging.getLogger("flexmb")
 
 FULL, FREE_X, FREE_Y, FREE_Z, SPHERICAL = -1, 0, 1, 2, 3
 
@@ -240,6 +246,62 @@ class Bushings(ElementFamily):
 
     def element_nodes(self, data: BushingData) -> np.ndarray:
         return np.stack([data.a, data.b], axis=1).astype(np.int64)
+
+    def cut_frames(self, model: Model, data: BushingData) -> CutFrames:
+        """The bushings made rigid: each holds its directions of nonzero diagonal stiffness less its
+        free rotation (:func:`constrained_mask`)."""
+        return CutFrames(data.names, data.a, data.b, data.sa, data.Ea, data.sb, data.Eb, data.mode,
+                         constrained_mask(data.mode, np.diagonal(data.K, axis1=1, axis2=2) > 0), np.zeros(data.n, bool))
+
+    def cut_defaults(self, model: Model, data: BushingData, start: CutStart) -> BushingData:
+        """The default damping (D8), (D6) of the bushings left to the compiler (``auto_damping``) that
+        lie on a loop (a bushing on no loop is a plain spring: undamped), and every bushing's effective
+        masses (D2) and rigid-equivalent start forces (docs/cut_damping.md)."""
+        C = np.array(data.C, dtype=float)
+        rows, caps = start.rows, start.caps
+        for c in range(data.n):
+            if not data.auto_damping[c] or data.names[c] not in start.on_loop:
+                continue
+            sel = np.flatnonzero(rows[:, 0] == c)
+            if not sel.size:
+                continue
+            dirs = rows[sel, 1]
+            cap = np.where(dirs < 3, caps[c, 0], caps[c, 1])
+            try:
+                with np.errstate(all="ignore"):
+                    _, Cc, om = cut_modes(start.W[np.ix_(sel, sel)], data.K[c][np.ix_(dirs, dirs)], cap)
+            except (ValueError, np.linalg.LinAlgError):  # non-finite values refused by eigh
+                Cc = np.full((dirs.size, dirs.size), np.nan)
+            if not np.isfinite(Cc).all():
+                raise start.overflow(c, f"its default damping (zeta = {ZETA} on its stiffness {np.diag(data.K[c]).tolist()} "
+                                        f"and the masses of its loop, at most {caps[c].tolist()})")
+            C[c] = 0.0
+            C[c][np.ix_(dirs, dirs)] = Cc
+            log.info("bushing '%s': default damping (zeta = %g) on %s, diagonal %s, local modes %s rad/s", data.names[c],
+                     ZETA, ", ".join(DIRECTIONS[i] for i in dirs), np.array2string(np.diag(Cc), precision=4),
+                     np.array2string(om, precision=4))
+        return dataclasses.replace(data, **frozen_arrays(dict(C=C, m_eff=start.m_eff, start_force=start.force)))
+
+    def equivalent_strains(self, model: Model, data: BushingData, kin: Kinematics) -> np.ndarray:
+        """sqrt(U / U_ref): U = d·K d / 2 of the deformation d (1), U_ref = k L² / 2 with k the largest
+        translational stiffness (the largest of all where none) and L the model's size."""
+        N = model.n_nodes
+        xe = np.concatenate([kin.x, np.zeros((1, 3))])
+        Re = np.concatenate([kin.R, np.eye(3)[None]])
+        ia = np.where(data.a < 0, N, data.a)
+        d, _ = deformation(xe[ia], Re[ia], xe[data.b], Re[data.b], data.sa, data.Ea, data.sb, data.Eb, data.mode)
+        U = 0.5 * np.einsum("ni,nij,nj->n", d, data.K, d)
+        kt = np.diagonal(data.K, axis1=1, axis2=2)[:, :3].max(axis=1)
+        size = float(np.ptp(model.X0, axis=0).max(initial=0.0)) or 1.0
+        Uref = 0.5 * np.where(kt > 0, kt, np.diagonal(data.K, axis1=1, axis2=2).max(axis=1)) * size**2
+        return np.sqrt(np.maximum(U, 0.0) / np.maximum(Uref, 1e-300))
+
+    def elastic_rows(self, model: Model, data: BushingData) -> ElasticCutRows:
+        """The bushings' held directions (nonzero diagonal stiffness less the free rotation)."""
+        k = np.diagonal(data.K, axis1=1, axis2=2)
+        return ElasticCutRows(self.label, data.names, constrained_mask(data.mode, k > 0), k,
+                              np.diagonal(data.C, axis1=1, axis2=2), np.asarray(data.m_eff), np.asarray(data.start_force),
+                              np.asarray(data.auto_damping, bool))
 
     def prepare(self, model: Model, data: BushingData) -> tuple[np.ndarray, np.ndarray]:
         """End node indices with ground as node N (the extra row of the node arrays)."""

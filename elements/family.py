@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numba import njit
 
+from flexmb.element_data import ElementData
+from flexmb.elements.cut_contract import CutFrames, CutStart, ElasticCutRows
 from flexmb.errors import ModelError
 
 if TYPE_CHECKING:  # type hints only: the engine and the model stand above the element library
@@ -22,7 +24,7 @@ if TYPE_CHECKING:  # type hints only: the engine and the model stand above the e
     from flexmb.model import Model
     from flexmb.state import State
 
-__all__ = ["ElementData", "ElementFamily", "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext",
+__all__ = ["CutFrames", "ElementData", "ElementFamily", "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext",
            "frozen_arrays", "listing", "origin_potential", "ordered_sum", "GROUND"]
 
 @njit(cache=True)
@@ -94,25 +96,6 @@ class NodeTable:
         return (np.asarray(self.origin, dtype=float), np.eye(3)) if i == GROUND else (self.X0[i], self.R0[i])
 
 
-@dataclass(frozen=True, eq=False)
-class ElementData:
-    """Base of a family's compiled arrays (one frozen dataclass per family, stored in
-    ``Model.elements[family.name]``); every field is documented in its subclass with meaning and
-    shape, ``n_el`` being the number of elements of the family."""
-
-    names: tuple[str, ...]  # element names                                               (n_el)
-
-    @property
-    def n(self) -> int:
-        """Number of elements of the family."""
-        return len(self.names)
-
-    def initial_state(self) -> np.ndarray | None:
-        """Per-element internal state at t = 0, kept in ``State.elements[family]`` (e.g. the
-        multipliers of an augmented-Lagrangian cut), or None: the family is stateless."""
-        return None
-
-
 @dataclass
 class FamilyEvaluation:
     """What :meth:`ElementFamily.evaluate` returns at one state: the family's strain energy and
@@ -130,6 +113,9 @@ class FamilyEvaluation:
     #: [W] power the family's prescribed motions put into the mechanism (actuators, flexmb.elements.actuator):
     #: counted with the drives' work in the energy balance
     drive_power: float = 0.0
+    #: [W] power of the family's applied loads (node loads of the motion, flexmb.elements.motion_load): counted
+    #: with the nodal loads' work (load work) in the energy balance
+    load_power: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -204,18 +190,28 @@ class ElementFamily:
     node_mass: ClassVar[bool] = False
     #: the family acts on the mechanism (evaluate); False: data only (drawing, checks)
     forces: ClassVar[bool] = True
-    #: elastic loop cuts, left out of the rigid-equivalent model (evaluate(..., elastic_cuts=False))
+    #: loop cuts between two node frames (bushings, rigid cuts): they offer their rigid-equivalent
+    #: constraints (cut_frames) and are left out of the rigid-equivalent model's forces
+    #: (evaluate(..., elastic_cuts=False)), which holds them as constraints instead
     cut: ClassVar[bool] = False
     #: the family gives element blocks (K, C, M) to the iteration matrix
     has_blocks: ClassVar[bool] = False
     #: the family's elements prescribe motion: their power is drive work (FamilyEvaluation.drive_power; an
     #: accepted state of a model without such a family needs no evaluation for it: LazyEvaluation)
     prescribes: ClassVar[bool] = False
+    #: the family's elements are applied loads: their power is load work (FamilyEvaluation.load_power; as
+    #: ``prescribes`` for an accepted state taken without evaluation)
+    loads: ClassVar[bool] = False
     #: the family has element masses (M_e a in the node wrenches and in M̄)
     has_mass: ClassVar[bool] = False
     #: its blocks' stiffness belongs to the metric of the mass-orthogonal projections of augmented-Lagrangian
     #: cuts, M̄ + β' K̄_c (Assembler.iteration_matrix(projection=True)): a penalty of such a cut
     projection_blocks: ClassVar[bool] = False
+    #: the loads of every element on its two nodes are an internal pair (equal, opposite, on the line through
+    #: its two points: zero net wrench), so a coordinate moving both nodes alike takes none of its forces: its
+    #: blocks are assembled over the coordinates of the tree path between its nodes only (docs/spring_damper.md
+    #: §7, flexmb/engine/pair_scatter.py); two-node families only
+    internal_pair: ClassVar[bool] = False
     #: the family keeps internal state in State.elements (newton_update, end_step do something)
     has_state: ClassVar[bool] = False
     #: per-element outputs
@@ -247,6 +243,29 @@ class ElementFamily:
         """Node indices (n_el, m) of each element's m nodes, GROUND allowed: the rows and columns
         of its blocks (6 per node) and the nodes its wrenches act on."""
         return np.zeros((data.n, 0), dtype=np.int64)
+
+    def cut_frames(self, model: Model, data: ElementData) -> CutFrames:
+        """A ``cut`` family's cuts as rigid-equivalent constraints (:class:`CutFrames`): the frames
+        they join and the directions the rigid equivalent holds."""
+        raise NotImplementedError(f"element family '{self.name}' is a cut family (cut = True) but offers no cut_frames")
+
+    def cut_defaults(self, model: Model, data: ElementData, start: CutStart) -> ElementData:
+        """A ``cut`` family's data with the compiler's choices made from its cuts' start quantities
+        (:class:`~flexmb.elements.cut_contract.CutStart`; docs/cut_damping.md): default damping, penalty
+        scales, start forces. Default: ``data`` unchanged."""
+        return data
+
+    def elastic_rows(self, model: Model, data: ElementData) -> ElasticCutRows | None:
+        """An elastic ``cut`` family's held directions with their stiffness, damping and effective
+        masses (:class:`~flexmb.elements.cut_contract.ElasticCutRows`: ``flexmb info``'s cut table, the
+        energy check's stiff parts); None (the default): the family's cuts have no stiffness of their own."""
+        return None
+
+    def equivalent_strains(self, model: Model, data: ElementData, kin: Kinematics) -> np.ndarray | None:
+        """A ``cut`` family's equivalent strain per cut at the kinematics ``kin`` (n_el): sqrt(U / U_ref),
+        its strain energy against that of a deformation the size of the model, which the relaxed start
+        reports (flexmb.solvers.initial); None (the default): no strain of its own."""
+        return None
 
     # ------------------------------------------------------------------ engine
     def prepare(self, model: Model, data: ElementData) -> Any:

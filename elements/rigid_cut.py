@@ -72,8 +72,10 @@ import numpy as np
 
 from flexmb.elements import rigid_cut_kernels as kernels
 from flexmb.elements.bushing import CUT_OUTPUTS, DIRECTIONS, constrained_mask, cut_output, held_directions, place_cut
+from flexmb.elements.cut_contract import CutStart
 from flexmb.elements.family import (
     GROUND,
+    CutFrames,
     ElementData,
     ElementFamily,
     FamilyEvaluation,
@@ -84,6 +86,7 @@ from flexmb.elements.family import (
     listing,
 )
 from flexmb.elements.rigid_cut_kernels import ESCALATION, KAPPA, LAM, N_STATE, PHASE, PREV, SMAX, S
+from flexmb.elements.rigid_cut_start import rigid_cut_defaults
 from flexmb.errors import ModelError, SolverError, StartWarning
 
 if TYPE_CHECKING:  # type hints only
@@ -190,6 +193,16 @@ class RigidCuts(ElementFamily):
 
     def element_nodes(self, data: RigidCutData) -> np.ndarray:
         return np.stack([data.a, data.b], axis=1).astype(np.int64)
+
+    def cut_frames(self, model: Model, data: RigidCutData) -> CutFrames:
+        """The rigid cuts as they are: each holds its directions ``mask``."""
+        return CutFrames(data.names, data.a, data.b, data.sa, data.Ea, data.sb, data.Eb, data.mode, data.mask,
+                         np.ones(data.n, bool))
+
+    def cut_defaults(self, model: Model, data: RigidCutData, start: CutStart) -> RigidCutData:
+        """The penalty scales (AL7), the redundancy (AL12) and the refusal of cuts the drives open on a
+        loop nothing can move (elements/rigid_cut_start.py)."""
+        return rigid_cut_defaults(model, data, start)
 
     def prepare(self, model: Model, data: RigidCutData) -> tuple[np.ndarray, np.ndarray]:
         """End node indices with ground as node N (the extra row of the node arrays)."""

@@ -179,6 +179,7 @@ class SpringDampers(PointPairDrawing, ElementFamily):
     label = "spring-damper"
     plural = "spring-dampers"
     has_blocks = True
+    internal_pair = True  # (S14)-(S16): blocks over the tree path between the two nodes
     outputs = (Output("length_rate_force", ("spring_damper_length", "spring_damper_rate", "spring_damper_force"),
                       "length l [m], its rate l' [m/s] and the tension F = k (l - L0) + c l' + F0 [N] (docs/spring_damper.md "
                       "(S2)-(S4))", field="spring_dampers", names_field="spring_damper_names"),)

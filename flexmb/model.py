@@ -27,10 +27,10 @@ from functools import cached_property
 
 import numpy as np
 
-from flexmb.elements.family import ElementData
+from flexmb.element_data import ElementData
 from flexmb.errors import ModelError
 from flexmb.joints import JointKind
-from flexmb.motion_forces import HOLD_KEY, MotionForce, initial_hold
+from flexmb.motion_forces import HOLD_KEY, MotionForce, initial_hold, initial_load_hold
 from flexmb.state import State
 from flexmb.timefunctions import ScalarDrive
 from flexmb.topology import Loop, Tree, path_matrix, secondary_path_matrix
@@ -219,6 +219,7 @@ class Model:
         hold = initial_hold(self.mforce, self.u_to_q[self.mforce_u], self.mforce_u, st.t, st.q, st.u)
         if hold is not None:  # the sampled joint forces' first sample (docs/motion_forces.md (M6))
             st.elements[HOLD_KEY] = hold
+        initial_load_hold(self, st)  # the sampled node loads' (M15)
         return st
 
 

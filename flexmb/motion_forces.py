@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # flexmb.model imports this module
     from flexmb.state import State
 
 __all__ = ["MotionForce", "HOLD_KEY", "force_arity", "motion_tangents", "initial_hold", "sample_hold",
-           "motion_values"]
+           "motion_values", "force_names", "recorded_forces", "initial_load_hold"]
 
 #: the key of the sampled forces' held outputs in State.elements (docs/motion_forces.md (M6))
 HOLD_KEY = "motion_hold"
@@ -154,13 +154,14 @@ class MotionForce:
 def initial_hold(mforce: tuple[MotionForce, ...], mforce_q: np.ndarray, mforce_u: np.ndarray, t: float,
                  q: np.ndarray, u: np.ndarray) -> np.ndarray | None:
     """The held outputs of the sampled forces at the first sample (docs/motion_forces.md (M6)):
-    (3, n_mforce), row 0 the values, row 1 the time of each force's next sample (inf: not sampled),
+    (4, n_mforce), row 0 the values, row 1 the time of each force's next sample (inf: not sampled),
     row 2 the values that acted over the step ending at the state (before its sample: the work
-    over that step, (M7)); None without sampled forces. It is kept in ``State.elements[HOLD_KEY]``."""
+    over that step, (M7)), row 3 the time the held value was sampled (NaN: not sampled; (M14));
+    None without sampled forces. It is kept in ``State.elements[HOLD_KEY]``."""
     if not any(mf.sampled for mf in mforce):
         return None
-    hold = np.zeros((3, len(mforce)))
-    hold[1] = np.inf
+    hold = np.zeros((4, len(mforce)))
+    hold[1], hold[3] = np.inf, np.nan
     hold = _sample(hold, mforce, mforce_q, mforce_u, t, q, u, force_all=True)
     hold[2] = hold[0]
     return hold
@@ -179,12 +180,25 @@ def _sample(hold: np.ndarray, mforce: tuple[MotionForce, ...], mforce_q: np.ndar
         if force_all or t >= hold[1, i] - 1e-9 * P:
             out[0, i] = mf.value(t, float(q[mforce_q[i]]), float(u[mforce_u[i]]))
             out[1, i] = P * (math.floor((t + 1e-9 * P) / P) + 1.0)
+            out[3, i] = t
     return out
+
+
+def initial_load_hold(model: Model, st: State) -> None:
+    """The sampled node loads' first sample at the initial state ``st`` (docs/motion_forces.md (M15);
+    flexmb.motion_loads.sample_loads)."""
+    from flexmb.motion_loads import sample_loads  # the node loads' module reads the kinematics: below the model
+
+    sample_loads(model, st, initial=True)
 
 
 def sample_hold(model: Model, st: State) -> None:
     """After an accepted step ending at ``st``: the sampled forces due there take their sample from
-    ``st`` (docs/motion_forces.md (M6)); ``st.elements`` gets a new hold (the old state's is not changed)."""
+    ``st`` (docs/motion_forces.md (M6)), and the sampled node loads theirs (M15); ``st.elements`` gets a
+    new hold (the old state's is not changed)."""
+    from flexmb.motion_loads import sample_loads  # the sampled node loads too (M15)
+
+    sample_loads(model, st)
     hold = st.elements.get(HOLD_KEY) if st.elements else None
     if hold is None:
         return
@@ -204,3 +218,24 @@ def motion_values(model: Model, st: State) -> tuple[np.ndarray, np.ndarray]:
     if hold is not None:
         before[[mf.sampled for mf in model.mforce]] = hold[2, [mf.sampled for mf in model.mforce]]
     return now, before
+
+
+def force_names(model: Model) -> tuple[str, ...]:
+    """The names of the joint forces of the motion in a Result (``Result.joint_force_names``,
+    docs/motion_forces.md (M14)): the joint's name for a one-coordinate joint, else the coordinate's
+    (``"cyl.t0"``)."""
+    names = [model.coordinate_names[j] for j in model.mforce_u]
+    return tuple(n[:-2] if n.endswith(".q") else n for n in names)
+
+
+def recorded_forces(model: Model, st: State) -> np.ndarray:
+    """The row of ``Result.joint_forces`` at ``st`` (n_mforce, 2) (docs/motion_forces.md (M14)): each
+    force's value acting from ``st`` on (a sampled force's held value) and the time of the state it was
+    computed from: for a sampled force the time of the sample it holds, for a continuous one ``st.t``."""
+    out = np.full((len(model.mforce), 2), float(st.t))
+    out[:, 0] = motion_values(model, st)[0]
+    hold = st.elements.get(HOLD_KEY) if st.elements else None
+    if hold is not None:
+        sampled = np.array([mf.sampled for mf in model.mforce])
+        out[sampled, 1] = hold[3, sampled]
+    return out

@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from numba import njit
 
 from flexmb.rotations import expm_factors
 
-if TYPE_CHECKING:  # type hints only: the Model refers to State (its initial_state)
-    from flexmb.model import Model
+__all__ = ["CoordinateLayout", "State"]
 
-__all__ = ["State"]
+
+class CoordinateLayout(Protocol):
+    """What a State needs of the model to move: where each velocity coordinate's position sits
+    and which are balls, and the drives. :class:`flexmb.model.Model` is one; typed by its shape,
+    so the state stands below the model that builds it (docs/architecture.md, the layers)."""
+
+    u_to_q: np.ndarray  # index in q of each velocity coordinate, -1 for ball coordinates (n_u)
+    u_is_ball: np.ndarray  # True for the three velocity coordinates of a ball (bool)   (n_u)
+    n_ball: int  # number of ball (3-D rotation) coordinates
+    driven: np.ndarray  # driven velocity coordinates (indices in u)                  (n_driven)
+    drives: Sequence[Callable[[float], tuple[float, float, float]]]  # q, q', q'' of t   (n_driven)
 
 
 @dataclass
@@ -35,24 +45,24 @@ class State:
         return State(self.t, self.q.copy(), self.balls.copy(), self.u.copy(), self.udot.copy(),
                      {k: v.copy() for k, v in self.elements.items()})
 
-    def apply_drives(self, model: Model, t: float) -> None:
+    def apply_drives(self, layout: CoordinateLayout, t: float) -> None:
         """Set the driven coordinates, velocities and accelerations to their values at ``t``."""
-        for k, d in zip(model.driven, model.drives):
+        for k, d in zip(layout.driven, layout.drives):
             qk, vk, ak = d(t)
-            self.q[model.u_to_q[k]] = qk
+            self.q[layout.u_to_q[k]] = qk
             self.u[k] = vk
             self.udot[k] = ak
 
-    def retract(self, model: Model, dq: np.ndarray) -> State:
+    def retract(self, layout: CoordinateLayout, dq: np.ndarray) -> State:
         """State moved by the increment ``dq`` (length n_u): ``q + dq`` for scalar coordinates,
         ``R expm(dq)`` for balls (the Lie-group update, increment in body axes); the element
         families' internal state is carried over unchanged."""
         out = self.copy()
-        sc = ~model.u_is_ball
+        sc = ~layout.u_is_ball
         out.q = self.q + dq[sc]
-        if model.n_ball:
+        if layout.n_ball:
             out.balls = np.empty_like(self.balls)
-            _retract_balls(self.balls, np.ascontiguousarray(dq[model.u_is_ball]).reshape(-1, 3), out.balls)
+            _retract_balls(self.balls, np.ascontiguousarray(dq[layout.u_is_ball]).reshape(-1, 3), out.balls)
         return out
 
 

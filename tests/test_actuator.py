@@ -11,7 +11,7 @@ cylinder from a ground point A to a boom point B:
 * a force actuator is the spring-damper with the same force law, bit for bit;
 * a length beyond reach fails naming the actuator; bad input is refused naming it;
 * a cylinder driving a four-bar closed by a rigid cut starts on both constraints;
-* the Newton path: the model takes the Python iterates and says why (the family is not compiled).
+* the Newton path: the model takes the compiled Newton loop and says so.
 """
 
 from __future__ import annotations
@@ -260,10 +260,11 @@ def test_names_ends_and_solvers_are_checked() -> None:
 
 
 def test_the_newton_path_outputs_drawing_and_info_name_the_actuator(stroke_run) -> None:
-    """The family is not compiled: the model takes the Python iterates and describe_solver says why;
-    the drawing has one 'actuator' cell from A to B carrying its force; flexmb info lists the actuator."""
+    """The family is compiled: the model takes the compiled Newton loop and describe_solver says so
+    (tests/test_actuator_compiled.py: bit for bit with the Python step); the drawing has one 'actuator'
+    cell from A to B carrying its force; flexmb info lists the actuator."""
     model, _, res = stroke_run
-    assert "element family 'actuator' not compiled" in GeneralizedAlpha(model).describe_solver()
+    assert "whole Newton loop in one compiled call" in GeneralizedAlpha(model).describe_solver()
     cells, kind, _ = lines(res.drawing)
     on = kind == cell_kinds().index("actuator")
     assert on.sum() == 1

@@ -2,7 +2,9 @@
 
 * no import cycle anywhere in flexmb (its elements package included): every module's imports that
   run when it is imported (module level; ``if TYPE_CHECKING:`` blocks, type hints only, excepted)
-  form a graph without a cycle, and a cycle is named module by module;
+  form a graph without a cycle, and a cycle is named module by module; counting type-only and
+  function-level imports too, no two modules know each other but for the knots being untied
+  (KNOTS_FOR_NOW, issue 35);
 * in the engine path (flexmb/engine, flexmb/solvers, elements, flexmb/model.py, flexmb/state.py)
   an import inside a function says why in a comment (on its line or on the line above its group);
 * the test oracles (``reference`` modules: elements/beam/reference.py,
@@ -11,7 +13,12 @@
 * every parameter named ``model`` is annotated with ``Model`` (``Model | None`` where optional), so a
   reader and a type checker see that every stage reads the compiled model (issue 13, P2);
 * every module of flexmb and of its elements package has at most 600 lines (issue 35), but for the
-  few named while they are being split.
+  few named while they are being split;
+* no module asks which class a linear solver or a step back-end is (``isinstance``/``issubclass`` on
+  TreeSolver, DenseCholesky, BandCholesky, SparseCholesky, CholeskyFactor, TreeStep, ElementStep or the
+  back-ends of flexmb/solvers/step_backends.py) but the factories that make them
+  (flexmb/engine/linear_solver.py, flexmb/solvers/step_backends.py): the step reads ``kind`` and calls
+  ``try_step`` (issue 35, docs/architecture.md P8).
 The app and results ends have their own, stricter checks in tests/test_app_layout.py.
 """
 
@@ -62,16 +69,16 @@ def _is_type_checking(node: ast.If) -> bool:
                                                                        and t.attr == "TYPE_CHECKING")
 
 
-def _imported(node: ast.Import | ast.ImportFrom, here: str) -> set[str]:
-    """The flexmb modules an import statement in module ``here`` loads."""
+def _imported(node: ast.Import | ast.ImportFrom, here: str, modules: dict[str, Path] = MODULES) -> set[str]:
+    """The modules (of ``modules``, flexmb's by default) an import statement in module ``here`` loads."""
     found = set()
     if isinstance(node, ast.Import):
         names = [a.name for a in node.names]
     else:
-        target = _resolve(node.module or "", node.level, here, MODULES[here].name == "__init__.py")
+        target = _resolve(node.module or "", node.level, here, modules[here].name == "__init__.py")
         names = [target] + [f"{target}.{a.name}" for a in node.names]
     for name in names:
-        if name in MODULES:
+        if name in modules:
             found.add(name)
     return found
 
@@ -135,7 +142,8 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_no_import_cycle_in_the_package():
     graph = {m: _runtime_imports(m) for m in MODULES}
     assert len(graph) > 60 and "flexmb.elements.beam.kernels" in graph
-    assert "flexmb.elements.family" in graph["flexmb.model"]  # the Model's element data type, from below
+    assert "flexmb.element_data" in graph["flexmb.model"]  # the Model's element data type, from below
+    assert not any(m.startswith("flexmb.elements") for m in graph["flexmb.model"])  # the model knows no family
     assert "flexmb.engine.assembly" not in graph["flexmb.engine.iteration_matrix"]  # no back edge
     cycle = _cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
@@ -144,6 +152,105 @@ def test_no_import_cycle_in_the_package():
 def test_the_cycle_finder_names_a_cycle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def _declared_imports(name: str, modules: dict[str, Path] = MODULES) -> set[str]:
+    """The modules (of ``modules``) that any import statement of module ``name`` names: at module
+    level, under ``if TYPE_CHECKING:`` (type hints only) and inside functions alike, with their
+    packages, except ``name``'s own packages. A cycle in this graph is a cycle of the design even where
+    no import runs in a circle (issue 35, item 4): a type-only or deferred import that closes a circle
+    says that two layers know each other."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(modules[name].read_text())):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found |= _imported(node, name, modules)
+    own = {".".join(name.split(".")[:k]) for k in range(1, name.count(".") + 1)}
+    with_packages = set()
+    for m in found:
+        parts = m.split(".")
+        with_packages |= {".".join(parts[:k]) for k in range(1, len(parts) + 1)}
+    return (with_packages & set(modules)) - own - {name}
+
+
+def _knots(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of ``graph`` with more than one module (Tarjan): each is a
+    set of modules every one of which reaches every other through imports."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(comp)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+# Knots of the declared-import graph (type-only and function-level imports counted) that are being
+# untied (issue 35, item 4); the list only shrinks: a knot not listed fails, a listed one gone must leave.
+KNOTS_FOR_NOW = [
+    # the model's initial state samples the sampled node loads, which need the kinematics (motion_loads)
+    {"flexmb.model", "flexmb.motion_forces", "flexmb.motion_loads", "flexmb.engine.kinematics"},
+    # the run modules and the step: GeneralizedAlpha offers whole runs, the runs read its settings (type hints, deferred)
+    {"flexmb.solvers.element_run", "flexmb.solvers.generalized_alpha", "flexmb.solvers.newton_loop",
+     "flexmb.solvers.step_backends", "flexmb.solvers.tree_run"},
+    # the spring-dampers' path scatter (issue 34) uses the scatter kernel of iteration_matrix, which calls it back
+    {"flexmb.engine.iteration_matrix", "flexmb.engine.pair_scatter"},
+    # the tree factor's joint blocks of spring-dampers read the Assembler's evaluation (type hints only)
+    {"flexmb.engine.assembly", "flexmb.engine.tree_pairs"},
+]
+
+
+def _knot_problems(knots: list[set[str]], allowed: list[set[str]]) -> list[str]:
+    """What the declared-cycle test reports: knots not within an allowed one, allowed ones untied."""
+    new = [" <-> ".join(sorted(k)) for k in knots if not any(k <= a for a in allowed)]
+    done = [f"untied, take it off KNOTS_FOR_NOW: {sorted(a)}" for a in allowed if not any(k & a for k in knots)]
+    return new + done
+
+
+def test_no_import_cycle_counting_type_only_and_deferred_imports():
+    graph = {m: _declared_imports(m) for m in MODULES}
+    assert "flexmb.elements.family" in graph["flexmb.elements.bushing"]  # an import at module level
+    assert "flexmb.model" in graph["flexmb.elements.family"]  # a type-only import is counted
+    problems = _knot_problems(_knots(graph), KNOTS_FOR_NOW)
+    assert not problems, "modules that import each other (type hints and imports in functions counted):\n" + \
+        "\n".join(problems)
+
+
+def test_the_declared_cycle_check_finds_planted_type_only_and_deferred_cycles(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "low.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.high import H\n")
+    (pkg / "high.py").write_text("from pkg.low import x\n")
+    (pkg / "a.py").write_text("def f():\n    from pkg import b  # deferred\n")
+    (pkg / "b.py").write_text("import pkg.a\n")
+    (pkg / "c.py").write_text("import pkg.low\n")
+    modules = {f"pkg.{p.stem}" if p.stem != "__init__" else "pkg": p for p in pkg.glob("*.py")}
+    graph = {m: _declared_imports(m, modules) for m in modules}
+    knots = _knots(graph)
+    assert sorted(map(sorted, knots)) == [["pkg.a", "pkg.b"], ["pkg.high", "pkg.low"]]
+    assert _knot_problems(knots, [{"pkg.a", "pkg.b"}]) == ["pkg.high <-> pkg.low"]
+    assert _knot_problems([], [{"pkg.a", "pkg.b"}]) == ["untied, take it off KNOTS_FOR_NOW: ['pkg.a', 'pkg.b']"]
 
 
 def test_function_level_imports_in_the_engine_path_say_why():
@@ -213,9 +320,7 @@ def test_the_annotation_check_finds_a_bare_model():
 MAX_LINES = 600
 # Modules over MAX_LINES that others are splitting right now (issue 35). Each leaves this list with
 # its split; none joins it: a module that grows over the limit is split instead.
-OVER_THE_LIMIT_FOR_NOW = {
-    "flexmb/solvers/generalized_alpha.py",
-}
+OVER_THE_LIMIT_FOR_NOW: set[str] = set()
 
 
 def _long_modules(root: Path, limit: int = MAX_LINES) -> dict[str, int]:
@@ -315,3 +420,46 @@ def test_the_width_check_finds_a_planted_wide_function(tmp_path):
         "pkg/m.py::method: more than 12 parameters: group its arrays in named structures"]
     assert _width_problems(set(), {"pkg/m.py::wide"}) == [
         "pkg/m.py::wide: at most 12 parameters now (or gone): take it off OVER_12_PARAMETERS_FOR_NOW"]
+
+
+# ------------------------------------------------------------------ no class tests on solvers (issue 35)
+#: the classes behind the LinearSolver protocol (flexmb/engine/linear_solver.py) and the step back-ends
+SOLVER_CLASSES = {"TreeSolver", "DenseCholesky", "BandCholesky", "SparseCholesky", "CholeskyFactor",
+                  "TreeStep", "ElementStep", "CompiledTreeStep", "CompiledElementNewton"}
+#: the factories that choose among them, the only modules that may ask which one an object is
+SOLVER_FACTORIES = {"flexmb/engine/linear_solver.py", "flexmb/solvers/step_backends.py"}
+
+
+def _class_tests(root: Path, classes: set[str] = SOLVER_CLASSES) -> list[str]:
+    """'path:line' of every isinstance or issubclass call below ``root`` that names one of ``classes``
+    (as a name or an attribute, alone or in a tuple), paths relative to ``root``'s parent."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2):
+                named = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node.args[1])
+                         if isinstance(n, (ast.Name, ast.Attribute))}
+                if named & classes:
+                    out.append(f"{path.relative_to(root.parent).as_posix()}:{node.lineno}")
+    return out
+
+
+def test_no_module_asks_which_solver_class_it_has():
+    found = [f for f in _class_tests(PKG) + _class_tests(ELEMENTS) if f.split(":")[0] not in SOLVER_FACTORIES]
+    assert not found, ("a class test on a linear solver or step back-end outside its factory (read .kind, "
+                       "call try_step):\n" + "\n".join(found))
+
+
+def test_the_class_test_check_finds_a_planted_isinstance(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "solvers").mkdir(parents=True)
+    (pkg / "solvers" / "planted.py").write_text(
+        "from flexmb.engine.dense_cholesky import DenseCholesky\n"
+        "from flexmb.engine import band_cholesky\n"
+        "def f(x):\n"
+        "    if isinstance(x, DenseCholesky):\n"
+        "        return 1\n"
+        "    return isinstance(x, (int, band_cholesky.BandCholesky)) or isinstance(x, float)\n")
+    (pkg / "fine.py").write_text("def g(x):\n    return x.kind == 'dense' and isinstance(x, object)\n")
+    assert _class_tests(pkg) == ["pkg/solvers/planted.py:4", "pkg/solvers/planted.py:6"]

@@ -211,7 +211,7 @@ def test_calls_stay_short(monkeypatch) -> None:
 def test_an_end_step_that_refactorizes_is_the_python_one(monkeypatch) -> None:
     """The rigid four-bar from 2.5 rad in steps of 5 ms: at one step the accepted iterate raised a cut's
     penalty (AL11), so the Newton factor is not S's and the projections (AL5, AL6) refactorize it at
-    the converged iterate first (GeneralizedAlpha._accept's ``solve``), inside the compiled call too:
+    the converged iterate first (newton_loop.accept's ``solve``), inside the compiled call too:
     the same run bit for bit, the factorization counted once."""
     works = []
     original = element_run.cut_arrays

@@ -39,8 +39,10 @@ POINT_ARRAYS = {"displacement": 3, "velocity": 3, "angular_velocity": 3, "e1": 3
 CUT_ARRAYS = tuple(c for o in CUT_OUTPUTS for c in o.columns)
 # the spring-dampers' length, rate and force (docs/spring_damper.md §5; zero on models without them)
 SPRING_DAMPER_ARRAYS = ("spring_damper_length", "spring_damper_rate", "spring_damper_force")
+# the rotational spring-dampers' angle, rate and torque (docs/rotational_spring_damper.md; zero without them)
+ROTATIONAL_ARRAYS = ("rotational_spring_damper_angle", "rotational_spring_damper_rate", "rotational_spring_damper_torque")
 CELL_ARRAYS = {**{k: 1 for k in FORCE_NAMES}, **{k: 1 for k in CUT_ARRAYS}, **{k: 1 for k in SPRING_DAMPER_ARRAYS},
-               "strain_energy": 1, "cell_kind": 1}
+               **{k: 1 for k in ROTATIONAL_ARRAYS}, "strain_energy": 1, "cell_kind": 1}
 EVERY = 3
 
 
@@ -65,13 +67,13 @@ def test_drawing_of_the_seeds(seeds):
     cells, kind, _ = lines(res.drawing)
     nb = len(model.elements["beam"].names)
     assert np.array_equal(cells[:nb], np.stack([model.elements["beam"].a, model.elements["beam"].b], 1))
-    # beams, joints, bodies, particles, bushings, rigid cuts, spring-dampers, actuators, shapes (triangles, not lines:
-    # none here)
-    assert np.bincount(kind, minlength=len(cell_kinds())).tolist() == [4, 2, 2, 0, 0, 0, 0, 0, 0]  # A, B joints; 2 bodies
+    # beams, joints, bodies, particles, bushings, rigid cuts, spring-dampers, actuators, rotational spring-dampers,
+    # shapes (triangles, not lines: none here)
+    assert np.bincount(kind, minlength=len(cell_kinds())).tolist() == [4, 2, 2, 0, 0, 0, 0, 0, 0, 0]  # A, B joints; 2 bodies
     res, model = seeds["arm"]
     cells, kind, _ = lines(res.drawing)
     # joint2's point sits on the elbow node: shoulder -> joint point; the two bodies' centres
-    assert np.bincount(kind, minlength=len(cell_kinds())).tolist() == [0, 1, 2, 0, 0, 0, 0, 0, 0]
+    assert np.bincount(kind, minlength=len(cell_kinds())).tolist() == [0, 1, 2, 0, 0, 0, 0, 0, 0, 0]
 
 
 def test_particle_bodies_are_drawn_when_the_model_has_them(seeds):

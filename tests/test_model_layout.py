@@ -34,7 +34,7 @@ def test_model_module_is_data_below_the_builder_and_the_engine():
     mods = {m for m in _imports(ROOT / "flexmb/model.py") if m.startswith("flexmb")}
     # motion_forces: the joint forces of the motion's function wrappers (like timefunctions: numpy and errors only)
     assert mods <= {"flexmb.errors", "flexmb.joints", "flexmb.state", "flexmb.timefunctions", "flexmb.topology",
-                    "flexmb.elements.family", "flexmb.motion_forces"}, mods
+                    "flexmb.element_data", "flexmb.motion_forces"}, mods
     assert not hasattr(Model, "_compile") and not hasattr(Model, "info")
     assert not hasattr(__import__("flexmb.model").model, "ModelBuilder")
 
@@ -109,7 +109,7 @@ def test_builder_records_are_frozen_and_read_only():
     assert mb.joints["jab"].parent == "a" and mb.joints["jab"].child == "b"
     for cls in (records.NodeSpec, records.BodySpec, records.JointSpec, records.DriveSpec, records.SpringSpec,
                 records.JointForceSpec, records.FrictionSpec, records.LoadSpec, records.BushingSpec, records.BeamSpec,
-                records.ParticleBodySpec, records.BeamSection):
+                records.ParticleBodySpec, records.BeamSection, records.MotionLoadSpec):
         assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, cls
 
 
@@ -122,7 +122,8 @@ def test_compile_is_a_function_of_the_builder_records():
     a, b = finish(compile_model(mb)), mb.compile()
     pairs = [(f.name, getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(Model)]
     assert list(a.elements) == list(b.elements) == ["body", "particle_body", "bushing", "beam", "rigid_cut",
-                                                              "spring_damper", "actuator", "coupling", "shape"]
+                                                              "spring_damper", "actuator", "coupling",
+                                                              "rotational_spring_damper", "motion_load", "shape"]
     for fam in a.elements:
         pairs += [(f"{fam}.{f.name}", getattr(a.elements[fam], f.name), getattr(b.elements[fam], f.name))
                   for f in dataclasses.fields(a.elements[fam])]

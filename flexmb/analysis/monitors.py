@@ -46,7 +46,7 @@ import numpy as np
 from numba import njit
 from scipy.linalg.lapack import dgesdd
 
-from flexmb.analysis.rigid import RigidModel
+from flexmb.analysis.rigid import RigidModel, has_cuts
 from flexmb.elements.beam import BeamData
 from flexmb.engine.assembly import Assembler, Evaluation
 from flexmb.engine.kinematics import _project_node, forward_kinematics
@@ -106,7 +106,7 @@ class RigidClosure:
         for n, (a, b) in zip(self.link_names, self.ends):
             self._check_two_force(n, a, b)
         self.rigid = None
-        if bushings and (model.elements["bushing"].n or ("rigid_cut" in model.elements and model.elements["rigid_cut"].n)):
+        if bushings and has_cuts(model):
             self.rigid = RigidModel(model)
         self.constraint_names = tuple(f"{n}.distance" for n in self.link_names) + (
             self.rigid.cut_names if self.rigid is not None else ())

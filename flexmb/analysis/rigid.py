@@ -32,16 +32,18 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse.linalg as spla
 
+from flexmb.elements import FAMILIES
 from flexmb.elements import bushing as bushing_kernels
-from flexmb.elements.bushing import DIRECTIONS, BushingData, constrained_mask
+from flexmb.elements.bushing import DIRECTIONS
+from flexmb.elements.family import CutFrames
 from flexmb.engine.assembly import Assembler, Evaluation
 from flexmb.errors import ModelError, SolverError
 from flexmb.model import Model
 from flexmb.rotations import logm
 from flexmb.state import State
 
-__all__ = ["CutFrames", "RigidModel", "RigidResult", "consistent_motion", "constrained_solution", "preloaded_state",
-           "rigid_inverse_dynamics"]
+__all__ = ["CutFrames", "has_cuts", "model_cuts", "RigidModel", "RigidResult", "consistent_motion", "constrained_solution",
+           "preloaded_state", "rigid_inverse_dynamics"]
 
 
 @dataclass
@@ -66,39 +68,16 @@ class RigidResult:
     cut_names: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class CutFrames:
-    """The loop cuts of a model as one table, bushings first, then rigid cuts (the order of
-    Result.cut_names): names, end nodes a (-1: ground), b, the cut frames (sa, Ea, sb, Eb), the
-    free-rotation mode and the held directions ``mask`` (n_cut, 6): a bushing's stiff ones (nonzero
-    diagonal stiffness) less its free rotation, a rigid cut's."""
+def has_cuts(model: Model) -> bool:
+    """Whether ``model`` has loop cuts between node frames (elements of a cut family: ElementFamily.cut)."""
+    return any(FAMILIES[name].cut and data.n for name, data in model.elements.items() if name in FAMILIES)
 
-    names: tuple[str, ...]
-    a: np.ndarray
-    b: np.ndarray
-    sa: np.ndarray
-    Ea: np.ndarray
-    sb: np.ndarray
-    Eb: np.ndarray
-    mode: np.ndarray
-    mask: np.ndarray
-    rigid: np.ndarray  # True for a rigid cut (bool)
 
-    @staticmethod
-    def of(model: Model) -> CutFrames:
-        """The cuts of ``model``."""
-        bu: BushingData = model.elements["bushing"]
-        rc = model.elements.get("rigid_cut")
-        parts = [bu] + ([rc] if rc is not None and rc.n else [])
-        masks = [constrained_mask(bu.mode, np.diagonal(bu.K, axis1=1, axis2=2) > 0)] + ([rc.mask] if len(parts) > 1 else [])
-        cat = lambda k: np.concatenate([np.asarray(getattr(p, k)) for p in parts])  # noqa: E731
-        return CutFrames(tuple(n for p in parts for n in p.names), cat("a"), cat("b"), cat("sa"), cat("Ea"), cat("sb"),
-                         cat("Eb"), cat("mode"), np.concatenate(masks).astype(bool),
-                         np.concatenate([np.zeros(bu.n, bool)] + ([np.ones(rc.n, bool)] if len(parts) > 1 else [])))
-
-    @property
-    def n(self) -> int:
-        return len(self.names)
+def model_cuts(model: Model) -> CutFrames:
+    """Every loop cut of ``model`` as a rigid-equivalent constraint: the cut families' (ElementFamily.cut)
+    :meth:`~flexmb.elements.family.ElementFamily.cut_frames`, in registry order (bushings, then rigid cuts)."""
+    return CutFrames.concatenate([FAMILIES[name].cut_frames(model, data) for name, data in model.elements.items()
+                                  if name in FAMILIES and FAMILIES[name].cut and data.n])
 
 
 class RigidModel:
@@ -108,7 +87,7 @@ class RigidModel:
     _NAMES = DIRECTIONS
 
     def __init__(self, model: Model) -> None:
-        cuts = CutFrames.of(model)
+        cuts = model_cuts(model)
         if not cuts.n:
             raise ModelError("the model has no bushings or rigid cuts: there is no loop cut to make rigid.")
         self.model = model

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexmb.elements import elastic_cut_rows
 from flexmb.elements.bushing import DIRECTIONS
+from flexmb.elements.cut_contract import ElasticCutRows
 from flexmb.model import Model
 
 __all__ = ["cut_table", "RESOLVED", "CLOSURE_TOLERANCE"]
@@ -31,44 +33,15 @@ CLOSURE_TOLERANCE = 1e-3
 def cut_table(model: Model, dt: float | None = None) -> list[str]:
     """``flexmb info``'s lines for the model's elastic cuts (module docstring); [] without cuts."""
     m = model
-    bu = m.elements["bushing"]
     on_loop = {e for lp in m.loops for e in lp.elements}
     size = max(float(np.ptp(m.X0, axis=0).max(initial=0.0)), 1e-300)
     tol = CLOSURE_TOLERANCE * size
     out: list[str] = []
     warn: list[str] = []
-    for c, name in enumerate(bu.names):
-        if name not in on_loop:
-            continue
-        K = np.diagonal(bu.K[c])
-        C = np.diagonal(bu.C[c])
-        free = {0: 3, 1: 4, 2: 5}.get(int(bu.mode[c]))
-        rows = [i for i in range(6) if K[i] > 0 and not (free == i or (bu.mode[c] == 3 and i >= 3))]
-        how = "damping chosen by flexmb (zeta = 0.5 per local mode)" if bu.auto_damping[c] else "damping given"
-        out.append(f"  bushing {name}: {how}")
-        for i in rows:
-            me = float(bu.m_eff[c, i])
-            unit = ("N/m", "kg", "N s/m", "m") if i < 3 else ("N m/rad", "kg m^2", "N m s/rad", "rad")
-            if np.isinf(me):  # moves no free coordinate at the start: out of a planar loop's plane, or a singular start
-                out.append(f"    {DIRECTIONS[i]}: k = {K[i]:.4g} {unit[0]}, moves no free coordinate at the start (out of the "
-                           f"loop's plane, or a singular configuration), c = {C[i]:.4g} {unit[2]} (mass capped at the loop's)")
-                continue
-            om = np.sqrt(K[i] / me) if np.isfinite(me) and me > 0 else np.nan
-            odt = f"{om * dt:.3g}" if dt is not None and np.isfinite(om) else "-"
-            out.append(f"    {DIRECTIONS[i]}: k = {K[i]:.4g} {unit[0]}, m_eff = {me:.4g} {unit[1]}, omega = {om:.4g} rad/s, "
-                       f"c = {C[i]:.4g} {unit[2]}, omega*dt = {odt}")
-            if C[i] == 0 and np.isfinite(om):
-                resolved = dt is not None and om * dt < RESOLVED
-                warn.append(f"  bushing {name} {DIRECTIONS[i]} rings: undamped at omega = {om:.4g} rad/s"
-                            + (f" (omega*dt = {om * dt:.3g} < {RESOLVED}: resolved, it keeps ringing)" if resolved else
-                               f" (omega*dt {'= ' + format(om * dt, '.3g') if dt else ''} >= {RESOLVED}: only the integrator's "
-                               "numerical dissipation holds it; the cut forces depend on dt)")
-                            + "; leave damping=None for the default")
-            give = abs(float(bu.start_force[c, i])) / K[i] if np.isfinite(bu.start_force[c, i]) else 0.0
-            if i < 3 and give > tol:
-                warn.append(f"  bushing {name} {DIRECTIONS[i]} soft: it gives {give:.3g} m under its start force "
-                            f"{abs(bu.start_force[c, i]):.4g} N, more than the closure tolerance {tol:.3g} m "
-                            f"({CLOSURE_TOLERANCE:g} x the model's size); stiffen it or use add_rigid_cut")
+    for cuts in elastic_cut_rows(m):
+        for c, name in enumerate(cuts.names):
+            if name in on_loop:
+                _cut_lines(cuts, c, dt, tol, out, warn)
     beams = m.elements["beam"]
     if beams.n:
         for link in dict.fromkeys(beams.link):
@@ -88,3 +61,34 @@ def cut_table(model: Model, dt: float | None = None) -> list[str]:
         return []
     head = "loop cuts (elastic)" + (f", dt = {dt:g} s" if dt is not None else "") + ":"
     return [head] + out + (["warnings:"] + warn if warn else [])
+
+
+def _cut_lines(cuts: ElasticCutRows, c: int, dt: float | None, tol: float, out: list[str], warn: list[str]) -> None:
+    """The table lines (into ``out``) and warnings (into ``warn``) of cut ``c`` of ``cuts``."""
+    K, C, label, name = cuts.k[c], cuts.c[c], cuts.label, cuts.names[c]
+    how = "damping chosen by flexmb (zeta = 0.5 per local mode)" if cuts.auto_damping[c] else "damping given"
+    out.append(f"  {label} {name}: {how}")
+    for i in np.flatnonzero(cuts.held[c]):
+        me = float(cuts.m_eff[c, i])
+        unit = ("N/m", "kg", "N s/m", "m") if i < 3 else ("N m/rad", "kg m^2", "N m s/rad", "rad")
+        if np.isinf(me):  # moves no free coordinate at the start: out of a planar loop's plane, or a singular start
+            out.append(f"    {DIRECTIONS[i]}: k = {K[i]:.4g} {unit[0]}, moves no free coordinate at the start (out of the "
+                       f"loop's plane, or a singular configuration), c = {C[i]:.4g} {unit[2]} (mass capped at the loop's)")
+            continue
+        om = np.sqrt(K[i] / me) if np.isfinite(me) and me > 0 else np.nan
+        odt = f"{om * dt:.3g}" if dt is not None and np.isfinite(om) else "-"
+        out.append(f"    {DIRECTIONS[i]}: k = {K[i]:.4g} {unit[0]}, m_eff = {me:.4g} {unit[1]}, omega = {om:.4g} rad/s, "
+                   f"c = {C[i]:.4g} {unit[2]}, omega*dt = {odt}")
+        if C[i] == 0 and np.isfinite(om):
+            resolved = dt is not None and om * dt < RESOLVED
+            warn.append(f"  {label} {name} {DIRECTIONS[i]} rings: undamped at omega = {om:.4g} rad/s"
+                        + (f" (omega*dt = {om * dt:.3g} < {RESOLVED}: resolved, it keeps ringing)" if resolved else
+                           f" (omega*dt {'= ' + format(om * dt, '.3g') if dt else ''} >= {RESOLVED}: only the integrator's "
+                           "numerical dissipation holds it; the cut forces depend on dt)")
+                        + "; leave damping=None for the default")
+        f0 = cuts.start_force[c, i]
+        give = abs(float(f0)) / K[i] if np.isfinite(f0) else 0.0
+        if i < 3 and give > tol:
+            warn.append(f"  {label} {name} {DIRECTIONS[i]} soft: it gives {give:.3g} m under its start force "
+                        f"{abs(f0):.4g} N, more than the closure tolerance {tol:.3g} m "
+                        f"({CLOSURE_TOLERANCE:g} x the model's size); stiffen it or use add_rigid_cut")

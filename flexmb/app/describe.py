@@ -23,7 +23,7 @@ def _fmt(v) -> str:
 def _planar_lines(m: Model) -> list[str]:
     """The model's plane (a planar model) and the cut rows its planar cuts hold against the rows the
     same cuts would hold in space (docs/planar.md (P7)); [] for a spatial model without planar cuts."""
-    cuts = [d for name, d in m.elements.items() if name in ("bushing", "rigid_cut") and d.n]
+    cuts = [d for name, d in m.elements.items() if name in FAMILIES and FAMILIES[name].cut and d.n]
     n_planar = sum(int(np.sum(d.plane >= 0)) for d in cuts)
     if m.plane_normal is None and not n_planar:
         return []

@@ -14,7 +14,9 @@ four-bar closed by a bushing (elastic cut) watched by a singularity monitor (the
 Jacobian of flexmb.analysis.monitors, as the seed cases' monitors and postprocesses use it), with
 error-controlled steps once; the four-bar closed by a rigid cut with spring-dampers, one of them a
 force law (compiled with numba, flexmb/solvers/law_step.py), and again with a law numba does not
-compile (the Newton loop in Python); and the rotation kernels that only users call (flexmb.rotations).
+compile (the Newton loop in Python); the bushing's four-bar pushed by a prescribed-length actuator (its
+kernels in the compiled Newton loop and iterates, flexmb/solvers/actuator_step.py, and in the Python
+loop); and the rotation kernels that only users call (flexmb.rotations).
 
 Every kernel compiled with ``cache=True`` is compiled here (:func:`kernels` lists them), and a seed
 case of cases/ compiles nothing more (tests/test_warm_up.py). That matters beyond the minute it saves:
@@ -69,7 +71,7 @@ def _loop(cut: str, force_law: bool = False, compiled: bool = True, extra: str =
     ``compiled`` False: a law numba does not compile, the Newton loop in Python, with the kernels'
     signatures of that path, as models of families not compiled take it); ``extra``: "friction" (bearing
     friction on the crank: the compiled step's kernels) or "actuator" (a prescribed-length actuator beside
-    the crank: the Newton loop in Python)."""
+    the crank: flexmb/solvers/actuator_step.py in the compiled step)."""
     pts = _POINTS
     mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
     for i in range(3):
@@ -155,7 +157,9 @@ def warm_up() -> float:
     fm.simulate(_loop("rigid", force_law=True, compiled=False), 5e-3, 1e-3)  # the Newton loop in Python
     for solver in ("auto", "cholmod"):  # bearing friction in the compiled Newton loop and iterates
         fm.simulate(_loop("bushing", extra="friction"), 5e-3, 1e-3, linear_solver=solver)
-    fm.simulate(_loop("bushing", extra="actuator"), 5e-3, 1e-3)  # prescribed lengths: the Newton loop in Python
+    for solver in ("auto", "cholmod"):  # prescribed lengths in the compiled Newton loop and iterates (actuator_step.py)
+        fm.simulate(_loop("bushing", extra="actuator"), 5e-3, 1e-3, linear_solver=solver)
+    fm.simulate(_loop("bushing", force_law=True, compiled=False, extra="actuator"), 5e-3, 1e-3)  # and in the Python loop
     v, out3, out33 = np.array([0.1, 0.2, 0.3]), np.empty(3), np.empty((3, 3))
     rotations.cross_into(v, v[::-1].copy(), out3)
     rotations.skew_into(v, out33)

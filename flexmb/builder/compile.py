@@ -27,7 +27,7 @@ from flexmb.rotations import expm
 from flexmb.topology import GROUND, build_tree, find_loops
 
 if TYPE_CHECKING:
-    from flexmb.builder.model_builder import ModelBuilder
+    from flexmb.builder.record_tables import RecordTables
 
 __all__ = ["compile"]
 
@@ -93,7 +93,7 @@ def model_origin(points: np.ndarray) -> np.ndarray:
     return origin
 
 
-def compile(builder: ModelBuilder) -> Model:
+def compile(builder: RecordTables) -> Model:
     """The immutable Model of ``builder``'s records (no checks that run the engine), its
     positions in the model frame (``Model.origin``, :func:`model_origin`)."""
     nodes = builder.nodes

@@ -30,7 +30,7 @@ stays undamped unless the user gives its damping. A cut on a loop whose joints a
 driven moves no free coordinate: its rows of W are zero, its m_eff inf, and a bushing there gets
 the damping of its caps (c = 2 ζ √(k m_cap) per direction); a rigid cut there is redundant, and
 refused when the drives open it at the start or the model has no free coordinate at all
-(:func:`_check_prescribed_cuts`).
+(elements/rigid_cut_start.py, check_prescribed_cuts).
 
 A flexible link (beam elements) that lies on a loop is a cut too; its axial mode gets ζ = 0.5 by
 stiffness-proportional damping (Zahariev eq. 13):
@@ -53,14 +53,13 @@ import logging
 from types import MappingProxyType
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from flexmb.analysis.monitors import flexible_link_ends
-from flexmb.analysis.rigid import CutFrames, RigidModel
+from flexmb.analysis.rigid import RigidModel, has_cuts
 from flexmb.elements import FAMILIES
-from flexmb.elements.bushing import DIRECTIONS
+from flexmb.elements.cut_contract import ZETA, CutFrames, CutStart, cut_modes
 from flexmb.engine.assembly import Assembler, Evaluation
 from flexmb.errors import ModelError
 from flexmb.model import Model
@@ -70,18 +69,14 @@ __all__ = ["ZETA", "finish", "cut_modes", "loop_caps"]
 
 log = logging.getLogger("flexmb")
 
-#: damping ratio of the default cut damping
-ZETA = 0.5
-
 
 def finish(model: Model) -> Model:
     """``model`` with the compiler's choices for its cuts (module docstring): the default damping of
     bushings (``auto_damping``) and loop-closing beams, the effective masses, the rigid cuts'
     penalty scales and the start forces. Unchanged (the same object) for a model without cuts."""
-    bu = model.elements["bushing"]
-    rc = model.elements.get("rigid_cut")
+    cuts = has_cuts(model)
     links = _loop_links(model)
-    if not bu.n and not (rc is not None and rc.n) and not links:
+    if not cuts and not links:
         return model
     asm = Assembler(model)
     st = model.initial_state()
@@ -93,7 +88,7 @@ def finish(model: Model) -> Model:
         log.warning("cut defaults not computed: the mass matrix is singular (%s); cut damping left at 0", exc)
         return model
     elements = dict(model.elements)
-    if bu.n or (rc is not None and rc.n):
+    if cuts:
         elements.update(_cut_choices(model, asm, st, ev, free, solve))
     if links:
         elements["beam"] = _beam_choices(model, asm, ev, free, links)
@@ -119,12 +114,23 @@ class _Overflow(ValueError):
     """M̄⁻¹ r is not finite (masses or forces beyond floating point)."""
 
 
-def _overflow_error(model: Model, cuts: CutFrames, c: int, what: str) -> ModelError:
-    """The ModelError of a cut whose start quantities ``what`` overflow."""
-    kind = "rigid cut" if cuts.rigid[c] else "bushing"
-    return ModelError(f"compile: {kind} '{cuts.names[c]}': {what} at the start is not finite (overflow): the masses of "
+def _overflow_error(kind: str, name: str, what: str) -> ModelError:
+    """The ModelError of cut ``name`` (a ``kind``: its family's label) whose start quantities ``what`` overflow."""
+    return ModelError(f"compile: {kind} '{name}': {what} at the start is not finite (overflow): the masses of "
                       "its loop are too small, or its stiffness too large, for floating point; give physical masses, "
                       "inertias and stiffnesses.")
+
+
+def _cut_label(model: Model, c: int) -> str:
+    """What cut ``c`` of model_cuts(model) is called (its family's label)."""
+    first = 0
+    for name, data in model.elements.items():
+        fam = FAMILIES.get(name)
+        if fam is not None and fam.cut and data.n:
+            if c < first + data.n:
+                return fam.label
+            first += data.n
+    return "cut"
 
 
 def loop_caps(model: Model, members: set[str], point: np.ndarray) -> tuple[float, float]:
@@ -155,20 +161,6 @@ def loop_caps(model: Model, members: set[str], point: np.ndarray) -> tuple[float
     return max(m_t, 1e-300), max(m_r, 1e-300)
 
 
-def cut_modes(W: np.ndarray, K: np.ndarray, cap: np.ndarray, zeta: float = ZETA) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(D8), (D6) for one cut's active rows: the capped mass M_c, the damping C_c and the local
-    mode frequencies Ω (rad/s) from its block W (n, n) of (D1), stiffness K (n, n) and caps (n,)."""
-    s = np.sqrt(cap)
-    w, V = np.linalg.eigh(s[:, None] * W * s[None, :])
-    inv = np.where(w > 1.0, 1.0 / np.maximum(w, 1e-300), 1.0)
-    Mc = s[:, None] * (V * inv) @ V.T * s[None, :]
-    Mc = 0.5 * (Mc + Mc.T)
-    lam, Phi = sla.eigh(0.5 * (K + K.T), Mc)
-    om = np.sqrt(np.maximum(lam, 0.0))
-    C = 2 * zeta * Mc @ Phi @ np.diag(om) @ Phi.T @ Mc
-    return Mc, 0.5 * (C + C.T), om
-
-
 def _gamma(rm: RigidModel, st: State) -> np.ndarray:
     """J' u: the closure's velocity-product acceleration (central difference along the motion)."""
     if not np.any(st.u):
@@ -192,13 +184,15 @@ def _cut_choices(model: Model, asm: Assembler, st: State, ev: Evaluation, free: 
         try:
             Z[:, j] = solve(row)
         except _Overflow:
-            raise _overflow_error(model, cuts, int(rows[j, 0]), "the inverse mass it moves (M̄⁻¹ Jᵀ)") from None
+            c = int(rows[j, 0])
+            raise _overflow_error(_cut_label(model, c), cuts.names[c], "the inverse mass it moves (M̄⁻¹ Jᵀ)") from None
     with np.errstate(all="ignore"):
         W = Jf @ Z
         W = 0.5 * (W + W.T)
     if not np.isfinite(W).all():
         j = int(np.argmax(~np.isfinite(W).all(axis=1)))
-        raise _overflow_error(model, cuts, int(rows[j, 0]), "the inverse mass it moves (J M̄⁻¹ Jᵀ)")
+        c = int(rows[j, 0])
+        raise _overflow_error(_cut_label(model, c), cuts.names[c], "the inverse mass it moves (J M̄⁻¹ Jᵀ)")
     # rigid-equivalent start forces (Gauss's principle), for info's softness warning; nan where they overflow
     r0 = ev.residual(np.where(np.isin(np.arange(model.n_u), free), 0.0, st.udot))
     c0 = J[:, model.driven] @ st.udot[model.driven] + _gamma(rm, st)
@@ -207,7 +201,6 @@ def _cut_choices(model: Model, asm: Assembler, st: State, ev: Evaluation, free: 
             lam = np.linalg.pinv(W, rcond=1e-10, hermitian=True) @ (c0 - Jf @ solve(r0[free])) if W.size else np.zeros(0)
     except (_Overflow, np.linalg.LinAlgError):
         lam = np.full(len(rows), np.nan)
-    _check_prescribed_cuts(model, cuts, rows, d, J @ st.u, c0)
     diag = np.diag(W)
     scale = max(float(diag.max(initial=0.0)), 1e-300)
     m_eff = np.full((cuts.n, 6), np.inf)
@@ -222,122 +215,34 @@ def _cut_choices(model: Model, asm: Assembler, st: State, ev: Evaluation, free: 
         regular[c, i] = diag[j] > 1e-14 * scale
         m_eff[c, i] = min(1.0 / diag[j], cap) if regular[c, i] else np.inf  # inf: moves no free coordinate
         force[c, i] = lam[j]
+    return _family_choices(model, cuts, rows, (W, Jf, d, J @ st.u, c0), (m_eff, regular, force, caps))
+
+
+def _family_choices(model: Model, cuts: CutFrames, rows: np.ndarray, row_values: tuple, cut_values: tuple) -> dict:
+    """Each cut family's data with its choices made (ElementFamily.cut_defaults) from its part of the
+    start quantities: ``row_values`` (W, J_f, closure, rate, acceleration) over the held ``rows``,
+    ``cut_values`` (m_eff, regular, force, caps) per cut of ``cuts`` (model_cuts: the families one after
+    the other in registry order)."""
+    W, Jf, d, v, acc = row_values
+    m_eff, regular, force, caps = cut_values
+    on_loop = frozenset(e for lp in model.loops for e in lp.elements)
     out = {}
-    bu = model.elements["bushing"]
-    C = np.array(bu.C, dtype=float)
-    on_loop = {e for lp in model.loops for e in lp.elements}
-    for c in np.flatnonzero(~cuts.rigid):
-        if not bu.auto_damping[c] or bu.names[c] not in on_loop:  # a bushing on no loop is a plain spring: undamped
+    first = 0
+    for name, data in model.elements.items():
+        fam = FAMILIES.get(name)
+        if fam is None or not fam.cut or not data.n:
             continue
-        sel = np.flatnonzero(rows[:, 0] == c)
-        if not sel.size:
-            continue
-        dirs = rows[sel, 1]
-        cap = np.where(dirs < 3, caps[c, 0], caps[c, 1])
-        try:
-            with np.errstate(all="ignore"):
-                _, Cc, om = cut_modes(W[np.ix_(sel, sel)], bu.K[c][np.ix_(dirs, dirs)], cap)
-        except (ValueError, np.linalg.LinAlgError):  # non-finite values refused by eigh
-            Cc = np.full((dirs.size, dirs.size), np.nan)
-        if not np.isfinite(Cc).all():
-            raise _overflow_error(model, cuts, c, f"its default damping (zeta = {ZETA} on its stiffness "
-                                  f"{np.diag(bu.K[c]).tolist()} and the masses of its loop, at most {caps[c].tolist()})")
-        C[c] = 0.0
-        C[c][np.ix_(dirs, dirs)] = Cc
-        log.info("bushing '%s': default damping (zeta = %g) on %s, diagonal %s, local modes %s rad/s", bu.names[c], ZETA,
-                 ", ".join(DIRECTIONS[i] for i in dirs), np.array2string(np.diag(Cc), precision=4),
-                 np.array2string(om, precision=4))
-    nb = bu.n
-    out["bushing"] = dataclasses.replace(bu, **_frozen(C=C, m_eff=m_eff[:nb], start_force=force[:nb]))
-    rc = model.elements.get("rigid_cut")
-    if rc is not None and rc.n:
-        me = m_eff[nb:]
-        fin = np.where(regular[nb:] & rc.mask, me, 0.0)  # (AL7): the largest m_eff of the rows that move
-        m_t = fin[:, :3].max(axis=1)
-        m_r = fin[:, 3:].max(axis=1)
-        with np.errstate(over="ignore", invalid="ignore"):
-            size = np.float64(model.size)
-            m_t = np.where(m_t > 0, m_t, caps[nb:, 0])
-            m_r = np.where(m_r > 0, m_r, m_t * size**2)
-        scale_rows = np.where(np.arange(6) < 3, m_t[:, None], m_r[:, None])
-        given = ~np.isnan(rc.penalty)
-        scale_rows[given] = rc.penalty[given, None]
-        if not np.isfinite(scale_rows).all():
-            c = nb + int(np.argmax(~np.isfinite(scale_rows).all(axis=1)))
-            raise _overflow_error(model, cuts, c, f"its penalty scale (the mass of its loop {caps[c].tolist()}, times the "
-                                  f"square of the model's size {size:.3g} m for the rotations)")
-        # held rows that depend on the others at the start (an overconstrained loop, e.g. Bricard's): no singular
-        # configuration is reached when the closure Jacobian has this many near-zero singular values (AL12)
-        sel = rows[:, 0] >= nb
-        Jr = Jf[sel] * np.where(rows[sel, 1] >= 3, model.size, 1.0)[:, None]
-        redundancy = int(sel.sum() - np.linalg.matrix_rank(Jr, tol=1e-10 * max(np.abs(Jr).max(initial=0.0), 1e-300))) \
-            if Jr.size else int(sel.sum())
-        out["rigid_cut"] = dataclasses.replace(rc, redundancy=redundancy, **_frozen(m_eff=me, alpha_scale=scale_rows))
+        own = slice(first, first + data.n)
+        sel = np.flatnonzero((rows[:, 0] >= first) & (rows[:, 0] < first + data.n))
+
+        def overflow(c: int, what: str, first: int = first, label: str = fam.label) -> ModelError:
+            return _overflow_error(label, cuts.names[first + c], what)
+
+        start = CutStart(fam.cut_frames(model, data), rows[sel] - np.array([first, 0]), W[np.ix_(sel, sel)], Jf[sel],
+                         d[sel], v[sel], acc[sel], m_eff[own], regular[own], force[own], caps[own], on_loop, overflow)
+        out[name] = fam.cut_defaults(model, data, start)
+        first += data.n
     return out
-
-
-def _prescribed_path(model: Model, a: int, b: int) -> list[str] | None:
-    """The joints of the tree path between nodes ``a`` (-1: ground) and ``b`` when none of them has a
-    free coordinate (all fixed or driven: a cut between a and b closes a loop that nothing can move),
-    else None."""
-    eon = model.tree.edge_of_node
-    path = set(model.tree.ancestors(int(eon[b]))) ^ (set() if a < 0 else set(model.tree.ancestors(int(eon[a]))))
-    driven = set(model.driven.tolist())
-    for k in path:
-        u0 = int(model.joint_u_start[k])
-        if any(u not in driven for u in range(u0, u0 + model.joint_kinds[k].n_u)):
-            return None
-    return [model.joint_names[k] for k in sorted(path)]
-
-
-def _check_prescribed_cuts(model: Model, cuts: CutFrames, rows: np.ndarray, d: np.ndarray, v: np.ndarray,
-                           acc: np.ndarray) -> None:
-    """Refuse a rigid cut on a loop whose joints are all fixed or driven (no coordinate can yield to
-    it) when the drives open it at the start: its closure d above its tolerance, or its rate v or
-    acceleration acc (J u' of the drives plus J' u) not zero to round-off. Such a loop is held by its
-    drives alone: a cut that the drives keep closed is redundant and allowed (its multipliers stay
-    at what its closure's round-off gives, about zero), except in a model with no undriven coordinate
-    at all, where the rigid cuts' projections (elements/rigid_cut.py (AL5), (AL6)) have nothing to
-    solve for: refused, a bushing holds such a loop instead (its force from its stiffness)."""
-    rc = model.elements.get("rigid_cut")
-    if rc is None or not rc.n:
-        return
-    nb = model.elements["bushing"].n
-    if not model.free_u.size:
-        name = cuts.names[nb]
-        raise ModelError(
-            f"compile: rigid cut '{name}': every coordinate of the model is fixed or driven (inverse dynamics), so "
-            "nothing can yield to the cut: it holds no motion, its force is not determined by the equations, and its "
-            "projections, which solve for the undriven coordinates, have none. Cut the loop with "
-            f"ModelBuilder.add_bushing('{name}', ...) instead (its stiffness then gives the cut force), or leave a "
-            "coordinate undriven.")
-    with np.errstate(over="ignore", invalid="ignore"):
-        size = max(1.0, float(np.ptp(model.X0, axis=0).max(initial=0.0)))
-        st = model.initial_state()
-        u_max = np.abs(st.u).max(initial=0.0)
-        a_max = np.abs(st.udot).max(initial=0.0) + u_max**2
-    for c in range(nb, cuts.n):
-        sel = np.flatnonzero(rows[:, 0] == c)
-        joints = _prescribed_path(model, int(cuts.a[c]), int(cuts.b[c])) if sel.size else None
-        if joints is None:
-            continue
-        i = c - nb
-        ref = np.where(rows[sel, 1] < 3, size, 1.0)  # round-off scale of a translation [m] or rotation [rad] row
-        for what, val, limit, unit in (("open by", d[sel], np.full(sel.size, rc.tol[i]), ("m", "rad")),
-                                       ("opening at the rate", v[sel], 1e-9 * ref * u_max, ("m/s", "rad/s")),
-                                       ("opening with the acceleration", acc[sel], 1e-6 * ref * a_max, ("m/s²", "rad/s²"))):
-            over = np.flatnonzero(np.abs(val) > limit)
-            if over.size:
-                k = int(over[np.argmax(np.abs(val[over]))])
-                dr = int(rows[sel[k], 1])
-                tol = f" (its tolerance: {rc.tol[i]:.3g} {unit[dr >= 3]})" if what == "open by" else ""
-                via = f"the joints {joints}, all fixed or driven," if joints else "no joint"
-                raise ModelError(
-                    f"compile: rigid cut '{cuts.names[c]}' closes a loop through {via} so no coordinate can move to "
-                    f"close it, and at t = 0 the drives and initial coordinates leave it {what} {abs(val[k]):.4g} "
-                    f"{unit[dr >= 3]} in direction {DIRECTIONS[dr]}{tol}. Give drives (and q0 of the fixed and driven "
-                    "joints) that keep the cut closed, leave a joint of the loop undriven, or cut the loop with "
-                    f"ModelBuilder.add_bushing('{cuts.names[c]}', ...) (elastic).")
 
 
 def _frozen(**arrays: np.ndarray) -> dict[str, np.ndarray]:

@@ -11,9 +11,10 @@ import numpy as np
 
 from flexmb.builder import arguments as args
 from flexmb.builder.record_tables import RecordTables
-from flexmb.builder.records import DriveSpec, FrictionSpec, JointForceSpec, LoadSpec, SpringSpec
+from flexmb.builder.records import DriveSpec, FrictionSpec, JointForceSpec, LoadSpec, MotionLoadSpec, SpringSpec
 from flexmb.errors import ModelError
 from flexmb.motion_forces import MotionForce, force_arity
+from flexmb.motion_loads import NODE_ARGS, NodeMotionLoad, load_arity
 from flexmb.timefunctions import ScalarDrive
 
 __all__ = ["DrivesAndLoads"]
@@ -139,13 +140,38 @@ class DrivesAndLoads(RecordTables):
         moment: Any = (0.0, 0.0, 0.0),
         follower: bool = False,
         axes_node: str | None = None,
+        tangent: Callable[..., Any] | None = None,
+        period: float | None = None,
     ) -> str:
         """Nodal force and moment (constant 3-vectors or functions of time returning them);
         ``follower=True`` gives them in node axes so they turn with the node, or in the axes of
-        ``axes_node`` when given (a load that turns with another node, e.g. a body's reference)."""
+        ``axes_node`` when given (a load that turns with another node, e.g. a body's reference).
+
+        A load of the motion: ``force(t, x, R, v, w)`` (five required positional parameters) of the
+        node's global position x (3), rotation matrix R (3, 3, columns the node axes), velocity v (3)
+        and angular velocity w (3, global axes), returning the force (3) or the force and the moment
+        about the node origin (6), global axes (docs/motion_forces.md (M8)); ``moment``, ``follower``
+        and ``axes_node`` are then not given. ``tangent(t, x, R, v, w)`` returns its derivatives
+        ((3 or 6) x 12) by (x, θ, v, w) (M9); without it they are computed (complex step, else central
+        differences: (M10), (M11)). ``period`` [s] makes it sampled: computed from the node's state at
+        t = 0, period, 2 period ... and held in between (M15). Such a load takes the Python Newton loop."""
         who = f"add_load: load {name!r}"
         self._check_new_name(name, self._loads, "load", "add_load")
+        self._check_new_name(name, self._elements.get("motion_load", {}), "load", "add_load")
         self._node_index(node, who)
+        arity = load_arity(force)
+        if arity == len(NODE_ARGS):
+            self._add_motion_load(name, node, force, moment, follower, axes_node, tangent, period, who)
+            return name
+        if arity is not None and arity > 1:
+            raise ModelError(f"{who}: force takes {arity} required positional arguments; give a function of time "
+                             "force(t) or a load of the motion force(t, x, R, v, w) (docs/motion_forces.md (M8)).")
+        if tangent is not None or period is not None:
+            raise ModelError(f"{who}: tangent and period are for a load of the motion force(t, x, R, v, w); this force is "
+                             f"{'a function of time' if callable(force) else 'constant'}.")
+        if load_arity(moment) == len(NODE_ARGS):
+            raise ModelError(f"{who}: moment is a function of the motion; give force(t, x, R, v, w) returning the "
+                             "force and the moment (6 numbers) instead (docs/motion_forces.md (M8)).")
         follower = args.flag(follower, who, "follower")
         if axes_node is not None:
             self._node_index(axes_node, f"{who} axes_node")
@@ -155,6 +181,24 @@ class DrivesAndLoads(RecordTables):
         m = args.time_function(moment, (3,), who, "moment")
         self._loads[name] = LoadSpec(name, node, f, m, follower, axes_node)
         return name
+
+    def _add_motion_load(self, name: str, node: str, force: Callable[..., Any], moment: Any, follower: Any,
+                         axes_node: Any, tangent: Any, period: Any, who: str) -> None:
+        """The load of the motion of :meth:`add_load`, checked at the node's pose at assembly."""
+        if follower or axes_node is not None:
+            raise ModelError(f"{who}: a load of the motion force(t, x, R, v, w) is in global axes (it reads R for its "
+                             "own); give no follower or axes_node.")
+        if callable(moment) or np.any(np.asarray(moment, dtype=float) != 0.0):
+            raise ModelError(f"{who}: a load of the motion returns its moment with its force (6 numbers); give no "
+                             f"moment (got {moment!r}).")
+        if tangent is not None and not callable(tangent):
+            raise ModelError(f"{who}: tangent = {tangent!r} must be a function (t, x, R, v, w) -> (3 or 6, 12) array.")
+        if period is not None:
+            period = args.number(period, who, "period", positive=True)
+        spec = self._nodes[node]
+        load = NodeMotionLoad(name, force, tangent, period)
+        load.check(who, np.asarray(spec.position, dtype=float), np.asarray(spec.rotation, dtype=float))
+        self._elements.setdefault("motion_load", {})[name] = MotionLoadSpec(name, node, load)
 
 
 def _constant(value: float) -> Callable[[float], float]:

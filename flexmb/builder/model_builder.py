@@ -30,6 +30,7 @@ from flexmb.builder.flexible_links import FlexibleLinks
 from flexmb.builder.force_elements import ForceElements
 from flexmb.builder.loop_cuts import LoopCuts
 from flexmb.builder.records import BeamSection, BodySpec, JointSpec, NodeSpec, readonly
+from flexmb.builder.rotational_springs import RotationalSpringDampers
 from flexmb.elements import FAMILIES, ElementFamily
 from flexmb.errors import ModelError
 from flexmb.joints import JOINT_KINDS
@@ -51,7 +52,7 @@ def _coordinates(value: Any, n: int, who: str, what: str) -> np.ndarray:
     return arr
 
 
-class ModelBuilder(DrivesAndLoads, LoopCuts, ForceElements, FlexibleLinks, CoordinateCouplings):
+class ModelBuilder(DrivesAndLoads, LoopCuts, ForceElements, FlexibleLinks, CoordinateCouplings, RotationalSpringDampers):
     """Collects nodes, bodies, joints, drives and loads; :meth:`compile` checks them and
     returns an immutable :class:`~flexmb.model.Model`. The records stored so far can be read
     (not changed) through :attr:`nodes`, :attr:`bodies`, :attr:`joints` and alike.
@@ -284,6 +285,7 @@ class ModelBuilder(DrivesAndLoads, LoopCuts, ForceElements, FlexibleLinks, Coord
             raise ModelError("the model has no nodes; add_node() first.")
         args.flag(require_mass, "compile", "require_mass")
         model = compile_model(self)
-        planar.check_planar_model(self, model)  # nothing moves out of a planar model's plane (docs/planar.md §3)
+        # nothing moves out of a planar model's plane (docs/planar.md §3)
+        planar.check_planar_model(self.planar, self.joints.values(), self.gravity, model)
         checks.check_model(model, require_mass=require_mass)
         return cut_defaults.finish(model)  # the cuts' default damping and effective masses (issue 12.1)

@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -44,10 +45,33 @@ from flexmb.builder.records import ParticleBodySpec
 from flexmb.elements import particles as pk
 from flexmb.errors import ModelError
 
-if TYPE_CHECKING:
-    from flexmb.builder.model_builder import ModelBuilder
+__all__ = ["add_particle_body", "add_particle_load", "ParticleBodyHost", "PARTICLE_KINDS"]
 
-__all__ = ["add_particle_body", "add_particle_load", "PARTICLE_KINDS"]
+
+class ParticleBodyHost(Protocol):
+    """What particle bodies ask of the builder that adds them (flexmb.ModelBuilder is one): its
+    tables, to refuse names in use, and the calls that add the nodes, fixed joints and loads a
+    particle body is made of. Typed by its shape, so this module needs no import of the builder
+    that calls it (docs/architecture.md, the layers)."""
+
+    @property
+    def nodes(self) -> Mapping[str, Any]: ...
+
+    @property
+    def joints(self) -> Mapping[str, Any]: ...
+
+    @property
+    def bodies(self) -> Mapping[str, Any]: ...
+
+    @property
+    def particle_bodies(self) -> Mapping[str, ParticleBodySpec]: ...
+
+    def add_node(self, name: str, position: Any, rotation: Any = None) -> str: ...
+
+    def add_joint(self, name: str, kind: str, parent: str, child: str) -> str: ...
+
+    def add_load(self, name: str, node: str, force: Any = ..., moment: Any = ..., follower: bool = False,
+                 axes_node: str | None = None) -> str: ...
 
 PARTICLE_KINDS = ("planar", "rod", "spatial", "general")
 _N_PRIMARY = {"planar": 3, "rod": 2, "spatial": 4}
@@ -90,7 +114,7 @@ def _as_inertia(value: Any, who: str, scalar_ok: bool) -> np.ndarray | float:
 
 
 def add_particle_body(
-    mb: ModelBuilder,
+    mb: ParticleBodyHost,
     name: str,
     reference_node: str,
     mass: float,
@@ -325,7 +349,7 @@ def _rod_moment(who: str, J: np.ndarray | float, e: np.ndarray, n: np.ndarray | 
 
 
 def add_particle_load(
-    mb: ModelBuilder,
+    mb: ParticleBodyHost,
     name: str,
     body: str,
     force: Any = None,

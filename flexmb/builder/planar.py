@@ -18,7 +18,9 @@ from flexmb.elements.bushing import DIRECTIONS, constrained_mask, held_direction
 from flexmb.errors import ModelError
 
 if TYPE_CHECKING:
-    from flexmb.builder.model_builder import ModelBuilder
+    from collections.abc import Iterable, Sequence
+
+    from flexmb.builder.records import JointSpec
     from flexmb.model import Model
 
 __all__ = ["PLANES", "ANGLE_TOLERANCE", "SPATIAL", "plane_normal", "plane_name", "cut_plane_axis", "held_text",
@@ -101,23 +103,23 @@ def held_text(k: int) -> str:
 
 
 # ------------------------------------------------------------------------------------------ model checks
-def check_planar_model(builder: ModelBuilder, model: Model) -> None:
-    """Refuse what moves a planar model out of its plane (docs/planar.md §3): a joint whose axis
-    turns or slides out of it (P4), a node with no joint path to ground (a free joint), gravity
-    (P5) or a nodal load (P6, at the times LOAD_TIMES) with a part along the normal or a moment
-    across it."""
-    n = builder.planar
+def check_planar_model(n: np.ndarray | None, joints: Iterable[JointSpec], gravity: Sequence[float],
+                       model: Model) -> None:
+    """Refuse what moves a planar model of unit normal ``n`` (None: not planar) out of its plane
+    (docs/planar.md §3): one of the builder's ``joints`` whose axis turns or slides out of it (P4), a
+    node with no joint path to ground (a free joint), ``gravity`` (P5) or a nodal load (P6, at the
+    times LOAD_TIMES) with a part along the normal or a moment across it."""
     if n is None:
         return
     where = f"the model is planar ({plane_name(n)}, ModelBuilder(planar=...))"
-    for jt in builder.joints.values():
+    for jt in joints:
         _check_joint(jt, n, where)
     if model.auto_free_nodes:
         node = model.auto_free_nodes[0]
         raise ModelError(f"compile: node '{node}' has no joint path to ground, so it gets a free joint, which moves out of "
                          f"the plane: {where}. Attach it by revolute joints about the normal and prismatic joints in the "
                          "plane (a body free in the plane: two prismatic joints across the normal and a revolute about it).")
-    g = np.asarray(builder.gravity, float)
+    g = np.asarray(gravity, float)
     if abs(float(g @ n)) > ANGLE_TOLERANCE * float(np.linalg.norm(g)):
         raise ModelError(f"ModelBuilder: gravity {g.tolist()} has the part {float(g @ n):.6g} m/s² along the normal "
                          f"{np.round(n, 12).tolist()}: {where}, and its cuts carry no force across the plane. Give gravity "

@@ -16,11 +16,13 @@ from flexmb.builder import arguments as args
 from flexmb.errors import ModelError
 from flexmb.joints import JointKind
 from flexmb.motion_forces import MotionForce
+from flexmb.motion_loads import NodeMotionLoad
 from flexmb.timefunctions import ScalarDrive
 
 __all__ = [
     "BeamSection", "NodeSpec", "BodySpec", "JointSpec", "DriveSpec", "SpringSpec", "JointForceSpec", "FrictionSpec",
-    "LoadSpec", "BushingSpec", "RigidCutSpec", "SpringDamperSpec", "ActuatorSpec", "BeamSpec", "ParticleBodySpec", "readonly",
+    "LoadSpec", "MotionLoadSpec", "BushingSpec", "RigidCutSpec", "SpringDamperSpec", "ActuatorSpec", "BeamSpec",
+    "ParticleBodySpec", "readonly",
     "check_beam",
 ]
 
@@ -173,6 +175,16 @@ class LoadSpec:
     moment: Callable[[float], np.ndarray]
     follower: bool
     axes_node: str | None = None
+
+
+@dataclass(frozen=True)
+class MotionLoadSpec:
+    """A node load of the motion on ``node``: ``load`` holds f(t, x, R, v, w) and its tangent
+    (flexmb/motion_loads.py, docs/motion_forces.md (M8)); an element of the ``motion_load`` family."""
+
+    name: str
+    node: str
+    load: NodeMotionLoad
 
 
 @dataclass(frozen=True, eq=False)

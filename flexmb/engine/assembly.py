@@ -33,6 +33,7 @@ from flexmb.engine.kinematics import (
     kinetic_energy,
     mass_times_add,
 )
+from flexmb.engine.tree_pairs import joint_pairs
 from flexmb.model import Model
 from flexmb.motion_forces import HOLD_KEY
 from flexmb.rotations import cross
@@ -62,9 +63,10 @@ class Evaluation:
     strain_energy: float = 0.0
     element_dissipation: float = 0.0  # power dissipated by element dampers
     element_drive_power: float = 0.0  # power put in by the elements' prescribed motions (actuators): drive work
+    element_load_power: float = 0.0  # power of the elements' applied loads (node loads of the motion): load work
     position_noise: float = 0.0  # [m] the largest of the families' (FamilyEvaluation.position_noise)
     #: the drive forces of the state where they are not eq. (1) at it: a step whose families corrected its state
-    #: after Newton reports those of its converged iterate (GeneralizedAlpha._accept); None: eq. (1)
+    #: after Newton reports those of its converged iterate (flexmb.solvers.newton_loop.accept); None: eq. (1)
     drive_forces: np.ndarray | None = None
     friction: JointFriction | None = None  # bearing friction (engine/friction.py), implicit in udot
     #: the joint forces of the motion's values and tangents (k = -df/dq, c = -df/du; flexmb/motion_forces.py), each
@@ -202,6 +204,10 @@ class LazyEvaluation:
         return self.full.element_drive_power if self._asm.prescribing else 0.0
 
     @property
+    def element_load_power(self) -> float:
+        return self.full.element_load_power if self._asm.loading else 0.0
+
+    @property
     def friction(self) -> JointFriction | None:
         return self.full.friction if self._asm.model.friction_u.size else None
 
@@ -239,13 +245,18 @@ class Assembler:
         #: some element may dissipate power (ElementFamily.dissipates): the power of a state needs its evaluation
         self.dissipative = any(f.dissipates(d) for f, d, _ in self.families)
         self.prescribing = any(f.prescribes for f, _, _ in self.families)  # power that is drive work (actuators)
+        self.loading = any(f.loads for f, _, _ in self.families)  # power that is load work (loads of the motion)
         #: no element couples two nodes (no family with blocks has elements): the iteration matrix is
         #: the tree's composite form and the O(n) tree factorization applies (engine/tree_solver.py)
         self.rigid_tree = not self.with_blocks
+        #: spring-dampers only, each across one joint: the tree factor takes their joint blocks (engine/tree_pairs.py,
+        #: docs/spring_damper.md (S17)); None otherwise, ``tree_pairs_refusal`` saying why
+        self.tree_pairs, self.tree_pairs_refusal = joint_pairs(model, self.with_blocks) if self.with_blocks else (None, "")
         self._node_maps_cache: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
         # M̄'s composite-inertia pairs and the iteration matrices' pattern maps (engine/iteration_matrix.py)
         self.matrices = IterationMatrices(MassPairs(self.pattern, model.n_u),
-                                          [f.element_nodes(d) for f, d, _ in self.with_blocks])
+                                          [f.element_nodes(d) for f, d, _ in self.with_blocks],
+                                          [f.internal_pair for f, _, _ in self.with_blocks])
 
     def evaluate(self, state: State, load_factor: float = 1.0, elastic_cuts: bool = True) -> Evaluation:
         """Kinematics, masses and forces at ``state``; gravity and nodal loads are scaled by
@@ -299,6 +310,7 @@ class Assembler:
             ev.strain_energy += fe.strain_energy
             ev.element_dissipation += fe.dissipation
             ev.element_drive_power += fe.drive_power
+            ev.element_load_power += fe.load_power
             ev.position_noise = max(ev.position_noise, fe.position_noise)
             if f.has_mass:
                 ev.mass_terms.append(partial(f.add_mass_forces, d, prep, fe))

@@ -129,7 +129,10 @@ class ElementScatter:
     a bound on ne. A fused element kernel calls :func:`element_columns` and :func:`scatter_block` per
     element with these arrays.
     ``skip`` (n_el,) or empty: per element, bit sr·m + sc set where the node block (sr, sc) of
-    B_eᵀ E_e B_e has no position in S, so E_e's block (sr, sc) is not needed (:meth:`lower_only`)."""
+    B_eᵀ E_e B_e has no position in S, so E_e's block (sr, sc) is not needed (:meth:`lower_only`).
+    ``pairs``: an internal-pair family's scatter (ElementFamily.internal_pair, engine/pair_scatter.py):
+    ``anc_ptr``, ``anc_coord`` then hold per end slot 2e + s the element end's relative coordinates
+    (docs/spring_damper.md (S15)) instead of per node its path; the blocks go through scatter_pairs."""
 
     nodes: np.ndarray
     anc_ptr: np.ndarray
@@ -138,6 +141,12 @@ class ElementScatter:
     pos: np.ndarray
     max_ne: int
     skip: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    pairs: bool = False
+
+    def slots(self) -> np.ndarray:
+        """What indexes ``anc_ptr`` per element end: the nodes, or for ``pairs`` the end slots 2e + s."""
+        n, m = self.nodes.shape
+        return np.arange(n * m, dtype=np.int64).reshape(n, m) if self.pairs else self.nodes
 
     def lower_only(self, indices: np.ndarray, indptr: np.ndarray) -> ElementScatter:
         """The same scatter into S's lower triangle only (row >= column of the CSC pattern (indices,
@@ -151,8 +160,8 @@ class ElementScatter:
         have = pos >= 0
         pos[have & (np.asarray(indices, dtype=np.int64)[np.maximum(pos, 0)] < col[np.maximum(pos, 0)])] = -1
         skip = np.zeros(self.nodes.shape[0], dtype=np.int64)
-        _skipped_blocks(self.nodes, self.anc_ptr, self.pos_ptr, pos, skip)
-        return ElementScatter(self.nodes, self.anc_ptr, self.anc_coord, self.pos_ptr, pos, self.max_ne, skip)
+        _skipped_blocks(self.slots(), self.anc_ptr, self.pos_ptr, pos, skip)
+        return ElementScatter(self.nodes, self.anc_ptr, self.anc_coord, self.pos_ptr, pos, self.max_ne, skip, self.pairs)
 
     def thread_plan(self, threads: int) -> ThreadPlan:
         """Which products each element's thread may add to S's values itself when the elements are
@@ -182,6 +191,11 @@ class ElementScatter:
 
     def add(self, kin: Kinematics, blocks: np.ndarray, data: np.ndarray) -> None:
         """data += B_eᵀ E_e B_e for the blocks E (n_el, 6m, 6m), compiled."""
+        if self.pairs:  # over the relative coordinates (engine/pair_scatter.py; imported here: it imports this module)
+            from flexmb.engine.pair_scatter import scatter_pairs
+            scatter_pairs(self.nodes, self.anc_ptr, self.anc_coord, self.pos_ptr, self.pos, kin.S, kin.x, blocks, self.max_ne,
+                          data)
+            return
         _scatter_elements(self.nodes, self.anc_ptr, self.anc_coord, self.pos_ptr, self.pos, kin.S, kin.x, blocks,
                           self.max_ne, data)
 
@@ -190,9 +204,12 @@ class IterationMatrix:
     """Structural pattern of S on the coordinates ``cols`` and the scatter maps of its parts:
     M̄'s pairs, the diagonal and, per element family, the positions of B_eᵀ E_e B_e (module
     docstring). ``element_nodes``: one (n_el, m) array of node indices per family giving blocks
-    (-1: ground), in the order their blocks are passed to :meth:`assemble`."""
+    (-1: ground), in the order their blocks are passed to :meth:`assemble`; ``internal``: per family
+    whether it is an internal-pair family (ElementFamily.internal_pair), its blocks then over the
+    relative coordinates of its elements (docs/spring_damper.md (S15), :class:`ElementScatter` ``pairs``)."""
 
-    def __init__(self, pairs: MassPairs, element_nodes: Sequence[np.ndarray], cols: np.ndarray) -> None:
+    def __init__(self, pairs: MassPairs, element_nodes: Sequence[np.ndarray], cols: np.ndarray,
+                 internal: Sequence[bool] = ()) -> None:
         tree = pairs.tree
         cols = np.asarray(cols, dtype=np.int64)
         self.cols = cols
@@ -207,12 +224,15 @@ class IterationMatrix:
         self.anc_coord = np.asarray(tree.pair_coord, dtype=np.int64)
         # every (row, col) of every element's coordinate pairs, element by element, row-major
         groups = []
-        for nodes in element_nodes:
+        internal = tuple(internal) + (False,) * (len(element_nodes) - len(internal))
+        for nodes, rel in zip(element_nodes, internal):
             nodes = np.asarray(nodes, dtype=np.int64)
             nodes = np.where(nodes < 0, N, nodes)
-            lo = self.anc_ptr[nodes]
-            counts = self.anc_ptr[nodes + 1] - lo  # (n_el, m)
-            ce = self.anc_coord[_ragged_range(lo.ravel(), counts.ravel())]
+            lists = self._lists(nodes, rel)
+            anc_ptr, anc_coord, slots = lists
+            lo = anc_ptr[slots]
+            counts = anc_ptr[slots + 1] - lo  # (n_el, m)
+            ce = anc_coord[_ragged_range(lo.ravel(), counts.ravel())]
             ne = counts.sum(axis=1)
             ce_ptr = np.concatenate([[0], np.cumsum(ne)])
             sq = ne * ne
@@ -223,10 +243,10 @@ class IterationMatrix:
             r = loc[ce[ce_ptr[e_of] + t // ne_e]]
             c = loc[ce[ce_ptr[e_of] + t % ne_e]]
             keep = (r >= 0) & (c >= 0)
-            groups.append((nodes, pos_ptr, r, c, keep, int(nodes.shape[1] * counts.max(initial=0))))
+            groups.append((nodes, pos_ptr, r, c, keep, int(nodes.shape[1] * counts.max(initial=0)), lists, rel))
         # the structural pattern: M̄'s entries united with every element's coordinate pairs
         keys = [mp.indices.astype(np.int64) + m_cols.astype(np.int64) * n]
-        keys += [r[keep] + c[keep] * n for _, _, r, c, keep, _ in groups]
+        keys += [r[keep] + c[keep] * n for _, _, r, c, keep, _, _, _ in groups]
         keys = np.sort(np.concatenate(keys))
         keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])] if keys.size else keys
         self.indices = (keys % n).astype(np.int32)
@@ -245,10 +265,19 @@ class IterationMatrix:
         self.groups: list[ElementScatter] = []
         # positions in int32 where they fit: half the bytes the matrix passes read per element entry
         pos_type = np.int32 if keys.size < 2**31 else np.int64
-        for nodes, pos_ptr, r, c, keep, max_ne in groups:
+        for nodes, pos_ptr, r, c, keep, max_ne, (anc_ptr, anc_coord, _), rel in groups:
             pos = np.full(r.size, -1, dtype=pos_type)
             pos[keep] = position(r[keep], c[keep])
-            self.groups.append(ElementScatter(nodes, self.anc_ptr, self.anc_coord, pos_ptr, pos, max_ne))
+            self.groups.append(ElementScatter(nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, pairs=rel))
+
+    def _lists(self, nodes: np.ndarray, internal: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(anc_ptr, anc_coord, slots) of a family's elements ``nodes`` (ground as N): the nodes' paths and
+        the nodes themselves, or for an internal-pair family the relative lists of its end slots (S15)."""
+        if not internal:
+            return self.anc_ptr, self.anc_coord, nodes
+        from flexmb.engine.pair_scatter import relative_lists  # imports this module: not at the top
+        ptr, coord = relative_lists(self.anc_ptr, self.anc_coord, nodes)
+        return ptr, coord, np.arange(nodes.size, dtype=np.int64).reshape(nodes.shape)
 
     @property
     def pattern(self) -> sp.csc_matrix:
@@ -288,16 +317,17 @@ class IterationMatrices:
     """The :class:`IterationMatrix` of every coordinate set asked for, built on first use (a
     solver asks for its unknowns; statics, the relaxed start and the rigid analysis for others)."""
 
-    def __init__(self, pairs: MassPairs, element_nodes: Sequence[np.ndarray]) -> None:
+    def __init__(self, pairs: MassPairs, element_nodes: Sequence[np.ndarray], internal: Sequence[bool] = ()) -> None:
         self.pairs = pairs
         self.element_nodes = tuple(element_nodes)
+        self.internal = tuple(internal)  # per family: internal pair (IterationMatrix)
         self._cache: dict[bytes, IterationMatrix] = {}
 
     def get(self, cols: np.ndarray) -> IterationMatrix:
         """The iteration matrix maps on ``cols``."""
         key = _key(cols)
         if key not in self._cache:
-            self._cache[key] = IterationMatrix(self.pairs, self.element_nodes, cols)
+            self._cache[key] = IterationMatrix(self.pairs, self.element_nodes, cols, self.internal)
         return self._cache[key]
 
 

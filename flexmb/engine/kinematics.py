@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 from flexmb.engine import parallel
-from flexmb.engine.tree_data import KinematicsArrays, joint_tree
+from flexmb.engine.tree_data import JointTree, KinematicsArrays
 from flexmb.engine.tree_projections import (  # re-exported: callers import them from here
     _node_twists,
     _path_pairs,
@@ -130,7 +130,12 @@ class TreePattern:
         self.joint_child = np.asarray(model.joint_child, dtype=np.int64)
         self.coord_joint = np.repeat(np.arange(nj), [kd.n_u for kd in model.joint_kinds])
         self.coord_child = model.joint_child[self.coord_joint]
-        self.joint_tree = joint_tree(model, self)  # the compiled passes' JointTree (engine/tree_data.py)
+        #: the compiled passes' JointTree (engine/tree_data.py)
+        self.joint_tree = JointTree(self.joint_parent_ext, self.joint_child, np.ascontiguousarray(model.joint_point, dtype=float),
+                                    self.axT, self.axR, self.qT, self.qR, self.uT, self.uR, self.uB, self.ball,
+                                    np.ascontiguousarray(model.joint_child_rot, dtype=float),
+                                    np.ascontiguousarray(model.joint_child_offset, dtype=float), self.coord_start,
+                                    self.coord_count)
 
     def twists(self, S: np.ndarray, u: np.ndarray, x: np.ndarray) -> np.ndarray:
         """Node twists (N,6) (velocity of the node origin, angular velocity) = B u, for spatial

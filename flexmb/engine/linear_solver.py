@@ -88,20 +88,23 @@ def choose(model: Model, asm: Assembler, free: np.ndarray, requested: str = "aut
            dense_max: int = 64) -> tuple[LinearSolver | None, str]:
     """The factor of the time step's iteration matrix for ``model`` on the unknowns ``free`` and why:
     ``requested`` "auto" takes the O(n) tree factorization for a rigid tree (no element joins two
-    nodes), a dense factor for other models of at most ``dense_max`` unknowns, a band factor for larger
+    nodes, or spring-dampers each across one joint: engine/tree_pairs.py), a dense factor for other
+    models of at most ``dense_max`` unknowns, a band factor for larger
     ones whose pattern is banded (:func:`~flexmb.engine.band_cholesky.band_suits`), CHOLMOD otherwise;
     "tree" (rigid trees only), "dense", "band" or "cholmod" force one. (None, reason) when every
     coordinate is driven. SettingsError for a request that cannot be met."""
     if requested not in ("auto",) + KINDS:
         raise SettingsError(f"linear_solver = {requested!r} must be 'auto', 'tree', 'dense', 'band' or 'cholmod'")
-    if requested == "tree" and not asm.rigid_tree:
+    tree = asm.rigid_tree or asm.tree_pairs is not None  # spring-dampers across single joints: engine/tree_pairs.py
+    if requested == "tree" and not tree:
         raise SettingsError("linear_solver = 'tree' needs a rigid tree (no element joining two nodes); this model "
                             "has " + ", ".join(f.plural for f, _, _ in asm.with_blocks) + ": use 'auto' or 'cholmod'")
     if not free.size:
         return None, "every coordinate is driven: inverse dynamics, no unknowns"
     names = [model.coordinate_names[i] for i in free]
-    if asm.rigid_tree and requested in ("auto", "tree"):
-        return TreeSolver(asm.pattern, free, model.n_u, model.coordinate_names), "a rigid tree"
+    if tree and requested in ("auto", "tree"):
+        return TreeSolver(asm.pattern, free, model.n_u, model.coordinate_names), (
+            "a rigid tree" if asm.rigid_tree else "a rigid tree with spring-dampers across single joints")
     pattern = asm.structural_pattern(free)
     if requested == "dense" or (requested == "auto" and free.size <= dense_max):
         why = "asked for" if requested == "dense" else f"at most {dense_max} unknowns and no rigid tree"

@@ -12,16 +12,12 @@ so a kernel that still indexes them (``tree[13]``, ``kin[4]``) reads the same ar
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
-if TYPE_CHECKING:  # only named in annotations: kinematics imports this module
-    from flexmb.engine.kinematics import TreePattern
-    from flexmb.model import Model
-
 __all__ = ["Coordinates", "DriveValues", "JointTree", "KinematicsArrays", "StepInputs", "StepModel", "StepState",
-           "TangentWork", "TreeFactor", "TreeOutputs", "TreeSolverArrays", "joint_tree", "tangent_work"]
+           "TangentWork", "TreeFactor", "TreeOutputs", "TreeSolverArrays", "tangent_work"]
 
 
 class JointTree(NamedTuple):
@@ -115,20 +111,12 @@ class TangentWork(NamedTuple):
 
 
 class TreeSolverArrays(NamedTuple):
-    """The compiled tree step's factorization: the factor and the position tangent's work arrays."""
+    """The compiled tree step's factorization: the factor, the position tangent's work arrays and the
+    spring-dampers across single joints (engine/tree_pairs.py pair_arrays' tuple; no elements without them)."""
 
     factor: TreeFactor
     tangent: TangentWork
-
-
-def joint_tree(model: Model, pattern: TreePattern) -> JointTree:
-    """The JointTree of ``model`` with its TreePattern ``pattern`` (engine/kinematics.py)."""
-    i64 = np.int64
-    t = pattern
-    return JointTree(t.joint_parent_ext, np.asarray(model.joint_child, dtype=i64),
-                     np.ascontiguousarray(model.joint_point, dtype=float), t.axT, t.axR, t.qT, t.qR, t.uT, t.uR, t.uB, t.ball,
-                     np.ascontiguousarray(model.joint_child_rot, dtype=float),
-                     np.ascontiguousarray(model.joint_child_offset, dtype=float), t.coord_start, t.coord_count)
+    pairs: tuple
 
 
 def tangent_work(n_nodes: int) -> TangentWork:

@@ -120,14 +120,17 @@ class TreeSolver:
         return TreeSolver(self.tree, self.free, self.n_u, self.names)
 
     def factorize_tree(self, kin: Kinematics, Mb: np.ndarray, gp: float, diag: np.ndarray,
-                       position: tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+                       position: tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+                       joint_blocks: np.ndarray | None = None) -> None:
         """Factor (1) at the kinematics ``kin`` with node mass blocks Mb (N, 6, 6), the velocity
         tangent scaled by ``gp`` = γ' (0: M̄ itself) and ``diag`` (on the free coordinates) added
         to the diagonal. Raises SolverError naming the coordinate whose pivot is not positive.
         ``position`` = (β', u, u̇, w, gravity), w (N, 6) the node wrenches at u̇
         (Evaluation.node_wrenches): :meth:`solve` then solves with (1) + β' K̄, the position tangent
         (:func:`position_tangent_times`), by one correction x = x₀ - A⁻¹ β' K̄ x₀ on x₀ = A⁻¹ r
-        (β' K̄ is 1e-5 to 1e-3 of A: the error left is of its square)."""
+        (β' K̄ is 1e-5 to 1e-3 of A: the error left is of its square). ``joint_blocks`` (n_u, 6) or None:
+        per free coordinate a its entries with its joint's free coordinates, added to the pivot blocks
+        (spring-dampers across one joint, engine/tree_pairs.py, docs/spring_damper.md (S17))."""
         t = self.tree
         self._position = None
         if position is not None and position[0] > 0.0:
@@ -141,7 +144,8 @@ class TreeSolver:
         dg = np.zeros(self.n_u)
         dg[self.free] = diag
         bad = _factor(t.joint_tree, self.factor, kin.S, kin.S if kin.Sdot is None else kin.Sdot,
-                      float(gp) if kin.Sdot is not None else 0.0, Mb, kin.x, kin.Vs, dg)
+                      float(gp) if kin.Sdot is not None else 0.0, Mb, kin.x, kin.Vs, dg,
+                      _NO_BLOCKS if joint_blocks is None else joint_blocks)
         if bad >= 0:
             name = self.names[bad] if bad < len(self.names) else str(bad)
             exc = SolverError(f"iteration matrix is not positive definite at coordinate {name!r}", None)
@@ -222,12 +226,17 @@ def node_tangent_blocks(Mb, x, Vs, gp, D):
             D[i, b0 + 2, b1 + 1] -= gp * a0
 
 
+#: no joint blocks (_factor's ``jblock`` with no rows)
+_NO_BLOCKS = np.zeros((0, 6))
+
+
 @njit(cache=True)
-def _factor(tree, factor, S, Sd, gp, Mb, x, Vs, diag):
+def _factor(tree, factor, S, Sd, gp, Mb, x, Vs, diag, jblock):
     """The elimination of the module docstring over the JointTree ``tree`` into the TreeFactor
     ``factor`` (engine/tree_data.py), for the axes S, their rates Sd (S̃ = S + 2γ' Ṡ, ``gp`` = γ'),
     the node mass blocks Mb, positions x, spatial velocities Vs and the diagonal ``diag`` (n_u);
-    returns -1, or the coordinate whose pivot failed."""
+    returns -1, or the coordinate whose pivot failed. ``jblock`` (n_u, 6), or no rows: added to the
+    pivot blocks, d[t1, t2] += jblock[a_t1, t2] (engine/tree_pairs.py joint_blocks)."""
     parent, child = tree.parent, tree.child
     jf_ptr, jf_coord, IA, U, W, Sf, St, Dinv = (factor.jf_ptr, factor.jf_coord, factor.IA, factor.U, factor.W, factor.S,
                                                 factor.St, factor.Dinv)
@@ -261,6 +270,8 @@ def _factor(tree, factor, S, Sd, gp, Mb, x, Vs, diag):
                 for r in range(6):
                     s += W[a, r] * St[b, r]
                 d[t1, t2] = s + (diag[a] if t1 == t2 else 0.0)
+                if jblock.shape[0]:
+                    d[t1, t2] += jblock[a, t2]
         # inverse of d by Gauss-Jordan without pivoting (d is near symmetric positive definite)
         for r in range(n):
             for c2 in range(n):

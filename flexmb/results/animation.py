@@ -61,7 +61,8 @@ _STYLE = {0: ("flexible link (beam)", "tab:blue", 2.5, "solid", 3),
           4: ("bushing (cut)", "tab:red", 2.0, "dashed", 4)}
 # the styles of further element families' cell kinds, by name (drawing.cell_kinds: their numbers follow the registry)
 _NAMED_STYLE = {"spring_damper": ("spring-damper", "tab:green", 2.0, "dashdot", 4),
-                "actuator": ("actuator", "tab:orange", 3.0, "solid", 4)}
+                "actuator": ("actuator", "tab:orange", 3.0, "solid", 4),
+                "rotational_spring_damper": ("rotational spring-damper", "tab:olive", 2.0, "dotted", 4)}
 
 
 def _style(kind: int) -> tuple[str, str, float, str, int]:

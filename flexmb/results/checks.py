@@ -77,17 +77,19 @@ def times_problem(t: np.ndarray, before: float | None = None, first_row: int = 0
 
 
 def row_shapes(n_coordinates: int, n_nodes: int, n_joints: int, n_driven: int, n_elements: int,
-               n_cuts: int = 0, n_spring_dampers: int = 0, n_couplings: int = 0) -> dict[str, tuple]:
+               n_cuts: int = 0, n_spring_dampers: int = 0, n_couplings: int = 0,
+               n_joint_forces: int = 0, n_motion_loads: int = 0) -> dict[str, tuple]:
     """Shape of one output row of each per-row field, from the numbers of names."""
     return {"t": (), "q": (n_coordinates,), "u": (n_coordinates,), "udot": (n_coordinates,), "x": (n_nodes, 3),
             "R": (n_nodes, 3, 3), "joint_points": (n_joints, 3), "twists": (n_nodes, 6), "drive_forces": (n_driven,),
             "reactions": (n_joints, 6), "newton_iterations": (), "element_forces": (n_elements, 6),
             "element_energy": (n_elements,), "cut_forces": (n_cuts, 6), "cut_forces_global": (n_cuts, 6),
-            "spring_dampers": (n_spring_dampers, 3), "couplings": (n_couplings, 3)}
+            "spring_dampers": (n_spring_dampers, 3), "couplings": (n_couplings, 3),
+            "joint_forces": (n_joint_forces, 2), "motion_loads": (n_motion_loads, 7)}
 
 
 _NAMES = ("coordinate_names", "node_names", "joint_names", "driven_names", "element_names", "cut_names",
-          "spring_damper_names", "coupling_names")
+          "spring_damper_names", "coupling_names", "joint_force_names", "motion_load_names")
 
 
 def names_problem(kw: Mapping[str, Any]) -> str:

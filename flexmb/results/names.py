@@ -9,11 +9,14 @@ The names (docs/results_by_name.md (N1)-(N3)):
   with ``".u"`` appended its rate (a column of ``u``), with ``".udot"`` its acceleration (``udot``);
   for a ball joint's ``wx, wy, wz`` the value is the rotation vector's component and the rate the
   angular velocity's (not the rotation vector's time derivative);
-* a spring-damper name with ``".length"``, ``".rate"`` or ``".force"`` (``Result.spring_dampers``);
+* a spring-damper name with ``".length"``, ``".rate"`` or ``".force"`` (``Result.spring_dampers``), a
+  rotational spring-damper's with ``".angle"``, ``".rate"`` or ``".torque"`` (the same field's columns);
   a loop cut's (bushing, rigid cut) with ``".fx"`` ... ``".mz"`` (``Result.cut_forces``: on its end b,
   cut axes); a beam element's with ``".N"``, ``".Vy"``, ``".Vz"``, ``".T"``, ``".My"``, ``".Mz"``
   (``Result.element_forces``); a coupling's with ``".gap"``, ``".rate"`` or ``".force"``
-  (``Result.couplings``).
+  (``Result.couplings``); a joint force of the motion's (its joint's name, or its coordinate's for a
+  joint of several) with ``".force"`` or ``".sampled_at"`` (``Result.joint_forces``); a node load of the
+  motion's with ``".fx"`` ... ``".mz"`` or ``".sampled_at"`` (``Result.motion_loads``).
 
 A name that is a coordinate name as it stands is always read as that coordinate, before any
 suffix is split off. An unknown name raises ModelError listing the closest known names.
@@ -30,7 +33,8 @@ from flexmb.errors import ModelError
 
 Result = Any  # a flexmb.results.result.Result (not imported: that module imports this one)
 
-__all__ = ["COORDINATE_SUFFIXES", "SPRING_DAMPER_SUFFIXES", "CUT_SUFFIXES", "BEAM_SUFFIXES", "COUPLING_SUFFIXES", "resolve",
+__all__ = ["COORDINATE_SUFFIXES", "SPRING_DAMPER_SUFFIXES", "ROTATIONAL_SUFFIXES", "CUT_SUFFIXES", "BEAM_SUFFIXES",
+           "COUPLING_SUFFIXES", "JOINT_FORCE_SUFFIXES", "MOTION_LOAD_SUFFIXES", "resolve",
            "history",
            "history_names", "unit_of"]
 
@@ -39,6 +43,10 @@ COORDINATE_SUFFIXES = {"": "q", ".u": "u", ".udot": "udot"}
 
 SPRING_DAMPER_SUFFIXES = {".length": 0, ".rate": 1, ".force": 2}
 """Suffix of a spring-damper name -> its column of ``Result.spring_dampers`` (N2)."""
+
+ROTATIONAL_SUFFIXES = {".angle": 0, ".rate": 1, ".torque": 2}
+"""Suffix of a rotational spring-damper's name -> its column of ``Result.spring_dampers`` (N2;
+docs/rotational_spring_damper.md §8): the angle [rad], its rate [rad/s], the torque [N m]."""
 
 CUT_SUFFIXES = {".fx": 0, ".fy": 1, ".fz": 2, ".mx": 3, ".my": 4, ".mz": 5}
 """Suffix of a loop cut's name -> its column of ``Result.cut_forces`` (cut axes) (N2)."""
@@ -49,10 +57,21 @@ BEAM_SUFFIXES = {".N": 0, ".Vy": 1, ".Vz": 2, ".T": 3, ".My": 4, ".Mz": 5}
 COUPLING_SUFFIXES = {".gap": 0, ".rate": 1, ".force": 2}
 """Suffix of a coupling's name -> its column of ``Result.couplings`` (N2; docs/coupling.md (C1)-(C3))."""
 
+MOTION_LOAD_SUFFIXES = {".fx": 0, ".fy": 1, ".fz": 2, ".mx": 3, ".my": 4, ".mz": 5, ".sampled_at": 6}
+"""Suffix of a node load of the motion's name -> its column of ``Result.motion_loads`` (N2; docs/motion_forces.md
+(M8), (M15)): force and moment, global axes, and when they were computed."""
+
+JOINT_FORCE_SUFFIXES = {".force": 0, ".sampled_at": 1}
+"""Suffix of a joint force of the motion's name -> its column of ``Result.joint_forces`` (N2;
+docs/motion_forces.md (M14)): the force acting (a sampled force's held value) and when it was computed."""
+
 _ELEMENT_TABLES = (("spring_dampers", "spring_damper_names", SPRING_DAMPER_SUFFIXES, "spring-damper"),
                    ("cut_forces", "cut_names", CUT_SUFFIXES, "loop cut"),
                    ("element_forces", "element_names", BEAM_SUFFIXES, "beam element"),
-                   ("couplings", "coupling_names", COUPLING_SUFFIXES, "coupling"))
+                   ("couplings", "coupling_names", COUPLING_SUFFIXES, "coupling"),
+                   ("spring_dampers", "spring_damper_names", ROTATIONAL_SUFFIXES, "rotational spring-damper"),
+                   ("joint_forces", "joint_force_names", JOINT_FORCE_SUFFIXES, "joint force of the motion"),
+                   ("motion_loads", "motion_load_names", MOTION_LOAD_SUFFIXES, "load of the motion"))
 
 
 def _coordinate_index(res: Result, base: str) -> int | None:
@@ -99,8 +118,11 @@ def _unknown(res: Result, name: str) -> ModelError:
     else:
         hint = f"known names include {known[:12]}."
     return ModelError(f"unknown result quantity '{name}': not a coordinate (NAME, NAME.u, NAME.udot), a "
-                      f"spring-damper's (NAME.length, .rate, .force), a loop cut's (NAME.fx ... NAME.mz), a beam "
-                      f"element's (NAME.N, .Vy, .Vz, .T, .My, .Mz) or a coupling's (NAME.gap, .rate, .force); {hint}")
+                      f"spring-damper's (NAME.length, .rate, .force), a rotational spring-damper's (NAME.angle, .rate, "
+                      f".torque), a loop cut's (NAME.fx ... NAME.mz), a beam "
+                      f"element's (NAME.N, .Vy, .Vz, .T, .My, .Mz), a coupling's (NAME.gap, .rate, .force), a joint force "
+                      f"of the motion's (NAME.force, .sampled_at) or a load of the motion's (NAME.fx ... NAME.mz, "
+                      f".sampled_at); {hint}")
 
 
 def history(res: Result, name: str) -> np.ndarray:
@@ -130,8 +152,14 @@ def unit_of(res: Result, name: str) -> str:
     """A label of what ``name`` measures (for a plot axis): the coordinate's value, rate or
     acceleration (rad or m, per s, per s^2), a length [m], a rate [m/s], a force [N] or a moment [N m]."""
     field, _, col = resolve(res, name)
+    if field == "spring_dampers" and name.rpartition(".")[2] in ("angle", "torque"):
+        return ("angle [rad]", "", "torque [N m]")[col]
     if field == "spring_dampers":
         return ("length [m]", "length rate [m/s]", "force [N]")[col]
+    if field == "joint_forces":
+        return ("force [N or N m]", "sampled at [s]")[col]
+    if field == "motion_loads":
+        return "sampled at [s]" if col == 6 else ("force [N]" if col < 3 else "moment [N m]")
     if field == "couplings":
         return ("gap [rad or m]", "gap rate [rad/s or m/s]", "force [N m or N]")[col]
     if field in ("cut_forces", "element_forces"):

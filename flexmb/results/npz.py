@@ -37,13 +37,14 @@ __all__ = ["read_arrays", "read_headers", "ArraySpec", "NpzSource", "write_resul
 
 ROW_FIELDS = ("t", "q", "u", "udot", "x", "R", "joint_points", "twists", "drive_forces", "reactions",
               "newton_iterations", "element_forces", "element_energy", "cut_forces", "cut_forces_global", "spring_dampers",
-              "couplings")
+              "couplings", "joint_forces", "motion_loads")
 """The Result fields with one row per output time."""
 NAME_FIELDS = ("coordinate_names", "node_names", "joint_names", "driven_names", "element_names", "cut_names",
-               "spring_damper_names", "coupling_names")
+               "spring_damper_names", "coupling_names", "joint_force_names", "motion_load_names")
 """The Result fields that name the columns of the per-row arrays."""
 OPTIONAL_FIELDS = ("element_forces", "element_energy", "element_names", "cut_forces", "cut_forces_global", "cut_names",
-                   "spring_dampers", "spring_damper_names", "couplings", "coupling_names")
+                   "spring_dampers", "spring_damper_names", "couplings", "coupling_names", "joint_forces",
+                   "joint_force_names", "motion_loads", "motion_load_names")
 """Fields absent from results saved by older flexmb (read as empty)."""
 _OPTIONAL = OPTIONAL_FIELDS
 _MAGIC = b"\x93NUMPY"
@@ -243,7 +244,9 @@ def read_result_fields(path: str | Path) -> tuple[dict[str, Any], NpzSource]:
 
 _COLUMNS = {"coordinate_names": "q", "node_names": "x", "joint_names": "reactions", "driven_names": "drive_forces",
             "element_names": "element_forces", "cut_names": "cut_forces",
-            "spring_damper_names": "spring_dampers", "coupling_names": "couplings"}  # the per-row array whose columns each names
+            "spring_damper_names": "spring_dampers", "coupling_names": "couplings",
+            "joint_force_names": "joint_forces",
+            "motion_load_names": "motion_loads"}  # the per-row array whose columns each names
 
 
 def _check_declared(path: Path, specs: dict[str, ArraySpec]) -> None:

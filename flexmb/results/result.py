@@ -64,6 +64,13 @@ class Result:
     docs/spring_damper.md (S2)-(S4)), then those of every prescribed-length actuator (length, rate, force;
     :meth:`actuator`, docs/actuator.md); couplings (nt, n_c, 3): gap, its rate and force of every
     coupling, rows named by coupling_names (:meth:`coupling`; docs/coupling.md (C1)-(C3));
+    joint_forces (nt, n_jf, 2): every joint force of the motion f(t, q, u) (ModelBuilder.add_joint_force),
+    the value acting from the row's state on (a sampled force's held value) and the time of the state it
+    was computed from (a sampled force: of the sample it holds; a continuous one: the row's), rows named
+    by joint_force_names (:meth:`joint_force`; docs/motion_forces.md (M14)); motion_loads (nt, n_ml, 7): every
+    node load of the motion f(t, x, R, v, w), force and moment (global axes, about the node origin) and the time
+    of the state they were computed from (a sampled load's sample), rows named by motion_load_names
+    (docs/motion_forces.md (M8), (M15));
     newton_iterations (nt,): of the step that ended at (or, between steps, spans) the row;
     steps: the step history, one entry per step attempt (flexmb.solvers.step_control.StepLog):
     ``t`` (where the attempt ended), ``h``, ``iterations``, ``error`` (the estimated local error
@@ -104,6 +111,10 @@ class Result:
     spring_damper_names: tuple[str, ...] = ()
     couplings: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 3)))
     coupling_names: tuple[str, ...] = ()
+    joint_forces: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 2)))
+    joint_force_names: tuple[str, ...] = ()
+    motion_loads: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 7)))
+    motion_load_names: tuple[str, ...] = ()
     drawing: dict[str, np.ndarray] = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
     steps: dict[str, np.ndarray] = field(default_factory=dict)
@@ -250,6 +261,17 @@ class Result:
         if quantity is not None and quantity not in columns:
             raise ModelError(f"coupling: quantity = {quantity!r} must be None, 'gap', 'rate' or 'force'.")
         rows = self.couplings[:, self._index(self.coupling_names, name, "coupling")]
+        return rows if quantity is None else rows[:, columns[quantity]]
+
+    def joint_force(self, name: str, quantity: str | None = None) -> np.ndarray:
+        """History of the joint force of the motion on ``name`` (ModelBuilder.add_joint_force with f(t, q, u); the
+        joint's name, or the coordinate's for a joint of several): (nt, 2) columns the force acting from the row
+        on (a sampled force's held value) and the time of the state it was computed from (a sampled force's
+        sample); ``quantity`` ``"force"`` or ``"sampled_at"``: that column alone (docs/motion_forces.md (M14))."""
+        columns = {"force": 0, "sampled_at": 1}
+        if quantity is not None and quantity not in columns:
+            raise ModelError(f"joint_force: quantity = {quantity!r} must be None, 'force' or 'sampled_at'.")
+        rows = self.joint_forces[:, self._index(self.joint_force_names, name, "joint force of the motion")]
         return rows if quantity is None else rows[:, columns[quantity]]
 
     def actuator(self, name: str, quantity: str | None = None) -> np.ndarray:

@@ -59,9 +59,9 @@ __all__ = ["RunWriter", "RunDirSource", "load_run", "is_run_dir", "FORMAT", "VER
 VERSION = 1
 _CHUNK = re.compile(r"^chunk_(\d+)\.npz$")
 _DTYPES = ("float64", "int64")  # what a run directory's per-row arrays are written as
-# absent from runs written before flexmb recorded cut forces, spring-dampers or couplings
+# absent from runs written before flexmb recorded cut forces, spring-dampers, couplings or joint forces of the motion
 _LATER = ("cut_forces", "cut_forces_global", "cut_names", "spring_dampers", "spring_damper_names", "couplings",
-          "coupling_names")
+          "coupling_names", "joint_forces", "joint_force_names", "motion_loads", "motion_load_names")
 
 
 def is_run_dir(path: str | Path) -> bool:

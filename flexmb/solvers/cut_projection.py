@@ -6,7 +6,7 @@ penalty for the step size (RigidCuts.begin_step, (AL7)) and ends, after Newton, 
 stored as multipliers (AL8) and the mass-orthogonal projections of the velocities (AL5) and of the
 accelerations (AL6) with the multipliers' update (AL9), up to three passes each
 (RigidCuts.end_step). :func:`begin_cuts` and :func:`end_cuts` do that arithmetic in the same
-operations and order as the Python family on the per-step path (GeneralizedAlpha._accept): the
+operations and order as the Python family on the per-step path (newton_loop.accept): the
 closure rates and wrenches of elements/rigid_cut_kernels.py, the node twists and the projection of
 wrenches onto the coordinates (engine/kinematics.py, what ``Evaluation.twists`` and ``project``
 run), the kinematics at the projected velocities (the forward pass of ``forward_kinematics``) and
@@ -115,11 +115,13 @@ def cut_arrays(fams: tuple, penalty: np.ndarray, elastic: bool, kin: tuple, n_u:
     k[4:7] = k[0:3]
     e6 = (n, 6)
     no_bushings = tuple(a[:0] for a in fams[1])
+    no_actuators = type(fams[5])(*(a[:0] for a in fams[5]))  # ElementRun: no actuators (their state in Python)
     no_springs = tuple(a[:0] for a in fams[3])  # beside spring-dampers the cuts project per step (ElementRun.applies)
     work = CutWork(KinematicsArrays(*(np.empty_like(a) for a in kin)), np.empty((N, 6)), np.empty(e6), np.empty(e6),
                    np.empty((N + 1, 6)), np.empty((N, 6)), np.empty(n_u), np.empty(n_free), np.empty(e6), np.empty(e6),
                    np.empty((n, N_STATE)), np.array(state, dtype=float).reshape(n, N_STATE), k, projection,
-                   (fams[0], no_bushings, fams[2], no_springs, tuple(a[:0] for a in fams[4])), np.zeros(n_free),
+                   (fams[0], no_bushings, fams[2], no_springs, tuple(a[:0] for a in fams[4]), no_actuators,
+                    tuple(a[:0] for a in fams[6])), np.zeros(n_free),
                    np.zeros((N + 1, 6)))
     return model, work
 
@@ -155,7 +157,7 @@ def _held_max(c, mask) -> float:
 
 @njit(cache=True)
 def _solve(work, gp, bp, matrix, elastic) -> bool:
-    """work.rhs ← S⁻¹ work.rhs with the Newton factor (GeneralizedAlpha._accept's ``solve``), S first
+    """work.rhs ← S⁻¹ work.rhs with the Newton factor (newton_loop.accept's ``solve``), S first
     refactorized at the converged iterate where the factor is not that of (γ', β') (work.key); with
     ``elastic`` instead with the projection factor of M̄ + β' K̄_c at the converged iterate, made at
     the step's first solve (``solve_projection``: Assembler.iteration_matrix(projection=True): M̄ and
@@ -267,7 +269,7 @@ def end_cuts(tree, kin, cuts, work, cut_outs, free, u, udot, q, balls, gp, bp, m
 def bushings_at(work, bushing, bushing_outs) -> None:
     """The bushings' forces, energies and powers (bushing.evaluate; ``bushing_outs`` (d, G, A, f,
     energy, power)) at the kinematics work.kin of the projected state: the dissipation of the
-    evaluation there (GeneralizedAlpha._accept's ``ev1``, the recorder's power)."""
+    evaluation there (newton_loop.accept's ``ev1``, the recorder's power)."""
     ia, ib, sa, Ea, sb, Eb, mode, Kb, Cb = bushing
     if ia.size:
         k2 = work.kin

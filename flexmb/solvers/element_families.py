@@ -1,8 +1,10 @@
-"""The compiled element step's rigid cuts, spring-dampers and couplings (flexmb/solvers/element_step.py):
-their forces into the node wrenches of an iterate and their blocks into the iteration matrix, in the
-order of the Python evaluation (registry order: rigid cuts, spring-dampers, couplings), so a step is
-the same bit for bit (elements/rigid_cut_kernels.py, elements/spring_damper_kernels.py,
-docs/spring_damper.md, elements/coupling_kernels.py, docs/coupling.md)."""
+"""The compiled element step's rigid cuts, spring-dampers, actuators, couplings and rotational
+spring-dampers (flexmb/solvers/element_step.py): their forces into the node wrenches of an iterate and
+their blocks into the iteration matrix, in the order of the Python evaluation (registry order: rigid
+cuts, spring-dampers, actuators, couplings, rotational spring-dampers), so a step is the same bit for
+bit (elements/rigid_cut_kernels.py, elements/spring_damper_kernels.py, docs/spring_damper.md,
+flexmb/solvers/actuator_step.py, docs/actuator.md, elements/coupling_kernels.py, docs/coupling.md,
+elements/rotational_spring_damper_kernels.py, docs/rotational_spring_damper.md)."""
 
 from __future__ import annotations
 
@@ -16,15 +18,19 @@ from flexmb.elements.coupling import CouplingEvaluation
 from flexmb.elements.coupling_kernels import LAM, N_STATE, PHASE, coupling_blocks, coupling_forces, coupling_rows
 from flexmb.elements.family import FamilyEvaluation
 from flexmb.elements.rigid_cut_kernels import closure_scales, penalty_blocks, rigid_cut_forces, rigid_cut_update
+from flexmb.elements.rotational_spring_damper import kernel_arrays
+from flexmb.elements.rotational_spring_damper_kernels import rotational_blocks, rotational_forces
 from flexmb.elements.spring_damper_kernels import MATERIAL, TIME_STEP, spring_damper_blocks
 from flexmb.engine.iteration_matrix import _scatter_elements
 from flexmb.engine.kinematics import Kinematics
+from flexmb.engine.pair_scatter import scatter_pairs
 from flexmb.model import Model
-from flexmb.solvers.law_step import law_refusal, spring_damper_laws_iterate
-from flexmb.solvers.motion_step import compile_motion
+from flexmb.solvers.actuator_step import STUCK, actuator_error, actuator_evaluation, actuator_iterate, actuator_matrix
+from flexmb.solvers.law_step import compile_torque_laws, law_refusal, spring_damper_laws_iterate
+from flexmb.solvers.motion_step import _call, compile_motion
 
 __all__ = ["cut_and_spring_forces", "cut_and_spring_matrix", "coupling_arrays", "coupling_outputs", "iterate_evaluations",
-           "element_step_refusal"]
+           "iterate_flags", "stuck_error", "element_step_refusal", "rotational_arrays", "rotational_outputs"]
 
 
 @njit(cache=True)
@@ -80,8 +86,11 @@ def _couplings(S, x, q, u, cp, out, wfull):
 def cut_and_spring_forces(x, R, V, S, q, u, fams, outs, wfull) -> bool:
     """The rigid cuts' forces and update (``fams[2]``, ``outs[2]``: _rigid_cuts), then the
     spring-dampers' (``fams[3]``, ``outs[3]``: spring_damper_laws_iterate, their force laws too), then the
-    couplings' (``fams[4]``, ``outs[4]``: _couplings) into ``wfull``; True where a spring-damper is shorter than its l_min
-    (docs/spring_damper.md (S11)) or its force law's value is not finite (S12): the iterate fails."""
+    actuators' ((A4), (A5) of docs/actuator.md; ``fams[5]``, ``outs[5]``: actuator_iterate), then the couplings'
+    (``fams[4]``, ``outs[4]``: _couplings), then the rotational spring-dampers' (``fams[6]``, ``outs[6]``:
+    rotational_forces) into ``wfull``; True where a spring-damper or actuator is shorter than its l_min
+    (docs/spring_damper.md (S11)) or a force law's value is not finite (S12), or a rotational spring-damper's angle
+    is undefined (docs/rotational_spring_damper.md (R12), ``outs[6][6][0]`` its index): the iterate fails."""
     rigid, spring = fams[2], fams[3]
     if rigid[0].size:  # the rigid cuts (rigid_cut.evaluate) with their state of this iterate, then their update
         _rigid_cuts(x, R, rigid, outs[2], wfull)
@@ -89,16 +98,70 @@ def cut_and_spring_forces(x, R, V, S, q, u, fams, outs, wfull) -> bool:
         spring_damper_laws_iterate(x, R, V, spring, outs[3], wfull)
         if outs[3][9][0] >= 0.0:
             return True
+    if fams[5].ia.size and actuator_iterate(x, R, V, fams[5], outs[5], wfull):  # the actuators (actuator.evaluate)
+        return True
     if fams[4][0].size:  # the couplings (coupling.evaluate), last in the registry
         _couplings(S, x, q, u, fams[4], outs[4], wfull)
+    rot = fams[6]
+    if rot[0].size:  # the rotational spring-dampers (rotational_spring_damper.evaluate), after the couplings
+        ro = outs[6]
+        bad = rotational_forces(R, V, rot[:11], wfull, (ro[0], ro[1], ro[2], ro[3], ro[4], ro[5]))
+        ro[6][0], ro[6][1] = float(bad), 0.0
+        if bad >= 0 or not _torque_laws(rot, ro, wfull):
+            return True
     return False
 
 
 @njit(cache=True)
-def cut_and_spring_matrix(rigid, spring, coupling, outs, scatters, ck, cc, material_only, S, x, data):
+def iterate_flags(fams, outs) -> tuple:
+    """(settled, changed, position noise, stuck) of an iterate's families with element state (the
+    Assembler's newton_update and Evaluation.position_noise): the rigid cuts' (``outs[2]``), the
+    actuators' (``outs[5]``) and the couplings' (``outs[4]``, (C14), (C16) of docs/coupling.md)."""
+    settled, changed, noise, stuck = True, False, 0.0, False
+    if fams[2][0].size:
+        f = outs[2][11]
+        settled, changed, noise, stuck = f[2] > 0.0, f[3] > 0.0, f[1], f[4] >= 0.0
+    if fams[5].ia.size:
+        f = outs[5].flags
+        settled, changed, noise = settled and f[2] > 0.0, changed or f[3] > 0.0, max(noise, f[1])
+        stuck = stuck or f[STUCK] >= 0.0
+    if fams[4][0].size:
+        settled, noise = settled and outs[4][10][2] > 0.0, max(noise, outs[4][10][3])
+    return settled, changed, noise, stuck
+
+
+@njit(cache=True)
+def _torque_laws(rot, ro, wfull) -> bool:
+    """The rotational spring-dampers' torque laws (R15) after the linear elements, as RotationalSpringDampers.evaluate
+    (same arithmetic): T = f(φ, φ', t), its power, moments (R7) and tangents k, c; False (``ro[6]`` = (the element,
+    1.0)) where a law's value is not finite. ``rot[11:]`` = (the laws' addresses, their elements, the step's time)."""
+    ia, ib, addr, laws, t = rot[0], rot[1], rot[11], rot[12], rot[13][0]
+    g, angle, rate, torque, power, kk, cc = ro[0], ro[1], ro[2], ro[3], ro[5], ro[7], ro[8]
+    for i in range(laws.size):
+        e = laws[i]
+        f = _call(addr[i], 0, angle[e], rate[e], t, 0.0)
+        if not np.isfinite(f):
+            ro[6][0], ro[6][1] = float(e), 1.0
+            return False
+        kk[e] = _call(addr[i], 1, angle[e], rate[e], t, 0.0)
+        cc[e] = _call(addr[i], 2, angle[e], rate[e], t, 0.0)
+        torque[e] = f
+        power[e] = f * rate[e]
+        for j in range(3):  # (R7); row N (ground) is discarded
+            wfull[ia[e], 3 + j] -= g[e, j] * f
+        for j in range(3):
+            wfull[ib[e], 3 + j] += g[e, j] * f
+    return True
+
+
+@njit(cache=True)
+def cut_and_spring_matrix(fams, outs, scatters, ck, cc, material_only, S, x, data):
     """The rigid cuts' penalty blocks (``scatters`` [3], buffer [4]), then the spring-dampers' blocks
-    (S8), or (S10) if ``material_only`` (``scatters`` [5], buffer [6]), then the couplings' (C9) of
-    docs/coupling.md (``scatters`` [7], buffer [8]), added to S's values ``data``."""
+    (S8), or (S10) if ``material_only`` (``scatters`` [5], buffer [6]), then the actuators' (A7) of
+    docs/actuator.md (``scatters`` [9], buffer [10]), then the couplings' (C9) of docs/coupling.md
+    (``scatters`` [7], buffer [8]), then the rotational spring-dampers' (R13) of docs/rotational_spring_damper.md
+    (``scatters`` [11], buffer [12]), added to S's values ``data``."""
+    rigid, spring, coupling, rot = fams[2], fams[3], fams[4], fams[6]
     if rigid[0].size:  # the cuts' penalties, those of the next iterate where the last update raised them (AL2, AL11)
         cblocks = scatters[4]
         penalty_blocks(outs[2][1], outs[2][9], ck, cblocks)
@@ -109,12 +172,20 @@ def cut_and_spring_matrix(rigid, spring, coupling, outs, scatters, ck, cc, mater
         spring_damper_blocks(sd[0], sd[1], sd[2], sd[3], sd[4], sd[6], sd[10], sd[11], ck, cc,
                              MATERIAL if material_only else TIME_STEP, sblocks)
         sn, sanc_ptr, sanc_coord, spos_ptr, spos, smax_ne = scatters[5]
-        _scatter_elements(sn, sanc_ptr, sanc_coord, spos_ptr, spos, S, x, sblocks, smax_ne, data)
+        scatter_pairs(sn, sanc_ptr, sanc_coord, spos_ptr, spos, S, x, sblocks, smax_ne, data)  # over the path (S16)
+    if fams[5].ia.size:  # (A7), the next iterate's penalties where the last update raised them (AL11)
+        actuator_matrix(outs[5], scatters[9], scatters[10], ck, S, x, data)
     if coupling[0].size:  # (C9): exact, the same in every mode
         out, cblocks = outs[4], scatters[8]
         coupling_blocks(out[0], coupling[6], coupling[7], out[5], coupling[8], ck, cc, cblocks)
         cn, canc_ptr, canc_coord, cpos_ptr, cpos, cmax_ne = scatters[7]
         _scatter_elements(cn, canc_ptr, canc_coord, cpos_ptr, cpos, S, x, cblocks, cmax_ne, data)
+    if rot[0].size:  # (R13): the time step's and the material blocks are the same
+        ro, rblocks = outs[6], scatters[12]
+        rotational_blocks(ro[9], ro[10], rot, (ro[7], ro[8]), ro[0], ro[3], ck, cc, MATERIAL if material_only else TIME_STEP,
+                          rblocks)
+        rn_, ranc_ptr, ranc_coord, rpos_ptr, rpos, rmax_ne = scatters[11]
+        _scatter_elements(rn_, ranc_ptr, ranc_coord, rpos_ptr, rpos, S, x, rblocks, rmax_ne, data)
 
 
 def coupling_arrays(model: Model) -> tuple:
@@ -130,6 +201,24 @@ def coupling_outputs(n: int, elements: dict) -> tuple:
     """New arrays for the couplings' iterates (_couplings' ``out``), their state ``cst`` that of ``elements``."""
     cst = np.array(elements["coupling"], dtype=float) if n else np.zeros((0, N_STATE))
     return (np.empty((n, 24)), *(np.empty(n) for _ in range(7)), cst, np.empty_like(cst), np.zeros(4))
+
+
+def rotational_arrays(model: Model, time: np.ndarray) -> tuple:
+    """The rotational spring-dampers' arrays of the compiled iterates: (ia, ib, mode, ea, ua, ub, C, k, c, rest, T0,
+    the torque laws' addresses (n_law,), their elements (n_law,), the time (1,): the step's, ``time``)."""
+    d = model.elements["rotational_spring_damper"]
+    addr = compile_torque_laws(model)[0]
+    laws = np.array(d.laws if addr is not None and addr.size else (), dtype=np.int64)
+    return (*kernel_arrays(d, FAMILIES["rotational_spring_damper"].prepare(model, d)),
+            addr if addr is not None else np.zeros(0, dtype=np.int64), laws, time)
+
+
+def rotational_outputs(n: int, k: np.ndarray, c: np.ndarray) -> tuple:
+    """New arrays for the rotational spring-dampers' iterates: (g (n, 3), angle, rate, torque, energy, power, flags
+    (2,): the element whose angle is undefined or whose torque law is not finite, or -1, and 1.0 for a law, k, c: the
+    blocks' tangents, R and V unused by the time step's blocks (empty))."""
+    return (np.empty((n, 3)), *(np.empty(n) for _ in range(5)), np.zeros(2), np.array(k, dtype=float),
+            np.array(c, dtype=float), np.empty((0, 3, 3)), np.empty((0, 6)))
 
 
 def iterate_evaluations(es: Any, kin: Kinematics) -> dict:
@@ -152,22 +241,38 @@ def iterate_evaluations(es: Any, kin: Kinematics) -> dict:
     if es._n_spring:
         G, nv, ra, rb, l, ldot, F, energy, power, _, k, c = es.outs[3]  # k, c: the force laws' tangents too (S13)
         family_evals["spring_damper"] = FAMILIES["spring_damper"].evaluation(G, nv, ra, rb, l, ldot, F, energy, power, k, c)
+    if es._n_actuator:
+        family_evals["actuator"] = actuator_evaluation(es.actuator, es.outs[5])
     if es._n_coupling:
         G, g, gdot, force, lam, alpha, energy, power, _, _, flags = es.outs[4]
         family_evals["coupling"] = CouplingEvaluation(strain_energy=float(flags[0]), dissipation=float(flags[1]),
                                                       position_noise=float(flags[3]), g=g, gdot=gdot, force=force,
                                                       lam=lam, alpha=alpha, G=G)
+    if es._n_rotational:
+        g, angle, rate, torque, energy, power, _, k, c = es.outs[6][:9]
+        family_evals["rotational_spring_damper"] = FAMILIES["rotational_spring_damper"].evaluation(
+            kin.R, kin.V, g, angle, rate, torque, energy, power, k, c)
     return family_evals
+
+
+def stuck_error(es: Any, t: float) -> Exception:
+    """The SolverError of the compiled step ``es``'s rigid cut (first, in registry order) or actuator stuck at its
+    largest penalty at the last iterate (RigidCuts.newton_update, Actuators.newton_update raise it)."""
+    if es._n_rigid and es.outs[2][11][4] >= 0.0:
+        return FAMILIES["rigid_cut"].stuck_error(es.model, es.evaluation().elements["rigid_cut"], int(es.outs[2][11][4]), t)
+    return actuator_error(es.model.elements["actuator"], es.actuator, es.outs[5], t)
 
 
 def element_step_refusal(model: Model, asm, cholmod: bool, compiled: tuple[str, ...]) -> str:
     """Why a model takes the Python Newton iterates instead of the compiled element step
     (ElementStep.refusal; empty if it takes them): no matrix factor (``cholmod`` False), no unknowns,
     the exact tangent, a force law or force of the motion numba does not compile, follower loads, or a
-    family not among ``compiled`` (or with element state other than rigid cuts', or node masses other than rigid bodies'). Bearing
+    family not among ``compiled`` (or with element state other than rigid cuts', actuators' and couplings', or node masses
+    other than rigid bodies'). Prescribed-length actuators' user functions of time are evaluated once per step in Python
+    (flexmb/solvers/actuator_step.py): they need not compile. Bearing
     friction is compiled (flexmb/engine/friction.py, friction_loads)."""
     if not cholmod:
-        return "the O(n) tree factor takes it" if asm.rigid_tree else "no matrix factor"
+        return "the O(n) tree factor takes it" if asm.rigid_tree or asm.tree_pairs is not None else "no matrix factor"
     if model.free_u.size == 0:
         return "no unknowns"
     if asm.exact_tangent:
@@ -181,7 +286,7 @@ def element_step_refusal(model: Model, asm, cholmod: bool, compiled: tuple[str, 
     if not asm.families:
         return "no element family"
     other = sorted({f.name for f, _, _ in asm.families if f.name not in compiled}
-                   | {f.name for f, _, _ in asm.with_state if f.name not in ("rigid_cut", "coupling")}
+                   | {f.name for f, _, _ in asm.with_state if f.name not in ("rigid_cut", "actuator", "coupling")}
                    | {f.name for f, _, _ in asm.node_mass if f is not FAMILIES["body"]})
     if other:
         return f"element famil{'y' if len(other) == 1 else 'ies'} {', '.join(repr(n) for n in other)} not compiled"

@@ -55,10 +55,11 @@ from flexmb.state import State
 
 __all__ = ["ElementRun", "element_run"]
 
-BEAM, BUSHING, RIGID_CUT, SPRING_DAMPER = 0, 1, 2, 3
-DISSIPATION_CODES = {"beam": BEAM, "bushing": BUSHING, "rigid_cut": RIGID_CUT, "spring_damper": SPRING_DAMPER}
+BEAM, BUSHING, RIGID_CUT, SPRING_DAMPER, ROTATIONAL = 0, 1, 2, 3, 4
+DISSIPATION_CODES = {"beam": BEAM, "bushing": BUSHING, "rigid_cut": RIGID_CUT, "spring_damper": SPRING_DAMPER,
+                     "rotational_spring_damper": ROTATIONAL}
 """Codes of the families whose dissipation a step's power sums (``dissipation`` of :func:`element_run`)."""
-PROJECTED_PER_STEP = ("beam", "spring_damper")
+PROJECTED_PER_STEP = ("beam", "spring_damper", "rotational_spring_damper")
 """Families beside which a model's rigid cuts keep their end-of-step projections per step."""
 
 
@@ -81,6 +82,10 @@ def _dissipation(order, outs) -> float:
             pw = outs[3][8]
             for e in range(pw.size):
                 s += pw[e]
+        elif code == ROTATIONAL:  # c φ'² or c |ω_b - ω_a|² (docs/rotational_spring_damper.md (R11))
+            pw = outs[6][5]
+            for e in range(pw.size):
+                s += pw[e]
         total += s  # rigid cuts: no dissipation (FamilyEvaluation.dissipation 0.0)
     return total
 
@@ -101,7 +106,7 @@ def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info
     the last step tried; ``cuts`` = (with rigid cuts, CutModel, CutWork of flexmb/solvers/cut_projection.py):
     each step begins with the cuts' penalties (begin_cuts, (AL7)) and ends with their projections
     (end_cuts, (AL5), (AL6), (AL8), (AL9)), the pseudo-acceleration from the projected u̇ and the error
-    estimate and powers at the projected state (GeneralizedAlpha._accept). Returns the number of
+    estimate and powers at the projected state (newton_loop.accept). Returns the number of
     steps taken (module docstring)."""
     (tree, bodies, gravity, springs, jforce_u, coords, fams, out_state, kin, Mb, wfull, tau, outs, rfull, r, work, pairs,
      mbar, diag_pos, scatters, factor, threads) = step
@@ -142,7 +147,7 @@ def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info
         if (status != OK and status != LAZY) or not _all_finite(q1, u1, udot1, balls1):
             return k
         kin_end = kin
-        if with_cuts:  # GeneralizedAlpha._accept: the factor key of _element_newton, RigidCuts.end_step, a1, the new state
+        if with_cuts:  # newton_loop.accept: the factor key of CompiledElementNewton, RigidCuts.end_step, a1, the new state
             if info[1] > 0.0:
                 key[0], key[1], key[2] = 1.0, gp, bp
             if outs[2][11][3] > 0.0:  # the accepted iterate raised the penalties: the factor is not S's
@@ -294,7 +299,7 @@ class ElementRun:
         st1 = State(float(steps[last, 2]), q, balls, u, udot, elements)
         if done < n:  # the state after the last step taken; its evaluation is not kept (the caller steps on in Python)
             return st1, a1, None, taken
-        if self.cuts:  # GeneralizedAlpha._accept: the projected state evaluated, the converged iterate's drive forces
+        if self.cuts:  # newton_loop.accept: the projected state evaluated, the converged iterate's drive forces
             ev = integ._evaluate(st1)
             ev.drive_forces = es.rfull[es.driven].copy() if m.driven.size else None
             rec.set_drive(es.rfull[es.driven].copy() if es.driven.size else np.zeros(0))

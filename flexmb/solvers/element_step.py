@@ -21,6 +21,7 @@ objects are built only for the iterate a step accepts (or one that fails, for it
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from numba import njit
@@ -29,6 +30,7 @@ from flexmb.elements import FAMILIES
 from flexmb.elements.beam import kernels as beam_kernels
 from flexmb.elements.beam.kernel_data import MatrixWeights, NodeMotion, ScatterMaps, beam_results
 from flexmb.elements.cut_kernels import bushing_blocks, bushing_forces
+from flexmb.elements.rotational_spring_damper import rotational_failure
 from flexmb.engine import parallel
 from flexmb.engine.assembly import Evaluation
 from flexmb.engine.band_cholesky import band_factor_loaded, band_solve
@@ -46,6 +48,7 @@ from flexmb.engine.kinematics import (
 )
 from flexmb.engine.tree_data import Coordinates, DriveValues, KinematicsArrays, StepInputs, StepModel, StepState, TreeOutputs
 from flexmb.model import Model
+from flexmb.solvers.actuator_step import SHORT, actuator_arrays, actuator_error, actuator_outputs, set_targets
 from flexmb.solvers.element_families import (
     coupling_arrays,
     coupling_outputs,
@@ -53,6 +56,9 @@ from flexmb.solvers.element_families import (
     cut_and_spring_matrix,
     element_step_refusal,
     iterate_evaluations,
+    iterate_flags,
+    rotational_arrays,
+    rotational_outputs,
 )
 from flexmb.solvers.law_step import spring_arrays, spring_failure, spring_outputs
 from flexmb.solvers.motion_step import motion_evaluation, step_motion, with_motion_diag
@@ -93,17 +99,15 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     iteration, else 0; both 0 without ``evaluate``; inf where a spring-damper is too short, (S11) of
     docs/spring_damper.md: ElementStep.iterate names it)."""
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
-    driven, drv_q, drv_u, drv_a = drives
-    u_to_q, scalar_u, ball_u, free, c_diag, k_diag = coords
-    beam, bushing, rigid, spring, coupling = fams
+    drive_values, coordinates = DriveValues(*drives), Coordinates(*coords)  # the same arrays, named (engine/tree_data.py)
+    free = coordinates.free
+    beam, bushing = fams[0], fams[1]
     am, af, g, b, h = params
     q1, balls1, u1, udot1, a1 = out_state
     x, R, Vs, As, S, Sd, P, V, zeta = kin
     hdq, phi, aw, w, Wtmp, mf, ground, rest, fric = work
     nt = threads[1]  # the per-node passes on the joints' threads (their joints on ground split: node_twists_threads)
     start, state = StepState(q0, balls0, u0, udot0, a), StepState(q1, balls1, u1, udot1, a1)
-    coordinates = Coordinates(u_to_q, scalar_u, ball_u, free, c_diag, k_diag)
-    drive_values = DriveValues(driven, drv_q, drv_u, drv_a)
     if nt > 1:
         trial_state_threads(nt, start, udot_in, (am, af, g, b, h), coordinates, drive_values, hdq, phi, state)
     else:
@@ -190,7 +194,7 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, ck, 
     parent, child, jpoint, axT, axR, qT, qR, uT, uR, uB, ball, C, coff, coord_start, coord_count = tree
     pa, pb = pairs
     mbar_pos, mbar_src = mbar
-    beam, bushing, rigid, spring, coupling = fams
+    beam, bushing = fams[0], fams[1]
     nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, skip, plan = scatters[0]
     data[:] = 0.0
     if with_mass:
@@ -209,7 +213,7 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, ck, 
         beam_kernels.add_element_matrices(outs[0], beam, MatrixWeights(ck, cc, 1.0, material_only),
                                           ScatterMaps(nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, skip), S, x, data,
                                           threads[0], plan)
-    cut_and_spring_matrix(rigid, spring, coupling, outs, scatters, ck, cc, material_only, S, x, data)
+    cut_and_spring_matrix(fams, outs, scatters, ck, cc, material_only, S, x, data)
 
 
 @njit(cache=True)
@@ -235,8 +239,6 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
     u_to_q, scalar_u, ball_u, free, c_diag, k_diag = coords
     am, af, g, b, h = params
     gp, bp, rtol, atol_udot, eps_pos, length_scale, max_iter, lazy, with_mass, lever = newton
-    rigid_n, coupling_n = fams[2][0].size, fams[4][0].size
-    cuts = outs[2]
     band, indptr, indices, values, L, perm, dinv, y = factor
     udot1 = out_state[3]
     nf = free.size
@@ -269,14 +271,10 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
         if not math.isfinite(rn):
             info[3] = NONFINITE
             return
-        settled, changed, noise = True, False, 0.0
-        if rigid_n:
-            settled, changed, noise = cuts[11][2] > 0.0, cuts[11][3] > 0.0, cuts[11][1]
-            if cuts[11][4] >= 0.0:  # a cut stuck (RigidCuts.newton_update raises): the Python step names it
-                info[3] = NOT_CONVERGED
-                return
-        if coupling_n:  # the couplings' update (Couplings.newton_update), (C14), (C16) of docs/coupling.md
-            settled, noise = settled and outs[4][10][2] > 0.0, max(noise, outs[4][10][3])
+        settled, changed, noise, stuck = iterate_flags(fams, outs)  # the updates of the cuts, actuators, couplings
+        if stuck:  # a cut or actuator stuck (its newton_update raises): the Python step names it
+            info[3] = NOT_CONVERGED
+            return
         r_hist[it] = rn
         if it == 0:  # GeneralizedAlpha.step: the scale and the tolerances of the corrections
             scale = es_scale
@@ -329,6 +327,11 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
     info[3] = NOT_CONVERGED
 
 
+def _maps(x: ElementScatter) -> tuple:
+    """The arrays of ``x`` that _scatter_elements takes: (nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne)."""
+    return x.nodes, x.anc_ptr, x.anc_coord, x.pos_ptr, x.pos, x.max_ne
+
+
 class ElementStep(CompiledStep):
     """The compiled Newton iterates of one integrator for a model with beams (module docstring).
     Per step :meth:`begin` evaluates what depends on time only and gives new arrays for the step's
@@ -337,7 +340,7 @@ class ElementStep(CompiledStep):
 
     #: the element families whose forces and blocks the compiled iterates form (elements/beam/kernels.py,
     #: elements/cut_kernels.py); a model with any other family takes the Python iterates
-    FAMILIES = ("bushing", "beam", "rigid_cut", "spring_damper", "coupling")
+    FAMILIES = ("bushing", "beam", "rigid_cut", "spring_damper", "actuator", "coupling", "rotational_spring_damper")
 
     @staticmethod
     def applies(model: Model, asm, cholmod: bool) -> bool:
@@ -372,6 +375,9 @@ class ElementStep(CompiledStep):
         self.spring = spring_arrays(model, FAMILIES["spring_damper"].prepare(model, sd), self.springs[5][4])  # law_step.py
         self._n_spring = sd.n
         self.coupling, self._n_coupling = coupling_arrays(model), model.elements["coupling"].n
+        self.actuator, self._n_actuator = actuator_arrays(model), model.elements["actuator"].n  # actuator_step.py
+        self.rotational = rotational_arrays(model, self.springs[5][4])  # the step's time: the torque laws' too
+        self._n_rotational = model.elements["rotational_spring_damper"].n
         free = np.asarray(model.free_u, dtype=i64)
         im = asm.matrices.get(free)
         group = {f.name: k for k, (f, _, _) in enumerate(asm.with_blocks)}
@@ -384,19 +390,17 @@ class ElementStep(CompiledStep):
             return im.groups[group[name]].lower_only(im.indices, im.indptr)
 
         sc, scb, scr, scs = lower("beam", 2), lower("bushing", 2), lower("rigid_cut", 2), lower("spring_damper", 2)
-        scc = lower("coupling", 4)
+        scc, sca, scro = lower("coupling", 4), lower("actuator", 2), lower("rotational_spring_damper", 2)
         self.pairs = (asm.matrices.pairs.pa, asm.matrices.pairs.pb)
         self.mbar = (np.asarray(im.mbar_pos, dtype=i64), np.asarray(im.mbar_src, dtype=i64))
         self.diag_pos = np.asarray(im.diag_pos, dtype=i64)
         # on threads each adds its elements' products to S itself but at the seams (ElementScatter.thread_plan)
         nt = parallel.threads_for(d.n)
         plan = sc.thread_plan(nt)
-        self.scatters = ((sc.nodes, sc.anc_ptr, sc.anc_coord, sc.pos_ptr, sc.pos, sc.max_ne, sc.skip, (plan.doff, plan.dmap)),
-                         (scb.nodes, scb.anc_ptr, scb.anc_coord, scb.pos_ptr, scb.pos, scb.max_ne), np.empty((bu.n, 12, 12)),
-                         (scr.nodes, scr.anc_ptr, scr.anc_coord, scr.pos_ptr, scr.pos, scr.max_ne), np.empty((rc.n, 12, 12)),
-                         (scs.nodes, scs.anc_ptr, scs.anc_coord, scs.pos_ptr, scs.pos, scs.max_ne), np.empty((sd.n, 12, 12)),
-                         (scc.nodes, scc.anc_ptr, scc.anc_coord, scc.pos_ptr, scc.pos, scc.max_ne),
-                         np.empty((self._n_coupling, 24, 24)))
+        self.scatters = ((*_maps(sc), sc.skip, (plan.doff, plan.dmap)), _maps(scb), np.empty((bu.n, 12, 12)), _maps(scr),
+                         np.empty((rc.n, 12, 12)), _maps(scs), np.empty((sd.n, 12, 12)), _maps(scc),
+                         np.empty((self._n_coupling, 24, 24)), _maps(sca), np.empty((self._n_actuator, 12, 12)), _maps(scro),
+                         np.empty((self._n_rotational, 12, 12)))
         # on the band factor the compiled loop writes S straight into its band storage (BandCholesky.dst:
         # pattern position -> band position, -1 in the upper triangle): the same positions remapped
         self.band_maps = None
@@ -406,31 +410,22 @@ class ElementStep(CompiledStep):
             def banded(x: ElementScatter) -> ElementScatter:
                 pos = x.pos.astype(i64)
                 pos[pos >= 0] = dst[pos[pos >= 0]]  # the lower triangle's positions: all in the band
-                return ElementScatter(x.nodes, x.anc_ptr, x.anc_coord, x.pos_ptr,
-                                      pos.astype(x.pos.dtype) if pos.max(initial=0) < 2**31 else pos, x.max_ne, x.skip)
+                return replace(x, pos=pos.astype(x.pos.dtype) if pos.max(initial=0) < 2**31 else pos)
 
-            bsc, bscb, bscr, bscs, bscc = banded(sc), banded(scb), banded(scr), banded(scs), banded(scc)
+            bsc, bscb, bscr, bscs, bscc, bsca, bsro = (banded(x) for x in (sc, scb, scr, scs, scc, sca, scro))
             bplan = bsc.thread_plan(nt)
             mpos = dst[self.mbar[0]]  # M̄'s pairs in both triangles: the lower one's
             self.band_maps = ((mpos[mpos >= 0], self.mbar[1][mpos >= 0]), dst[self.diag_pos],
-                              ((bsc.nodes, bsc.anc_ptr, bsc.anc_coord, bsc.pos_ptr, bsc.pos, bsc.max_ne, bsc.skip,
-                                (bplan.doff, bplan.dmap)),
-                               (bscb.nodes, bscb.anc_ptr, bscb.anc_coord, bscb.pos_ptr, bscb.pos, bscb.max_ne),
-                               self.scatters[2],
-                               (bscr.nodes, bscr.anc_ptr, bscr.anc_coord, bscr.pos_ptr, bscr.pos, bscr.max_ne),
-                               self.scatters[4],
-                               (bscs.nodes, bscs.anc_ptr, bscs.anc_coord, bscs.pos_ptr, bscs.pos, bscs.max_ne),
-                               self.scatters[6],
-                               (bscc.nodes, bscc.anc_ptr, bscc.anc_coord, bscc.pos_ptr, bscc.pos, bscc.max_ne),
-                               self.scatters[8]))
+                              ((*_maps(bsc), bsc.skip, (bplan.doff, bplan.dmap)), _maps(bscb), self.scatters[2],
+                               _maps(bscr), self.scatters[4], _maps(bscs), self.scatters[6], _maps(bscc),
+                               self.scatters[8], _maps(bsca), self.scatters[10], _maps(bsro), self.scatters[12]))
         self.with_mass = bool(asm.node_mass)
         N, n_u, n = model.n_nodes, model.n_u, d.n
         parent = self.tree[0]  # the joints on ground (parent N) and the others, in tree order (node_twists_threads)
         self.work = (np.empty(n_u), np.empty((int(model.u_is_ball.sum()) // 3, 3)), np.empty((N, 6)), np.empty((N, 6)),
                      np.empty((N, 6)), np.empty((N, 6)), np.flatnonzero(parent == N).astype(i64),
                      np.flatnonzero(parent != N).astype(i64), friction_arrays(model, self.pattern, free))
-        self.r = np.empty(free.size)
-        self._n_el = n
+        self.r, self._n_el = np.empty(free.size), n
         # the beams' passes and the joints on ground on numba's threads from PARALLEL_MIN of them (engine/parallel.py)
         self.threads = (nt, parallel.threads_for(model.n_joints))  # nt: also the plan's
 
@@ -446,9 +441,11 @@ class ElementStep(CompiledStep):
         self._drives = (self.driven, drives[0][0], drives[1][0], drives[2][0])
         self._jf, self._loads = jf[0], loads[0]
         els = st.elements if elements is None else elements
-        if reuse and getattr(self, "outs", None) is not None:  # the cuts' and couplings' arrays new (their state)
-            self.outs = (*self.outs[:2], self._cut_outputs(els), self.outs[3], coupling_outputs(self._n_coupling, els))
-            self._ccst0 = self.outs[4][8].copy()
+        set_targets(self.actuator, self.model.elements["actuator"], t1)  # (L, L', L'')(t1) (actuator_step.py)
+        if reuse and getattr(self, "outs", None) is not None:  # the cuts', couplings' and actuators' arrays new (their state)
+            self.outs = (*self.outs[:2], self._cut_outputs(els), self.outs[3], coupling_outputs(self._n_coupling, els),
+                         actuator_outputs(self._n_actuator, els), self.outs[6])
+            self._ccst0, self._acst0 = self.outs[4][8].copy(), self.outs[5].cst.copy()
             return
         n_u, n = self.model.n_u, self._n_el
         self.out_state = (np.empty_like(st.q), np.empty_like(st.balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
@@ -459,8 +456,10 @@ class ElementStep(CompiledStep):
                       np.empty(nb)),
                      self._cut_outputs(els),
                      spring_outputs(self.spring),
-                     coupling_outputs(self._n_coupling, els))
-        self._ccst0 = self.outs[4][8].copy()
+                     coupling_outputs(self._n_coupling, els),
+                     actuator_outputs(self._n_actuator, els),
+                     rotational_outputs(self._n_rotational, self.rotational[7], self.rotational[8]))
+        self._ccst0, self._acst0 = self.outs[4][8].copy(), self.outs[5].cst.copy()
 
     def _cut_outputs(self, elements: dict) -> tuple:
         """New arrays for the rigid cuts' iterates (element_families._rigid_cuts), their state ``cst`` that of ``elements``."""
@@ -480,17 +479,15 @@ class ElementStep(CompiledStep):
             self.outs[2][7][:] = self._cst0
         if self._n_coupling:
             self.outs[4][8][:] = self._ccst0
+        if self._n_actuator:
+            self.outs[5].cst[:] = self._acst0
 
     @property
     def cut_flags(self) -> tuple[bool, bool, float, int]:
-        """(settled, changed, position noise, stuck cut or -1) of the last iterate's rigid cuts (all
-        settled, none changed, no noise, none stuck without rigid cuts)."""
-        c = self.outs[4][10]  # and the couplings': settled, position noise (_couplings)
-        cs, cn = (bool(c[2] > 0.0), float(c[3])) if self._n_coupling else (True, 0.0)
-        if not self._n_rigid:
-            return cs, False, cn, -1
-        f = self.outs[2][11]
-        return bool(f[2] > 0.0) and cs, bool(f[3] > 0.0), max(float(f[1]), cn), int(f[4])
+        """(settled, changed, position noise, stuck) of the last iterate's rigid cuts, actuators and couplings
+        (iterate_flags; stuck 0 where one is stuck, else -1: element_families.stuck_error names it)."""
+        settled, changed, noise, stuck = iterate_flags(self.fams, self.outs)
+        return bool(settled), bool(changed), float(noise), 0 if stuck else -1
 
     def elements(self) -> dict:
         """The families' internal state after the last iterate's update (the next iterate's)."""
@@ -499,6 +496,8 @@ class ElementStep(CompiledStep):
             out["rigid_cut"] = self.outs[2][8].copy()
         if self._n_coupling:
             out["coupling"] = self.outs[4][9].copy()
+        if self._n_actuator:
+            out["actuator"] = self.outs[5].nxt.copy()
         return out
 
     def iterate(self, udot: np.ndarray, evaluate: bool, first: bool) -> tuple[float, float]:
@@ -511,12 +510,16 @@ class ElementStep(CompiledStep):
                                     self.tau, self.outs, self.rfull, self.r, self.work, evaluate, first, self.threads)
         if self._n_spring and self.outs[3][9][0] >= 0.0:  # (S11) or a law not finite: as spring_damper.evaluate
             raise spring_failure(self.model.elements["spring_damper"], self.outs[3], self._t1)
+        if self._n_actuator and self.outs[5].flags[SHORT] >= 0.0:  # (S11) for an actuator: as actuator.evaluate
+            raise actuator_error(self.model.elements["actuator"], self.actuator, self.outs[5], self._t1)
+        if self._n_rotational and self.outs[6][6][0] >= 0.0:  # (R12) or a law not finite (R15): as its evaluate
+            raise rotational_failure(self.model.elements["rotational_spring_damper"], self.outs[6], self._t1)
         return rn, scale
 
     @property
     def fams(self) -> tuple:
-        """The compiled families' arrays: (beams, bushings, rigid cuts, spring-dampers, couplings)."""
-        return self.beam, self.bushing, self.rigid, self.spring, self.coupling
+        """The compiled families' arrays: beams, bushings, rigid cuts, spring-dampers, couplings, actuators, rotational ones."""
+        return self.beam, self.bushing, self.rigid, self.spring, self.coupling, self.actuator, self.rotational
 
     def run_arguments(self, chol) -> tuple:
         """element_newton_step's model and buffer arguments for the begun step on the dense or band

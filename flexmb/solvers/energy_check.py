@@ -66,7 +66,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from flexmb.elements.bushing import DIRECTIONS, constrained_mask
+from flexmb.elements import elastic_cut_rows
+from flexmb.elements.bushing import DIRECTIONS
 from flexmb.model import Model
 
 if TYPE_CHECKING:  # type hints only
@@ -190,15 +191,14 @@ def stiff_parts(model: Model, mbar_diag: np.ndarray, h: float, limit: int = 3) -
         m = float(mbar_diag[u])
         if m > 0.0 and k > 0.0:
             found.append((math.sqrt(k / m) * h, f"joint spring on '{model.coordinate_names[u]}'"))
-    bu = model.elements["bushing"]
     on_loop = {e for lp in model.loops for e in lp.elements}
-    held = constrained_mask(bu.mode, np.diagonal(bu.K, axis1=1, axis2=2) > 0) if bu.n else np.zeros((0, 6), bool)
-    for c, name in enumerate(bu.names):
-        if name not in on_loop:
-            continue
-        for i in np.flatnonzero(held[c]):
-            k, m = float(bu.K[c, i, i]), float(bu.m_eff[c, i])
-            if math.isfinite(m) and m > 0.0:
-                found.append((math.sqrt(k / m) * h, f"bushing '{name}' {DIRECTIONS[i]}"))
+    for cuts in elastic_cut_rows(model):
+        for c, cut in enumerate(cuts.names):
+            if cut not in on_loop:
+                continue
+            for i in np.flatnonzero(cuts.held[c]):
+                k, m = float(cuts.k[c, i]), float(cuts.m_eff[c, i])
+                if math.isfinite(m) and m > 0.0:
+                    found.append((math.sqrt(k / m) * h, f"{cuts.label} '{cut}' {DIRECTIONS[i]}"))
     found = sorted((x for x in found if x[0] > 1.0), key=lambda x: -x[0])[:limit]
     return [f"{what} (omega*dt = {odt:.3g})" for odt, what in found]

@@ -13,6 +13,12 @@ result is the same either way (same residual tolerance). Update (Arnold & Brüls
     u_{n+1} = u_n + h (1-γ) a_n + h γ a_{n+1}
     q_{n+1} = q_n ⊕ h [u_n + h (1/2-β) a_n + h β a_{n+1}]     (⊕: R expm(·) for balls)
 
+One step (:meth:`GeneralizedAlpha.step`) is written once as the algorithm, in
+flexmb/solvers/newton_loop.py (predictor, iterates, correction, acceptance: docs/equations_of_motion.md
+(G5)–(G11)); a compiled back-end chosen once per integrator (flexmb/solvers/step_backends.py:
+the tree step, the element Newton step) may take the whole step with the same result bit for bit,
+the Python loop being its reference.
+
 A step whose Newton iteration fails is retried with half the step, down to dt / 2**max_halvings
 (:meth:`GeneralizedAlpha.advance`); only a failure of that smallest step raises a SolverError,
 naming the time, the step, the residual and the coordinates that diverge. A NaN or inf is named
@@ -21,32 +27,33 @@ by where it first appears (flexmb.solvers.nonfinite).
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 import time as _time
-from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
-from flexmb.elements import FAMILIES
-from flexmb.elements.family import StartContext, StepContext
-from flexmb.engine import parallel
-from flexmb.engine.assembly import Assembler, Evaluation, LazyEvaluation, motion_diag
+from flexmb.elements.family import StartContext
+from flexmb.engine.assembly import Assembler, Evaluation, motion_diag
 from flexmb.engine.kinematics import Kinematics, forward_kinematics, mass_times_add
 from flexmb.engine.linear_solver import choose
-from flexmb.errors import NewtonFailure, SettingsError, SolverError
+from flexmb.engine.tree_pairs import tree_joint_blocks
+from flexmb.errors import SettingsError, SolverError
 from flexmb.model import Model
 from flexmb.motion_forces import sample_hold
 from flexmb.settings import RHO_INF
-from flexmb.solvers.element_step import LAZY, ElementStep
-from flexmb.solvers.law_step import has_laws
-from flexmb.solvers.nonfinite import evaluation_source, state_source
-from flexmb.solvers.tree_step import OK, TreeStep, _absmax, _absmax_at, _update, corrected
+from flexmb.solvers import step_backends
+from flexmb.solvers.element_step import ElementStep
+from flexmb.solvers.newton_loop import StepInfo, StepResult, begin_step, newton_step
+from flexmb.solvers.nonfinite import all_finite, check_finite, evaluation_source, nonfinite_error
+from flexmb.solvers.step_backends import StepBackend
+from flexmb.solvers.tree_step import TreeStep, _absmax
 from flexmb.state import State, _retract_balls
 
 __all__ = ["GeneralizedAlpha", "alpha_parameters", "StepInfo"]
+
+# the whole-run modules and simulate take the finiteness tests from here (flexmb.solvers.nonfinite)
+_all_finite, _check_finite = all_finite, check_finite
 
 log = logging.getLogger("flexmb")
 
@@ -60,16 +67,6 @@ def alpha_parameters(rho_inf: float) -> tuple[float, float, float, float]:
     gamma = 0.5 + af - am
     beta = 0.25 * (gamma + 0.5) ** 2
     return am, af, gamma, beta
-
-
-@dataclass
-class StepInfo:
-    """What one accepted step cost: Newton iterations, refactorizations, final residual."""
-
-    iterations: int
-    factorizations: int
-    residual: float
-    h: float
 
 
 class GeneralizedAlpha:
@@ -183,6 +180,9 @@ class GeneralizedAlpha:
         # to, and the local error estimate it records (flexmb.solvers.step_control.ErrorEstimate)
         self.log = None
         self.estimator = None
+        self._backend_key: tuple | None = None  # what the back-end was chosen from (:attr:`backend`)
+        self._backend: StepBackend | None = None
+        self._step_path = ""
 
     # ------------------------------------------------------------------ helpers
     def _evaluate(self, st: State) -> Evaluation:
@@ -198,79 +198,44 @@ class GeneralizedAlpha:
         return self.chol is not None and self.chol.pattern is not None and \
             self.chol.pattern.nnz >= self.reuse_min_density * self.free.size
 
+    @property
+    def backend(self) -> StepBackend | None:
+        """The compiled back-end of the steps (flexmb/solvers/step_backends.py, choose_backend; None: the
+        Python Newton loop alone), chosen once, and again only where ``tree_step``, ``element_step``,
+        ``compiled_newton`` or ``reuse_factor`` were replaced since (as tests do to compare with Python)."""
+        key = (self.tree_step, self.element_step, self.compiled_newton, self.reuse_factor)
+        if self._backend_key is None or any(x is not y for x, y in zip(key, self._backend_key)):
+            self._backend, self._step_path = step_backends.choose_backend(self)
+            self._backend_key = key
+        return self._backend
+
+    def step_path(self) -> str:
+        """How each step's Newton loop runs, and why where it runs in Python (the back-end's choice)."""
+        _ = self.backend
+        return self._step_path
+
     def describe_solver(self, fixed_steps: bool | None = None, callback: bool | None = None) -> str:
         """What solves the time steps' linear systems, for ``flexmb info``: the factor
         (engine/linear_solver.py) and why it was chosen, how each step's Newton loop runs (in one
         compiled call, its iterates compiled, or in Python), on how many threads the beams' passes
         run, and whether a run's steps go through a whole-run call (:meth:`run_path`, for a run with
-        ``fixed_steps`` and a ``callback``, or both unknown: None); nothing when every coordinate is driven."""
-        if self.chol is None:
-            return "none (every coordinate is driven: inverse dynamics, no unknowns)"
-        n = self.free.size
-        run = "; " + self.run_path(fixed_steps, callback)
-        if self.chol.kind == "tree":
-            how = ("each step's Newton loop in one compiled call (flexmb/solvers/tree_step.py)" + (
-                   "; joint forces of the motion compiled with numba (flexmb/solvers/motion_step.py)"
-                   if self.model.mforce_u.size else "")
-                   if self.tree_step is not None
-                   else f"Newton in Python ({TreeStep.refusal(self.model, self.asm) or 'reuse_factor=True'})")
-            return f"{self.chol.describe(n)}, position tangent {'on' if self.position_tangent else 'off'}; {how}{run}"
-        how = "; " + self.newton_path()
-        if self.element_step is not None and self.model.mforce_u.size:
-            how += "; joint forces of the motion compiled with numba (flexmb/solvers/motion_step.py)"
-        if self.element_step is not None and has_laws(self.model):
-            how += "; spring-damper force laws compiled with numba (flexmb/solvers/law_step.py)"
-        beams = [d.n for f, d, _ in self.asm.families if f is FAMILIES["beam"]]
-        if beams:
-            threads = parallel.threads_for(beams[0])
-            how += (f"; the {beams[0]} beam elements' passes on {threads} thread(s) (numba, NUMBA_NUM_THREADS; several "
-                    f"from {parallel.PARALLEL_MIN} elements on; threading layer {parallel.threading_layer()}; "
-                    "flexmb/engine/parallel.py)")
-        if self.chol.kind == "dense":
-            return f"dense Cholesky (engine/dense_cholesky.py: {self.solver_reason}), {n} unknowns{how}{run}"
-        return f"{self.chol.describe(n)}{how}{run}"
+        ``fixed_steps`` and a ``callback``, or both unknown: None); nothing when every coordinate is driven
+        (flexmb/solvers/step_backends.py, describe_solver)."""
+        return step_backends.describe_solver(self, fixed_steps, callback)
 
     def run_path(self, fixed_steps: bool | None = None, callback: bool | None = None) -> str:
         """Whether a run's steps between two output rows go through one compiled call (flexmb/solvers/tree_run.py
         for a rigid tree, flexmb/solvers/element_run.py on a matrix factor: "whole runs compiled between output
         rows") or one by one from Python, and why (``flexmb info``): for fixed steps (``fixed_steps`` True;
         error-controlled steps, False, always go one by one) and with a ``callback`` or not; None: not known,
-        the conditions are named."""
-        # the run modules import this one (their calls take a GeneralizedAlpha): imported where asked
-        from flexmb.solvers.element_run import ElementRun
-        from flexmb.solvers.tree_run import TreeRun
-
-        if self.chol.kind == "tree":
-            module, why = "tree_run", ("" if TreeRun.applies(self, None) else "each step's Newton loop is not one compiled call"
-                                       if self.tree_step is None else "the work and samples of joint forces of the motion "
-                                       "are taken in Python after each step")
-        else:
-            module, why = "element_run", ElementRun.refusal(self, None)
-        if why:
-            return f"steps one by one from Python (no whole-run call: {why})"
-        whole = (f"whole runs compiled between output rows: all steps between two output rows in one call "
-                 f"(flexmb/solvers/{module}.py)")
-        if fixed_steps is False:
-            return "steps one by one from Python (error-controlled steps: the whole-run call takes fixed steps only)"
-        if callback:
-            return "steps one by one from Python (the run's callback sees every step's state)"
-        if fixed_steps and callback is False:
-            return whole
-        return f"with fixed steps and no callback, {whole}; error-controlled steps or a callback one by one"
+        the conditions are named (flexmb/solvers/step_backends.py, run_path)."""
+        return step_backends.run_path(self, fixed_steps, callback)
 
     def newton_path(self) -> str:
         """How each step's Newton loop runs on a matrix factor (dense, band, CHOLMOD), and, where it
-        runs in Python, the family or setting that keeps it there (``flexmb info``)."""
-        if self.element_step is None:
-            reason = ElementStep.refusal(self.model, self.asm, True)
-            return f"Newton loop and iterates in Python ({reason})"
-        if self.compiled_newton and self.chol.kind in ("dense", "band") and not self._reusing():
-            return ("each step's whole Newton loop in one compiled call (flexmb/solvers/element_step.py, "
-                    "element_newton_step)")
-        why = ("the factor is kept over steps (reuse_factor)" if self._reusing() else
-               "CHOLMOD is called from Python" if self.chol.kind == "cholmod" else "compiled_newton is off")
-        return ("each Newton iterate and the iteration matrix's values in compiled calls, the loop around them in "
-                f"Python ({why}; flexmb/solvers/element_step.py)")
+        runs in Python, the family or setting that keeps it there (``flexmb info``;
+        flexmb/solvers/step_backends.py, matrix_choice)."""
+        return step_backends.matrix_choice(self)[1]
 
     def solver_stats(self) -> dict[str, float]:
         """Statistics of the linear solver for ``result.stats``: ``tree_solver`` 1.0 when the O(n)
@@ -364,7 +329,7 @@ class GeneralizedAlpha:
         st.udot[self.free] = 0.0
         source = evaluation_source(self.model, st, ev)
         if source is not None:
-            raise _nonfinite(st.t, source, in_step=False)
+            raise nonfinite_error(st.t, source, in_step=False)
         if self.free.size:
             self._t = st.t
             if self.asm.with_state:  # families that correct the start (rigid cuts: closure, velocities, multipliers)
@@ -374,7 +339,7 @@ class GeneralizedAlpha:
             self._factorize(ev, 0.0, 0.0)
             st.udot[self.free] = -self._solve(r)
             self._factor_key = None  # the mass matrix alone is no iteration matrix
-        _check_finite(st, self.model, in_step=False)
+        check_finite(st, self.model, in_step=False)
         return st, ev
 
     def between(self, st0: State, st1: State, state: State) -> State:
@@ -400,196 +365,21 @@ class GeneralizedAlpha:
         self._factor_key = None
         return self._solve
 
-    def step(self, st: State, a: np.ndarray, h: float, t1: float | None = None
-             ) -> tuple[State, np.ndarray, Evaluation, StepInfo]:
+    def step(self, st: State, a: np.ndarray, h: float, t1: float | None = None) -> StepResult:
         """One step of size h from (st, a) to the time ``t1`` (default st.t + h; given, a step
         ends exactly there, e.g. at t_end): returns the new state, its pseudo-acceleration, its
-        evaluation and step info. Raises SolverError if Newton fails (no halving here)."""
-        m = self.model
-        am, af, g, b = self.am, self.af, self.gamma, self.beta
-        if self.tree_step is not None:
-            done = self._tree_step(st, a, h, st.t + h if t1 is None else t1)
+        evaluation and step info. Raises SolverError if Newton fails (no halving here). The step is
+        begun (newton_loop.begin_step: (G5)), offered to the compiled back-end if there is one
+        (:attr:`backend`), and otherwise, or where that did not succeed (not converged, not finite or
+        not positive definite), taken by the Python Newton loop (newton_loop.newton_step: (G6)–(G11)),
+        which repeats it with the same arithmetic and raises the SolverError that names where."""
+        b = begin_step(self, st, a, h, st.t + h if t1 is None else t1)
+        backend = self.backend
+        if backend is not None:
+            done = backend.try_step(self, b)
             if done is not None:
                 return done
-            # not converged, not finite or not positive definite: the Python step below repeats it and
-            # raises the SolverError that names where (same arithmetic)
-        c_a = (1 - af) / (1 - am)
-        gp = g * h * c_a
-        bp = b * h * h * c_a
-        udot1 = st.udot.copy()
-        udot_start = udot1.copy()
-        free = self.free
-        t1 = st.t + h if t1 is None else t1
-        r_hist: list[float] = []
-        nfac = 0
-        dxs: list[float] = []  # correction sizes since the last factorization
-        dxws: list[float] = []  # their node motions [m/s²] (rotations times the model's size), with a noise floor
-        fresh = False  # factor computed during this step
-        restarted = False
-        elements = st.elements  # element families' internal state, carried over the iterations
-        if self.asm.with_state:  # e.g. a rigid cut's penalty for this step size (ElementFamily.begin_step)
-            elements = self.asm.begin_step(st, StepContext(h, gp, bp, free))
-        elements0 = elements
-        n_u = st.u.size
-        eps_pos = self._eps_pos
-        # the converged iterate is taken without evaluating it where the prediction says so (CHOLMOD path,
-        # no element state: GeneralizedAlpha.lazy_accept)
-        lazy = (self.lazy_accept and not self.asm.with_state and (self.chol is None or self.chol.kind != "tree")
-                and not (self.element_step is not None and self._work_needs_forces))
-        predicted = False  # the last correction predicts the next one below tolerance (_predicts_convergence)
-        es = self.element_step  # compiled iterates (element_step.py): State and Evaluation built when used
-        noise = 0.0  # the iterate's round-off floor of the corrections (FamilyEvaluation.position_noise)
-        if es is not None:
-            es.begin(st, a, h, t1, (am, af, g, b, h), elements)
-            if self.compiled_newton and self.chol.kind in ("dense", "band") and not self._reusing():
-                done = self._element_newton(es, gp, bp, lazy, h, st, a)
-                if done is not None:
-                    return done
-                # not converged, not finite or not positive definite: the loop below repeats the step and
-                # raises the SolverError that names where, or drops the geometric stiffness (same arithmetic)
-                es.begin(st, a, h, t1, (am, af, g, b, h), elements)
-        for it in range(self.max_iter + 1):
-            settled = True
-            if es is not None:
-                t0 = _time.perf_counter()
-                rn, es_scale = es.iterate(udot1, not (lazy and predicted), it == 0)
-                self.timings["assembly"] += _time.perf_counter() - t0
-                a1, udot1 = es.a1, es.udot
-                if lazy and predicted:  # as below
-                    st1 = es.state()
-                    return st1, a1, LazyEvaluation(self.asm, st1, es.kinematics()), StepInfo(it, nfac, math.nan, h)
-                st1 = ev = None
-                r_all, r = es.rfull, es.r
-                settled, changed, noise, stuck = es.cut_flags  # the rigid cuts' update at this iterate (newton_update)
-                if stuck >= 0:
-                    raise FAMILIES["rigid_cut"].stuck_error(m, es.evaluation().elements["rigid_cut"], stuck, t1)
-                if changed:
-                    self._factor_key = None
-                elements = es.elements() if self.asm.with_state else elements
-                if not math.isfinite(rn):
-                    st1, ev = es.state(), es.evaluation()
-            else:
-                # the update formulas of the module docstring, one compiled pass (same arithmetic as numpy)
-                a1, hdq, u1 = np.empty(n_u), np.empty(n_u), np.empty(n_u)
-                _update(st.udot, udot1, a, st.u, am, af, g, b, h, a1, hdq, u1)
-                st1 = self._trial(st, hdq, u1, udot1, t1)
-                if self.asm.with_state:
-                    st1.elements = elements
-                st1.apply_drives(m, t1)
-                udot1 = st1.udot
-                if lazy and predicted:  # taken without its evaluation, computed when used (LazyEvaluation);
-                    # the error estimate takes the last evaluated iterate's kinematics unless the work will
-                    # evaluate this state anyway (as the compiled iterates do in the step: the same estimate)
-                    near = None if self._work_needs_forces else ev.kin
-                    return st1, a1, LazyEvaluation(self.asm, st1, near), StepInfo(it, nfac, math.nan, h)
-                ev = self._evaluate(st1)
-                noise = ev.position_noise
-                if self.asm.with_state:  # e.g. augmented-Lagrangian multipliers (flexmb.elements, newton_update)
-                    elements, settled, changed = self.asm.newton_update(ev, st1)
-                    if changed:  # a family's blocks changed: refactorize
-                        self._factor_key = None
-                if not free.size:
-                    st1, a1, ev = self._accept(st1, ev, elements, h, gp, bp, st, a, a1)
-                    return st1, a1, ev, StepInfo(it, nfac, 0.0, h)
-                r_all = ev.residual(udot1)
-                r = r_all[free]
-                rn = _absmax(r)
-            if not math.isfinite(rn):  # max propagates NaN and inf
-                source = evaluation_source(m, st1, ev, udot1) or f"residual of {_names(m, free[~np.isfinite(r)])}"
-                raise _nonfinite(t1, source)
-            r_hist.append(rn)
-            if it == 0:
-                scale = es_scale if es is not None else self._scale(ev, udot1)
-                # corrections this small change the accelerations by < rtol/10 of their size (and the
-                # velocities by h times that): with the default rtol, below round-off of stiff forces
-                udot_max, u_max = _absmax_at(udot1, free), _absmax_at(st.u, free)
-                dx_tol = self.atol_udot + 0.1 * self.rtol * (udot_max + u_max / h)
-                # or: the correction moves velocities only at round-off level of this scale (_predicts_convergence)
-                vscale = u_max + h * udot_max + 1e-3 * self.length_scale / h
-            if (rn <= self.rtol * scale or predicted) and settled:
-                if es is not None:
-                    st1, ev = es.state(), es.evaluation()  # eq. (1) at its u̇ known
-                else:
-                    ev.residual_known = (udot1, udot1.copy(), r_all)
-                st1, a1, ev = self._accept(st1, ev, elements, h, gp, bp, st, a, a1)
-                return st1, a1, ev, StepInfo(it, nfac, rn, h)
-            diverging = len(r_hist) > 3 and rn > 1e3 * min(r_hist)
-            if not fresh and (diverging or len(dxs) >= self.reuse_iterations) and not restarted:
-                # an old factor led the iteration astray or too slowly: restart with a fresh one
-                restarted = True
-                udot1 = udot_start.copy()
-                elements = elements0
-                if es is not None:
-                    es.restart()
-                self._factor_key = None
-                r_hist.clear()
-                dxs.clear()
-                dxws.clear()
-                predicted = False
-                continue
-            if it == self.max_iter or diverging:
-                worst = free[np.argsort(-np.abs(r))[:3]]
-                if ev is None and es is not None and self.asm.with_state:
-                    ev = es.evaluation()
-                notes = functools.partial(self.asm.newton_failure, ev) if ev is not None and self.asm.with_state else list
-                raise NewtonFailure(
-                    f"t = {t1:.6g}: Newton did not converge in {it} iterations (residual {rn:.3e}, "
-                    f"history {', '.join(f'{x:.1e}' for x in r_hist[-4:])}); largest residuals in "
-                    f"{_names(m, worst)}", t1, notes)
-            theta = dxs[-1] / dxs[-2] if len(dxs) > 1 and dxs[-2] > 0 else np.inf  # contraction rate
-            slow = not fresh and theta != np.inf and theta > self.theta_refresh
-            if self._factor_key != (gp, bp) or (not fresh and not self._reusing()) or slow:
-                self._t = t1
-                self._factorize(ev, gp, bp, st1)
-                nfac += 1
-                fresh = True
-                dxs.clear()  # the contraction rate restarts with the new factor
-                dxws.clear()
-            dx = self._solve(r)
-            udot1, dx_max = corrected(udot1, free, dx)
-            dxs.append(dx_max)
-            predicted = _predicts_convergence(dxs, dx_tol, bp, gp, eps_pos, vscale)
-            if noise > 0.0:  # a family's round-off sets a floor (FamilyEvaluation.position_noise)
-                dxws.append(float(np.abs(dx * self._lever).max(initial=0.0)))
-                predicted = predicted or _at_noise(dxws, bp, noise)
-        raise AssertionError("unreachable")
-
-    def _element_newton(self, es: ElementStep, gp: float, bp: float, lazy: bool, h: float, st: State, a: np.ndarray
-                        ) -> tuple[State, np.ndarray, Evaluation, StepInfo] | None:
-        """The begun step's Newton loop in one compiled call (ElementStep.newton on the dense or band factor),
-        or None if it did not succeed (the factor is then not kept, its factorizations not counted, as
-        for the compiled tree step: the Python loop repeats the step)."""
-        t0 = _time.perf_counter()
-        status, it, nfac, rn = es.newton(self.chol, gp, bp, gp * self.c_diag + bp * self.k_diag,
-                                         (self.rtol, self.atol_udot, self._eps_pos, self.length_scale, self.max_iter,
-                                          self._lever), lazy)
-        self.timings["compiled_step"] += _time.perf_counter() - t0
-        if status not in (OK, LAZY):  # the Python loop repeats the step and counts its factorizations
-            self._factor_key = None
-            return None
-        if nfac:
-            self.chol.n_factorize += nfac
-            self._factor_key = (gp, bp)
-        if es.cut_flags[1]:  # the accepted iterate raised the cuts' penalties: the factor is not S's (as the Python loop)
-            self._factor_key = None
-        st1 = es.state()
-        ev = LazyEvaluation(self.asm, st1, es.kinematics()) if status == LAZY else es.evaluation()
-        a1 = es.a1
-        if self.asm.with_state:  # the rigid cuts' end of step (projections), as the Python loop's _accept
-            st1, a1, ev = self._accept(st1, ev, es.elements(), h, gp, bp, st, a, a1)
-        return st1, a1, ev, StepInfo(it, nfac, rn, h)
-
-    def _tree_step(self, st: State, a: np.ndarray, h: float, t1: float
-                   ) -> tuple[State, np.ndarray, Evaluation, StepInfo] | None:
-        """The step in one compiled call (flexmb/solvers/tree_step.py), or None if it did not succeed."""
-        t0 = _time.perf_counter()
-        self._t = t1
-        status, it, nfac, rn, st1, a1, ev = self.tree_step.step(st, a, h, t1, self.tree_params(h))
-        self.timings["compiled_step"] += _time.perf_counter() - t0
-        if status != OK:
-            return None
-        self._count_tree_factors(nfac, h)
-        return st1, a1, ev, StepInfo(it, nfac, rn, h)
+        return newton_step(self, b)
 
     def tree_params(self, h: float) -> tuple:
         """The settings of a compiled tree step of size h (flexmb/solvers/tree_step.py, ``params``)."""
@@ -614,7 +404,7 @@ class GeneralizedAlpha:
 
     def note_element_steps(self, h: np.ndarray, factorizations: np.ndarray) -> None:
         """Count the steps of sizes h with their factorizations taken by flexmb.solvers.element_run, as
-        advance() and _element_newton count them (the factor is the last refactored step's)."""
+        advance() and the compiled element Newton step count them (the factor is the last refactored step's)."""
         refactored = np.flatnonzero(factorizations)
         if refactored.size:
             self.chol.n_factorize += int(factorizations.sum())
@@ -624,44 +414,11 @@ class GeneralizedAlpha:
         self.min_step = min(self.min_step, float(h.min()))
         self.substeps += h.size
 
-    def _accept(self, st1: State, ev: Evaluation, elements: dict, h: float, gp: float, bp: float, st: State,
-                a: np.ndarray, a1: np.ndarray) -> tuple[State, np.ndarray, Evaluation]:
-        """The converged state with the element families' internal state, after their end-of-step
-        corrections (ElementFamily.end_step; nothing to do for stateless families), its
-        pseudo-acceleration (from the corrected udot) and its evaluation."""
-        if not self.asm.with_state:
-            return st1, a1, ev
-        st1.elements = elements
-        free = self.free
-        # the drive forces of the step are those of its converged iterate: the projections below correct velocities
-        # and accelerations by the cuts' impulses, which the drives do not supply (docs/rigid_cut.md (AL10))
-        drive = ev.residual(st1.udot)[self.model.driven] if self.model.driven.size else None
-
-        def solve(r: np.ndarray) -> np.ndarray:
-            if self._factor_key != (gp, bp):
-                self._factorize(ev, gp, bp, st1)
-            return self._solve(r)
-
-        projection = []  # the projection matrix's factor, made when first asked for (once per step)
-
-        def solve_projection(r: np.ndarray) -> np.ndarray:
-            if not projection:
-                projection.append(self._projection_factor(ev, bp))
-            t0 = _time.perf_counter()
-            x = projection[0].solve(r)
-            self.timings["solve"] += _time.perf_counter() - t0
-            return x
-
-        self.asm.end_step(ev, st1, StepContext(h, gp, bp, free, solve, solve_projection, ev.project, ev.twists,
-                                               self._evaluate, self._kinematics))
-        a1 = (self.af * st.udot + (1 - self.af) * st1.udot - self.am * a) / (1 - self.am)
-        ev1 = self._evaluate(st1)
-        ev1.drive_forces = drive
-        return st1, a1, ev1
-
     def advance(self, st: State, a: np.ndarray, h: float, t_end: float | None = None
                 ) -> tuple[State, np.ndarray, Evaluation, StepInfo]:
-        """Advance by h to the time ``t_end`` (default st.t + h). A failed attempt is retried with
+        """Advance by h to the time ``t_end`` (default st.t + h): the halving of docs/equations_of_motion.md
+        (G12) around :meth:`step`, with the error estimate (E1)–(E5) of each sub-step taken
+        (flexmb/solvers/step_control.py). A failed attempt is retried with
         half the step, down to h / 2**max_halvings; after a success the step doubles again where
         the sub-steps stay on the grid of the larger one (binary subdivision of [t, t_end]: each
         sub-step ends on that grid, the last exactly at t_end, and each level's halvings are
@@ -682,7 +439,7 @@ class GeneralizedAlpha:
             try:
                 # an unhalved step ends at st.t + h (as always: results bit for bit); sub-steps on their grid
                 st1, a1, ev, info = self.step(st, a, h_try, t_try if level or given else None)
-                _check_finite(st1, self.model)
+                check_finite(st1, self.model)
             except SolverError as exc:
                 if self.log is not None:
                     self.log.add(t_try, h_try, -1, math.nan, 2)
@@ -694,17 +451,9 @@ class GeneralizedAlpha:
                 level += 1
                 k *= 2
                 continue
-            if self.log is not None:
-                err = math.nan
-                if self.estimator is not None:
-                    err = self.estimator(ev, a, a1, h_try)
-                    self.estimator.accept(ev)
-                self.log.add(st1.t, h_try, info.iterations, err, 0)
+            self._taken(st1, ev, a, a1, h_try, info.iterations)
             total_it += info.iterations
             total_fac += info.factorizations
-            self.substeps += 1
-            self.min_step = min(self.min_step, h_try)
-            sample_hold(self.model, st1)  # the sampled joint forces due at its end (docs/motion_forces.md (M6))
             st, a = st1, a1
             k += 1
             if k == 1 << level:
@@ -713,6 +462,20 @@ class GeneralizedAlpha:
             if level and k % 2 == 0:  # back on the grid of the doubled step: try it
                 level -= 1
                 k //= 2
+
+    def _taken(self, st1: State, ev: Evaluation, a: np.ndarray, a1: np.ndarray, h: float, iterations: int) -> None:
+        """Note a sub-step taken by :meth:`advance`: its local error estimate (E1)–(E5) in the step log where
+        one is kept (flexmb/solvers/step_control.py; it changes nothing of the step), the counts of sub-steps
+        and the smallest step, and the sampled joint forces due at its end (docs/motion_forces.md (M6))."""
+        if self.log is not None:
+            err = math.nan
+            if self.estimator is not None:
+                err = self.estimator(ev, a, a1, h)
+                self.estimator.accept(ev)
+            self.log.add(st1.t, h, iterations, err, 0)
+        self.substeps += 1
+        self.min_step = min(self.min_step, h)
+        sample_hold(self.model, st1)
 
 
 class _Iterate:
@@ -739,7 +502,7 @@ class _Iterate:
         position = None
         if i.position_tangent and st is not None and self.bp > 0.0:
             position = (self.bp, st.u, st.udot, ev.node_wrenches(st.udot), i.model.gravity)
-        return ev.kin, ev.Mb, self.gp, diag, position
+        return ev.kin, ev.Mb, self.gp, diag, position, tree_joint_blocks(i.asm, ev, i.chol, self.gp, self.bp)
 
 
 class _Projection:
@@ -756,54 +519,3 @@ class _Projection:
 
     def tree_terms(self) -> tuple:
         return self.ev.kin, self.ev.Mb, 0.0, np.zeros(self.integ.free.size), None
-
-
-def _nonfinite(t: float, source: str, in_step: bool = True) -> SolverError:
-    """The SolverError for a NaN/inf first found in ``source`` (flexmb.solvers.nonfinite)."""
-    advice = "check the inputs there (masses, centres of mass, stiffness, loads, drives)"
-    return SolverError(f"t = {t:.6g}: non-finite value (NaN or inf), first in the {source}; "
-                       + (f"reduce the time step or {advice}." if in_step else f"{advice}."), t)
-
-
-def _predicts_convergence(dxs: list[float], dx_tol: float, bp: float, gp: float, eps_pos: float, vscale: float) -> bool:
-    """Whether the corrections so far (their sizes ``dxs`` since the last factorization) predict the
-    next one below tolerance, so the current iterate is converged without evaluating its residual:
-    the next correction estimated from the contraction rate θ (Hairer & Wanner IV.8; with an old
-    factor Newton converges linearly and the same estimate holds) is at most ``dx_tol``, or it moves
-    positions (β' times it) and velocities (γ' times it) only at round-off level (stiff elements make
-    the residual itself noisy at about eps × stiffness × size)."""
-    theta = dxs[-1] / dxs[-2] if len(dxs) > 1 and dxs[-2] > 0 else np.inf
-    nxt = theta / (1 - theta) * dxs[-1] if theta < 0.5 else (dxs[-1] if dxs else np.inf)
-    return nxt <= dx_tol or (bp * nxt <= eps_pos and gp * nxt <= 1e-11 * vscale)
-
-
-def _at_noise(dxws: list[float], bp: float, noise: float) -> bool:
-    """Whether Newton has reached the round-off floor of a family (FamilyEvaluation.position_noise,
-    eq. (N1) of docs/rigid_cut.md): three corrections since the last factorization, the last no
-    smaller than a tenth of the one two before (they no longer contract), and it moves the nodes
-    (β' times its node acceleration ``dxws[-1]``) by at most ``noise`` [m]."""
-    return len(dxws) >= 3 and dxws[-1] >= 0.1 * dxws[-3] and bp * dxws[-1] <= noise
-
-
-def _names(model: Model, idx: np.ndarray | int) -> list[str]:
-    return [model.coordinate_names[i] for i in np.atleast_1d(idx)]
-
-
-@njit(cache=True)
-def _all_finite(q, u, udot, balls) -> bool:
-    for arr in (q, u, udot):
-        for v in arr:
-            if not np.isfinite(v):
-                return False
-    for v in balls.flat:
-        if not np.isfinite(v):
-            return False
-    return True
-
-
-def _check_finite(st: State, model: Model, in_step: bool = True) -> None:
-    if _all_finite(st.q, st.u, st.udot, st.balls):
-        return  # the named search (flexmb.solvers.nonfinite) only when something is not finite
-    source = state_source(model, st)
-    if source is not None:
-        raise _nonfinite(st.t, source, in_step)

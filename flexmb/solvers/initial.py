@@ -72,10 +72,9 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from flexmb.analysis.monitors import RigidClosure
+from flexmb.analysis.rigid import has_cuts
 from flexmb.elements import FAMILIES, has_element_forces
-from flexmb.elements import bushing as bushing_kernels
 from flexmb.elements.beam import BeamData
-from flexmb.elements.bushing import BushingData
 from flexmb.engine.assembly import Assembler
 from flexmb.errors import ModelError, SolverError, StartWarning
 from flexmb.model import Model
@@ -339,19 +338,12 @@ def _strain_report(model: Model, asm: Assembler, st: State, rep: StartReport, wa
         Uref = 0.5 * beams.Kl[:, 0, 0] * beams.L0**2  # EA L0 / 2
         names += list(beams.names)
         eps += list(np.sqrt(np.maximum(asm.element_output(ev, "beam", "strain_energy"), 0.0) / Uref))
-    bu: BushingData = model.elements["bushing"]
-    if bu.n:
-        N = model.n_nodes
-        xe = np.concatenate([ev.kin.x, np.zeros((1, 3))])
-        Re = np.concatenate([ev.kin.R, np.eye(3)[None]])
-        ia = np.where(bu.a < 0, N, bu.a)
-        d, _ = bushing_kernels.deformation(xe[ia], Re[ia], xe[bu.b], Re[bu.b], bu.sa, bu.Ea, bu.sb, bu.Eb, bu.mode)
-        U = 0.5 * np.einsum("ni,nij,nj->n", d, bu.K, d)
-        kt = np.diagonal(bu.K, axis1=1, axis2=2)[:, :3].max(axis=1)
-        size = float(np.ptp(model.X0, axis=0).max(initial=0.0)) or 1.0
-        Uref = 0.5 * np.where(kt > 0, kt, np.diagonal(bu.K, axis1=1, axis2=2).max(axis=1)) * size**2
-        names += list(bu.names)
-        eps += list(np.sqrt(np.maximum(U, 0.0) / np.maximum(Uref, 1e-300)))
+    for name, data in model.elements.items():  # the cut families' (ElementFamily.equivalent_strains)
+        fam = FAMILIES.get(name)
+        strains = fam.equivalent_strains(model, data, ev.kin) if fam is not None and fam.cut and data.n else None
+        if strains is not None:
+            names += list(data.names)
+            eps += list(strains)
     if eps and max(eps) > 0:
         i = int(np.argmax(eps))
         rep.worst_element, rep.worst_strain = names[i], float(eps[i])
@@ -503,7 +495,7 @@ def _loop_closure(model: Model):
     beams: BeamData = model.elements["beam"]
     index = {n: i for i, n in enumerate(beams.names)}
     links = list(dict.fromkeys(beams.link[index[e]] for lp in model.loops for e in lp.elements if e in index))
-    if not links and not model.elements["bushing"].n and not ("rigid_cut" in model.elements and model.elements["rigid_cut"].n):
+    if not links and not has_cuts(model):
         return None, []
     closure = RigidClosure(model, links=links, bushings=True)
     pins = []

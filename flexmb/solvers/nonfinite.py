@@ -13,15 +13,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numba import njit
 
 from flexmb.elements import FAMILIES, recorded_fields
+from flexmb.errors import SolverError
 
 if TYPE_CHECKING:  # type hints only
     from flexmb.engine.assembly import Evaluation
     from flexmb.model import Model
     from flexmb.state import State
 
-__all__ = ["state_source", "evaluation_source", "row_source"]
+__all__ = ["state_source", "evaluation_source", "row_source", "nonfinite_error", "all_finite", "check_finite"]
 
 _MAX_NAMED = 3
 
@@ -137,3 +139,33 @@ def row_source(model: Model, row: dict) -> str | None:
         if key.startswith("energy__") and not np.isfinite(v):
             return f"energy '{key[len('energy__'):]}' ({v})"
     return None
+
+
+def nonfinite_error(t: float, source: str, in_step: bool = True) -> SolverError:
+    """The SolverError for a NaN/inf first found in ``source`` at the time ``t`` (in a time step, or
+    ``in_step`` False at the start)."""
+    advice = "check the inputs there (masses, centres of mass, stiffness, loads, drives)"
+    return SolverError(f"t = {t:.6g}: non-finite value (NaN or inf), first in the {source}; "
+                       + (f"reduce the time step or {advice}." if in_step else f"{advice}."), t)
+
+
+@njit(cache=True)
+def all_finite(q, u, udot, balls) -> bool:
+    """Whether every entry of the state's arrays is finite (one compiled pass)."""
+    for arr in (q, u, udot):
+        for v in arr:
+            if not np.isfinite(v):
+                return False
+    for v in balls.flat:
+        if not np.isfinite(v):
+            return False
+    return True
+
+
+def check_finite(st: State, model: Model, in_step: bool = True) -> None:
+    """Raise the SolverError naming where the state ``st`` is first not finite (:func:`state_source`)."""
+    if all_finite(st.q, st.u, st.udot, st.balls):
+        return  # the named search only when something is not finite
+    source = state_source(model, st)
+    if source is not None:
+        raise nonfinite_error(st.t, source, in_step)

@@ -32,7 +32,8 @@ from numba import njit
 from flexmb.elements import recorded_fields
 from flexmb.errors import SettingsError, SolverError
 from flexmb.model import Model
-from flexmb.motion_forces import motion_values
+from flexmb.motion_forces import force_names, motion_values, recorded_forces
+from flexmb.motion_loads import LOAD_HOLD_KEY
 from flexmb.results.checks import STEP_COLUMNS
 from flexmb.results.drawing import drawing_of
 from flexmb.results.result import Result
@@ -221,17 +222,23 @@ class _Kept:
                 self.rows -= self.blocks.pop(0)[0].shape[0]
 
     def arrays(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-        """The kept rows (fields) and steps."""
-        mats = {"float64": [b[0] for b in self.blocks], "int64": [b[1] for b in self.blocks]}
-        mats = {d: np.concatenate(v) if v else None for d, v in mats.items()}
-        n = 0 if mats["float64"] is None else mats["float64"].shape[0]
+        """The kept rows (fields) and steps. Each field is gathered from its columns of the blocks, one
+        copy: the blocks are never joined into one matrix first (which held the rows three times at the
+        end of a run, blocks, joined matrix and fields, instead of twice)."""
+        n = sum(b[0].shape[0] for b in self.blocks)
         first = max(0, n - self.keep) if isinstance(self.keep, int) else 0
         out = {}
         for name, (dtype, lo, size) in _layout(self.specs).items():
             shape = self.specs[name][0]
-            base = mats[dtype]
-            out[name] = (np.zeros((0, *shape), dtype=dtype) if base is None
-                         else np.ascontiguousarray(base[first:, lo:lo + size]).reshape((n - first, *shape)))
+            k = 0 if dtype == "float64" else 1
+            field = np.empty((n - first, size), dtype=dtype)
+            row = -first  # where the next block's first row goes in ``field`` (rows before ``first`` are not kept)
+            for b in self.blocks:
+                m = b[k].shape[0]
+                if row + m > 0:
+                    field[max(row, 0):row + m] = b[k][max(-row, 0):, lo:lo + size]
+                row += m
+            out[name] = field.reshape((n - first, *shape))
         steps = {k: np.concatenate([b[2][k] for b in self.blocks]) if self.blocks else np.zeros(0, dtype=d)
                  for k, d in STEP_COLUMNS.items()}
         if first:
@@ -289,6 +296,8 @@ class Recorder:
             "x": ((N, 3), "float64"), "R": ((N, 3, 3), "float64"), "joint_points": ((nj, 3), "float64"),
             "twists": ((N, 6), "float64"), "drive_forces": ((int(m.driven.size),), "float64"),
             "reactions": ((nj, 6), "float64"), "newton_iterations": ((), "int64")}
+        # the joint forces of the motion, sampled ones held (docs/motion_forces.md (M14)); (0, 2) without them
+        specs["joint_forces"] = ((int(m.mforce_u.size), 2), "float64")
         for field, outs in self.outputs.items():
             n_el, out = sum(m.elements[name].n for name, _ in outs), outs[0][1]
             specs[field] = ((n_el, len(out.columns)) if out.columns else (n_el,), "float64")
@@ -310,7 +319,7 @@ class Recorder:
         if not m.driven.size:
             drive = np.zeros(0)
         else:
-            known = getattr(ev, "drive_forces", None)  # a step's converged iterate's (GeneralizedAlpha._accept)
+            known = getattr(ev, "drive_forces", None)  # a step's converged iterate's (newton_loop.accept)
             drive = ev.residual(st.udot)[m.driven] if known is None else known
         jf = np.array([f(st.t) for f in m.jforce_f], dtype=float) if m.jforce_u.size else self._no_jf
         if m.mforce_u.size:  # the joint forces of the motion: those that acted over the step ending at st (M7)
@@ -324,7 +333,8 @@ class Recorder:
         p_diss = float(p[0]) + ev.element_dissipation
         if ev.friction is not None:  # bearing friction (flexmb/engine/friction.py) dissipates -sum(tau u)
             p_diss -= ev.friction.power(ev.node_wrenches(st.udot))
-        p_drive, p_load = float(p[1]) + getattr(ev, "element_drive_power", 0.0), float(p[2])  # actuators: drive work
+        p_drive = float(p[1]) + getattr(ev, "element_drive_power", 0.0)  # actuators: drive work
+        p_load = float(p[2]) + getattr(ev, "element_load_power", 0.0)  # node loads of the motion (docs/motion_forces.md (M13))
         power = (p_diss, p_drive, p_load)
         if not (math.isfinite(p_diss) and math.isfinite(p_drive) and math.isfinite(p_load)
                 and (not drive.size or np.isfinite(drive).all())):
@@ -345,6 +355,10 @@ class Recorder:
         if self.m.mforce_u.size:  # a sampled force's new value acts from st on (docs/motion_forces.md (M7))
             now, before = self._motion
             power = (power[0], power[1], power[2] + float((now - before) @ st.u[self.m.mforce_u]))
+        hold = st.elements.get(LOAD_HOLD_KEY) if st.elements else None
+        if hold is not None:  # so does a sampled node load's (M15)
+            V = ev.kin.V[self.m.elements["motion_load"].node]
+            power = (power[0], power[1], power[2] + float(np.sum((hold[:, :6] - hold[:, 6:12]) * V)))
         self._prev = (st.t, power)
 
     def work_arrays(self) -> tuple[np.ndarray, np.ndarray]:
@@ -400,11 +414,18 @@ class Recorder:
         v["drive_forces"][i] = drive
         _reactions_into(ev.node_wrenches(st.udot), kin.x, *self._tree, kin.joint_point, v["reactions"][i])
         v["newton_iterations"][i] = iterations
+        if m.mforce_u.size:
+            v["joint_forces"][i] = recorded_forces(m, st)
         for field, outs in self._filled:
             if len(outs) == 1:
                 v[field][i] = asm.element_output(ev, outs[0][0], outs[0][1].name)
             else:
                 v[field][i] = np.concatenate([asm.element_output(ev, name, o.name) for name, o in outs])
+        hold = st.elements.get(LOAD_HOLD_KEY) if st.elements else None
+        if hold is not None:  # a sampled node load: the value acting from st on, as the joint forces' (M14), (M15)
+            s = np.array([ld.sampled for ld in m.elements["motion_load"].load])
+            v["motion_loads"][i][s, :6] = hold[s, :6]
+            v["motion_loads"][i][s, 6] = hold[s, 13]
         # element strain energy apart from gravity and joint springs (energies() sums them)
         v["energy__kinetic"][i] = T
         v["energy__potential"][i] = V - ev.strain_energy
@@ -438,6 +459,7 @@ class Recorder:
         if self.block.n or len(self.log):
             self.flush()
         rows, steps = self.kept.arrays()
+        self.kept.blocks.clear()  # the Result holds its own copies: the blocks would keep the rows twice after the run
         return self._result(rows, steps, status, stats, meta)
 
     def template(self) -> Result:
@@ -450,6 +472,7 @@ class Recorder:
         names = {outs[0][1].names_field: tuple(e for name, _ in outs for e in m.elements[name].names)
                  for outs in self.outputs.values() if outs[0][1].names_field}
         fields = {k: a for k, a in rows.items() if not k.startswith("energy__")}
+        names["joint_force_names"] = force_names(m)
         return Result(**fields, energy={k: rows[f"energy__{k}"] for k in ENERGY_KEYS},
                       coordinate_names=m.coordinate_names, node_names=m.node_names, joint_names=m.joint_names,
                       driven_names=tuple(m.coordinate_names[k] for k in m.driven), status=status, stats=stats,

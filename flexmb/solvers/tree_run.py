@@ -28,6 +28,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from flexmb.elements.family import ordered_sum
 from flexmb.engine.assembly import Evaluation
 from flexmb.engine.tree_data import DriveValues, StepInputs, StepState, TreeOutputs
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _all_finite
@@ -156,6 +157,8 @@ def tree_run(step_model, inputs, solver, params, steps, state, kin, ev, est, pow
     out = (np.empty(driven.size), np.empty(3))
     loads_all = inputs.loads
     one_load = loads_all.shape[0] == 1
+    power_sd = solver.pairs[2][8]  # the spring-dampers' dissipated powers (S6) of the step's iterate (engine/tree_pairs.py)
+    with_sd = solver.pairs[0][0].size > 0
     no_loads = np.zeros((0, 6))
     for k in range(steps.shape[0]):
         h = steps[k, 0]
@@ -166,7 +169,7 @@ def tree_run(step_model, inputs, solver, params, steps, state, kin, ev, est, pow
         if int(info[3]) != OK or not _all_finite(end.q, end.u, end.udot, end.balls):
             return k
         powers = PowerInputs(springs[4], springs[0], end.u, loads if inputs.with_loads else no_loads, inputs.jforce_power[k],
-                             jforce_u, 0.0, False)
+                             jforce_u, ordered_sum(power_sd) if with_sd else 0.0, with_sd)
         err, motion, finite = step_measures(step_model.tree, kin, state.a, end.a, h, ev.rfull, est, powers, out)
         if not finite:
             return k

@@ -50,6 +50,7 @@ from flexmb.engine.tree_data import (
     TreeSolverArrays,
     tangent_work,
 )
+from flexmb.engine.tree_pairs import NO_PAIRS, pair_arrays, pair_forces, pair_matrix
 from flexmb.engine.tree_solver import TreeSolver, _factor, _solve, _solve_position, position_tangent_setup
 from flexmb.model import Model
 from flexmb.solvers.motion_step import (
@@ -270,11 +271,12 @@ def _force_scale(tree, kin, ev, aw, Wtmp) -> float:
 
 
 @njit(cache=True)
-def _refactor(step_model, solver, kin, ev, state, w, tangent_at, gp, bp, position_tangent) -> int:
+def _refactor(step_model, solver, kin, ev, state, w, tangent_at, gp, bp, position_tangent, jblock) -> int:
     """A fresh tree factor at the iterate ``state`` (reuse_factor 'auto' on a tree): with the position
     tangent (``position_tangent`` and β' > 0) first its quantities at this iterate, whose S, u, u̇ are
     kept in ``tangent_at`` (the solves use them); the diagonal γ' C̄ + β' K̄ of the joint springs and
-    the motion's forces. Returns -1, or the coordinate whose pivot failed (_factor)."""
+    the motion's forces; the spring-dampers' joint blocks (S17) into ``jblock`` (no rows: none).
+    Returns -1, or the coordinate whose pivot failed (_factor)."""
     tree, coords = step_model.tree, step_model.coords
     S_f, u_f, udot_f = tangent_at
     if position_tangent and bp > 0.0:
@@ -287,7 +289,9 @@ def _refactor(step_model, solver, kin, ev, state, w, tangent_at, gp, bp, positio
     for j in range(free.size):
         dg[free[j]] = gp * c_diag[j] + bp * k_diag[j]
     add_motion_diag(step_model.springs[5], gp, bp, dg)
-    return _factor(tree, solver.factor, kin.S, kin.Sd, gp, ev.Mb, kin.x, kin.Vs, dg)
+    factor = solver.factor
+    pair_matrix(solver.pairs, factor.jf_ptr, factor.jf_coord, kin.S, kin.x, bp, gp, jblock)
+    return _factor(tree, factor, kin.S, kin.Sd, gp, ev.Mb, kin.x, kin.Vs, dg, jblock)
 
 
 @njit(cache=True)
@@ -335,6 +339,8 @@ def tree_newton_step(step_model, inputs, solver, params, start, out, kin, ev, in
     am, af, g, b, h, rtol, atol_udot, eps_pos, length_scale, max_iter, position_tangent = params
     free = step_model.coords.free
     N, n_u, nf = kin.x.shape[0], start.u.size, free.size
+    pairs = solver.pairs
+    jblock = pairs[4] if pairs[1][0].size else np.zeros((0, 6))  # the spring-dampers' joint blocks (S17), or none
     c_a = (1 - af) / (1 - am)
     gp = g * h * c_a
     bp = b * h * h * c_a
@@ -355,6 +361,9 @@ def tree_newton_step(step_model, inputs, solver, params, start, out, kin, ev, in
     for it in range(int(max_iter) + 1):
         trial_state(start, udot1, (am, af, g, b, h), step_model.coords, inputs.drives, hdq, phi, out)
         _evaluate(step_model, inputs, out, kin, ev)
+        if pair_forces(kin.x, kin.R, kin.V, solver.pairs, ev.wfull) >= 0:  # a spring-damper below its l_min (S11)
+            info[3] = NONFINITE  # Python names it
+            return
         _residual(step_model.tree, kin, ev, udot1, aw, w, Wtmp)
         for j in range(nf):
             r[j] = ev.rfull[free[j]]
@@ -373,7 +382,7 @@ def tree_newton_step(step_model, inputs, solver, params, start, out, kin, ev, in
             info[3] = NOT_CONVERGED
             return
         if not fresh:  # a fresh factor at the first iteration of every step (reuse_factor 'auto' on a tree)
-            bad = _refactor(step_model, solver, kin, ev, out, w, tangent_at, gp, bp, position_tangent)
+            bad = _refactor(step_model, solver, kin, ev, out, w, tangent_at, gp, bp, position_tangent, jblock)
             if bad >= 0:
                 info[3] = NOT_POSITIVE
                 info[4] = bad
@@ -481,9 +490,11 @@ class TreeStep(CompiledStep):
 
     @staticmethod
     def applies(model: Model, asm) -> bool:
-        """A rigid tree without friction, element state, families other than node masses, or
-        follower loads (their forces depend on the rotations and stay in the Python step)."""
-        return (asm.rigid_tree and not asm.families and not asm.with_state and model.friction_u.size == 0
+        """A rigid tree without friction, element state, families other than node masses (but spring-dampers
+        each across one joint: engine/tree_pairs.py), or follower loads (their forces depend on the rotations
+        and stay in the Python step)."""
+        pairs = asm.tree_pairs is not None and not asm.exact_tangent and len(asm.families) == 1
+        return ((asm.rigid_tree and not asm.families or pairs) and not asm.with_state and model.friction_u.size == 0
                 and len(asm.node_mass) == 1 and asm.node_mass[0][0] is FAMILIES["body"]
                 and not any(ld.follower for ld in model.loads) and model.free_u.size > 0
                 and (not model.mforce_u.size or compile_motion(model)[0] is not None))
@@ -497,7 +508,10 @@ class TreeStep(CompiledStep):
             return compile_motion(model)[1]
         if any(ld.follower for ld in model.loads):
             return "follower loads (their forces turn with the nodes) are evaluated in Python"
-        names = sorted({f.name for f, _, _ in asm.families} | {f.name for f, _, _ in asm.with_state}
+        if asm.tree_pairs is not None and asm.exact_tangent:
+            return "the exact tangent (exact_tangent=True) of the spring-dampers is formed in Python"
+        names = sorted({f.name for f, _, _ in asm.families if asm.tree_pairs is None or f.name != "spring_damper"}
+                       | {f.name for f, _, _ in asm.with_state}
                        | {f.name for f, _, _ in asm.node_mass if f is not FAMILIES["body"]})
         if names:
             return f"element famil{'y' if len(names) == 1 else 'ies'} {', '.join(repr(n) for n in names)} not compiled"
@@ -506,15 +520,27 @@ class TreeStep(CompiledStep):
     def __init__(self, model: Model, asm, solver: TreeSolver) -> None:
         super().__init__(model, asm)
         N = model.n_nodes
-        self.solver = TreeSolverArrays(solver.factor, tangent_work(N))
+        self.solver = TreeSolverArrays(solver.factor, tangent_work(N), self.pair_arrays(model, asm))
+
+    @staticmethod
+    def pair_arrays(model: Model, asm) -> tuple:
+        """The spring-dampers' tuple of the step (engine/tree_pairs.py pair_arrays; empty without them)."""
+        sd = [(d, prep) for f, d, prep in asm.families if f.name == "spring_damper"]
+        return pair_arrays(model, sd[0][1] if sd else None, asm.tree_pairs if sd else NO_PAIRS)
 
     def evaluation(self, st1: State, kin: tuple, Mb: np.ndarray, wfull: np.ndarray, tau: np.ndarray, rfull: np.ndarray,
                    loads: np.ndarray) -> Evaluation:
         """The Evaluation of the state st1 from the arrays of :meth:`buffers` a step filled (eq. (1) at
         its u̇ known: ``residual_known``)."""
         x, R, Vs, As, S, Sd, P, V, zeta = kin
-        ev = Evaluation(Kinematics(x, R, V, zeta, S, P, Vs, As, self.pattern, Sd), Mb, wfull[:-1], loads, tau,
-                        {"body": FamilyEvaluation()})
+        elements = {"body": FamilyEvaluation()}
+        consts, _, out = self.solver.pairs[:3]
+        if consts[0].size:  # the spring-dampers at st1 (SpringDampers.evaluate's evaluation)
+            elements["spring_damper"] = FAMILIES["spring_damper"].evaluation(*(v.copy() for v in out), consts[4], consts[5])
+        ev = Evaluation(Kinematics(x, R, V, zeta, S, P, Vs, As, self.pattern, Sd), Mb, wfull[:-1], loads, tau, elements)
+        if consts[0].size:
+            ev.strain_energy += elements["spring_damper"].strain_energy
+            ev.element_dissipation += elements["spring_damper"].dissipation
         ev.residual_known = (st1.udot, st1.udot.copy(), rfull)
         ev.motion = motion_evaluation(self.springs[5], self.model.n_u)
         return ev

@@ -1,0 +1,162 @@
+"""Process time per step of seed cases, the falling flexible link and the falling rigid chain under several checkouts.
+
+Guards against the step regression of issue 38 (beam/loop models' compiled step 35-75 % slower than at
+2b9f5e9). Each checkout is timed in its own process, the checkouts one after the other and their order
+swapped every round, so all see the same load of the shared machine. Within a process every case is
+simulated once to warm numba's caches (not counted), then ``--repeats`` times; each repeat is timed with
+``time.process_time`` around :func:`flexmb.simulate` only (no run folder, no monitor, no plots). Prints a
+Markdown table of the minimum and median ms/step over all repeats of all rounds.
+
+A checkout is ``LABEL=DIR``: DIR's own ``.venv/bin/python`` when it has one, else this interpreter with
+``PYTHONPATH=DIR`` (a bisection worktree without a virtual environment; the worker prints
+``flexmb.__file__`` so the import can be checked).
+
+    python benchmarks/step_regression.py before=/path/to/old after=. --rounds 3 --repeats 3
+    python benchmarks/step_regression.py before=/path/to/old after=. --cases rigid_chain falling_link
+    python benchmarks/step_regression.py --worker --repeats 3      # one process: JSON lines on stdout
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+# (label, case file stem, or None for the falling link, "chain" / "chain_step" for the falling rigid chain, t_end [s],
+# n_elements of the falling link or links of the chain)
+CASES = [
+    ("zahariev_six_link", "zahariev_six_link", 4.0, 0),
+    ("change_point_four_bar", "change_point_four_bar", 2.6, 0),
+    ("falling_link_N10", None, 0.5, 10),
+    ("falling_link_N100", None, 0.2, 100),
+    ("rigid_chain_N10_run", "chain", 0.3, 10),
+    ("rigid_chain_N10_step", "chain_step", 0.3, 10),
+    ("rigid_chain_N100_run", "chain", 0.3, 100),
+    ("rigid_chain_N100_step", "chain_step", 0.3, 100),
+]
+
+
+def _falling_link(n: int):
+    """The pinned flexible link of n co-rotational elements falling under gravity, its step and run settings."""
+    import flexmb as fm
+
+    E, rho, A, I, L = 0.7e11, 3000.0, 4e-4, 2e-7, 2.0
+    b = fm.ModelBuilder(gravity=(0, -9.81, 0))
+    sec = fm.BeamSection(E=E, G=E / 2.6, A=A, Iy=I, Iz=I, J=2 * I, rho=rho)
+    nodes = b.add_flexible_link("link", (0, 0, 0), (L, 0, 0), n, sec)
+    b.add_joint("pin", "revolute", "ground", nodes[0], axis=(0, 0, 1))
+    return b.compile(require_mass=False), dict(dt=1e-3, rho_inf=0.8, output_every=50)
+
+
+def _rigid_chain(n: int, per_step: bool):
+    """benchmarks/chain_fall.py's falling chain of n rigid links (rho_inf 0.9, dt 1e-3 s); ``per_step``: with a
+    callback, so each step is one compiled tree step (the tree step) instead of many per call (the tree run)."""
+    from benchlib import fm_chain
+
+    import flexmb as fm
+
+    settings = dict(dt=1e-3, rho_inf=0.9, rtol=1e-10)
+    if per_step:
+        settings["callback"] = lambda st, ev: None
+    return fm_chain(fm, n), settings
+
+
+def _case(stem: str | None, n: int):
+    """The model and run settings of one row of CASES."""
+    if stem is None:
+        return _falling_link(n)
+    if stem.startswith("chain"):
+        return _rigid_chain(n, stem == "chain_step")
+    return _seed_case(stem)
+
+
+def _seed_case(stem: str):
+    """A seed case's model and run settings (its DEFAULTS), from the checkout flexmb is imported from."""
+    import flexmb
+    from flexmb.app.casefile import load_case, resolve_params
+
+    root = Path(flexmb.__file__).resolve().parents[1]
+    case = load_case(root / "cases" / f"{stem}.py")
+    params = resolve_params(case, {})
+    settings = case.settings(params).as_dict()
+    settings.pop("t_end")
+    return case.build(params), settings
+
+
+def worker(repeats: int, only: list[str]) -> None:
+    """Time every case (those whose label contains one of ``only``, if given) ``repeats`` times after one
+    warm-up run; one JSON line per case on stdout."""
+    import flexmb as fm
+
+    print(json.dumps({"flexmb": fm.__file__}), flush=True)
+    for label, stem, t_end, n in CASES:
+        if only and not any(o in label for o in only):
+            continue
+        model, settings = _case(stem, n)
+        fm.simulate(model, min(t_end, 0.05), **settings)  # numba's compile / cache load
+        times, steps, status = [], 0, ""
+        for _ in range(repeats):
+            t0 = time.process_time()
+            res = fm.simulate(model, t_end, **settings)
+            times.append(time.process_time() - t0)
+            steps, status = int(res.stats.get("steps", 0)), res.status
+        print(json.dumps({"case": label, "steps": steps, "status": status, "seconds": times}), flush=True)
+
+
+def _command(directory: Path) -> tuple[list[str], dict[str, str]]:
+    """The interpreter (and environment) that imports flexmb from ``directory``."""
+    env = dict(os.environ)
+    py = directory / ".venv" / "bin" / "python"
+    if py.exists():
+        return [str(py)], env
+    env["PYTHONPATH"] = str(directory)
+    return [sys.executable], env
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("checkouts", nargs="*", help="LABEL=DIR")
+    ap.add_argument("--rounds", type=int, default=3, help="processes per checkout (order swapped every round)")
+    ap.add_argument("--repeats", type=int, default=3, help="timed runs per case and process")
+    ap.add_argument("--cases", nargs="*", default=[], help="only the cases whose label contains one of these")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.worker:
+        worker(a.repeats, a.cases)
+        return 0
+    checkouts = [(s.split("=", 1)[0], Path(s.split("=", 1)[1]).resolve()) for s in a.checkouts]
+    ms: dict[tuple[str, str], list[float]] = {}
+    for rnd in range(a.rounds):
+        for label, d in checkouts[:: 1 if rnd % 2 == 0 else -1]:
+            cmd, env = _command(d)
+            out = subprocess.run([*cmd, str(Path(__file__).resolve()), "--worker", "--repeats", str(a.repeats),
+                                  "--cases", *a.cases],
+                                 capture_output=True, text=True, env=env, cwd=str(d))
+            if out.returncode != 0:
+                print(out.stderr, file=sys.stderr)
+                return 1
+            for line in out.stdout.splitlines():
+                r = json.loads(line)
+                if "flexmb" in r:
+                    print(f"# round {rnd} {label}: flexmb from {r['flexmb']}", file=sys.stderr, flush=True)
+                    continue
+                ms.setdefault((r["case"], label), []).extend(1e3 * s / max(r["steps"], 1) for s in r["seconds"])
+                print(f"#   {r['case']}: {r['steps']} steps, {r['status']}, ms/step "
+                      + " ".join(f"{1e3 * s / max(r['steps'], 1):.4f}" for s in r["seconds"]), file=sys.stderr, flush=True)
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}; {a.rounds} rounds x {a.repeats} repeats; "
+          "process ms/step, min (median)\n")
+    print("| case | " + " | ".join(label for label, _ in checkouts) + " |")
+    print("|---|" + "---|" * len(checkouts))
+    for label, *_ in CASES:
+        cells = [f"{min(v):.4f} ({statistics.median(v):.4f})" if (v := ms.get((label, c))) else "-" for c, _ in checkouts]
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,312 @@
+"""Rotational spring-dampers between two arbitrary nodes: the ``"rotational_spring_damper"`` element
+family. Its equations, (R1)-(R14), are derived in docs/rotational_spring_damper.md; the arithmetic is in
+elements/rotational_spring_damper_kernels.py, which the compiled Newton steps
+(flexmb/solvers/element_families.py) call too.
+
+Two kinds of element (``mode``):
+
+* AXIS, a torsion spring-damper about a unit axis e carried by node a: its angle φ is the angle, about e,
+  of a reference vector carried by node b against the same vector carried by node a (R1)-(R3), measured
+  from the assembly configuration and taken on the branch nearest the rest angle; its rate φ' = g·(ω_b -
+  ω_a) (R4)-(R5); the torque T = k (φ - φ0) + c φ' + T0 (R6), or a torque law T = f(φ, φ', t) (R15), acts
+  as the moments -g T on node a and g T on node b (R7).
+* FREE, an isotropic rotational spring-damper on the relative rotation vector ψ = log(R_b C R_aᵀ) (R8):
+  moments ∓(k ψ + c (ω_b - ω_a)) on the two nodes (R10).
+
+Strain energy and dissipated power (R11) are in the energy balance (a torque law's power T φ' counted as
+dissipated, as a spring-damper's force law). The blocks of the iteration matrix are (R13) in time steps
+(symmetric positive semi-definite), the symmetric part of the complete tangent (R14) for the exact tangent.
+
+As an element family (flexmb.elements): two nodes per element (node a may be ground), a loop edge, blocks
+over its two nodes, no mass, no internal state. Output ``angle_rate_torque`` recorded with the
+spring-dampers (Result.spring_dampers after their rows, named by Result.spring_damper_names); drawn as a
+line between the two node origins (PointPairDrawing) of cell kind ``rotational_spring_damper``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from flexmb.elements import rotational_spring_damper_kernels as kernels
+from flexmb.elements.family import (
+    GROUND,
+    ElementData,
+    ElementFamily,
+    FamilyEvaluation,
+    NodeTable,
+    Output,
+    frozen_arrays,
+    listing,
+    ordered_sum,
+)
+from flexmb.elements.spring_damper import PointPairDrawing
+from flexmb.errors import ModelError, SolverError
+from flexmb.timefunctions import derivative
+
+if TYPE_CHECKING:  # type hints only
+    from flexmb.engine.kinematics import Kinematics
+    from flexmb.model import Model
+    from flexmb.state import State
+
+__all__ = ["RotationalSpringDamperSpec", "RotationalSpringDamperData", "RotationalSpringDamperEvaluation",
+           "RotationalSpringDampers", "FAMILY", "kernel_arrays", "law_value", "rotational_failure",
+           "law_tangent", "degenerate", "perpendicular"]
+
+
+@dataclass(frozen=True, eq=False)
+class RotationalSpringDamperSpec:
+    """A rotational spring-damper's record (ModelBuilder.add_rotational_spring_damper): between ``node_a``
+    (or ``"ground"``) and ``node_b``; ``axis`` (3,) global at assembly (None: the isotropic element, (R8));
+    torque stiffness [N m/rad], damping [N m s/rad], rest angle [rad] from the assembly configuration, preload
+    [N m], or ``torque_law(φ, φ', t)`` [N m] with ``torque_law_tangent`` (None: complex steps)."""
+
+    name: str
+    node_a: str
+    node_b: str
+    axis: np.ndarray | None
+    stiffness: float
+    damping: float
+    rest: float = 0.0
+    preload: float = 0.0
+    torque_law: Any = None
+    torque_law_tangent: Any = None
+
+
+@dataclass(frozen=True, eq=False)
+class RotationalSpringDamperData(ElementData):
+    """Compiled rotational spring-dampers (``Model.elements["rotational_spring_damper"]``), eq. (R1)-(R10)."""
+
+    a: np.ndarray  # node index of end a, -1 = ground                                            (n_el)
+    b: np.ndarray  # node index of end b                                                         (n_el)
+    mode: np.ndarray  # kernels.AXIS or kernels.FREE                                             (n_el)
+    ea: np.ndarray  # AXIS: the axis e in node a's axes (ground: global) (R1)                   (n_el x 3)
+    ua: np.ndarray  # AXIS: the reference vector u ⊥ e in node a's axes (R1)                    (n_el x 3)
+    ub: np.ndarray  # AXIS: the same vector in node b's axes (R2)                               (n_el x 3)
+    C: np.ndarray  # FREE: R_b0ᵀ R_a0, the relative orientation at assembly (R8)                (n_el x 3 x 3)
+    k: np.ndarray  # stiffness [N m/rad]                                                         (n_el)
+    c: np.ndarray  # damping [N m s/rad]                                                         (n_el)
+    rest: np.ndarray  # AXIS: rest angle φ0 [rad] from the assembly configuration               (n_el)
+    T0: np.ndarray  # AXIS: preload, a constant torque [N m]                                     (n_el)
+    sa: np.ndarray  # drawing: node a's origin in its axes (0), on ground node b's at assembly [m] (n_el x 3)
+    sb: np.ndarray  # drawing: node b's origin (0) [m]                                           (n_el x 3)
+    law: tuple = ()  # per element its torque law T(φ, φ', t) [N m] or None (R15)                 (n_el)
+    law_tangent: tuple = ()  # per element (∂T/∂φ, ∂T/∂φ')(φ, φ', t) or None: complex steps       (n_el)
+    laws: np.ndarray | None = None  # the indices of the elements with a torque law               (n_law)
+
+
+@dataclass
+class RotationalSpringDamperEvaluation(FamilyEvaluation):
+    """The rotational spring-dampers at one state: ``g`` (n_el, 3) (R5) or ψ (R8), ``angle``, ``rate``,
+    ``torque`` (n_el,) (R4), (R6), (R10), the tangents ``k`` = ∂T/∂φ, ``c`` = ∂T/∂φ' of the blocks (a
+    torque law's at this state), the node orientations ``R`` and twists ``V`` it was taken at."""
+
+    g: np.ndarray | None = None
+    angle: np.ndarray | None = None
+    rate: np.ndarray | None = None
+    torque: np.ndarray | None = None
+    k: np.ndarray | None = None
+    c: np.ndarray | None = None
+    R: np.ndarray | None = None
+    V: np.ndarray | None = None
+
+
+def perpendicular(e: np.ndarray) -> np.ndarray:
+    """A unit vector perpendicular to the unit vector ``e`` (R1): e × the coordinate axis least along e."""
+    t = np.zeros(3)
+    t[int(np.argmin(np.abs(e)))] = 1.0
+    u = np.cross(e, t)
+    return u / np.linalg.norm(u)
+
+
+def kernel_arrays(data: RotationalSpringDamperData, prep: tuple[np.ndarray, np.ndarray]) -> tuple:
+    """The kernels' ``rot`` (rotational_forces): (ia, ib, mode, ea, ua, ub, C, k, c, rest, T0), ends from ``prep``."""
+    return (prep[0], prep[1], np.asarray(data.mode, dtype=np.int64), data.ea, data.ua, data.ub, data.C, data.k, data.c,
+            data.rest, data.T0)
+
+
+def law_value(data: RotationalSpringDamperData, e: int, phi: float, rate: float, t: float) -> float:
+    """Element ``e``'s torque law at (φ, φ', t) (R15) as a float; SolverError naming it if not finite."""
+    value = data.law[e](phi, rate, t)
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        f = math.nan
+    if not math.isfinite(f):
+        raise SolverError(f"t = {t:.6g}: rotational spring-damper '{data.names[e]}': its torque law at angle {phi:.6g} "
+                          f"rad, rate {rate:.6g} rad/s gives {value!r}, not a finite torque [N m] "
+                          "(docs/rotational_spring_damper.md (R15))", t, hint="give a law that is finite over the motion")
+    return f
+
+
+def law_tangent(data: RotationalSpringDamperData, e: int, phi: float, rate: float, t: float) -> tuple[float, float]:
+    """(∂T/∂φ, ∂T/∂φ') of element ``e``'s torque law (R15): the given tangent, or complex steps."""
+    if data.law_tangent[e] is not None:
+        dl, dv = data.law_tangent[e](phi, rate, t)
+        return float(dl), float(dv)
+    law = data.law[e]
+    return derivative(lambda s: law(s, rate, t), phi), derivative(lambda v: law(phi, v, t), rate)
+
+
+def degenerate(data: RotationalSpringDamperData, e: int, t: float) -> SolverError:
+    """The SolverError of AXIS element ``e`` whose reference vector has turned onto its axis (R12)."""
+    return SolverError(
+        f"t = {t:.6g}: rotational spring-damper '{data.names[e]}': node b's reference vector has turned onto the axis "
+        f"carried by node a (its projection on the plane normal to the axis is below {kernels.RHO_MIN:g}), so the angle "
+        "about the axis is undefined (docs/rotational_spring_damper.md (R12))", t,
+        hint="join nodes whose relative rotation stays near the axis (a revolute joint between them, or stiff bushings)")
+
+
+def rotational_failure(data: RotationalSpringDamperData, out: tuple, t: float) -> SolverError:
+    """The SolverError of a failed compiled iterate (flexmb/solvers/element_families.py, ``out[6]`` = (element, 1.0
+    for a torque law not finite)): named as the Python evaluation names it."""
+    e = int(out[6][0])
+    if out[6][1] == 0.0:
+        return degenerate(data, e, t)
+    try:
+        law_value(data, e, float(out[1][e]), float(out[2][e]), t)
+    except SolverError as exc:
+        return exc
+    return SolverError(f"t = {t:.6g}: rotational spring-damper '{data.names[e]}': its torque law compiled with numba is "
+                       f"not finite at angle {out[1][e]:.6g} rad (docs/rotational_spring_damper.md (R15))", t,
+                       hint="give a law that is finite over the motion")
+
+
+class RotationalSpringDampers(PointPairDrawing, ElementFamily):
+    """The ``"rotational_spring_damper"`` family (module docstring)."""
+
+    name = "rotational_spring_damper"
+    label = "rotational spring-damper"
+    plural = "rotational spring-dampers"
+    has_blocks = True
+    outputs = (Output("angle_rate_torque", ("rotational_spring_damper_angle", "rotational_spring_damper_rate",
+                                            "rotational_spring_damper_torque"),
+                      "about an axis: angle φ [rad], its rate φ' [rad/s] and torque T [N m] (R3), (R4), (R6); isotropic: "
+                      "|ψ| [rad], its rate, |T| [N m] (R10) (docs/rotational_spring_damper.md)",
+                      field="spring_dampers", names_field="spring_damper_names"),)
+    cell_kind = "rotational_spring_damper"
+    drawing_prefix = "rotational_spring_damper"
+    drawing_keys = ("rotational_spring_damper_a", "rotational_spring_damper_b", "rotational_spring_damper_sa",
+                    "rotational_spring_damper_sb")
+    drawing_real_keys = ("rotational_spring_damper_sa", "rotational_spring_damper_sb")
+    drawing_ground_keys = ("rotational_spring_damper_a",)
+
+    def compile(self, records: Sequence[RotationalSpringDamperSpec], nodes: NodeTable) -> RotationalSpringDamperData:
+        """End nodes, the axis and reference vector in their node axes (R1), (R2), C (R8), the constants of (R6)."""
+        n = len(records)
+        z3 = np.zeros((n, 3))
+        out = dict(names=tuple(r.name for r in records), a=np.zeros(n, np.int64), b=np.zeros(n, np.int64),
+                   mode=np.zeros(n, np.int64), ea=z3.copy(), ua=z3.copy(), ub=z3.copy(), C=np.zeros((n, 3, 3)),
+                   k=np.zeros(n), c=np.zeros(n), rest=np.zeros(n), T0=np.zeros(n), sa=z3.copy(), sb=z3.copy())
+        for i, r in enumerate(records):
+            who = f"rotational spring-damper '{r.name}'"
+            a, b = nodes.index(r.node_a, who, ground=True), nodes.index(r.node_b, who)
+            if a == b:
+                raise ModelError(f"{who}: node_a and node_b are both {r.node_b!r}; join two different nodes.")
+            (_, Ra), (Xb, Rb) = nodes.frame(a), nodes.frame(b)
+            out["a"][i], out["b"][i] = a, b
+            if a == GROUND:
+                out["sa"][i] = Xb - nodes.origin
+            if r.axis is None:
+                out["mode"][i] = kernels.FREE
+            else:
+                e = np.asarray(r.axis, dtype=float)
+                u_b = perpendicular(Rb.T @ e)  # chosen in node b's axes: the same for the model turned as a whole
+                out["ea"][i], out["ub"][i], out["ua"][i] = Ra.T @ e, u_b, Ra.T @ (Rb @ u_b)
+            out["C"][i] = Rb.T @ Ra
+            out["k"][i], out["c"][i], out["rest"][i], out["T0"][i] = r.stiffness, r.damping, r.rest, r.preload
+        laws = [r.torque_law for r in records]
+        out["law"], out["law_tangent"] = tuple(laws), tuple(r.torque_law_tangent for r in records)
+        out["laws"] = np.array([e for e, f in enumerate(laws) if f is not None], dtype=np.int64)
+        return RotationalSpringDamperData(**frozen_arrays(out))
+
+    def loop_edges(self, data: RotationalSpringDamperData) -> list[tuple[str, str, int, int]]:
+        return [(n, f"rotational spring-damper '{n}'", int(a), int(b)) for n, a, b in zip(data.names, data.a, data.b)]
+
+    def element_nodes(self, data: RotationalSpringDamperData) -> np.ndarray:
+        return np.stack([data.a, data.b], axis=1).astype(np.int64)
+
+    def prepare(self, model: Model, data: RotationalSpringDamperData) -> tuple[np.ndarray, np.ndarray]:
+        """End node indices with ground as node N (the extra row of the node arrays)."""
+        return np.where(data.a == GROUND, model.n_nodes, data.a).astype(np.int64), np.asarray(data.b, dtype=np.int64)
+
+    def dissipates(self, data: RotationalSpringDamperData) -> bool:
+        """False where every damping is zero and no element has a torque law (its power counts as dissipated)."""
+        return bool(np.any(data.c != 0.0) or (data.laws is not None and data.laws.size))
+
+    def evaluate(self, model: Model, data: RotationalSpringDamperData, prep: tuple[np.ndarray, np.ndarray], state: State,
+                 kin: Kinematics, load_factor: float, Mb: np.ndarray, w: np.ndarray) -> RotationalSpringDamperEvaluation:
+        """(R1)-(R11) of every element into the node wrenches w (rotational_forces, the compiled step's kernel),
+        then the torque laws (R15) in Python; SolverError naming an AXIS element at its singularity (R12)."""
+        ia, ib = prep
+        n = data.n
+        g, angle, rate, torque, energy, power = np.empty((n, 3)), *(np.empty(n) for _ in range(5))
+        bad = kernels.rotational_forces(kin.R, kin.V, kernel_arrays(data, prep), w, (g, angle, rate, torque, energy, power))
+        if bad >= 0:
+            raise degenerate(data, bad, state.t)
+        k, c = data.k, data.c
+        if data.laws is not None and data.laws.size:  # (R15): the torque laws, in Python
+            k, c = k.copy(), c.copy()
+            for e in data.laws:
+                f = law_value(data, e, float(angle[e]), float(rate[e]), state.t)
+                k[e], c[e] = law_tangent(data, e, float(angle[e]), float(rate[e]), state.t)
+                torque[e], power[e] = f, f * rate[e]
+                w[ia[e], 3:] -= g[e] * f  # (R7); row N (ground) is discarded
+                w[ib[e], 3:] += g[e] * f
+        return self.evaluation(kin.R, kin.V, g, angle, rate, torque, energy, power, k, c)
+
+    @staticmethod
+    def evaluation(R: np.ndarray, V: np.ndarray, g: np.ndarray, angle: np.ndarray, rate: np.ndarray, torque: np.ndarray,
+                   energy: np.ndarray, power: np.ndarray, k: np.ndarray, c: np.ndarray) -> RotationalSpringDamperEvaluation:
+        """The evaluation of rotational_forces' outputs (the Python and the compiled iterates alike)."""
+        return RotationalSpringDamperEvaluation(strain_energy=float(energy.sum()), dissipation=float(ordered_sum(power)),
+                                                g=g, angle=angle, rate=rate, torque=torque, k=k, c=c, R=R, V=V)
+
+    def blocks(self, model: Model, data: RotationalSpringDamperData, prep: tuple[np.ndarray, np.ndarray],
+               fe: RotationalSpringDamperEvaluation, kin: Kinematics, ck: float, cc: float, cm: float,
+               material_only: bool, exact_tangent: bool) -> np.ndarray:
+        """(R13) in time steps and with ``material_only``, (R14) with ``exact_tangent`` (no mass)."""
+        mode = kernels.MATERIAL if material_only else (kernels.EXACT if exact_tangent else kernels.TIME_STEP)
+        return self.full_blocks(data, prep, fe, ck, cc, mode)
+
+    @staticmethod
+    def full_blocks(data: RotationalSpringDamperData, prep: tuple[np.ndarray, np.ndarray],
+                    fe: RotationalSpringDamperEvaluation, ck: float, cc: float, mode: int) -> np.ndarray:
+        """The blocks (n_el, 12, 12) of rotational_blocks in ``mode`` (kernels.FULL: the complete tangent)."""
+        out = np.empty((data.n, 12, 12))
+        kernels.rotational_blocks(fe.R, fe.V, kernel_arrays(data, prep), (fe.k, fe.c), fe.g, fe.torque, float(ck), float(cc),
+                                  mode, out)
+        return out
+
+    def output(self, model: Model, data: RotationalSpringDamperData, fe: RotationalSpringDamperEvaluation | None,
+               name: str) -> np.ndarray:
+        """``angle_rate_torque``: (n_el, 3) of φ, φ', T (R3)-(R6), or |ψ|, its rate, |T| (R10)."""
+        if name != "angle_rate_torque":
+            return super().output(model, data, fe, name)
+        return np.zeros((0, 3)) if fe is None else np.stack([fe.angle, fe.rate, fe.torque], axis=1)
+
+    # ------------------------------------------------------------------ presentation
+    def describe(self, model: Model, data: RotationalSpringDamperData, limit: int) -> list[str]:
+        rows = []
+        for e, name in enumerate(data.names):
+            a, b = int(data.a[e]), int(data.b[e])
+            end_a = "ground" if a < 0 else model.node_names[a]
+            if data.mode[e] == kernels.FREE:
+                what = f"isotropic on the relative rotation vector, k = {data.k[e]:g} N m/rad, c = {data.c[e]:g} N m s/rad"
+            else:
+                Ra = np.eye(3) if a < 0 else model.R0[a]
+                axis = ", ".join(f"{v:.4g}" for v in Ra @ data.ea[e])
+                law = ("torque law T(φ, φ', t)" if data.law and data.law[e] is not None else
+                       f"k = {data.k[e]:g} N m/rad, c = {data.c[e]:g} N m s/rad, rest {data.rest[e]:g} rad, preload "
+                       f"{data.T0[e]:g} N m")
+                what = f"about the axis ({axis}) carried by {end_a}: {law}"
+            rows.append(f"  {name}: {end_a} - {model.node_names[b]}: {what}")
+        return ["rotational spring-dampers (docs/rotational_spring_damper.md):"] + listing(rows, limit)
+
+
+#: the registered instance (flexmb.elements.FAMILIES["rotational_spring_damper"])
+FAMILY = RotationalSpringDampers()
