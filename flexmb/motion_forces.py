@@ -192,18 +192,21 @@ def initial_load_hold(model: Model, st: State) -> None:
     sample_loads(model, st, initial=True)
 
 
-def sample_hold(model: Model, st: State) -> None:
+def sample_hold(model: Model, st: State) -> bool:
     """After an accepted step ending at ``st``: the sampled forces due there take their sample from
     ``st`` (docs/motion_forces.md (M6)), and the sampled node loads theirs (M15); ``st.elements`` gets a
-    new hold (the old state's is not changed)."""
+    new hold (the old state's is not changed). Returns whether a held value changed there: the
+    accelerations of ``st`` then jump with it (M16, ``GeneralizedAlpha.sample_jump``)."""
     from flexmb.motion_loads import sample_loads  # the sampled node loads too (M15)
 
-    sample_loads(model, st)
+    changed = sample_loads(model, st)
     hold = st.elements.get(HOLD_KEY) if st.elements else None
     if hold is None:
-        return
+        return changed
     qi = np.asarray(model.u_to_q)[np.asarray(model.mforce_u)]
-    st.elements = {**st.elements, HOLD_KEY: _sample(hold, model.mforce, qi, model.mforce_u, st.t, st.q, st.u)}
+    new = _sample(hold, model.mforce, qi, model.mforce_u, st.t, st.q, st.u)
+    st.elements = {**st.elements, HOLD_KEY: new}
+    return changed or not np.array_equal(new[0], new[2])
 
 
 def motion_values(model: Model, st: State) -> tuple[np.ndarray, np.ndarray]:

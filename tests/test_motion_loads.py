@@ -13,7 +13,8 @@ computation:
 * the energy balance with the load's work inside the trapezoid rule's bound;
 * the same motion as an equivalent ground spring-damper (add_spring_damper);
 * the motion unchanged when the model and the load's fixed point move 100 m away;
-* a sampled load (period): f of the node's state at the samples, held between, its work Σ F_k · Δx;
+* a sampled load (period): f of the node's state at the samples, held between, its work Σ F_k · Δx, the
+  energy balance closed to round-off;
 * the path named (the Python Newton loop, by name), and bad signatures refused by name.
 """
 
@@ -289,7 +290,7 @@ def test_sampled_load_holds_f_of_the_samples() -> None:
     hold seen after every step changes only at the samples, to f of that state (the same call: to the bit);
     every step took the value held at its start; the load work is Σ F_k · Δx up to the trapezoid rule's error
     on the motion between samples (h² ω² of the work, ω the oscillation's); the energy balance closes with it to
-    the integrator's error at the jumps of the held force."""
+    round-off (the accelerations jump with the samples, M16)."""
     k, c, dt, period, T = 200.0, 1.0, 1e-2, 5e-2, 1.0
     x0 = np.array([0.5, -0.1, 1.2])
 
@@ -319,12 +320,15 @@ def test_sampled_load_holds_f_of_the_samples() -> None:
     work = np.sum(np.concatenate(([F0], hold[:-1, 0])) * np.diff(xs))
     omega = math.sqrt(k / M)
     assert abs(res.energy["load_work"][-1] - work) <= (omega * dt) ** 2 * abs(work)
-    # T - W: generalized-α spreads each jump ΔF_k of the held force over its next steps, an energy error of at
-    # most |ΔF_k| |v_k| h per sample (the work itself is right: above); the trapezoid's error on top
+    # T - W: the accelerations jump with each sample (M16), so between samples the body moves under a constant
+    # force from a consistent acceleration, which generalized-α integrates exactly: the balance closes to
+    # round-off, where a step whose pseudo-acceleration lagged the jump would err by |ΔF_k| |v_k| h / 2 per sample
     E = res.energy
     balance = E["kinetic"] + E["potential"] - E["load_work"]
-    jumps = np.sum(np.abs(hold[sample, 0] - hold[sample, 6]) * np.abs(v[sample, 0])) * dt
-    assert np.abs(balance - balance[0]).max() <= jumps + (omega * dt) ** 2 * np.abs(E["load_work"]).max()
+    drift = np.abs(balance - balance[0]).max()
+    assert drift <= 100 * np.finfo(float).eps * res.t.size * np.abs(E["load_work"]).max()
+    jumps = np.sum(np.abs(hold[sample, 0] - hold[sample, 6]) * np.abs(v[sample, 0])) * dt / 2
+    assert jumps > 1e6 * drift
     assert np.ptp(res.twists[:, 0, 0]) > 0  # it moves
     # the Result's rows (M15): the wrench acting from each row on, by name, and the sample it comes from
     np.testing.assert_array_equal(res.history("L.fx")[1:], hold[:, 0])

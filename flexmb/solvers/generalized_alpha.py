@@ -451,7 +451,7 @@ class GeneralizedAlpha:
                 level += 1
                 k *= 2
                 continue
-            self._taken(st1, ev, a, a1, h_try, info.iterations)
+            a1 = self._taken(st1, ev, a, a1, h_try, info.iterations)
             total_it += info.iterations
             total_fac += info.factorizations
             st, a = st1, a1
@@ -463,10 +463,11 @@ class GeneralizedAlpha:
                 level -= 1
                 k //= 2
 
-    def _taken(self, st1: State, ev: Evaluation, a: np.ndarray, a1: np.ndarray, h: float, iterations: int) -> None:
+    def _taken(self, st1: State, ev: Evaluation, a: np.ndarray, a1: np.ndarray, h: float, iterations: int) -> np.ndarray:
         """Note a sub-step taken by :meth:`advance`: its local error estimate (E1)–(E5) in the step log where
         one is kept (flexmb/solvers/step_control.py; it changes nothing of the step), the counts of sub-steps
-        and the smallest step, and the sampled joint forces due at its end (docs/motion_forces.md (M6))."""
+        and the smallest step, and the sampled joint forces and node loads due at its end (docs/motion_forces.md
+        (M6), (M15)); returns the pseudo-acceleration to go on from, a1 with the samples' jump (M16)."""
         if self.log is not None:
             err = math.nan
             if self.estimator is not None:
@@ -475,7 +476,27 @@ class GeneralizedAlpha:
             self.log.add(st1.t, h, iterations, err, 0)
         self.substeps += 1
         self.min_step = min(self.min_step, h)
-        sample_hold(self.model, st1)
+        jump = self.sample_jump(st1) if sample_hold(self.model, st1) else None
+        return a1 if jump is None else a1 + jump
+
+    def sample_jump(self, st: State) -> np.ndarray | None:
+        """The jump of the accelerations where a sampled force or node load took a new value at ``st``
+        (docs/motion_forces.md (M16)): Δudot = −M̄⁻¹ r(udot) on the free coordinates, r the residual of the
+        equations of motion with the new held values at the accelerations of the old ones; added to
+        ``st.udot`` (a new array) and returned, for the caller to add to the pseudo-acceleration a.
+        None where nothing moves (no free coordinates, or the residual is zero)."""
+        if not self.free.size:
+            return None
+        ev = self._evaluate(st)
+        r = ev.residual(st.udot)[self.free]
+        if not np.any(r):
+            return None
+        self._factorize(ev, 0.0, 0.0)
+        jump = np.zeros_like(st.udot)
+        jump[self.free] = -self._solve(r)
+        self._factor_key = None  # the mass matrix alone is no iteration matrix
+        st.udot = st.udot + jump
+        return jump
 
 
 class _Iterate:

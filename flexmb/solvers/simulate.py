@@ -338,7 +338,7 @@ class _Run:
                 rejected_since = True
                 continue
             # accepted
-            sample_hold(m, st1)  # the sampled joint forces due at its end (docs/motion_forces.md (M6))
+            sampled = sample_hold(m, st1)  # the sampled joint forces due at its end (docs/motion_forces.md (M6))
             rec.log.add(t1, h_try, info.iterations, err, 0)
             self.above_tol += err > tol
             est.accept(ev1)
@@ -351,6 +351,9 @@ class _Run:
                     rec.row_between(sti, integ.asm.evaluate(sti), info.iterations)
                     rec.commit()
                     k_out += 1
+            jump = integ.sample_jump(st1) if sampled else None  # the accelerations jump with the samples (M16)
+            if jump is not None:
+                a1, a_use = a1 + jump, a_use + jump  # (E4) then extrapolates the motion's a, not the jump
             stop = self._accepted(st1, ev1, info.iterations)
             on_grid = output_dt is not None and out_time(k_out) <= t1 + 1e-9 * h_try
             if stop or last or on_grid or (output_dt is None and n % output_every == 0):
