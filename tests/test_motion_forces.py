@@ -2,8 +2,9 @@
 controller is the joint spring-damper it equals (same motion, same Newton iterations: its tangent
 enters the iteration matrix), a quadratic damper follows its closed-form motion at second order,
 the energy balance holds with the controller's work, the computed tangents match the analytic
-ones, a sampled controller holds its output between samples and books its work exactly, and the
-compiled Newton paths name the forces that keep a model in Python."""
+ones, a sampled controller holds its output between samples and books its work exactly, is the exact
+zero-order-hold recursion on a free rotor and closes the energy balance at second order (the accelerations
+jump with each sample, (M16)), and the compiled Newton paths name the forces that keep a model in Python."""
 
 from __future__ import annotations
 

@@ -119,6 +119,10 @@ class GeneralizedAlpha:
     where it is used or at the next step's first evaluation.
     """
 
+    #: the evaluation after the last sub-step's samples (M16) where the accelerations jumped, else None: the
+    #: output row at that state takes it (the new held values with the new accelerations)
+    sample_evaluation: Evaluation | None = None
+
     lazy_accept = True
     theta_refresh = 0.25
     reuse_iterations = 5
@@ -476,6 +480,7 @@ class GeneralizedAlpha:
             self.log.add(st1.t, h, iterations, err, 0)
         self.substeps += 1
         self.min_step = min(self.min_step, h)
+        self.sample_evaluation = None
         jump = self.sample_jump(st1) if sample_hold(self.model, st1) else None
         return a1 if jump is None else a1 + jump
 
@@ -483,8 +488,9 @@ class GeneralizedAlpha:
         """The jump of the accelerations where a sampled force or node load took a new value at ``st``
         (docs/motion_forces.md (M16)): Δudot = −M̄⁻¹ r(udot) on the free coordinates, r the residual of the
         equations of motion with the new held values at the accelerations of the old ones; added to
-        ``st.udot`` (a new array) and returned, for the caller to add to the pseudo-acceleration a.
-        None where nothing moves (no free coordinates, or the residual is zero)."""
+        ``st.udot`` (a new array) and returned, for the caller to add to the pseudo-acceleration a; the
+        evaluation at ``st`` with the new held values is kept in :attr:`sample_evaluation` for the output
+        row (its reactions). None where nothing moves (no free coordinates, or the residual is zero)."""
         if not self.free.size:
             return None
         ev = self._evaluate(st)
@@ -496,6 +502,7 @@ class GeneralizedAlpha:
         jump[self.free] = -self._solve(r)
         self._factor_key = None  # the mass matrix alone is no iteration matrix
         st.udot = st.udot + jump
+        self.sample_evaluation = ev
         return jump
 
 

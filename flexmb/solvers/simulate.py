@@ -287,8 +287,8 @@ class _Run:
             short = last and not dt_multiple
             st, a, ev, info = integ.advance(st, a, t_end - st.t, t_end) if short else integ.advance(st, a, dt)
             stop = self._accepted(st, ev, info.iterations)
-            if stop or last or i % output_every == 0:
-                rec.row(st, ev, info.iterations)
+            if stop or last or i % output_every == 0:  # after a sample's jump (M16), the row's evaluation has the new values
+                rec.row(st, ev if integ.sample_evaluation is None else integ.sample_evaluation, info.iterations)
                 rec.commit()
             self._after(st.t, info.h, info.iterations, stop)
             if self.status != "finished":
@@ -357,7 +357,7 @@ class _Run:
             stop = self._accepted(st1, ev1, info.iterations)
             on_grid = output_dt is not None and out_time(k_out) <= t1 + 1e-9 * h_try
             if stop or last or on_grid or (output_dt is None and n % output_every == 0):
-                rec.row(st1, ev1, info.iterations)
+                rec.row(st1, ev1 if jump is None else integ.sample_evaluation, info.iterations)
                 rec.commit()
                 k_out += on_grid
             a_prev, a, h_prev = a_use, a1, h_try
