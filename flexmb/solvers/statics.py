@@ -93,6 +93,11 @@ class StaticResult:
         return dict(self.constraint_forces.get("rigid_cut", {}))
 
     @property
+    def cut_forces_global(self) -> dict[str, np.ndarray]:
+        """The same wrenches as :attr:`cut_forces` in global axes (as ``Result.cut_force_global``)."""
+        return dict(self.constraint_forces.get("rigid_cut_global", {}))
+
+    @property
     def coupling_forces(self) -> dict[str, float]:
         """Each coupling's force f (docs/coupling.md (C2): −f on q_b, r f on q_a) by name, in a model with
         rigid couplings."""

@@ -242,13 +242,16 @@ class StaticConstraints:
 
     def forces(self, asm: Assembler, ev: Evaluation) -> dict[str, dict[str, np.ndarray | float]]:
         """(ST9): per family held, the force of every element at ``ev`` by name: a rigid cut's wrench on its
-        end b in the cut's axes (6,) (as Result.cut_force), an actuator's tension [N], a coupling's f (C2)."""
+        end b in the cut's axes (6,) (as Result.cut_force; under ``"rigid_cut_global"`` in global axes), an
+        actuator's tension [N], a coupling's f (C2)."""
         out: dict[str, dict[str, np.ndarray | float]] = {}
         for f, d, _ in self.families:
             fe = ev.elements[f.name]
             if f.name == "rigid_cut":
                 w = asm.element_output(ev, f.name, "cut_force")
+                wg = asm.element_output(ev, f.name, "cut_force_global")
                 out[f.name] = {n: np.array(w[e]) for e, n in enumerate(d.names)}
+                out[f.name + "_global"] = {n: np.array(wg[e]) for e, n in enumerate(d.names)}
             elif f.name == "actuator":
                 out[f.name] = {n: float(fe.force[e, 0]) for e, n in enumerate(d.names)}
             else:
