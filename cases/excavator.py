@@ -90,7 +90,7 @@ DEFAULTS = dict(
     poses=[[0.0, 0.0, 0.0], [-4.0, -10.0, -15.0], [-18.0, -35.0, -45.0], [25.0, -55.0, -140.0]],
     times=[0.0, 1.0, 2.5, 4.0],
     dig_force=4e4, dig_start=0.8, dig_end=2.8, dig_deg=-15.0,
-    hold=-1, animation=True,
+    hold=-1, start="static", animation=True,
     t_end=4.5, dt=2e-3, rho_inf=0.8,
 )
 
@@ -372,36 +372,78 @@ def rigid_cylinder_forces(p: dict, times: np.ndarray, h: float = 1e-3) -> np.nda
     return np.array(out)
 
 
+def static_coordinates(model: fm.Model, state) -> dict[str, float | np.ndarray]:
+    """Every joint's coordinates in ``state`` by joint name: a revolute joint's angle, a free joint's
+    (translation, rotation vector) (the stick's interior nodes): the q0 of :func:`build`'s static start."""
+    from flexmb.rotations import logm
+
+    out: dict[str, float | np.ndarray] = {}
+    for k, name in enumerate(model.joint_names):
+        u0 = int(model.joint_u_start[k])
+        if model.joint_ball[k] >= 0:
+            out[name] = np.concatenate([state.q[model.u_to_q[u0:u0 + 3]], logm(state.balls[model.joint_ball[k]])])
+        elif len(model.joint_kinds[k].components) == 1:
+            out[name] = float(state.q[model.u_to_q[u0]])
+    return out
+
+
+def static_start(model: fm.Model) -> tuple[dict[str, float | np.ndarray], object]:
+    """The front at rest under gravity at t = 0, its cylinders at L(0) and the bucket linkage closed
+    (flexmb.solvers.statics: the actuators and the rigid cut held by their multipliers, docs/statics.md §2):
+    the joints' coordinates there (:func:`static_coordinates`) and the static result (its cylinder forces)."""
+    from flexmb.solvers.statics import static_equilibrium
+
+    res = static_equilibrium(model)
+    return static_coordinates(model, res.state), res
+
+
 def build(**params) -> fm.Model:
-    """The excavator front in the start pose of the cycle (or, with ``hold`` >= 0, still in that pose)."""
+    """The excavator front in the start pose of the cycle (or, with ``hold`` >= 0, still in that pose), at
+    rest in its static equilibrium (``start="static"``, the default: :func:`static_start`) or as assembled,
+    the stick unbent (``start="assembly"``)."""
     p = {**DEFAULTS, **params}
     hold = int(p["hold"])
     if not -1 <= hold < len(p["poses"]):
         raise fm.ModelError(f"excavator: hold = {hold} must be -1 (the cycle) or a pose index below {len(p['poses'])}.")
     if len(p["times"]) != len(p["poses"]):
         raise fm.ModelError(f"excavator: {len(p['times'])} times for {len(p['poses'])} poses; give one time per pose.")
+    if p["start"] not in ("static", "assembly"):
+        raise fm.ModelError(f"excavator: start = {p['start']!r} must be 'static' (at rest in equilibrium) or "
+                            "'assembly' (as assembled, the stick unbent).")
+    model = _build(p)
+    return model if p["start"] == "assembly" else _build(p, static_start(model)[0])
+
+
+def _build(p: dict, q0: dict | None = None) -> fm.Model:
+    """The model of :func:`build`; ``q0``: the joints' initial coordinates by name (the static start)."""
+    q0 = q0 or {}
+    hold = int(p["hold"])
     g = geometry(p, np.radians(p["poses"][max(hold, 0)]))
     sec = stick_section(p)
     b = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
     eye, pa = np.eye(3), parts(p, g)
     b.add_node("boom", _xyz(g["O"]))
     _body(b, "boom", "boom", g["O"], eye, *pa["boom"][:3])
-    b.add_joint("boom_foot", "revolute", "ground", "boom", point=_xyz(g["O"]), axis=Z)
+    b.add_joint("boom_foot", "revolute", "ground", "boom", point=_xyz(g["O"]), axis=Z, q0=q0.get("boom_foot", 0.0))
     stick = b.add_flexible_link("stick", _xyz(g["B"]), _xyz(g["C"]), int(p["n_elements"]), sec, damping=p["alpha"])
-    b.add_joint("stick_pin", "revolute", "boom", stick[0], point=_xyz(g["B"]), axis=Z)
+    b.add_joint("stick_pin", "revolute", "boom", stick[0], point=_xyz(g["B"]), axis=Z, q0=q0.get("stick_pin", 0.0))
+    for node in stick[1:]:  # the static start: the interior nodes' free joints with their coordinates
+        if f"{node}:free" in q0:
+            b.add_joint(f"{node}:free", "free", "ground", node, q0=q0[f"{node}:free"])
     e1 = np.array(_xyz(g["C"] - g["B"])) / p["stick_length"]
     axes = np.column_stack([e1, np.cross(Z, e1), Z])  # the beam nodes' axes (add_flexible_link's section frame)
     _body(b, "stick_head", stick[0], g["B"], axes, *pa["stick_head"][:3])
     _body(b, "stick_nose", stick[-1], g["C"], axes, *pa["stick_nose"][:3])
     b.add_node("side_link", _xyz(g["D"]))
     _body(b, "side_link", "side_link", g["D"], eye, *pa["side_link"][:3])
-    b.add_joint("side_link_pin", "revolute", stick[-1], "side_link", point=_xyz(g["E"]), axis=Z)
+    b.add_joint("side_link_pin", "revolute", stick[-1], "side_link", point=_xyz(g["E"]), axis=Z,
+                q0=q0.get("side_link_pin", 0.0))
     b.add_node("h_link", _xyz(g["F"]))
     _body(b, "h_link", "h_link", g["F"], eye, *pa["h_link"][:3])
-    b.add_joint("h_link_pin", "revolute", "side_link", "h_link", point=_xyz(g["D"]), axis=Z)
+    b.add_joint("h_link_pin", "revolute", "side_link", "h_link", point=_xyz(g["D"]), axis=Z, q0=q0.get("h_link_pin", 0.0))
     b.add_node("bucket", _xyz(g["W"]))  # the bucket's node at its teeth, where the digging force acts
     _body(b, "bucket", "bucket", g["W"], eye, *pa["bucket"][:3])
-    b.add_joint("bucket_pin", "revolute", stick[-1], "bucket", point=_xyz(g["C"]), axis=Z)
+    b.add_joint("bucket_pin", "revolute", stick[-1], "bucket", point=_xyz(g["C"]), axis=Z, q0=q0.get("bucket_pin", 0.0))
     b.add_rigid_cut("bucket_link_pin", "h_link", "bucket", point=_xyz(g["F"]), free_rotation="z")
     L = strokes(p)
     ends = (("ground", "boom", "A1", "P1"), ("boom", stick[0], "A2", "P2"), (stick[0], "side_link", "A3", "P3"))
