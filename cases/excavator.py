@@ -13,7 +13,7 @@ teeth. The bucket ends the cycle fully curled, near the singular configurations 
 bucket cylinder comes within 13° of the side link's line (at 0° its length no longer turns the
 bucket: its dead point) and the H-link within 34° of folding onto the bucket link. A bushing could
 close the loop too, but its stiffness would be a guess that adds a stiff mode; the rigid cut runs
-with about 3.4 Newton iterations per step through the whole cycle.
+with about 3.3 Newton iterations per step through the whole cycle.
 
 Source and estimates. The lengths are those a manufacturer's data sheet gives for a 20 t machine,
 a Caterpillar 320 with its reach boom and medium stick (boom 5.7 m, stick 2.9 m, bucket about
@@ -36,12 +36,20 @@ docs/actuator.md): the distance l of its mounting points is held to its prescrib
 by an augmented-Lagrangian constraint (docs/actuator.md (A3)-(A7)), with L'(t) and L''(t) given in
 closed form (the quintics' derivatives) for the projections after each step (A8). Its force is the
 constraint's multiplier, positive in tension (pulling its mounting points together; a pushing
-cylinder has a negative tension), and its power −F l' is the drive work of the energy balance. The
-run starts on the constraint (A9), the cylinders' initial forces those of the constrained
-accelerations, but with the stick unbent: what hangs on it is not carried yet at t = 0, so the forces
-start below the static ones (the boom cylinder's 77 kN against 173 kN) and the stick rings into its
-load in its first bending mode (some 20 Hz), damped by its own damping alone; that ringing, at the
-start and after the curl, is most of the difference from the rigid inverse dynamics. The strokes
+cylinder has a negative tension), and its power −F l' is the drive work of the energy balance.
+
+The start. The machine starts at rest in its static equilibrium (``start="static"``, the default:
+:func:`static_start`, flexmb.solvers.statics with the cylinders at L(0) and the linkage's cut held by
+their multipliers, docs/statics.md §2): the stick bent under what hangs on it, the cylinders carrying
+the static forces (the boom cylinder pushing 172.7 kN), given to the joints as their initial
+coordinates; the run's start (A9) finds those forces again, to 1e-9. That is the start a user wants of
+a machine that stands still before it moves. ``start="assembly"`` starts as assembled, with the stick
+unbent: what hangs on it is not carried yet at t = 0, so the forces start below the static ones (the
+boom cylinder's 77 kN against 173 kN) and the stick rings into its load in its first bending mode
+(some 20 Hz), damped by its own damping alone. From the static start the boom and arm cylinders
+follow the rigid inverse dynamics to 0.44 kN RMS (4.8 and 3.3 kN from the assembly start); the bucket
+cylinder's 6.1 kN RMS is the stick's ringing after the curl, where the linkage nears its singular
+configurations (6.1 kN from either start). The strokes
 follow L(t) to the actuator's closure tolerance, 1e-10 times the model's size (docs/actuator.md §2);
 the cylinders' compliance (the oil, the hoses) is left out with their masses. In the cycle's run
 (dt = 2 ms): largest push 241 kN (boom), 313 kN (arm), 142 kN (bucket), pulls up to 58, 62 and 52 kN;
@@ -57,7 +65,7 @@ length as the input, eq. (2)) at the start and its smallest along the cycle (whe
 singular configuration); the plot ``cylinder_forces.png`` (forces, the stick's stress and σ_min over
 time) and the animation ``animation.gif`` (``animation=False``: none). A parameter ``hold`` (a pose's
 index in ``poses``) builds the machine still in that pose with its strokes held and no digging force:
-the static check of tests/test_case_excavator.py.
+the static check of tests/test_case_excavator.py (its static equilibrium against virtual work).
 
 Run:  flexmb run cases/excavator.py [--param dig_force=0.0] [--param hold=2]
 """

@@ -21,6 +21,12 @@ so an easy problem is one step, and a hard one (the 16-element cantilever rolled
 its end moment 2πEI/L, which fails in one or two fixed steps) finds its own steps: there the
 increments 1 and 1/2 fail (50 iterations each), and λ = 0.25, 0.5, 0.75, 1 converge in 13
 iterations each (tests/test_beam.py::test_rollup_finds_its_own_load_steps).
+
+Rigid cuts, prescribed-length actuators and rigid couplings are held by the method of multipliers
+(docs/statics.md §2; flexmb/solvers/statics_constraints.py): each load step solves the residual with the
+constraints' forces λ + αΦ at fixed λ (ST4), updates λ ← λ + αΦ (ST5) and solves again until every row
+is closed to its family's tolerance (ST7), the penalty α chosen once from the loads' scale (ST6) and
+raised tenfold where the closure falls slowly. Their forces are reported in the result (ST9).
 """
 
 from __future__ import annotations
@@ -136,10 +142,12 @@ def static_equilibrium(
     4 iterations; give up below ``min_increment``) or a number n of equal steps. Each step converges
     when the largest residual is at most ``tol`` times the force scale (largest of the loads and
     joint forces, at least 1) or the Newton step stalls below 1e-13 of the coordinates; at most
-    ``max_iter`` iterations per step. Returns a :class:`StaticResult` (``.state``, ``.x``,
-    ``.load_factors``, ``.iterations``). Raises SolverError naming the load factor and the
-    coordinates that do not converge; ModelError for a model with a rigid cut (elements/rigid_cut.py:
-    held by the time integrator only).
+    ``max_iter`` iterations per step. Rigid cuts, prescribed-length actuators (at L(t)) and rigid
+    couplings are held by multiplier updates around the Newton solves (docs/statics.md (ST4)-(ST8)).
+    Returns a :class:`StaticResult` (``.state``, ``.x``, ``.load_factors``, ``.iterations``, the
+    constraints' forces ``.actuator_forces``, ``.cut_forces``, ``.coupling_forces``). Raises SolverError
+    naming the load factor and the coordinates that do not converge, or the constraint that does not
+    close; ModelError for a model with an element family whose internal state statics cannot hold.
     """
     auto = isinstance(load_steps, str)
     if auto and load_steps != "auto":
