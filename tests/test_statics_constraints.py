@@ -86,6 +86,19 @@ def test_a_cylinder_holds_the_boom_with_the_moment_balance(length: float) -> Non
     assert np.abs(run.actuator("cyl")[:, 2] - F).max() <= noise
 
 
+def test_the_cylinder_is_held_at_its_length_at_the_time_asked() -> None:
+    """A stroke L(t) = L0 + 0.1 t: statics at t = 2 holds the cylinder at L(2) = L0 + 0.2 (docs/statics.md §2)."""
+    mb = fm.ModelBuilder(gravity=(0.0, -G0, 0.0))
+    mb.add_node("boom", (0.0, 0.0, 0.0))
+    mb.add_body("boom", "boom", M, (LB / 2, 0.0, 0.0), np.diag([1e-3, 1.0, 1.0]) * M * LB**2 / 12)
+    mb.add_joint("pivot", "revolute", "ground", "boom", axis=Z)
+    mb.add_actuator("cyl", "ground", "boom", point_a=A, point_b=B, length=lambda t: L0 + 0.1 * t)
+    th, F = boom_hand(L0 + 0.2)
+    res = static_equilibrium(mb.compile(), t=2.0)
+    assert res.state.q[0] == pytest.approx(th, abs=1e-9)
+    assert res.actuator_forces["cyl"] == pytest.approx(F, rel=1e-8)
+
+
 @pytest.mark.parametrize("scale, origin", [(0.01, (0.0, 0.0, 0.0)), (100.0, (0.0, 0.0, 0.0)),
                                            (1.0, (100.0, -40.0, 7.0))])
 def test_the_boom_is_held_alike_at_every_size_and_place(scale: float, origin) -> None:
