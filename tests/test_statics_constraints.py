@@ -22,6 +22,7 @@ import pytest
 
 import flexmb as fm
 from flexmb.elements.rigid_cut_kernels import KAPPA
+from flexmb.solvers import statics
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha
 from flexmb.solvers.modal import natural_frequencies
 from flexmb.solvers.statics import static_equilibrium
@@ -196,7 +197,12 @@ def four_bar(cut: str = "rigid", k: float = 0.0) -> fm.Model:
     return mb.compile()
 
 
-def test_a_four_bar_closed_by_a_rigid_cut_against_virtual_work() -> None:
+@pytest.mark.parametrize("tangent", ["differences", "assembled"])
+def test_a_four_bar_closed_by_a_rigid_cut_against_virtual_work(tangent: str, monkeypatch) -> None:
+    """With either tangent of docs/statics.md §2: central differences (up to 64 free coordinates) or the
+    assembled one with the penalty blocks (larger models; here forced), the same equilibrium."""
+    if tangent == "assembled":
+        monkeypatch.setattr(statics, "FD_TANGENT_LIMIT", 0)
     th, F = four_bar_hand()
     res = static_equilibrium(four_bar())
     assert res.state.q[0] == pytest.approx(th, abs=1e-9)
