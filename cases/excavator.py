@@ -42,7 +42,7 @@ The start. The machine starts at rest in its static equilibrium (``start="static
 :func:`static_start`, flexmb.solvers.statics with the cylinders at L(0) and the linkage's cut held by
 their multipliers, docs/statics.md §2): the stick bent under what hangs on it, the cylinders carrying
 the static forces (the boom cylinder pushing 172.7 kN), given to the joints as their initial
-coordinates; the run's start (A9) finds those forces again, to 1e-9. That is the start a user wants of
+coordinates; the run's start (A9) finds those forces again, to 1.3e-9 relative. That is the start a user wants of
 a machine that stands still before it moves. ``start="assembly"`` starts as assembled, with the stick
 unbent: what hangs on it is not carried yet at t = 0, so the forces start below the static ones (the
 boom cylinder's 77 kN against 173 kN) and the stick rings into its load in its first bending mode
