@@ -213,8 +213,6 @@ KNOTS_FOR_NOW = [
     # the run modules and the step: GeneralizedAlpha offers whole runs, the runs read its settings (type hints, deferred)
     {"flexmb.solvers.element_run", "flexmb.solvers.generalized_alpha", "flexmb.solvers.newton_loop",
      "flexmb.solvers.step_backends", "flexmb.solvers.tree_run"},
-    # the tree factor's joint blocks of spring-dampers read the Assembler's evaluation (type hints only)
-    {"flexmb.engine.assembly", "flexmb.engine.tree_pairs"},
 ]
 
 
