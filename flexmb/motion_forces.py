@@ -30,6 +30,7 @@ __all__ = ["MotionForce", "HOLD_KEY", "force_arity", "motion_tangents", "initial
 #: the key of the sampled forces' held outputs in State.elements (docs/motion_forces.md (M6))
 HOLD_KEY = "motion_hold"
 
+
 def initial_hold(mforce: tuple[MotionForce, ...], mforce_q: np.ndarray, mforce_u: np.ndarray, t: float,
                  q: np.ndarray, u: np.ndarray) -> np.ndarray | None:
     """The held outputs of the sampled forces at the first sample (docs/motion_forces.md (M6)):
