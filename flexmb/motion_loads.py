@@ -23,7 +23,7 @@ import numpy as np
 
 from flexmb.errors import ModelError
 
-if TYPE_CHECKING:  # flexmb.model imports flexmb.motion_forces, which calls this module
+if TYPE_CHECKING:  # type hints only: the model's compiler and flexmb/motion_forces.py call this module
     from flexmb.model import Model
     from flexmb.state import State
 

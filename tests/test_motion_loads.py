@@ -337,3 +337,28 @@ def test_sampled_load_holds_f_of_the_samples() -> None:
     np.testing.assert_array_equal(res.history("L.fx")[1:], hold[:, 0])
     np.testing.assert_array_equal(res.history("L.sampled_at")[1:], hold[:, 13])
     assert np.array_equal(np.unique(res.history("L.sampled_at")), res.t[::5])  # the sample instants k period
+
+
+def test_the_initial_state_holds_the_first_sample_of_its_own_pose() -> None:
+    """The first sample of a sampled load (M15) is f at the initial state, taken when the model is compiled
+    (Model.start_holds: the model itself reads no kinematics) and copied by every initial_state: the node's
+    pose there (q0 = 0.3 along x, u0 = 2) gives the held force to the bit, and a state's hold is its own."""
+    x0 = np.array([0.5, -0.1, 1.2])
+
+    def f(t, x, R, v, w):
+        return np.concatenate([-200.0 * (x - x0) - v, np.cross(x, v)])
+
+    mb = fm.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    mb.add_node("b", P0)
+    mb.add_body("b", "b", M, (0.0, 0.0, 0.0), np.diag([0.02, 0.03, 0.04]))
+    mb.add_joint("s", "prismatic", "ground", "b", axis=(1, 0, 0), q0=0.3, u0=2.0)
+    mb.add_load("L", "b", f, period=0.05)
+    model = mb.compile()
+    a, b = model.initial_state(), model.initial_state()
+    x, v = P0 + np.array([0.3, 0.0, 0.0]), np.array([2.0, 0.0, 0.0])
+    np.testing.assert_array_equal(a.elements[LOAD_HOLD_KEY][0, :6], f(0.0, x, np.eye(3), v, np.zeros(3)))
+    np.testing.assert_array_equal(a.elements[LOAD_HOLD_KEY][0, 6:12], a.elements[LOAD_HOLD_KEY][0, :6])
+    assert a.elements[LOAD_HOLD_KEY][0, 12] == 0.05 and a.elements[LOAD_HOLD_KEY][0, 13] == 0.0
+    a.elements[LOAD_HOLD_KEY][0, 0] = 7.0
+    assert b.elements[LOAD_HOLD_KEY][0, 0] != 7.0 and model.initial_state().elements[LOAD_HOLD_KEY][0, 0] != 7.0
+    assert not model.start_holds[LOAD_HOLD_KEY].flags.writeable

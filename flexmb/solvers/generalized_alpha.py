@@ -37,7 +37,6 @@ from flexmb.elements.family import StartContext
 from flexmb.engine.assembly import Assembler, Evaluation, motion_diag
 from flexmb.engine.kinematics import Kinematics, forward_kinematics, mass_times_add
 from flexmb.engine.linear_solver import choose
-from flexmb.engine.tree_pairs import tree_joint_blocks
 from flexmb.errors import SettingsError, SolverError
 from flexmb.model import Model
 from flexmb.motion_forces import sample_hold
@@ -530,7 +529,7 @@ class _Iterate:
         position = None
         if i.position_tangent and st is not None and self.bp > 0.0:
             position = (self.bp, st.u, st.udot, ev.node_wrenches(st.udot), i.model.gravity)
-        return ev.kin, ev.Mb, self.gp, diag, position, tree_joint_blocks(i.asm, ev, i.chol, self.gp, self.bp)
+        return ev.kin, ev.Mb, self.gp, diag, position, i.asm.tree_joint_blocks(ev, i.chol, self.gp, self.bp)
 
 
 class _Projection:
