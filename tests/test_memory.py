@@ -70,7 +70,7 @@ if sys.argv[1] == "numba":
     jit_cache.uninstall()
     numbas = jit_cache._original_unserialize.__func__
 
-    def unserialize(cls, codegen, state):  # eq. (3.2) against the module numba parses
+    def unserialize(cls, codegen, state):  # docs/memory.md (J2) against the module numba parses
         global compared
         lib = numbas(cls, codegen, state)
         if state[1] == "object":
@@ -106,7 +106,7 @@ def test_runs_are_the_same_bit_for_bit_with_numbas_own_loading(cut):
     """The compiled run of a two-window four-bar (bushings; rigid cuts) in two fresh processes, kernels
     loaded by jit_cache and by numba: the same result arrays bit for bit; with jit_cache, every kernel
     loaded from the cache kept its IR unparsed; with numba's loading, the symbols read from each kernel's
-    object file (eq. (3.2)) are the defined functions and globals of the module numba parses."""
+    object file (docs/memory.md (J2)) are the defined functions and globals of the module numba parses."""
     code = _RUN.format(cut=cut)
     ours = subprocess.run([sys.executable, "-c", code, "flexmb"], capture_output=True, text=True, timeout=300, cwd=TESTS)
     numbas = subprocess.run([sys.executable, "-c", code, "numba"], capture_output=True, text=True, timeout=300, cwd=TESTS)

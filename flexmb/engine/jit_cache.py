@@ -6,12 +6,12 @@ a caller inlines. Loading a kernel from the cache parses that bitcode into an in
 (numba 0.68, ``CPUCodeLibrary._unserialize``) only to list the symbols it defines and to keep it in
 case a caller is compiled. In memory the module is 20-25 times its bitcode: the whole-run kernel of
 closed loops (flexmb/solvers/element_run.py, 3.5 MB of bitcode) costs 81 MB, the compiled Newton step
-26 MB, while their machine code costs 8 and 5 MB (docs/memory.md eq. (3.1)).
+26 MB, while their machine code costs 8 and 5 MB (docs/memory.md (J1)).
 
 :func:`install` replaces that one step: the defined symbols are read from the object file's ELF
-symbol table (:func:`elf_defined_symbols`; the same names as the module's defined functions and
-globals, checked kernel by kernel in tests/test_memory.py), and the bitcode is parsed only when a
-caller is compiled that links the kernel in (``_get_module_for_linking``). The machine code loaded and
+symbol table (:func:`elf_defined_symbols`, docs/memory.md (J2); the same names as the module's
+defined functions and globals, checked kernel by kernel in tests/test_memory.py), and the bitcode is
+parsed only when a caller is compiled that links the kernel in (``_get_module_for_linking``, (J3)). The machine code loaded and
 run is numba's own, unchanged: results are the same bit for bit. Where the object file is not
 64-bit little-endian ELF (macOS, Windows) or numba's internals are not the ones this was written
 against, numba's own loading runs.
@@ -33,8 +33,8 @@ _original_linking = _codegen.CPUCodeLibrary._get_module_for_linking
 
 
 def elf_defined_symbols(obj: bytes) -> set[str] | None:
-    """The names of the symbols an ELF64 little-endian object file defines (eq. (3.2): section index
-    not SHN_UNDEF, neither a section nor a file symbol), or None if ``obj`` is not such a file."""
+    """The names of the symbols an ELF64 little-endian object file defines (docs/memory.md (J2): section
+    index not SHN_UNDEF, neither a section nor a file symbol), or None if ``obj`` is not such a file."""
     if len(obj) < 64 or obj[:4] != b"\x7fELF" or obj[4] != 2 or obj[5] != 1:
         return None
     (shoff,) = struct.unpack_from("<Q", obj, 0x28)
@@ -56,7 +56,7 @@ def elf_defined_symbols(obj: bytes) -> set[str] | None:
 
 
 def _unserialize(cls, codegen, state):
-    """numba's ``_unserialize`` for an object-code library, its bitcode kept unparsed (eq. (3.3))."""
+    """numba's ``_unserialize`` for an object-code library, its bitcode kept unparsed (docs/memory.md (J3))."""
     name, kind, data = state
     symbols = elf_defined_symbols(data[0]) if kind == "object" else None
     if symbols is None:
