@@ -11,10 +11,10 @@ closed loops (flexmb/solvers/element_run.py, 3.5 MB of bitcode) costs 81 MB, the
 :func:`install` replaces that one step: the defined symbols are read from the object file's ELF
 symbol table (:func:`elf_defined_symbols`, docs/memory.md (J2); the same names as the module's
 defined functions and globals, checked kernel by kernel in tests/test_memory.py), and the bitcode is
-parsed only when a caller is compiled that links the kernel in (``_get_module_for_linking``, (J3)). The machine code loaded and
-run is numba's own, unchanged: results are the same bit for bit. Where the object file is not
-64-bit little-endian ELF (macOS, Windows) or numba's internals are not the ones this was written
-against, numba's own loading runs.
+parsed only when a caller is compiled that links the kernel in (``_get_module_for_linking``, (J3)).
+The machine code loaded and run is numba's own, unchanged: results are the same bit for bit. Where
+the object file is not 64-bit little-endian ELF (macOS, Windows) or numba's internals are not the
+ones this was written against, numba's own loading runs.
 """
 
 from __future__ import annotations
