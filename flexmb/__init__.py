@@ -11,6 +11,8 @@ files, ParaView, plots), app/ (case files, the run pipeline, sweeps, the CLI) an
 
 # first: the OpenMP wait policy is read when CHOLMOD loads libgomp (flexmb/engine/parallel.py)
 from flexmb.engine import parallel as _parallel  # noqa: F401  isort: skip
+# second: before any kernel is loaded from numba's cache, load them without their LLVM IR (engine/jit_cache.py)
+from flexmb.engine import jit_cache as _jit_cache  # noqa: F401  isort: skip
 from flexmb.app.describe import describe
 from flexmb.app.study import sweep
 from flexmb.builder.flexible import make_flexible
