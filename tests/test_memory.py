@@ -6,6 +6,7 @@ that calls a loaded one links it in."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,10 @@ from flexmb import rotations
 from flexmb.engine import jit_cache
 
 TESTS = Path(__file__).parent
+
+#: on a numba that jit_cache was not checked against, numba's own loading runs (nothing to compare)
+checked_numba = pytest.mark.skipif(not jit_cache.installed(), reason="jit_cache not installed: numba "
+                                   "is not a version it was checked against (CHECKED_NUMBA), numba's own loading runs")
 
 
 def _python(code: str) -> dict:
@@ -41,6 +46,23 @@ def test_import_flexmb_leaves_out_what_a_run_does_not_use():
     assert out == {"import": [], "run": []}
 
 
+def test_an_unchecked_numba_or_the_environment_keeps_numbas_own_loading(monkeypatch):
+    """install() declines on a numba version outside CHECKED_NUMBA and with FLEXMB_NUMBA_CACHE=plain."""
+    import numba
+
+    monkeypatch.setattr(numba, "__version__", "0.99.0")
+    assert not jit_cache._numba_as_expected()
+    monkeypatch.undo()
+    monkeypatch.setenv("FLEXMB_NUMBA_CACHE", "plain")
+    assert not jit_cache._numba_as_expected()
+    code = "import json, flexmb\nfrom flexmb.engine import jit_cache\nprint(json.dumps({'on': jit_cache.installed()}))"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=TESTS,
+                       env={**os.environ, "FLEXMB_NUMBA_CACHE": "plain"})
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout.strip().splitlines()[-1]) == {"on": False}
+
+
+@checked_numba
 def test_a_kernel_compiled_later_links_in_a_loaded_one():
     """A new kernel calling a loaded kernel parses the kept bitcode on demand: R(φ)R(φ) = R(2φ)."""
     phi = np.array([0.3, -0.2, 0.5])
@@ -101,6 +123,7 @@ print(json.dumps({{"status": res.status, "hash": h.hexdigest(), "cached": lazy, 
 """
 
 
+@checked_numba
 @pytest.mark.parametrize("cut", ["elastic", "rigid"])
 def test_runs_are_the_same_bit_for_bit_with_numbas_own_loading(cut):
     """The compiled run of a two-window four-bar (bushings; rigid cuts) in two fresh processes, kernels

@@ -13,18 +13,25 @@ symbol table (:func:`elf_defined_symbols`, docs/memory.md (J2); the same names a
 defined functions and globals, checked kernel by kernel in tests/test_memory.py), and the bitcode is
 parsed only when a caller is compiled that links the kernel in (``_get_module_for_linking``, (J3)).
 The machine code loaded and run is numba's own, unchanged: results are the same bit for bit. Where
-the object file is not 64-bit little-endian ELF (macOS, Windows) or numba's internals are not the
-ones this was written against, numba's own loading runs.
+the object file is not 64-bit little-endian ELF (macOS, Windows), numba is not a version it was
+checked against (:data:`CHECKED_NUMBA`, 0.68) or numba's internals are not the ones this was written
+against, numba's own loading runs; ``FLEXMB_NUMBA_CACHE=plain`` in the environment asks for numba's
+own loading too (more memory, the same results).
 """
 
 from __future__ import annotations
 
+import os
 import struct
 
+import numba
 import numba.core.codegen as _codegen
 from llvmlite import binding as _ll
 
-__all__ = ["elf_defined_symbols", "install", "installed", "uninstall"]
+__all__ = ["CHECKED_NUMBA", "elf_defined_symbols", "install", "installed", "uninstall"]
+
+#: the numba versions (major, minor) whose cache loading this module was checked against (tests/test_memory.py)
+CHECKED_NUMBA = ((0, 68),)
 
 _SHT_SYMTAB = 2
 _STT_SECTION, _STT_FILE = 3, 4
@@ -79,6 +86,9 @@ def _get_module_for_linking(self):
 
 
 def _numba_as_expected() -> bool:
+    version = tuple(int(p) for p in numba.__version__.split(".")[:2] if p.isdigit())
+    if version not in CHECKED_NUMBA or os.environ.get("FLEXMB_NUMBA_CACHE", "") == "plain":
+        return False
     lib = _codegen.CPUCodeLibrary
     engine = getattr(_codegen, "JitEngine", None)
     return (isinstance(_original_unserialize, classmethod) and engine is not None
