@@ -38,6 +38,7 @@ from flexmb.solvers.cut_projection import begin_cuts, bushings_at, cut_arrays, e
 from flexmb.solvers.element_step import LAZY, element_newton_step
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _all_finite
 from flexmb.solvers.recorder import Recorder
+from flexmb.solvers.step_args import step_args
 from flexmb.solvers.step_control import ErrorEstimate
 from flexmb.solvers.tree_run import MAX_COORDINATE_STEPS, MAX_LOAD_VALUES, MAX_STEPS, Taken, book_steps, step_measures, step_taken
 from flexmb.solvers.tree_step import OK
@@ -81,11 +82,12 @@ def _dissipation(order, outs) -> float:
 
 
 @njit(cache=True)
-def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info, cuts) -> int:
+def element_run(args, inputs, alpha, newton, steps, state, est, power, log, info, cuts) -> int:
     """Take the steps ``steps`` (K, 3) = (step size, end time of the step, time of the state after
     it) from ``state`` = (q, balls, u, u̇, a) (updated in place to the last step taken).
 
-    ``step``: element_newton_step's model and buffer arguments (ElementStep.run_arguments);
+    ``args``: element_newton_step's model and buffer arguments (ElementStep.run_arguments) in a
+    flexmb.solvers.step_args.StepArgs (one pointer to unbox per call, not their arrays);
     ``inputs`` = (joint forces (K, n) at the step ends, the same at the states' times for the power,
     nodal loads (K or 1, N, 6), with loads, (driven, q, q̇, q̈ (K, n_driven) each));
     ``alpha`` = (αm, αf, γ, β); ``newton`` = (rtol, atol_u̇, eps_pos, length scale, max_iter, lazy,
@@ -100,7 +102,7 @@ def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info
     estimate and powers at the projected state (newton_loop.accept). Returns the number of
     steps taken (module docstring)."""
     (tree, bodies, gravity, springs, jforce_u, coords, fams, out_state, kin, Mb, wfull, tau, outs, rfull, r, work, pairs,
-     mbar, diag_pos, scatters, factor, threads) = step
+     mbar, diag_pos, scatters, factor, threads) = args.step
     jf_all, jf_power, loads_all, with_loads, drives_all = inputs
     driven, driven_q, driven_u, driven_a = drives_all
     am, af, g, b = alpha
@@ -229,6 +231,7 @@ class ElementRun:
         self.spring = (np.asarray(m.spring_c, dtype=float), np.asarray(m.spring_u, dtype=np.int64))
         self.cuts = bool(m.elements["rigid_cut"].n)
         self._own: tuple | None = None  # the step arrays this run's last call began (ElementStep.begin's reuse)
+        self._args: tuple | None = None  # (StepArgs, key) of the last call (_step_args)
 
     def run(self, st: State, a: np.ndarray, dt: float, n: int) -> tuple[State, np.ndarray, Evaluation | None, Taken]:
         """Up to ``n`` steps of ``dt`` from (st, a), as GeneralizedAlpha.advance takes them when no
@@ -269,7 +272,7 @@ class ElementRun:
                               st.elements.get("rigid_cut", np.zeros((0, 10))), integ._factor_key,
                               es.factor_arrays(integ._pchol if elastic else integ.chol))
         t0 = time.perf_counter()
-        done = element_run(es.run_arguments(integ.chol), (jf, jf_p, loads_all, bool(m.loads), (es.driven, *drives)),
+        done = element_run(self._step_args(), (jf, jf_p, loads_all, bool(m.loads), (es.driven, *drives)),
                            (integ.am, integ.af, integ.gamma, integ.beta), newton, steps, (q, balls, u, udot, a1),
                            (est.c, est.ell, v_scale), (prev, work, *self.spring, self.order), log, info, cuts)
         integ.timings["compiled_step"] += time.perf_counter() - t0
@@ -299,6 +302,16 @@ class ElementRun:
         if not lazy:
             rec.set_drive(es.rfull[es.driven].copy() if es.driven.size else np.zeros(0))
         return st1, a1, ev, taken
+
+    def _step_args(self):
+        """The StepArgs of the begun step's arguments on the integrator's factor (ElementStep.run_arguments): the
+        last call's again where the step's buffers, outputs and factor arrays are the same objects
+        (flexmb/solvers/step_args.py), so a call unboxes one structure, not their arrays."""
+        chol = self.integ.chol
+        arguments = self.es.run_arguments(chol)
+        key = (self.es, chol, *arguments[7:16], *arguments[17:20], *arguments[20])
+        self._args = step_args(arguments, key, self._args)
+        return self._args[0]
 
     def _lazy(self) -> bool:
         """Whether a converged step may be taken without evaluating its last iterate (GeneralizedAlpha.step)."""
