@@ -13,7 +13,7 @@ teeth. The bucket ends the cycle fully curled, near the singular configurations 
 bucket cylinder comes within 13° of the side link's line (at 0° its length no longer turns the
 bucket: its dead point) and the H-link within 34° of folding onto the bucket link. A bushing could
 close the loop too, but its stiffness would be a guess that adds a stiff mode; the rigid cut runs
-with about 3.4 Newton iterations per step through the whole cycle.
+with about 3.3 Newton iterations per step through the whole cycle.
 
 Source and estimates. The lengths are those a manufacturer's data sheet gives for a 20 t machine,
 a Caterpillar 320 with its reach boom and medium stick (boom 5.7 m, stick 2.9 m, bucket about
@@ -36,12 +36,20 @@ docs/actuator.md): the distance l of its mounting points is held to its prescrib
 by an augmented-Lagrangian constraint (docs/actuator.md (A3)-(A7)), with L'(t) and L''(t) given in
 closed form (the quintics' derivatives) for the projections after each step (A8). Its force is the
 constraint's multiplier, positive in tension (pulling its mounting points together; a pushing
-cylinder has a negative tension), and its power −F l' is the drive work of the energy balance. The
-run starts on the constraint (A9), the cylinders' initial forces those of the constrained
-accelerations, but with the stick unbent: what hangs on it is not carried yet at t = 0, so the forces
-start below the static ones (the boom cylinder's 77 kN against 173 kN) and the stick rings into its
-load in its first bending mode (some 20 Hz), damped by its own damping alone; that ringing, at the
-start and after the curl, is most of the difference from the rigid inverse dynamics. The strokes
+cylinder has a negative tension), and its power −F l' is the drive work of the energy balance.
+
+The start. The machine starts at rest in its static equilibrium (``start="static"``, the default:
+:func:`static_start`, flexmb.solvers.statics with the cylinders at L(0) and the linkage's cut held by
+their multipliers, docs/statics.md §2): the stick bent under what hangs on it, the cylinders carrying
+the static forces (the boom cylinder pushing 172.7 kN), given to the joints as their initial
+coordinates; the run's start (A9) finds those forces again, to 1.3e-9 relative. That is the start a user wants of
+a machine that stands still before it moves. ``start="assembly"`` starts as assembled, with the stick
+unbent: what hangs on it is not carried yet at t = 0, so the forces start below the static ones (the
+boom cylinder's 77 kN against 173 kN) and the stick rings into its load in its first bending mode
+(some 20 Hz), damped by its own damping alone. From the static start the boom and arm cylinders
+follow the rigid inverse dynamics to 0.44 kN RMS (4.8 and 3.3 kN from the assembly start); the bucket
+cylinder's 6.1 kN RMS is the stick's ringing after the curl, where the linkage nears its singular
+configurations (6.1 kN from either start). The strokes
 follow L(t) to the actuator's closure tolerance, 1e-10 times the model's size (docs/actuator.md §2);
 the cylinders' compliance (the oil, the hoses) is left out with their masses. In the cycle's run
 (dt = 2 ms): largest push 241 kN (boom), 313 kN (arm), 142 kN (bucket), pulls up to 58, 62 and 52 kN;
@@ -57,7 +65,7 @@ length as the input, eq. (2)) at the start and its smallest along the cycle (whe
 singular configuration); the plot ``cylinder_forces.png`` (forces, the stick's stress and σ_min over
 time) and the animation ``animation.gif`` (``animation=False``: none). A parameter ``hold`` (a pose's
 index in ``poses``) builds the machine still in that pose with its strokes held and no digging force:
-the static check of tests/test_case_excavator.py.
+the static check of tests/test_case_excavator.py (its static equilibrium against virtual work).
 
 Run:  flexmb run cases/excavator.py [--param dig_force=0.0] [--param hold=2]
 """
@@ -90,7 +98,7 @@ DEFAULTS = dict(
     poses=[[0.0, 0.0, 0.0], [-4.0, -10.0, -15.0], [-18.0, -35.0, -45.0], [25.0, -55.0, -140.0]],
     times=[0.0, 1.0, 2.5, 4.0],
     dig_force=4e4, dig_start=0.8, dig_end=2.8, dig_deg=-15.0,
-    hold=-1, animation=True,
+    hold=-1, start="static", animation=True,
     t_end=4.5, dt=2e-3, rho_inf=0.8,
 )
 
@@ -372,36 +380,78 @@ def rigid_cylinder_forces(p: dict, times: np.ndarray, h: float = 1e-3) -> np.nda
     return np.array(out)
 
 
+def static_coordinates(model: fm.Model, state) -> dict[str, float | np.ndarray]:
+    """Every joint's coordinates in ``state`` by joint name: a revolute joint's angle, a free joint's
+    (translation, rotation vector) (the stick's interior nodes): the q0 of :func:`build`'s static start."""
+    from flexmb.rotations import logm
+
+    out: dict[str, float | np.ndarray] = {}
+    for k, name in enumerate(model.joint_names):
+        u0 = int(model.joint_u_start[k])
+        if model.joint_ball[k] >= 0:
+            out[name] = np.concatenate([state.q[model.u_to_q[u0:u0 + 3]], logm(state.balls[model.joint_ball[k]])])
+        elif len(model.joint_kinds[k].components) == 1:
+            out[name] = float(state.q[model.u_to_q[u0]])
+    return out
+
+
+def static_start(model: fm.Model) -> tuple[dict[str, float | np.ndarray], object]:
+    """The front at rest under gravity at t = 0, its cylinders at L(0) and the bucket linkage closed
+    (flexmb.solvers.statics: the actuators and the rigid cut held by their multipliers, docs/statics.md §2):
+    the joints' coordinates there (:func:`static_coordinates`) and the static result (its cylinder forces)."""
+    from flexmb.solvers.statics import static_equilibrium
+
+    res = static_equilibrium(model)
+    return static_coordinates(model, res.state), res
+
+
 def build(**params) -> fm.Model:
-    """The excavator front in the start pose of the cycle (or, with ``hold`` >= 0, still in that pose)."""
+    """The excavator front in the start pose of the cycle (or, with ``hold`` >= 0, still in that pose), at
+    rest in its static equilibrium (``start="static"``, the default: :func:`static_start`) or as assembled,
+    the stick unbent (``start="assembly"``)."""
     p = {**DEFAULTS, **params}
     hold = int(p["hold"])
     if not -1 <= hold < len(p["poses"]):
         raise fm.ModelError(f"excavator: hold = {hold} must be -1 (the cycle) or a pose index below {len(p['poses'])}.")
     if len(p["times"]) != len(p["poses"]):
         raise fm.ModelError(f"excavator: {len(p['times'])} times for {len(p['poses'])} poses; give one time per pose.")
+    if p["start"] not in ("static", "assembly"):
+        raise fm.ModelError(f"excavator: start = {p['start']!r} must be 'static' (at rest in equilibrium) or "
+                            "'assembly' (as assembled, the stick unbent).")
+    model = _build(p)
+    return model if p["start"] == "assembly" else _build(p, static_start(model)[0])
+
+
+def _build(p: dict, q0: dict | None = None) -> fm.Model:
+    """The model of :func:`build`; ``q0``: the joints' initial coordinates by name (the static start)."""
+    q0 = q0 or {}
+    hold = int(p["hold"])
     g = geometry(p, np.radians(p["poses"][max(hold, 0)]))
     sec = stick_section(p)
     b = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
     eye, pa = np.eye(3), parts(p, g)
     b.add_node("boom", _xyz(g["O"]))
     _body(b, "boom", "boom", g["O"], eye, *pa["boom"][:3])
-    b.add_joint("boom_foot", "revolute", "ground", "boom", point=_xyz(g["O"]), axis=Z)
+    b.add_joint("boom_foot", "revolute", "ground", "boom", point=_xyz(g["O"]), axis=Z, q0=q0.get("boom_foot", 0.0))
     stick = b.add_flexible_link("stick", _xyz(g["B"]), _xyz(g["C"]), int(p["n_elements"]), sec, damping=p["alpha"])
-    b.add_joint("stick_pin", "revolute", "boom", stick[0], point=_xyz(g["B"]), axis=Z)
+    b.add_joint("stick_pin", "revolute", "boom", stick[0], point=_xyz(g["B"]), axis=Z, q0=q0.get("stick_pin", 0.0))
+    for node in stick[1:]:  # the static start: the interior nodes' free joints with their coordinates
+        if f"{node}:free" in q0:
+            b.add_joint(f"{node}:free", "free", "ground", node, q0=q0[f"{node}:free"])
     e1 = np.array(_xyz(g["C"] - g["B"])) / p["stick_length"]
     axes = np.column_stack([e1, np.cross(Z, e1), Z])  # the beam nodes' axes (add_flexible_link's section frame)
     _body(b, "stick_head", stick[0], g["B"], axes, *pa["stick_head"][:3])
     _body(b, "stick_nose", stick[-1], g["C"], axes, *pa["stick_nose"][:3])
     b.add_node("side_link", _xyz(g["D"]))
     _body(b, "side_link", "side_link", g["D"], eye, *pa["side_link"][:3])
-    b.add_joint("side_link_pin", "revolute", stick[-1], "side_link", point=_xyz(g["E"]), axis=Z)
+    b.add_joint("side_link_pin", "revolute", stick[-1], "side_link", point=_xyz(g["E"]), axis=Z,
+                q0=q0.get("side_link_pin", 0.0))
     b.add_node("h_link", _xyz(g["F"]))
     _body(b, "h_link", "h_link", g["F"], eye, *pa["h_link"][:3])
-    b.add_joint("h_link_pin", "revolute", "side_link", "h_link", point=_xyz(g["D"]), axis=Z)
+    b.add_joint("h_link_pin", "revolute", "side_link", "h_link", point=_xyz(g["D"]), axis=Z, q0=q0.get("h_link_pin", 0.0))
     b.add_node("bucket", _xyz(g["W"]))  # the bucket's node at its teeth, where the digging force acts
     _body(b, "bucket", "bucket", g["W"], eye, *pa["bucket"][:3])
-    b.add_joint("bucket_pin", "revolute", stick[-1], "bucket", point=_xyz(g["C"]), axis=Z)
+    b.add_joint("bucket_pin", "revolute", stick[-1], "bucket", point=_xyz(g["C"]), axis=Z, q0=q0.get("bucket_pin", 0.0))
     b.add_rigid_cut("bucket_link_pin", "h_link", "bucket", point=_xyz(g["F"]), free_rotation="z")
     L = strokes(p)
     ends = (("ground", "boom", "A1", "P1"), ("boom", stick[0], "A2", "P2"), (stick[0], "side_link", "A3", "P3"))

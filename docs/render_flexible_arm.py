@@ -9,25 +9,18 @@ collision meshes), half transparent, coloured by the speed of their points; Thre
 ``cell_kind`` 0 keeps the beam elements of the flexible upper arm, drawn as a red tube.
 """
 
+import os
 import sys
 
 import paraview.simple as pv
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # render_common.py beside this script
+from render_common import open_view, save, speed_bar, title  # noqa: E402
+
 path, png = sys.argv[1], sys.argv[2]
 SHAPE, BEAM = 6, 0  # cell kinds: flexmb.results.drawing.cell_kinds() with the shape family registered
-reader = pv.PVDReader(FileName=path)
-times = list(reader.TimestepValues)
-view = pv.CreateView("RenderView")
-view.ViewSize = [1000, 700]
-view.Background = [1, 1, 1]
-view.OrientationAxesVisibility = 0
-try:
-    view.UseColorPaletteForBackground = 0
-except AttributeError:
-    pass
+reader, times, view, lut = open_view(pv, path, [1000, 700])
 picks = [times[min(range(len(times)), key=lambda i: abs(times[i] - t))] for t in (0.3,)]
-lut = pv.GetColorTransferFunction("velocity")
-lut.ApplyPreset("Viridis (matplotlib)", True)
 vmax = 1e-9
 for k, t in enumerate(picks):
     snap = pv.ForceTime(Input=reader, IgnorePipelineTime=1, ForcedTime=t)
@@ -45,22 +38,8 @@ for k, t in enumerate(picks):
     b.ColorArrayName = [None, ""]
     b.DiffuseColor = b.AmbientColor = [0.85, 0.15, 0.1]
     if k == len(picks) - 1:  # (one time here; more times would be drawn over each other)
-        bar = pv.GetScalarBar(lut, view)
-        bar.Title = "speed [m/s]"
-        bar.ComponentTitle = ""
-        bar.TitleColor = bar.LabelColor = [0.1, 0.1, 0.1]
-        bar.Visibility = 1
+        speed_bar(pv, lut, view)
 lut.RescaleTransferFunction(0.0, vmax)
-text = pv.Text(Text="UR5 with a flexible upper arm (cases/flexible_arm.py) at t = "
-               + ", ".join(f"{t:.1f}" for t in picks) + " s: the URDF's collision meshes coloured by speed; red: the beam")
-td = pv.Show(text, view)
-td.FontSize = 13
-td.Color = [0.1, 0.1, 0.1]
-td.WindowLocation = "Upper Center"
-view.CameraPosition = [2.2, -1.2, 1.2]
-view.CameraFocalPoint = [0.0, 0.2, 0.3]
-view.CameraViewUp = [0, 0, 1]
-pv.ResetCamera(view)
-pv.Render(view)
-pv.SaveScreenshot(png, view, ImageResolution=[1000, 700])
-print("wrote", png)
+title(pv, view, "UR5 with a flexible upper arm (cases/flexible_arm.py) at t = "
+      + ", ".join(f"{t:.1f}" for t in picks) + " s: the URDF's collision meshes coloured by speed; red: the beam")
+save(pv, view, ([2.2, -1.2, 1.2], [0.0, 0.2, 0.3], [0, 0, 1]), png, [1000, 700])

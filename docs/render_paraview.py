@@ -7,24 +7,17 @@ the way the README suggests: a Tube filter on the line cells (links), coloured b
 of the points, and a Glyph filter (arrows) on the node axis e1 to show the node frames.
 """
 
+import os
 import sys
 
 import paraview.simple as pv
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # render_common.py beside this script
+from render_common import open_view, save, speed_bar, title  # noqa: E402
+
 path, png = sys.argv[1], sys.argv[2]
-reader = pv.PVDReader(FileName=path)
-times = list(reader.TimestepValues)
-view = pv.CreateView("RenderView")
-view.ViewSize = [1000, 620]
-view.Background = [1, 1, 1]
-view.OrientationAxesVisibility = 0
-try:
-    view.UseColorPaletteForBackground = 0
-except AttributeError:
-    pass
+reader, times, view, lut = open_view(pv, path, [1000, 620])
 picks = [times[int(round(f * (len(times) - 1)))] for f in (0.0, 0.25, 0.5, 0.75, 1.0)]
-lut = pv.GetColorTransferFunction("velocity")
-lut.ApplyPreset("Viridis (matplotlib)", True)
 vmax = 1e-9
 for k, t in enumerate(picks):
     snap = pv.ForceTime(Input=reader, IgnorePipelineTime=1, ForcedTime=t)
@@ -43,23 +36,8 @@ for k, t in enumerate(picks):
     g.AmbientColor = [0.85, 0.2, 0.1]
     g.ColorArrayName = [None, ""]
     if k == len(picks) - 1:
-        bar = pv.GetScalarBar(lut, view)
-        bar.Title = "speed [m/s]"
-        bar.ComponentTitle = ""
-        bar.TitleColor = bar.LabelColor = [0.1, 0.1, 0.1]
-        bar.Visibility = 1
+        speed_bar(pv, lut, view)
 lut.RescaleTransferFunction(0.0, vmax)
-text = pv.Text(Text="Sharma & Saha two-link arm (flexmb demo): t = "
-               + ", ".join(f"{t:.1f}" for t in picks) + " s; tubes: links, arrows: node axis e1")
-td = pv.Show(text, view)
-td.FontSize = 13
-td.Color = [0.1, 0.1, 0.1]
-td.WindowLocation = "Upper Center"
-view.CameraPosition = [0.6, -0.3, 4.0]
-view.CameraFocalPoint = [0.6, -0.3, 0.0]
-view.CameraViewUp = [0, 1, 0]
-pv.ResetCamera(view)
-view.CameraParallelProjection = 1
-pv.Render(view)
-pv.SaveScreenshot(png, view, ImageResolution=[1000, 620])
-print("wrote", png)
+title(pv, view, "Sharma & Saha two-link arm (flexmb demo): t = "
+      + ", ".join(f"{t:.1f}" for t in picks) + " s; tubes: links, arrows: node axis e1")
+save(pv, view, ([0.6, -0.3, 4.0], [0.6, -0.3, 0.0], [0, 1, 0]), png, [1000, 620], parallel=True)

@@ -23,6 +23,11 @@ Build end (flexmb/builder/compile.py)::
     loop_edges(data) -> [(name, text, a, b)]     elements joining two nodes (loop finding)
     element_nodes(data) -> (n_el, m) int         each element's m nodes (-1: ground)
 
+A family whose elements join two nodes ``data.a`` (ground allowed) and ``data.b`` derives from
+``TwoNodeFamily`` (elements/family.py), which gives these two and ``prepare`` (the ends with ground as
+node N); one that draws a line between two points (spring-dampers, actuators) also takes
+``PointPairDrawing`` (elements/spring_damper.py), its ``drawing_prefix`` naming its cell kind and keys.
+
 Engine (flexmb/engine/assembly.py, iteration_matrix.py), with ``model: Model`` and the kinematics
 ``kin`` (node poses x, R, twists V, velocity-product accelerations ζ at one state)::
 

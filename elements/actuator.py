@@ -45,14 +45,13 @@ from flexmb.elements import actuator_kernels as kernels
 from flexmb.elements.actuator_kernels import MREF, N_STATE
 from flexmb.elements.actuator_rows import Line, Rows
 from flexmb.elements.family import (
-    GROUND,
     ElementData,
-    ElementFamily,
     FamilyEvaluation,
     NodeTable,
     Output,
     StartContext,
     StepContext,
+    TwoNodeFamily,
     frozen_arrays,
     listing,
     ordered_sum,
@@ -115,7 +114,7 @@ class ActuatorEvaluation(FamilyEvaluation):
     ell: np.ndarray | None = None
 
 
-class Actuators(PointPairDrawing, ElementFamily):
+class Actuators(PointPairDrawing, TwoNodeFamily):
     """The ``"actuator"`` family (module docstring)."""
 
     prescribes = True  # its power -F l' is drive work
@@ -128,11 +127,7 @@ class Actuators(PointPairDrawing, ElementFamily):
     outputs = (Output("length_rate_force", ("spring_damper_length", "spring_damper_rate", "spring_damper_force"),
                       "length l [m], its rate l' [m/s] and the actuator's force F (tension positive) [N] "
                       "(docs/actuator.md (A4))", field="spring_dampers", names_field="spring_damper_names"),)
-    cell_kind = "actuator"
-    drawing_prefix = "actuator"
-    drawing_keys = ("actuator_a", "actuator_b", "actuator_sa", "actuator_sb")
-    drawing_real_keys = ("actuator_sa", "actuator_sb")
-    drawing_ground_keys = ("actuator_a",)
+    drawing_prefix = "actuator"  # cell_kind and drawing keys: PointPairDrawing
 
     def records(self, builder: Any) -> Sequence[ActuatorSpec]:
         return list(getattr(builder, "actuators", {}).values())
@@ -156,16 +151,6 @@ class Actuators(PointPairDrawing, ElementFamily):
         out["tol"] = np.full(n, TOLERANCE * size)
         out["length"] = tuple(r.length for r in records)
         return ActuatorData(**frozen_arrays(out))
-
-    def loop_edges(self, data: ActuatorData) -> list[tuple[str, str, int, int]]:
-        return [(n, f"actuator '{n}'", int(a), int(b)) for n, a, b in zip(data.names, data.a, data.b)]
-
-    def element_nodes(self, data: ActuatorData) -> np.ndarray:
-        return np.stack([data.a, data.b], axis=1).astype(np.int64)
-
-    def prepare(self, model: Model, data: ActuatorData) -> tuple[np.ndarray, np.ndarray]:
-        """End node indices with ground as node N (the extra row of the node arrays)."""
-        return np.where(data.a == GROUND, model.n_nodes, data.a).astype(np.int64), np.asarray(data.b, dtype=np.int64)
 
     # ------------------------------------------------------------------ engine
     @staticmethod

@@ -55,10 +55,10 @@ from flexmb.elements.family import (
     GROUND,
     CutFrames,
     ElementData,
-    ElementFamily,
     FamilyEvaluation,
     NodeTable,
     Output,
+    TwoNodeFamily,
     frozen_arrays,
     listing,
     ordered_sum,
@@ -72,7 +72,7 @@ if TYPE_CHECKING:  # type hints only
     from flexmb.state import State
 
 __all__ = ["BushingData", "BushingEvaluation", "Bushings", "FAMILY", "CUT_OUTPUTS", "DIRECTIONS", "constrained_mask",
-           "held_directions", "cut_wrenches", "cut_output", "deformation", "place_cut"]
+           "held_directions", "cut_wrenches", "cut_output", "deformation", "place_cut", "cut_arrays"]
 
 log = logging.getLogger("flexmb")
 
@@ -115,6 +115,15 @@ def held_directions(k: int) -> np.ndarray:
         held[[i for i in range(3) if i != k]] = True
         held[3 + k] = True
     return held
+
+
+def cut_arrays(records: Sequence[Any], **more: np.ndarray) -> dict[str, Any]:
+    """The compile arrays of cuts (bushings and rigid cuts) for ``records``, zero, that :func:`place_cut`
+    fills: ``names``, the end nodes ``a``, ``b``, the points and axes ``sa``, ``Ea``, ``sb``, ``Eb`` and
+    ``mode``; then the family's own arrays ``more``."""
+    n = len(records)
+    return dict(names=tuple(s.name for s in records), a=np.zeros(n, int), b=np.zeros(n, int), sa=np.zeros((n, 3)),
+                Ea=np.zeros((n, 3, 3)), sb=np.zeros((n, 3)), Eb=np.zeros((n, 3, 3)), mode=np.zeros(n, int), **more)
 
 
 def place_cut(out: dict[str, np.ndarray], i: int, spec: Any, nodes: NodeTable, who: str) -> None:
@@ -207,7 +216,7 @@ class BushingEvaluation(FamilyEvaluation):
     A: np.ndarray | None = None
 
 
-class Bushings(ElementFamily):
+class Bushings(TwoNodeFamily):
     """The ``"bushing"`` family (module docstring)."""
 
     name = "bushing"
@@ -225,12 +234,8 @@ class Bushings(ElementFamily):
     def compile(self, records: Sequence[BushingSpec], nodes: NodeTable) -> BushingData:
         """End nodes, attachment offsets and axes in the two node frames, stiffness and damping."""
         n = len(records)
-        out = dict(
-            names=tuple(s.name for s in records), a=np.zeros(n, int), b=np.zeros(n, int), sa=np.zeros((n, 3)),
-            Ea=np.zeros((n, 3, 3)), sb=np.zeros((n, 3)), Eb=np.zeros((n, 3, 3)), mode=np.zeros(n, int),
-            K=np.zeros((n, 6, 6)), C=np.zeros((n, 6, 6)), auto_damping=np.zeros(n, bool),
-            m_eff=np.full((n, 6), np.nan), start_force=np.full((n, 6), np.nan), plane=np.full(n, -1, int),
-        )
+        out = cut_arrays(records, K=np.zeros((n, 6, 6)), C=np.zeros((n, 6, 6)), auto_damping=np.zeros(n, bool),
+                         m_eff=np.full((n, 6), np.nan), start_force=np.full((n, 6), np.nan), plane=np.full(n, -1, int))
         for i, s in enumerate(records):
             place_cut(out, i, s, nodes, f"bushing '{s.name}'")
             out["plane"][i] = s.plane
@@ -240,12 +245,6 @@ class Bushings(ElementFamily):
             else:
                 out["C"][i] = s.damping
         return BushingData(**frozen_arrays(out))
-
-    def loop_edges(self, data: BushingData) -> list[tuple[str, str, int, int]]:
-        return [(n, f"bushing '{n}'", int(a), int(b)) for n, a, b in zip(data.names, data.a, data.b)]
-
-    def element_nodes(self, data: BushingData) -> np.ndarray:
-        return np.stack([data.a, data.b], axis=1).astype(np.int64)
 
     def cut_frames(self, model: Model, data: BushingData) -> CutFrames:
         """The bushings made rigid: each holds its directions of nonzero diagonal stiffness less its
@@ -302,11 +301,6 @@ class Bushings(ElementFamily):
         return ElasticCutRows(self.label, data.names, constrained_mask(data.mode, k > 0), k,
                               np.diagonal(data.C, axis1=1, axis2=2), np.asarray(data.m_eff), np.asarray(data.start_force),
                               np.asarray(data.auto_damping, bool))
-
-    def prepare(self, model: Model, data: BushingData) -> tuple[np.ndarray, np.ndarray]:
-        """End node indices with ground as node N (the extra row of the node arrays)."""
-        N = model.n_nodes
-        return np.where(data.a == GROUND, N, data.a).astype(int), np.asarray(data.b, dtype=int)
 
     def dissipates(self, data: BushingData) -> bool:
         """False where every element's damping matrices C are zero."""

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # type hints only: the engine and the model stand above the e
     from flexmb.state import State
 
 __all__ = ["CutFrames", "ElementData", "ElementFamily", "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext",
-           "frozen_arrays", "listing", "origin_potential", "ordered_sum", "GROUND"]
+           "TwoNodeFamily", "frozen_arrays", "listing", "origin_potential", "ordered_sum", "GROUND"]
 
 @njit(cache=True)
 def ordered_sum(a) -> float:
@@ -401,3 +401,21 @@ class ElementFamily:
                 if i >= 0:
                     out.setdefault(int(i), []).append(data.names[e])
         return out
+
+
+class TwoNodeFamily(ElementFamily):
+    """An element family whose elements join two nodes, ``data.a`` (GROUND allowed) and ``data.b`` (bushings,
+    rigid cuts, spring-dampers, actuators): each element may close a loop, its blocks have the rows of its two
+    nodes, and the engine reads its ends with ground as node N. The three methods every such family had alike."""
+
+    def loop_edges(self, data: Any) -> list[tuple[str, str, int, int]]:
+        """(name, "<label> '<name>'", node a, node b) per element (topology.find_loops)."""
+        return [(n, f"{self.label} '{n}'", int(a), int(b)) for n, a, b in zip(data.names, data.a, data.b)]
+
+    def element_nodes(self, data: Any) -> np.ndarray:
+        """(n_el, 2): the nodes a, b of each element."""
+        return np.stack([data.a, data.b], axis=1).astype(np.int64)
+
+    def prepare(self, model: Model, data: Any) -> tuple[np.ndarray, np.ndarray]:
+        """End node indices with ground as node N (the extra row of the node arrays)."""
+        return np.where(data.a == GROUND, model.n_nodes, data.a).astype(np.int64), np.asarray(data.b, dtype=np.int64)

@@ -71,17 +71,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from flexmb.elements import rigid_cut_kernels as kernels
-from flexmb.elements.bushing import CUT_OUTPUTS, DIRECTIONS, constrained_mask, cut_output, held_directions, place_cut
+from flexmb.elements.bushing import CUT_OUTPUTS, DIRECTIONS, constrained_mask, cut_arrays, cut_output, held_directions, place_cut
 from flexmb.elements.cut_contract import CutStart
 from flexmb.elements.family import (
     GROUND,
     CutFrames,
     ElementData,
-    ElementFamily,
     FamilyEvaluation,
     NodeTable,
     StartContext,
     StepContext,
+    TwoNodeFamily,
     frozen_arrays,
     listing,
 )
@@ -149,7 +149,7 @@ class RigidCutEvaluation(FamilyEvaluation):
     A: np.ndarray | None = None
 
 
-class RigidCuts(ElementFamily):
+class RigidCuts(TwoNodeFamily):
     """The ``"rigid_cut"`` family (module docstring)."""
 
     name = "rigid_cut"
@@ -169,12 +169,8 @@ class RigidCuts(ElementFamily):
     def compile(self, records: Sequence[RigidCutSpec], nodes: NodeTable) -> RigidCutData:
         """End nodes, the cut frame in the two node frames, held directions, tolerance, penalty."""
         n = len(records)
-        out = dict(
-            names=tuple(s.name for s in records), a=np.zeros(n, int), b=np.zeros(n, int), sa=np.zeros((n, 3)),
-            Ea=np.zeros((n, 3, 3)), sb=np.zeros((n, 3)), Eb=np.zeros((n, 3, 3)), mode=np.zeros(n, int),
-            tol=np.zeros(n), tol_rot=np.zeros(n), penalty=np.full(n, np.nan), m_eff=np.full((n, 6), np.nan),
-            alpha_scale=np.ones((n, 6)), plane=np.full(n, -1, int),
-        )
+        out = cut_arrays(records, tol=np.zeros(n), tol_rot=np.zeros(n), penalty=np.full(n, np.nan),
+                         m_eff=np.full((n, 6), np.nan), alpha_scale=np.ones((n, 6)), plane=np.full(n, -1, int))
         size = model_size(nodes, records)
         for i, s in enumerate(records):
             place_cut(out, i, s, nodes, f"rigid cut '{s.name}'")
@@ -188,12 +184,6 @@ class RigidCuts(ElementFamily):
         out["mask"] = constrained_mask(out["mode"], held)
         return RigidCutData(**frozen_arrays(out))
 
-    def loop_edges(self, data: RigidCutData) -> list[tuple[str, str, int, int]]:
-        return [(n, f"rigid cut '{n}'", int(a), int(b)) for n, a, b in zip(data.names, data.a, data.b)]
-
-    def element_nodes(self, data: RigidCutData) -> np.ndarray:
-        return np.stack([data.a, data.b], axis=1).astype(np.int64)
-
     def cut_frames(self, model: Model, data: RigidCutData) -> CutFrames:
         """The rigid cuts as they are: each holds its directions ``mask``."""
         return CutFrames(data.names, data.a, data.b, data.sa, data.Ea, data.sb, data.Eb, data.mode, data.mask,
@@ -203,10 +193,6 @@ class RigidCuts(ElementFamily):
         """The penalty scales (AL7), the redundancy (AL12) and the refusal of cuts the drives open on a
         loop nothing can move (elements/rigid_cut_start.py)."""
         return rigid_cut_defaults(model, data, start)
-
-    def prepare(self, model: Model, data: RigidCutData) -> tuple[np.ndarray, np.ndarray]:
-        """End node indices with ground as node N (the extra row of the node arrays)."""
-        return np.where(data.a == GROUND, model.n_nodes, data.a).astype(int), np.asarray(data.b, dtype=int)
 
     # ------------------------------------------------------------------ engine
     @staticmethod

@@ -36,10 +36,10 @@ from flexmb.elements import rotational_spring_damper_kernels as kernels
 from flexmb.elements.family import (
     GROUND,
     ElementData,
-    ElementFamily,
     FamilyEvaluation,
     NodeTable,
     Output,
+    TwoNodeFamily,
     frozen_arrays,
     listing,
     ordered_sum,
@@ -176,7 +176,7 @@ def rotational_failure(data: RotationalSpringDamperData, out: tuple, t: float) -
                        hint="give a law that is finite over the motion")
 
 
-class RotationalSpringDampers(PointPairDrawing, ElementFamily):
+class RotationalSpringDampers(PointPairDrawing, TwoNodeFamily):
     """The ``"rotational_spring_damper"`` family (module docstring)."""
 
     name = "rotational_spring_damper"
@@ -188,12 +188,7 @@ class RotationalSpringDampers(PointPairDrawing, ElementFamily):
                       "about an axis: angle φ [rad], its rate φ' [rad/s] and torque T [N m] (R3), (R4), (R6); isotropic: "
                       "|ψ| [rad], its rate, |T| [N m] (R10) (docs/rotational_spring_damper.md)",
                       field="spring_dampers", names_field="spring_damper_names"),)
-    cell_kind = "rotational_spring_damper"
-    drawing_prefix = "rotational_spring_damper"
-    drawing_keys = ("rotational_spring_damper_a", "rotational_spring_damper_b", "rotational_spring_damper_sa",
-                    "rotational_spring_damper_sb")
-    drawing_real_keys = ("rotational_spring_damper_sa", "rotational_spring_damper_sb")
-    drawing_ground_keys = ("rotational_spring_damper_a",)
+    drawing_prefix = "rotational_spring_damper"  # cell_kind and drawing keys: PointPairDrawing
 
     def compile(self, records: Sequence[RotationalSpringDamperSpec], nodes: NodeTable) -> RotationalSpringDamperData:
         """End nodes, the axis and reference vector in their node axes (R1), (R2), C (R8), the constants of (R6)."""
@@ -223,16 +218,6 @@ class RotationalSpringDampers(PointPairDrawing, ElementFamily):
         out["law"], out["law_tangent"] = tuple(laws), tuple(r.torque_law_tangent for r in records)
         out["laws"] = np.array([e for e, f in enumerate(laws) if f is not None], dtype=np.int64)
         return RotationalSpringDamperData(**frozen_arrays(out))
-
-    def loop_edges(self, data: RotationalSpringDamperData) -> list[tuple[str, str, int, int]]:
-        return [(n, f"rotational spring-damper '{n}'", int(a), int(b)) for n, a, b in zip(data.names, data.a, data.b)]
-
-    def element_nodes(self, data: RotationalSpringDamperData) -> np.ndarray:
-        return np.stack([data.a, data.b], axis=1).astype(np.int64)
-
-    def prepare(self, model: Model, data: RotationalSpringDamperData) -> tuple[np.ndarray, np.ndarray]:
-        """End node indices with ground as node N (the extra row of the node arrays)."""
-        return np.where(data.a == GROUND, model.n_nodes, data.a).astype(np.int64), np.asarray(data.b, dtype=np.int64)
 
     def dissipates(self, data: RotationalSpringDamperData) -> bool:
         """False where every damping is zero and no element has a torque law (its power counts as dissipated)."""

@@ -36,10 +36,10 @@ from flexmb.elements import spring_damper_kernels as kernels
 from flexmb.elements.family import (
     GROUND,
     ElementData,
-    ElementFamily,
     FamilyEvaluation,
     NodeTable,
     Output,
+    TwoNodeFamily,
     frozen_arrays,
     listing,
     ordered_sum,
@@ -134,9 +134,20 @@ class PointPairDrawing:
     node (spring-dampers, actuators): per element its end nodes (a: -1 on ground) and points in their
     node frames (a ground point global), one line cell p_a -> p_b each in element order (cell i carries
     element i's outputs), under the keys ``<drawing_prefix>_a``, ``_b``, ``_sa``, ``_sb``. Put it before
-    ElementFamily in the bases; the family's data has ``a``, ``b``, ``sa``, ``sb``."""
+    ElementFamily in the bases; the family's data has ``a``, ``b``, ``sa``, ``sb``. A subclass that sets
+    ``drawing_prefix`` gets from it its ``cell_kind`` (the prefix) and its drawing keys (``drawing_keys``,
+    the real-valued ``_sa``, ``_sb`` and ``_a``, which may be ground)."""
 
     drawing_prefix = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        p = cls.__dict__.get("drawing_prefix")
+        if p:
+            cls.cell_kind = p
+            cls.drawing_keys = (f"{p}_a", f"{p}_b", f"{p}_sa", f"{p}_sb")
+            cls.drawing_real_keys = (f"{p}_sa", f"{p}_sb")
+            cls.drawing_ground_keys = (f"{p}_a",)
 
     def drawing(self, model: Model, data: Any) -> dict[str, np.ndarray]:
         p = self.drawing_prefix
@@ -172,7 +183,7 @@ class PointPairDrawing:
         return first_point + np.arange(2 * d[f"{self.drawing_prefix}_a"].size, dtype=np.int64).reshape(-1, 2)
 
 
-class SpringDampers(PointPairDrawing, ElementFamily):
+class SpringDampers(PointPairDrawing, TwoNodeFamily):
     """The ``"spring_damper"`` family (module docstring)."""
 
     name = "spring_damper"
@@ -183,11 +194,7 @@ class SpringDampers(PointPairDrawing, ElementFamily):
     outputs = (Output("length_rate_force", ("spring_damper_length", "spring_damper_rate", "spring_damper_force"),
                       "length l [m], its rate l' [m/s] and the tension F = k (l - L0) + c l' + F0 [N] (docs/spring_damper.md "
                       "(S2)-(S4))", field="spring_dampers", names_field="spring_damper_names"),)
-    cell_kind = "spring_damper"
-    drawing_prefix = "spring_damper"
-    drawing_keys = ("spring_damper_a", "spring_damper_b", "spring_damper_sa", "spring_damper_sb")
-    drawing_real_keys = ("spring_damper_sa", "spring_damper_sb")
-    drawing_ground_keys = ("spring_damper_a",)
+    drawing_prefix = "spring_damper"  # cell_kind and drawing keys: PointPairDrawing
 
     def records(self, builder: Any) -> Sequence[SpringDamperSpec]:
         return list(builder.spring_dampers.values())
@@ -211,16 +218,6 @@ class SpringDampers(PointPairDrawing, ElementFamily):
         out["laws"] = np.array([e for e, f in enumerate(laws) if f is not None], dtype=np.int64)
         out["actuator"] = tuple(bool(getattr(r, "actuator", False)) for r in records)
         return SpringDamperData(**frozen_arrays(out))
-
-    def loop_edges(self, data: SpringDamperData) -> list[tuple[str, str, int, int]]:
-        return [(n, f"spring-damper '{n}'", int(a), int(b)) for n, a, b in zip(data.names, data.a, data.b)]
-
-    def element_nodes(self, data: SpringDamperData) -> np.ndarray:
-        return np.stack([data.a, data.b], axis=1).astype(np.int64)
-
-    def prepare(self, model: Model, data: SpringDamperData) -> tuple[np.ndarray, np.ndarray]:
-        """End node indices with ground as node N (the extra row of the node arrays)."""
-        return np.where(data.a == GROUND, model.n_nodes, data.a).astype(np.int64), np.asarray(data.b, dtype=np.int64)
 
     def dissipates(self, data: SpringDamperData) -> bool:
         """False where every damping is zero and no element has a force law (its power is counted as

@@ -9,8 +9,12 @@ files, ParaView, plots), app/ (case files, the run pipeline, sweeps, the CLI) an
 (robot descriptions: :func:`from_urdf`).
 """
 
+# before anything: numba caches compiled from other sources are deleted before a kernel is loaded (kernel_sources.py)
+from flexmb import kernel_sources as _kernel_sources  # noqa: F401  isort: skip
 # first: the OpenMP wait policy is read when CHOLMOD loads libgomp (flexmb/engine/parallel.py)
 from flexmb.engine import parallel as _parallel  # noqa: F401  isort: skip
+# second: before any kernel is loaded from numba's cache, load them without their LLVM IR (engine/jit_cache.py)
+from flexmb.engine import jit_cache as _jit_cache  # noqa: F401  isort: skip
 from flexmb.app.describe import describe
 from flexmb.app.study import sweep
 from flexmb.builder.flexible import make_flexible

@@ -22,15 +22,16 @@ results (``Result.x``, joint points, statics) are global again.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
+from types import MappingProxyType
 
 import numpy as np
 
 from flexmb.element_data import ElementData
 from flexmb.errors import ModelError
 from flexmb.joints import JointKind
-from flexmb.motion_forces import HOLD_KEY, MotionForce, initial_hold, initial_load_hold
+from flexmb.motion_functions import MotionForce
 from flexmb.state import State
 from flexmb.timefunctions import ScalarDrive
 from flexmb.topology import Loop, Tree, path_matrix, secondary_path_matrix
@@ -50,6 +51,10 @@ class NodalLoad:
     moment: Callable[[float], np.ndarray]
     follower: bool
     axes_node: int = -1
+
+
+#: Model.start_holds of a model without sampled forces or loads
+_NO_HOLDS: Mapping[str, np.ndarray] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,10 @@ class Model:
     loops: tuple[Loop, ...]  # loops closed by bushings and beams, with their cut (topology.Loop) (n_loop)
     # ------------------------------------------------------------------ planar models (docs/planar.md)
     plane_normal: np.ndarray | None = None  # unit normal of a planar model's plane, global; None: spatial   (3)
+    # ------------------------------------------------------------------ held samples at the initial state
+    # the sampled joint forces' and node loads' first samples (docs/motion_forces.md (M6), (M15)), taken by the
+    # compiler, which stands above the motion modules and the kinematics they read (flexmb/builder/compile.py)
+    start_holds: Mapping[str, np.ndarray] = field(default_factory=lambda: _NO_HOLDS)  # State.elements[key] at t = 0 (n_hold)
 
     # -------------------------------------------------------------- sizes
     @property
@@ -216,10 +225,8 @@ class Model:
         elements = {name: s0 for name, data in self.elements.items() if (s0 := data.initial_state()) is not None}
         st = State(0.0, self.q0.copy(), self.balls0.copy(), self.u0.copy(), np.zeros(self.n_u), elements)
         st.apply_drives(self, 0.0)
-        hold = initial_hold(self.mforce, self.u_to_q[self.mforce_u], self.mforce_u, st.t, st.q, st.u)
-        if hold is not None:  # the sampled joint forces' first sample (docs/motion_forces.md (M6))
-            st.elements[HOLD_KEY] = hold
-        initial_load_hold(self, st)  # the sampled node loads' (M15)
+        for key, held in self.start_holds.items():  # the sampled forces' and loads' first samples (M6), (M15)
+            st.elements[key] = held.copy()
         return st
 
 

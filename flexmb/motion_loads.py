@@ -23,7 +23,7 @@ import numpy as np
 
 from flexmb.errors import ModelError
 
-if TYPE_CHECKING:  # flexmb.model imports flexmb.motion_forces, which calls this module
+if TYPE_CHECKING:  # type hints only: the model's compiler and flexmb/motion_forces.py call this module
     from flexmb.model import Model
     from flexmb.state import State
 
@@ -173,16 +173,17 @@ class NodeMotionLoad:
             raise ModelError(f"{who}: the tangent off the initial state is not finite.")
 
 
-def sample_loads(model: Model, st: State, initial: bool = False) -> None:
+def sample_loads(model: Model, st: State, initial: bool = False) -> bool:
     """The sampled node loads due at ``st`` (t >= their next sample time, to 1e-9 of the period; ``initial``:
     all, the first sample) take their value from the node's state there (docs/motion_forces.md (M15));
-    ``st.elements`` gets a new hold (the old state's is not changed). Nothing without sampled node loads."""
+    ``st.elements`` gets a new hold (the old state's is not changed). Nothing without sampled node loads.
+    Returns whether a held wrench changed (not at the first sample): the accelerations jump with it (M16)."""
     data = model.elements.get("motion_load")
     if data is None or not any(ld.sampled for ld in data.load):
-        return
+        return False
     old = st.elements.get(LOAD_HOLD_KEY) if st.elements else None
     if old is None and not initial:
-        return
+        return False
     hold = np.zeros((data.n, 14)) if old is None else old.copy()
     if old is None:
         hold[:, 12], hold[:, 13] = np.inf, np.nan
@@ -200,3 +201,4 @@ def sample_loads(model: Model, st: State, initial: bool = False) -> None:
     if initial:
         hold[:, 6:12] = hold[:, :6]
     st.elements = {**st.elements, LOAD_HOLD_KEY: hold}
+    return not initial and not np.array_equal(hold[:, :6], hold[:, 6:12])

@@ -208,15 +208,9 @@ def _knots(graph: dict[str, set[str]]) -> list[set[str]]:
 # Knots of the declared-import graph (type-only and function-level imports counted) that are being
 # untied (issue 35, item 4); the list only shrinks: a knot not listed fails, a listed one gone must leave.
 KNOTS_FOR_NOW = [
-    # the model's initial state samples the sampled node loads, which need the kinematics (motion_loads)
-    {"flexmb.model", "flexmb.motion_forces", "flexmb.motion_loads", "flexmb.engine.kinematics"},
     # the run modules and the step: GeneralizedAlpha offers whole runs, the runs read its settings (type hints, deferred)
     {"flexmb.solvers.element_run", "flexmb.solvers.generalized_alpha", "flexmb.solvers.newton_loop",
      "flexmb.solvers.step_backends", "flexmb.solvers.tree_run"},
-    # the spring-dampers' path scatter (issue 34) uses the scatter kernel of iteration_matrix, which calls it back
-    {"flexmb.engine.iteration_matrix", "flexmb.engine.pair_scatter"},
-    # the tree factor's joint blocks of spring-dampers read the Assembler's evaluation (type hints only)
-    {"flexmb.engine.assembly", "flexmb.engine.tree_pairs"},
 ]
 
 

@@ -1,11 +1,13 @@
 """cases/excavator.py (issue 34, item 7): a 20 t excavator front (rigid boom and bucket, the stick a
 steel box beam, the bucket's four-bar closed by a rigid cut, three cylinders) on a digging cycle.
 
-* statics: held still in two poses, the cylinders' forces of a settled run against a hand check by
-  virtual work on the rigid mechanism, Jᵀ F = −∂V/∂θ, with J = ∂l/∂θ and ∂V/∂θ central differences
-  of the case's geometry and of the weights listed here; the tolerance is what the stick's compliance
-  can change: the forces' sensitivity to the joint angles times the angles the stick's bending
-  (M L / EI) can turn (the cylinders are rigid prescribed-length actuators: no sag of their own);
+* statics: held still in two poses, the cylinders' forces of the static equilibrium (flexmb.solvers.statics,
+  the cylinders and the linkage's rigid cut held by their multipliers, docs/statics.md §2) against a
+  hand check by virtual work on the rigid mechanism, Jᵀ F = −∂V/∂θ, with J = ∂l/∂θ and ∂V/∂θ central
+  differences of the case's geometry and of the weights listed here; the tolerance is what the stick's
+  compliance can change: the forces' sensitivity to the joint angles times the angles the stick's
+  bending (M L / EI) can turn (the cylinders are rigid prescribed-length actuators: no sag of their own);
+  a run from the case's static start begins with the same forces (docs/actuator.md (A9) at rest);
 * held still, the stick's bending moments against the statics of the part beyond each section, to
   the same compliance;
 * the linkage's σ_min: eq. (2)'s Jacobian against its closed-form determinant;
@@ -26,6 +28,7 @@ from conftest import load_case
 
 from flexmb.app.cli import EXIT_OK, main
 from flexmb.solvers.simulate import simulate
+from flexmb.solvers.statics import static_equilibrium
 
 case = load_case("excavator")
 P = case.DEFAULTS
@@ -60,29 +63,14 @@ def hand_forces(angles, h: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
 HELD = (0, 2)
 
 
-def settling_time() -> float:
-    """How long [s] the held runs take to settle. The stick starts unbent (its load not yet carried)
-    and rings in its first bending mode, the only compliance left with rigid cylinders: a cantilever
-    from its head node (the boom pin and the arm cylinder both act there) with its end loads, of
-    angular frequency ω² >= 3 EI / (L³ m_end), m_end the stick, links and bucket all put at its tip
-    (less mass or more constraint only raise ω), damped by its stiffness-proportional damping alone
-    (ζ ω = α ω² / 2, docs of add_flexible_link; the integrator's dissipation only adds). The force
-    transient is at most the static forces (the load the unbent stick does not carry at the start),
-    so the change over the settled check's 0.1 s falls below 1e-6 of them (test below) once
-    4 e^(−ζ ω t) <= 1e-6."""
-    m_end = P["bucket_mass"] + P["side_link_mass"] + P["h_link_mass"] + P["stick_mass"]
-    w2 = 3 * P["E"] * case.stick_section(P).Iz / (P["stick_length"] ** 3 * m_end)
-    return float(np.log(4 / 1e-6) / (P["alpha"] * w2 / 2)) + 0.1
-
-
 @pytest.fixture(scope="module")
 def held():
-    """Settled runs held still in the poses HELD (the actuators' start, docs/actuator.md (A9), and the
-    run find the forces themselves)."""
+    """The front held still in the poses HELD: its static equilibrium (docs/statics.md §2) and a short run
+    started from the case's static start (build's default ``start="static"``)."""
     out = {}
     for pose in HELD:
         model = case.build(hold=pose)
-        out[pose] = (model, simulate(model, settling_time(), 5e-3, rho_inf=0.5))
+        out[pose] = (model, static_equilibrium(model), simulate(model, 0.02, 5e-3, rho_inf=0.5))
     return out
 
 
@@ -107,13 +95,14 @@ def test_held_pose_cylinder_forces_match_virtual_work(pose, held):
     assert np.allclose(case.static_cylinder_forces(P, angles), F_hand, rtol=1e-6, atol=1e-6 * np.abs(F_hand).max())
     rigid = case.rigid_cylinder_forces({**P, "hold": pose}, np.array([0.5]))[0]
     assert np.allclose(rigid, F_hand, rtol=1e-6, atol=1e-6 * np.abs(F_hand).max())
-    model, res = held[pose]
+    model, static, res = held[pose]
+    F_run = np.array([static.actuator_forces[c] for c in case.CYLINDERS])
+    assert static.closure <= 1.0  # the cylinders at L and the linkage closed, to their tolerances
+    # the run from the static start begins at rest with these forces (Gauss's principle, docs/actuator.md (A9)),
+    # to the static solve's residual (1e-10 of the force scale) over the cylinders' levers: 1e-8 relative
     assert res.status == "finished"
     F = case.cylinder_forces(res)
-    F_run = np.array([F[c][-1] for c in case.CYLINDERS])
-    # settled: the forces no longer change over the last 0.1 s
-    F_before = np.array([F[c][-21] for c in case.CYLINDERS])
-    assert np.abs(F_run - F_before).max() < 1e-6 * np.abs(F_hand).max()
+    np.testing.assert_allclose([F[c][0] for c in case.CYLINDERS], F_run, rtol=1e-8)
     # the tolerance: the forces' sensitivity to the angles, ∂F/∂θ (central differences of the hand
     # check), times the angles the compliance can turn
     h = 1e-4
@@ -131,8 +120,8 @@ def test_held_pose_stick_bending_moment_matches_statics(pose, held):
     the bucket cylinder's force on D (the run's tension), moments about the section's point."""
     angles = np.radians(P["poses"][pose])
     g = case.geometry(P, angles)
-    model, res = held[pose]
-    F3 = case.cylinder_forces(res)["bucket_cylinder"][-1]
+    model, static, res = held[pose]
+    F3 = static.actuator_forces["bucket_cylinder"]
     sec, n = case.stick_section(P), int(P["n_elements"])
     w = G * P["rho"] * sec.A  # the beam's weight per length
     nose = 0.12 * P["stick_mass"]
@@ -151,7 +140,7 @@ def test_held_pose_stick_bending_moment_matches_statics(pose, held):
                 sum(np.linalg.norm(f) * np.linalg.norm(r - Ps) for f, r in forces))
 
     Le = L / n
-    Mz = res.element_forces[-1, :, 5]
+    Mz = res.element_forces[0, :, 5]  # the static state: the run's first row
     F_hand, J = hand_forces(angles)
     hand, tols = [], []
     for k in range(1, n):  # the elements beyond the head (the head's node carries the cylinder's base)

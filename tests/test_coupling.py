@@ -291,11 +291,13 @@ def test_the_compiled_paths_are_the_python_path_bit_for_bit(monkeypatch, solver,
         np.testing.assert_array_equal(fast.energy[k], slow.energy[k], err_msg=k)
 
 
-def test_static_and_modal_solvers_refuse_rigid_couplings_and_take_elastic_ones() -> None:
-    """A rigid coupling has no force outside the time integrator's augmented Lagrangian: refused by name.
-    An elastic one is a spring on g (C3): wheel b held by a joint spring k_s, a torque T on wheel a; the
-    static equilibrium in closed form below, to the static solver's tolerance."""
-    with pytest.raises(fm.ModelError, match="static_equilibrium: coupling 'mesh' is rigid"):
+def test_modal_solver_refuses_rigid_couplings_and_statics_takes_both() -> None:
+    """Modal analysis has no multipliers for a rigid coupling: refused by name. Statics holds it
+    (docs/statics.md §2; its torque balance in tests/test_statics_constraints.py), and says that the pair
+    turned by a torque with nothing to resist it has no equilibrium. An elastic coupling is a spring on g
+    (C3): wheel b held by a joint spring k_s, a torque T on wheel a; the static equilibrium in closed form
+    below, to the static solver's tolerance."""
+    with pytest.raises(fm.SolverError, match="no static equilibrium"):
         static_equilibrium(gear_pair())
     with pytest.raises(fm.ModelError, match="natural_frequencies: coupling 'mesh' is rigid"):
         natural_frequencies(gear_pair())

@@ -32,9 +32,9 @@ def _imports(path: Path) -> set[str]:
 
 def test_model_module_is_data_below_the_builder_and_the_engine():
     mods = {m for m in _imports(ROOT / "flexmb/model.py") if m.startswith("flexmb")}
-    # motion_forces: the joint forces of the motion's function wrappers (like timefunctions: numpy and errors only)
+    # motion_functions: the joint forces of the motion's function wrappers (like timefunctions: numpy and errors only)
     assert mods <= {"flexmb.errors", "flexmb.joints", "flexmb.state", "flexmb.timefunctions", "flexmb.topology",
-                    "flexmb.element_data", "flexmb.motion_forces"}, mods
+                    "flexmb.element_data", "flexmb.motion_functions"}, mods
     assert not hasattr(Model, "_compile") and not hasattr(Model, "info")
     assert not hasattr(__import__("flexmb.model").model, "ModelBuilder")
 

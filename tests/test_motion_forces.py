@@ -2,8 +2,9 @@
 controller is the joint spring-damper it equals (same motion, same Newton iterations: its tangent
 enters the iteration matrix), a quadratic damper follows its closed-form motion at second order,
 the energy balance holds with the controller's work, the computed tangents match the analytic
-ones, a sampled controller holds its output between samples and books its work exactly, and the
-compiled Newton paths name the forces that keep a model in Python."""
+ones, a sampled controller holds its output between samples and books its work exactly, is the exact
+zero-order-hold recursion on a free rotor and closes the energy balance at second order (the accelerations
+jump with each sample, (M16)), and the compiled Newton paths name the forces that keep a model in Python."""
 
 from __future__ import annotations
 
@@ -154,6 +155,57 @@ def test_sampled_controller_holds_between_samples():
     assert abs(res.energy["load_work"][-1] - work) <= t_end * dt**2 * omega**3 * abs(work)
     # the held steps really differ from the continuous controller
     assert np.abs(fm.simulate(pendulum(pd), t_end, dt).q - res.q).max() > 1e-3
+
+
+def zero_order_hold(q: float, u: float, period: float, n: int) -> np.ndarray:
+    """The free rotor (J, no gravity) under pd sampled with ``period``: over each hold J u' = F_k is constant,
+    so q_{k+1} = q_k + P u_k + P² F_k / 2J, u_{k+1} = u_k + P F_k / J exactly; the angles at the n + 1 samples."""
+    out = [q]
+    for k in range(n):
+        f = pd(k * period, q, u)
+        q, u = q + period * u + period**2 * f / (2 * J), u + period * f / J
+        out.append(q)
+    return np.array(out)
+
+
+def test_sampled_controller_is_the_zero_order_hold(monkeypatch):
+    """On the free rotor the held force is a constant acceleration between samples, which generalized-α
+    integrates exactly from a consistent acceleration: with the jump of the accelerations at each sample (M16)
+    the run is the zero-order-hold recursion to round-off. Without the jump (the step's pseudo-acceleration
+    lagging the new force) each sample acts half a step late: an O(h) error, orders of magnitude larger."""
+    dt, period, t_end = 1e-3, 5e-3, 0.5
+    model = pendulum(pd, gravity=0.0, q0=1.0, period=period)
+    exact = zero_order_hold(1.0, 0.0, period, round(t_end / period))
+    res = fm.simulate(model, t_end, dt)
+    err = np.abs(res.q[::5, 0] - exact).max()
+    assert err <= 100 * np.finfo(float).eps * (1 + exact.size)  # round-off over the steps
+    monkeypatch.setattr(GeneralizedAlpha, "sample_jump", lambda self, st: None)  # the old convention
+    lag = np.abs(fm.simulate(model, t_end, dt).q[::5, 0] - exact).max()
+    # each sample late by h/2: ΔF h / 2J of rate, over the run about (KP / J) h t_end²/2 of angle
+    assert lag > 0.1 * KP / J * dt * t_end**2 / 2 > 1e6 * err
+
+
+def test_sampled_controller_energy_balance(monkeypatch):
+    """A sampled PD controller on the pendulum (M16): the energy balance with the held force's work (M7)
+    closes to the continuous controller's bound T h² (2ω)² ω E / 12 (test_pd_controller_energy_balance):
+    within each hold the motion is smooth and the integrator starts it from consistent accelerations, so
+    the balance errs as for a continuous force, at second order (halving h divides it by about four).
+    Without the jump of the accelerations at the samples it drifts by |ΔF_k| |u| h / 2 per sample, O(h):
+    past the bound."""
+    t_end, period = 1.0, 5e-3
+    omega = math.sqrt((KP + M * G * L / 2) / J)
+    energy = 0.5 * KP * (1.0 - REF) ** 2 + M * G * L / 2 * abs(math.sin(1.0))
+    model = pendulum(pd, q0=1.0, period=period)
+    drifts = []
+    for dt in (1e-3, 5e-4):
+        res = fm.simulate(model, t_end, dt)
+        drifts.append(np.abs(balance(res) - balance(res)[0]).max())
+        assert drifts[-1] <= t_end * dt**2 * (2 * omega) ** 2 * omega * energy / 12
+    assert abs(res.energy["load_work"][-1]) > 1e3 * drifts[0]  # the work booked is not negligible
+    assert 3.0 < drifts[0] / drifts[1] < 5.0
+    monkeypatch.setattr(GeneralizedAlpha, "sample_jump", lambda self, st: None)  # the old convention
+    old = fm.simulate(model, t_end, 1e-3)
+    assert np.abs(balance(old) - balance(old)[0]).max() > 10 * t_end * 1e-6 * (2 * omega) ** 2 * omega * energy / 12
 
 
 def test_bad_motion_forces_are_named():

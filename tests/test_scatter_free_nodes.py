@@ -1,4 +1,4 @@
-"""The scatter of element blocks into the iteration matrix (flexmb/engine/iteration_matrix.py):
+"""The scatter of element blocks into the iteration matrix (flexmb/engine/block_scatter.py):
 a free node's block of B_e is [[I, 0], [0, R]] exactly, and scatter_block's shortcut for it gives
 the dense products' sums bit for bit."""
 
@@ -6,7 +6,7 @@ import numpy as np
 
 import flexmb as fm
 from flexmb.engine.assembly import Assembler
-from flexmb.engine.iteration_matrix import _free_node_block, element_columns, scatter_block
+from flexmb.engine.block_scatter import _free_node_block, element_columns, scatter_block
 
 
 def dense_scatter(E, Be, first, m, ne, pos, data):

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit, prange
 
 from flexmb.elements.beam.residual_kernels import _corotated
-from flexmb.engine.iteration_matrix import _free_node_block, add_values, element_columns, scatter_block
+from flexmb.engine.block_scatter import _free_node_block, add_values, element_columns, scatter_block
 
 __all__ = ["element_matrices", "add_element_matrices"]
 
@@ -130,7 +130,7 @@ def add_element_matrices(res, beam, weights, maps, S, x, data, threads=1, plan=N
     ``beam`` (BeamArrays): each element's matrix (element_matrices, from the frames, Bl, p and chord
     of the residual at this state, ``res``: BeamResults) built in a
     (12,12) buffer and scattered at once into the iteration matrix's values ``data``
-    (flexmb.engine.iteration_matrix: element_columns, scatter_block; ``maps``: ScatterMaps, ElementScatter's
+    (flexmb.engine.block_scatter: element_columns, scatter_block; ``maps``: ScatterMaps, ElementScatter's
     arrays, and the kinematics' S and x).
     The same arithmetic as element_matrices followed by the scatter, bit for bit, but for an element
     between two free nodes: its matrix is formed in the nodes' coordinates at once, only where it

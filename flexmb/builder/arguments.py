@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 from flexmb.errors import ModelError
+from flexmb.timefunctions import ScalarDrive
 
 __all__ = ["name", "node_name", "number", "integer", "flag", "vector", "array", "matrix3", "rotation", "unit", "direction",
-           "time_function"]
+           "time_function", "drive", "finite_law"]
 
 
 def _show(value: Any, limit: int = 80) -> str:
@@ -192,3 +193,35 @@ def time_function(value: Any, shape: tuple[int, ...], who: str, what: str) -> Ca
     if not np.all(np.isfinite(arr)):
         raise ModelError(f"{who}: {what} = {arr.tolist()} is not finite; give finite numbers.")
     return lambda t, _a=arr: _a
+
+
+def drive(functions: tuple[tuple[Any, str], ...], who: str, values: str) -> tuple[ScalarDrive, tuple[float, float, float]]:
+    """A ScalarDrive of ``functions``, (position, velocity, acceleration) each with its argument's name (the
+    first required, the others None for the complex step's derivatives), and its values at t = 0: each
+    given one a function of time returning a number (:func:`time_function`), the three values finite
+    (``values`` names them in the messages, e.g. "q, q', q''")."""
+    for i, (f, what) in enumerate(functions):
+        if (f is not None or i == 0) and not callable(f):
+            raise ModelError(f"{who}: {what} = {f!r} must be a function of time returning a number.")
+        if f is not None:
+            time_function(f, (), who, what)
+    d = ScalarDrive(*(f for f, _ in functions))
+    try:
+        vals = d(0.0)
+    except Exception as exc:  # the user's functions: their failure is reported, not raised through
+        raise ModelError(f"{who}: {values} at t = 0 could not be computed ({type(exc).__name__}: {exc}); "
+                         "give functions of time returning one number each.") from None
+    if not all(np.isfinite(v) for v in vals):
+        raise ModelError(f"{who}: {values} at t = 0 are {vals}: not finite.")
+    return d, vals
+
+
+def finite_law(value: Any, who: str, call: str, unit: str, what: str) -> None:
+    """A ModelError unless ``value``, a force or torque law's value at ``call`` (its text, e.g.
+    "law(0.0, 0.0, 0.0)"), is one finite number in ``unit``; ``what`` the quantity it gives."""
+    try:
+        ok = np.isfinite(float(value))
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ModelError(f"{who}: {call} = {value!r} is not a finite number [{unit}]; the law gives the {what} as one float.")

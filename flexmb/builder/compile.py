@@ -11,6 +11,7 @@ views and runs no engine code (the checks that do run after it: builder/checks.p
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -23,6 +24,8 @@ from flexmb.elements.family import NodeTable
 from flexmb.errors import ModelError
 from flexmb.joints import JOINT_KINDS, JointKind
 from flexmb.model import Model, NodalLoad
+from flexmb.motion_forces import HOLD_KEY, initial_hold, initial_load_hold
+from flexmb.motion_loads import LOAD_HOLD_KEY
 from flexmb.rotations import expm
 from flexmb.topology import GROUND, build_tree, find_loops
 
@@ -192,7 +195,7 @@ def compile(builder: RecordTables) -> Model:
     table = NodeTable(tuple(node_names), X0, R0, MappingProxyType(index), origin)
     elements = {name: fam.compile(list(fam.records(builder)), table) for name, fam in FAMILIES.items()}
     f = _frozen
-    return Model(
+    return _with_start_holds(Model(
         node_names=tuple(node_names),
         X0=f(X0 - origin), R0=f(R0), origin=f(origin), gravity=f(builder.gravity.copy()), tree=tree,
         joint_names=tuple(jnames), joint_kinds=tuple(kinds),
@@ -223,4 +226,17 @@ def compile(builder: RecordTables) -> Model:
             [edge for name, fam in FAMILIES.items() for edge in fam.loop_edges(elements[name])],
         ),
         plane_normal=None if builder.planar is None else f(builder.planar),
-    )
+    ))
+
+
+def _with_start_holds(model: Model) -> Model:
+    """``model`` with the first samples of its sampled joint forces (docs/motion_forces.md (M6)) and node
+    loads (M15) at its initial state (Model.start_holds, which initial_state copies): taken here, above
+    the motion modules and the kinematics they read, so that the model imports no engine stage."""
+    st = model.initial_state()
+    hold = initial_hold(model.mforce, model.u_to_q[model.mforce_u], model.mforce_u, st.t, st.q, st.u)
+    if hold is not None:
+        st.elements[HOLD_KEY] = hold
+    initial_load_hold(model, st)
+    holds = {key: _frozen(st.elements[key]) for key in (HOLD_KEY, LOAD_HOLD_KEY) if key in st.elements}
+    return dataclasses.replace(model, start_holds=MappingProxyType(holds)) if holds else model

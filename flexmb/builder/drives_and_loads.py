@@ -15,7 +15,6 @@ from flexmb.builder.records import DriveSpec, FrictionSpec, JointForceSpec, Load
 from flexmb.errors import ModelError
 from flexmb.motion_forces import MotionForce, force_arity
 from flexmb.motion_loads import NODE_ARGS, NodeMotionLoad, load_arity
-from flexmb.timefunctions import ScalarDrive
 
 __all__ = ["DrivesAndLoads"]
 
@@ -40,19 +39,8 @@ class DrivesAndLoads(RecordTables):
         dof = self._check_dof(jt, dof, who)
         if (joint, dof) in self._drives:
             raise ModelError(f"{who}: coordinate {dof} of joint '{joint}' is already driven; drive it once.")
-        for f, what in ((position, "position"), (velocity, "velocity"), (acceleration, "acceleration")):
-            if (f is not None or what == "position") and not callable(f):
-                raise ModelError(f"{who}: {what} = {f!r} must be a function of time returning a number.")
-            if f is not None:
-                args.time_function(f, (), who, what)
-        d = ScalarDrive(position, velocity, acceleration)
-        try:
-            vals = d(0.0)
-        except Exception as exc:  # the user's functions: their failure is reported, not raised through
-            raise ModelError(f"{who}: q, q', q'' at t = 0 could not be computed ({type(exc).__name__}: {exc}); "
-                             "give functions of time returning one number each.") from None
-        if not all(np.isfinite(v) for v in vals):
-            raise ModelError(f"{who}: q, q', q'' at t = 0 are {vals}: not finite.")
+        d, _ = args.drive(((position, "position"), (velocity, "velocity"), (acceleration, "acceleration")), who,
+                          "q, q', q''")
         self._drives[(joint, dof)] = DriveSpec(joint, dof, d)
 
     def add_joint_spring(

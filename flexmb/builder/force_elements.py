@@ -13,7 +13,6 @@ from flexmb.builder import arguments as args
 from flexmb.builder.record_tables import RecordTables
 from flexmb.builder.records import ActuatorSpec, SpringDamperSpec, readonly
 from flexmb.errors import ModelError
-from flexmb.timefunctions import ScalarDrive
 
 __all__ = ["ForceElements"]
 
@@ -88,14 +87,7 @@ class ForceElements(RecordTables):
             if k or c or f0 or rest_length is not None:
                 raise ModelError(f"{who}: force_law replaces stiffness, damping, rest_length and preload; leave those "
                                  "at their defaults (write the linear terms into the law).")
-            value = force_law(dist, 0.0, 0.0)
-            try:
-                ok = np.isfinite(float(value))
-            except (TypeError, ValueError):
-                ok = False
-            if not ok:
-                raise ModelError(f"{who}: force_law({dist:.6g}, 0.0, 0.0) = {value!r} is not a finite number [N]; the "
-                                 "law gives the tension as one float.")
+            args.finite_law(force_law(dist, 0.0, 0.0), who, f"force_law({dist:.6g}, 0.0, 0.0)", "N", "tension")
         self._spring_dampers[name] = SpringDamperSpec(name, node_a, node_b, readonly(Pa), readonly(Pb), k, c, L0, f0,
                                                       force_law, force_law_tangent)
         return name
@@ -159,19 +151,8 @@ class ForceElements(RecordTables):
         if not callable(length):
             L0 = args.number(length, who, "length", positive=True)
             length = lambda t, _L=L0: _L  # noqa: E731  (a locked cylinder)
-        for f, what in ((length, "length"), (velocity, "velocity"), (acceleration, "acceleration")):
-            if f is not None:
-                if not callable(f):
-                    raise ModelError(f"{who}: {what} = {f!r} must be a function of time returning a number.")
-                args.time_function(f, (), who, what)
-        drive = ScalarDrive(length, velocity, acceleration)
-        try:
-            vals = drive(0.0)
-        except Exception as exc:  # the user's functions: their failure is reported, not raised through
-            raise ModelError(f"{who}: length: L, L', L'' at t = 0 could not be computed ({type(exc).__name__}: {exc}); give "
-                             "functions of time returning one number each.") from None
-        if not all(np.isfinite(v) for v in vals):
-            raise ModelError(f"{who}: length: L, L', L'' at t = 0 are {vals}: not finite.")
+        drive, vals = args.drive(((length, "length"), (velocity, "velocity"), (acceleration, "acceleration")), who,
+                                 "length: L, L', L''")
         if vals[0] <= 0.0:
             raise ModelError(f"{who}: length(0) = {vals[0]:.6g} m; a prescribed length must be positive (the distance "
                              "of the two points).")

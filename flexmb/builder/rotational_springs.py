@@ -111,11 +111,4 @@ class RotationalSpringDampers(RecordTables):
         if k or c or rest or preload:
             raise ModelError(f"{who}: law replaces stiffness, damping, rest and preload; leave those at their "
                              "defaults (write the linear terms into the law).")
-        value = law(0.0, 0.0, 0.0)
-        try:
-            ok = np.isfinite(float(value))
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
-            raise ModelError(f"{who}: law(0.0, 0.0, 0.0) = {value!r} is not a finite number [N m]; the law gives the "
-                             "torque as one float.")
+        args.finite_law(law(0.0, 0.0, 0.0), who, "law(0.0, 0.0, 0.0)", "N m", "torque")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -33,11 +33,14 @@ from flexmb.engine.kinematics import (
     kinetic_energy,
     mass_times_add,
 )
-from flexmb.engine.tree_pairs import joint_pairs
+from flexmb.engine.tree_pairs import joint_blocks, joint_pairs
 from flexmb.model import Model
 from flexmb.motion_forces import HOLD_KEY
 from flexmb.rotations import cross
 from flexmb.state import State
+
+if TYPE_CHECKING:  # type hints only
+    from flexmb.engine.tree_solver import TreeSolver
 
 __all__ = ["Assembler", "Evaluation", "LazyEvaluation"]
 
@@ -418,6 +421,20 @@ class Assembler:
         """Sparsity pattern of the iteration matrix on ``cols`` (all ones), independent of values:
         M̄'s pattern united with that of Bᵀ K B for the elements (engine/iteration_matrix.py)."""
         return self.matrices.get(np.asarray(cols)).pattern
+
+    def tree_joint_blocks(self, ev: Evaluation, solver: TreeSolver, gp: float, bp: float) -> np.ndarray | None:
+        """The joint blocks (docs/spring_damper.md (S17)) the tree factor ``solver`` adds at the evaluation
+        ``ev`` (the Python step's tree terms): the spring-dampers' blocks (S8) (the exact tangent's (S9)
+        with ``exact_tangent``) for ck = β', cc = γ', through engine/tree_pairs.py joint_blocks; None for
+        a rigid tree without them."""
+        jp = self.tree_pairs
+        if jp is None:
+            return None
+        f, d, prep = self.with_blocks[0]
+        E = f.blocks(self.model, d, prep, ev.elements[f.name], ev.kin, float(bp), float(gp), 1.0, False, self.exact_tangent)
+        out = np.empty((self.model.n_u, 6))
+        joint_blocks(jp.child, jp.end, jp.joint, solver.jf_ptr, solver.jf_coord, ev.kin.S, ev.kin.x, E, out)
+        return out
 
     # ------------------------------------------------------------------ internal state of element families
     def newton_update(self, ev: Evaluation, state: State) -> tuple[dict[str, np.ndarray], bool, bool]:

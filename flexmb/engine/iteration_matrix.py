@@ -23,6 +23,14 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from flexmb.engine.block_scatter import (  # re-exported: the steps and element kernels import them from here
+    _scatter_elements,
+    add_values,
+    element_columns,
+    scatter_block,
+)
+from flexmb.engine.pair_scatter import relative_lists, scatter_pairs
+
 if TYPE_CHECKING:  # type hints only: element kernels import this module's compiled scatter (no import cycle)
     from flexmb.engine.kinematics import Kinematics, TreePattern
 
@@ -191,8 +199,7 @@ class ElementScatter:
 
     def add(self, kin: Kinematics, blocks: np.ndarray, data: np.ndarray) -> None:
         """data += B_eᵀ E_e B_e for the blocks E (n_el, 6m, 6m), compiled."""
-        if self.pairs:  # over the relative coordinates (engine/pair_scatter.py; imported here: it imports this module)
-            from flexmb.engine.pair_scatter import scatter_pairs
+        if self.pairs:  # over the relative coordinates (engine/pair_scatter.py)
             scatter_pairs(self.nodes, self.anc_ptr, self.anc_coord, self.pos_ptr, self.pos, kin.S, kin.x, blocks, self.max_ne,
                           data)
             return
@@ -275,7 +282,6 @@ class IterationMatrix:
         the nodes themselves, or for an internal-pair family the relative lists of its end slots (S15)."""
         if not internal:
             return self.anc_ptr, self.anc_coord, nodes
-        from flexmb.engine.pair_scatter import relative_lists  # imports this module: not at the top
         ptr, coord = relative_lists(self.anc_ptr, self.anc_coord, nodes)
         return ptr, coord, np.arange(nodes.size, dtype=np.int64).reshape(nodes.shape)
 
@@ -395,131 +401,6 @@ def _composite_pairs(Mb, x, parent, child, coord_start, coord_count, S, pa, pb, 
 
 
 @njit(cache=True)
-def element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first):
-    """B_e of element e (module docstring) into Be (6m, max_ne), its columns grouped node by node,
-    B(node, k) = (S_v + S_w x x_node, S_w), node sd's columns first[sd]:first[sd + 1]. Returns the
-    number of columns ne. The cross product is formed before it is added to S_v: for an axis
-    through the node itself (S_v = x × S_w, kinematics._axis_row) the two then cancel exactly, so a
-    free node's block is [[I, 0], [0, R]] without round-off (scatter_block's fast path)."""
-    m = nodes.shape[1]
-    k6 = 6 * m
-    ne = 0
-    for sd in range(m):
-        first[sd] = ne
-        node = nodes[e, sd]
-        r0 = 6 * sd
-        for t in range(anc_ptr[node], anc_ptr[node + 1]):
-            k = anc_coord[t]
-            for i in range(k6):
-                Be[i, ne] = 0.0
-            Be[r0 + 0, ne] = S[k, 0] + (S[k, 4] * x[node, 2] - S[k, 5] * x[node, 1])
-            Be[r0 + 1, ne] = S[k, 1] + (S[k, 5] * x[node, 0] - S[k, 3] * x[node, 2])
-            Be[r0 + 2, ne] = S[k, 2] + (S[k, 3] * x[node, 1] - S[k, 4] * x[node, 0])
-            Be[r0 + 3, ne] = S[k, 3]
-            Be[r0 + 4, ne] = S[k, 4]
-            Be[r0 + 5, ne] = S[k, 5]
-            ne += 1
-    first[m] = ne
-    return ne
-
-
-@njit(cache=True, inline="always")
-def _free_node_block(Be, r0, f0, nc):
-    """Whether the columns f0:f0 + nc of B_e (rows r0:r0 + 6, its node's) are those of a free node,
-    [[I, 0], [0, R]] exactly (six coordinates: three translations along the global axes, then
-    three rotations about the node's axes R)."""
-    if nc != 6:
-        return False
-    for a in range(3):
-        for b in range(6):
-            if Be[r0 + a, f0 + b] != (1.0 if a == b else 0.0):
-                return False
-        for b in range(3):
-            if Be[r0 + 3 + a, f0 + b] != 0.0:
-                return False
-    return True
-
-
-@njit(cache=True)
-def scatter_block(E, Be, H, first, m, ne, pos, off, data, values, skip):
-    """data[pos[off + r ne + c]] += (B_eᵀ E B_e)[r, c] for one element (pos < 0: left out), with B_e
-    from :func:`element_columns`: H = E B_e node block by node block, then B_eᵀ H. A free node's
-    block [[I, 0], [0, R]] (:func:`_free_node_block`) is applied without its zero and unit
-    products: for finite E these add ±0 to sums started at +0 and multiply by 1, so every value is
-    the dense products' bit for bit (the remaining products in the same order). With ``values``
-    of the size of ``pos`` (else empty) each product is stored at values[off + r ne + c] instead of added
-    (elements on several threads; :func:`add_values` adds them in element order). ``skip``: bit
-    sr·m + sc set where the node block (sr, sc) has no position (ElementScatter.lower_only): H's
-    rows of node sr in node sc's columns, which only that block reads, are not formed (nor need
-    E's block (sr, sc))."""
-    store = values.size > 0
-    k6 = 6 * m
-    free = 0  # bit sd: node sd's block is a free node's (tested once, used by both passes)
-    for sd in range(m):
-        r0 = 6 * sd
-        f0 = first[sd]
-        if _free_node_block(Be, r0, f0, first[sd + 1] - f0):
-            free |= 1 << sd
-            for sr in range(m):
-                if (skip >> (sr * m + sd)) & 1:
-                    continue
-                for i in range(6 * sr, 6 * sr + 6):
-                    for t in range(3):
-                        H[i, f0 + t] = 0.0 + E[i, r0 + t]
-                    for t in range(3):
-                        j = f0 + 3 + t
-                        H[i, j] = (((0.0 + E[i, r0 + 3] * Be[r0 + 3, j]) + E[i, r0 + 4] * Be[r0 + 4, j])
-                                   + E[i, r0 + 5] * Be[r0 + 5, j])
-            continue
-        for j in range(f0, first[sd + 1]):
-            for i in range(k6):
-                if (skip >> ((i // 6) * m + sd)) & 1:
-                    continue
-                s = 0.0
-                for q in range(6):
-                    s += E[i, r0 + q] * Be[r0 + q, j]
-                H[i, j] = s
-    for sd in range(m):
-        r0 = 6 * sd
-        f0 = first[sd]
-        if free & (1 << sd):
-            for t in range(3):
-                o = off + (f0 + t) * ne
-                for c in range(ne):
-                    p = pos[o + c]
-                    if p >= 0:
-                        if store:
-                            values[o + c] = 0.0 + H[r0 + t, c]
-                        else:
-                            data[p] += 0.0 + H[r0 + t, c]
-            for t in range(3):
-                r = f0 + 3 + t
-                b3, b4, b5 = Be[r0 + 3, r], Be[r0 + 4, r], Be[r0 + 5, r]
-                o = off + r * ne
-                for c in range(ne):
-                    p = pos[o + c]
-                    if p >= 0:
-                        v = ((0.0 + b3 * H[r0 + 3, c]) + b4 * H[r0 + 4, c]) + b5 * H[r0 + 5, c]
-                        if store:
-                            values[o + c] = v
-                        else:
-                            data[p] += v
-            continue
-        for r in range(f0, first[sd + 1]):
-            o = off + r * ne
-            for c in range(ne):
-                p = pos[o + c]
-                if p >= 0:
-                    s = 0.0
-                    for q in range(6):
-                        s += Be[r0 + q, r] * H[r0 + q, c]
-                    if store:
-                        values[o + c] = s
-                    else:
-                        data[p] += s
-
-
-@njit(cache=True)
 def _skipped_blocks(nodes, anc_ptr, pos_ptr, pos, skip):
     """skip[e]: bit sr·m + sc for every node block (sr ≠ sc, both with coordinates) of element e
     whose positions are all -1 (ElementScatter.lower_only)."""
@@ -544,28 +425,3 @@ def _skipped_blocks(nodes, anc_ptr, pos_ptr, pos, skip):
                 if none:
                     bits |= 1 << (sr * m + sc)
         skip[e] = bits
-
-
-@njit(cache=True)
-def add_values(pos, values, data):
-    """data[pos[t]] += values[t] for t ascending (pos < 0: left out): the products that
-    :func:`scatter_block` stored, added in the order it would have added them."""
-    for t in range(pos.size):
-        p = pos[t]
-        if p >= 0:
-            data[p] += values[t]
-
-
-@njit(cache=True)
-def _scatter_elements(nodes, anc_ptr, anc_coord, pos_ptr, pos, S, x, blocks, max_ne, data):
-    """data[pos] += B_e^T E_e B_e for every element e with nodes ``nodes[e]`` and block E_e =
-    blocks[e] (module docstring; element_columns, scatter_block)."""
-    m = nodes.shape[1]
-    k6 = 6 * m
-    Be = np.zeros((k6, max_ne))
-    H = np.empty((k6, max_ne))
-    first = np.empty(m + 1, dtype=np.int64)
-    none = np.empty(0)
-    for e in range(nodes.shape[0]):
-        ne = element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first)
-        scatter_block(blocks[e], Be, H, first, m, ne, pos, pos_ptr[e], data, none, 0)

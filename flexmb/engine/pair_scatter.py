@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from flexmb.engine.iteration_matrix import scatter_block
+from flexmb.engine.block_scatter import coordinate_columns, scatter_block
 
 __all__ = ["relative_lists", "pair_columns", "scatter_pairs"]
 
@@ -63,7 +63,7 @@ def pair_columns(nodes, e, ptr, coord, S, x, Be, first):
     """B_e of element e over its relative coordinates (S15) into Be (12, max_ne): end s's columns
     first[s]:first[s + 1], B(node, k) = (S_v + S_w × x_node, S_w) in end s's rows, zero in the other
     end's (a coordinate of one end's list does not move the other end). Returns the number of columns
-    ne. The same arithmetic per column as engine/iteration_matrix.py element_columns."""
+    ne. The same arithmetic per column as engine/block_scatter.py element_columns (coordinate_columns)."""
     m = nodes.shape[1]
     k6 = 6 * m
     ne = 0
@@ -71,17 +71,7 @@ def pair_columns(nodes, e, ptr, coord, S, x, Be, first):
         first[sd] = ne
         node = nodes[e, sd]
         r0 = 6 * sd
-        for t in range(ptr[m * e + sd], ptr[m * e + sd + 1]):
-            k = coord[t]
-            for i in range(k6):
-                Be[i, ne] = 0.0
-            Be[r0 + 0, ne] = S[k, 0] + (S[k, 4] * x[node, 2] - S[k, 5] * x[node, 1])
-            Be[r0 + 1, ne] = S[k, 1] + (S[k, 5] * x[node, 0] - S[k, 3] * x[node, 2])
-            Be[r0 + 2, ne] = S[k, 2] + (S[k, 3] * x[node, 1] - S[k, 4] * x[node, 0])
-            Be[r0 + 3, ne] = S[k, 3]
-            Be[r0 + 4, ne] = S[k, 4]
-            Be[r0 + 5, ne] = S[k, 5]
-            ne += 1
+        ne = coordinate_columns(Be, k6, r0, ne, coord, ptr[m * e + sd], ptr[m * e + sd + 1], S, x, node)
     first[m] = ne
     return ne
 
@@ -89,7 +79,7 @@ def pair_columns(nodes, e, ptr, coord, S, x, Be, first):
 @njit(cache=True)
 def scatter_pairs(nodes, ptr, coord, pos_ptr, pos, S, x, blocks, max_ne, data):
     """data[pos] += B_eᵀ E_e B_e for every internal-pair element e over its relative coordinates
-    (S16): :func:`pair_columns`, then engine/iteration_matrix.py scatter_block with blocks[e]."""
+    (S16): :func:`pair_columns`, then engine/block_scatter.py scatter_block with blocks[e]."""
     m = nodes.shape[1]
     Be = np.zeros((6 * m, max(max_ne, 1)))
     H = np.empty((6 * m, max(max_ne, 1)))

@@ -7,7 +7,7 @@ keeps the composite form (1) of engine/tree_solver.py plus per-joint blocks, whi
 factorization adds to its pivot blocks d_j. :func:`joint_pairs` finds whether every spring-damper of a
 model is such an element (the chain of links with spring-dampers between neighbours);
 :func:`joint_blocks` forms the joint blocks from the elements' 12×12 blocks (S8). The Python step
-(TreeSolver through the integrator's tree terms) and the compiled tree step
+(TreeSolver through the integrator's tree terms, engine/assembly.py Assembler.tree_joint_blocks) and the compiled tree step
 (flexmb/solvers/tree_step.py) call the same kernels, so they agree bit for bit.
 """
 
@@ -22,12 +22,9 @@ from numba import njit
 from flexmb.elements.spring_damper_kernels import TIME_STEP, spring_damper_blocks, spring_damper_forces
 
 if TYPE_CHECKING:  # type hints only
-    from flexmb.engine.assembly import Assembler, Evaluation
-    from flexmb.engine.tree_solver import TreeSolver
     from flexmb.model import Model
 
-__all__ = ["JointPairs", "joint_pairs", "joint_blocks", "tree_joint_blocks", "pair_forces", "pair_matrix", "pair_arrays",
-           "NO_PAIRS"]
+__all__ = ["JointPairs", "joint_pairs", "joint_blocks", "pair_forces", "pair_matrix", "pair_arrays", "NO_PAIRS"]
 
 
 @dataclass(frozen=True)
@@ -102,20 +99,6 @@ def joint_blocks(child, end, joint, jf_ptr, jf_coord, S, x, E, out):
                         h += E[e, r0 + i, r0 + j] * col[t2, j]
                     s += col[t1, i] * h
                 out[a, t2] += s
-
-
-def tree_joint_blocks(asm: Assembler, ev: Evaluation, solver: TreeSolver, gp: float, bp: float) -> np.ndarray | None:
-    """The joint blocks (S17) the tree factor ``solver`` adds at the evaluation ``ev`` (the Python step's
-    tree terms): the spring-dampers' blocks (S8) (the exact tangent's (S9) with ``asm.exact_tangent``) for
-    ck = β', cc = γ', through :func:`joint_blocks`; None for a rigid tree without them."""
-    jp = asm.tree_pairs
-    if jp is None:
-        return None
-    f, d, prep = asm.with_blocks[0]
-    E = f.blocks(asm.model, d, prep, ev.elements[f.name], ev.kin, float(bp), float(gp), 1.0, False, asm.exact_tangent)
-    out = np.empty((asm.model.n_u, 6))
-    joint_blocks(jp.child, jp.end, jp.joint, solver.jf_ptr, solver.jf_coord, ev.kin.S, ev.kin.x, E, out)
-    return out
 
 
 @njit(cache=True)

@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from flexmb.elements import FAMILIES
+from flexmb.elements.beam.kernel_data import beam_results
 from flexmb.elements.coupling import CouplingEvaluation
 from flexmb.elements.coupling_kernels import LAM, N_STATE, PHASE, coupling_blocks, coupling_forces, coupling_rows
 from flexmb.elements.family import FamilyEvaluation
@@ -25,11 +26,19 @@ from flexmb.engine.iteration_matrix import _scatter_elements
 from flexmb.engine.kinematics import Kinematics
 from flexmb.engine.pair_scatter import scatter_pairs
 from flexmb.model import Model
-from flexmb.solvers.actuator_step import STUCK, actuator_error, actuator_evaluation, actuator_iterate, actuator_matrix
-from flexmb.solvers.law_step import compile_torque_laws, law_refusal, spring_damper_laws_iterate
+from flexmb.solvers.actuator_step import (
+    STUCK,
+    actuator_error,
+    actuator_evaluation,
+    actuator_iterate,
+    actuator_matrix,
+    actuator_outputs,
+)
+from flexmb.solvers.law_step import compile_torque_laws, law_refusal, spring_damper_laws_iterate, spring_outputs
 from flexmb.solvers.motion_step import _call, compile_motion
 
-__all__ = ["cut_and_spring_forces", "cut_and_spring_matrix", "coupling_arrays", "coupling_outputs", "iterate_evaluations",
+__all__ = ["cut_and_spring_forces", "cut_and_spring_matrix", "any_cut_or_spring", "any_with_state", "coupling_arrays",
+           "coupling_outputs", "cut_outputs", "family_outputs", "iterate_evaluations",
            "iterate_flags", "stuck_error", "element_step_refusal", "rotational_arrays", "rotational_outputs"]
 
 
@@ -80,6 +89,21 @@ def _couplings(S, x, q, u, cp, out, wfull):
     flags[0], flags[1], flags[3] = E, P, noise
     flags[2] = 1.0 if settled else 0.0
     cst[:] = nxt
+
+
+@njit(inline="always")
+def any_cut_or_spring(fams) -> bool:
+    """Whether ``fams`` has rigid cuts, spring-dampers, actuators, couplings or rotational spring-dampers: the
+    callers skip :func:`cut_and_spring_forces` and :func:`cut_and_spring_matrix` without (a call that passes the
+    families' arrays costs about a microsecond even where it does nothing). Inlined into the caller."""
+    return fams[2][0].size > 0 or fams[3][0].size > 0 or fams[5].ia.size > 0 or fams[4][0].size > 0 or fams[6][0].size > 0
+
+
+@njit(inline="always")
+def any_with_state(fams) -> bool:
+    """Whether ``fams`` has rigid cuts, actuators or couplings, the families :func:`iterate_flags` reads (without
+    them its flags are (True, False, 0.0, False): the caller skips the call). Inlined into the caller."""
+    return fams[2][0].size > 0 or fams[5].ia.size > 0 or fams[4][0].size > 0
 
 
 @njit(cache=True)
@@ -201,6 +225,30 @@ def coupling_outputs(n: int, elements: dict) -> tuple:
     """New arrays for the couplings' iterates (_couplings' ``out``), their state ``cst`` that of ``elements``."""
     cst = np.array(elements["coupling"], dtype=float) if n else np.zeros((0, N_STATE))
     return (np.empty((n, 24)), *(np.empty(n) for _ in range(7)), cst, np.empty_like(cst), np.zeros(4))
+
+
+def cut_outputs(n: int, elements: dict) -> tuple:
+    """New arrays for the rigid cuts' iterates (_rigid_cuts' ``out``), their state ``cst`` that of ``elements``."""
+    cst = np.array(elements["rigid_cut"], dtype=float) if n else np.zeros((0, 10))
+    e6 = (n, 6)
+    return (np.empty(e6), np.empty((n, 6, 12)), np.empty((n, 3, 3)), np.empty(e6), np.empty(e6), np.empty(e6),
+            np.empty(e6), cst, np.empty_like(cst), np.empty(e6), np.empty(n), np.zeros(5))
+
+
+def family_outputs(n: tuple, spring: tuple, rotational: tuple, elements: dict, keep: tuple | None, fresh: bool) -> tuple:
+    """The families' outputs ``outs`` of a step of the compiled element step (element_step.ElementStep.begin): ``n``
+    their element counts (beams, bushings, rigid cuts, spring-dampers, couplings, actuators, rotational spring-dampers).
+    New arrays where ``keep`` is None, else for a family with elements where ``fresh`` or where it has element state
+    (rigid cuts, couplings, actuators: their ``cst`` that of ``elements``); ``keep``'s otherwise (the last step's, or
+    for a family without elements one set of empty outputs shared by every step: nothing writes them)."""
+    nb = n[1]
+    new = (lambda: beam_results(n[0]),
+           lambda: (np.empty((nb, 6)), np.empty((nb, 6, 12)), np.empty((nb, 3, 3)), np.empty((nb, 6)), np.empty(nb),
+                    np.empty(nb)),
+           lambda: cut_outputs(n[2], elements), lambda: spring_outputs(spring), lambda: coupling_outputs(n[4], elements),
+           lambda: actuator_outputs(n[5], elements), lambda: rotational_outputs(n[6], rotational[7], rotational[8]))
+    state = (False, False, True, False, True, True, False)
+    return tuple(make() if keep is None or (n[k] and (fresh or state[k])) else keep[k] for k, make in enumerate(new))
 
 
 def rotational_arrays(model: Model, time: np.ndarray) -> tuple:

@@ -38,6 +38,7 @@ from flexmb.solvers.cut_projection import begin_cuts, bushings_at, cut_arrays, e
 from flexmb.solvers.element_step import LAZY, element_newton_step
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _all_finite
 from flexmb.solvers.recorder import Recorder
+from flexmb.solvers.step_args import step_args
 from flexmb.solvers.step_control import ErrorEstimate
 from flexmb.solvers.tree_run import (
     MAX_COORDINATE_STEPS,
@@ -91,11 +92,12 @@ def _dissipation(order, outs) -> float:
 
 
 @njit(cache=True)
-def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info, cuts) -> int:
+def element_run(args, inputs, alpha, newton, steps, state, est, power, log, info, cuts) -> int:
     """Take the steps ``steps`` (K, 3) = (step size, end time of the step, time of the state after
     it) from ``state`` = (q, balls, u, u̇, a) (updated in place to the last step taken).
 
-    ``step``: element_newton_step's model and buffer arguments (ElementStep.run_arguments);
+    ``args``: element_newton_step's model and buffer arguments (ElementStep.run_arguments) in a
+    flexmb.solvers.step_args.StepArgs (one pointer to unbox per call, not their arrays);
     ``inputs`` = (joint forces (K, n) at the step ends, the same at the states' times for the power,
     nodal loads (K or 1, N, 6), with loads, (driven, q, q̇, q̈ (K, n_driven) each));
     ``alpha`` = (αm, αf, γ, β); ``newton`` = (rtol, atol_u̇, eps_pos, length scale, max_iter, lazy,
@@ -103,13 +105,14 @@ def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info
     updated; ``power`` = ([t, p_diss, p_drive, p_load] of the last state, work (3,), joint dampers'
     c and u, family codes of the dissipation in the assembler's order) updated; ``log`` (K, 4) =
     (iterations, factorizations, residual, error) per step; ``info`` (5,) element_newton_step's of
-    the last step tried; ``cuts`` = (with rigid cuts, CutModel, CutWork of flexmb/solvers/cut_projection.py):
+    the last step tried; ``cuts`` = (CutModel, CutWork of flexmb/solvers/cut_projection.py) of a model with rigid
+    cuts, None without (numba prunes the cuts' branches then: their 105 arrays are not passed per call):
     each step begins with the cuts' penalties (begin_cuts, (AL7)) and ends with their projections
     (end_cuts, (AL5), (AL6), (AL8), (AL9)), the pseudo-acceleration from the projected u̇ and the error
     estimate and powers at the projected state (newton_loop.accept). Returns the number of
     steps taken (module docstring)."""
     (tree, bodies, gravity, springs, jforce_u, coords, fams, out_state, kin, Mb, wfull, tau, outs, rfull, r, work, pairs,
-     mbar, diag_pos, scatters, factor, threads) = step
+     mbar, diag_pos, scatters, factor, threads) = args.step
     jf_all, jf_power, loads_all, with_loads, drives_all = inputs
     driven, driven_q, driven_u, driven_a = drives_all
     am, af, g, b = alpha
@@ -124,8 +127,6 @@ def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info
     pw = np.empty(3)
     one_load = loads_all.shape[0] == 1
     no_loads = np.zeros((0, 6))
-    with_cuts, cut_model, cut_work = cuts
-    key = cut_work.key
     c_f, c_m = 1 - af, 1 - am
     for k in range(steps.shape[0]):
         h = steps[k, 0]
@@ -134,8 +135,8 @@ def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info
         for j in range(diag.size):
             diag[j] = gp * c_diag[j] + bp * k_diag[j]
         loads = loads_all[0] if one_load else loads_all[k]
-        if with_cuts:  # Assembler.begin_step
-            begin_cuts(cut_work.accepted, cut_model.scaled, bp, outs[2][7])
+        if cuts is not None:  # Assembler.begin_step
+            begin_cuts(cuts[1].accepted, cuts[0].scaled, bp, outs[2][7])
         springs[5][4][0] = steps[k, 1]  # the step's end time: the spring-dampers' force laws' (flexmb/solvers/law_step.py)
         element_newton_step(tree, bodies, gravity, springs, jforce_u, jf_all[k], loads,
                             (driven, driven_q[k], driven_u[k], driven_a[k]), coords, fams, (am, af, g, b, h), q, balls, u,
@@ -147,7 +148,9 @@ def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info
         if (status != OK and status != LAZY) or not _all_finite(q1, u1, udot1, balls1):
             return k
         kin_end = kin
-        if with_cuts:  # newton_loop.accept: the factor key of CompiledElementNewton, RigidCuts.end_step, a1, the new state
+        if cuts is not None:  # newton_loop.accept: the factor key of CompiledElementNewton, RigidCuts.end_step, a1, the state
+            cut_model, cut_work = cuts
+            key = cut_work.key
             if info[1] > 0.0:
                 key[0], key[1], key[2] = 1.0, gp, bp
             if outs[2][11][3] > 0.0:  # the accepted iterate raised the penalties: the factor is not S's
@@ -178,9 +181,9 @@ def element_run(step, inputs, alpha, newton, steps, state, est, power, log, info
         if not finite:
             return k
         step_taken(k, steps[k, 2], motion, err, pw, v_scale, prev, wrk, state, out_state, info, log)
-        if with_cuts:
-            cut_work.accepted[:] = cut_work.state
-            key[4:8] = key[0:4]
+        if cuts is not None:
+            cuts[1].accepted[:] = cuts[1].state
+            cuts[1].key[4:8] = cuts[1].key[0:4]
     return steps.shape[0]
 
 
@@ -238,8 +241,8 @@ class ElementRun:
         self.order = np.array([DISSIPATION_CODES[f.name] for f, _, _ in integ.asm.families], dtype=np.int64)
         self.spring = (np.asarray(m.spring_c, dtype=float), np.asarray(m.spring_u, dtype=np.int64))
         self.cuts = bool(m.elements["rigid_cut"].n)
-        self._no_cuts: tuple | None = None  # cut_arrays of a model without rigid cuts (run)
         self._own: tuple | None = None  # the step arrays this run's last call began (ElementStep.begin's reuse)
+        self._args: tuple | None = None  # (StepArgs, key) of the last call (_step_args)
 
     def run(self, st: State, a: np.ndarray, dt: float, n: int) -> tuple[State, np.ndarray, Evaluation | None, Taken]:
         """Up to ``n`` steps of ``dt`` from (st, a), as GeneralizedAlpha.advance takes them when no
@@ -253,14 +256,16 @@ class ElementRun:
         h = np.minimum(dt, times[1:] - times[:-1])
         steps = np.column_stack((h, times[:-1] + h, times[1:]))
         drives, jf, loads_all = es.inputs(steps[:, 1])
-        jf_p = es.joint_forces(steps[:, 2])
+        # the joint forces at the states' times for the power: those at the step ends where the times are the same
+        jf_p = jf if not m.jforce_f or np.array_equal(steps[:, 1], steps[:, 2]) else es.joint_forces(steps[:, 2])
         # the buffers of a step begun at the first one's time inputs (ElementStep.begin), used by every step
         q, balls, u, udot, a1 = st.q.copy(), st.balls.copy(), st.u.copy(), st.udot.copy(), a.copy()
         # the arrays of this run's last call again (its evaluation's row is written: simulate's fixed loop), not
         # those of a Python step in between (its State holds them: a call that fails at once must leave st as it is)
         es.begin(st, a, float(steps[0, 0]), float(steps[0, 1]), (integ.am, integ.af, integ.gamma, integ.beta,
                                                                   float(steps[0, 0])),
-                 reuse=self._own is not None and es.out_state is self._own)
+                 reuse=self._own is not None and es.out_state is self._own,
+                 inputs=((drives[0][:1], drives[1][:1], drives[2][:1]), jf[:1], loads_all[:1]))
         self._own = es.out_state
         v_scale = np.array([est.v])
         prev, work = rec.work_arrays()
@@ -269,28 +274,26 @@ class ElementRun:
         newton = (float(integ.rtol), float(integ.atol_udot), float(integ._eps_pos), float(integ.length_scale),
                   int(integ.max_iter), bool(self._lazy()), es.with_mass, np.ascontiguousarray(integ._lever, dtype=float),
                   np.ascontiguousarray(integ.c_diag, dtype=float), np.ascontiguousarray(integ.k_diag, dtype=float))
-        elastic = self.cuts and _elastic(m, "rigid_cut")
-        if elastic and integ._pchol is None:  # the cuts' projection factor (GeneralizedAlpha._projection_factor)
-            integ._pchol = integ.chol.twin()
-        fams = es.fams
-        if self.cuts or self._no_cuts is None:  # without rigid cuts their arrays are only passed along: made once
-            self._no_cuts = cut_arrays(fams, m.elements["rigid_cut"].penalty, elastic, es.kin, m.n_u, integ.free.size,
-                                       st.elements.get("rigid_cut", np.zeros((0, 10))), integ._factor_key,
-                                       es.factor_arrays(integ._pchol if elastic else integ.chol))
-        cut_model, cut_work = self._no_cuts
+        cuts = None
+        if self.cuts:  # the cuts' arrays (CutModel, CutWork); None without rigid cuts (element_run's branches pruned)
+            elastic = _elastic(m, "rigid_cut")
+            if elastic and integ._pchol is None:  # the cuts' projection factor (GeneralizedAlpha._projection_factor)
+                integ._pchol = integ.chol.twin()
+            cuts = cut_arrays(es.fams, m.elements["rigid_cut"].penalty, elastic, es.kin, m.n_u, integ.free.size,
+                              st.elements.get("rigid_cut", np.zeros((0, 10))), integ._factor_key,
+                              es.factor_arrays(integ._pchol if elastic else integ.chol))
         t0 = time.perf_counter()
-        done = element_run(es.run_arguments(integ.chol), (jf, jf_p, loads_all, bool(m.loads), (es.driven, *drives)),
+        done = element_run(self._step_args(), (jf, jf_p, loads_all, bool(m.loads), (es.driven, *drives)),
                            (integ.am, integ.af, integ.gamma, integ.beta), newton, steps, (q, balls, u, udot, a1),
-                           (est.c, est.ell, v_scale), (prev, work, *self.spring, self.order), log, info,
-                           (self.cuts, cut_model, cut_work))
+                           (est.c, est.ell, v_scale), (prev, work, *self.spring, self.order), log, info, cuts)
         integ.timings["compiled_step"] += time.perf_counter() - t0
-        empty = Taken(np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
         if not done:
-            return st, a, None, empty
+            return st, a, None, Taken(np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
         taken = book_steps(rec, est, float(v_scale[0]), (prev, work), steps[:done], log[:done])
         integ.note_element_steps(taken.h, taken.factorizations)
         elements = {k: v.copy() for k, v in st.elements.items()}
-        if self.cuts:  # the factor after the last step taken (its end step may have refactorized S: counted)
+        if cuts is not None:  # the factor after the last step taken (its end step may have refactorized S: counted)
+            cut_work = cuts[1]
             key = cut_work.key
             integ._factor_key = (float(key[5]), float(key[6])) if key[4] > 0.0 else None
             integ.chol.n_factorize += int(key[7])
@@ -310,6 +313,16 @@ class ElementRun:
         if not lazy:
             rec.set_drive(es.rfull[es.driven].copy() if es.driven.size else np.zeros(0))
         return st1, a1, ev, taken
+
+    def _step_args(self):
+        """The StepArgs of the begun step's arguments on the integrator's factor (ElementStep.run_arguments): the
+        last call's again where the step's buffers, outputs and factor arrays are the same objects
+        (flexmb/solvers/step_args.py), so a call unboxes one structure, not their arrays."""
+        chol = self.integ.chol
+        arguments = self.es.run_arguments(chol)
+        key = (self.es, chol, *arguments[7:16], *arguments[17:20], *arguments[20])
+        self._args = step_args(arguments, key, self._args)
+        return self._args[0]
 
     def _lazy(self) -> bool:
         """Whether a converged step may be taken without evaluating its last iterate (GeneralizedAlpha.step)."""

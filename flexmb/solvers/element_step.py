@@ -28,7 +28,7 @@ from numba import njit
 
 from flexmb.elements import FAMILIES
 from flexmb.elements.beam import kernels as beam_kernels
-from flexmb.elements.beam.kernel_data import MatrixWeights, NodeMotion, ScatterMaps, beam_results
+from flexmb.elements.beam.kernel_data import MatrixWeights, NodeMotion, ScatterMaps
 from flexmb.elements.cut_kernels import bushing_blocks, bushing_forces
 from flexmb.elements.rotational_spring_damper import rotational_failure
 from flexmb.engine import parallel
@@ -48,19 +48,20 @@ from flexmb.engine.kinematics import (
 )
 from flexmb.engine.tree_data import Coordinates, DriveValues, KinematicsArrays, StepInputs, StepModel, StepState, TreeOutputs
 from flexmb.model import Model
-from flexmb.solvers.actuator_step import SHORT, actuator_arrays, actuator_error, actuator_outputs, set_targets
+from flexmb.solvers.actuator_step import SHORT, actuator_arrays, actuator_error, set_targets
 from flexmb.solvers.element_families import (
+    any_cut_or_spring,
+    any_with_state,
     coupling_arrays,
-    coupling_outputs,
     cut_and_spring_forces,
     cut_and_spring_matrix,
     element_step_refusal,
+    family_outputs,
     iterate_evaluations,
     iterate_flags,
     rotational_arrays,
-    rotational_outputs,
 )
-from flexmb.solvers.law_step import spring_arrays, spring_failure, spring_outputs
+from flexmb.solvers.law_step import spring_arrays, spring_failure
 from flexmb.solvers.motion_step import motion_evaluation, step_motion, with_motion_diag
 from flexmb.solvers.tree_step import (
     NONFINITE,
@@ -130,8 +131,8 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     if beam.a.size:
         beam_kernels.residual_and_mass_forces(beam, NodeMotion(x, R, V, zeta), gravity, 1.0, wfull, aw, mf, outs[0],
                                               threads[0])
-    if cut_and_spring_forces(x, R, V, S, q1, u1, fams, outs, wfull):  # a spring-damper below l_min (S11): fails
-        return np.inf, 0.0
+    if any_cut_or_spring(fams) and cut_and_spring_forces(x, R, V, S, q1, u1, fams, outs, wfull):
+        return np.inf, 0.0  # a spring-damper below l_min (S11): fails
     N = x.shape[0]
     bias = wfull[:N]
     if bodies[0].size:
@@ -213,7 +214,8 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, ck, 
         beam_kernels.add_element_matrices(outs[0], beam, MatrixWeights(ck, cc, 1.0, material_only),
                                           ScatterMaps(nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, skip), S, x, data,
                                           threads[0], plan)
-    cut_and_spring_matrix(fams, outs, scatters, ck, cc, material_only, S, x, data)
+    if any_cut_or_spring(fams):
+        cut_and_spring_matrix(fams, outs, scatters, ck, cc, material_only, S, x, data)
 
 
 @njit(cache=True)
@@ -271,7 +273,9 @@ def element_newton_step(tree, bodies, gravity, springs, jforce_u, jforce_val, lo
         if not math.isfinite(rn):
             info[3] = NONFINITE
             return
-        settled, changed, noise, stuck = iterate_flags(fams, outs)  # the updates of the cuts, actuators, couplings
+        settled, changed, noise, stuck = True, False, 0.0, False
+        if any_with_state(fams):  # the updates of the cuts, actuators, couplings
+            settled, changed, noise, stuck = iterate_flags(fams, outs)
         if stuck:  # a cut or actuator stuck (its newton_update raises): the Python step names it
             info[3] = NOT_CONVERGED
             return
@@ -426,52 +430,39 @@ class ElementStep(CompiledStep):
                      np.empty((N, 6)), np.empty((N, 6)), np.flatnonzero(parent == N).astype(i64),
                      np.flatnonzero(parent != N).astype(i64), friction_arrays(model, self.pattern, free))
         self.r, self._n_el = np.empty(free.size), n
+        self._sizes = (n, bu.n, rc.n, sd.n, self._n_coupling, self._n_actuator, self._n_rotational)
+        self._no_outs: tuple | None = None  # the outputs of families without elements (begin)
         # the beams' passes and the joints on ground on numba's threads from PARALLEL_MIN of them (engine/parallel.py)
         self.threads = (nt, parallel.threads_for(model.n_joints))  # nt: also the plan's
 
     def begin(self, st: State, a: np.ndarray, h: float, t1: float, params: tuple, elements: dict | None = None,
-              reuse: bool = False) -> None:
+              reuse: bool = False, inputs: tuple | None = None) -> None:
         """Start a step of size h from (st, a) to t1 with ``params`` = (αm, αf, γ, β, h): the time
-        inputs at t1 and new arrays for its iterates; ``elements``: the families' internal state to
-        start the step with (ElementFamily.begin_step; the rigid cuts' penalties). ``reuse``: the last
-        step's arrays but the cuts' (element_run: their evaluation is used up; kernels write before reading)."""
-        drives, jf, loads = self.inputs(np.array([t1]))
+        inputs at t1 (``inputs``: those already evaluated at t1, as :meth:`inputs` gives them) and new arrays
+        for its iterates; ``elements``: the families' internal state to start the step with
+        (ElementFamily.begin_step; the rigid cuts' penalties). ``reuse``: the last step's arrays but the cuts',
+        couplings' and actuators' (element_run: their evaluation is used up; kernels write before reading).
+        Families without elements share one set of empty outputs (element_families.family_outputs)."""
+        drives, jf, loads = self.inputs(np.array([t1])) if inputs is None else inputs
         step_motion(self.springs[5], st, t1)
         self._st, self._a, self._t1, self._params = st, a, t1, params
         self._drives = (self.driven, drives[0][0], drives[1][0], drives[2][0])
         self._jf, self._loads = jf[0], loads[0]
         els = st.elements if elements is None else elements
-        set_targets(self.actuator, self.model.elements["actuator"], t1)  # (L, L', L'')(t1) (actuator_step.py)
+        if self._n_actuator:
+            set_targets(self.actuator, self.model.elements["actuator"], t1)  # (L, L', L'')(t1) (actuator_step.py)
         if reuse and getattr(self, "outs", None) is not None:  # the cuts', couplings' and actuators' arrays new (their state)
-            self.outs = (*self.outs[:2], self._cut_outputs(els), self.outs[3], coupling_outputs(self._n_coupling, els),
-                         actuator_outputs(self._n_actuator, els), self.outs[6])
-            self._ccst0, self._acst0 = self.outs[4][8].copy(), self.outs[5].cst.copy()
+            if self._n_rigid or self._n_coupling or self._n_actuator:
+                self.outs = family_outputs(self._sizes, self.spring, self.rotational, els, self.outs, False)
+                self._cst0, self._ccst0, self._acst0 = self.outs[2][7].copy(), self.outs[4][8].copy(), self.outs[5].cst.copy()
             return
-        n_u, n = self.model.n_u, self._n_el
+        n_u = self.model.n_u
         self.out_state = (np.empty_like(st.q), np.empty_like(st.balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
         self.kin, self.Mb, self.wfull, self.tau, self.rfull = self.buffers(with_sd=False)  # no Sd: the tree solver's
-        nb = self._n_bushing
-        self.outs = (beam_results(n),
-                     (np.empty((nb, 6)), np.empty((nb, 6, 12)), np.empty((nb, 3, 3)), np.empty((nb, 6)), np.empty(nb),
-                      np.empty(nb)),
-                     self._cut_outputs(els),
-                     spring_outputs(self.spring),
-                     coupling_outputs(self._n_coupling, els),
-                     actuator_outputs(self._n_actuator, els),
-                     rotational_outputs(self._n_rotational, self.rotational[7], self.rotational[8]))
-        self._ccst0, self._acst0 = self.outs[4][8].copy(), self.outs[5].cst.copy()
-
-    def _cut_outputs(self, elements: dict) -> tuple:
-        """New arrays for the rigid cuts' iterates (element_families._rigid_cuts), their state ``cst`` that of ``elements``."""
-        nr = self._n_rigid
-        if nr:
-            cst = np.array(elements["rigid_cut"], dtype=float)
-        else:
-            cst = np.zeros((0, 10))
-        self._cst0 = cst.copy()
-        e6 = (nr, 6)
-        return (np.empty(e6), np.empty((nr, 6, 12)), np.empty((nr, 3, 3)), np.empty(e6), np.empty(e6), np.empty(e6),
-                np.empty(e6), cst, np.empty_like(cst), np.empty(e6), np.empty(nr), np.zeros(5))
+        if self._no_outs is None:  # the outputs of families without elements, shared by every step
+            self._no_outs = family_outputs((0,) * 7, self.spring, self.rotational, {}, None, True)
+        self.outs = family_outputs(self._sizes, self.spring, self.rotational, els, self._no_outs, True)
+        self._cst0, self._ccst0, self._acst0 = self.outs[2][7].copy(), self.outs[4][8].copy(), self.outs[5].cst.copy()
 
     def restart(self) -> None:
         """The rigid cuts' state back to that of the step's start (a Newton restart with a fresh factor)."""

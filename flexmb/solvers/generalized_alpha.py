@@ -37,7 +37,6 @@ from flexmb.elements.family import StartContext
 from flexmb.engine.assembly import Assembler, Evaluation, motion_diag
 from flexmb.engine.kinematics import Kinematics, forward_kinematics, mass_times_add
 from flexmb.engine.linear_solver import choose
-from flexmb.engine.tree_pairs import tree_joint_blocks
 from flexmb.errors import SettingsError, SolverError
 from flexmb.model import Model
 from flexmb.motion_forces import sample_hold
@@ -118,6 +117,10 @@ class GeneralizedAlpha:
     ``StepInfo.residual`` is then NaN (not evaluated), and a non-finite force at that state is found
     where it is used or at the next step's first evaluation.
     """
+
+    #: the evaluation after the last sub-step's samples (M16) where the accelerations jumped, else None: the
+    #: output row at that state takes it (the new held values with the new accelerations)
+    sample_evaluation: Evaluation | None = None
 
     lazy_accept = True
     theta_refresh = 0.25
@@ -451,7 +454,7 @@ class GeneralizedAlpha:
                 level += 1
                 k *= 2
                 continue
-            self._taken(st1, ev, a, a1, h_try, info.iterations)
+            a1 = self._taken(st1, ev, a, a1, h_try, info.iterations)
             total_it += info.iterations
             total_fac += info.factorizations
             st, a = st1, a1
@@ -463,10 +466,11 @@ class GeneralizedAlpha:
                 level -= 1
                 k //= 2
 
-    def _taken(self, st1: State, ev: Evaluation, a: np.ndarray, a1: np.ndarray, h: float, iterations: int) -> None:
+    def _taken(self, st1: State, ev: Evaluation, a: np.ndarray, a1: np.ndarray, h: float, iterations: int) -> np.ndarray:
         """Note a sub-step taken by :meth:`advance`: its local error estimate (E1)–(E5) in the step log where
         one is kept (flexmb/solvers/step_control.py; it changes nothing of the step), the counts of sub-steps
-        and the smallest step, and the sampled joint forces due at its end (docs/motion_forces.md (M6))."""
+        and the smallest step, and the sampled joint forces and node loads due at its end (docs/motion_forces.md
+        (M6), (M15)); returns the pseudo-acceleration to go on from, a1 with the samples' jump (M16)."""
         if self.log is not None:
             err = math.nan
             if self.estimator is not None:
@@ -475,7 +479,30 @@ class GeneralizedAlpha:
             self.log.add(st1.t, h, iterations, err, 0)
         self.substeps += 1
         self.min_step = min(self.min_step, h)
-        sample_hold(self.model, st1)
+        self.sample_evaluation = None
+        jump = self.sample_jump(st1) if sample_hold(self.model, st1) else None
+        return a1 if jump is None else a1 + jump
+
+    def sample_jump(self, st: State) -> np.ndarray | None:
+        """The jump of the accelerations where a sampled force or node load took a new value at ``st``
+        (docs/motion_forces.md (M16)): Δudot = −M̄⁻¹ r(udot) on the free coordinates, r the residual of the
+        equations of motion with the new held values at the accelerations of the old ones; added to
+        ``st.udot`` (a new array) and returned, for the caller to add to the pseudo-acceleration a; the
+        evaluation at ``st`` with the new held values is kept in :attr:`sample_evaluation` for the output
+        row (its reactions). None where nothing moves (no free coordinates, or the residual is zero)."""
+        if not self.free.size:
+            return None
+        ev = self._evaluate(st)
+        r = ev.residual(st.udot)[self.free]
+        if not np.any(r):
+            return None
+        self._factorize(ev, 0.0, 0.0)
+        jump = np.zeros_like(st.udot)
+        jump[self.free] = -self._solve(r)
+        self._factor_key = None  # the mass matrix alone is no iteration matrix
+        st.udot = st.udot + jump
+        self.sample_evaluation = ev
+        return jump
 
 
 class _Iterate:
@@ -502,7 +529,7 @@ class _Iterate:
         position = None
         if i.position_tangent and st is not None and self.bp > 0.0:
             position = (self.bp, st.u, st.udot, ev.node_wrenches(st.udot), i.model.gravity)
-        return ev.kin, ev.Mb, self.gp, diag, position, tree_joint_blocks(i.asm, ev, i.chol, self.gp, self.bp)
+        return ev.kin, ev.Mb, self.gp, diag, position, i.asm.tree_joint_blocks(ev, i.chol, self.gp, self.bp)
 
 
 class _Projection:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import cmath
 import types as pytypes
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -143,20 +144,25 @@ def compile_laws(model: Model) -> tuple[np.ndarray | None, str]:
     sd = model.elements.get("spring_damper")
     if not has_laws(model):
         return np.zeros(0, dtype=np.int64), ""
-    if sd not in _COMPILED:
+    return _compiled_laws(sd, lambda e: ("force actuator {!r}: its force f(t, l, l')" if sd.actuator and sd.actuator[e]
+                                         else "spring-damper {!r}: its force law").format(sd.names[e]))
+
+
+def _compiled_laws(data: Any, what: Callable[[Any], str]) -> tuple[np.ndarray | None, str]:
+    """The addresses of the C functions of the laws ``data.laws`` (compiled once per data and kept in
+    _COMPILED) and ``""``, or None and why not: the first law numba does not compile, ``what(e)`` naming
+    its element e, with the first line of numba's error."""
+    if data not in _COMPILED:
         funcs, why = [], ""
-        for e in sd.laws:
+        for e in data.laws:
             try:
-                funcs.append(_compile(sd, int(e)))
+                funcs.append(_compile(data, int(e)))
             except Exception as exc:  # numba's typing and lowering errors: reported, the Python loop takes the model
                 lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip() and not ln.startswith("Failed in")]
-                first = lines[0] if lines else ""
-                what = ("force actuator {!r}: its force f(t, l, l')" if sd.actuator and sd.actuator[e]
-                        else "spring-damper {!r}: its force law").format(sd.names[e])
-                why = f"{what} does not compile with numba ({type(exc).__name__}: {first})"
+                why = f"{what(e)} does not compile with numba ({type(exc).__name__}: {lines[0] if lines else ''})"
                 break
-        _COMPILED[sd] = (None, why, ()) if why else (np.array([f.address for f in funcs], dtype=np.int64), "", funcs)
-    addr, why, _ = _COMPILED[sd]
+        _COMPILED[data] = (None, why, ()) if why else (np.array([f.address for f in funcs], dtype=np.int64), "", funcs)
+    addr, why, _ = _COMPILED[data]
     return addr, why
 
 
@@ -167,19 +173,7 @@ def compile_torque_laws(model: Model) -> tuple[np.ndarray | None, str]:
     d = model.elements.get("rotational_spring_damper")
     if d is None or d.laws is None or not d.laws.size:
         return np.zeros(0, dtype=np.int64), ""
-    if d not in _COMPILED:
-        funcs, why = [], ""
-        for e in d.laws:
-            try:
-                funcs.append(_compile(d, int(e)))
-            except Exception as exc:  # numba's typing and lowering errors: reported, the Python loop takes the model
-                lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip() and not ln.startswith("Failed in")]
-                why = (f"rotational spring-damper {d.names[e]!r}: its torque law does not compile with numba "
-                       f"({type(exc).__name__}: {lines[0] if lines else ''})")
-                break
-        _COMPILED[d] = (None, why, ()) if why else (np.array([f.address for f in funcs], dtype=np.int64), "", funcs)
-    addr, why, _ = _COMPILED[d]
-    return addr, why
+    return _compiled_laws(d, lambda e: f"rotational spring-damper {d.names[e]!r}: its torque law")
 
 
 def law_refusal(model: Model) -> str:

@@ -222,25 +222,26 @@ class _Kept:
                 self.rows -= self.blocks.pop(0)[0].shape[0]
 
     def arrays(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-        """The kept rows (fields) and steps. Each field is gathered from its columns of the blocks, one
-        copy: the blocks are never joined into one matrix first (which held the rows three times at the
-        end of a run, blocks, joined matrix and fields, instead of twice)."""
+        """The kept rows (fields) and steps, taking the blocks (none are left). Each block is copied into
+        every field's rows and released before the next: the fields' pages are touched as the blocks'
+        are given back, so the rows are resident about once, plus a block, while the Result is made
+        (docs/memory.md §4; twice before, three times before that, when the blocks were first joined)."""
         n = sum(b[0].shape[0] for b in self.blocks)
         first = max(0, n - self.keep) if isinstance(self.keep, int) else 0
-        out = {}
-        for name, (dtype, lo, size) in _layout(self.specs).items():
-            shape = self.specs[name][0]
-            k = 0 if dtype == "float64" else 1
-            field = np.empty((n - first, size), dtype=dtype)
-            row = -first  # where the next block's first row goes in ``field`` (rows before ``first`` are not kept)
-            for b in self.blocks:
-                m = b[k].shape[0]
-                if row + m > 0:
-                    field[max(row, 0):row + m] = b[k][max(-row, 0):, lo:lo + size]
-                row += m
-            out[name] = field.reshape((n - first, *shape))
+        layout = _layout(self.specs)
+        out = {name: np.empty((n - first, size), dtype=dtype) for name, (dtype, _, size) in layout.items()}
         steps = {k: np.concatenate([b[2][k] for b in self.blocks]) if self.blocks else np.zeros(0, dtype=d)
                  for k, d in STEP_COLUMNS.items()}
+        row = -first  # where the next block's first row goes in the fields (rows before ``first`` are not kept)
+        while self.blocks:
+            block = self.blocks.pop(0)
+            m = block[0].shape[0]
+            if row + m > 0:
+                for name, (dtype, lo, size) in layout.items():
+                    out[name][max(row, 0):row + m] = block[0 if dtype == "float64" else 1][max(-row, 0):, lo:lo + size]
+            row += m
+            del block
+        out = {name: out[name].reshape((n - first, *self.specs[name][0])) for name in layout}
         if first:
             keep = steps["t"] >= out["t"][0]
             steps = {k: v[keep] for k, v in steps.items()}
@@ -458,8 +459,7 @@ class Recorder:
         """The rows (and steps) kept in memory as a Result."""
         if self.block.n or len(self.log):
             self.flush()
-        rows, steps = self.kept.arrays()
-        self.kept.blocks.clear()  # the Result holds its own copies: the blocks would keep the rows twice after the run
+        rows, steps = self.kept.arrays()  # takes the blocks: the Result holds the rows once
         return self._result(rows, steps, status, stats, meta)
 
     def template(self) -> Result:

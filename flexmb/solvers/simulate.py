@@ -287,8 +287,8 @@ class _Run:
             short = last and not dt_multiple
             st, a, ev, info = integ.advance(st, a, t_end - st.t, t_end) if short else integ.advance(st, a, dt)
             stop = self._accepted(st, ev, info.iterations)
-            if stop or last or i % output_every == 0:
-                rec.row(st, ev, info.iterations)
+            if stop or last or i % output_every == 0:  # after a sample's jump (M16), the row's evaluation has the new values
+                rec.row(st, ev if integ.sample_evaluation is None else integ.sample_evaluation, info.iterations)
                 rec.commit()
             self._after(st.t, info.h, info.iterations, stop)
             if self.status != "finished":
@@ -338,7 +338,7 @@ class _Run:
                 rejected_since = True
                 continue
             # accepted
-            sample_hold(m, st1)  # the sampled joint forces due at its end (docs/motion_forces.md (M6))
+            sampled = sample_hold(m, st1)  # the sampled joint forces due at its end (docs/motion_forces.md (M6))
             rec.log.add(t1, h_try, info.iterations, err, 0)
             self.above_tol += err > tol
             est.accept(ev1)
@@ -351,10 +351,13 @@ class _Run:
                     rec.row_between(sti, integ.asm.evaluate(sti), info.iterations)
                     rec.commit()
                     k_out += 1
+            jump = integ.sample_jump(st1) if sampled else None  # the accelerations jump with the samples (M16)
+            if jump is not None:
+                a1, a_use = a1 + jump, a_use + jump  # (E4) then extrapolates the motion's a, not the jump
             stop = self._accepted(st1, ev1, info.iterations)
             on_grid = output_dt is not None and out_time(k_out) <= t1 + 1e-9 * h_try
             if stop or last or on_grid or (output_dt is None and n % output_every == 0):
-                rec.row(st1, ev1, info.iterations)
+                rec.row(st1, ev1 if jump is None else integ.sample_evaluation, info.iterations)
                 rec.commit()
                 k_out += on_grid
             a_prev, a, h_prev = a_use, a1, h_try

@@ -21,29 +21,36 @@ so an easy problem is one step, and a hard one (the 16-element cantilever rolled
 its end moment 2πEI/L, which fails in one or two fixed steps) finds its own steps: there the
 increments 1 and 1/2 fail (50 iterations each), and λ = 0.25, 0.5, 0.75, 1 converge in 13
 iterations each (tests/test_beam.py::test_rollup_finds_its_own_load_steps).
+
+Rigid cuts, prescribed-length actuators and rigid couplings are held by the method of multipliers
+(docs/statics.md §2; flexmb/solvers/statics_constraints.py): each load step solves the residual with the
+constraints' forces λ + αΦ at fixed λ (ST4), updates λ ← λ + αΦ (ST5) and solves again until every row
+is closed to its family's tolerance (ST7), the penalty α chosen once from the loads' scale (ST6) and
+raised tenfold where the closure falls slowly. Their forces are reported in the result (ST9).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from flexmb.elements import has_element_forces
-from flexmb.elements.actuator import refuse_actuators
-from flexmb.elements.coupling import refuse_rigid_couplings
-from flexmb.elements.rigid_cut import refuse_rigid_cuts
 from flexmb.engine.assembly import Assembler
 from flexmb.errors import ModelError, SolverError
 from flexmb.model import Model
+from flexmb.solvers.statics_constraints import MAX_GROWTH, MAX_UPDATES, SLOW, StaticConstraints
 from flexmb.state import State
 
 __all__ = ["StaticResult", "static_equilibrium"]
 
 #: Newton iterations at or below which the automatic load stepping doubles its increment
 FAST_ITERATIONS = 4
+#: with rigid cuts, actuators or rigid couplings, the tangent is formed by central differences (exact,
+#: the constraint forces' geometric terms included) up to this many free coordinates
+FD_TANGENT_LIMIT = 64
 
 
 @dataclass
@@ -55,7 +62,11 @@ class StaticResult:
     factor λ reached by each accepted load step (the last is 1); ``iterations``: Newton
     iterations of each accepted step; ``rejected``: load factors that were tried and failed
     (automatic stepping halved the increment there); ``residual``: largest generalized-force
-    residual at the end [N or N m].
+    residual at the end [N or N m]. With rigid cuts, prescribed-length actuators or rigid couplings
+    (docs/statics.md §2): ``constraint_forces`` their forces by family and name (ST9; read them as
+    :attr:`actuator_forces`, :attr:`cut_forces`, :attr:`coupling_forces`), ``multiplier_updates`` the
+    multiplier updates (ST5) of each accepted step, ``closure`` the largest closure over its tolerance
+    at the end (at most 1).
     """
 
     state: State
@@ -66,11 +77,37 @@ class StaticResult:
     rejected: tuple[float, ...]
     residual: float
     node_names: tuple[str, ...]
+    constraint_forces: dict[str, dict] = field(default_factory=dict)
+    multiplier_updates: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    closure: float = 0.0
 
     @property
     def total_iterations(self) -> int:
         """Newton iterations of the accepted steps, summed."""
         return int(self.iterations.sum())
+
+    @property
+    def actuator_forces(self) -> dict[str, float]:
+        """Each prescribed-length actuator's tension at equilibrium [N] by name (positive pulling its
+        points together, negative pushing; docs/actuator.md (A4))."""
+        return dict(self.constraint_forces.get("actuator", {}))
+
+    @property
+    def cut_forces(self) -> dict[str, np.ndarray]:
+        """Each rigid cut's force and moment on its end b at the cut point, in the cut's axes (6,) [N, N m],
+        by name (as ``Result.cut_force``)."""
+        return dict(self.constraint_forces.get("rigid_cut", {}))
+
+    @property
+    def cut_forces_global(self) -> dict[str, np.ndarray]:
+        """The same wrenches as :attr:`cut_forces` in global axes (as ``Result.cut_force_global``)."""
+        return dict(self.constraint_forces.get("rigid_cut_global", {}))
+
+    @property
+    def coupling_forces(self) -> dict[str, float]:
+        """Each coupling's force f (docs/coupling.md (C2): −f on q_b, r f on q_a) by name, in a model with
+        rigid couplings."""
+        return dict(self.constraint_forces.get("coupling", {}))
 
     def node_position(self, name: str) -> np.ndarray:
         """Position (3,) of the node called ``name``."""
@@ -105,10 +142,12 @@ def static_equilibrium(
     4 iterations; give up below ``min_increment``) or a number n of equal steps. Each step converges
     when the largest residual is at most ``tol`` times the force scale (largest of the loads and
     joint forces, at least 1) or the Newton step stalls below 1e-13 of the coordinates; at most
-    ``max_iter`` iterations per step. Returns a :class:`StaticResult` (``.state``, ``.x``,
-    ``.load_factors``, ``.iterations``). Raises SolverError naming the load factor and the
-    coordinates that do not converge; ModelError for a model with a rigid cut (elements/rigid_cut.py:
-    held by the time integrator only).
+    ``max_iter`` iterations per step. Rigid cuts, prescribed-length actuators (at L(t)) and rigid
+    couplings are held by multiplier updates around the Newton solves (docs/statics.md (ST4)-(ST8)).
+    Returns a :class:`StaticResult` (``.state``, ``.x``, ``.load_factors``, ``.iterations``, the
+    constraints' forces ``.actuator_forces``, ``.cut_forces``, ``.coupling_forces``). Raises SolverError
+    naming the load factor and the coordinates that do not converge, or the constraint that does not
+    close; ModelError for a model with an element family whose internal state statics cannot hold.
     """
     auto = isinstance(load_steps, str)
     if auto and load_steps != "auto":
@@ -117,10 +156,8 @@ def static_equilibrium(
         raise ValueError(f"load_steps = {load_steps!r}: give 'auto' or a positive integer number of steps")
     if not (isinstance(min_increment, (int, float)) and 0 < min_increment <= 1):
         raise ValueError(f"min_increment = {min_increment!r} must be a number in (0, 1]")
-    refuse_rigid_cuts(model, "static_equilibrium")
-    refuse_actuators(model, "static_equilibrium")
-    refuse_rigid_couplings(model, "static_equilibrium")
     asm = Assembler(model, exact_tangent=True)
+    cons = StaticConstraints(model, asm)
     st = (model.initial_state() if state is None else state.copy())
     st.t = t
     st.u[:] = 0.0
@@ -131,25 +168,29 @@ def static_equilibrium(
     free = model.free_u
     lams: list[float] = []
     its: list[int] = []
+    ups: list[int] = []
     rejected: list[float] = []
     if free.size:
-        solver = _Newton(model, asm, free, tol, max_iter)
+        solver = _Newton(model, asm, free, tol, max_iter, cons)
+        if cons.active:
+            st = solver.penalties(st)
         if not auto:
             for step in range(1, load_steps + 1):
                 lam = step / load_steps
                 try:
-                    st, n = solver.solve(st, lam)
+                    st, n, k = solver.solve(st, lam)
                 except _NewtonFailure as exc:
                     raise SolverError(exc.message + (" Use more load_steps." if "converge" in exc.message else ""),
                                       t) from None
                 lams.append(lam)
                 its.append(n)
+                ups.append(k)
         else:
             lam, dlam = 0.0, 1.0
             while lam < 1.0:
                 target = 1.0 if dlam >= 1.0 - lam else lam + dlam
                 try:
-                    st, n = solver.solve(st, target)
+                    st, n, k = solver.solve(st, target)
                 except _NewtonFailure as exc:
                     rejected.append(target)
                     dlam *= 0.5
@@ -161,33 +202,80 @@ def static_equilibrium(
                     continue
                 lams.append(target)
                 its.append(n)
+                ups.append(k)
                 lam = target
                 if n <= FAST_ITERATIONS:
                     dlam *= 2.0
     ev = asm.evaluate(st)
     res = float(np.abs(ev.residual(st.udot)[free]).max(initial=0.0))
+    forces = cons.forces(asm, ev) if cons.active else {}
+    closure = cons.closure(ev)[0] if cons.active else 0.0
     return StaticResult(st, ev.kin.x + model.origin, ev.kin.R, np.array(lams, dtype=float), np.array(its, dtype=int),
-                        tuple(rejected), res, model.node_names)
+                        tuple(rejected), res, model.node_names, forces, np.array(ups, dtype=int), closure)
 
 
 class _Newton:
-    """Newton iterations on r(q; λ) = 0 over the coordinates ``free`` (module docstring)."""
+    """Newton iterations on r(q; λ) = 0 over the coordinates ``free`` (module docstring), with the
+    constraints' multiplier updates around them (docs/statics.md (ST4)-(ST8))."""
 
-    def __init__(self, model: Model, asm: Assembler, free: np.ndarray, tol: float, max_iter: int) -> None:
-        self.model, self.asm, self.free, self.tol, self.max_iter = model, asm, free, tol, max_iter
-        # with elements: their assembled tangent B^T K B (+ joint springs); otherwise (rigid trees)
-        # central differences of the residual along the retraction
-        self.use_elements = has_element_forces(model)
+    def __init__(self, model: Model, asm: Assembler, free: np.ndarray, tol: float, max_iter: int,
+                 cons: StaticConstraints) -> None:
+        self.model, self.asm, self.free, self.tol, self.max_iter, self.cons = model, asm, free, tol, max_iter, cons
+        # with elements: their assembled tangent B^T K B (+ joint springs); otherwise (rigid trees), and with
+        # constraints on small models, central differences of the residual along the retraction
+        self.use_elements = has_element_forces(model) and not (cons.active and free.size <= FD_TANGENT_LIMIT)
         self.k_diag = asm.stiffness_damping_diag(free)[0]
 
-    def solve(self, st: State, lam: float) -> tuple[State, int]:
-        """Equilibrium at load factor ``lam`` from ``st``: (state, iterations); raises _NewtonFailure."""
+    def tangent(self, st: State, ev, lam: float):
+        """The static tangent ∂r/∂q at ``st`` (evaluated as ``ev``) on the free coordinates: sparse
+        assembled, or dense by central differences."""
+        if self.use_elements:
+            return sp.csc_matrix(self.asm.iteration_matrix(ev, self.free, 0.0, 1.0, self.k_diag, with_mass=False))
+        return _fd_tangent(self.model, self.asm, st, lam, self.free)
+
+    def penalties(self, st: State) -> State:
+        """``st`` with the constraints' penalties (ST6): from the force scale of the model without its
+        constraints, at full load."""
+        off = self.cons.switched_off(st)
+        ev0 = self.asm.evaluate(off, load_factor=1.0)
+        return self.cons.with_penalties(st, ev0, self.free, max(_force_scale(ev0), 1e-300))
+
+    def solve(self, st: State, lam: float) -> tuple[State, int, int]:
+        """Equilibrium at load factor ``lam`` from ``st``: (state, Newton iterations, multiplier updates);
+        with constraints the method of multipliers (ST5) around Newton solves until every row is closed
+        (ST7). Raises _NewtonFailure."""
+        if not self.cons.active:
+            st, n = self._newton(st, lam)
+            return st, n, 0
+        st = self.cons.resumed(st)
+        total, last, grown = 0, np.inf, 1.0
+        for k in range(MAX_UPDATES + 1):
+            st, n = self._newton(st, lam)
+            total += n
+            ev = self.asm.evaluate(st, load_factor=lam)
+            worst, text = self.cons.closure(ev)
+            if worst <= 1.0:
+                return self.cons.updated(st, ev, accept=True), total, k  # (ST8)
+            slow = worst > SLOW * last
+            if k == MAX_UPDATES or (slow and grown >= MAX_GROWTH):
+                raise _NewtonFailure(
+                    f"static solve, load factor {lam:.3g}: the constraints do not close: {text} after {k} multiplier "
+                    f"updates, the penalties raised {grown:.0e} times (the mechanism cannot take the prescribed lengths "
+                    "or closure there: beyond its reach, at a dead point or a singular configuration of its loops).")
+            last = worst
+            st = self.cons.updated(st, ev)  # (ST5)
+            if slow:  # (ST7)
+                st, grown = self.cons.escalated(st, 10.0), 10.0 * grown
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _newton(self, st: State, lam: float) -> tuple[State, int]:
+        """Newton iterations at load factor ``lam`` (the constraints' multipliers held): (state, iterations)."""
         model, asm, free = self.model, self.asm, self.free
         last_dx = np.inf
         for it in range(self.max_iter + 1):
             ev = asm.evaluate(st, load_factor=lam)
             r = ev.residual(st.udot)[free]
-            scale = float(np.abs(ev.project(ev.bias)).max(initial=0.0) + np.abs(ev.tau).max(initial=0.0)) + 1e-300
+            scale = _force_scale(ev) + 1e-300
             if not np.all(np.isfinite(r)):
                 raise _NewtonFailure(f"static solve, load factor {lam:.3g}: non-finite residual.")
             if np.abs(r).max() <= self.tol * max(scale, 1.0) or last_dx <= 1e-13 * (1.0 + np.abs(st.q).max(initial=0.0)):
@@ -198,12 +286,8 @@ class _Newton:
                     f"static solve did not converge at load factor {lam:.3g} after {self.max_iter} iterations "
                     f"(residual {np.abs(r).max():.3e}); largest residuals in {worst}.")
             try:
-                if self.use_elements:
-                    K = asm.iteration_matrix(ev, free, 0.0, 1.0, self.k_diag, with_mass=False)
-                    dx = spla.spsolve(sp.csc_matrix(K), -r)
-                else:
-                    K = _fd_tangent(model, asm, st, lam, free)
-                    dx = np.linalg.solve(K, -r)
+                K = self.tangent(st, ev, lam)
+                dx = spla.spsolve(K, -r) if self.use_elements else np.linalg.solve(K, -r)
                 if not np.all(np.isfinite(dx)):
                     raise np.linalg.LinAlgError
             except (np.linalg.LinAlgError, RuntimeError):
@@ -214,6 +298,11 @@ class _Newton:
             dq[free] = dx
             st = st.retract(model, dq)
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _force_scale(ev) -> float:
+    """The generalized force scale of an evaluation: largest |Bᵀ bias| plus largest |τ| [N or N m]."""
+    return float(np.abs(ev.project(ev.bias)).max(initial=0.0) + np.abs(ev.tau).max(initial=0.0))
 
 
 def _fd_tangent(model: Model, asm: Assembler, st: State, lam: float, free: np.ndarray) -> np.ndarray:

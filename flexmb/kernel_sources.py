@@ -1,0 +1,69 @@
+"""numba caches compiled from other sources are cleared before a kernel is loaded (docs/memory.md §6).
+
+numba checks a cached kernel (``cache=True``) against its own module only: the module's modification
+time and size. A kernel whose callee in *another* module changed is loaded as it was compiled, with the
+old callee inlined, silently (or it crashes on a changed signature). A checkout that changes
+``elements/rigid_cut_kernels.py`` but not ``flexmb/solvers/element_families.py`` would run the old rigid
+cut inside the compiled step while the Python step ran the new one. ``scripts/setup.sh`` clears such
+caches at set-up; :func:`clear_stale_caches` does the same at ``import flexmb``, for a working copy edited
+after its set-up: the digest of every kernel source (the ``.py`` files of ``flexmb/`` and ``elements/``)
+is compared with the one the caches were compiled from, kept in ``flexmb/__pycache__/kernel_sources``,
+and where they differ the caches next to the sources (``__pycache__/*.nbi``, ``*.nbc``) are deleted.
+It costs one read of the sources per import (about 5 ms); an installed copy whose folders are not
+writable keeps numba's own caches elsewhere and is left alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+__all__ = ["clear_stale_caches", "sources_digest"]
+
+#: the folders of flexmb's kernel sources: the package and the element library beside it
+ROOTS = (Path(__file__).resolve().parent, Path(__file__).resolve().parent.parent / "elements")
+
+
+def sources_digest(roots: tuple[Path, ...] = ROOTS) -> str:
+    """SHA-256 of the ``.py`` files below ``roots``, their paths relative to the roots' parent and their
+    contents, in sorted order (the same digest on every machine for the same sources)."""
+    h = hashlib.sha256()
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for path in sorted(root.rglob("*.py")):
+            h.update(path.relative_to(root.parent).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def clear_stale_caches(roots: tuple[Path, ...] = ROOTS) -> int:
+    """Delete the numba caches below ``roots`` if they were compiled from other sources (a digest
+    other than :func:`sources_digest`'s, or none recorded); record the digest. Returns how many cache
+    files were deleted. Never raises for a folder it cannot write: the caches are then numba's to keep."""
+    stamp = roots[0] / "__pycache__" / "kernel_sources"
+    digest = sources_digest(roots)
+    try:
+        if stamp.read_text() == digest:
+            return 0
+    except OSError:
+        pass
+    removed = 0
+    for root in roots:
+        for path in list(root.rglob("__pycache__/*.nb[ic]")):
+            try:
+                path.unlink()
+                removed += 1
+            except OSError:
+                pass
+    try:
+        stamp.parent.mkdir(exist_ok=True)
+        tmp = stamp.with_name(f"kernel_sources.{os.getpid()}")
+        tmp.write_text(digest)
+        tmp.replace(stamp)
+    except OSError:
+        pass
+    return removed
+
+
+clear_stale_caches()  # at import: flexmb/__init__.py imports this module before any kernel module
