@@ -135,9 +135,10 @@ def step_taken(k, t, motion, err, pw, v_scale, prev, work, state, new_state, inf
 
 
 @njit(cache=True)
-def tree_run(step_model, inputs, solver, params, steps, state, kin, ev, est, power, log) -> int:
+def tree_run(args, inputs, params, steps, state, kin, ev, est, power, log) -> int:
     """Take the steps ``steps`` (K, 3) = (step size, end time of the step, time of the state after it)
-    of the StepModel ``step_model`` with the TreeSolverArrays ``solver`` and ``params`` (tree_newton_step's,
+    of the model whose (StepModel, TreeSolverArrays) ``args`` holds (a StepArgs of flexmb/solvers/step_args.py,
+    TreeStep.args: one pointer unboxed per call) with ``params`` (tree_newton_step's,
     h aside) from the StepState ``state`` (q, balls, u, u̇ and the pseudo-acceleration a, all updated
     in place to the last step taken); per step k the RunInputs ``inputs``: the drives (q, q̇, q̈) (K,
     n_driven) each, the applied joint forces ``jforce[k]`` (their values for the power:
@@ -149,6 +150,7 @@ def tree_run(step_model, inputs, solver, params, steps, state, kin, ev, est, pow
     factorizations, residual, error) per step. Returns the number of steps taken (module docstring)."""
     am, af, g, b, _, rtol, atol_udot, eps_pos, length_scale, max_iter, position_tangent = params
     driven_q, driven_u, driven_a = inputs.drives
+    step_model, solver = args.step
     springs, jforce_u, driven = step_model.springs, step_model.jforce_u, est.driven
     prev, work = power
     q, balls, n_u = state.q, state.balls, state.u.size
@@ -165,7 +167,7 @@ def tree_run(step_model, inputs, solver, params, steps, state, kin, ev, est, pow
         p = (am, af, g, b, h, rtol, atol_udot, eps_pos, length_scale, max_iter, position_tangent)
         loads = loads_all[0] if one_load else loads_all[k]
         drives = DriveValues(driven, driven_q[k], driven_u[k], driven_a[k])
-        tree_newton_step(step_model, StepInputs(inputs.jforce[k], loads, drives), solver, p, state, end, kin, ev, info)
+        tree_newton_step(args, StepInputs(inputs.jforce[k], loads, drives), p, state, end, kin, ev, info)
         if int(info[3]) != OK or not _all_finite(end.q, end.u, end.udot, end.balls):
             return k
         powers = PowerInputs(springs[4], springs[0], end.u, loads if inputs.with_loads else no_loads, inputs.jforce_power[k],
@@ -245,8 +247,8 @@ class TreeRun:
         prev, work = rec.work_arrays()
         log = np.empty((n, 4))
         t0 = time.perf_counter()
-        done = tree_run(ts.step_model, RunInputs(jf, jf_p, loads_all, bool(m.loads), drives), ts.solver,
-                        integ.tree_params(dt), steps, StepState(q, balls, u, udot, a1), kin, TreeOutputs(Mb, wfull, tau, rfull),
+        done = tree_run(ts.args, RunInputs(jf, jf_p, loads_all, bool(m.loads), drives), integ.tree_params(dt), steps,
+                        StepState(q, balls, u, udot, a1), kin, TreeOutputs(Mb, wfull, tau, rfull),
                         ErrorInputs(est.c, est.ell, v_scale, ts.driven), (prev, work), log)
         integ.timings["compiled_step"] += time.perf_counter() - t0
         if not done:

@@ -61,6 +61,7 @@ from flexmb.solvers.motion_step import (
     motion_inputs,
     step_motion,
 )
+from flexmb.solvers.step_args import new_step_args
 from flexmb.state import State, _retract_balls
 
 __all__ = ["CompiledStep", "TreeStep", "trial_state", "tree_newton_step", "OK", "NONFINITE", "NOT_CONVERGED", "NOT_POSITIVE"]
@@ -327,16 +328,18 @@ def _small_enough(rn, scale, dxs, n_dx, dx_tol, vscale, gp, bp, rtol, eps_pos) -
 
 
 @njit(cache=True)
-def tree_newton_step(step_model, inputs, solver, params, start, out, kin, ev, info):
+def tree_newton_step(args, inputs, params, start, out, kin, ev, info):
     """The Newton loop of ``GeneralizedAlpha.step`` for a rigid tree with a fresh tree factor per step
-    (module docstring): the StepModel ``step_model``, the StepInputs ``inputs`` at the step's end, the
-    TreeSolverArrays ``solver``, ``params`` = (αm, αf, γ, β, h, rtol, atol_udot, eps_pos, length
-    scale, max_iter, position tangent), from the StepState ``start``. Writes the converged state into
+    (module docstring): ``args`` the StepArgs (flexmb/solvers/step_args.py) of the model's (StepModel,
+    TreeSolverArrays) (:attr:`TreeStep.args`, made once per model: a call from Python unboxes one
+    pointer for them), the StepInputs ``inputs`` at the step's end, ``params`` = (αm, αf, γ, β, h, rtol,
+    atol_udot, eps_pos, length scale, max_iter, position tangent), from the StepState ``start``. Writes the converged state into
     the StepState ``out``, its kinematics into the KinematicsArrays ``kin``, Mb, the node wrenches
     (N+1, 6; bias = its first N rows), τ and eq. (1) at the converged u̇ (all coordinates) into the
     TreeOutputs ``ev``, and ``info`` = (iterations, factorizations, residual, status, coordinate of a
     failed pivot)."""
     am, af, g, b, h, rtol, atol_udot, eps_pos, length_scale, max_iter, position_tangent = params
+    step_model, solver = args.step
     free = step_model.coords.free
     N, n_u, nf = kin.x.shape[0], start.u.size, free.size
     pairs = solver.pairs
@@ -521,6 +524,9 @@ class TreeStep(CompiledStep):
         super().__init__(model, asm)
         N = model.n_nodes
         self.solver = TreeSolverArrays(solver.factor, tangent_work(N), self.pair_arrays(model, asm))
+        # the model's constant arrays in one StructRef (flexmb/solvers/step_args.py): a call of tree_newton_step or
+        # tree_run unboxes one pointer for them instead of some eighty arrays in named tuples (docs/architecture.md P6)
+        self.args = new_step_args((self.step_model, self.solver))
 
     @staticmethod
     def pair_arrays(model: Model, asm) -> tuple:
@@ -557,7 +563,7 @@ class TreeStep(CompiledStep):
         kin, Mb, wfull, tau, rfull = self.buffers()
         info = np.zeros(5)
         inputs = StepInputs(jf[0], loads[0], DriveValues(self.driven, drives[0][0], drives[1][0], drives[2][0]))
-        tree_newton_step(self.step_model, inputs, self.solver, params, StepState(st.q, st.balls, st.u, st.udot, a),
+        tree_newton_step(self.args, inputs, params, StepState(st.q, st.balls, st.u, st.udot, a),
                          StepState(q1, balls1, u1, udot1, a1), kin, TreeOutputs(Mb, wfull, tau, rfull), info)
         st1 = State(t1, q1, balls1, u1, udot1, {k: v.copy() for k, v in st.elements.items()})
         return (int(info[3]), int(info[0]), int(info[1]), float(info[2]), st1, a1,
