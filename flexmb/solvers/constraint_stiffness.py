@@ -104,8 +104,10 @@ def geometric_stiffness(model: Model, asm: Assembler, cons: StaticConstraints, s
     of the weights of the rigid bodies and particles and of the nodal loads (MO4), every column computed."""
     buffers = KinematicsBuffers(model, asm.pattern)
     loaded = load_factor is not None and (bool(asm.node_mass) or bool(model.loads))
-    moving = np.ones(free.size, dtype=bool) if loaded else _moving(model, asm, cons, st, free)
     K = np.zeros((free.size, free.size))
+    if not (cons.families or loaded):
+        return K
+    moving = np.ones(free.size, dtype=bool) if loaded else _moving(model, asm, cons, st, free)
     dq = np.zeros(model.n_u)
     for j in np.nonzero(moving)[0]:
         dq[free[j]] = step

@@ -88,13 +88,15 @@ class ConstrainedModes:
 
 def constrained_modes(model: Model, state: State | None = None, n_modes: int = 6) -> ConstrainedModes:
     """The ``n_modes`` lowest modes of ``model`` (with rigid cuts, prescribed-length actuators or rigid
-    couplings) about ``state`` at rest (default: the initial state; velocities are set to zero), its
-    constraints held exactly (docs/modal.md §2): the multipliers λ that balance the generalized forces in
-    the least-squares sense (MO5), K = ∂r₀/∂q + K_geo(λ) (MO6) (r₀ the static residual without the
-    constraints: the joint springs, the elements' consistent stiffness and, by central differences up to
-    FD_TANGENT_LIMIT free coordinates or for rigid models, the stiffness of gravity and the loads; above it
-    the assembled tangent, without gravity's stiffness on rigid bodies, as statics), reduced to the null
-    space N of the constraint rows G (MO7) and solved densely, K_N φ = ω² M_N φ (MO8).
+    couplings; any other model too: then G is empty and N the identity) about ``state`` at rest (default:
+    the initial state; velocities are set to zero), its constraints held exactly (docs/modal.md §2): the
+    multipliers λ that balance the generalized forces in the least-squares sense (MO5), the stiffness
+    K = ∂r₀/∂q + K_geo(λ) (MO6), r₀ the static residual without the constraints. ∂r₀/∂q is formed by central
+    differences up to FD_TANGENT_LIMIT free coordinates (the joint springs, the elements' stiffness,
+    gravity's and the loads' stiffness); above it it is the elements' assembled consistent tangent plus the
+    stiffness of the rigid bodies' and particles' weights and the nodal loads (MO4), as the static Newton
+    (docs/statics.md (ST10)), a distributed weight's stiffness then the element family's. K is reduced to the
+    null space N of the constraint rows G (MO7) and solved densely, Nᵀ K N φ = ω² Nᵀ M̄ N φ (MO8).
 
     Raises SolverError when the constraints leave no degree of freedom (a pendulum held by an actuator:
     its rows fix every free coordinate) or fewer than ``n_modes``."""
@@ -130,13 +132,13 @@ def constrained_modes(model: Model, state: State | None = None, n_modes: int = 6
                           f"({free.size} free coordinates, {rank} independent constraint rows of {', '.join(names)}).")
     forces = cm.forces(lam)
     # (MO6): the static tangent without the constraints, and their forces' geometric stiffness
-    if has_element_forces(model) and free.size > FD_TANGENT_LIMIT:
-        tangent = "assembled"
+    assembled = has_element_forces(model) and free.size > FD_TANGENT_LIMIT
+    if assembled:  # the elements' consistent tangent, and the weights' and nodal loads' stiffness (MO4)
         K0 = asm.iteration_matrix(ev0, free, 0.0, 1.0, asm.stiffness_damping_diag(free)[0], with_mass=False).toarray()
-    else:
-        tangent = "differences"
+    else:  # central differences of r0: all of it, gravity's and the loads' stiffness included
         K0 = _fd_tangent(model, asm, off, 1.0, free)
-    K = K0 + geometric_stiffness(model, asm, cons, off, forces, free)
+    K = K0 + geometric_stiffness(model, asm, cons, off, forces, free, load_factor=1.0 if assembled else None)
+    tangent = "assembled" if assembled else "differences"
     M = asm.mbar(ev0, free).toarray()
     # (MO8): the reduced eigenproblem (symmetric parts: K is symmetric at an equilibrium, up to differences)
     Kn, Mn = N.T @ K @ N, N.T @ M @ N

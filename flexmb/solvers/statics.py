@@ -26,7 +26,9 @@ Rigid cuts, prescribed-length actuators and rigid couplings are held by the meth
 (docs/statics.md §2; flexmb/solvers/statics_constraints.py): each load step solves the residual with the
 constraints' forces λ + αΦ at fixed λ (ST4), updates λ ← λ + αΦ (ST5) and solves again until every row
 is closed to its family's tolerance (ST7), the penalty α chosen once from the loads' scale (ST6) and
-raised tenfold where the closure falls slowly. Their forces are reported in the result (ST9).
+raised tenfold where the closure falls slowly. Their forces are reported in the result (ST9). Above
+FD_TANGENT_LIMIT free coordinates the assembled tangent gains the constraint forces' geometric stiffness
+and the weights' and nodal loads' (ST10; flexmb/solvers/constraint_stiffness.py).
 """
 
 from __future__ import annotations
@@ -237,7 +239,8 @@ class _Newton:
 
     def tangent(self, st: State, ev, lam: float):
         """The static tangent ∂r/∂q at ``st`` (evaluated as ``ev``) on the free coordinates: sparse
-        assembled, or dense by central differences."""
+        assembled (with constraints plus their forces' and the loads' stiffness, docs/statics.md (ST10)), or
+        dense by central differences."""
         if self.use_elements:
             K = sp.csc_matrix(self.asm.iteration_matrix(ev, self.free, 0.0, 1.0, self.k_diag, with_mass=False))
             if self.cons.active:  # (ST10): the constraint forces' geometric stiffness at this iterate's forces
