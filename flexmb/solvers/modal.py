@@ -27,7 +27,7 @@ from flexmb.errors import SolverError
 from flexmb.model import Model
 from flexmb.solvers.constraint_stiffness import constraint_matrix, geometric_stiffness
 from flexmb.solvers.statics import FD_TANGENT_LIMIT, _fd_tangent, _force_scale
-from flexmb.solvers.statics_constraints import StaticConstraints
+from flexmb.solvers.statics_constraints import HELD, StaticConstraints
 from flexmb.state import State
 
 __all__ = ["ConstrainedModes", "constrained_modes", "natural_frequencies"]
@@ -45,7 +45,7 @@ def natural_frequencies(model: Model, state: State | None = None, n_modes: int =
     its equilibrium under its loads. Raises SolverError when more modes are asked than the model has
     degrees of freedom (free coordinates, less the independent constraint rows)."""
     asm = Assembler(model, exact_tangent=True)
-    if StaticConstraints(model, asm).active:
+    if _held(asm):
         res = constrained_modes(model, state, n_modes)
         return res.frequencies, res.shapes
     st = model.initial_state() if state is None else state.copy()
@@ -148,3 +148,9 @@ def constrained_modes(model: Model, state: State | None = None, n_modes: int = 6
     mult = {f.name: fr for (f, _, _), fr in zip(cons.families, forces)}
     return ConstrainedModes(np.sqrt(np.clip(w2, 0, None)) / (2 * np.pi), w2, shapes, dof, rank, mult, imbalance,
                             tangent)
+
+
+def _held(asm: Assembler) -> bool:
+    """Whether the model has rigid cuts, prescribed-length actuators or rigid couplings (without refusing
+    other families with an internal state, as StaticConstraints does)."""
+    return any(f.name in HELD and d.n and (f.name != "coupling" or bool(np.any(d.rigid))) for f, d, _ in asm.families)
