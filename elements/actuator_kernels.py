@@ -47,8 +47,8 @@ def actuator_forces(x, R, V, ends, L, lmin, st, w, geometry, out):
     zero = np.zeros(n)
     scratch_w = np.zeros_like(w)
     F, energy_e, power = np.empty(n), np.empty(n), np.empty(n)
-    short = spring_damper_forces(x, R, V, ia, ib, sa, sb, zero, zero, zero, zero, lmin, scratch_w, G, nv, ra, rb, l, ldot,
-                                 F, energy_e, power)
+    short = spring_damper_forces(x, R, V, (ia, ib, sa, sb, zero, zero, zero, zero, lmin), scratch_w,
+                                 (G, nv, ra, rb, l, ldot, F, energy_e, power))
     N = x.shape[0]
     energy = 0.0
     noise = 0.0

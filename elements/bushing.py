@@ -51,6 +51,7 @@ import numpy as np
 
 from flexmb.elements import cut_kernels
 from flexmb.elements.cut_contract import ZETA, CutStart, ElasticCutRows, cut_modes
+from flexmb.elements.cut_kernels import BushingArrays, BushingResults
 from flexmb.elements.family import (
     GROUND,
     CutFrames,
@@ -314,8 +315,8 @@ class Bushings(TwoNodeFamily):
         n = data.n
         d, G, A, f, energy, power = (np.empty((n, 6)), np.empty((n, 6, 12)), np.empty((n, 3, 3)), np.empty((n, 6)),
                                      np.empty(n), np.empty(n))
-        cut_kernels.bushing_forces(kin.x, kin.R, kin.V, ia, ib, data.sa, data.Ea, data.sb, data.Eb, data.mode, data.K,
-                                   data.C, w, d, G, A, f, energy, power)
+        bushings = BushingArrays(ia, ib, data.sa, data.Ea, data.sb, data.Eb, data.mode, data.K, data.C)
+        cut_kernels.bushing_forces(kin.x, kin.R, kin.V, bushings, w, BushingResults(d, G, A, f, energy, power))
         return self.evaluation(model, ia, ib, kin.x, kin.R, G, A, f, energy, power)
 
     @staticmethod

@@ -200,7 +200,7 @@ def gdot_times_v(x, R, V, ia, ib, sa, Ea, sb, Eb, mode, mask, out):
         for sgn in (1.0, -1.0):
             _moved(x, R, ia[e], N, sgn * eps, Ve[:6], xa, Ra, rot, Q)
             _moved(x, R, ib[e], N, sgn * eps, Ve[6:], xb, Rb, rot, Q)
-            _deformation(xa, Ra, xb, Rb, sa[e], Ea[e], sb[e], Eb[e], mode[e], d, Gp if sgn > 0 else Gm, A, work)
+            _deformation(xa, Ra, xb, Rb, sa[e], Ea[e], sb[e], Eb[e], mode[e], (d, Gp if sgn > 0 else Gm, A), work)
         for i in range(6):
             s = 0.0
             if mask[e, i]:

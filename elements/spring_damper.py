@@ -232,8 +232,9 @@ class SpringDampers(PointPairDrawing, TwoNodeFamily):
         n = data.n
         G, nv, ra, rb = np.empty((n, 12)), np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3))
         l, ldot, F, energy, power = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
-        short = kernels.spring_damper_forces(kin.x, kin.R, kin.V, ia, ib, data.sa, data.sb, data.k, data.c, data.L0, data.F0,
-                                             data.l_min, w, G, nv, ra, rb, l, ldot, F, energy, power)
+        springs = kernels.SpringDamperArrays(ia, ib, data.sa, data.sb, data.k, data.c, data.L0, data.F0, data.l_min)
+        short = kernels.spring_damper_forces(kin.x, kin.R, kin.V, springs, w,
+                                             kernels.SpringDamperResults(G, nv, ra, rb, l, ldot, F, energy, power))
         if short >= 0:
             raise too_short(data, short, float(l[short]), state.t)
         k, c = data.k, data.c

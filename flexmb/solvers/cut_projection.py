@@ -270,8 +270,6 @@ def bushings_at(work, bushing, bushing_outs) -> None:
     """The bushings' forces, energies and powers (bushing.evaluate; ``bushing_outs`` (d, G, A, f,
     energy, power)) at the kinematics work.kin of the projected state: the dissipation of the
     evaluation there (newton_loop.accept's ``ev1``, the recorder's power)."""
-    ia, ib, sa, Ea, sb, Eb, mode, Kb, Cb = bushing
-    if ia.size:
+    if bushing[0].size:
         k2 = work.kin
-        d, G, A, f, energy, power = bushing_outs
-        bushing_forces(k2[0], k2[1], k2[7], ia, ib, sa, Ea, sb, Eb, mode, Kb, Cb, work.scratch, d, G, A, f, energy, power)
+        bushing_forces(k2[0], k2[1], k2[7], bushing, work.scratch, bushing_outs)

@@ -118,10 +118,8 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     # Assembler.evaluate: the tree and the bodies, then the bushings (bushing.evaluate), then the beams (beam.evaluate)
     _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q1, balls1, u1, x, R, Vs, As, S, Sd, P, V, zeta,
               Mb, wfull, tau, threads[1])
-    ia, ib, sa, Ea, sb, Eb, mode, Kb, Cb = bushing
-    if ia.size:
-        bd, bG, bA, bf, ben, bpw = outs[1]
-        bushing_forces(x, R, V, ia, ib, sa, Ea, sb, Eb, mode, Kb, Cb, wfull, bd, bG, bA, bf, ben, bpw)
+    if bushing[0].size:
+        bushing_forces(x, R, V, bushing, wfull, outs[1])
     # Evaluation.residual: r = Bᵀ (Mb B u̇ + bias + M_e B u̇) - τ; the beams' M_e B u̇ in their residual's pass
     if nt > 1:
         node_twists_threads(ground, rest, nt, parent, child, coord_start, coord_count, S, udot1, x, aw)

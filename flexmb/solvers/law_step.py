@@ -207,7 +207,7 @@ def spring_damper_laws_iterate(x, R, V, spring, out, w):
     finite, or -1; 1.0 for a law)."""
     ia, ib, sa, sb, k, c, L0, F0, lmin, addr, laws, tm = spring
     G, nv, ra, rb, l, ldot, F, energy, power, flags, kk, cc = out
-    short = spring_damper_forces(x, R, V, ia, ib, sa, sb, k, c, L0, F0, lmin, w, G, nv, ra, rb, l, ldot, F, energy, power)
+    short = spring_damper_forces(x, R, V, spring, w, out)
     flags[0], flags[1] = float(short), 0.0
     if short >= 0:
         return
