@@ -13,25 +13,22 @@ The models of tests/test_motion_load_compiled.py, each with its Newton loop in P
 
 ``python``: the compiled step switched off (ElementStep.applies / TreeStep.applies False: the Python Newton
 loop, what the models took before); ``compiled``: the default path (flexmb/solvers/motion_load_step.py). Each
-takes ``--steps`` steps of ``--dt`` through ``GeneralizedAlpha.step``; the time per step is the process time
-(not wall time: the machine is shared) of one run in its own process (``--worker``), after a warm-up run per
-model and variant that compiles the kernels; the variants are interleaved (python, compiled, python, ...) and
-the median of ``--repeats`` runs reported. Both must take the same Newton iterations (the compiled step is the
-Python step bit for bit): the report prints them. Measured, not a timed test.
+takes ``--steps`` steps of ``--dt`` through ``GeneralizedAlpha.step`` (one process; both integrators made first
+and warmed up by five steps, which loads or compiles the kernels); the time per step is the process time (not
+wall time: the machine is shared) of a run; the variants are interleaved (python, compiled, python, ...), each
+continuing its own motion, and the median of ``--repeats`` runs reported. Both must take the same Newton
+iterations (the compiled step is the Python step bit for bit): the report prints them. Measured, not a timed
+test.
 
 How to run it
 -------------
-    python benchmarks/motion_load_compiled.py                       # 2000 steps of 1 ms, 5 repeats
+    python benchmarks/motion_load_compiled.py                       # 5 x 500 steps of 1 ms per variant
     python benchmarks/motion_load_compiled.py --steps 500 --markdown
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
-import sys
 import time
 
 import numpy as np
@@ -83,70 +80,70 @@ def build(name: str):
     return mb.compile()
 
 
-def worker(name: str, variant: str, steps: int, dt: float) -> dict:
-    """One measured run (the module docstring): process ms per step, Newton iterations per step, the path."""
+def _integrator(model, variant: str):
+    """The integrator of ``variant``: ``python`` made with the compiled steps refused (their ``applies`` False while
+    it is made: the Python Newton loop), ``compiled`` the default."""
     from flexmb.solvers.element_step import ElementStep
     from flexmb.solvers.generalized_alpha import GeneralizedAlpha
-    from flexmb.solvers.initial import relaxed_start
     from flexmb.solvers.tree_step import TreeStep
 
-    if variant == "python":
-        ElementStep.applies = staticmethod(lambda model, asm, cholmod: False)
-        TreeStep.applies = staticmethod(lambda model, asm: False)
+    if variant == "compiled":
+        return GeneralizedAlpha(model)
+    saved = ElementStep.__dict__["applies"], TreeStep.__dict__["applies"]
+    ElementStep.applies = staticmethod(lambda model, asm, cholmod: False)
+    TreeStep.applies = staticmethod(lambda model, asm: False)
+    try:
+        return GeneralizedAlpha(model)
+    finally:
+        ElementStep.applies, TreeStep.applies = saved
+
+
+def measure(name: str, steps: int, dt: float, repeats: int) -> list[tuple]:
+    """Per variant: (model, variant, median ms/step, min, max, Newton iterations per step, path) over ``repeats``
+    interleaved runs of ``steps`` steps each, continuing from the last (process time)."""
+    from flexmb.solvers.initial import relaxed_start
+
     model = build(name)
-    integ = GeneralizedAlpha(model)
-    st, _ = integ.initial_acceleration(relaxed_start(model)[0])
-    a = st.udot.copy()
-    for _ in range(5):  # the kernels loaded (compiled on the warm-up run)
-        st, a, _, _ = integ.step(st, a, dt)
-    iterations = 0
-    t0 = time.process_time()
-    for _ in range(steps):
-        st, a, _, info = integ.step(st, a, dt)
-        iterations += info.iterations
-    cpu = time.process_time() - t0
-    return {"ms_per_step": 1e3 * cpu / steps, "iterations": iterations / steps,
-            "path": integ.step_path().split(" (")[0][:70]}
+    runs = {}
+    for variant in ("python", "compiled"):
+        integ = _integrator(model, variant)
+        st, _ = integ.initial_acceleration(relaxed_start(model)[0])
+        a = st.udot.copy()
+        for _ in range(5):  # warm-up: the kernels loaded or compiled
+            st, a, _, _ = integ.step(st, a, dt)
+        runs[variant] = [integ, st, a, [], 0]
+    for _ in range(repeats):  # interleaved: the machine's load falls on both alike
+        for r in runs.values():
+            integ, st, a = r[0], r[1], r[2]
+            t0 = time.process_time()
+            for _ in range(steps):
+                st, a, _, info = integ.step(st, a, dt)
+                r[4] += info.iterations
+            r[3].append(1e3 * (time.process_time() - t0) / steps)
+            r[1], r[2] = st, a
+    out = []
+    for variant, (integ, _, _, ms, it) in runs.items():
+        out.append((name, variant, float(np.median(ms)), min(ms), max(ms), it / (steps * repeats),
+                    integ.step_path().split(" (")[0][:60]))
+    return out
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", nargs="*", default=list(MODELS))
-    p.add_argument("--steps", type=int, default=2000)
+    p.add_argument("--steps", type=int, default=500)
     p.add_argument("--dt", type=float, default=1e-3)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--markdown", action="store_true")
-    p.add_argument("--worker", nargs=2)
     args = p.parse_args()
-    if args.worker:
-        print(json.dumps(worker(args.worker[0], args.worker[1], args.steps, args.dt)))
-        return
-
-    def run(name: str, variant: str, steps: int) -> dict:
-        cmd = [sys.executable, __file__, "--worker", name, variant, "--steps", str(steps), "--dt", str(args.dt)]
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=os.environ.copy())
-        return json.loads(out.stdout.strip().splitlines()[-1])
-
-    rows = []
-    for name in args.models:
-        for variant in ("python", "compiled"):
-            run(name, variant, 10)  # warm-up: numba compiles and caches the kernels
-        got: dict[str, list[dict]] = {"python": [], "compiled": []}
-        for _ in range(args.repeats):  # interleaved: the machine's load falls on both alike
-            for variant in ("python", "compiled"):
-                got[variant].append(run(name, variant, args.steps))
-        med = {v: float(np.median([r["ms_per_step"] for r in rs])) for v, rs in got.items()}
-        for variant, rs in got.items():
-            ms = sorted(r["ms_per_step"] for r in rs)
-            rows.append((name, variant, med[variant], ms[0], ms[-1], rs[0]["iterations"], med["python"] / med[variant],
-                         rs[0]["path"]))
-    head = "| model | variant | ms/step (median) | min-max | Newton it./step | speed-up | Newton path |"
+    rows = [row for name in args.models for row in measure(name, args.steps, args.dt, args.repeats)]
+    head = "| model | variant | ms/step (median) | min-max | Newton it./step | Newton path |"
     print(head if args.markdown else head.replace("|", " "))
     if args.markdown:
-        print("|---" * 7 + "|")
-    for name, v, med, lo, hi, it, up, path in rows:
-        line = f"| {name} | {v} | {med:.4f} | {lo:.4f}-{hi:.4f} | {it:.2f} | {up:.1f} | {path} |"
-        print(line if args.markdown else line.replace("|", " "))
+        print("|---" * 6 + "|")
+    for name, v, med, lo, hi, it, path in rows:
+        line = f"| {name} | {v} | {med:.4f} | {lo:.4f}-{hi:.4f} | {it:.2f} | {path} |"
+        print(line if args.markdown else line.replace("|", " "), flush=True)
 
 
 if __name__ == "__main__":
