@@ -28,8 +28,8 @@ G = 9.81
 
 
 def drag_pendulum(c: float = 0.8) -> fm.Model:
-    """A rod (1 kg, 1 m) on a pin, released horizontal; its tip node (welded by a stiff bushing-free revolute at the
-    tip) under the quadratic drag -c |v| v."""
+    """A rod (1 kg, 1 m) on a pin, released horizontal, with a small body (0.2 kg) on a second pin at its tip; the
+    tip node under the quadratic drag -c s v, s = sqrt(|v|² + 1e-12) (smooth at rest)."""
     mb = fm.ModelBuilder(gravity=(0.0, -G, 0.0))
     mb.add_node("rod", position=(0.0, 0.0, 0.0))
     mb.add_body("rod", node="rod", mass=1.0, com=(0.5, 0.0, 0.0), inertia=np.diag([1e-4, 1 / 12, 1 / 12]))
