@@ -120,7 +120,7 @@ def cut_arrays(fams: tuple, penalty: np.ndarray, elastic: bool, kin: tuple, n_u:
                    np.empty((N, 6)), np.empty(n_u), np.empty(n_free), np.empty(e6), np.empty(e6),
                    np.empty((n, N_STATE)), np.array(state, dtype=float).reshape(n, N_STATE), k, projection,
                    (fams[0], no_bushings, fams[2], no_springs, tuple(a[:0] for a in fams[4]), no_actuators,
-                    tuple(a[:0] for a in fams[6])), np.zeros(n_free),
+                    tuple(a[:0] for a in fams[6]), tuple(a[:0] for a in fams[7])), np.zeros(n_free),
                    np.zeros((N + 1, 6)))
     return model, work
 

@@ -210,12 +210,17 @@ class ElementRun:
         families with element state, only rigid cuts, not beside beams or spring-dampers
         (PROJECTED_PER_STEP: where the cuts project with their own factor, rigid_cut._elastic, the
         dissipation at the projected state is compiled for bushings only: flexmb/solvers/cut_projection.py),
-        no joint forces of the motion (their work and samples: docs/motion_forces.md (M6), (M7))."""
+        no joint forces or loads of the motion (their work and samples: docs/motion_forces.md (M6), (M7), (M13), (M15)), no
+        follower loads."""
         model, asm = integ.model, integ.asm
         if callback is not None:
             return "a callback sees every step's state in Python"
         if model.mforce_u.size:
             return "the work and samples of joint forces of the motion are taken in Python after each step"
+        if any(ld.follower for ld in model.loads):  # their values are set per step (docs/motion_forces.md (M19))
+            return "follower loads are turned at each step's time, set in Python"
+        if "motion_load" in model.elements and model.elements["motion_load"].n:  # docs/motion_forces.md §8
+            return "the work and samples of loads of the motion are taken in Python after each step"
         if integ.element_step is None or not integ.compiled_newton or integ.chol.kind not in ("dense", "band") \
                 or integ._reusing():
             return "each step's Newton loop is not one compiled call"
