@@ -19,6 +19,9 @@ G = ∂d/∂X is the bushing's deformation derivative, B the velocity transforma
     λ_{n+1} = λ + α Φ(q_{n+1})   the cut force of the converged step                           (AL8)
     within a step, α ← 10 α (up to 100 times) when the closure falls by less than 0.3 per
         iteration after the third while above round-off; S is refactorized with it             (AL11)
+    a closed cut whose closure falls by less than 0.3 per iteration after the third keeps its λ
+        for the rest of the step (round-off, or rows that hold only at second order near a
+        singular configuration: (AL3) would only add α times a closure it cannot reduce)       (AL13)
 
 A step is accepted when every cut is within (AL4) and the time step's Newton test holds (rtol on
 the residual or on the predicted correction, flexmb.solvers.generalized_alpha); there is no residual
@@ -58,7 +61,8 @@ rows between steps are closed the same way (:meth:`RigidCuts.close`), their mult
 Internal state per cut (State.elements["rigid_cut"], (n_el, 10)): λ (6, bushing order, zero on free
 rows), the penalty factor s (α = s × the row's mass scale), its largest value, the Newton phase k
 (-1: accepted, the cut force is λ; 0: the first iterate of a step, force λ + αΦ; >= 1: later
-iterates, (AL3)) and the closure of the previous iterate relative to the tolerance.
+iterates, (AL3)) and the closure of the previous iterate relative to the tolerance (negative: λ kept,
+(AL13)).
 """
 
 from __future__ import annotations
@@ -241,7 +245,8 @@ class RigidCuts(TwoNodeFamily):
     def newton_update(self, model: Model, data: RigidCutData, prep: Any, fe: RigidCutEvaluation,
                       state: State) -> tuple[np.ndarray, bool, bool]:
         """(AL3)'s multipliers for the next iterate, settled when every held row is within its
-        tolerance (AL4), α raised where the closure stagnates (AL11; the matrix then changes)."""
+        tolerance (AL4), α raised where the closure stagnates (AL11; the matrix then changes), λ
+        kept for the rest of the step where a closed cut's closure stagnates (AL13)."""
         st = np.ascontiguousarray(self._internal(data, state), dtype=float)
         nxt, alpha_next, scale = np.empty_like(st), np.empty((data.n, 6)), np.empty(data.n)
         ia, ib = prep
