@@ -119,11 +119,11 @@ class FamilyEvaluation:
     strain_energy: float = 0.0
     dissipation: float = 0.0
     position_noise: float = 0.0
-    #: [W] power the family's prescribed motions put into the mechanism (actuators, flexmb.elements.actuator):
+    #: the power [W] the family's prescribed motions put into the mechanism (actuators, flexmb.elements.actuator),
     #: counted with the drives' work in the energy balance
     drive_power: float = 0.0
-    #: [W] power of the family's applied loads (node loads of the motion, flexmb.elements.motion_load): counted
-    #: with the nodal loads' work (load work) in the energy balance
+    #: the power [W] of the family's applied loads (node loads of the motion, flexmb.elements.motion_load),
+    #: counted with the nodal loads' work (load work) in the energy balance
     load_power: float = 0.0
 
 
