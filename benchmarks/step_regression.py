@@ -14,6 +14,10 @@ A checkout is ``LABEL=DIR``: DIR's own ``.venv/bin/python`` when it has one, els
     python benchmarks/step_regression.py before=/path/to/old after=. --rounds 3 --repeats 3
     python benchmarks/step_regression.py before=/path/to/old after=. --cases rigid_chain falling_link
     python benchmarks/step_regression.py --worker --repeats 3      # one process: JSON lines on stdout
+    python benchmarks/step_regression.py before=/old after=. --output-every 1 100 --cases change_point_four_bar
+
+``--output-every`` times each case at each of the given output intervals instead of its own (a row every
+step against one every 100: what a row costs); ``--cases`` keeps the cases whose label contains one of the words.
 """
 
 from __future__ import annotations
@@ -88,24 +92,28 @@ def _seed_case(stem: str):
     return case.build(params), settings
 
 
-def worker(repeats: int, only: list[str]) -> None:
-    """Time every case (those whose label contains one of ``only``, if given) ``repeats`` times after one
-    warm-up run; one JSON line per case on stdout."""
+def worker(repeats: int, every: list[int] | None = None, cases: list[str] | None = None) -> None:
+    """Time every case (those whose label contains one of ``cases``, None: all) ``repeats`` times after one
+    warm-up run, at each output interval of ``every`` (None: the case's own); one JSON line per case and
+    interval on stdout."""
     import flexmb as fm
 
     print(json.dumps({"flexmb": fm.__file__}), flush=True)
     for label, stem, t_end, n in CASES:
-        if only and not any(o in label for o in only):
+        if cases and not any(c in label for c in cases):
             continue
         model, settings = _case(stem, n)
         fm.simulate(model, min(t_end, 0.05), **settings)  # numba's compile / cache load
-        times, steps, status = [], 0, ""
-        for _ in range(repeats):
-            t0 = time.process_time()
-            res = fm.simulate(model, t_end, **settings)
-            times.append(time.process_time() - t0)
-            steps, status = int(res.stats.get("steps", 0)), res.status
-        print(json.dumps({"case": label, "steps": steps, "status": status, "seconds": times}), flush=True)
+        for k in every or [None]:
+            run = settings if k is None else {**settings, "output_every": k}
+            times, steps, status = [], 0, ""
+            for _ in range(repeats):
+                t0 = time.process_time()
+                res = fm.simulate(model, t_end, **run)
+                times.append(time.process_time() - t0)
+                steps, status = int(res.stats.get("steps", 0)), res.status
+            name = label if k is None else f"{label} every {k}"
+            print(json.dumps({"case": name, "steps": steps, "status": status, "seconds": times}), flush=True)
 
 
 def _command(directory: Path) -> tuple[list[str], dict[str, str]]:
@@ -123,19 +131,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("checkouts", nargs="*", help="LABEL=DIR")
     ap.add_argument("--rounds", type=int, default=3, help="processes per checkout (order swapped every round)")
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per case and process")
-    ap.add_argument("--cases", nargs="*", default=[], help="only the cases whose label contains one of these")
+    ap.add_argument("--output-every", type=int, nargs="+", help="output intervals to time each case at (default: its own)")
+    ap.add_argument("--cases", nargs="+", help="only the cases whose label contains one of these (default: all)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    options = (["--output-every", *map(str, a.output_every)] if a.output_every else []) + \
+        (["--cases", *a.cases] if a.cases else [])
     if a.worker:
-        worker(a.repeats, a.cases)
+        worker(a.repeats, a.output_every, a.cases)
         return 0
     checkouts = [(s.split("=", 1)[0], Path(s.split("=", 1)[1]).resolve()) for s in a.checkouts]
     ms: dict[tuple[str, str], list[float]] = {}
     for rnd in range(a.rounds):
         for label, d in checkouts[:: 1 if rnd % 2 == 0 else -1]:
             cmd, env = _command(d)
-            out = subprocess.run([*cmd, str(Path(__file__).resolve()), "--worker", "--repeats", str(a.repeats),
-                                  "--cases", *a.cases],
+            out = subprocess.run([*cmd, str(Path(__file__).resolve()), "--worker", "--repeats", str(a.repeats), *options],
                                  capture_output=True, text=True, env=env, cwd=str(d))
             if out.returncode != 0:
                 print(out.stderr, file=sys.stderr)
@@ -152,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
           "process ms/step, min (median)\n")
     print("| case | " + " | ".join(label for label, _ in checkouts) + " |")
     print("|---|" + "---|" * len(checkouts))
-    for label, *_ in CASES:
+    for label in dict.fromkeys(case for case, _ in ms):
         cells = [f"{min(v):.4f} ({statistics.median(v):.4f})" if (v := ms.get((label, c))) else "-" for c, _ in checkouts]
         print(f"| {label} | " + " | ".join(cells) + " |")
     return 0

@@ -47,7 +47,6 @@ from flexmb.solvers.tree_run import (
     ErrorInputs,
     PowerInputs,
     Taken,
-    book_steps,
     step_measures,
     step_taken,
 )
@@ -187,6 +186,19 @@ def element_run(args, inputs, alpha, newton, steps, state, est, power, log, info
     return steps.shape[0]
 
 
+def step_times(t: float, dt: float, n: int) -> np.ndarray:
+    """(n, 3) = (step size, end time of the step, time of the state after it) of ``n`` steps of ``dt`` from ``t``,
+    as GeneralizedAlpha.advance takes them (TreeRun.run's times: a sequential sum); one step without the sums'
+    arrays (the same operations on floats: t + dt, min(dt, (t + dt) - t), t + h)."""
+    if n == 1:
+        t1 = t + dt
+        h = min(dt, t1 - t)
+        return np.array([[h, t + h, t1]])
+    times = np.cumsum(np.concatenate(([t], np.full(n, dt))))
+    h = np.minimum(dt, times[1:] - times[:-1])
+    return np.column_stack((h, times[:-1] + h, times[1:]))
+
+
 class ElementRun:
     """The fixed steps of a model of the compiled element step between output rows in one compiled
     call (module docstring), for one run: the integrator ``integ``, the recorder and the error
@@ -208,12 +220,17 @@ class ElementRun:
         families with element state, only rigid cuts, not beside beams or spring-dampers
         (PROJECTED_PER_STEP: where the cuts project with their own factor, rigid_cut._elastic, the
         dissipation at the projected state is compiled for bushings only: flexmb/solvers/cut_projection.py),
-        no joint forces of the motion (their work and samples: docs/motion_forces.md (M6), (M7))."""
+        no joint forces or loads of the motion (their work and samples: docs/motion_forces.md (M6), (M7), (M13), (M15)), no
+        follower loads."""
         model, asm = integ.model, integ.asm
         if callback is not None:
             return "a callback sees every step's state in Python"
         if model.mforce_u.size:
             return "the work and samples of joint forces of the motion are taken in Python after each step"
+        if any(ld.follower for ld in model.loads):  # their values are set per step (docs/motion_forces.md (M19))
+            return "follower loads are turned at each step's time, set in Python"
+        if "motion_load" in model.elements and model.elements["motion_load"].n:  # docs/motion_forces.md §8
+            return "the work and samples of loads of the motion are taken in Python after each step"
         if integ.element_step is None or not integ.compiled_newton or integ.chol.kind not in ("dense", "band") \
                 or integ._reusing():
             return "each step's Newton loop is not one compiled call"
@@ -243,6 +260,9 @@ class ElementRun:
         self.cuts = bool(m.elements["rigid_cut"].n)
         self._own: tuple | None = None  # the step arrays this run's last call began (ElementStep.begin's reuse)
         self._args: tuple | None = None  # (StepArgs, key) of the last call (_step_args)
+        self._quick: tuple | None = None  # the objects the last StepArgs was made for, in short (_step_args)
+        self._newton_key: tuple | None = None  # what _newton's tuple was made of
+        self._newton_args: tuple = ()
 
     def run(self, st: State, a: np.ndarray, dt: float, n: int) -> tuple[State, np.ndarray, Evaluation | None, Taken]:
         """Up to ``n`` steps of ``dt`` from (st, a), as GeneralizedAlpha.advance takes them when no
@@ -252,9 +272,7 @@ class ElementRun:
         count and the recorder's work integrals are updated."""
         integ, rec, est, es, m = self.integ, self.rec, self.est, self.es, self.model
         n = min(n, self.max_steps)
-        times = np.cumsum(np.concatenate(([st.t], np.full(n, dt))))  # as TreeRun.run: advance()'s times
-        h = np.minimum(dt, times[1:] - times[:-1])
-        steps = np.column_stack((h, times[:-1] + h, times[1:]))
+        steps = step_times(st.t, dt, n)
         drives, jf, loads_all = es.inputs(steps[:, 1])
         # the joint forces at the states' times for the power: those at the step ends where the times are the same
         jf_p = jf if not m.jforce_f or np.array_equal(steps[:, 1], steps[:, 2]) else es.joint_forces(steps[:, 2])
@@ -271,9 +289,7 @@ class ElementRun:
         prev, work = rec.work_arrays()
         log = np.empty((n, 4))
         info = np.zeros(5)
-        newton = (float(integ.rtol), float(integ.atol_udot), float(integ._eps_pos), float(integ.length_scale),
-                  int(integ.max_iter), bool(self._lazy()), es.with_mass, np.ascontiguousarray(integ._lever, dtype=float),
-                  np.ascontiguousarray(integ.c_diag, dtype=float), np.ascontiguousarray(integ.k_diag, dtype=float))
+        newton = self._newton()
         cuts = None
         if self.cuts:  # the cuts' arrays (CutModel, CutWork); None without rigid cuts (element_run's branches pruned)
             elastic = _elastic(m, "rigid_cut")
@@ -289,9 +305,8 @@ class ElementRun:
         integ.timings["compiled_step"] += time.perf_counter() - t0
         if not done:
             return st, a, None, Taken(np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
-        taken = book_steps(rec, est, float(v_scale[0]), (prev, work), steps[:done], log[:done])
-        integ.note_element_steps(taken.h, taken.factorizations)
-        elements = {k: v.copy() for k, v in st.elements.items()}
+        taken = self._book(float(v_scale[0]), prev, work, steps[:done], log[:done])
+        elements = {k: v.copy() for k, v in st.elements.items()} if st.elements else {}
         if cuts is not None:  # the factor after the last step taken (its end step may have refactorized S: counted)
             cut_work = cuts[1]
             key = cut_work.key
@@ -310,19 +325,52 @@ class ElementRun:
         es.end_run(st1, float(steps[last, 1]), loads_all[last] if m.loads else loads_all[0])
         lazy = int(info[3]) == LAZY
         ev = LazyEvaluation(integ.asm, st1, es.kinematics()) if lazy else es.evaluation()
-        if not lazy:
+        if not lazy:  # the accepted iterate's node wrenches (element_iterate's), for the row's reactions
+            ev.wrenches_known = (ev.residual_known[1], es.work[3].copy())
             rec.set_drive(es.rfull[es.driven].copy() if es.driven.size else np.zeros(0))
         return st1, a1, ev, taken
 
     def _step_args(self):
         """The StepArgs of the begun step's arguments on the integrator's factor (ElementStep.run_arguments): the
         last call's again where the step's buffers, outputs and factor arrays are the same objects
-        (flexmb/solvers/step_args.py), so a call unboxes one structure, not their arrays."""
-        chol = self.integ.chol
-        arguments = self.es.run_arguments(chol)
-        key = (self.es, chol, *arguments[7:16], *arguments[17:20], *arguments[20])
+        (flexmb/solvers/step_args.py), so a call unboxes one structure, not their arrays. Where the step reused
+        the last call's arrays (ElementStep.begin's ``reuse``: the same out_state and outputs) on the same factor
+        and factor arrays, the arguments are not gathered again."""
+        chol, es = self.integ.chol, self.es
+        factor = es.factor_arrays(chol)  # the band's L.reshape(-1) is a new view per call: L itself instead
+        quick = (es, es.out_state, es.outs, chol, chol.L, *factor[1:3], *factor[5:], getattr(chol, "values", None))
+        if self._args is not None and self._quick is not None and all(a is b for a, b in zip(quick, self._quick)):
+            return self._args[0]
+        arguments = es.run_arguments(chol)
+        key = (es, chol, *arguments[7:16], *arguments[17:20], *arguments[20])
         self._args = step_args(arguments, key, self._args)
+        self._quick = quick
         return self._args[0]
+
+    def _newton(self) -> tuple:
+        """element_run's ``newton``: the integrator's settings and diagonals, made again only where one changed."""
+        integ = self.integ
+        key = (integ.rtol, integ.atol_udot, integ._eps_pos, integ.length_scale, integ.max_iter, self._lazy(),
+               self.es.with_mass, integ._lever, integ.c_diag, integ.k_diag)
+        if self._newton_key is None or any(a is not b for a, b in zip(key, self._newton_key)):
+            self._newton_args = (float(integ.rtol), float(integ.atol_udot), float(integ._eps_pos), float(integ.length_scale),
+                                 int(integ.max_iter), bool(self._lazy()), self.es.with_mass,
+                                 np.ascontiguousarray(integ._lever, dtype=float),
+                                 np.ascontiguousarray(integ.c_diag, dtype=float), np.ascontiguousarray(integ.k_diag, dtype=float))
+            self._newton_key = key
+        return self._newton_args
+
+    def _book(self, v_scale: float, prev: np.ndarray, work: np.ndarray, steps: np.ndarray, log: np.ndarray) -> Taken:
+        """After element_run took ``steps`` (k, 3) with ``log`` (k, 4): what tree_run.book_steps and
+        GeneralizedAlpha.note_element_steps do, at once, with views of this call's arrays (made per call): the error
+        scale, the recorder's work integrals (prev, work) and step history, the integrator's step counts."""
+        self.est.set_scale(v_scale)
+        self.rec.set_work(prev, work)
+        h = steps[:, 0]
+        taken = Taken(steps[:, 2], h, log[:, 0].astype(np.int64), log[:, 1].astype(np.int64))
+        self.rec.log.add_accepted(steps[:, 1], h, taken.iterations, log[:, 3])
+        self.integ.note_element_steps(h, taken.factorizations)
+        return taken
 
     def _lazy(self) -> bool:
         """Whether a converged step may be taken without evaluating its last iterate (GeneralizedAlpha.step)."""

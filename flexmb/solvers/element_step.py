@@ -4,9 +4,9 @@ In a generalized-α step of :class:`flexmb.solvers.generalized_alpha.Generalized
 iteration forms a trial state, evaluates it and forms eq. (1) of engine/assembly.py; a
 factorization also assembles the iteration matrix. In Python that is some forty calls and as many
 small arrays per iteration, several times the arithmetic on small models. For models whose forces
-are those of rigid bodies, beams, joint springs, dampers, drives, applied joint forces,
-fixed-axes nodal loads and bearing friction (:meth:`ElementStep.applies`), :func:`element_iterate` does one iteration's
-work in one compiled call: the update formulas (Arnold & Brüls eq. 13–16), the trial state, the
+are those of rigid bodies, beams, joint springs, dampers, drives, applied joint forces, nodal and follower
+loads, loads of the motion and bearing friction (:meth:`ElementStep.applies`), :func:`element_iterate` does one
+iteration's work in one compiled call: the update formulas (Arnold & Brüls eq. 13–16), the trial state, the
 drives, forward kinematics, the bodies' masses and forces (elements/rigid_body eq. 1–2), the
 beams' forces and inertia (elements/beam eq. 5–7), eq. (1) on the free coordinates with the
 bearing friction's torques (engine/friction.py eq. 1, the Python evaluation's kernel) and, at the
@@ -48,6 +48,7 @@ from flexmb.engine.kinematics import (
 )
 from flexmb.engine.tree_data import Coordinates, DriveValues, KinematicsArrays, StepInputs, StepModel, StepState, TreeOutputs
 from flexmb.model import Model
+from flexmb.solvers import motion_load_step as load_step
 from flexmb.solvers.actuator_step import SHORT, actuator_arrays, actuator_error, set_targets
 from flexmb.solvers.element_families import (
     any_cut_or_spring,
@@ -118,10 +119,8 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
     # Assembler.evaluate: the tree and the bodies, then the bushings (bushing.evaluate), then the beams (beam.evaluate)
     _evaluate(StepModel(tree, bodies, gravity, springs, jforce_u, coordinates), StepInputs(jforce_val, loads, drive_values),
               state, KinematicsArrays(x, R, Vs, As, S, Sd, P, V, zeta), TreeOutputs(Mb, wfull, tau, rfull), threads[1])
-    ia, ib, sa, Ea, sb, Eb, mode, Kb, Cb = bushing
-    if ia.size:
-        bd, bG, bA, bf, ben, bpw = outs[1]
-        bushing_forces(x, R, V, ia, ib, sa, Ea, sb, Eb, mode, Kb, Cb, wfull, bd, bG, bA, bf, ben, bpw)
+    if bushing[0].size:
+        bushing_forces(x, R, V, bushing, wfull, outs[1])
     # Evaluation.residual: r = Bᵀ (Mb B u̇ + bias + M_e B u̇) - τ; the beams' M_e B u̇ in their residual's pass
     if nt > 1:
         node_twists_threads(ground, rest, nt, parent, child, coord_start, coord_count, S, udot1, x, aw)
@@ -133,6 +132,8 @@ def element_iterate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads,
                                               threads[0])
     if any_cut_or_spring(fams) and cut_and_spring_forces(x, R, V, S, q1, u1, fams, outs, wfull):
         return np.inf, 0.0  # a spring-damper below l_min (S11): fails
+    if load_step.node_loads_iterate(fams[7], x, R, V, wfull):  # the loads of the motion, last (M12); one not finite
+        return np.inf, 0.0
     N = x.shape[0]
     bias = wfull[:N]
     if bodies[0].size:
@@ -216,6 +217,7 @@ def element_matrix(tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, ck, 
                                           threads[0], plan)
     if any_cut_or_spring(fams):
         cut_and_spring_matrix(fams, outs, scatters, ck, cc, material_only, S, x, data)
+    load_step.node_load_matrix(fams[7], scatters[13], scatters[14], ck, cc, S, x, data)
 
 
 @njit(cache=True)
@@ -344,13 +346,13 @@ class ElementStep(CompiledStep):
 
     #: the element families whose forces and blocks the compiled iterates form (elements/beam/kernels.py,
     #: elements/cut_kernels.py); a model with any other family takes the Python iterates
-    FAMILIES = ("bushing", "beam", "rigid_cut", "spring_damper", "actuator", "coupling", "rotational_spring_damper")
+    FAMILIES = ("bushing", "beam", "rigid_cut", "spring_damper", "actuator", "coupling", "rotational_spring_damper",
+                "motion_load")
 
     @staticmethod
     def applies(model: Model, asm, cholmod: bool) -> bool:
-        """On a matrix factor (CHOLMOD, dense, band), a model whose forces are those of bushings, beams,
-        rigid cuts, spring-dampers and couplings (and rigid bodies as the only node masses), with or without
-        bearing friction, without follower loads or spring-damper force laws numba does not compile."""
+        """On a matrix factor, a model of the families :attr:`FAMILIES` (rigid bodies the only node masses) whose
+        user functions numba compiles (element_step_refusal)."""
         return not ElementStep.refusal(model, asm, cholmod)
 
     @staticmethod
@@ -382,6 +384,7 @@ class ElementStep(CompiledStep):
         self.actuator, self._n_actuator = actuator_arrays(model), model.elements["actuator"].n  # actuator_step.py
         self.rotational = rotational_arrays(model, self.springs[5][4])  # the step's time: the torque laws' too
         self._n_rotational = model.elements["rotational_spring_damper"].n
+        self.motion_load = load_step.node_load_inputs(model)  # the loads of the motion (flexmb/solvers/motion_load_step.py)
         free = np.asarray(model.free_u, dtype=i64)
         im = asm.matrices.get(free)
         group = {f.name: k for k, (f, _, _) in enumerate(asm.with_blocks)}
@@ -393,7 +396,8 @@ class ElementStep(CompiledStep):
                                       np.zeros(0, dtype=i64))
             return im.groups[group[name]].lower_only(im.indices, im.indptr)
 
-        sc, scb, scr, scs = lower("beam", 2), lower("bushing", 2), lower("rigid_cut", 2), lower("spring_damper", 2)
+        sc, scb, scr, scs, scml = (lower(f, m) for f, m in (("beam", 2), ("bushing", 2), ("rigid_cut", 2), ("spring_damper", 2),
+                                                            ("motion_load", 1)))
         scc, sca, scro = lower("coupling", 4), lower("actuator", 2), lower("rotational_spring_damper", 2)
         self.pairs = (asm.matrices.pairs.pa, asm.matrices.pairs.pb)
         self.mbar = (np.asarray(im.mbar_pos, dtype=i64), np.asarray(im.mbar_src, dtype=i64))
@@ -404,7 +408,7 @@ class ElementStep(CompiledStep):
         self.scatters = ((*_maps(sc), sc.skip, (plan.doff, plan.dmap)), _maps(scb), np.empty((bu.n, 12, 12)), _maps(scr),
                          np.empty((rc.n, 12, 12)), _maps(scs), np.empty((sd.n, 12, 12)), _maps(scc),
                          np.empty((self._n_coupling, 24, 24)), _maps(sca), np.empty((self._n_actuator, 12, 12)), _maps(scro),
-                         np.empty((self._n_rotational, 12, 12)))
+                         np.empty((self._n_rotational, 12, 12)), _maps(scml), np.empty((len(self.motion_load[1]), 6, 6)))
         # on the band factor the compiled loop writes S straight into its band storage (BandCholesky.dst:
         # pattern position -> band position, -1 in the upper triangle): the same positions remapped
         self.band_maps = None
@@ -416,13 +420,14 @@ class ElementStep(CompiledStep):
                 pos[pos >= 0] = dst[pos[pos >= 0]]  # the lower triangle's positions: all in the band
                 return replace(x, pos=pos.astype(x.pos.dtype) if pos.max(initial=0) < 2**31 else pos)
 
-            bsc, bscb, bscr, bscs, bscc, bsca, bsro = (banded(x) for x in (sc, scb, scr, scs, scc, sca, scro))
+            bsc, bscb, bscr, bscs, bscc, bsca, bsro, bsml = (banded(x) for x in (sc, scb, scr, scs, scc, sca, scro, scml))
             bplan = bsc.thread_plan(nt)
             mpos = dst[self.mbar[0]]  # M̄'s pairs in both triangles: the lower one's
             self.band_maps = ((mpos[mpos >= 0], self.mbar[1][mpos >= 0]), dst[self.diag_pos],
                               ((*_maps(bsc), bsc.skip, (bplan.doff, bplan.dmap)), _maps(bscb), self.scatters[2],
                                _maps(bscr), self.scatters[4], _maps(bscs), self.scatters[6], _maps(bscc),
-                               self.scatters[8], _maps(bsca), self.scatters[10], _maps(bsro), self.scatters[12]))
+                               self.scatters[8], _maps(bsca), self.scatters[10], _maps(bsro), self.scatters[12],
+                               _maps(bsml), self.scatters[14]))
         self.with_mass = bool(asm.node_mass)
         N, n_u, n = model.n_nodes, model.n_u, d.n
         parent = self.tree[0]  # the joints on ground (parent N) and the others, in tree order (node_twists_threads)
@@ -445,6 +450,7 @@ class ElementStep(CompiledStep):
         Families without elements share one set of empty outputs (element_families.family_outputs)."""
         drives, jf, loads = self.inputs(np.array([t1])) if inputs is None else inputs
         step_motion(self.springs[5], st, t1)
+        load_step.step_node_loads(self.springs[6], self.motion_load, self.model, st, t1)  # follower loads, loads of the motion
         self._st, self._a, self._t1, self._params = st, a, t1, params
         self._drives = (self.driven, drives[0][0], drives[1][0], drives[2][0])
         self._jf, self._loads = jf[0], loads[0]
@@ -505,12 +511,13 @@ class ElementStep(CompiledStep):
             raise actuator_error(self.model.elements["actuator"], self.actuator, self.outs[5], self._t1)
         if self._n_rotational and self.outs[6][6][0] >= 0.0:  # (R12) or a law not finite (R15): as its evaluate
             raise rotational_failure(self.model.elements["rotational_spring_damper"], self.outs[6], self._t1)
+        load_step.node_load_check(self.motion_load, self.model, self._t1)  # a load not finite: as MotionLoads.evaluate
         return rn, scale
 
     @property
     def fams(self) -> tuple:
         """The compiled families' arrays: beams, bushings, rigid cuts, spring-dampers, couplings, actuators, rotational ones."""
-        return self.beam, self.bushing, self.rigid, self.spring, self.coupling, self.actuator, self.rotational
+        return self.beam, self.bushing, self.rigid, self.spring, self.coupling, self.actuator, self.rotational, self.motion_load
 
     def run_arguments(self, chol) -> tuple:
         """element_newton_step's model and buffer arguments for the begun step on the dense or band
