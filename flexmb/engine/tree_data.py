@@ -131,7 +131,7 @@ class StepModel(NamedTuple):
     tree: JointTree
     bodies: tuple  # the rigid bodies' (node, mass, com, inertia)
     gravity: np.ndarray  # (3)
-    springs: tuple  # the joint springs' (u, q, k, rest, c) and the motion's joint forces (motion_step.motion_inputs)
+    springs: tuple  # the joint springs' (u, q, k, rest, c), the motion's joint forces, the follower loads
     jforce_u: np.ndarray  # coordinates of the applied joint forces                            (n_jf)
     coords: Coordinates
 

@@ -30,15 +30,15 @@ from numba import njit
 
 from flexmb.elements.family import ordered_sum
 from flexmb.engine.assembly import Evaluation
-from flexmb.engine.tree_data import DriveValues, StepInputs, StepState, TreeOutputs
+from flexmb.engine.tree_data import DriveValues, KinematicsArrays, StepInputs, StepState, TreeOutputs
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _all_finite
 from flexmb.solvers.recorder import Recorder, step_powers
 from flexmb.solvers.step_control import ErrorEstimate, _error_size, _twist_size
-from flexmb.solvers.tree_step import OK, tree_newton_step
+from flexmb.solvers.tree_step import OK, newton_step
 from flexmb.state import State
 
-__all__ = ["ErrorInputs", "PowerInputs", "RunInputs", "TreeRun", "Taken", "book_steps", "tree_run", "step_measures",
-           "step_taken"]
+__all__ = ["ErrorInputs", "PowerInputs", "RunInputs", "TreeRun", "Taken", "book_steps", "tree_run", "run_steps",
+           "step_measures", "step_taken"]
 
 MAX_STEPS = 1000
 """Steps of one call at most (Ctrl-C and the progress report are seen between calls)."""
@@ -136,6 +136,17 @@ def step_taken(k, t, motion, err, pw, v_scale, prev, work, state, new_state, inf
 
 @njit(cache=True)
 def tree_run(args, inputs, params, steps, state, kin, ev, est, power, log) -> int:
+    """:func:`run_steps` as Python calls it (TreeRun.run): the same arguments, but the RunInputs ``inputs``, the
+    StepState ``state``, the KinematicsArrays ``kin``, the TreeOutputs ``ev`` and the ErrorInputs ``est`` as plain
+    tuples of their fields, named here: numba types a plain tuple of arrays in C, a named tuple field by field
+    in Python (with one call per output row, more than the step's arithmetic on a small tree; docs/architecture.md
+    P6). Returns the number of steps taken."""
+    return run_steps(args, RunInputs(*inputs), params, steps, StepState(*state), KinematicsArrays(*kin), TreeOutputs(*ev),
+                     ErrorInputs(*est), power, log)
+
+
+@njit(cache=True)
+def run_steps(args, inputs, params, steps, state, kin, ev, est, power, log) -> int:
     """Take the steps ``steps`` (K, 3) = (step size, end time of the step, time of the state after it)
     of the model whose (StepModel, TreeSolverArrays) ``args`` holds (a StepArgs of flexmb/solvers/step_args.py,
     TreeStep.args: one pointer unboxed per call) with ``params`` (tree_newton_step's,
@@ -167,7 +178,7 @@ def tree_run(args, inputs, params, steps, state, kin, ev, est, power, log) -> in
         p = (am, af, g, b, h, rtol, atol_udot, eps_pos, length_scale, max_iter, position_tangent)
         loads = loads_all[0] if one_load else loads_all[k]
         drives = DriveValues(driven, driven_q[k], driven_u[k], driven_a[k])
-        tree_newton_step(args, StepInputs(inputs.jforce[k], loads, drives), p, state, end, kin, ev, info)
+        newton_step(args, StepInputs(inputs.jforce[k], loads, drives), p, state, end, kin, ev, info)
         if int(info[3]) != OK or not _all_finite(end.q, end.u, end.udot, end.balls):
             return k
         powers = PowerInputs(springs[4], springs[0], end.u, loads if inputs.with_loads else no_loads, inputs.jforce_power[k],
@@ -249,9 +260,10 @@ class TreeRun:
         prev, work = rec.work_arrays()
         log = np.empty((n, 4))
         t0 = time.perf_counter()
-        done = tree_run(ts.args, RunInputs(jf, jf_p, loads_all, bool(m.loads), drives), integ.tree_params(dt), steps,
-                        StepState(q, balls, u, udot, a1), kin, TreeOutputs(Mb, wfull, tau, rfull),
-                        ErrorInputs(est.c, est.ell, v_scale, ts.driven), (prev, work), log)
+        # plain tuples at the call (tree_run names them: RunInputs, StepState, KinematicsArrays, TreeOutputs, ErrorInputs)
+        done = tree_run(ts.args, (jf, jf_p, loads_all, bool(m.loads), drives), integ.tree_params(dt), steps,
+                        (q, balls, u, udot, a1), tuple(kin), (Mb, wfull, tau, rfull), (est.c, est.ell, v_scale, ts.driven),
+                        (prev, work), log)
         integ.timings["compiled_step"] += time.perf_counter() - t0
         if not done:
             return st, a, None, Taken(np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))

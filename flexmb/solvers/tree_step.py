@@ -43,6 +43,7 @@ from flexmb.engine.kinematics import (
 from flexmb.engine.tree_data import (
     Coordinates,
     DriveValues,
+    KinematicsArrays,
     StepInputs,
     StepModel,
     StepState,
@@ -65,7 +66,8 @@ from flexmb.solvers.motion_step import (
 from flexmb.solvers.step_args import new_step_args
 from flexmb.state import State, _retract_balls
 
-__all__ = ["CompiledStep", "TreeStep", "trial_state", "tree_newton_step", "OK", "NONFINITE", "NOT_CONVERGED", "NOT_POSITIVE"]
+__all__ = ["CompiledStep", "TreeStep", "trial_state", "tree_newton_step", "newton_step", "OK", "NONFINITE", "NOT_CONVERGED",
+           "NOT_POSITIVE"]
 
 OK, NONFINITE, NOT_CONVERGED, NOT_POSITIVE = 0, 1, 2, 3
 
@@ -331,6 +333,16 @@ def _small_enough(rn, scale, dxs, n_dx, dx_tol, vscale, gp, bp, rtol, eps_pos) -
 
 @njit(cache=True)
 def tree_newton_step(args, inputs, params, start, out, kin, ev, info):
+    """:func:`newton_step` as Python calls it (TreeStep.step): the same arguments, but ``inputs`` = (jforce_val,
+    loads, (driven, q, q̇, q̈)), the states ``start`` and ``out`` = (q, balls, u, u̇, a), ``kin`` = (x, R, Vs, As,
+    S, Sd, P, V, ζ) and ``ev`` = (Mb, wfull, τ, rfull) plain tuples, named here: numba types a plain tuple
+    of arrays in C, a named tuple field by field in Python (twice the call's cost, docs/architecture.md P6)."""
+    newton_step(args, StepInputs(inputs[0], inputs[1], DriveValues(*inputs[2])), params, StepState(*start),
+                StepState(*out), KinematicsArrays(*kin), TreeOutputs(*ev), info)
+
+
+@njit(cache=True)
+def newton_step(args, inputs, params, start, out, kin, ev, info):
     """The Newton loop of ``GeneralizedAlpha.step`` for a rigid tree with a fresh tree factor per step
     (module docstring): ``args`` the StepArgs (flexmb/solvers/step_args.py) of the model's (StepModel,
     TreeSolverArrays) (:attr:`TreeStep.args`, made once per model: a call from Python unboxes one
@@ -564,9 +576,10 @@ class TreeStep(CompiledStep):
         q1, balls1, u1, udot1, a1 = (np.empty_like(st.q), np.empty_like(st.balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
         kin, Mb, wfull, tau, rfull = self.buffers()
         info = np.zeros(5)
-        inputs = StepInputs(jf[0], loads[0], DriveValues(self.driven, drives[0][0], drives[1][0], drives[2][0]))
-        tree_newton_step(self.args, inputs, params, StepState(st.q, st.balls, st.u, st.udot, a),
-                         StepState(q1, balls1, u1, udot1, a1), kin, TreeOutputs(Mb, wfull, tau, rfull), info)
+        # plain tuples at the call (tree_newton_step names them): numba types them in C
+        tree_newton_step(self.args, (jf[0], loads[0], (self.driven, drives[0][0], drives[1][0], drives[2][0])), params,
+                         (st.q, st.balls, st.u, st.udot, a), (q1, balls1, u1, udot1, a1), tuple(kin), (Mb, wfull, tau, rfull),
+                         info)
         st1 = State(t1, q1, balls1, u1, udot1, {k: v.copy() for k, v in st.elements.items()})
         return (int(info[3]), int(info[0]), int(info[1]), float(info[2]), st1, a1,
                 self.evaluation(st1, kin, Mb, wfull, tau, rfull, loads[0]))
