@@ -247,32 +247,35 @@ def _evaluate(step_model, inputs, state, kin, ev, threads=1):
 
 
 @njit(cache=True)
-def _residual(tree, kin, ev, udot, aw, w, Wtmp):
-    """Eq. (1) on every coordinate into ev.rfull: r = Bᵀ (Mb B u̇ + bias) - τ; leaves B u̇ in ``aw`` and
-    the node wrenches Mb B u̇ + bias in ``w`` (Wtmp: work array)."""
-    N = kin.x.shape[0]
-    bias = ev.wfull[:N]
-    rfull, tau = ev.rfull, ev.tau
-    _node_twists(tree.parent, tree.child, tree.coord_start, tree.coord_count, kin.S, udot, kin.x, aw)
-    mass_times_add(ev.Mb, aw, bias, w)
-    _project_node(tree.parent, tree.child, tree.coord_start, tree.coord_count, kin.S, w, kin.x, Wtmp, rfull)
+def _residual(links, S, x, Mb, wfull, tau, rfull, udot, aw, w, Wtmp):
+    """Eq. (1) on every coordinate into ``rfull``: r = Bᵀ (Mb B u̇ + bias) - τ (bias = wfull's first N rows);
+    leaves B u̇ in ``aw`` and the node wrenches Mb B u̇ + bias in ``w`` (Wtmp: work array). ``links`` = the
+    JointTree's (parent, child, coord_start, coord_count): the arrays only, not whole structures (a
+    structure passed per iterate costs numba a reference count of each of its arrays)."""
+    parent, child, coord_start, coord_count = links
+    N = x.shape[0]
+    bias = wfull[:N]
+    _node_twists(parent, child, coord_start, coord_count, S, udot, x, aw)
+    mass_times_add(Mb, aw, bias, w)
+    _project_node(parent, child, coord_start, coord_count, S, w, x, Wtmp, rfull)
     for j in range(rfull.size):
         rfull[j] = rfull[j] - tau[j]
 
 
 @njit(cache=True)
-def _force_scale(tree, kin, ev, aw, Wtmp) -> float:
-    """GeneralizedAlpha._scale at the first iterate: |Bᵀ Mb B u̇| + |Bᵀ bias| + |τ| (max norms; ``aw`` = B u̇)."""
-    N = kin.x.shape[0]
-    n_u = ev.tau.size
+def _force_scale(links, S, x, Mb, wfull, tau, aw, Wtmp) -> float:
+    """GeneralizedAlpha._scale at the first iterate: |Bᵀ Mb B u̇| + |Bᵀ bias| + |τ| (max norms; ``aw`` = B u̇;
+    ``links`` as in :func:`_residual`)."""
+    parent, child, coord_start, coord_count = links
+    N = x.shape[0]
+    n_u = tau.size
     mw = np.empty((N, 6))
-    mass_times_add(ev.Mb, aw, np.zeros((N, 6)), mw)
+    mass_times_add(Mb, aw, np.zeros((N, 6)), mw)
     p1 = np.empty(n_u)
-    _project_node(tree.parent, tree.child, tree.coord_start, tree.coord_count, kin.S, mw, kin.x, Wtmp, p1)
+    _project_node(parent, child, coord_start, coord_count, S, mw, x, Wtmp, p1)
     p2 = np.empty(n_u)
-    _project_node(tree.parent, tree.child, tree.coord_start, tree.coord_count, kin.S,
-                  np.ascontiguousarray(ev.wfull[:N]), kin.x, Wtmp, p2)
-    return float(_absmax(p1) + _absmax(p2) + _absmax(ev.tau)) + 1e-300
+    _project_node(parent, child, coord_start, coord_count, S, np.ascontiguousarray(wfull[:N]), x, Wtmp, p2)
+    return float(_absmax(p1) + _absmax(p2) + _absmax(tau)) + 1e-300
 
 
 @njit(cache=True)
@@ -300,19 +303,19 @@ def _refactor(step_model, solver, kin, ev, state, w, tangent_at, gp, bp, positio
 
 
 @njit(cache=True)
-def _correction(step_model, solver, tangent_at, bp, position_tangent, r, dx, rr, xx) -> None:
-    """The Newton correction dx = A⁻¹ r on the free coordinates with the current factor, with the
-    position tangent where the factor has it (TreeSolver.solve). rr, xx: work arrays (n_u)."""
-    tree, free = step_model.tree, step_model.coords.free
+def _correction(tree, factor, tangent, gravity, free, tangent_at, bp, position_tangent, r, dx, rr, xx) -> None:
+    """The Newton correction dx = A⁻¹ r on the free coordinates with the current TreeFactor ``factor``, with
+    the position tangent (its TangentWork ``tangent``) where the factor has it (TreeSolver.solve). rr, xx:
+    work arrays (n_u). Takes the fields it reads, not the StepModel and TreeSolverArrays (see _residual)."""
     if position_tangent and bp > 0.0:
         S_f, u_f, udot_f = tangent_at
-        _solve_position(tree, solver.factor, S_f, u_f, udot_f, solver.tangent, step_model.gravity, bp, free, r, dx)
+        _solve_position(tree, factor, S_f, u_f, udot_f, tangent, gravity, bp, free, r, dx)
     else:
         rr[:] = 0.0
         for j in range(free.size):
             rr[free[j]] = r[j]
         xx[:] = 0.0
-        _solve(tree, solver.factor, rr, xx)
+        _solve(tree, factor, rr, xx)
         for j in range(free.size):
             dx[j] = xx[free[j]]
 
@@ -354,8 +357,14 @@ def newton_step(args, inputs, params, start, out, kin, ev, info):
     failed pivot)."""
     am, af, g, b, h, rtol, atol_udot, eps_pos, length_scale, max_iter, position_tangent = params
     step_model, solver = args.step
-    free = step_model.coords.free
-    N, n_u, nf = kin.x.shape[0], start.u.size, free.size
+    # the structures' fields read once per call, not per iterate (each read or pass of a structure makes numba count
+    # a reference to each of its arrays)
+    tree, coords, drives = step_model.tree, step_model.coords, inputs.drives
+    free, gravity, factor, tangent = coords.free, step_model.gravity, solver.factor, solver.tangent
+    links = (tree.parent, tree.child, tree.coord_start, tree.coord_count)
+    x, R, V, S = kin.x, kin.R, kin.V, kin.S
+    Mb, wfull, tau, rfull = ev.Mb, ev.wfull, ev.tau, ev.rfull
+    N, n_u, nf = x.shape[0], start.u.size, free.size
     pairs = solver.pairs
     jblock = pairs[4] if pairs[1][0].size else np.zeros((0, 6))  # the spring-dampers' joint blocks (S17), or none
     c_a = (1 - af) / (1 - am)
@@ -364,11 +373,11 @@ def newton_step(args, inputs, params, start, out, kin, ev, info):
     udot1 = out.udot
     for i in range(n_u):
         udot1[i] = start.udot[i]
-    hdq, phi = np.empty(n_u), np.empty((step_model.coords.ball_u.size // 3, 3))
+    hdq, phi = np.empty(n_u), np.empty((coords.ball_u.size // 3, 3))
     aw, w, Wtmp = np.empty((N, 6)), np.empty((N, 6)), np.empty((N, 6))
     r, dx = np.empty(nf), np.empty(nf)
     rr, xx = np.zeros(n_u), np.zeros(n_u)
-    tangent_at = (np.empty_like(kin.S), np.empty(n_u), np.empty(n_u))  # S, u, u̇ of the factor's iterate
+    tangent_at = (np.empty_like(S), np.empty(n_u), np.empty(n_u))  # S, u, u̇ of the factor's iterate
     r_hist, dxs = np.empty(int(max_iter) + 1), np.empty(int(max_iter) + 1)
     n_dx = nfac = 0
     fresh = False
@@ -376,14 +385,14 @@ def newton_step(args, inputs, params, start, out, kin, ev, info):
     info[3] = OK
     info[4] = -1.0
     for it in range(int(max_iter) + 1):
-        trial_state(start, udot1, (am, af, g, b, h), step_model.coords, inputs.drives, hdq, phi, out)
+        trial_state(start, udot1, (am, af, g, b, h), coords, drives, hdq, phi, out)
         _evaluate(step_model, inputs, out, kin, ev)
-        if pair_forces(kin.x, kin.R, kin.V, solver.pairs, ev.wfull) >= 0:  # a spring-damper below its l_min (S11)
+        if pair_forces(x, R, V, pairs, wfull) >= 0:  # a spring-damper below its l_min (S11)
             info[3] = NONFINITE  # Python names it
             return
-        _residual(step_model.tree, kin, ev, udot1, aw, w, Wtmp)
+        _residual(links, S, x, Mb, wfull, tau, rfull, udot1, aw, w, Wtmp)
         for j in range(nf):
-            r[j] = ev.rfull[free[j]]
+            r[j] = rfull[free[j]]
         rn = _absmax(r)
         info[0], info[1], info[2] = it, nfac, rn
         if not math.isfinite(rn):
@@ -391,7 +400,7 @@ def newton_step(args, inputs, params, start, out, kin, ev, info):
             return
         r_hist[it] = rn
         if it == 0:
-            scale = _force_scale(step_model.tree, kin, ev, aw, Wtmp)
+            scale = _force_scale(links, S, x, Mb, wfull, tau, aw, Wtmp)
             dx_tol, vscale = newton_tolerances(udot1, start.u, free, h, rtol, atol_udot, length_scale)
         if _small_enough(rn, scale, dxs, n_dx, dx_tol, vscale, gp, bp, rtol, eps_pos):
             return
@@ -408,7 +417,7 @@ def newton_step(args, inputs, params, start, out, kin, ev, info):
             info[1] = nfac
             fresh = True
             n_dx = 0
-        _correction(step_model, solver, tangent_at, bp, position_tangent, r, dx, rr, xx)
+        _correction(tree, factor, tangent, gravity, free, tangent_at, bp, position_tangent, r, dx, rr, xx)
         dxs[n_dx] = _absmax(dx)
         n_dx += 1
         for j in range(nf):
