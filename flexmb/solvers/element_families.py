@@ -16,7 +16,7 @@ from numba import njit
 from flexmb.elements import FAMILIES
 from flexmb.elements.beam.kernel_data import beam_results
 from flexmb.elements.coupling import CouplingEvaluation
-from flexmb.elements.coupling_kernels import LAM, N_STATE, PHASE, coupling_blocks, coupling_forces, coupling_rows
+from flexmb.elements.coupling_kernels import N_STATE, coupling_blocks, coupling_forces, coupling_rows, coupling_update
 from flexmb.elements.family import FamilyEvaluation
 from flexmb.elements.rigid_cut_kernels import closure_scales, penalty_blocks, rigid_cut_forces, rigid_cut_update
 from flexmb.elements.rotational_spring_damper import kernel_arrays
@@ -67,28 +67,22 @@ def _rigid_cuts(x, R, rigid, out, wfull):
 
 @njit(cache=True)
 def _couplings(S, x, q, u, cp, out, wfull):
-    """The couplings of an iterate (Couplings.evaluate, then Couplings.newton_update, same arithmetic): rows
-    G (C7), forces into wfull with the state ``cst`` of this iterate (C2)-(C4), (C11), the next state ``nxt``
-    (copied into ``cst``) and ``flags`` = (strain energy, dissipated power, settled (C14), position noise
-    (C16)). ``cp``: coupling_arrays; ``out``: coupling_outputs."""
+    """The couplings of an iterate (Couplings.evaluate, then Couplings.newton_update, same kernels): rows
+    G (C7), forces into wfull with the state ``cst`` of this iterate (C2)-(C4), (C11), then the next state
+    ``nxt`` (coupling_update: (AL3), (AL4), (AL11), (AL13); copied into ``cst``), the penalties of the next
+    matrix ``alpha_mat`` and ``flags`` = (strain energy, dissipated power, settled (C14), position noise
+    (C16), stuck coupling or -1, changed). ``cp``: coupling_arrays; ``out``: coupling_outputs."""
     qa, qb, ua, ub, ratio, offset, k, c, rigid, nodes, tree_child, t_idx, n_t, r_idx, n_r, own_t, own_pos, tol, lever = cp
-    G, g, gdot, force, lam, alpha, energy, power, cst, nxt, flags = out
+    G, g, gdot, force, lam, alpha, energy, power, cst, nxt, flags, alpha_mat, ell = out
     coupling_rows(S, x, nodes, tree_child, t_idx, n_t, r_idx, n_r, own_t, own_pos, ratio, G)
-    E, P = coupling_forces(q, u, (qa, qb, ua, ub, ratio, offset, k, c, rigid, nodes), cst, G, wfull,
-                           (g, gdot, force, lam, alpha, energy, power))
-    settled = True
-    noise = 0.0
-    for e in range(qa.size):
-        for j in range(cst.shape[1]):
-            nxt[e, j] = cst[e, j]
-        nxt[e, LAM] = lam[e] if rigid[e] else 0.0
-        nxt[e, PHASE] = max(cst[e, PHASE], 0.0) + 1.0 if rigid[e] else -1.0
-        if rigid[e]:
-            settled = settled and abs(g[e]) <= tol[e]
-            mag = abs(q[qb[e]]) + abs(ratio[e] * q[qa[e]]) + abs(offset[e])
-            noise = max(noise, 16 * np.finfo(np.float64).eps * 1e4 * mag * lever[e])
-    flags[0], flags[1], flags[3] = E, P, noise
+    E, P, noise = coupling_forces(q, u, (qa, qb, ua, ub, ratio, offset, k, c, rigid, nodes, lever), cst, G, wfull,
+                                  (g, gdot, force, lam, alpha, energy, power, ell))
+    settled, changed, stuck = coupling_update(cst, lam, g, ell, rigid, tol, nxt, alpha_mat)
+    if not changed:
+        alpha_mat[:] = alpha
+    flags[0], flags[1], flags[3], flags[4] = E, P, noise, float(stuck)
     flags[2] = 1.0 if settled else 0.0
+    flags[5] = 1.0 if changed else 0.0
     cst[:] = nxt
 
 
@@ -141,7 +135,7 @@ def cut_and_spring_forces(x, R, V, S, q, u, fams, outs, wfull) -> bool:
 def iterate_flags(fams, outs) -> tuple:
     """(settled, changed, position noise, stuck) of an iterate's families with element state (the
     Assembler's newton_update and Evaluation.position_noise): the rigid cuts' (``outs[2]``), the
-    actuators' (``outs[5]``) and the couplings' (``outs[4]``, (C14), (C16) of docs/coupling.md)."""
+    actuators' (``outs[5]``) and the couplings' (``outs[4]``, (C14), (C16) of docs/coupling.md, (AL11))."""
     settled, changed, noise, stuck = True, False, 0.0, False
     if fams[2][0].size:
         f = outs[2][11]
@@ -151,7 +145,9 @@ def iterate_flags(fams, outs) -> tuple:
         settled, changed, noise = settled and f[2] > 0.0, changed or f[3] > 0.0, max(noise, f[1])
         stuck = stuck or f[STUCK] >= 0.0
     if fams[4][0].size:
-        settled, noise = settled and outs[4][10][2] > 0.0, max(noise, outs[4][10][3])
+        f = outs[4][10]
+        settled, changed, noise = settled and f[2] > 0.0, changed or f[5] > 0.0, max(noise, f[3])
+        stuck = stuck or f[4] >= 0.0
     return settled, changed, noise, stuck
 
 
@@ -202,7 +198,7 @@ def cut_and_spring_matrix(fams, outs, scatters, ck, cc, material_only, S, x, dat
         actuator_matrix(outs[5], scatters[9], scatters[10], ck, S, x, data)
     if coupling[0].size:  # (C9): exact, the same in every mode
         out, cblocks = outs[4], scatters[8]
-        coupling_blocks(out[0], coupling[6], coupling[7], out[5], coupling[8], ck, cc, cblocks)
+        coupling_blocks(out[0], coupling[6], coupling[7], out[11], coupling[8], ck, cc, cblocks)  # next penalties (AL11)
         cn, canc_ptr, canc_coord, cpos_ptr, cpos, cmax_ne = scatters[7]
         _scatter_elements(cn, canc_ptr, canc_coord, cpos_ptr, cpos, S, x, cblocks, cmax_ne, data)
     if rot[0].size:  # (R13): the time step's and the material blocks are the same
@@ -217,15 +213,16 @@ def coupling_arrays(model: Model) -> tuple:
     """The couplings' arrays of the compiled iterates (_couplings' ``cp``; empty without couplings)."""
     d = model.elements["coupling"]
     p = FAMILIES["coupling"].prepare(model, d)
-    lever = np.where(np.asarray(model.rotation_u)[p.ub], model.size, 1.0) if d.n else np.zeros(0)
     return (p.qa, p.qb, p.ua, p.ub, d.ratio, d.offset, d.k, d.c, d.rigid, p.nodes, p.tree_child, p.t_idx, p.n_t, p.r_idx,
-            p.n_r, p.own_t, p.own_pos, d.tol, lever)
+            p.n_r, p.own_t, p.own_pos, d.tol, p.lever)
 
 
 def coupling_outputs(n: int, elements: dict) -> tuple:
-    """New arrays for the couplings' iterates (_couplings' ``out``), their state ``cst`` that of ``elements``."""
+    """New arrays for the couplings' iterates (_couplings' ``out``: G, g, ġ, f, λ, α, energy, power, ``cst``, ``nxt``,
+    flags, ``alpha_mat``, ell), their state ``cst`` that of ``elements``."""
     cst = np.array(elements["coupling"], dtype=float) if n else np.zeros((0, N_STATE))
-    return (np.empty((n, 24)), *(np.empty(n) for _ in range(7)), cst, np.empty_like(cst), np.zeros(4))
+    return (np.empty((n, 24)), *(np.empty(n) for _ in range(7)), cst, np.empty_like(cst), np.zeros(6), np.empty(n),
+            np.empty(n))
 
 
 def cut_outputs(n: int, elements: dict) -> tuple:
@@ -293,10 +290,12 @@ def iterate_evaluations(es: Any, kin: Kinematics) -> dict:
     if es._n_actuator:
         family_evals["actuator"] = actuator_evaluation(es.actuator, es.outs[5])
     if es._n_coupling:
-        G, g, gdot, force, lam, alpha, energy, power, _, _, flags = es.outs[4]
-        family_evals["coupling"] = CouplingEvaluation(strain_energy=float(flags[0]), dissipation=float(flags[1]),
-                                                      position_noise=float(flags[3]), g=g, gdot=gdot, force=force,
-                                                      lam=lam, alpha=alpha, G=G)
+        G, g, gdot, force, lam, alpha, energy, power, _, _, flags, alpha_mat, ell = es.outs[4]
+        fe = CouplingEvaluation(strain_energy=float(flags[0]), dissipation=float(flags[1]), position_noise=float(flags[3]),
+                                g=g, gdot=gdot, force=force, lam=lam, alpha=alpha, G=G, ell=ell)
+        if flags[5] > 0.0:  # the last update raised the penalties (Couplings.newton_update)
+            fe.alpha_next = alpha_mat
+        family_evals["coupling"] = fe
     if es.motion_load[0].size:  # the loads of the motion (flexmb/solvers/motion_load_step.py)
         family_evals["motion_load"] = node_load_evaluation(es.motion_load, es.model, kin.V, es._st)
     if es._n_rotational:
@@ -307,11 +306,16 @@ def iterate_evaluations(es: Any, kin: Kinematics) -> dict:
 
 
 def stuck_error(es: Any, t: float) -> Exception:
-    """The SolverError of the compiled step ``es``'s rigid cut (first, in registry order) or actuator stuck at its
-    largest penalty at the last iterate (RigidCuts.newton_update, Actuators.newton_update raise it)."""
+    """The SolverError of the compiled step ``es``'s rigid cut, actuator or coupling (the first in registry order, as
+    the Python step's newton_update raises it) stuck at its largest penalty at the last iterate
+    (RigidCuts.newton_update, Actuators.newton_update, Couplings.newton_update)."""
     if es._n_rigid and es.outs[2][11][4] >= 0.0:
         return FAMILIES["rigid_cut"].stuck_error(es.model, es.evaluation().elements["rigid_cut"], int(es.outs[2][11][4]), t)
-    return actuator_error(es.model.elements["actuator"], es.actuator, es.outs[5], t)
+    err = actuator_error(es.model.elements["actuator"], es.actuator, es.outs[5], t) if es._n_actuator else None
+    if err is None and es._n_coupling and es.outs[4][10][4] >= 0.0:
+        fe = iterate_evaluations(es, es.kinematics())["coupling"]
+        return FAMILIES["coupling"].stuck_error(es.model.elements["coupling"], fe, int(es.outs[4][10][4]), t)
+    return err
 
 
 def element_step_refusal(model: Model, asm, cholmod: bool, compiled: tuple[str, ...]) -> str:

@@ -29,8 +29,6 @@ import numpy as np
 from flexmb.elements.actuator_kernels import MREF as A_MREF
 from flexmb.elements.coupling_kernels import LAM as C_LAM
 from flexmb.elements.coupling_kernels import MREF as C_MREF
-from flexmb.elements.coupling_kernels import PEN as C_PEN
-from flexmb.elements.coupling_kernels import PHASE as C_PHASE
 from flexmb.elements.rigid_cut_kernels import LAM, PHASE, PREV, SMAX, S
 from flexmb.engine.assembly import Assembler, Evaluation
 from flexmb.errors import ModelError
@@ -102,9 +100,9 @@ def _with_penalty(name: str, data, st: np.ndarray, s: np.ndarray) -> np.ndarray:
     out = np.array(st, dtype=float, copy=True)
     if name == "coupling":
         rigid = np.asarray(data.rigid)
-        out[:, C_PEN] = np.where(rigid, s, 0.0)
+        s = np.where(rigid, s, 0.0)
         out[:, C_MREF] = np.where(rigid, 1.0, out[:, C_MREF])
-        out[:, C_PHASE] = np.where(rigid, 0.0, -1.0)
+        out[:, S], out[:, SMAX], out[:, PHASE], out[:, PREV] = s, s, np.where(rigid, 0.0, -1.0), np.inf
         return out
     out[:, S], out[:, SMAX], out[:, PHASE], out[:, PREV] = s, s, 0.0, np.inf
     if name == "actuator":
@@ -118,7 +116,7 @@ def _with_multipliers(name: str, data, st: np.ndarray, force: np.ndarray, phase:
     if name == "coupling":
         rigid = np.asarray(data.rigid)
         out[:, C_LAM] = np.where(rigid, force[:, 0], 0.0)
-        out[:, C_PHASE] = np.where(rigid, phase, -1.0)
+        out[:, PHASE] = np.where(rigid, phase, -1.0)
         return out
     if name == "actuator":
         out[:, 0] = force[:, 0]
@@ -132,7 +130,7 @@ def _in_phase0(name: str, data, st: np.ndarray) -> np.ndarray:
     """The internal state ``st`` in the phase 0 (force λ + αΦ, λ held), all else kept."""
     out = np.array(st, dtype=float, copy=True)
     if name == "coupling":
-        out[:, C_PHASE] = np.where(np.asarray(data.rigid), 0.0, -1.0)
+        out[:, PHASE] = np.where(np.asarray(data.rigid), 0.0, -1.0)
     else:
         out[:, PHASE] = 0.0
     return out
@@ -199,11 +197,8 @@ class StaticConstraints:
         """(ST7): ``st`` with every penalty ``factor`` times larger (where the multiplier updates converge slowly)."""
         def grow(name: str, data, s: np.ndarray) -> np.ndarray:
             out = np.array(s, dtype=float, copy=True)
-            if name == "coupling":
-                out[:, C_PEN] *= factor
-            else:
-                out[:, S] *= factor
-                out[:, SMAX] *= factor
+            out[:, S] *= factor
+            out[:, SMAX] *= factor
             return out
         return self._map(st, grow)
 
