@@ -40,7 +40,8 @@ from flexmb.solvers.motion_step import _call, compile_motion
 
 __all__ = ["cut_and_spring_forces", "cut_and_spring_matrix", "any_cut_or_spring", "any_with_state", "coupling_arrays",
            "coupling_outputs", "cut_outputs", "family_outputs", "iterate_evaluations",
-           "iterate_flags", "stuck_error", "element_step_refusal", "rotational_arrays", "rotational_outputs"]
+           "iterate_flags", "stuck_error", "element_step_refusal", "rotational_arrays", "rotational_outputs",
+           "set_reference"]
 
 
 @njit(cache=True)
@@ -124,7 +125,7 @@ def cut_and_spring_forces(x, R, V, S, q, u, fams, outs, wfull) -> bool:
     rot = fams[6]
     if rot[0].size:  # the rotational spring-dampers (rotational_spring_damper.evaluate), after the couplings
         ro = outs[6]
-        bad = rotational_forces(R, V, rot[:11], wfull, (ro[0], ro[1], ro[2], ro[3], ro[4], ro[5]))
+        bad = rotational_forces(R, V, rot[:12], wfull, (ro[0], ro[1], ro[2], ro[3], ro[4], ro[5]))
         ro[6][0], ro[6][1] = float(bad), 0.0
         if bad >= 0 or not _torque_laws(rot, ro, wfull):
             return True
@@ -155,8 +156,8 @@ def iterate_flags(fams, outs) -> tuple:
 def _torque_laws(rot, ro, wfull) -> bool:
     """The rotational spring-dampers' torque laws (R15) after the linear elements, as RotationalSpringDampers.evaluate
     (same arithmetic): T = f(φ, φ', t), its power, moments (R7) and tangents k, c; False (``ro[6]`` = (the element,
-    1.0)) where a law's value is not finite. ``rot[11:]`` = (the laws' addresses, their elements, the step's time)."""
-    ia, ib, addr, laws, t = rot[0], rot[1], rot[11], rot[12], rot[13][0]
+    1.0)) where a law's value is not finite. ``rot[12:]`` = (the laws' addresses, their elements, the step's time)."""
+    ia, ib, addr, laws, t = rot[0], rot[1], rot[12], rot[13], rot[14][0]
     g, angle, rate, torque, power, kk, cc = ro[0], ro[1], ro[2], ro[3], ro[5], ro[7], ro[8]
     for i in range(laws.size):
         e = laws[i]
@@ -238,7 +239,8 @@ def family_outputs(n: tuple, spring: tuple, rotational: tuple, elements: dict, k
     their element counts (beams, bushings, rigid cuts, spring-dampers, couplings, actuators, rotational spring-dampers).
     New arrays where ``keep`` is None, else for a family with elements where ``fresh`` or where it has element state
     (rigid cuts, couplings, actuators: their ``cst`` that of ``elements``); ``keep``'s otherwise (the last step's, or
-    for a family without elements one set of empty outputs shared by every step: nothing writes them)."""
+    for a family without elements one set of empty outputs shared by every step: nothing writes them). The rotational
+    spring-dampers' reference angles (R3) are set from ``elements`` (:func:`set_reference`)."""
     nb = n[1]
     new = (lambda: beam_results(n[0]),
            lambda: (np.empty((nb, 6)), np.empty((nb, 6, 12)), np.empty((nb, 3, 3)), np.empty((nb, 6)), np.empty(nb),
@@ -246,17 +248,27 @@ def family_outputs(n: tuple, spring: tuple, rotational: tuple, elements: dict, k
            lambda: cut_outputs(n[2], elements), lambda: spring_outputs(spring), lambda: coupling_outputs(n[4], elements),
            lambda: actuator_outputs(n[5], elements), lambda: rotational_outputs(n[6], rotational[7], rotational[8]))
     state = (False, False, True, False, True, True, False)
+    set_reference(rotational, elements)  # the step's reference angles (R3), from its element state
     return tuple(make() if keep is None or (n[k] and (fresh or state[k])) else keep[k] for k, make in enumerate(new))
 
 
 def rotational_arrays(model: Model, time: np.ndarray) -> tuple:
     """The rotational spring-dampers' arrays of the compiled iterates: (ia, ib, mode, ea, ua, ub, C, k, c, rest, T0,
-    the torque laws' addresses (n_law,), their elements (n_law,), the time (1,): the step's, ``time``)."""
+    ref: the reference angles of (R3), set per step from the element state by :func:`set_reference`, the torque
+    laws' addresses (n_law,), their elements (n_law,), the time (1,): the step's, ``time``)."""
     d = model.elements["rotational_spring_damper"]
     addr = compile_torque_laws(model)[0]
     laws = np.array(d.laws if addr is not None and addr.size else (), dtype=np.int64)
     return (*kernel_arrays(d, FAMILIES["rotational_spring_damper"].prepare(model, d)),
             addr if addr is not None else np.zeros(0, dtype=np.int64), laws, time)
+
+
+def set_reference(rot: tuple, elements: dict) -> None:
+    """The step's reference angles of (R3) (``elements``' rotational spring-damper state, the last accepted step's
+    angles) into ``rot`` (rotational_arrays), as RotationalSpringDampers.evaluate reads them."""
+    st = elements.get("rotational_spring_damper")
+    if st is not None and rot[11].size:
+        rot[11][:] = np.asarray(st)[:, 0]
 
 
 def rotational_outputs(n: int, k: np.ndarray, c: np.ndarray) -> tuple:
@@ -322,7 +334,8 @@ def element_step_refusal(model: Model, asm, cholmod: bool, compiled: tuple[str, 
     """Why a model takes the Python Newton iterates instead of the compiled element step
     (ElementStep.refusal; empty if it takes them): no matrix factor (``cholmod`` False), no unknowns,
     the exact tangent, a force law, force or load of the motion numba does not compile, or a
-    family not among ``compiled`` (or with element state other than rigid cuts', actuators' and couplings', or node masses
+    family not among ``compiled`` (or with element state other than rigid cuts', actuators', couplings' and rotational
+    spring-dampers', or node masses
     other than rigid bodies'). Prescribed-length actuators' user functions of time are evaluated once per step in Python
     (flexmb/solvers/actuator_step.py): they need not compile. Bearing
     friction is compiled (flexmb/engine/friction.py, friction_loads)."""
@@ -341,7 +354,8 @@ def element_step_refusal(model: Model, asm, cholmod: bool, compiled: tuple[str, 
     if not asm.families:
         return "no element family"
     other = sorted({f.name for f, _, _ in asm.families if f.name not in compiled}
-                   | {f.name for f, _, _ in asm.with_state if f.name not in ("rigid_cut", "actuator", "coupling")}
+                   | {f.name for f, _, _ in asm.with_state if f.name not in ("rigid_cut", "actuator", "coupling",
+                                                             "rotational_spring_damper")}
                    | {f.name for f, _, _ in asm.node_mass if f is not FAMILIES["body"]})
     if other:
         return f"element famil{'y' if len(other) == 1 else 'ies'} {', '.join(repr(n) for n in other)} not compiled"

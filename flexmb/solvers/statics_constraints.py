@@ -52,6 +52,9 @@ ROW_CUTOFF = 1e-12
 
 #: the families statics holds by (ST4)-(ST5); any other family with internal state is refused
 HELD = ("rigid_cut", "actuator", "coupling")
+#: families whose internal state only carries a reference from step to step (a rotational spring-damper's turns,
+#: docs/rotational_spring_damper.md (R3)): statics evaluates them with the state it is given
+TRACKED = ("rotational_spring_damper",)
 
 
 @dataclass
@@ -143,7 +146,7 @@ class StaticConstraints:
     def __init__(self, model: Model, asm: Assembler) -> None:
         self.model = model
         for f, d, _ in asm.with_state:
-            if f.name not in HELD and d.n:
+            if f.name not in HELD and f.name not in TRACKED and d.n:
                 raise ModelError(f"static_equilibrium: element family '{f.name}' ({d.names[0]!r} ...) keeps an internal "
                                  "state that statics does not know how to hold; run the time integrator "
                                  "(flexmb.simulate) for this model.")
