@@ -172,8 +172,8 @@ def test_stiff_bushings_approach_the_rigid_cut_as_one_over_k() -> None:
     """Closed by a bushing of stiffness k instead, its lowest frequency tends to the rigid cut's: the
     bushing's compliance adds 1/k to the loop's, ten times the stiffness, a tenth of the difference. The
     bushing models are linearised by :func:`constrained_modes` too (no rows: the central-difference tangent
-    of (MO6), with the preloaded bushing's geometric stiffness and gravity's, which the assembled tangent
-    of ``natural_frequencies``' elastic path leaves out: docs/modal.md §4)."""
+    of (MO6), with the preloaded bushing's geometric stiffness and gravity's, as ``natural_frequencies``'
+    own path for them: docs/modal.md §3, tests/test_modal.py)."""
     th, f_hand = hand_frequency()
     rigid = four_bar().compile()
     f_rigid = natural_frequencies(rigid, static_equilibrium(rigid).state, n_modes=1)[0][0]

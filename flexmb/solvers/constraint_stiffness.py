@@ -9,7 +9,11 @@ constrained model need beyond the assembled element stiffness.
 * :func:`geometric_stiffness`: K_geo = ∂g/∂q at fixed f (MO3), central differences along the Lie-group
   retraction, each needing only the kinematics and the constrained families' rows (no element forces);
   optionally with the stiffness of the rigid bodies' weights and the nodal loads (MO4), which the
-  assembled element tangent does not have.
+  assembled element tangent does not have;
+* :func:`static_tangent`: the full derivative ∂r₀/∂q of the static residual without the constraints (MO9),
+  sparse, by central differences grouped over columns whose rows do not overlap (MO10), checked along one
+  direction (MO11): the stiffness of the elements, the joint springs, and the geometric stiffness of the
+  weights, the loads and the preloaded elements, which the assembled tangent leaves out.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from flexmb.elements import loads as load_kernels
 from flexmb.engine.assembly import Assembler, Evaluation
@@ -25,11 +30,15 @@ from flexmb.model import Model
 from flexmb.solvers.statics_constraints import ROW_CUTOFF, StaticConstraints, _rows, _scales
 from flexmb.state import State
 
-__all__ = ["ConstraintMatrix", "FD_STEP", "constraint_force", "constraint_matrix", "geometric_stiffness"]
+__all__ = ["CHECK_TOL", "ConstraintMatrix", "FD_STEP", "StaticTangent", "constraint_force", "constraint_matrix",
+           "geometric_stiffness", "static_tangent"]
 
 #: (MO3): the central-difference step of the geometric stiffness along the retraction [rad or m]: its
 #: truncation error is of order FD_STEP² of the curvature terms, its round-off ε / FD_STEP of the forces
 FD_STEP = 1e-6
+#: (MO11): the directional check of the grouped tangent: a difference above this fraction of |K| |v| means an
+#: entry outside the assumed pattern, and the tangent is formed again column by column
+CHECK_TOL = 1e-6
 
 
 @dataclass
@@ -131,4 +140,86 @@ def _moving(model: Model, asm: Assembler, cons: StaticConstraints, st: State, fr
         u[k] = 1.0
         out[j] = bool(np.any(ev.twists(u)[nodes] != 0.0))
         u[k] = 0.0
+    return out
+
+
+@dataclass
+class StaticTangent:
+    """The static tangent of :func:`static_tangent`: ``K`` (n_f, n_f) sparse, ∂r₀/∂q on the free coordinates
+    (MO9); ``groups`` the column groups differenced together (MO10), two residual evaluations each;
+    ``check`` the relative difference of the directional check (MO11); ``dense``: whether the check failed
+    and every column was differenced alone over all rows."""
+
+    K: sp.csc_matrix
+    groups: int
+    check: float
+    dense: bool
+
+
+def static_tangent(model: Model, asm: Assembler, st: State, free: np.ndarray, load_factor: float = 1.0,
+                   step: float = FD_STEP) -> StaticTangent:
+    """(MO9)-(MO11): K = ∂r₀/∂q (n_f, n_f) on the coordinates ``free`` at ``st`` (taken as it is: pass a state at
+    rest), r₀ = eq. (1) of flexmb/engine/assembly.py at u̇ = 0 with gravity and the loads at ``load_factor``:
+    every force the residual has (elements, joint springs, weights, nodal loads) with all its stiffness.
+    Central differences along the retraction, the step ``step`` rad for a rotation and ``step`` × the model's
+    size for a translation (MO10), grouped over the columns of the iteration matrix's structural pattern
+    whose rows do not overlap; one directional difference checks the result (MO11), and where it differs by
+    more than CHECK_TOL the tangent is formed column by column over all rows instead."""
+    P = sp.csc_matrix(asm.structural_pattern(free), dtype=bool)
+    P.sort_indices()
+    h = np.where(model.rotation_u[free], step, step * model.size)
+    groups = _column_groups(P)
+    n_groups = int(groups.max(initial=-1)) + 1
+    data = np.zeros(P.nnz)
+    col = np.repeat(np.arange(free.size), np.diff(P.indptr))
+    for g in range(n_groups):
+        cols = np.flatnonzero(groups == g)
+        D = _difference(model, asm, st, free, cols, h[cols], load_factor)
+        pos = np.flatnonzero(groups[col] == g)
+        data[pos] = D[P.indices[pos]] / h[col[pos]]
+    K = sp.csc_matrix((data, P.indices, P.indptr), shape=P.shape)
+    check = _check(model, asm, st, free, K, h, step, load_factor)
+    if check <= CHECK_TOL:
+        return StaticTangent(K, n_groups, check, False)
+    full = np.column_stack([_difference(model, asm, st, free, np.array([j]), h[j:j + 1], load_factor) / h[j]
+                            for j in range(free.size)]) if free.size else np.zeros((0, 0))
+    K = sp.csc_matrix(full)
+    return StaticTangent(K, free.size, _check(model, asm, st, free, K, h, step, load_factor), True)
+
+
+def _residual(model: Model, asm: Assembler, st: State, free: np.ndarray, dq: np.ndarray, load_factor: float) -> np.ndarray:
+    """r₀ on ``free`` at ``st`` moved by ``dq`` (n_u) along the retraction."""
+    return asm.evaluate(st.retract(model, dq), load_factor=load_factor).residual(st.udot)[free]
+
+
+def _difference(model: Model, asm: Assembler, st: State, free: np.ndarray, cols: np.ndarray, h: np.ndarray,
+                load_factor: float) -> np.ndarray:
+    """(MO10): [r₀(q ⊕ d) − r₀(q ⊕ −d)] / 2, d = Σ h_j e_j over the free coordinates ``cols``."""
+    dq = np.zeros(model.n_u)
+    dq[free[cols]] = h
+    return 0.5 * (_residual(model, asm, st, free, dq, load_factor) - _residual(model, asm, st, free, -dq, load_factor))
+
+
+def _check(model: Model, asm: Assembler, st: State, free: np.ndarray, K: sp.csc_matrix, h: np.ndarray, step: float,
+           load_factor: float) -> float:
+    """(MO11): |K v − ∂r₀/∂q v| / (|K| |v|) along v = ±h / step (a fixed sign pattern), the derivative by one
+    central difference of step ``step``; 0 for a tangent without entries."""
+    if not free.size:
+        return 0.0
+    v = np.where(np.random.default_rng(0).random(free.size) < 0.5, -1.0, 1.0) * h / step
+    d = _difference(model, asm, st, free, np.arange(free.size), step * v, load_factor) / step
+    scale = float(np.max(abs(K) @ np.abs(v), initial=0.0))
+    return float(np.abs(K @ v - d).max() / scale) if scale > 0.0 else float(np.abs(d).max() > 0.0)
+
+
+def _column_groups(P: sp.csc_matrix) -> np.ndarray:
+    """(MO10): a group number per column of the pattern ``P`` (greedy, in column order) such that no two
+    columns of a group have a row in common."""
+    C = sp.csc_matrix((P.T.astype(np.int64) @ P.astype(np.int64)) != 0)
+    out = np.full(P.shape[1], -1)
+    for j in range(P.shape[1]):
+        nb = out[C.indices[C.indptr[j]:C.indptr[j + 1]]]
+        used = np.zeros(P.shape[1] + 1, dtype=bool)
+        used[nb[nb >= 0]] = True
+        out[j] = int(np.argmin(used))
     return out
