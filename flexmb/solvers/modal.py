@@ -23,7 +23,6 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse.linalg as spla
 
-from flexmb.elements import has_element_forces
 from flexmb.engine.assembly import Assembler
 from flexmb.errors import SolverError
 from flexmb.model import Model
@@ -117,7 +116,7 @@ class ConstrainedModes:
     constraint forces by family (MO5), arrays as the families' force arrays (a rigid cut's (n_el, 6) in its
     axes' rows, an actuator's tension, a coupling's f); ``imbalance`` the generalized force those forces leave
     unbalanced, over the force scale (MO5): about 0 at a static equilibrium, larger about a state that is not
-    one; ``tangent``: "differences" or "assembled" (MO6)."""
+    one; ``tangent``: "differences" (column by column) or "grouped" (MO6), (MO10)."""
 
     frequencies: np.ndarray
     omega2: np.ndarray
@@ -135,10 +134,9 @@ def constrained_modes(model: Model, state: State | None = None, n_modes: int = 6
     the initial state; velocities are set to zero), its constraints held exactly (docs/modal.md §2): the
     multipliers λ that balance the generalized forces in the least-squares sense (MO5), the stiffness
     K = ∂r₀/∂q + K_geo(λ) (MO6), r₀ the static residual without the constraints. ∂r₀/∂q is formed by central
-    differences up to FD_TANGENT_LIMIT free coordinates (the joint springs, the elements' stiffness,
-    gravity's and the loads' stiffness); above it it is the elements' assembled consistent tangent plus the
-    stiffness of the rigid bodies' and particles' weights and the nodal loads (MO4), as the static Newton
-    (docs/statics.md (ST10)), a distributed weight's stiffness then the element family's. K is reduced to the
+    differences (the joint springs, the elements' stiffness, gravity's, the loads' and the preloaded elements'
+    geometric stiffness), column by column up to FD_TANGENT_LIMIT free coordinates, above it grouped over
+    columns whose rows do not overlap (:func:`static_tangent`, (MO9)-(MO11)). K is reduced to the
     null space N of the constraint rows G (MO7) and solved densely, Nᵀ K N φ = ω² Nᵀ M̄ N φ (MO8).
 
     Raises SolverError when the constraints leave no degree of freedom (a pendulum held by an actuator:
@@ -174,14 +172,15 @@ def constrained_modes(model: Model, state: State | None = None, n_modes: int = 6
         raise SolverError(f"natural_frequencies: asked for {n_modes} modes of a model with {dof} degrees of freedom "
                           f"({free.size} free coordinates, {rank} independent constraint rows of {', '.join(names)}).")
     forces = cm.forces(lam)
-    # (MO6): the static tangent without the constraints, and their forces' geometric stiffness
-    assembled = has_element_forces(model) and free.size > FD_TANGENT_LIMIT
-    if assembled:  # the elements' consistent tangent, and the weights' and nodal loads' stiffness (MO4)
-        K0 = asm.iteration_matrix(ev0, free, 0.0, 1.0, asm.stiffness_damping_diag(free)[0], with_mass=False).toarray()
-    else:  # central differences of r0: all of it, gravity's and the loads' stiffness included
+    # (MO6): the static tangent without the constraints (all of it, gravity's, the loads' and the preloaded
+    # elements' stiffness included), and the constraint forces' geometric stiffness (MO3)
+    grouped = free.size > FD_TANGENT_LIMIT
+    if grouped:  # central differences grouped over columns (MO9)-(MO11)
+        K0 = static_tangent(model, asm, off, free).K.toarray()
+    else:  # central differences column by column
         K0 = _fd_tangent(model, asm, off, 1.0, free)
-    K = K0 + geometric_stiffness(model, asm, cons, off, forces, free, load_factor=1.0 if assembled else None)
-    tangent = "assembled" if assembled else "differences"
+    K = K0 + geometric_stiffness(model, asm, cons, off, forces, free)
+    tangent = "grouped" if grouped else "differences"
     M = asm.mbar(ev0, free).toarray()
     # (MO8): the reduced eigenproblem (symmetric parts: K is symmetric at an equilibrium, up to differences)
     Kn, Mn = N.T @ K @ N, N.T @ M @ N
