@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # type hints only
     from flexmb.model import Model
     from flexmb.state import State
 
-__all__ = ["CouplingSpec", "CouplingData", "CouplingEvaluation", "Couplings", "FAMILY", "TOLERANCE", "refuse_rigid_couplings"]
+__all__ = ["CouplingSpec", "CouplingData", "CouplingEvaluation", "Couplings", "FAMILY", "TOLERANCE"]
 
 TOLERANCE = 1e-10  # (C14): the rigid couplings' closure tolerance, rad (translations: times the model's size)
 
@@ -414,17 +414,6 @@ class Couplings(ElementFamily):
 
     def node_roles(self, model: Model, data: CouplingData) -> dict[int, list[str]]:
         return {}
-
-
-def refuse_rigid_couplings(model: Model, who: str) -> None:
-    """Raise ModelError naming the first rigid coupling of ``model``: ``who`` (a static or modal solver)
-    has no augmented-Lagrangian iteration, where a rigid coupling has neither stiffness nor force."""
-    d = model.elements.get(FAMILY.name)
-    if d is not None and d.rigid.any():
-        name = d.names[int(np.argmax(d.rigid))]
-        raise ModelError(f"{who}: coupling '{name}' is rigid, held only by the time integrator's augmented Lagrangian; "
-                         f"this solver does not support rigid couplings. Give it a mesh stiffness here "
-                         f"(ModelBuilder.add_coupling('{name}', ..., stiffness=...)).")
 
 
 def _elastic(model: Model, data: CouplingData) -> bool:
