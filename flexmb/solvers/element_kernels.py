@@ -157,15 +157,15 @@ class NewtonSettings(NamedTuple):
 
 
 @njit(cache=True)
-def _trial(model, bufs, start, udot_in) -> None:
+def _trial(arrays, bufs, start, udot_in) -> None:
     """The pseudo-acceleration, trial state and drives of the accelerations ``udot_in`` into bufs.out_state."""
     driven, drv_q, drv_u, drv_a = start.drives
-    u_to_q, scalar_u, ball_u = model.coords[0], model.coords[1], model.coords[2]
+    u_to_q, scalar_u, ball_u = arrays.coords[0], arrays.coords[1], arrays.coords[2]
     am, af, g, b, h = start.params
     q1, balls1, u1, udot1, a1 = bufs.out_state
     hdq, phi = bufs.work[0], bufs.work[1]
     udot0, a, u0, q0, balls0 = start.udot0, start.a, start.u0, start.q0, start.balls0
-    nt = model.threads[1]  # the per-node passes on the joints' threads (their joints on ground split: node_twists_threads)
+    nt = arrays.threads[1]  # the per-node passes on the joints' threads (their joints on ground split: node_twists_threads)
     if nt > 1:
         trial_state_threads(nt, udot0, udot_in, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q,
                             drv_u, drv_a, hdq, phi, q1, balls1, u1, udot1, a1)
@@ -175,18 +175,18 @@ def _trial(model, bufs, start, udot_in) -> None:
 
 
 @njit(cache=True)
-def _forces(model, bufs, start) -> bool:
+def _forces(arrays, bufs, start) -> bool:
     """Assembler.evaluate at the trial state: the tree and the bodies, the bushings, the node twists of u̇,
     the beams' forces and mass forces, the cuts' and spring-dampers'. True where a spring-damper is below
     l_min ((S11) of docs/spring_damper.md)."""
-    tree, fams, outs = model.tree, model.fams, bufs.outs
+    tree, fams, outs = arrays.tree, arrays.fams, bufs.outs
     parent, child, coord_start, coord_count = tree[0], tree[1], tree[13], tree[14]
     q1, balls1, u1, udot1, a1 = bufs.out_state
     x, R, Vs, As, S, Sd, P, V, zeta = bufs.kin
     wfull = bufs.wfull
     hdq, phi, aw, w, Wtmp, mf, ground, rest, fric = bufs.work
-    nt = model.threads[1]
-    _evaluate(tree, model.bodies, model.gravity, model.springs, model.jforce_u, start.jf, start.loads, q1, balls1, u1, x, R,
+    nt = arrays.threads[1]
+    _evaluate(tree, arrays.bodies, arrays.gravity, arrays.springs, arrays.jforce_u, start.jf, start.loads, q1, balls1, u1, x, R,
               Vs, As, S, Sd, P, V, zeta, bufs.Mb, wfull, bufs.tau, nt)
     ia, ib, sa, Ea, sb, Eb, mode, Kb, Cb = fams[1]
     if ia.size:
@@ -200,15 +200,15 @@ def _forces(model, bufs, start) -> bool:
     mf[:] = 0.0
     beam = fams[0]
     if beam.a.size:
-        beam_kernels.residual_and_mass_forces(beam, NodeMotion(x, R, V, zeta), model.gravity, 1.0, wfull, aw, mf, outs[0],
-                                              model.threads[0])
+        beam_kernels.residual_and_mass_forces(beam, NodeMotion(x, R, V, zeta), arrays.gravity, 1.0, wfull, aw, mf, outs[0],
+                                              arrays.threads[0])
     return any_cut_or_spring(fams) and cut_and_spring_forces(x, R, V, S, q1, u1, fams, outs, wfull)
 
 
 @njit(cache=True)
-def _project(model, kin, wrench, p, Wtmp, ground, rest) -> None:
+def _project(arrays, kin, wrench, p, Wtmp, ground, rest) -> None:
     """p = Bᵀ ``wrench`` (the node wrenches projected on the coordinates), on the joints' threads from their number."""
-    tree, nt = model.tree, model.threads[1]
+    tree, nt = arrays.tree, arrays.threads[1]
     S, x = kin[4], kin[0]
     if nt > 1:
         project_node_threads(ground, rest, nt, tree[0], tree[1], tree[13], tree[14], S, wrench, x, Wtmp, p)
@@ -217,21 +217,21 @@ def _project(model, kin, wrench, p, Wtmp, ground, rest) -> None:
 
 
 @njit(cache=True)
-def _residual(model, bufs) -> float:
+def _residual(arrays, bufs) -> float:
     """Eq. (1) on all coordinates into bufs.rfull and on the free ones into bufs.r, with the bearing friction's
     torques (friction_loads, engine/friction.py eq. 1): max |r|."""
-    rfull, tau, r, free = bufs.rfull, bufs.tau, bufs.r, model.coords[3]
+    rfull, tau, r, free = bufs.rfull, bufs.tau, bufs.r, arrays.coords[3]
     hdq, phi, aw, w, Wtmp, mf, ground, rest, fric = bufs.work
     N = bufs.kin[0].shape[0]
     bias = bufs.wfull[:N]
-    if model.bodies[0].size:
+    if arrays.bodies[0].size:
         mass_times_add(bufs.Mb, aw, bias, w)
     else:  # no node masses: Mb is +0 (the same values without its products)
         zero_mass_times_add(aw, bias, w)
     for i in range(N):
         for j in range(6):
             w[i, j] = w[i, j] + mf[i, j]
-    _project(model, bufs.kin, w, rfull, Wtmp, ground, rest)
+    _project(arrays, bufs.kin, w, rfull, Wtmp, ground, rest)
     for j in range(rfull.size):
         rfull[j] = rfull[j] - tau[j]
     fu = fric[0]
@@ -247,27 +247,27 @@ def _residual(model, bufs) -> float:
 
 
 @njit(cache=True)
-def _force_scale(model, bufs) -> float:
+def _force_scale(arrays, bufs) -> float:
     """GeneralizedAlpha._scale: |Bᵀ Mb B u̇| + |Bᵀ bias| + |τ| (node masses only)."""
     hdq, phi, aw, w, Wtmp, mf, ground, rest, fric = bufs.work
     N = bufs.kin[0].shape[0]
     n_u = bufs.rfull.size
     bias = bufs.wfull[:N]
     s1 = 0.0  # without bodies Mb is zero and so is its term (u̇ finite: rn is)
-    if model.bodies[0].size:
+    if arrays.bodies[0].size:
         mw = np.empty((N, 6))
         mass_times_add(bufs.Mb, aw, np.zeros((N, 6)), mw)
         p1 = np.empty(n_u)
-        _project(model, bufs.kin, mw, p1, Wtmp, ground, rest)
+        _project(arrays, bufs.kin, mw, p1, Wtmp, ground, rest)
         s1 = _absmax(p1)
     p2 = np.empty(n_u)
-    _project(model, bufs.kin, np.ascontiguousarray(bias), p2, Wtmp, ground, rest)
+    _project(arrays, bufs.kin, np.ascontiguousarray(bias), p2, Wtmp, ground, rest)
     return float(s1 + _absmax(p2) + _absmax(bufs.tau)) + 1e-300
 
 
 @njit(cache=True)
-def element_iterate(model, bufs, start, udot_in, evaluate, first):
-    """One Newton iterate of ``GeneralizedAlpha.step`` (module docstring) of the model ``model``
+def element_iterate(arrays, bufs, start, udot_in, evaluate, first):
+    """One Newton iterate of ``GeneralizedAlpha.step`` (module docstring) of the model's arrays ``arrays``
     (:class:`IterateModel`) in the step ``start`` (:class:`StepStart`): from the accelerations ``udot_in``
     the pseudo-acceleration, trial state and drives into bufs.out_state (:class:`StepBuffers`); with
     ``evaluate`` also the kinematics, Mb, the node wrenches, τ, the families' outputs, eq. (1) on all
@@ -275,13 +275,13 @@ def element_iterate(model, bufs, start, udot_in, evaluate, first):
     bufs.work's friction arrays, engine/friction.py eq. 1). Returns (max |r|, force scale; the scale only
     at the ``first`` iteration, else 0; both 0 without ``evaluate``; inf where a spring-damper is too
     short, (S11) of docs/spring_damper.md: ElementStep.iterate names it)."""
-    _trial(model, bufs, start, udot_in)
+    _trial(arrays, bufs, start, udot_in)
     if not evaluate:
         return 0.0, 0.0
-    if _forces(model, bufs, start):
+    if _forces(arrays, bufs, start):
         return np.inf, 0.0  # a spring-damper below l_min (S11): fails
-    rn = _residual(model, bufs)
-    scale = _force_scale(model, bufs) if first else 0.0
+    rn = _residual(arrays, bufs)
+    scale = _force_scale(arrays, bufs) if first else 0.0
     return rn, scale
 
 
@@ -331,15 +331,15 @@ def _factorize(step, bufs, diag, sdiag, gp, bp, with_mass) -> int:
     """S = M̄ + γ' C̄ + β' K̄ + ``diag`` (with the motion's and the bearing friction's slopes, with_motion_diag and
     friction_diag: engine/friction.py eq. 2, into ``sdiag``) at the current iterate on the factor of
     ``step`` (:class:`StepModel`), factorized: the column of a pivot that is not positive, else -1."""
-    model, maps, factor = step.model, step.maps, step.factor
+    arrays, maps, factor = step.model, step.maps, step.factor
     band, indptr, indices, values, L, perm, dinv, y = factor
     fric = bufs.work[8]
-    mdiag = with_motion_diag(model.springs[5], gp, bp, diag)
+    mdiag = with_motion_diag(arrays.springs[5], gp, bp, diag)
     if fric[0].size:
         friction_diag(bufs.out_state[2], fric[0], fric[8], fric[5], fric[6], fric[7], fric[10], fric[11], gp, mdiag, sdiag)
         mdiag = sdiag
-    element_matrix(model.tree, model.fams, maps, bufs.outs, mdiag, (bp, gp, False, with_mass), bufs.kin, bufs.Mb, values,
-                   model.threads)
+    element_matrix(arrays.tree, arrays.fams, maps, bufs.outs, mdiag, (bp, gp, False, with_mass), bufs.kin, bufs.Mb, values,
+                   arrays.threads)
     if band:
         return band_factor_loaded(perm, L, dinv)
     return dense_factor(indptr, indices, values, L)
@@ -389,8 +389,8 @@ def element_newton_step(args, bufs, start, diag, newton, info) -> None:
     factorizations, residual, status, column of a failed pivot); status LAZY: converged by prediction, the
     last iterate not evaluated (its state only)."""
     step = args.step
-    model, factor = step.model, step.factor
-    free = model.coords[3]
+    arrays, factor = step.model, step.factor
+    free = arrays.coords[3]
     gp, bp, rtol, atol_udot, eps_pos, length_scale, max_iter, lazy, with_mass, lever = newton
     udot1, nf, r = bufs.out_state[3], free.size, bufs.r
     ud, dx, sdiag = start.udot0.copy(), np.empty(nf), diag.copy()
@@ -402,7 +402,7 @@ def element_newton_step(args, bufs, start, diag, newton, info) -> None:
     info[3], info[4] = OK, -1.0
     for it in range(int(max_iter) + 1):
         evaluate = not (lazy and predicted)
-        rn, es_scale = element_iterate(model, bufs, start, ud, evaluate, it == 0)
+        rn, es_scale = element_iterate(arrays, bufs, start, ud, evaluate, it == 0)
         info[0], info[1] = it, nfac
         if not evaluate:
             info[2], info[3] = np.nan, LAZY
@@ -412,8 +412,8 @@ def element_newton_step(args, bufs, start, diag, newton, info) -> None:
             info[3] = NONFINITE
             return
         settled, changed, noise, stuck = True, False, 0.0, False
-        if any_with_state(model.fams):  # the updates of the cuts, actuators, couplings
-            settled, changed, noise, stuck = iterate_flags(model.fams, bufs.outs)
+        if any_with_state(arrays.fams):  # the updates of the cuts, actuators, couplings
+            settled, changed, noise, stuck = iterate_flags(arrays.fams, bufs.outs)
         if stuck:  # a cut or actuator stuck (its newton_update raises): the Python step names it
             info[3] = NOT_CONVERGED
             return
