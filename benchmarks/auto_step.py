@@ -220,10 +220,7 @@ def errors(name: str, run: dict, ref: dict) -> dict:
 
 
 def figure(path: Path, models: list[str], data: dict, rows: dict, t_ends: dict) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from flexmb.results.plots import plt, save_figure  # the Agg backend
 
     fig, axes = plt.subplots(len(models), 1, figsize=(9, 3.8 * len(models)), squeeze=False)
     for ax, name in zip(axes[:, 0], models):
@@ -253,9 +250,7 @@ def figure(path: Path, models: list[str], data: dict, rows: dict, t_ends: dict) 
         ax.set_title(f"{TITLES[name]}: accepted steps (x: rejected attempts)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize="small", loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main() -> None:

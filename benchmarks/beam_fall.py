@@ -61,6 +61,8 @@ import subprocess
 import sys
 import time
 
+import benchlib as bl
+
 E, RHO, AREA, INERTIA, LENGTH, GRAVITY = 0.7e11, 3000.0, 4e-4, 2e-7, 2.0, 9.81
 G_SHEAR = E / 2.6
 RHO_INF = 0.8
@@ -391,16 +393,12 @@ def _report(results: list[dict], host: dict, args) -> str:
         else:
             parts.append(f"build + Assemble {r['build_s']:.2f} s, not in the row")
         notes.append(f"* {label}: " + "; ".join(parts))
-    if notes:
-        lines += ["", "Notes:"] + notes
-    return "\n".join(lines) + "\n"
+    return bl.markdown(lines, notes)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--n", default="10,100,1000,4000", help="element counts, comma-separated")
-    p.add_argument("--t-end", type=float, default=1.0)
-    p.add_argument("--dt", type=float, default=1e-3)
+    bl.run_options(p, "10,100,1000,4000")
     p.add_argument("--max-minutes", type=float, default=10.0, help="time budget per run (see docstring)")
     p.add_argument("--programs", default="exudyn,flexmb")
     p.add_argument("--exu-rtol", default="1e-4", help="exudyn newton.relativeTolerance values, comma-separated")

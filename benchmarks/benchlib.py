@@ -278,6 +278,28 @@ def common_options(p, repeats: int = 3, max_minutes: float = 10.0) -> None:
     p.add_argument("--json", default="", help="also write the raw results to this JSON file")
 
 
+def run_options(p, n: str, n_help: str = "element counts, comma-separated") -> None:
+    """The first options of a script timing models of several sizes: ``--n`` (comma list, default ``n``),
+    ``--t-end`` (1.0 s), ``--dt`` (1e-3 s)."""
+    p.add_argument("--n", default=n, help=n_help)
+    p.add_argument("--t-end", type=float, default=1.0)
+    p.add_argument("--dt", type=float, default=1e-3)
+
+
+def markdown(lines: list[str], notes: list[str]) -> str:
+    """A report's text: its ``lines``, then, if there are any, the list of ``notes`` under "Notes:"."""
+    return "\n".join(lines + (["", "Notes:"] + notes if notes else [])) + "\n"
+
+
+def peer_env(script: str, args) -> tuple[dict, str]:
+    """The workers' environment from the :func:`common_options` and the BLAS a child then loads, that one
+    said on stderr as ``<script>: BLAS ...``."""
+    env = worker_env(args.blas, args.threads, args.numba_threads)
+    blas = blas_of_child(env)
+    print(f"{script}: BLAS {blas}", file=sys.stderr)
+    return env, blas
+
+
 # ---------------------------------------------------------------- models
 
 def fm_chain(fm, n: int, length: float = 0.1, mass: float = 0.1, gravity: float = 9.81):

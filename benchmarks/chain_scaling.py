@@ -63,9 +63,7 @@ def fit_exponent(ns: list[int], ms: list[float]) -> float | None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--n", default="100,300,1000", help="chain lengths, comma-separated")
-    p.add_argument("--t-end", type=float, default=1.0)
-    p.add_argument("--dt", type=float, default=1e-3)
+    bl.run_options(p, "100,300,1000", "chain lengths, comma-separated")
     p.add_argument("--output-every", type=int, default=0, help="a row every K steps (default 0: at the ends only)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     bl.common_options(p, max_minutes=30.0)

@@ -94,9 +94,7 @@ def run_floor(n: int, dt: float, rtol: float, repeats: int, length: float = LENG
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--n", default="1000,10000", help="element counts, comma-separated")
-    p.add_argument("--t-end", type=float, default=1.0)
-    p.add_argument("--dt", type=float, default=1e-3)
+    bl.run_options(p, "1000,10000")
     p.add_argument("--rtol", type=float, default=1e-10)
     p.add_argument("--length", type=float, default=LENGTH,
                    help="link length in m (default: the issue's 2 m link; 20 m gives N = 10000 elements of 2e-3 m)")

@@ -258,16 +258,12 @@ def report(rows: list[dict], args, blas: str) -> str:
         extra = ", ".join(e for e in extra if e)
         if extra:
             notes.append(f"* N={r['n']} {r['label']}: {extra} (not in the row)")
-    if notes:
-        text += ["", "Notes:"] + notes
-    return "\n".join(text) + "\n"
+    return bl.markdown(text, notes)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--n", default="10,100,1000,4000", help="element counts, comma-separated")
-    p.add_argument("--t-end", type=float, default=1.0)
-    p.add_argument("--dt", type=float, default=1e-3)
+    bl.run_options(p, "10,100,1000,4000")
     p.add_argument("--programs", default="flexmb,exudyn")
     p.add_argument("--fm-rtol", default="1e-10,1e-4", help="flexmb Newton rtol values")
     p.add_argument("--exu-rtol", default="1e-4,1e-8", help="exudyn newton.relativeTolerance values")
@@ -289,9 +285,7 @@ def main(argv: list[str] | None = None) -> int:
                            budget, args.stall_seconds))
         return 0
 
-    env = bl.worker_env(args.blas, args.threads, args.numba_threads)
-    blas = bl.blas_of_child(env)
-    print(f"peer_beam_fall: BLAS {blas}", file=sys.stderr)
+    env, blas = bl.peer_env("peer_beam_fall", args)
     rows = []
     for n in ns:
         for c in configs(args):

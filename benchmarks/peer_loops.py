@@ -227,6 +227,40 @@ def _start(i_or_j: int, kind: str, theta0: float):
     return [(i_or_j - 1) * L + L * c + 0.5 * L, L * s], 0.0, [L * w * s, -L * w * c], 0.0
 
 
+def _exu_bodies(mbs, eii, n: int, theta0: float, add_body) -> dict:
+    """The n + 1 cranks and n couplers of the chain, each made by ``add_body(pos, phi, vel, omega)`` (its node
+    and body at the start :func:`_start`) and given its weight; {(kind, index): body number}."""
+    bodies = {}
+    for kind, idx in [("crank", i) for i in range(n + 1)] + [("coupler", j) for j in range(1, n + 1)]:
+        body = add_body(*_start(idx, kind, theta0))
+        mbs.AddLoad(eii.LoadMassProportional(markerNumber=mbs.AddMarker(eii.MarkerBodyMass(bodyNumber=body)),
+                                             loadVector=[0.0, -GRAVITY, 0.0]))
+        bodies[kind, idx] = body
+    return bodies
+
+
+def _exu_pins(mbs, ground: int, bodies: dict, n: int, marker_type, pin, close, close_each_window: bool) -> None:
+    """The pins of the chain: ground - crank i, crank j-1 - coupler j by ``pin(markers)``, and the pin B_j closing
+    window j (coupler j - crank j) by ``close(markers)``, right after window j's other pin
+    (``close_each_window``) or after all of them; markers of type ``marker_type`` on the rods' axes."""
+
+    def marker(body, x):
+        return mbs.AddMarker(marker_type(bodyNumber=body, localPosition=[x, 0.0, 0.0]))
+
+    def closing(j):
+        close([marker(bodies["coupler", j], 0.5 * L), marker(bodies["crank", j], 0.5 * L)])
+
+    for i in range(n + 1):
+        pin([marker(ground, i * L), marker(bodies["crank", i], -0.5 * L)])
+    for j in range(1, n + 1):
+        pin([marker(bodies["crank", j - 1], 0.5 * L), marker(bodies["coupler", j], -0.5 * L)])
+        if close_each_window:
+            closing(j)
+    if not close_each_window:
+        for j in range(1, n + 1):
+            closing(j)
+
+
 def exu_n_four_bar_3d(exu, eii, n: int, theta0: float = math.pi / 2, nodes_kind: str = "EP", closing: str = "generic"):
     """exudyn, 3-D rigid bodies (module docstring). ``closing``: the pin B_j that closes window j,
     "generic" (ObjectJointGeneric, the in-plane translations only) or "revolute" (ObjectJointRevoluteZ,
@@ -235,9 +269,8 @@ def exu_n_four_bar_3d(exu, eii, n: int, theta0: float = math.pi / 2, nodes_kind:
     mbs = sc.AddSystem()
     ground = mbs.AddObject(eii.ObjectGround(referencePosition=[0.0, 0.0, 0.0]))
     inertia = [0.0, MASS * L**2 / 12, MASS * L**2 / 12, 0.0, 0.0, 0.0]  # local x along the rod
-    bodies = {}
-    for kind, idx in [("crank", i) for i in range(n + 1)] + [("coupler", j) for j in range(1, n + 1)]:
-        pos, phi, vel, omega = _start(idx, kind, theta0)
+
+    def add_body(pos, phi, vel, omega):
         if nodes_kind == "EP":
             ref = pos + [0.0, math.cos(phi / 2), 0.0, 0.0, math.sin(phi / 2)]
             v0 = vel + [0.0, -0.5 * omega * math.sin(phi / 2), 0.0, 0.0, 0.5 * omega * math.cos(phi / 2)]
@@ -247,26 +280,19 @@ def exu_n_four_bar_3d(exu, eii, n: int, theta0: float = math.pi / 2, nodes_kind:
                                                          initialVelocities=vel + [0.0, 0.0, 0.0, omega]))
         else:
             raise ValueError(f"--exu-nodes {nodes_kind!r}: EP or RotVecLG")
-        body = mbs.AddObject(eii.ObjectRigidBody(mass=MASS, inertia=inertia, nodeNumber=node))
-        mbs.AddLoad(eii.LoadMassProportional(markerNumber=mbs.AddMarker(eii.MarkerBodyMass(bodyNumber=body)),
-                                             loadVector=[0.0, -GRAVITY, 0.0]))
-        bodies[kind, idx] = body
+        return mbs.AddObject(eii.ObjectRigidBody(mass=MASS, inertia=inertia, nodeNumber=node))
 
-    def marker(body, x):
-        return mbs.AddMarker(eii.MarkerBodyRigid(bodyNumber=body, localPosition=[x, 0.0, 0.0]))
+    def revolute(ms):
+        mbs.AddObject(eii.ObjectJointRevoluteZ(markerNumbers=ms))
 
-    for i in range(n + 1):
-        mg = mbs.AddMarker(eii.MarkerBodyRigid(bodyNumber=ground, localPosition=[i * L, 0.0, 0.0]))
-        mbs.AddObject(eii.ObjectJointRevoluteZ(markerNumbers=[mg, marker(bodies["crank", i], -0.5 * L)]))
-    for j in range(1, n + 1):
-        mbs.AddObject(eii.ObjectJointRevoluteZ(markerNumbers=[marker(bodies["crank", j - 1], 0.5 * L),
-                                                              marker(bodies["coupler", j], -0.5 * L)]))
-    for j in range(1, n + 1):
-        ms = [marker(bodies["coupler", j], 0.5 * L), marker(bodies["crank", j], 0.5 * L)]
+    def close(ms):
         if closing == "generic":  # constrained axes in the coupler's frame (its z = global z)
             mbs.AddObject(eii.ObjectJointGeneric(markerNumbers=ms, constrainedAxes=[1, 1, 0, 0, 0, 0]))
         else:
-            mbs.AddObject(eii.ObjectJointRevoluteZ(markerNumbers=ms))
+            revolute(ms)
+
+    bodies = _exu_bodies(mbs, eii, n, theta0, add_body)
+    _exu_pins(mbs, ground, bodies, n, eii.MarkerBodyRigid, revolute, close, close_each_window=False)
     return sc, mbs, bodies["crank", 0]
 
 
@@ -276,26 +302,16 @@ def exu_n_four_bar_2d(exu, eii, n: int, theta0: float = math.pi / 2):
     sc = exu.SystemContainer()
     mbs = sc.AddSystem()
     ground = mbs.AddObject(eii.ObjectGround(referencePosition=[0.0, 0.0, 0.0]))
-    bodies = {}
-    for kind, idx in [("crank", i) for i in range(n + 1)] + [("coupler", j) for j in range(1, n + 1)]:
-        pos, phi, vel, omega = _start(idx, kind, theta0)
+
+    def add_body(pos, phi, vel, omega):
         node = mbs.AddNode(eii.NodeRigidBody2D(referenceCoordinates=pos + [phi], initialVelocities=vel + [omega]))
-        body = mbs.AddObject(eii.ObjectRigidBody2D(mass=MASS, inertia=MASS * L**2 / 12, nodeNumber=node))
-        mbs.AddLoad(eii.LoadMassProportional(markerNumber=mbs.AddMarker(eii.MarkerBodyMass(bodyNumber=body)),
-                                             loadVector=[0.0, -GRAVITY, 0.0]))
-        bodies[kind, idx] = body
+        return mbs.AddObject(eii.ObjectRigidBody2D(mass=MASS, inertia=MASS * L**2 / 12, nodeNumber=node))
 
-    def marker(body, x):
-        return mbs.AddMarker(eii.MarkerBodyPosition(bodyNumber=body, localPosition=[x, 0.0, 0.0]))
+    def revolute(ms):
+        mbs.AddObject(eii.ObjectJointRevolute2D(markerNumbers=ms))
 
-    for i in range(n + 1):
-        mg = mbs.AddMarker(eii.MarkerBodyPosition(bodyNumber=ground, localPosition=[i * L, 0.0, 0.0]))
-        mbs.AddObject(eii.ObjectJointRevolute2D(markerNumbers=[mg, marker(bodies["crank", i], -0.5 * L)]))
-    for j in range(1, n + 1):
-        mbs.AddObject(eii.ObjectJointRevolute2D(markerNumbers=[marker(bodies["crank", j - 1], 0.5 * L),
-                                                               marker(bodies["coupler", j], -0.5 * L)]))
-        mbs.AddObject(eii.ObjectJointRevolute2D(markerNumbers=[marker(bodies["coupler", j], 0.5 * L),
-                                                               marker(bodies["crank", j], 0.5 * L)]))
+    bodies = _exu_bodies(mbs, eii, n, theta0, add_body)
+    _exu_pins(mbs, ground, bodies, n, eii.MarkerBodyPosition, revolute, revolute, close_each_window=True)
     return sc, mbs, bodies["crank", 0]
 
 
@@ -520,9 +536,7 @@ def main(argv: list[str] | None = None) -> int:
 
     tee = _Tee(sys.stderr)
     sys.stderr = tee
-    env = bl.worker_env(args.blas, args.threads, args.numba_threads)
-    blas = bl.blas_of_child(env)
-    print(f"peer_loops: BLAS {blas}", file=sys.stderr)
+    env, blas = bl.peer_env("peer_loops", args)
     rows = []
     for n, t_end in cases:
         exact = passages(n, t_end, theta0, args.dt)

@@ -284,9 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             bl.emit(run_exudyn(models[0], t_end, args.dt, args.rho_inf, bl.floats(args.exu_rtol)[0], args.exu_nodes, budget))
         return 0
 
-    env = bl.worker_env(args.blas, args.threads, args.numba_threads)
-    blas = bl.blas_of_child(env)
-    print(f"peer_rigid: BLAS {blas}", file=sys.stderr)
+    env, blas = bl.peer_env("peer_rigid", args)
     rows = []
     for m in models:
         t_end = args.t_end if args.t_end else MODELS[m][3]

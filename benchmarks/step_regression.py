@@ -14,12 +14,15 @@ A checkout is ``LABEL=DIR``: DIR's own ``.venv/bin/python`` when it has one, els
     python benchmarks/step_regression.py before=/path/to/old after=. --rounds 3 --repeats 3
     python benchmarks/step_regression.py --worker --repeats 3      # one process: JSON lines on stdout
     python benchmarks/step_regression.py A=/a B=/b --path step --cases zahariev_six_link change_point_four_bar
+    python benchmarks/step_regression.py before=/old after=. --output-every 1 100 --cases change_point_four_bar
 
 ``--path run`` (the default) times the runs as a user makes them: fixed steps without a callback, so a model of the
 compiled element step takes its whole-run call between output rows (flexmb/solvers/element_run.py); ``--path
 step`` passes a callback that does nothing, so every step is one call from Python (step_backends.py
 CompiledElementNewton: the step-by-step path). ``--compile`` also times, per checkout and round, a first run in a
 process with empty numba caches (NUMBA_CACHE_DIR a new folder): numba's compile of every kernel the cases use.
+``--output-every`` times each case at each of the given output intervals instead of its own (a row every
+step against one every 100: what a row costs); ``--cases`` keeps the named cases only.
 """
 
 from __future__ import annotations
@@ -72,13 +75,14 @@ def _no_op(state, evaluation) -> None:
     """A callback that does nothing: every step then returns to Python (``--path step``)."""
 
 
-def worker(repeats: int, cases: list[str], path: str) -> None:
-    """Time every case of ``cases`` ``repeats`` times after one warm-up run on ``path``; one JSON line per case."""
+def worker(repeats: int, every: list[int] | None = None, cases: list[str] | None = None, path: str = "run") -> None:
+    """Time every case (of ``cases``, None: all) ``repeats`` times after one warm-up run on ``path``, at each
+    output interval of ``every`` (None: the case's own); one JSON line per case and interval on stdout."""
     import flexmb as fm
 
     print(json.dumps({"flexmb": fm.__file__}), flush=True)
     for label, stem, t_end, n in CASES:
-        if label not in cases:
+        if cases and label not in cases:
             continue
         model, settings = _seed_case(stem) if stem else _falling_link(n)
         if path == "step":
@@ -86,13 +90,16 @@ def worker(repeats: int, cases: list[str], path: str) -> None:
         t0 = time.process_time()
         fm.simulate(model, min(t_end, 0.05), **settings)  # numba's compile / cache load
         print(json.dumps({"case": label, "first": time.process_time() - t0}), flush=True)
-        times, steps, status = [], 0, ""
-        for _ in range(repeats):
-            t0 = time.process_time()
-            res = fm.simulate(model, t_end, **settings)
-            times.append(time.process_time() - t0)
-            steps, status = int(res.stats.get("steps", 0)), res.status
-        print(json.dumps({"case": label, "steps": steps, "status": status, "seconds": times}), flush=True)
+        for k in every or [None]:
+            run = settings if k is None else {**settings, "output_every": k}
+            times, steps, status = [], 0, ""
+            for _ in range(repeats):
+                t0 = time.process_time()
+                res = fm.simulate(model, t_end, **run)
+                times.append(time.process_time() - t0)
+                steps, status = int(res.stats.get("steps", 0)), res.status
+            name = label if k is None else f"{label} every {k}"
+            print(json.dumps({"case": name, "steps": steps, "status": status, "seconds": times}), flush=True)
 
 
 def _command(directory: Path) -> tuple[list[str], dict[str, str]]:
@@ -111,12 +118,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3, help="processes per checkout (order swapped every round)")
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per case and process")
     ap.add_argument("--path", choices=("run", "step"), default="run", help="whole-run calls or one call per step")
-    ap.add_argument("--cases", nargs="*", default=[c[0] for c in CASES], help="the cases to time (labels)")
     ap.add_argument("--compile", action="store_true", help="also time a first run on empty numba caches")
+    ap.add_argument("--output-every", type=int, nargs="+", help="output intervals to time each case at (default: its own)")
+    ap.add_argument("--cases", nargs="+", help="the cases to time (default: all)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    options = (["--output-every", *map(str, a.output_every)] if a.output_every else []) + \
+        (["--cases", *a.cases] if a.cases else [])
     if a.worker:
-        worker(a.repeats, a.cases, a.path)
+        worker(a.repeats, a.output_every, a.cases, a.path)
         return 0
     checkouts = [(s.split("=", 1)[0], Path(s.split("=", 1)[1]).resolve()) for s in a.checkouts]
     ms: dict[tuple[str, str], list[float]] = {}
@@ -125,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         for label, d in checkouts[:: 1 if rnd % 2 == 0 else -1]:
             cmd, env = _command(d)
             worker_cmd = [*cmd, str(Path(__file__).resolve()), "--worker", "--repeats", str(a.repeats), "--path", a.path,
-                          "--cases", *a.cases]
+                          *options]
             if a.compile:  # a first run on empty caches: the compile seconds of the first case
                 with tempfile.TemporaryDirectory() as cache:
                     cold = subprocess.run([*worker_cmd[:4], "0", *worker_cmd[5:]], capture_output=True, text=True,
@@ -151,9 +161,7 @@ def main(argv: list[str] | None = None) -> int:
           "process ms/step, min (median)\n")
     print("| case | " + " | ".join(label for label, _ in checkouts) + " |")
     print("|---|" + "---|" * len(checkouts))
-    for label, *_ in CASES:
-        if label not in a.cases:
-            continue
+    for label in dict.fromkeys(case for case, _ in ms):
         cells = [f"{min(v):.4f} ({statistics.median(v):.4f})" if (v := ms.get((label, c))) else "-" for c, _ in checkouts]
         print(f"| {label} | " + " | ".join(cells) + " |")
     if first:

@@ -42,7 +42,7 @@ def fit_slope(ea: np.ndarray, err: np.ndarray, lo: float, hi: float) -> tuple[fl
 
 def plot(ea: np.ndarray, err: np.ndarray, slope: float, icept: float, lo: float, hi: float, path: Path) -> Path:
     """Log–log plot of the rocker-angle error versus EA with the fitted line."""
-    from flexmb.results.plots import plt
+    from flexmb.results.plots import plt, save_figure
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.loglog(ea, err, "o-", label="flexmb: max |θ4 − θ4 rigid|")
@@ -53,10 +53,7 @@ def plot(ea: np.ndarray, err: np.ndarray, slope: float, icept: float, lo: float,
     ax.set_title("four-bar with elastic coupler: convergence to the rigid four-bar")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,7 +40,7 @@ import numpy as np
 from flexmb.app.casefile import load_case, parse_param
 from flexmb.app.study import DONE, read_table, sweep
 from flexmb.errors import CaseError, StudyError
-from flexmb.results.plots import plt
+from flexmb.results.plots import plt, save_figure
 
 CASE = Path(__file__).resolve().with_name("zahariev_six_link.py")
 FACTORS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)  # default grid: these multiples of the case's own damping
@@ -85,10 +85,7 @@ def plot(damping: np.ndarray, peaks: dict[str, np.ndarray], path: Path, stopped:
     ax.set_title("six-link mechanism: peak link forces versus damping")
     ax.grid(True, alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> int:

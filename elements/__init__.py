@@ -16,7 +16,8 @@ The interface (elements/family.py; every method has a do-nothing default)
 ---------------------------------------------------------------------------------
 Build end (flexmb/builder/compile.py)::
 
-    records(builder) -> Sequence[record]         the builder's records of the kind
+    records(builder) -> Sequence[record]         the builder's records of the kind (a built-in kind names its
+                                                 builder table in ``builder_table``)
     compile(records, nodes: NodeTable) -> Data   one frozen dataclass of read-only arrays, a subclass of
                                                  ElementData (``names`` + one documented field per array,
                                                  meaning and shape), stored in Model.elements[name]
@@ -26,7 +27,12 @@ Build end (flexmb/builder/compile.py)::
 A family whose elements join two nodes ``data.a`` (ground allowed) and ``data.b`` derives from
 ``TwoNodeFamily`` (elements/family.py), which gives these two and ``prepare`` (the ends with ground as
 node N); one that draws a line between two points (spring-dampers, actuators) also takes
-``PointPairDrawing`` (elements/spring_damper.py), its ``drawing_prefix`` naming its cell kind and keys.
+``PointPairDrawing`` (elements/spring_damper.py), its ``drawing_prefix`` naming its cell kind and keys,
+and one drawn as a line from node a to node b (bushings, rigid cuts, beams) ``NodePairDrawing``
+(elements/family.py). The arrays such families share are base classes of their data: ``PointPairData``
+(``a``, ``b``, ``sa``, ``sb``; compiled by ``point_pair_arrays``) and ``CutData`` (elements/bushing.py:
+``a``, ``b``, the cut frame ``sa``, ``Ea``, ``sb``, ``Eb``, ``mode``; compiled by ``cut_arrays``,
+``place_cut``).
 
 Engine (flexmb/engine/assembly.py, iteration_matrix.py), with ``model: Model`` and the kinematics
 ``kin`` (node poses x, R, twists V, velocity-product accelerations ζ at one state)::

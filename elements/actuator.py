@@ -45,21 +45,26 @@ from flexmb.elements import actuator_kernels as kernels
 from flexmb.elements.actuator_kernels import MREF, N_STATE
 from flexmb.elements.actuator_rows import Line, Rows
 from flexmb.elements.family import (
-    ElementData,
-    FamilyEvaluation,
     NodeTable,
-    Output,
     StartContext,
     StepContext,
     TwoNodeFamily,
     frozen_arrays,
     listing,
     ordered_sum,
+    unstarted_state,
 )
 from flexmb.elements.rigid_cut import TOLERANCE, _elastic, _pinv
 from flexmb.elements.rigid_cut_kernels import ESCALATION, KAPPA, PHASE, PREV, SMAX, S, rigid_cut_update
 from flexmb.elements.rigid_cut_kernels import LAM as CUT_LAM
-from flexmb.elements.spring_damper import L_MIN, PointPairDrawing
+from flexmb.elements.spring_damper import (
+    L_MIN,
+    PointPairData,
+    PointPairDrawing,
+    PointPairEvaluation,
+    length_rate_force,
+    point_pair_arrays,
+)
 from flexmb.errors import ModelError, SolverError, StartWarning
 
 if TYPE_CHECKING:  # type hints only
@@ -74,37 +79,27 @@ START_GAP = 1e-6  # a start whose length differs from L(0) beyond this fraction 
 
 
 @dataclass(frozen=True, eq=False)
-class ActuatorData(ElementData):
-    """Compiled prescribed-length actuators (``Model.elements["actuator"]``), eq. (A1)-(A3)."""
+class ActuatorData(PointPairData):
+    """Compiled prescribed-length actuators (``Model.elements["actuator"]``), eq. (A1)-(A3): the points
+    of :class:`~flexmb.elements.spring_damper.PointPairData`, then:"""
 
-    a: np.ndarray  # node index of end a, -1 = ground                                        (n_el)
-    b: np.ndarray  # node index of end b                                                     (n_el)
-    sa: np.ndarray  # point a rel. to node a, node a axes (ground: the point, model frame) [m] (n_el x 3)
-    sb: np.ndarray  # point b rel. to node b, node b axes [m]                                (n_el x 3)
     length0: np.ndarray  # distance of the points at assembly [m]                            (n_el)
     l_min: np.ndarray  # the shortest length with a direction, L_MIN length0 [m] (S11)      (n_el)
     tol: np.ndarray  # closure tolerance [m]: TOLERANCE times the model's size (AL4)          (n_el)
     length: tuple = ()  # per element its ScalarDrive: (L, L', L'')(t) [m, m/s, m/s²]         (n_el)
 
     def initial_state(self) -> np.ndarray:
-        st = np.zeros((self.n, N_STATE))
-        st[:, PHASE] = -1.0
-        return st
+        return unstarted_state(self.n, N_STATE, PHASE)
 
 
 @dataclass
-class ActuatorEvaluation(FamilyEvaluation):
-    """The actuators at one state: G (n_el, 12), direction ``nv``, arms ``ra``, ``rb`` (n_el, 3), length
-    ``l`` and rate ``ldot`` (n_el,), the prescribed (L, L', L'') ``target`` (n_el, 3), closure ``phi``,
-    penalty ``alpha`` (and ``alpha_next`` for the next matrix), multiplier ``lam`` and force ``force`` of
-    this iterate ((n_el, 6), column 0; elements/actuator_kernels.py), the closure's size ``ell`` (n_el,)."""
+class ActuatorEvaluation(PointPairEvaluation):
+    """The actuators at one state: G, ``nv``, ``ra``, ``rb``, ``l``, ``ldot`` as for a spring-damper
+    (:class:`~flexmb.elements.spring_damper.PointPairEvaluation`), the prescribed (L, L', L'') ``target``
+    (n_el, 3), closure ``phi``, penalty ``alpha`` (and ``alpha_next`` for the next matrix), multiplier
+    ``lam`` and force ``force`` of this iterate ((n_el, 6), column 0; elements/actuator_kernels.py), the
+    closure's size ``ell`` (n_el,)."""
 
-    G: np.ndarray | None = None
-    nv: np.ndarray | None = None
-    ra: np.ndarray | None = None
-    rb: np.ndarray | None = None
-    l: np.ndarray | None = None
-    ldot: np.ndarray | None = None
     target: np.ndarray | None = None
     phi: np.ndarray | None = None
     alpha: np.ndarray | None = None
@@ -124,26 +119,15 @@ class Actuators(PointPairDrawing, TwoNodeFamily):
     has_blocks = True
     has_state = True
     projection_blocks = True
-    outputs = (Output("length_rate_force", ("spring_damper_length", "spring_damper_rate", "spring_damper_force"),
-                      "length l [m], its rate l' [m/s] and the actuator's force F (tension positive) [N] "
-                      "(docs/actuator.md (A4))", field="spring_dampers", names_field="spring_damper_names"),)
+    outputs = (length_rate_force("length l [m], its rate l' [m/s] and the actuator's force F (tension positive) [N] "
+                                 "(docs/actuator.md (A4))"),)
     drawing_prefix = "actuator"  # cell_kind and drawing keys: PointPairDrawing
-
-    def records(self, builder: Any) -> Sequence[ActuatorSpec]:
-        return list(getattr(builder, "actuators", {}).values())
+    builder_table = "actuators"
 
     def compile(self, records: Sequence[ActuatorSpec], nodes: NodeTable) -> ActuatorData:
         """End nodes, the points in their node frames (A1), the tolerance (AL4) and the length functions."""
         n = len(records)
-        out = dict(names=tuple(r.name for r in records), a=np.zeros(n, int), b=np.zeros(n, int), sa=np.zeros((n, 3)),
-                   sb=np.zeros((n, 3)), length0=np.zeros(n))
-        for i, r in enumerate(records):
-            who = f"actuator '{r.name}'"
-            a, b = nodes.index(r.node_a, who, ground=True), nodes.index(r.node_b, who)
-            (Xa, Ra), (Xb, Rb) = nodes.frame(a), nodes.frame(b)
-            out["a"][i], out["b"][i] = a, b
-            out["sa"][i], out["sb"][i] = Ra.T @ (r.point_a - Xa), Rb.T @ (r.point_b - Xb)
-            out["length0"][i] = np.linalg.norm(r.point_b - r.point_a)
+        out = point_pair_arrays(records, nodes, "actuator")
         pts = np.concatenate([np.reshape(nodes.X0, (-1, 3))] + [np.stack([r.point_a, r.point_b]) for r in records])
         size = float(np.ptp(pts, axis=0).max(initial=0.0)) if pts.size else 0.0
         size = size if size > 0.0 and np.isfinite(size) else 1.0
@@ -390,8 +374,7 @@ class Actuators(PointPairDrawing, TwoNodeFamily):
         rows = []
         for e, name in enumerate(data.names):
             a, b = int(data.a[e]), int(data.b[e])
-            pa = data.sa[e] + model.origin if a < 0 else model.X0[a] + model.R0[a] @ data.sa[e] + model.origin
-            pb = model.X0[b] + model.R0[b] @ data.sb[e] + model.origin
+            pa, pb = data.points(model, e)
             L0 = data.length[e](0.0)[0]
             rows.append(f"  {name}: {'ground' if a < 0 else model.node_names[a]} ({', '.join(f'{v:.4g}' for v in pa)}) - "
                         f"{model.node_names[b]} ({', '.join(f'{v:.4g}' for v in pb)}): prescribed length, L(0) = "

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from flexmb.elements.rigid_cut_kernels import EPS, ESCALATION, KAPPA, PHASE, SMAX, S
+from flexmb.elements.rigid_cut_kernels import EPS, ESCALATION, KAPPA, PHASE, PREV, SMAX, S
 from flexmb.elements.rigid_cut_kernels import N_STATE as CUT_STATE
 from flexmb.elements.spring_damper_kernels import spring_damper_forces
 
@@ -47,8 +47,8 @@ def actuator_forces(x, R, V, ends, L, lmin, st, w, geometry, out):
     zero = np.zeros(n)
     scratch_w = np.zeros_like(w)
     F, energy_e, power = np.empty(n), np.empty(n), np.empty(n)
-    short = spring_damper_forces(x, R, V, ia, ib, sa, sb, zero, zero, zero, zero, lmin, scratch_w, G, nv, ra, rb, l, ldot,
-                                 F, energy_e, power)
+    short = spring_damper_forces(x, R, V, (ia, ib, sa, sb, zero, zero, zero, zero, lmin), scratch_w,
+                                 (G, nv, ra, rb, l, ldot, F, energy_e, power))
     N = x.shape[0]
     energy = 0.0
     noise = 0.0
@@ -61,7 +61,7 @@ def actuator_forces(x, R, V, ends, L, lmin, st, w, geometry, out):
         ph = st[e, PHASE]
         p = l[e] - L[e]
         a = st[e, S] * st[e, MREF]
-        lm = st[e, 0] + (a * p if ph >= 1 else 0.0)
+        lm = st[e, 0] + (a * p if ph >= 1 and st[e, PREV] >= 0.0 else 0.0)  # (AL13): kept once held
         f = lm + (a * p if ph >= 0 else 0.0)
         phi[e, 0], alpha[e, 0], lam[e, 0], force[e, 0] = p, a, lm, f
         energy += lm * p + 0.5 * a * p * p

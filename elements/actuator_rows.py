@@ -21,7 +21,22 @@ if TYPE_CHECKING:  # type hints only
     from flexmb.model import Model
     from flexmb.state import State
 
-__all__ = ["Line", "Rows"]
+__all__ = ["Line", "Rows", "schur"]
+
+
+def schur(rows: Line | Rows, m: int, ev: Any, solve: Any, free: np.ndarray, n_u: int) -> tuple[np.ndarray, np.ndarray]:
+    """Z = M̄⁻¹ Jᵀ over the free coordinates (n_f, m) and W = J Z (m, m), symmetrized, of the ``m`` rows
+    J of ``rows`` (their ``wrenches`` Jᵀ f and ``rate`` J V): column j of Z from a unit force on row j,
+    M̄⁻¹ = ``solve`` on the evaluation ``ev``'s projected wrenches; ``n_u`` coordinates in all."""
+    Z, W, u = np.zeros((free.size, m)), np.zeros((m, m)), np.zeros(n_u)
+    for j in range(m):
+        f = np.zeros(m)
+        f[j] = 1.0
+        Z[:, j] = solve(ev.project(rows.wrenches(f))[free])
+    for j in range(m):
+        u[free] = Z[:, j]
+        W[:, j] = rows.rate(ev.twists(u))
+    return Z, 0.5 * (W + W.T)
 
 
 class Line:
@@ -54,18 +69,7 @@ class Line:
 
     def schur(self, ev: Any, solve: Any, free: np.ndarray, n_u: int) -> tuple[np.ndarray, np.ndarray]:
         """Z = M̄⁻¹ Gᵀ over the free coordinates (n_f, n_el) and W = G Z (n_el, n_el), symmetrized."""
-        n = self.ia.size
-        Z = np.zeros((free.size, n))
-        W = np.zeros((n, n))
-        u = np.zeros(n_u)
-        for j in range(n):
-            f = np.zeros(n)
-            f[j] = 1.0
-            Z[:, j] = solve(ev.project(self.wrenches(f))[free])
-        for j in range(n):
-            u[free] = Z[:, j]
-            W[:, j] = self.rate(ev.twists(u))
-        return Z, 0.5 * (W + W.T)
+        return schur(self, self.ia.size, ev, solve, free, n_u)
 
 
 class Rows:
@@ -119,16 +123,7 @@ class Rows:
 
     def schur(self, ev: Any, solve: Any, free: np.ndarray, n_u: int) -> tuple[np.ndarray, np.ndarray]:
         """Z = M̄⁻¹ Jᵀ over the free coordinates and W = J Z, symmetrized."""
-        m = self.n_a + (0 if self.cut is None else int(self.cut[1].mask.sum()))
-        Z, W, u = np.zeros((free.size, m)), np.zeros((m, m)), np.zeros(n_u)
-        for j in range(m):
-            f = np.zeros(m)
-            f[j] = 1.0
-            Z[:, j] = solve(ev.project(self.wrenches(f))[free])
-        for j in range(m):
-            u[free] = Z[:, j]
-            W[:, j] = self.rate(ev.twists(u))
-        return Z, 0.5 * (W + W.T)
+        return schur(self, self.n_a + (0 if self.cut is None else int(self.cut[1].mask.sum())), ev, solve, free, n_u)
 
     def cut_state(self, state: State) -> np.ndarray | None:
         """The rigid cuts' internal state in ``state`` (a copy put in its place, to be set), or None."""

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -51,11 +51,12 @@ import numpy as np
 
 from flexmb.elements import cut_kernels
 from flexmb.elements.cut_contract import ZETA, CutStart, ElasticCutRows, cut_modes
+from flexmb.elements.cut_kernels import BushingArrays, BushingResults
 from flexmb.elements.family import (
-    GROUND,
     CutFrames,
     ElementData,
     FamilyEvaluation,
+    NodePairDrawing,
     NodeTable,
     Output,
     TwoNodeFamily,
@@ -71,7 +72,7 @@ if TYPE_CHECKING:  # type hints only
     from flexmb.model import Model
     from flexmb.state import State
 
-__all__ = ["BushingData", "BushingEvaluation", "Bushings", "FAMILY", "CUT_OUTPUTS", "DIRECTIONS", "constrained_mask",
+__all__ = ["CutData", "BushingData", "BushingEvaluation", "Bushings", "FAMILY", "CUT_OUTPUTS", "DIRECTIONS", "constrained_mask",
            "held_directions", "cut_wrenches", "cut_output", "deformation", "place_cut", "cut_arrays"]
 
 log = logging.getLogger("flexmb")
@@ -185,16 +186,24 @@ def cut_output(fe: Any, f: np.ndarray | None, sb: np.ndarray, name: str) -> np.n
 
 
 @dataclass(frozen=True, eq=False)
-class BushingData(ElementData):
-    """Compiled bushings (``Model.elements["bushing"]``)."""
+class CutData(ElementData):
+    """The arrays every loop cut has (bushings, rigid cuts; :func:`cut_arrays`, :func:`place_cut`): its
+    ends and the cut frame in the two node frames, eq. (1)."""
 
     a: np.ndarray  # node index of end a, -1 = ground                                   (n_el)
     b: np.ndarray  # node index of end b                                                (n_el)
-    sa: np.ndarray  # bushing point rel. to node a, node a axes (global for ground)    (n_el x 3)
-    Ea: np.ndarray  # bushing axes (columns) in node a axes                             (n_el x 3 x 3)
-    sb: np.ndarray  # bushing point rel. to node b, node b axes                         (n_el x 3)
-    Eb: np.ndarray  # bushing axes (columns) in node b axes                             (n_el x 3 x 3)
-    mode: np.ndarray  # free rotation: -1 none, 0/1/2 about bushing x/y/z, 3 all        (n_el)
+    sa: np.ndarray  # cut point rel. to node a, node a axes (global for ground)         (n_el x 3)
+    Ea: np.ndarray  # cut axes (columns) in node a axes                                 (n_el x 3 x 3)
+    sb: np.ndarray  # cut point rel. to node b, node b axes                             (n_el x 3)
+    Eb: np.ndarray  # cut axes (columns) in node b axes                                 (n_el x 3 x 3)
+    mode: np.ndarray  # free rotation: -1 none, 0/1/2 about cut x/y/z, 3 all            (n_el)
+
+
+@dataclass(frozen=True, eq=False)
+class BushingData(CutData):
+    """Compiled bushings (``Model.elements["bushing"]``): the frames of :class:`CutData` (the bushing
+    point and axes), then:"""
+
     K: np.ndarray  # stiffness on (translations, rotations), bushing axes               (n_el x 6 x 6)
     C: np.ndarray  # damping on (translations, rotations), bushing axes                 (n_el x 6 x 6)
     auto_damping: np.ndarray  # C chosen by the compiler (damping=None; builder/cut_defaults.py) (n_el)
@@ -216,7 +225,7 @@ class BushingEvaluation(FamilyEvaluation):
     A: np.ndarray | None = None
 
 
-class Bushings(TwoNodeFamily):
+class Bushings(NodePairDrawing, TwoNodeFamily):
     """The ``"bushing"`` family (module docstring)."""
 
     name = "bushing"
@@ -227,9 +236,7 @@ class Bushings(TwoNodeFamily):
     outputs = CUT_OUTPUTS
     cell_kind = "bushing"
     drawing_keys = ("bushing_a", "bushing_b")
-
-    def records(self, builder: Any) -> Sequence[BushingSpec]:
-        return list(builder.bushings.values())
+    builder_table = "bushings"
 
     def compile(self, records: Sequence[BushingSpec], nodes: NodeTable) -> BushingData:
         """End nodes, attachment offsets and axes in the two node frames, stiffness and damping."""
@@ -314,8 +321,8 @@ class Bushings(TwoNodeFamily):
         n = data.n
         d, G, A, f, energy, power = (np.empty((n, 6)), np.empty((n, 6, 12)), np.empty((n, 3, 3)), np.empty((n, 6)),
                                      np.empty(n), np.empty(n))
-        cut_kernels.bushing_forces(kin.x, kin.R, kin.V, ia, ib, data.sa, data.Ea, data.sb, data.Eb, data.mode, data.K,
-                                   data.C, w, d, G, A, f, energy, power)
+        bushings = BushingArrays(ia, ib, data.sa, data.Ea, data.sb, data.Eb, data.mode, data.K, data.C)
+        cut_kernels.bushing_forces(kin.x, kin.R, kin.V, bushings, w, BushingResults(d, G, A, f, energy, power))
         return self.evaluation(model, ia, ib, kin.x, kin.R, G, A, f, energy, power)
 
     @staticmethod
@@ -340,22 +347,7 @@ class Bushings(TwoNodeFamily):
             return super().output(model, data, fe, name)
         return cut_output(fe, None if fe is None else fe.f, data.sb, name)
 
-    # ------------------------------------------------------------------ presentation
-    def drawing(self, model: Model, data: BushingData) -> dict[str, np.ndarray]:
-        """One line cell per bushing, in bushing order (so cell i carries bushing i's cut force):
-        node a -> node b; a bushing to ground is a cell of zero length at node b."""
-        a = np.where(data.a == GROUND, data.b, data.a)
-        return {"bushing_a": np.asarray(a, dtype=np.int64), "bushing_b": np.asarray(data.b, dtype=np.int64)}
-
-    def check_drawing(self, d: Mapping[str, np.ndarray], n_nodes: int, names: Mapping[str, int]) -> str:
-        if d["bushing_a"].ndim != 1 or d["bushing_b"].shape != d["bushing_a"].shape:
-            return f"drawing 'bushing_b' has shape {d['bushing_b'].shape}, expected ({d['bushing_a'].size},)"
-        return ""
-
-    def lines(self, d: Mapping[str, np.ndarray], first_point: int) -> np.ndarray:
-        """Node a -> node b of every bushing between two nodes."""
-        return np.stack([d["bushing_a"], d["bushing_b"]], axis=1)
-
+    # ------------------------------------------------------------------ presentation (drawing: NodePairDrawing)
     def describe(self, model: Model, data: BushingData, limit: int) -> list[str]:
         """One line per bushing: its ends and the directions it holds (nonzero stiffness less its free
         rotation), and for a planar bushing its plane (docs/planar.md (P3))."""

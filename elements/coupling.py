@@ -40,6 +40,7 @@ from flexmb.elements.family import (
     frozen_arrays,
     listing,
     ordered_sum,
+    unstarted_state,
 )
 from flexmb.errors import ModelError
 
@@ -94,9 +95,7 @@ class CouplingData(ElementData):
     tol: np.ndarray  # (C14): closure tolerance of a rigid coupling [q_b's unit]                   (n_el)
 
     def initial_state(self) -> np.ndarray:
-        st = np.zeros((self.n, N_STATE))
-        st[:, PHASE] = -1.0
-        return st
+        return unstarted_state(self.n, N_STATE, PHASE)
 
 
 @dataclass

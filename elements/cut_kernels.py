@@ -8,9 +8,17 @@ Conventions: node arrays x (N, 3), R (N, 3, 3), V (N, 6) without a ground row; a
 to N is ground (the origin, identity axes, at rest). Per element e: d[e] (6) the deformation
 (translations, rotations), G[e] (6, 12) = ∂d/∂X over (x_a, θ_a, x_b, θ_b) (global virtual rotations),
 A[e] (3, 3) the cut axes R_a E_a (columns, global).
+
+The bushings' kernel takes its arrays grouped as the family groups them (as the beams' kernels do,
+elements/beam/kernel_data.py): the model's arrays of the bushings in one :class:`BushingArrays`, what
+it writes per element in one :class:`BushingResults`; one cut's deformation, eq. (1)-(2), is one
+:class:`CutDeformation`. The kernels read these by position, so the compiled steps pass their own
+prepared tuples of the same fields in the same order (flexmb/solvers/element_step.py).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -18,10 +26,44 @@ from numba import njit
 from flexmb.rotations import jl_inv_into, logm_into
 
 __all__ = ["WORK", "cut_deformations", "deformations_at", "bushing_forces", "bushing_blocks", "add_generalized", "FULL",
-           "SPHERICAL"]
+           "SPHERICAL", "BushingArrays", "BushingResults", "CutDeformation"]
 
 WORK = 12  # the scratch matrices of _deformation
 FULL, SPHERICAL = -1, 3  # free-rotation modes: none (a weld), all (a spherical joint); 0, 1, 2: about axis x, y, z
+
+
+class BushingArrays(NamedTuple):
+    """The bushings' model arrays (n elements) as bushing_forces reads them (elements/bushing.py's
+    BushingData and the family's prepared end indices)."""
+
+    ia: np.ndarray  # end a's node (int64; N = ground)                                     (n)
+    ib: np.ndarray  # end b's node (int64; N = ground)                                     (n)
+    sa: np.ndarray  # the cut point in node a's axes                                      (n x 3)
+    Ea: np.ndarray  # the cut axes in node a's axes (columns)                             (n x 3 x 3)
+    sb: np.ndarray  # the cut point in node b's axes                                      (n x 3)
+    Eb: np.ndarray  # the cut axes in node b's axes (columns)                             (n x 3 x 3)
+    mode: np.ndarray  # free-rotation mode (int64): FULL, SPHERICAL or an axis 0, 1, 2      (n)
+    K: np.ndarray  # stiffness on the deformation d                                       (n x 6 x 6)
+    C: np.ndarray  # damping on its rate d'                                               (n x 6 x 6)
+
+
+class BushingResults(NamedTuple):
+    """What bushing_forces writes per element."""
+
+    d: np.ndarray  # the deformation, eq. (1)-(2)                                         (n x 6)
+    G: np.ndarray  # its derivative ∂d/∂X over (x_a, θ_a, x_b, θ_b)                        (n x 6 x 12)
+    A: np.ndarray  # the cut axes R_a E_a (columns, global)                               (n x 3 x 3)
+    f: np.ndarray  # the generalized forces K d + C d'                                    (n x 6)
+    energy: np.ndarray  # the strain energy ½ dᵀ K d                                       (n)
+    power: np.ndarray  # the dissipated power d'ᵀ C d'                                     (n)
+
+
+class CutDeformation(NamedTuple):
+    """One cut's deformation, eq. (1)-(2), as _deformation writes it."""
+
+    d: np.ndarray  # the deformation (translations, rotations)                            (6)
+    G: np.ndarray  # its derivative over (x_a, θ_a, x_b, θ_b)                              (6 x 12)
+    A: np.ndarray  # the cut axes                                                          (3 x 3)
 
 
 @njit(cache=True, inline="always")
@@ -83,9 +125,11 @@ def _tilt(w, c, other, spare):
 
 
 @njit(cache=True)
-def _deformation(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode, d, G, A, work):
-    """Eq. (1)-(2) of one cut into d (6), G (6, 12) and A (3, 3); ``work`` (WORK, 3, 3) scratch (its
-    last four hold the 3-vectors: no allocation per cut)."""
+def _deformation(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode, out, work):
+    """Eq. (1)-(2) of one cut into ``out`` = (d (6), G (6, 12), A (3, 3)), a CutDeformation or a tuple
+    of those arrays; ``work`` (WORK, 3, 3) scratch (its last four hold the 3-vectors: no allocation per
+    cut)."""
+    d, G, A = out[0], out[1], out[2]
     B, At, M1, M2, J, Sa, Sb, Sw = work[0], work[1], work[2], work[3], work[4], work[5], work[6], work[7]
     ra, rb, r = work[8, 0], work[8, 1], work[8, 2]
     v, phi, ak = work[9, 0], work[9, 1], work[9, 2]
@@ -174,7 +218,7 @@ def cut_deformations(x, R, ia, ib, sa, Ea, sb, Eb, mode, d, G, A):
     for e in range(ia.size):
         _pose(x, R, ia[e], N, xa, Ra)
         _pose(x, R, ib[e], N, xb, Rb)
-        _deformation(xa, Ra, xb, Rb, sa[e], Ea[e], sb[e], Eb[e], mode[e], d[e], G[e], A[e], work)
+        _deformation(xa, Ra, xb, Rb, sa[e], Ea[e], sb[e], Eb[e], mode[e], (d[e], G[e], A[e]), work)
 
 
 @njit(cache=True)
@@ -182,7 +226,7 @@ def deformations_at(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode, d, G, A):
     """Eq. (1)-(2) of every cut at its ends' poses xa, Ra, xb, Rb (n, 3), (n, 3, 3) into d, G, A."""
     work = np.empty((WORK, 3, 3))
     for e in range(xa.shape[0]):
-        _deformation(xa[e], Ra[e], xb[e], Rb[e], sa[e], Ea[e], sb[e], Eb[e], mode[e], d[e], G[e], A[e], work)
+        _deformation(xa[e], Ra[e], xb[e], Rb[e], sa[e], Ea[e], sb[e], Eb[e], mode[e], (d[e], G[e], A[e]), work)
 
 
 @njit(cache=True)
@@ -201,11 +245,14 @@ def add_generalized(G, f, ia, ib, w):
 
 
 @njit(cache=True)
-def bushing_forces(x, R, V, ia, ib, sa, Ea, sb, Eb, mode, K, C, w, d, G, A, f, energy, power):
-    """The bushings at the node poses x, R and twists V (elements/bushing.py): deformations d, G, A
-    (cut_deformations), the generalized forces f = K d + C d' (d' = G (V_a, V_b)), their node wrenches
-    added to w (residual sense, add_generalized), the strain energy ½ dᵀ K d and the dissipated
-    power d'ᵀ C d' per element."""
+def bushing_forces(x, R, V, bushings, w, out):
+    """The bushings ``bushings`` (a BushingArrays, or a tuple of its nine arrays in its order) at the
+    node poses x, R and twists V (elements/bushing.py), into ``out`` (a BushingResults, or a tuple of its
+    six arrays): deformations d, G, A (cut_deformations), the generalized forces f = K d + C d'
+    (d' = G (V_a, V_b)), the strain energy ½ dᵀ K d and the dissipated power d'ᵀ C d' per element; their
+    node wrenches added to w (residual sense, add_generalized)."""
+    ia, ib, sa, Ea, sb, Eb, mode, K, C = bushings
+    d, G, A, f, energy, power = out
     cut_deformations(x, R, ia, ib, sa, Ea, sb, Eb, mode, d, G, A)
     N = x.shape[0]
     Ve = np.empty(12)

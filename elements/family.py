@@ -25,7 +25,8 @@ if TYPE_CHECKING:  # type hints only: the engine and the model stand above the e
     from flexmb.state import State
 
 __all__ = ["CutFrames", "ElementData", "ElementFamily", "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext",
-           "TwoNodeFamily", "frozen_arrays", "listing", "origin_potential", "ordered_sum", "GROUND"]
+           "TwoNodeFamily", "NodePairDrawing", "frozen_arrays", "listing", "origin_potential", "ordered_sum", "unstarted_state",
+           "GROUND"]
 
 @njit(cache=True)
 def ordered_sum(a) -> float:
@@ -50,6 +51,14 @@ def frozen_arrays(values: Mapping[str, Any]) -> dict[str, Any]:
             v.setflags(write=False)
         out[k] = v
     return out
+
+
+def unstarted_state(n: int, width: int, phase: int) -> np.ndarray:
+    """(n, width) zeros with column ``phase`` at -1: the internal state at t = 0 of ``n`` elements held by
+    penalties with a phase (rigid cuts, actuators, couplings), none of them started yet."""
+    st = np.zeros((n, width))
+    st[:, phase] = -1.0
+    return st
 
 
 def listing(items: list[str], limit: int) -> list[str]:
@@ -110,11 +119,11 @@ class FamilyEvaluation:
     strain_energy: float = 0.0
     dissipation: float = 0.0
     position_noise: float = 0.0
-    #: [W] power the family's prescribed motions put into the mechanism (actuators, flexmb.elements.actuator):
+    #: the power [W] the family's prescribed motions put into the mechanism (actuators, flexmb.elements.actuator),
     #: counted with the drives' work in the energy balance
     drive_power: float = 0.0
-    #: [W] power of the family's applied loads (node loads of the motion, flexmb.elements.motion_load): counted
-    #: with the nodal loads' work (load work) in the energy balance
+    #: the power [W] of the family's applied loads (node loads of the motion, flexmb.elements.motion_load),
+    #: counted with the nodal loads' work (load work) in the energy balance
     load_power: float = 0.0
 
 
@@ -223,11 +232,16 @@ class ElementFamily:
     drawing_keys: ClassVar[tuple[str, ...]] = ()
     drawing_real_keys: ClassVar[tuple[str, ...]] = ()
     drawing_ground_keys: ClassVar[tuple[str, ...]] = ()
+    #: a built-in kind's record table on the ModelBuilder (``builder.<builder_table>``, by name), which
+    #: :meth:`records` reads; None: the records of ``ModelBuilder.add_element``
+    builder_table: ClassVar[str | None] = None
 
     # ------------------------------------------------------------------ build end
     def records(self, builder: Any) -> Iterable[Any]:
-        """The builder's records of this kind, in declaration order (default: those added by
-        ``ModelBuilder.add_element(self.name, record)``)."""
+        """The builder's records of this kind, in declaration order: those of its table
+        :attr:`builder_table`, or (default) those added by ``ModelBuilder.add_element(self.name, record)``."""
+        if self.builder_table is not None:
+            return list(getattr(builder, self.builder_table, {}).values())
         return builder.elements.get(self.name, {}).values()
 
     def compile(self, records: Sequence[Any], nodes: NodeTable) -> ElementData:
@@ -419,3 +433,31 @@ class TwoNodeFamily(ElementFamily):
     def prepare(self, model: Model, data: Any) -> tuple[np.ndarray, np.ndarray]:
         """End node indices with ground as node N (the extra row of the node arrays)."""
         return np.where(data.a == GROUND, model.n_nodes, data.a).astype(np.int64), np.asarray(data.b, dtype=np.int64)
+
+
+class NodePairDrawing:
+    """The drawing of a family whose elements are drawn as a line from node a to node b (bushings, rigid
+    cuts, beams): the node indices under its first two :attr:`ElementFamily.drawing_keys`, as many of
+    the one as of the other. Put it before ElementFamily in the bases; a family whose data is not
+    ``a``, ``b`` (GROUND allowed for a) overrides :meth:`drawing`."""
+
+    drawing_keys: ClassVar[tuple[str, ...]] = ()
+
+    def drawing(self, model: Model, data: Any) -> dict[str, np.ndarray]:
+        """One line cell per element, in element order (cell i carries element i's outputs): node a ->
+        node b, an element on ground a cell of zero length at node b (``data.a``, ``data.b``)."""
+        ka, kb = self.drawing_keys[:2]
+        a = np.where(data.a == GROUND, data.b, data.a)
+        return {ka: np.asarray(a, dtype=np.int64), kb: np.asarray(data.b, dtype=np.int64)}
+
+    def check_drawing(self, d: Mapping[str, np.ndarray], n_nodes: int, names: Mapping[str, int]) -> str:
+        """'' if the node indices of ends a and b are two 1-D arrays of one length; what is wrong otherwise."""
+        ka, kb = self.drawing_keys[:2]
+        if d[ka].ndim != 1 or d[kb].shape != d[ka].shape:
+            return f"drawing '{kb}' has shape {d[kb].shape}, expected ({d[ka].size},)"
+        return ""
+
+    def lines(self, d: Mapping[str, np.ndarray], first_point: int) -> np.ndarray:
+        """Node a -> node b of every element."""
+        ka, kb = self.drawing_keys[:2]
+        return np.stack([d[ka], d[kb]], axis=1)

@@ -7,9 +7,9 @@ and angular velocity (M8), subtracts the wrench from the node's (the residual's 
 are subtracted) and keeps its tangent; their power F·V is load work
 (:attr:`FamilyEvaluation.load_power`). ``blocks`` gives the symmetric part of ck K + cc C, K = -∂F/∂(x, θ),
 C = -∂F/∂(v, w) (M12). A sampled load (``period``, (M15)) gives the value held in
-``State.elements["motion_load_hold"]`` (flexmb.motion_loads.sample_loads) and no tangent. The loads are
-user Python functions: the family is evaluated in Python, and a model with it takes the Python Newton
-loop (flexmb.solvers.element_families names it).
+``State.elements["motion_load_hold"]`` (flexmb.motion_loads.sample_loads) and no tangent. This is the Python
+reference; the compiled element step compiles the loads' functions with numba and does the same arithmetic
+(flexmb/solvers/motion_load_step.py, docs/motion_forces.md §8, (M17)).
 """
 
 from __future__ import annotations

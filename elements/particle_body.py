@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -45,9 +45,7 @@ class ParticleBodies(ElementFamily):
     forces = False
     cell_kind = "particle"
     drawing_keys = ("particle_nodes", "particle_counts")
-
-    def records(self, builder: Any) -> Sequence[ParticleBodySpec]:
-        return list(builder.particle_bodies.values())
+    builder_table = "particle_bodies"
 
     def compile(self, records: Sequence[ParticleBodySpec], nodes: NodeTable) -> ParticleBodyData:
         who = "particle body '{}'"

@@ -19,6 +19,9 @@ G = ∂d/∂X is the bushing's deformation derivative, B the velocity transforma
     λ_{n+1} = λ + α Φ(q_{n+1})   the cut force of the converged step                           (AL8)
     within a step, α ← 10 α (up to 100 times) when the closure falls by less than 0.3 per
         iteration after the third while above round-off; S is refactorized with it             (AL11)
+    a closed cut whose closure falls by less than 0.3 per iteration after the third keeps its λ
+        for the rest of the step (round-off, or rows that hold only at second order near a
+        singular configuration: (AL3) would only add α times a closure it cannot reduce)       (AL13)
 
 A step is accepted when every cut is within (AL4) and the time step's Newton test holds (rtol on
 the residual or on the predicted correction, flexmb.solvers.generalized_alpha); there is no residual
@@ -58,32 +61,42 @@ rows between steps are closed the same way (:meth:`RigidCuts.close`), their mult
 Internal state per cut (State.elements["rigid_cut"], (n_el, 10)): λ (6, bushing order, zero on free
 rows), the penalty factor s (α = s × the row's mass scale), its largest value, the Newton phase k
 (-1: accepted, the cut force is λ; 0: the first iterate of a step, force λ + αΦ; >= 1: later
-iterates, (AL3)) and the closure of the previous iterate relative to the tolerance.
+iterates, (AL3)) and the closure of the previous iterate relative to the tolerance (negative: λ kept,
+(AL13)).
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from flexmb.elements import rigid_cut_kernels as kernels
-from flexmb.elements.bushing import CUT_OUTPUTS, DIRECTIONS, constrained_mask, cut_arrays, cut_output, held_directions, place_cut
+from flexmb.elements.bushing import (
+    CUT_OUTPUTS,
+    DIRECTIONS,
+    CutData,
+    constrained_mask,
+    cut_arrays,
+    cut_output,
+    held_directions,
+    place_cut,
+)
 from flexmb.elements.cut_contract import CutStart
 from flexmb.elements.family import (
-    GROUND,
     CutFrames,
-    ElementData,
     FamilyEvaluation,
+    NodePairDrawing,
     NodeTable,
     StartContext,
     StepContext,
     TwoNodeFamily,
     frozen_arrays,
     listing,
+    unstarted_state,
 )
 from flexmb.elements.rigid_cut_kernels import ESCALATION, KAPPA, LAM, N_STATE, PHASE, PREV, SMAX, S
 from flexmb.elements.rigid_cut_start import rigid_cut_defaults
@@ -104,16 +117,10 @@ START_GAP = 1e-6  # a start found open beyond this fraction of the model's size 
 
 
 @dataclass(frozen=True, eq=False)
-class RigidCutData(ElementData):
-    """Compiled rigid cuts (``Model.elements["rigid_cut"]``); the frames as for a bushing."""
+class RigidCutData(CutData):
+    """Compiled rigid cuts (``Model.elements["rigid_cut"]``): the frames of
+    :class:`~flexmb.elements.bushing.CutData`, then:"""
 
-    a: np.ndarray  # node index of end a, -1 = ground                                   (n_el)
-    b: np.ndarray  # node index of end b                                                (n_el)
-    sa: np.ndarray  # cut point rel. to node a, node a axes (global for ground)         (n_el x 3)
-    Ea: np.ndarray  # cut axes (columns) in node a axes                                 (n_el x 3 x 3)
-    sb: np.ndarray  # cut point rel. to node b, node b axes                             (n_el x 3)
-    Eb: np.ndarray  # cut axes (columns) in node b axes                                 (n_el x 3 x 3)
-    mode: np.ndarray  # free rotation: -1 none, 0/1/2 about cut x/y/z, 3 all            (n_el)
     mask: np.ndarray  # held directions (tx, ty, tz, rx, ry, rz) (bool)                 (n_el x 6)
     tol: np.ndarray  # closure tolerance of the translations [m]                       (n_el)
     tol_rot: np.ndarray  # closure tolerance of the rotations [rad]                    (n_el)
@@ -124,9 +131,7 @@ class RigidCutData(ElementData):
     redundancy: int = 0  # held rows dependent on the others at the start, all cuts (cut_defaults; AL12) (scalar)
 
     def initial_state(self) -> np.ndarray:
-        st = np.zeros((self.n, N_STATE))
-        st[:, PHASE] = -1.0
-        return st
+        return unstarted_state(self.n, N_STATE, PHASE)
 
 
 @dataclass
@@ -149,7 +154,7 @@ class RigidCutEvaluation(FamilyEvaluation):
     A: np.ndarray | None = None
 
 
-class RigidCuts(TwoNodeFamily):
+class RigidCuts(NodePairDrawing, TwoNodeFamily):
     """The ``"rigid_cut"`` family (module docstring)."""
 
     name = "rigid_cut"
@@ -162,9 +167,7 @@ class RigidCuts(TwoNodeFamily):
     outputs = CUT_OUTPUTS
     cell_kind = "rigid_cut"
     drawing_keys = ("rigid_cut_a", "rigid_cut_b")
-
-    def records(self, builder: Any) -> Sequence[RigidCutSpec]:
-        return list(builder.rigid_cuts.values())
+    builder_table = "rigid_cuts"
 
     def compile(self, records: Sequence[RigidCutSpec], nodes: NodeTable) -> RigidCutData:
         """End nodes, the cut frame in the two node frames, held directions, tolerance, penalty."""
@@ -241,7 +244,8 @@ class RigidCuts(TwoNodeFamily):
     def newton_update(self, model: Model, data: RigidCutData, prep: Any, fe: RigidCutEvaluation,
                       state: State) -> tuple[np.ndarray, bool, bool]:
         """(AL3)'s multipliers for the next iterate, settled when every held row is within its
-        tolerance (AL4), α raised where the closure stagnates (AL11; the matrix then changes)."""
+        tolerance (AL4), α raised where the closure stagnates (AL11; the matrix then changes), λ
+        kept for the rest of the step where a closed cut's closure stagnates (AL13)."""
         st = np.ascontiguousarray(self._internal(data, state), dtype=float)
         nxt, alpha_next, scale = np.empty_like(st), np.empty((data.n, 6)), np.empty(data.n)
         ia, ib = prep
@@ -452,20 +456,7 @@ class RigidCuts(TwoNodeFamily):
             return super().output(model, data, fe, name)
         return cut_output(fe, None if fe is None else fe.force, data.sb, name)
 
-    # ------------------------------------------------------------------ presentation
-    def drawing(self, model: Model, data: RigidCutData) -> dict[str, np.ndarray]:
-        """One line cell per cut (node a -> node b; to ground: zero length at node b)."""
-        a = np.where(data.a == GROUND, data.b, data.a)
-        return {"rigid_cut_a": np.asarray(a, dtype=np.int64), "rigid_cut_b": np.asarray(data.b, dtype=np.int64)}
-
-    def check_drawing(self, d: Mapping[str, np.ndarray], n_nodes: int, names: Mapping[str, int]) -> str:
-        if d["rigid_cut_a"].ndim != 1 or d["rigid_cut_b"].shape != d["rigid_cut_a"].shape:
-            return f"drawing 'rigid_cut_b' has shape {d['rigid_cut_b'].shape}, expected ({d['rigid_cut_a'].size},)"
-        return ""
-
-    def lines(self, d: Mapping[str, np.ndarray], first_point: int) -> np.ndarray:
-        return np.stack([d["rigid_cut_a"], d["rigid_cut_b"]], axis=1)
-
+    # ------------------------------------------------------------------ presentation (drawing: NodePairDrawing)
     def describe(self, model: Model, data: RigidCutData, limit: int) -> list[str]:
         rows = []
         for e, n in enumerate(data.names):

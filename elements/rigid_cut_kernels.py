@@ -1,6 +1,6 @@
 """Compiled kernels of the rigid cuts (flexmb.elements.rigid_cut; docs/rigid_cut.md): the cut
 forces of an iterate with the multiplier update (AL1, AL3), the penalty blocks of the iteration
-matrix (AL2), and the Newton update of the cuts' internal state (AL4, AL11). The family's Python
+matrix (AL2), and the Newton update of the cuts' internal state (AL4, AL11, AL13). The family's Python
 methods and the compiled Newton steps (flexmb/solvers/element_step.py) call the same kernels, so
 a step is the same bit for bit on either path.
 
@@ -8,7 +8,8 @@ Internal state per cut (State.elements["rigid_cut"], (n_el, 10)): columns LAM (0
 λ in the cut's directions (zero on free rows), S the penalty factor (α = S × alpha_scale), SMAX its
 largest value within the step, PHASE the Newton phase (-1: accepted, the cut force is λ; 0: the
 first iterate of a step, force λ + αΦ; >= 1: later iterates, λ updated at the iterate) and PREV the
-closure of the previous iterate relative to the tolerance.
+closure of the previous iterate relative to the tolerance, negative where the cut keeps its λ for the
+rest of the step (AL13: closed, its closure no longer falling).
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ def relative_closures(phi, tol, tol_rot, out):
 def rigid_cut_forces(x, R, ia, ib, sa, Ea, sb, Eb, mode, mask, alpha_scale, st, w, d, G, A, phi, alpha, lam, force):
     """The cuts at the node poses x, R with internal state ``st`` (module docstring): deformations d,
     G, A (elements/cut_kernels.py), the closure Φ = P d on the held rows ``mask``, the penalty α = S ×
-    alpha_scale there, the multipliers of this iterate λ = λ_st + αΦ after the first (AL3), the cut
+    alpha_scale there, the multipliers of this iterate λ = λ_st + αΦ after the first (AL3; λ_st where
+    the cut keeps its λ, PREV < 0: AL13), the cut
     force λ + αΦ from the first iterate on, λ once accepted (AL1, AL8), its node wrenches added to w
     (residual sense). Returns (strain energy Σ λΦ + ½αΦ², position noise 16 eps κ' ℓ (N1))."""
     cut_deformations(x, R, ia, ib, sa, Ea, sb, Eb, mode, d, G, A)
@@ -76,7 +78,7 @@ def rigid_cut_forces(x, R, ia, ib, sa, Ea, sb, Eb, mode, mask, alpha_scale, st, 
             if mask[e, i]:
                 phi[e, i] = d[e, i]
                 alpha[e, i] = st[e, S] * alpha_scale[e, i]
-                lam[e, i] = st[e, _L0 + i] + (alpha[e, i] * phi[e, i] if ph >= 1 else 0.0)
+                lam[e, i] = st[e, _L0 + i] + (alpha[e, i] * phi[e, i] if ph >= 1 and st[e, PREV] >= 0.0 else 0.0)
             else:
                 phi[e, i] = 0.0
                 alpha[e, i] = 0.0
@@ -109,7 +111,8 @@ def penalty_blocks(G, alpha, ck, out):
 def rigid_cut_update(st, lam, phi, mask, alpha_scale, tol, tol_rot, scale, nxt, alpha_next):
     """The Newton update of the cuts after an iterate (AL3, AL4, AL11): the next internal state into
     ``nxt`` (λ of this iterate, the phase advanced, the penalty raised tenfold where the closure
-    stagnates above round-off after the third iterate, up to SMAX) and the penalties of the next
+    stagnates above round-off after the third iterate, up to SMAX (AL11), λ kept for the rest of the
+    step where a closed cut's closure stagnates (PREV < 0, AL13)) and the penalties of the next
     matrix into ``alpha_next``. ``scale``: closure_scales of the iterate. Returns (settled: every cut
     within its tolerance, changed: a penalty grew, the first stuck cut or -1: open, stagnating at its
     largest penalty after the eighth iterate)."""
@@ -128,14 +131,18 @@ def rigid_cut_update(st, lam, phi, mask, alpha_scale, tol, tol_rot, scale, nxt, 
         open_ = rel[e] > 1.0
         settled = settled and not open_
         noise = 64 * EPS * max(scale[e] / tol[e], 1.0 / tol_rot[e])
-        slow = rel[e] > noise and nxt[e, PHASE] >= 3 and rel[e] > 0.3 * st[e, PREV]
-        grow = slow and nxt[e, S] < nxt[e, SMAX]
-        if slow and open_ and not grow and nxt[e, PHASE] >= 8 and rel[e] > 0.7 * st[e, PREV] and stuck < 0:
+        prev = abs(st[e, PREV])
+        slow = nxt[e, PHASE] >= 3 and rel[e] > 0.3 * prev
+        grow = slow and rel[e] > noise and nxt[e, S] < nxt[e, SMAX]
+        if slow and open_ and not grow and nxt[e, PHASE] >= 8 and rel[e] > 0.7 * prev and stuck < 0:
             stuck = e
         if grow:
             nxt[e, S] = min(10.0 * nxt[e, S], nxt[e, SMAX])
             changed = True
-        nxt[e, PREV] = rel[e]
+        # (AL13): a closed cut whose closure no longer falls (at round-off, or along a direction its rows
+        # hold only at second order) keeps its multipliers for the rest of the step (PREV < 0)
+        held = not open_ and (st[e, PREV] < 0.0 or slow)
+        nxt[e, PREV] = -rel[e] if held else rel[e]
     for e in range(n):
         for i in range(6):
             alpha_next[e, i] = nxt[e, S] * alpha_scale[e, i] if mask[e, i] else 0.0
@@ -200,7 +207,7 @@ def gdot_times_v(x, R, V, ia, ib, sa, Ea, sb, Eb, mode, mask, out):
         for sgn in (1.0, -1.0):
             _moved(x, R, ia[e], N, sgn * eps, Ve[:6], xa, Ra, rot, Q)
             _moved(x, R, ib[e], N, sgn * eps, Ve[6:], xb, Rb, rot, Q)
-            _deformation(xa, Ra, xb, Rb, sa[e], Ea[e], sb[e], Eb[e], mode[e], d, Gp if sgn > 0 else Gm, A, work)
+            _deformation(xa, Ra, xb, Rb, sa[e], Ea[e], sb[e], Eb[e], mode[e], (d, Gp if sgn > 0 else Gm, A), work)
         for i in range(6):
             s = 0.0
             if mask[e, i]:

@@ -44,7 +44,7 @@ from flexmb.elements.family import (
     listing,
     ordered_sum,
 )
-from flexmb.elements.spring_damper import PointPairDrawing
+from flexmb.elements.spring_damper import PointPairDrawing, law_failure
 from flexmb.errors import ModelError, SolverError
 from flexmb.timefunctions import derivative
 
@@ -164,16 +164,10 @@ def degenerate(data: RotationalSpringDamperData, e: int, t: float) -> SolverErro
 def rotational_failure(data: RotationalSpringDamperData, out: tuple, t: float) -> SolverError:
     """The SolverError of a failed compiled iterate (flexmb/solvers/element_families.py, ``out[6]`` = (element, 1.0
     for a torque law not finite)): named as the Python evaluation names it."""
-    e = int(out[6][0])
-    if out[6][1] == 0.0:
-        return degenerate(data, e, t)
-    try:
-        law_value(data, e, float(out[1][e]), float(out[2][e]), t)
-    except SolverError as exc:
-        return exc
-    return SolverError(f"t = {t:.6g}: rotational spring-damper '{data.names[e]}': its torque law compiled with numba is "
-                       f"not finite at angle {out[1][e]:.6g} rad (docs/rotational_spring_damper.md (R15))", t,
-                       hint="give a law that is finite over the motion")
+    return law_failure(out[6], lambda e: degenerate(data, e, t),
+                       lambda e: law_value(data, e, float(out[1][e]), float(out[2][e]), t),
+                       lambda e: f"rotational spring-damper '{data.names[e]}': its torque law compiled with numba is "
+                       f"not finite at angle {out[1][e]:.6g} rad (docs/rotational_spring_damper.md (R15))", t)
 
 
 class RotationalSpringDampers(PointPairDrawing, TwoNodeFamily):

@@ -26,7 +26,7 @@ Result.spring_damper_names); drawn as one line cell p_a -> p_b of cell kind ``sp
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -53,20 +53,61 @@ if TYPE_CHECKING:  # type hints only
     from flexmb.model import Model
     from flexmb.state import State
 
-__all__ = ["SpringDamperData", "SpringDamperEvaluation", "SpringDampers", "FAMILY", "L_MIN", "too_short"]
+__all__ = ["PointPairData", "PointPairEvaluation", "point_pair_arrays", "length_rate_force", "law_failure", "SpringDamperData",
+           "SpringDamperEvaluation", "SpringDampers", "FAMILY", "L_MIN", "too_short"]
 
 #: (S11): an element shorter than this fraction of its length at assembly has no direction: the iterate fails
 L_MIN = 1e-8
 
 
 @dataclass(frozen=True, eq=False)
-class SpringDamperData(ElementData):
-    """Compiled spring-dampers (``Model.elements["spring_damper"]``), eq. (S1)-(S4)."""
+class PointPairData(ElementData):
+    """The arrays of elements that join a point of a node (or ground) to a point of another node
+    (spring-dampers, actuators; :class:`PointPairDrawing`), eq. (S1)."""
 
     a: np.ndarray  # node index of end a, -1 = ground                                        (n_el)
     b: np.ndarray  # node index of end b                                                     (n_el)
     sa: np.ndarray  # point a rel. to node a, node a axes (ground: the point, model frame) [m] (n_el x 3)
     sb: np.ndarray  # point b rel. to node b, node b axes [m]                                (n_el x 3)
+
+    def points(self, model: Model, e: int) -> tuple[np.ndarray, np.ndarray]:
+        """Element ``e``'s points a, b at assembly, global (for ``flexmb info``)."""
+        a, b = int(self.a[e]), int(self.b[e])
+        pa = self.sa[e] + model.origin if a < 0 else model.X0[a] + model.R0[a] @ self.sa[e] + model.origin
+        return pa, model.X0[b] + model.R0[b] @ self.sb[e] + model.origin
+
+
+def length_rate_force(doc: str) -> Output:
+    """The output ``length_rate_force`` of point-to-point elements: length, rate and force columns, recorded
+    in ``Result.spring_dampers`` (rows named by ``spring_damper_names``); ``doc`` says what they are."""
+    return Output("length_rate_force", ("spring_damper_length", "spring_damper_rate", "spring_damper_force"), doc,
+                  field="spring_dampers", names_field="spring_damper_names")
+
+
+def point_pair_arrays(records: Sequence[Any], nodes: NodeTable, label: str, **more: np.ndarray) -> dict[str, Any]:
+    """The compile arrays of point-to-point elements (:class:`PointPairData`) for ``records`` (with
+    name, node_a (ground allowed), node_b, point_a, point_b): ``names``, the end nodes ``a``, ``b``, the
+    points in their node frames ``sa``, ``sb`` (S1) and their distance at assembly ``length0``; then the
+    family's own arrays ``more``, for the caller to fill. ModelError naming ``<label> '<name>'`` and an
+    unknown node."""
+    n = len(records)
+    out = dict(names=tuple(r.name for r in records), a=np.zeros(n, int), b=np.zeros(n, int), sa=np.zeros((n, 3)),
+               sb=np.zeros((n, 3)), length0=np.zeros(n), **more)
+    for i, r in enumerate(records):
+        who = f"{label} '{r.name}'"
+        a, b = nodes.index(r.node_a, who, ground=True), nodes.index(r.node_b, who)
+        (Xa, Ra), (Xb, Rb) = nodes.frame(a), nodes.frame(b)
+        out["a"][i], out["b"][i] = a, b
+        out["sa"][i], out["sb"][i] = Ra.T @ (r.point_a - Xa), Rb.T @ (r.point_b - Xb)
+        out["length0"][i] = np.linalg.norm(r.point_b - r.point_a)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class SpringDamperData(PointPairData):
+    """Compiled spring-dampers (``Model.elements["spring_damper"]``), eq. (S1)-(S4): the points of
+    :class:`PointPairData`, then:"""
+
     k: np.ndarray  # stiffness [N/m]                                                          (n_el)
     c: np.ndarray  # damping [N s/m]                                                          (n_el)
     L0: np.ndarray  # rest length [m]                                                         (n_el)
@@ -80,10 +121,9 @@ class SpringDamperData(ElementData):
 
 
 @dataclass
-class SpringDamperEvaluation(FamilyEvaluation):
-    """The spring-dampers at one state (S1)-(S4): G (n_el, 12), the direction ``nv`` and the arms ``ra``,
-    ``rb`` (n_el, 3), the length ``l``, rate ``ldot`` and tension ``F`` (n_el,), the tangents ``k``
-    = ∂F/∂l and ``c`` = ∂F/∂l' (n_el,) of the blocks (S8)-(S10) (a force law's at this state, (S13))."""
+class PointPairEvaluation(FamilyEvaluation):
+    """Point-to-point elements at one state (S1)-(S3): G (n_el, 12), the direction ``nv`` and the arms
+    ``ra``, ``rb`` (n_el, 3), the length ``l`` and its rate ``ldot`` (n_el,)."""
 
     G: np.ndarray | None = None
     nv: np.ndarray | None = None
@@ -91,6 +131,14 @@ class SpringDamperEvaluation(FamilyEvaluation):
     rb: np.ndarray | None = None
     l: np.ndarray | None = None
     ldot: np.ndarray | None = None
+
+
+@dataclass
+class SpringDamperEvaluation(PointPairEvaluation):
+    """The spring-dampers at one state (S1)-(S4): those of :class:`PointPairEvaluation`, the tension ``F``
+    (n_el,), the tangents ``k`` = ∂F/∂l and ``c`` = ∂F/∂l' (n_el,) of the blocks (S8)-(S10) (a force
+    law's at this state, (S13))."""
+
     F: np.ndarray | None = None
     k: np.ndarray | None = None
     c: np.ndarray | None = None
@@ -127,6 +175,23 @@ def too_short(data: SpringDamperData, e: int, length: float, t: float) -> Solver
         f"its length {data.length0[e]:.4g} m at assembly): its two points meet, and the direction of its force is "
         "undefined there (docs/spring_damper.md (S11))", t,
         hint="attach the spring-damper at points that stay apart in the motion, or find what drives them together")
+
+
+def law_failure(flags: np.ndarray, geometric: Callable[[int], SolverError], law_value: Callable[[int], Any],
+                not_finite: Callable[[int], str], t: float) -> SolverError:
+    """The SolverError of a failed compiled iterate of elements with numba-compiled laws (spring-dampers
+    (S12), rotational spring-dampers), named as the Python step names it, from the iterate's ``flags``
+    (element e, then 0.0: its geometry failed, 1.0: its law is not finite): ``geometric(e)``; else the
+    error of the Python law at that element (``law_value(e)`` raises it); else that the compiled law is
+    not finite, ``not_finite(e)`` saying which element's law and where."""
+    e = int(flags[0])
+    if flags[1] == 0.0:
+        return geometric(e)
+    try:
+        law_value(e)
+    except SolverError as exc:
+        return exc
+    return SolverError(f"t = {t:.6g}: {not_finite(e)}", t, hint="give a law that is finite over the motion")
 
 
 class PointPairDrawing:
@@ -191,27 +256,17 @@ class SpringDampers(PointPairDrawing, TwoNodeFamily):
     plural = "spring-dampers"
     has_blocks = True
     internal_pair = True  # (S14)-(S16): blocks over the tree path between the two nodes
-    outputs = (Output("length_rate_force", ("spring_damper_length", "spring_damper_rate", "spring_damper_force"),
-                      "length l [m], its rate l' [m/s] and the tension F = k (l - L0) + c l' + F0 [N] (docs/spring_damper.md "
-                      "(S2)-(S4))", field="spring_dampers", names_field="spring_damper_names"),)
+    outputs = (length_rate_force("length l [m], its rate l' [m/s] and the tension F = k (l - L0) + c l' + F0 [N] "
+                                 "(docs/spring_damper.md (S2)-(S4))"),)
     drawing_prefix = "spring_damper"  # cell_kind and drawing keys: PointPairDrawing
-
-    def records(self, builder: Any) -> Sequence[SpringDamperSpec]:
-        return list(builder.spring_dampers.values())
+    builder_table = "spring_dampers"
 
     def compile(self, records: Sequence[SpringDamperSpec], nodes: NodeTable) -> SpringDamperData:
         """End nodes, the points in their node frames (S1), the constants of (S4) and l_min (S11)."""
         n = len(records)
-        out = dict(names=tuple(r.name for r in records), a=np.zeros(n, int), b=np.zeros(n, int), sa=np.zeros((n, 3)),
-                   sb=np.zeros((n, 3)), k=np.zeros(n), c=np.zeros(n), L0=np.zeros(n), F0=np.zeros(n), length0=np.zeros(n))
+        out = point_pair_arrays(records, nodes, "spring-damper", k=np.zeros(n), c=np.zeros(n), L0=np.zeros(n), F0=np.zeros(n))
         for i, r in enumerate(records):
-            who = f"spring-damper '{r.name}'"
-            a, b = nodes.index(r.node_a, who, ground=True), nodes.index(r.node_b, who)
-            (Xa, Ra), (Xb, Rb) = nodes.frame(a), nodes.frame(b)
-            out["a"][i], out["b"][i] = a, b
-            out["sa"][i], out["sb"][i] = Ra.T @ (r.point_a - Xa), Rb.T @ (r.point_b - Xb)
             out["k"][i], out["c"][i], out["L0"][i], out["F0"][i] = r.stiffness, r.damping, r.rest_length, r.preload
-            out["length0"][i] = np.linalg.norm(r.point_b - r.point_a)
         out["l_min"] = L_MIN * out["length0"]
         laws = [getattr(r, "force_law", None) for r in records]
         out["law"], out["law_tangent"] = tuple(laws), tuple(getattr(r, "force_law_tangent", None) for r in records)
@@ -232,8 +287,9 @@ class SpringDampers(PointPairDrawing, TwoNodeFamily):
         n = data.n
         G, nv, ra, rb = np.empty((n, 12)), np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3))
         l, ldot, F, energy, power = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
-        short = kernels.spring_damper_forces(kin.x, kin.R, kin.V, ia, ib, data.sa, data.sb, data.k, data.c, data.L0, data.F0,
-                                             data.l_min, w, G, nv, ra, rb, l, ldot, F, energy, power)
+        springs = kernels.SpringDamperArrays(ia, ib, data.sa, data.sb, data.k, data.c, data.L0, data.F0, data.l_min)
+        short = kernels.spring_damper_forces(kin.x, kin.R, kin.V, springs, w,
+                                             kernels.SpringDamperResults(G, nv, ra, rb, l, ldot, F, energy, power))
         if short >= 0:
             raise too_short(data, short, float(l[short]), state.t)
         k, c = data.k, data.c
@@ -275,8 +331,7 @@ class SpringDampers(PointPairDrawing, TwoNodeFamily):
         rows = []
         for e, name in enumerate(data.names):
             a, b = int(data.a[e]), int(data.b[e])
-            pa = data.sa[e] + model.origin if a < 0 else model.X0[a] + model.R0[a] @ data.sa[e] + model.origin
-            pb = model.X0[b] + model.R0[b] @ data.sb[e] + model.origin
+            pa, pb = data.points(model, e)
             end_a = "ground" if a < 0 else model.node_names[a]
             if data.law and data.law[e] is not None:
                 what = ("force actuator, tension f(t, l, l') (docs/actuator.md §6)" if data.actuator and data.actuator[e]

@@ -9,25 +9,67 @@ a ground row; an end index equal to N is ground (the origin, identity axes, at r
 the node wrenches in the residual's sense, row N ground (discarded). Per element e: G[e] (12) the
 row ∂l/∂X of (S3) over (x_a, θ_a, x_b, θ_b), nv[e] the direction n, ra[e], rb[e] the arms R s of the
 points (zero for a ground end), l, ldot, F the length, rate and tension.
+
+spring_damper_forces takes its arrays grouped as the family groups them (as the beams' kernels do,
+elements/beam/kernel_data.py): the model's arrays in one :class:`SpringDamperArrays`, what it writes
+per element in one :class:`SpringDamperResults`. It reads their first nine fields by position, so the
+compiled steps pass their own prepared tuples, which begin with the same fields in the same order and
+carry more after them (the force laws of flexmb/solvers/law_step.py, the tangents of the blocks).
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
-__all__ = ["MATERIAL", "TIME_STEP", "EXACT", "spring_damper_forces", "spring_damper_blocks"]
+__all__ = ["MATERIAL", "TIME_STEP", "EXACT", "spring_damper_forces", "spring_damper_blocks", "SpringDamperArrays",
+           "SpringDamperResults"]
 
 #: the blocks spring_damper_blocks forms: (S10) material only, (S8) the time step's, (S9) the exact tangent
 MATERIAL, TIME_STEP, EXACT = 0, 1, 2
 
 
+class SpringDamperArrays(NamedTuple):
+    """The spring-dampers' model arrays (n elements) as spring_damper_forces reads them
+    (flexmb.elements.spring_damper.SpringDamperData and the family's prepared end indices)."""
+
+    ia: np.ndarray  # end a's node (int64; N = ground)                                     (n)
+    ib: np.ndarray  # end b's node (int64)                                                 (n)
+    sa: np.ndarray  # point a in node a's axes (global for a ground end) [m]               (n x 3)
+    sb: np.ndarray  # point b in node b's axes [m]                                         (n x 3)
+    k: np.ndarray  # stiffness (S4) [N/m]                                                  (n)
+    c: np.ndarray  # damping (S4) [N s/m]                                                  (n)
+    L0: np.ndarray  # free length (S4) [m]                                                 (n)
+    F0: np.ndarray  # preload (S4) [N]                                                     (n)
+    lmin: np.ndarray  # the shortest length with a direction (S11) [m]                     (n)
+
+
+class SpringDamperResults(NamedTuple):
+    """What spring_damper_forces writes per element."""
+
+    G: np.ndarray  # ∂l/∂X over (x_a, θ_a, x_b, θ_b) (S3)                                   (n x 12)
+    nv: np.ndarray  # the direction n (S2)                                                 (n x 3)
+    ra: np.ndarray  # the arm R_a s_a of point a (zero for a ground end)                   (n x 3)
+    rb: np.ndarray  # the arm R_b s_b of point b                                           (n x 3)
+    l: np.ndarray  # the length (S1) [m]                                                   (n)
+    ldot: np.ndarray  # its rate l' (S3) [m/s]                                             (n)
+    F: np.ndarray  # the tension (S4) [N]                                                  (n)
+    energy: np.ndarray  # the strain energy (S6) [J]                                       (n)
+    power: np.ndarray  # the dissipated power c l'² (S6) [W]                               (n)
+
+
 @njit(cache=True)
-def spring_damper_forces(x, R, V, ia, ib, sa, sb, k, c, L0, F0, lmin, w, G, nv, ra, rb, l, ldot, F, energy, power):
-    """Every spring-damper (ends ia, ib; N = ground) at the node poses x, R and twists V: (S1)-(S3)
-    into G, nv, ra, rb, l, ldot, the tension (S4) into F, its node wrenches (S5) added to w, its
-    energy and dissipated power (S6). An element shorter than ``lmin`` (S11) adds nothing (its F,
-    energy, power, ldot and G are zero). Returns the first such element, or -1."""
+def spring_damper_forces(x, R, V, springs, w, out):
+    """Every spring-damper of ``springs`` (a SpringDamperArrays, or a tuple that begins with its nine
+    arrays in its order; ends ia, ib, N = ground) at the node poses x, R and twists V, into ``out`` (a
+    SpringDamperResults, or a tuple that begins with its nine arrays): (S1)-(S3) into G, nv, ra, rb, l,
+    ldot, the tension (S4) into F, its energy and dissipated power (S6); its node wrenches (S5) added to
+    w. An element shorter than ``lmin`` (S11) adds nothing (its F, energy, power, ldot and G are zero).
+    Returns the first such element, or -1."""
+    ia, ib, sa, sb, k, c, L0, F0, lmin = springs[:9]
+    G, nv, ra, rb, l, ldot, F, energy, power = out[:9]
     N = x.shape[0]
     short = -1
     pa, pb, d, n = np.empty(3), np.empty(3), np.empty(3), np.empty(3)

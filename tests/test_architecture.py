@@ -361,12 +361,21 @@ def test_the_size_check_finds_a_planted_long_module(tmp_path):
 
 # ------------------------------------------------------------------ parameters per function (issue 35)
 MAX_PARAMETERS = 12
-# Functions with more than MAX_PARAMETERS parameters (self excepted) that take their arrays one by one
-# still, each to group them in named structures as the beam kernels do (elements/beam/kernel_data.py;
-# docs/architecture.md, P6). The list only shrinks: a new function groups its arrays from the start.
-# The public keyword interfaces (simulate, sweep, run_case) keep one keyword per option.
+"""The most parameters a function takes that a caller may pass by position or must pass (positional
+and positional-or-keyword ones, self or cls not counted, and keyword-only ones without a default): a
+caller has to get their order right, or supply each of them, so past about a dozen they are grouped in
+named structures as the beam kernels group their arrays (elements/beam/kernel_data.py;
+docs/architecture.md, P6)."""
+MAX_OPTIONS = 16
+"""The most keyword-only parameters with a default a function takes: its options (simulate's rtol,
+keep, ...; sweep's workers, resume, ...). They have no order to get wrong: each is named at the call
+and left out where its default serves, so they are not counted in MAX_PARAMETERS. Past about sixteen
+a function's options are no longer a list a user reads through in its docstring, and they belong in
+an option object (as the run settings are in flexmb.settings.RunSettings). The widest public entry
+point, simulate, has 15 (docs/architecture.md, P6)."""
+# Functions over either bound that take their arrays one by one still, each to group them in named
+# structures as the beam kernels do. The list only shrinks: a new function groups its arrays from the start.
 OVER_12_PARAMETERS_FOR_NOW = {
-    "flexmb/app/run.py::run_case", "flexmb/app/study.py::sweep", "flexmb/solvers/simulate.py::simulate",
     "flexmb/engine/assembly.py::_add_blocks",
     "flexmb/engine/kinematics.py::_forward", "flexmb/engine/kinematics.py::_forward_threads",
     "flexmb/engine/kinematics.py::_forward_joints",
@@ -376,29 +385,38 @@ OVER_12_PARAMETERS_FOR_NOW = {
     "flexmb/solvers/tree_run.py::step_measures", "flexmb/solvers/tree_run.py::tree_run",
     "flexmb/solvers/tree_step.py::trial_state", "flexmb/solvers/tree_step.py::trial_state_threads",
     "flexmb/solvers/tree_step.py::_evaluate", "flexmb/solvers/tree_step.py::tree_newton_step",
-    "elements/cut_kernels.py::_deformation", "elements/cut_kernels.py::bushing_forces",
-    "elements/rigid_cut_kernels.py::rigid_cut_forces", "elements/spring_damper_kernels.py::spring_damper_forces",
+    "elements/rigid_cut_kernels.py::rigid_cut_forces",
 }
 
 
-def _wide_functions(root: Path, limit: int = MAX_PARAMETERS) -> set[str]:
-    """'path::name' of the functions below ``root`` with more than ``limit`` parameters (a method's
-    self or cls not counted), paths relative to ``root``'s parent."""
+def _widths(args: ast.arguments) -> tuple[int, int]:
+    """(the parameters counted in MAX_PARAMETERS, the keyword-only ones with a default) of a function's
+    ``args``; a leading self or cls is not counted."""
+    positional = [p.arg for p in args.posonlyargs + args.args]
+    n = len(positional) - (1 if positional[:1] in (["self"], ["cls"]) else 0)
+    options = sum(default is not None for default in args.kw_defaults)
+    return n + len(args.kwonlyargs) - options, options
+
+
+def _wide_functions(root: Path, limit: int = MAX_PARAMETERS, options: int = MAX_OPTIONS) -> set[str]:
+    """'path::name' of the functions below ``root`` with more than ``limit`` parameters a caller passes
+    by position or must pass, or more than ``options`` keyword-only ones with a default (_widths),
+    paths relative to ``root``'s parent."""
     out = set()
     for path in sorted(root.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                a = node.args
-                names = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
-                n = len(names) - (1 if names[:1] in (["self"], ["cls"]) else 0)
-                if n > limit:
+                n, k = _widths(node.args)
+                if n > limit or k > options:
                     out.add(f"{path.relative_to(root.parent).as_posix()}::{node.name}")
     return out
 
 
 def _width_problems(wide: set[str], allowed: set[str]) -> list[str]:
     """What the width test reports: new wide functions, and allowed ones that are no longer wide."""
-    return ([f"{f}: more than {MAX_PARAMETERS} parameters: group its arrays in named structures" for f in sorted(wide - allowed)]
+    return ([f"{f}: more than {MAX_PARAMETERS} parameters passed by position or required, or more than {MAX_OPTIONS} "
+             "keyword-only options: group its arrays in named structures, its options in an option object"
+             for f in sorted(wide - allowed)]
             + [f"{f}: at most {MAX_PARAMETERS} parameters now (or gone): take it off OVER_12_PARAMETERS_FOR_NOW"
                for f in sorted(allowed - wide)])
 
@@ -412,14 +430,40 @@ def test_the_width_check_finds_a_planted_wide_function(tmp_path):
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     args13 = ", ".join(f"a{i}" for i in range(13))
+    opts = lambda n: ", ".join(f"o{i}=None" for i in range(n))  # noqa: E731
     (pkg / "m.py").write_text(f"def wide({args13}): ...\ndef fits(self, {', '.join(f'a{i}' for i in range(12))}): ...\n"
-                              f"class C:\n    def method(self, {args13}): ...\n")
+                              f"class C:\n    def method(self, {args13}): ...\n"
+                              f"def options(a, b, *, {opts(MAX_OPTIONS)}): ...\n"
+                              f"def too_many_options(a, *, {opts(MAX_OPTIONS + 1)}): ...\n"
+                              f"def required(a0, *, {', '.join(f'k{i}' for i in range(12))}, o=1): ...\n"
+                              f"def defaults_count(*, {', '.join(f'k{i}' for i in range(12))}, {opts(1)}): ...\n"
+                              f"def positional_defaults({', '.join(f'a{i}=0' for i in range(13))}): ...\n")
     wide = _wide_functions(pkg)
-    assert wide == {"pkg/m.py::wide", "pkg/m.py::method"}
-    assert _width_problems(wide, {"pkg/m.py::wide"}) == [
-        "pkg/m.py::method: more than 12 parameters: group its arrays in named structures"]
+    assert wide == {"pkg/m.py::wide", "pkg/m.py::method", "pkg/m.py::too_many_options", "pkg/m.py::required",
+                    "pkg/m.py::positional_defaults"}
+    assert _width_problems(wide - {"pkg/m.py::too_many_options", "pkg/m.py::required", "pkg/m.py::positional_defaults"},
+                           {"pkg/m.py::wide"}) == [
+        "pkg/m.py::method: more than 12 parameters passed by position or required, or more than 16 keyword-only options: "
+        "group its arrays in named structures, its options in an option object"]
     assert _width_problems(set(), {"pkg/m.py::wide"}) == [
         "pkg/m.py::wide: at most 12 parameters now (or gone): take it off OVER_12_PARAMETERS_FOR_NOW"]
+
+
+def test_the_public_entry_points_take_their_options_by_name():
+    """simulate, sweep and run_case take a handful of arguments by position (the model or case and what
+    to run), every option by name, within MAX_OPTIONS, each with its default."""
+    import inspect
+
+    import flexmb as fm
+    from flexmb.app.run import run_case
+    from flexmb.app.study import sweep
+
+    for f, positional in ((fm.simulate, ["model", "t_end", "dt"]), (sweep, ["case", "grid"]),
+                          (run_case, ["case", "overrides", "out"])):
+        params = inspect.signature(f).parameters.values()
+        assert [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD] == positional, f.__name__
+        options = [p for p in params if p.kind is p.KEYWORD_ONLY]
+        assert 0 < len(options) <= MAX_OPTIONS and all(p.default is not p.empty for p in options), f.__name__
 
 
 # ------------------------------------------------------------------ no class tests on solvers (issue 35)

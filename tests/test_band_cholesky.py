@@ -168,14 +168,18 @@ def test_a_run_on_the_band_factor_is_the_cholmod_run_to_round_off() -> None:
 
 
 def test_a_model_outside_the_compiled_iterates_runs_on_the_band_factor_too() -> None:
-    """A long link whose tip hangs on a soft bushing to ground and carries a follower load (which the
-    compiled iterates do not take): the Python Newton loop on the band factor (the iteration matrix's
-    values loaded from its pattern) agrees with CHOLMOD to round-off."""
+    """A long link whose tip hangs on a soft bushing to ground and carries a load of the motion numba does not
+    compile (it reads a Python object: the compiled iterates do not take it): the Python Newton loop on the band
+    factor (the iteration matrix's values loaded from its pattern) agrees with CHOLMOD to round-off."""
     mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
     nodes = mb.add_flexible_link("link", (0.0, 0.0, 0.0), (0.5, 0.0, 0.0), 30, SECTION, damping=1e-4)
     mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0.0, 0.0, 1.0))
     mb.add_bushing("tip_spring", "ground", nodes[-1], stiffness=[50.0] * 3 + [0.0] * 3, point=(0.5, 0.0, 0.0))
-    mb.add_load("tip_push", nodes[-1], force=(0.0, -0.5, 0.0), follower=True)
+    class Push:  # a Python object: numba does not type it
+        f = np.array([0.0, -0.5, 0.0])
+
+    push = Push()
+    mb.add_load("tip_push", nodes[-1], lambda t, x, R, v, w: R @ push.f + 0.0 * v)
     model = mb.compile()
     integ = GeneralizedAlpha(model)
     assert isinstance(integ.chol, BandCholesky) and integ.element_step is None

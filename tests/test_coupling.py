@@ -291,16 +291,21 @@ def test_the_compiled_paths_are_the_python_path_bit_for_bit(monkeypatch, solver,
         np.testing.assert_array_equal(fast.energy[k], slow.energy[k], err_msg=k)
 
 
-def test_modal_solver_refuses_rigid_couplings_and_statics_takes_both() -> None:
-    """Modal analysis has no multipliers for a rigid coupling: refused by name. Statics holds it
+def test_modal_solver_holds_rigid_couplings_and_statics_takes_both() -> None:
+    """Modal analysis holds a rigid coupling (docs/modal.md (MO7)): the free pair's one mode turns the wheels
+    at the ratio, with no stiffness (ω² at round-off of J's scale); more modes than the one degree of freedom
+    are refused. Statics holds it
     (docs/statics.md §2; its torque balance in tests/test_statics_constraints.py), and says that the pair
     turned by a torque with nothing to resist it has no equilibrium. An elastic coupling is a spring on g
     (C3): wheel b held by a joint spring k_s, a torque T on wheel a; the static equilibrium in closed form
     below, to the static solver's tolerance."""
     with pytest.raises(fm.SolverError, match="no static equilibrium"):
         static_equilibrium(gear_pair())
-    with pytest.raises(fm.ModelError, match="natural_frequencies: coupling 'mesh' is rigid"):
-        natural_frequencies(gear_pair())
+    with pytest.raises(fm.SolverError, match="2 modes of a model with 1 degrees of freedom"):
+        natural_frequencies(gear_pair(), n_modes=2)
+    f, shapes = natural_frequencies(gear_pair(), n_modes=1)
+    assert shapes[1, 0] / shapes[0, 0] == pytest.approx(RATIO, rel=1e-12)
+    assert f[0] <= 1e-6  # Hz: no stiffness against the turning
     ks, k = 40.0, 1e3
     mb = fm.ModelBuilder(gravity=(0, 0, 0))
     for n, x in (("g1", 0.0), ("g2", 0.4)):

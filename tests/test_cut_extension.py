@@ -33,7 +33,7 @@ class PinCuts(Bushings):
 
     name = "pin_cut"
     label, plural = "pin cut", "pin cuts"
-    records = ElementFamily.records  # its records come from ModelBuilder.add_element
+    builder_table = None  # its records come from ModelBuilder.add_element (not the bushings table it inherits)
     cell_kind = "pin_cut"
 
     def cut_frames(self, model, data) -> CutFrames:

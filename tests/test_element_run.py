@@ -84,7 +84,8 @@ def beam_loop(driven: bool = True, push=lambda t: (0.0, -5.0 * np.sin(20 * t), 0
     (lambda: bushing_loop(12), "band", 0.1013, 1e-3, 1),  # the band factor, a row every step, a shortened last step
     (beam_loop, "auto", 0.2, 5e-4, 7),  # beams, a drive, a nodal load; rows not on a multiple of the call's length
     (lambda: beam_loop(False), "band", 0.1, 1e-3, 1000),  # one row at the end
-], ids=["bushings", "band_every_step", "beam_drive_load", "beam_band_one_row"])
+    (beam_loop, "dense", 0.02, 5e-4, 1),  # a row every step: one-step calls, the rows' reactions from the step's wrenches
+], ids=["bushings", "band_every_step", "beam_drive_load", "beam_band_one_row", "beam_every_step"])
 def test_the_compiled_run_is_the_python_run_bit_for_bit(monkeypatch, build, solver, t_end, dt, every) -> None:
     model = build()
     fast, slow, calls = _both(monkeypatch, model, t_end, dt, output_every=every, linear_solver=solver)
@@ -245,3 +246,79 @@ def test_ctrl_c_after_a_reported_step_finds_its_row_recorded(tmp_path, every) ->
     res = fm.load(tmp_path / "run")
     assert res.status == "interrupted"
     assert len(res.t) == 2 and res.t[-1] == pytest.approx(reported[-1], abs=1e-12)
+
+
+def test_one_step_times_are_those_of_the_sums() -> None:
+    """step_times of one step (floats, no arrays of sums) gives the times of the cumulative sums bit for bit,
+    at times and steps that are not binary fractions, where t + dt - t is not dt."""
+    rng = np.random.default_rng(7)
+    for t, dt in [(0.0, 1e-3), (0.1, 0.3), (2.6 - 2e-3, 2e-3), *zip(rng.uniform(0, 50, 200), rng.uniform(1e-6, 1e-1, 200))]:
+        times = np.cumsum(np.concatenate(([t], np.full(1, dt))))
+        h = np.minimum(dt, times[1:] - times[:-1])
+        np.testing.assert_array_equal(element_run.step_times(float(t), float(dt), 1),
+                                      np.column_stack((h, times[:-1] + h, times[1:])))
+
+
+def test_step_log_keeps_attempts_and_accepted_columns_in_order() -> None:
+    """The step history's preallocated columns (recorder.StepLog) grow past their capacity and give back the
+    entries in the order added, one by one or as columns, with STEP_COLUMNS' dtypes; a take empties them."""
+    from flexmb.results.checks import STEP_COLUMNS
+    from flexmb.solvers.recorder import StepLog
+
+    log = StepLog(capacity=2)
+    log.add(0.1, 0.1, 3, math.nan, 0)
+    log.add(0.2, 0.1, -1, math.nan, 2)
+    log.add_accepted(np.array([0.15, 0.2, 0.25]), np.full(3, 0.05), np.array([2, 2, 3]), np.array([1e-4, 2e-4, 3e-4]))
+    log.add(0.3, 0.05, 4, 0.5, 1)
+    assert len(log) == 6 and log.counts == [4, 1, 1]
+    cols = log.take()
+    assert {k: v.dtype.name for k, v in cols.items()} == STEP_COLUMNS
+    np.testing.assert_array_equal(cols["t"], [0.1, 0.2, 0.15, 0.2, 0.25, 0.3])
+    np.testing.assert_array_equal(cols["iterations"], [3, -1, 2, 2, 3, 4])
+    np.testing.assert_array_equal(cols["status"], [0, 2, 0, 0, 0, 1])
+    np.testing.assert_array_equal(cols["error"], [math.nan, math.nan, 1e-4, 2e-4, 3e-4, 0.5])
+    assert len(log) == 0 and all(v.size == 0 for v in log.take().values())
+    log.add(0.4, 0.1, 1, 0.0, 0)  # the columns are used again after a take
+    np.testing.assert_array_equal(log.take()["t"], [0.4])
+
+
+def test_rows_take_the_node_wrenches_the_step_formed(monkeypatch) -> None:
+    """The evaluation a compiled call returns carries its accepted iterate's node wrenches (element_iterate's
+    M (B u̇ + ζ) + bias + the beams' mass forces): equal bit for bit to those Evaluation.node_wrenches forms
+    from its kinematics, masses and forces, and not used at other accelerations."""
+    seen = []
+    original = ElementRun.run
+
+    def keep(self, st, a, dt, n):
+        out = original(self, st, a, dt, n)
+        if out[2] is not None:
+            ev, udot = out[2], out[0].udot
+            assert ev.wrenches_known is not None
+            known = ev.node_wrenches(udot)
+            ev.wrenches_known = None
+            formed = ev.node_wrenches(udot)
+            other = ev.node_wrenches(2.0 * udot + 1.0)
+            ev.wrenches_known = (udot.copy(), known)
+            seen.append((known, formed, other, ev.node_wrenches(2.0 * udot + 1.0)))
+        return out
+    monkeypatch.setattr(ElementRun, "run", keep)
+    res = fm.simulate(beam_loop(), 0.01, 5e-4, output_every=1, linear_solver="dense")
+    assert res.status == "finished" and len(seen) == res.stats["steps"] - 1  # the last step: the Python step's
+    for known, formed, other, other_known in seen:
+        np.testing.assert_array_equal(known, formed)
+        np.testing.assert_array_equal(other_known, other)
+        assert np.abs(other - formed).max() > 0.0
+
+
+def test_one_step_count_is_that_of_the_arrays() -> None:
+    """GeneralizedAlpha.note_element_steps of one step (no arrays made) counts as for several: steps,
+    the smallest one, factorizations and the factor's (γ', β')."""
+    model = beam_loop()
+    one, many = GeneralizedAlpha(model), GeneralizedAlpha(model)
+    for h, nfac in [(1e-3, 1), (5e-4, 0), (2.5e-4, 2), (1e-3, 0)]:
+        one.note_element_steps(np.array([h]), np.array([nfac]))
+        many.note_element_steps(np.array([h, h]), np.array([0, nfac]))
+        many.substeps -= 1
+    assert (one.substeps, one.min_step, one.chol.n_factorize, one._factor_key) == \
+        (many.substeps, many.min_step, many.chol.n_factorize, many._factor_key)
+    assert one._factor_key is not None and one.chol.n_factorize == 3

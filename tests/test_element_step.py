@@ -200,10 +200,11 @@ def test_a_failure_gives_the_python_message(monkeypatch, solver) -> None:
     assert count["newton"] > 0 if solver != "cholmod" else count["newton"] == 0
 
 
-@pytest.mark.parametrize("kind", ["user_family", "follower", "no_beam"])
+@pytest.mark.parametrize("kind", ["user_family", "uncompiled_load", "no_beam"])
 def test_models_left_to_the_python_iterates(kind) -> None:
-    """An element family with no compiled kernels (a user's), follower loads and rigid trees keep the
-    Python iterates (or the tree step); bearing friction is compiled (tests/test_friction_compiled.py)."""
+    """An element family with no compiled kernels (a user's), a load of the motion numba does not compile and
+    rigid trees keep the Python iterates (or the tree step); bearing friction is compiled
+    (tests/test_friction_compiled.py), follower loads too (tests/test_motion_load_compiled.py)."""
     mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
     if kind == "no_beam":
         mb.add_node("a", position=(0, 0, 0))
@@ -227,7 +228,11 @@ def test_models_left_to_the_python_iterates(kind) -> None:
             unregister(family.name)
         return
     else:
-        mb.add_load("follow", nodes[-1], force=(0.0, 1.0, 0.0), follower=True)
+        class Push:  # a Python object: numba does not type it
+            f = np.array([0.0, 1.0, 0.0])
+
+        push = Push()
+        mb.add_load("follow", nodes[-1], lambda t, x, R, v, w: push.f + 0.0 * v)
     model = mb.compile()
     assert ElementStep.applies(model, GeneralizedAlpha(model).asm, True) is False
     assert GeneralizedAlpha(model).element_step is None

@@ -185,8 +185,9 @@ def _wrenches(x, R, V, sa, sb, k, c, L0, F0):
     """(S5) of one element between nodes 0 and 1 (w (3, 6), row 2 ground) and its evaluation."""
     w = np.zeros((3, 6))
     out = [np.empty((1, 12)), np.empty((1, 3)), np.empty((1, 3)), np.empty((1, 3))] + [np.empty(1) for _ in range(5)]
-    kernels.spring_damper_forces(x, R, V, np.array([0]), np.array([1]), sa, sb, np.array([k]), np.array([c]),
-                                 np.array([L0]), np.array([F0]), np.array([1e-9]), w, *out)
+    springs = kernels.SpringDamperArrays(np.array([0]), np.array([1]), sa, sb, np.array([k]), np.array([c]), np.array([L0]),
+                                         np.array([F0]), np.array([1e-9]))
+    kernels.spring_damper_forces(x, R, V, springs, w, kernels.SpringDamperResults(*out))
     return w[:2].reshape(12), out
 
 

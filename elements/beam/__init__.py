@@ -76,6 +76,7 @@ from flexmb.elements.family import (
     ElementData,
     ElementFamily,
     FamilyEvaluation,
+    NodePairDrawing,
     NodeTable,
     Output,
     frozen_arrays,
@@ -133,7 +134,7 @@ class BeamEvaluation(FamilyEvaluation):
     tangents: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
-class Beams(ElementFamily):
+class Beams(NodePairDrawing, ElementFamily):
     """The ``"beam"`` family (module docstring)."""
 
     name = "beam"
@@ -148,9 +149,7 @@ class Beams(ElementFamily):
     )
     cell_kind = "beam"
     drawing_keys = ("beam_a", "beam_b")
-
-    def records(self, builder: Any) -> Sequence[BeamSpec]:
-        return list(builder.beams.values())
+    builder_table = "beams"
 
     def compile(self, records: Sequence[BeamSpec], nodes: NodeTable) -> BeamData:
         """End nodes, section frames in the node frames, local stiffness (eq. 2) and consistent
@@ -287,9 +286,6 @@ class Beams(ElementFamily):
             if d[k].shape != (n,):
                 return f"drawing '{k}' has shape {d[k].shape}, expected ({n},)"
         return ""
-
-    def lines(self, d: Mapping[str, np.ndarray], first_point: int) -> np.ndarray:
-        return np.stack([d["beam_a"], d["beam_b"]], axis=1)
 
     def describe(self, model: Model, data: BeamData, limit: int) -> list[str]:
         """One row per flexible link: elements, end nodes, length and mass."""

@@ -69,9 +69,7 @@ class RigidBodies(ElementFamily):
     cell_kind = "body"
     drawing_keys = ("body_node", "body_com")
     drawing_real_keys = ("body_com",)
-
-    def records(self, builder: Any) -> Sequence[BodySpec]:
-        return list(builder.bodies.values())
+    builder_table = "bodies"
 
     def compile(self, records: Sequence[BodySpec], nodes: NodeTable) -> BodyData:
         return BodyData(**frozen_arrays(dict(
@@ -174,18 +172,12 @@ def accumulate(node, R, w, mass, com, inertia, g, load_factor, Mb, bias):
             Mb[i, r, r] += m
             for c in range(3):
                 Mb[i, 3 + r, 3 + c] += Jg[r, c] - m * (cg[r] * cg[c] - (c2 if r == c else 0.0))
-        Mb[i, 0, 4] += m * cg[2]
-        Mb[i, 0, 5] -= m * cg[1]
-        Mb[i, 1, 3] -= m * cg[2]
-        Mb[i, 1, 5] += m * cg[0]
-        Mb[i, 2, 3] += m * cg[1]
-        Mb[i, 2, 4] -= m * cg[0]
-        Mb[i, 4, 0] += m * cg[2]
-        Mb[i, 5, 0] -= m * cg[1]
-        Mb[i, 3, 1] -= m * cg[2]
-        Mb[i, 5, 1] += m * cg[0]
-        Mb[i, 3, 2] += m * cg[1]
-        Mb[i, 4, 2] -= m * cg[0]
+        for r in range(3):  # -m [c]x above, its transpose m [c]x below: row r holds c[r2] at r1, -c[r1] at r2
+            r1, r2 = (r + 1) % 3, (r + 2) % 3
+            Mb[i, r, 3 + r1] += m * cg[r2]
+            Mb[i, r, 3 + r2] -= m * cg[r1]
+            Mb[i, 3 + r1, r] += m * cg[r2]
+            Mb[i, 3 + r2, r] -= m * cg[r1]
         # gyroscopic (2) and weight
         w0, w1, w2 = w[i, 0], w[i, 1], w[i, 2]
         wc[0], wc[1], wc[2] = w1 * cg[2] - w2 * cg[1], w2 * cg[0] - w0 * cg[2], w0 * cg[1] - w1 * cg[0]

@@ -137,7 +137,8 @@ def run_case(case: Case | str | Path, overrides: Mapping[str, Any] | None = None
              on_start: Callable[[RunStart], Callable[[float, int], None] | None] | None = None,
              companion_workers: int | None = None) -> RunOutcome:
     """Run the case ``case`` (a path or a loaded Case) with the parameter ``overrides`` into
-    the run folder ``out`` (default ``runs/<case name>``); the one pipeline of flexmb.
+    the run folder ``out`` (default ``runs/<case name>``); the one pipeline of flexmb. ``case``,
+    ``overrides`` and ``out`` may be given by position; the others are keyword-only options, passed by name.
 
     ``overwrite``: replace an earlier run in ``out`` (only flexmb's files; RunDirError if it
     holds anything else). ``reuse``: do not simulate; take the run already in ``out`` (a sweep

@@ -254,14 +254,15 @@ def _end_status(d: Path) -> str:
     return status if isinstance(status, str) else ""
 
 
-def sweep(case: str | Path | Any, grid: Mapping[str, Sequence[Any]] | None = None,
+def sweep(case: str | Path | Any, grid: Mapping[str, Sequence[Any]] | None = None, *,
           runs: Sequence[Mapping[str, Any]] | None = None, samples: int | None = None,
           ranges: Mapping[str, Sequence[Any]] | None = None, seed: int = 0, params: Mapping[str, Any] | None = None,
           outputs: Sequence[str | Callable] = (), out_dir: str | Path | None = None, client: Any = None,
           scheduler: str | None = None, workers: int | None = None, resume: bool = True, retry_failed: bool = False,
           postprocess: bool = True, progress: bool | TextIO = True) -> SweepSummary:
     """Run the case file ``case`` (a path or a loaded :class:`flexmb.app.casefile.Case`) for many
-    parameter sets and collect a summary table.
+    parameter sets and collect a summary table. ``case`` and ``grid`` may be given by position; every
+    other argument is a keyword-only option, passed by name.
 
     The runs: ``grid`` (name -> values, every combination), ``runs`` (a list of dicts) or
     ``samples`` random sets from ``ranges`` with ``seed`` (see :func:`sample_runs`); exactly one

@@ -142,7 +142,8 @@ class DrivesAndLoads(RecordTables):
         and ``axes_node`` are then not given. ``tangent(t, x, R, v, w)`` returns its derivatives
         ((3 or 6) x 12) by (x, θ, v, w) (M9); without it they are computed (complex step, else central
         differences: (M10), (M11)). ``period`` [s] makes it sampled: computed from the node's state at
-        t = 0, period, 2 period ... and held in between (M15). Such a load takes the Python Newton loop."""
+        t = 0, period, 2 period ... and held in between (M15). The compiled Newton step compiles it with numba
+        (docs/motion_forces.md §8)."""
         who = f"add_load: load {name!r}"
         self._check_new_name(name, self._loads, "load", "add_load")
         self._check_new_name(name, self._elements.get("motion_load", {}), "load", "add_load")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -32,7 +32,31 @@ from flexmb.builder.records import (
 )
 from flexmb.errors import ModelError
 
-__all__ = ["RecordTables"]
+__all__ = ["RecordTables", "RecordView"]
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class RecordView(Generic[K, V]):
+    """A read-only view of one of the builder's record tables: the attribute ``<name>`` of a
+    :class:`RecordTables` is its table ``_<name>`` (a dict of records by key ``K``) seen through a
+    MappingProxyType. ``doc`` says what the table holds."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+        self.table = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.table = "_" + name
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> Mapping[K, V]:
+        if obj is None:  # on the class: the view itself (its doc)
+            return self  # type: ignore[return-value]
+        return MappingProxyType(getattr(obj, self.table))
+
+    def __set__(self, obj: Any, value: Any) -> None:  # read-only, as a property without setter
+        raise AttributeError(f"ModelBuilder.{self.table[1:]} is read-only: records are added by the add_* methods")
 
 
 class RecordTables:
@@ -68,76 +92,21 @@ class RecordTables:
         return None if self._planar is None else self._planar.copy()
 
     # ------------------------------------------------------------------ the records (read-only views)
-    @property
-    def nodes(self) -> Mapping[str, NodeSpec]:
-        """Nodes by name, in declaration order (the node index order of the Model)."""
-        return MappingProxyType(self._nodes)
-
-    @property
-    def bodies(self) -> Mapping[str, BodySpec]:
-        """Rigid bodies by name (particles of particle bodies included), in declaration order."""
-        return MappingProxyType(self._bodies)
-
-    @property
-    def joints(self) -> Mapping[str, JointSpec]:
-        """Joints by name, in declaration order."""
-        return MappingProxyType(self._joints)
-
-    @property
-    def drives(self) -> Mapping[tuple[str, int], DriveSpec]:
-        """Drives by (joint, dof)."""
-        return MappingProxyType(self._drives)
-
-    @property
-    def springs(self) -> Mapping[tuple[str, int], SpringSpec]:
-        """Joint springs by (joint, dof)."""
-        return MappingProxyType(self._springs)
-
-    @property
-    def joint_forces(self) -> Mapping[tuple[str, int], JointForceSpec]:
-        """Applied joint forces by (joint, dof)."""
-        return MappingProxyType(self._joint_forces)
-
-    @property
-    def frictions(self) -> Mapping[str, FrictionSpec]:
-        """Bearing frictions by joint."""
-        return MappingProxyType(self._frictions)
-
-    @property
-    def loads(self) -> Mapping[str, LoadSpec]:
-        """Nodal loads by name, in declaration order."""
-        return MappingProxyType(self._loads)
-
-    @property
-    def bushings(self) -> Mapping[str, BushingSpec]:
-        """Bushings by name, in declaration order."""
-        return MappingProxyType(self._bushings)
-
-    @property
-    def rigid_cuts(self) -> Mapping[str, RigidCutSpec]:
-        """Rigid-limit cuts by name, in declaration order."""
-        return MappingProxyType(self._rigid_cuts)
-
-    @property
-    def spring_dampers(self) -> Mapping[str, SpringDamperSpec]:
-        """Point-to-point spring-dampers by name, in declaration order."""
-        return MappingProxyType(self._spring_dampers)
-
-    @property
-    def actuators(self) -> Mapping[str, ActuatorSpec]:
-        """Prescribed-length actuators by name, in declaration order (force actuators are spring-dampers
-        with a force law: :attr:`spring_dampers`)."""
-        return MappingProxyType(self._actuators)
-
-    @property
-    def beams(self) -> Mapping[str, BeamSpec]:
-        """Beam elements by name, in declaration order."""
-        return MappingProxyType(self._beams)
-
-    @property
-    def particle_bodies(self) -> Mapping[str, ParticleBodySpec]:
-        """Particle bodies by name, in declaration order."""
-        return MappingProxyType(self._particle_bodies)
+    nodes = RecordView[str, NodeSpec]("Nodes by name, in declaration order (the node index order of the Model).")
+    bodies = RecordView[str, BodySpec]("Rigid bodies by name (particles of particle bodies included), in declaration order.")
+    joints = RecordView[str, JointSpec]("Joints by name, in declaration order.")
+    drives = RecordView[tuple[str, int], DriveSpec]("Drives by (joint, dof).")
+    springs = RecordView[tuple[str, int], SpringSpec]("Joint springs by (joint, dof).")
+    joint_forces = RecordView[tuple[str, int], JointForceSpec]("Applied joint forces by (joint, dof).")
+    frictions = RecordView[str, FrictionSpec]("Bearing frictions by joint.")
+    loads = RecordView[str, LoadSpec]("Nodal loads by name, in declaration order.")
+    bushings = RecordView[str, BushingSpec]("Bushings by name, in declaration order.")
+    rigid_cuts = RecordView[str, RigidCutSpec]("Rigid-limit cuts by name, in declaration order.")
+    spring_dampers = RecordView[str, SpringDamperSpec]("Point-to-point spring-dampers by name, in declaration order.")
+    actuators = RecordView[str, ActuatorSpec]("Prescribed-length actuators by name, in declaration order (force actuators are "
+                                              "spring-dampers with a force law: :attr:`spring_dampers`).")
+    beams = RecordView[str, BeamSpec]("Beam elements by name, in declaration order.")
+    particle_bodies = RecordView[str, ParticleBodySpec]("Particle bodies by name, in declaration order.")
 
     @property
     def elements(self) -> Mapping[str, Mapping[str, Any]]:

@@ -21,7 +21,7 @@ from flexmb.timefunctions import ScalarDrive
 
 __all__ = [
     "BeamSection", "NodeSpec", "BodySpec", "JointSpec", "DriveSpec", "SpringSpec", "JointForceSpec", "FrictionSpec",
-    "LoadSpec", "MotionLoadSpec", "BushingSpec", "RigidCutSpec", "SpringDamperSpec", "ActuatorSpec", "BeamSpec",
+    "LoadSpec", "MotionLoadSpec", "CutSpec", "BushingSpec", "RigidCutSpec", "SpringDamperSpec", "ActuatorSpec", "BeamSpec",
     "ParticleBodySpec", "readonly",
     "check_beam",
 ]
@@ -188,7 +188,20 @@ class MotionLoadSpec:
 
 
 @dataclass(frozen=True, eq=False)
-class BushingSpec:
+class CutSpec:
+    """What every loop cut's record starts with (:class:`BushingSpec`, :class:`RigidCutSpec`): its
+    ``name``, its ends ``node_a`` (or ``"ground"``) and ``node_b``, and the cut frame: ``point`` (3,)
+    and ``axes`` (3, 3, columns), global at assembly."""
+
+    name: str
+    node_a: str
+    node_b: str
+    point: np.ndarray
+    axes: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class BushingSpec(CutSpec):
     """6x6 spring–damper between ``node_a`` (or ``"ground"``) and ``node_b`` at ``point`` (3,)
     with bushing ``axes`` (3, 3, columns); ``stiffness``, ``damping`` (6, 6) on (translations,
     rotations) in bushing axes, ``damping`` None: chosen by the compiler (builder/cut_defaults.py);
@@ -196,11 +209,6 @@ class BushingSpec:
     the plane normal of a planar bushing (its stiffness and damping are then zero off the in-plane
     directions, docs/planar.md (P3)), -1 for a spatial one."""
 
-    name: str
-    node_a: str
-    node_b: str
-    point: np.ndarray
-    axes: np.ndarray
     stiffness: np.ndarray
     damping: np.ndarray | None
     free_rotation: int
@@ -244,7 +252,7 @@ class ActuatorSpec:
 
 
 @dataclass(frozen=True, eq=False)
-class RigidCutSpec:
+class RigidCutSpec(CutSpec):
     """A rigid-limit cut (augmented Lagrangian, flexmb.elements.rigid_cut) between ``node_a`` (or
     ``"ground"``) and ``node_b`` at ``point`` (3,) with cut ``axes`` (3, 3, columns):
     ``free_rotation`` as for a bushing; closure ``tolerance`` [m, rad] or None (1e-10 times the
@@ -253,11 +261,6 @@ class RigidCutSpec:
     ``plane``: the cut axis along the plane normal of a planar cut (it holds only the in-plane
     directions, docs/planar.md (P3)), -1 for a spatial one."""
 
-    name: str
-    node_a: str
-    node_b: str
-    point: np.ndarray
-    axes: np.ndarray
     free_rotation: int
     tolerance: float | None
     penalty: float | None

@@ -79,6 +79,9 @@ class Evaluation:
     #: (u̇ array, its values, eq. (1) there) of the last Newton iterate, set by the integrator: the
     #: drive forces and powers of the accepted step ask for that residual again (see :meth:`residual`)
     residual_known: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    #: (u̇ values, node wrenches there (N,6)) of the compiled step's accepted iterate, which formed them
+    #: (flexmb.solvers.element_run): the output row's joint reactions take them (see :meth:`node_wrenches`)
+    wrenches_known: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def B(self) -> sp.csc_matrix:
@@ -94,7 +97,11 @@ class Evaluation:
         return self.kin.pattern.project(self.kin.S, w, self.kin.x)
 
     def node_wrenches(self, udot: np.ndarray) -> np.ndarray:
-        """Per-node M (B udot + zeta) + g - f (N,6): what each node needs from its joint."""
+        """Per-node M (B udot + zeta) + g - f (N,6): what each node needs from its joint (a copy of
+        ``wrenches_known`` where ``udot`` has its values: the same sums, formed in the step)."""
+        known = self.wrenches_known
+        if known is not None and np.array_equal(udot, known[0]):
+            return known[1].copy()
         a = self.twists(udot)
         w = np.empty_like(a)
         mass_times_add(self.Mb, a, self.bias, w)

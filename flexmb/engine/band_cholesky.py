@@ -160,10 +160,7 @@ class BandCholesky(CholeskyFactor):
 
     def __init__(self, pattern: sp.spmatrix, names: tuple[str, ...] | list[str] = (),
                  order: tuple[np.ndarray, int] | None = None) -> None:
-        P = sp.csc_matrix(pattern, dtype=float)
-        P.sum_duplicates()
-        P.sort_indices()
-        self.pattern = P
+        P = self._take_pattern(pattern, names, 1)  # the ordering: once
         n = P.shape[0]
         self.perm, self.B = order or band_order(P)
         pos = np.empty(n, dtype=np.int64)
@@ -178,9 +175,6 @@ class BandCholesky(CholeskyFactor):
         self.L = np.zeros((n, W))
         self.dinv = np.zeros(n)
         self._y = np.zeros(n + self.B)
-        self.names = tuple(names)
-        self.n_analyze = 1
-        self.n_factorize = 0
 
     def describe(self, n_free: int) -> str:
         """What it is, for ``flexmb info``."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["twist_column", "coordinate_columns", "element_columns", "scatter_block", "add_values"]
+__all__ = ["twist_column", "coordinate_columns", "element_columns", "end_columns", "scatter_block", "add_values"]
 
 
 @njit(cache=True, inline="always")
@@ -45,14 +45,23 @@ def element_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first):
     number of columns ne. The cross product is formed before it is added to S_v: for an axis
     through the node itself (S_v = x × S_w, kinematics._axis_row) the two then cancel exactly, so a
     free node's block is [[I, 0], [0, R]] without round-off (scatter_block's fast path)."""
+    return end_columns(nodes, e, anc_ptr, anc_coord, S, x, Be, first, False)
+
+
+@njit(cache=True, inline="always")
+def end_columns(nodes, e, ptr, coord, S, x, Be, first, per_end):
+    """The columns of B_e, end by end, into Be (6m, max_ne): end sd's columns first[sd]:first[sd + 1] are
+    those (:func:`coordinate_columns`) of the coordinates coord[ptr[i]:ptr[i + 1]], with i its node
+    (``per_end`` False: the node's ancestor list, :func:`element_columns`) or m e + sd (True: one list per
+    element end, engine/pair_scatter.py pair_columns). Returns the number of columns ne."""
     m = nodes.shape[1]
     k6 = 6 * m
     ne = 0
     for sd in range(m):
         first[sd] = ne
         node = nodes[e, sd]
-        r0 = 6 * sd
-        ne = coordinate_columns(Be, k6, r0, ne, anc_coord, anc_ptr[node], anc_ptr[node + 1], S, x, node)
+        i = m * e + sd if per_end else node
+        ne = coordinate_columns(Be, k6, 6 * sd, ne, coord, ptr[i], ptr[i + 1], S, x, node)
     first[m] = ne
     return ne
 

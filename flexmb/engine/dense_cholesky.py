@@ -99,6 +99,15 @@ class CholeskyFactor:
     values: np.ndarray
     names: tuple[str, ...]
 
+    def _take_pattern(self, pattern: sp.spmatrix, names: tuple[str, ...] | list[str], n_analyze: int) -> sp.csc_matrix:
+        """``pattern`` as the factor's CSC :attr:`pattern` (duplicates summed, indices sorted), with its
+        ``names`` and the counts ``n_analyze``, ``n_factorize`` = 0 set: what every constructor starts with."""
+        P = sp.csc_matrix(pattern, dtype=float)
+        P.sum_duplicates()
+        P.sort_indices()
+        self.pattern, self.names, self.n_analyze, self.n_factorize = P, tuple(names), n_analyze, 0
+        return P
+
     def load(self, source, material_only: bool = False) -> None:
         """S's values from ``source`` (engine/linear_solver.py, MatrixSource) into :attr:`values`."""
         source.fill(self.values, material_only)
@@ -122,19 +131,13 @@ class DenseCholesky(CholeskyFactor):
     backend = kind = "dense"
 
     def __init__(self, pattern: sp.spmatrix, names: tuple[str, ...] | list[str] = ()) -> None:
-        P = sp.csc_matrix(pattern, dtype=float)
-        P.sum_duplicates()
-        P.sort_indices()
-        self.pattern = P
+        P = self._take_pattern(pattern, names, 0)  # no symbolic analysis
         self.indptr = P.indptr.astype(np.int64)
         self.indices = P.indices.astype(np.int64)
         self.values = np.zeros(P.nnz)
         self._rows = self.indices
         self._cols = np.repeat(np.arange(P.shape[1], dtype=np.int64), np.diff(self.indptr))
         self.L = np.zeros(P.shape)
-        self.names = tuple(names)
-        self.n_analyze = 0
-        self.n_factorize = 0
 
     def describe(self, n_free: int) -> str:
         """What it is, for ``flexmb info``."""

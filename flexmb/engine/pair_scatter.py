@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from flexmb.engine.block_scatter import coordinate_columns, scatter_block
+from flexmb.engine.block_scatter import end_columns, scatter_block
 
 __all__ = ["relative_lists", "pair_columns", "scatter_pairs"]
 
@@ -63,17 +63,8 @@ def pair_columns(nodes, e, ptr, coord, S, x, Be, first):
     """B_e of element e over its relative coordinates (S15) into Be (12, max_ne): end s's columns
     first[s]:first[s + 1], B(node, k) = (S_v + S_w × x_node, S_w) in end s's rows, zero in the other
     end's (a coordinate of one end's list does not move the other end). Returns the number of columns
-    ne. The same arithmetic per column as engine/block_scatter.py element_columns (coordinate_columns)."""
-    m = nodes.shape[1]
-    k6 = 6 * m
-    ne = 0
-    for sd in range(m):
-        first[sd] = ne
-        node = nodes[e, sd]
-        r0 = 6 * sd
-        ne = coordinate_columns(Be, k6, r0, ne, coord, ptr[m * e + sd], ptr[m * e + sd + 1], S, x, node)
-    first[m] = ne
-    return ne
+    ne. The same arithmetic per column as engine/block_scatter.py element_columns (end_columns)."""
+    return end_columns(nodes, e, ptr, coord, S, x, Be, first, True)
 
 
 @njit(cache=True)

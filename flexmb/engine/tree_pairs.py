@@ -105,11 +105,9 @@ def joint_blocks(child, end, joint, jf_ptr, jf_coord, S, x, E, out):
 def pair_forces(x, R, V, pairs, w) -> int:
     """The spring-dampers' forces (S1)-(S6) into the node wrenches w (N + 1, 6), their outputs into the
     buffers of ``pairs`` (pair_arrays' tuple); the first element shorter than its l_min (S11), or -1."""
-    ia, ib, sa, sb, k, c, L0, F0, lmin = pairs[0]
-    G, nv, ra, rb, l, ldot, F, energy, power = pairs[2]
-    if ia.size == 0:
+    if pairs[0][0].size == 0:
         return -1
-    return spring_damper_forces(x, R, V, ia, ib, sa, sb, k, c, L0, F0, lmin, w, G, nv, ra, rb, l, ldot, F, energy, power)
+    return spring_damper_forces(x, R, V, pairs[0], w, pairs[2])
 
 
 @njit(cache=True)

@@ -16,7 +16,7 @@ from flexmb.results.names import unit_of  # noqa: E402
 
 __all__ = ["plot_coordinates", "plot_energy", "plot_steps", "plot_drive_forces", "plot_element_forces", "plot_cut_forces",
            "plot_node_positions", "plot_histories",
-           "default_coordinates", "standard_plot_files", "standard_plots"]
+           "default_coordinates", "standard_plot_files", "standard_plots", "save_figure"]
 
 ENERGY_TERMS = (("kinetic", "kinetic T"), ("potential", "potential V (gravity, springs)"), ("strain", "strain U (elements)"),
                 ("dissipated", "dissipated D"), ("drive_work", "work of drives W_d"), ("load_work", "work of loads W_l"))
@@ -29,6 +29,12 @@ def _finish(fig, ax, path, title: str, ylabel: str) -> Path:
     ax.grid(True, alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize="small")
+    return save_figure(fig, path)
+
+
+def save_figure(fig, path: str | Path) -> Path:
+    """Lay out ``fig``, write it to ``path`` (PNG, 120 dpi; a full disk's error names the file) and
+    close it: the last step of every plot of flexmb and of its study scripts."""
     fig.tight_layout()
     try:
         with naming(path):

@@ -14,7 +14,7 @@ checks its data again and raises ResultFileError if the file changed since.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Protocol
@@ -246,33 +246,24 @@ class Result:
         columns length l [m], its rate l' [m/s] and tension F = k (l - L0) + c l' + F0 [N] (positive
         pulling its points together; docs/spring_damper.md (S2)-(S4)); ``quantity`` ``"length"``,
         ``"rate"`` or ``"force"``: that column alone (nt,)."""
-        columns = {"length": 0, "rate": 1, "force": 2}
-        if quantity is not None and quantity not in columns:
-            raise ModelError(f"spring_damper: quantity = {quantity!r} must be None, 'length', 'rate' or 'force'.")
-        rows = self.spring_dampers[:, self._index(self.spring_damper_names, name, "spring-damper")]
-        return rows if quantity is None else rows[:, columns[quantity]]
+        return self._columns("spring_damper", self.spring_dampers, self.spring_damper_names, name, "spring-damper",
+                             quantity, ("length", "rate", "force"))
 
     def coupling(self, name: str, quantity: str | None = None) -> np.ndarray:
         """History of the coupling called ``name`` (ModelBuilder.add_coupling): (nt, 3) columns gap
         g = q_b - r q_a - c0, its rate ġ and force f (the coupling applies -f to q_b and r f to q_a;
         rigid: the multiplier; docs/coupling.md (C1)-(C3)); ``quantity`` ``"gap"``, ``"rate"`` or
         ``"force"``: that column alone (nt,)."""
-        columns = {"gap": 0, "rate": 1, "force": 2}
-        if quantity is not None and quantity not in columns:
-            raise ModelError(f"coupling: quantity = {quantity!r} must be None, 'gap', 'rate' or 'force'.")
-        rows = self.couplings[:, self._index(self.coupling_names, name, "coupling")]
-        return rows if quantity is None else rows[:, columns[quantity]]
+        return self._columns("coupling", self.couplings, self.coupling_names, name, "coupling",
+                             quantity, ("gap", "rate", "force"))
 
     def joint_force(self, name: str, quantity: str | None = None) -> np.ndarray:
         """History of the joint force of the motion on ``name`` (ModelBuilder.add_joint_force with f(t, q, u); the
         joint's name, or the coordinate's for a joint of several): (nt, 2) columns the force acting from the row
         on (a sampled force's held value) and the time of the state it was computed from (a sampled force's
         sample); ``quantity`` ``"force"`` or ``"sampled_at"``: that column alone (docs/motion_forces.md (M14))."""
-        columns = {"force": 0, "sampled_at": 1}
-        if quantity is not None and quantity not in columns:
-            raise ModelError(f"joint_force: quantity = {quantity!r} must be None, 'force' or 'sampled_at'.")
-        rows = self.joint_forces[:, self._index(self.joint_force_names, name, "joint force of the motion")]
-        return rows if quantity is None else rows[:, columns[quantity]]
+        return self._columns("joint_force", self.joint_forces, self.joint_force_names, name, "joint force of the motion",
+                             quantity, ("force", "sampled_at"))
 
     def actuator(self, name: str, quantity: str | None = None) -> np.ndarray:
         """History of the actuator called ``name`` (ModelBuilder.add_actuator): (nt, 3) columns length l
@@ -280,11 +271,8 @@ class Result:
         prescribed length the multiplier, docs/actuator.md (A4)); ``quantity`` ``"length"``, ``"rate"``
         or ``"force"``: that column alone (nt,). Actuators are recorded with the spring-dampers
         (field spring_dampers, rows named by spring_damper_names)."""
-        columns = {"length": 0, "rate": 1, "force": 2}
-        if quantity is not None and quantity not in columns:
-            raise ModelError(f"actuator: quantity = {quantity!r} must be None, 'length', 'rate' or 'force'.")
-        rows = self.spring_dampers[:, self._index(self.spring_damper_names, name, "actuator")]
-        return rows if quantity is None else rows[:, columns[quantity]]
+        return self._columns("actuator", self.spring_dampers, self.spring_damper_names, name, "actuator",
+                             quantity, ("length", "rate", "force"))
 
     def drive_force(self, name: str) -> np.ndarray:
         """Actuator force/torque history of the driven coordinate called ``name``."""
@@ -296,6 +284,17 @@ class Result:
         e = self.energy
         strain = e.get("strain", 0.0)
         return e["kinetic"] + e["potential"] + strain + e["dissipated"] - e["drive_work"] - e["load_work"]
+
+    def _columns(self, method: str, table: np.ndarray, names: Sequence[str], name: str, what: str,
+                 quantity: str | None, columns: tuple[str, ...]) -> np.ndarray:
+        """The rows of element ``name`` in ``table`` (nt, n_el, len(columns)), or column ``quantity``
+        alone (nt,): the history methods of the elements with named columns (:meth:`spring_damper`,
+        :meth:`coupling`, :meth:`joint_force`, :meth:`actuator`). ModelError for another quantity."""
+        if quantity is not None and quantity not in columns:
+            allowed = ", ".join(repr(c) for c in columns[:-1]) + f" or {columns[-1]!r}"
+            raise ModelError(f"{method}: quantity = {quantity!r} must be None, {allowed}.")
+        rows = table[:, self._index(names, name, what)]
+        return rows if quantity is None else rows[:, columns.index(quantity)]
 
     @staticmethod
     def _index(names, name, what) -> int:

@@ -120,7 +120,7 @@ def cut_arrays(fams: tuple, penalty: np.ndarray, elastic: bool, kin: tuple, n_u:
                    np.empty((N, 6)), np.empty(n_u), np.empty(n_free), np.empty(e6), np.empty(e6),
                    np.empty((n, N_STATE)), np.array(state, dtype=float).reshape(n, N_STATE), k, projection,
                    (fams[0], no_bushings, fams[2], no_springs, tuple(a[:0] for a in fams[4]), no_actuators,
-                    tuple(a[:0] for a in fams[6])), np.zeros(n_free),
+                    tuple(a[:0] for a in fams[6]), tuple(a[:0] for a in fams[7])), np.zeros(n_free),
                    np.zeros((N + 1, 6)))
     return model, work
 
@@ -270,8 +270,6 @@ def bushings_at(work, bushing, bushing_outs) -> None:
     """The bushings' forces, energies and powers (bushing.evaluate; ``bushing_outs`` (d, G, A, f,
     energy, power)) at the kinematics work.kin of the projected state: the dissipation of the
     evaluation there (newton_loop.accept's ``ev1``, the recorder's power)."""
-    ia, ib, sa, Ea, sb, Eb, mode, Kb, Cb = bushing
-    if ia.size:
+    if bushing[0].size:
         k2 = work.kin
-        d, G, A, f, energy, power = bushing_outs
-        bushing_forces(k2[0], k2[1], k2[7], ia, ib, sa, Ea, sb, Eb, mode, Kb, Cb, work.scratch, d, G, A, f, energy, power)
+        bushing_forces(k2[0], k2[1], k2[7], bushing, work.scratch, bushing_outs)

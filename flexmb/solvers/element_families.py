@@ -35,6 +35,7 @@ from flexmb.solvers.actuator_step import (
     actuator_outputs,
 )
 from flexmb.solvers.law_step import compile_torque_laws, law_refusal, spring_damper_laws_iterate, spring_outputs
+from flexmb.solvers.motion_load_step import node_load_evaluation, node_load_refusal
 from flexmb.solvers.motion_step import _call, compile_motion
 
 __all__ = ["cut_and_spring_forces", "cut_and_spring_matrix", "any_cut_or_spring", "any_with_state", "coupling_arrays",
@@ -296,6 +297,8 @@ def iterate_evaluations(es: Any, kin: Kinematics) -> dict:
         family_evals["coupling"] = CouplingEvaluation(strain_energy=float(flags[0]), dissipation=float(flags[1]),
                                                       position_noise=float(flags[3]), g=g, gdot=gdot, force=force,
                                                       lam=lam, alpha=alpha, G=G)
+    if es.motion_load[0].size:  # the loads of the motion (flexmb/solvers/motion_load_step.py)
+        family_evals["motion_load"] = node_load_evaluation(es.motion_load, es.model, kin.V, es._st)
     if es._n_rotational:
         g, angle, rate, torque, energy, power, _, k, c = es.outs[6][:9]
         family_evals["rotational_spring_damper"] = FAMILIES["rotational_spring_damper"].evaluation(
@@ -314,7 +317,7 @@ def stuck_error(es: Any, t: float) -> Exception:
 def element_step_refusal(model: Model, asm, cholmod: bool, compiled: tuple[str, ...]) -> str:
     """Why a model takes the Python Newton iterates instead of the compiled element step
     (ElementStep.refusal; empty if it takes them): no matrix factor (``cholmod`` False), no unknowns,
-    the exact tangent, a force law or force of the motion numba does not compile, follower loads, or a
+    the exact tangent, a force law, force or load of the motion numba does not compile, or a
     family not among ``compiled`` (or with element state other than rigid cuts', actuators' and couplings', or node masses
     other than rigid bodies'). Prescribed-length actuators' user functions of time are evaluated once per step in Python
     (flexmb/solvers/actuator_step.py): they need not compile. Bearing
@@ -329,8 +332,8 @@ def element_step_refusal(model: Model, asm, cholmod: bool, compiled: tuple[str, 
         return compile_motion(model)[1]
     if law_refusal(model):  # a spring-damper force law numba does not compile: it and why
         return law_refusal(model)
-    if any(ld.follower for ld in model.loads):
-        return "follower loads (their forces turn with the nodes) are evaluated in Python"
+    if node_load_refusal(model):  # a load of the motion numba does not compile: it and why
+        return node_load_refusal(model)
     if not asm.families:
         return "no element family"
     other = sorted({f.name for f, _, _ in asm.families if f.name not in compiled}

@@ -50,6 +50,7 @@ from flexmb.solvers.element_families import (
     cut_and_spring_matrix,
     iterate_flags,
 )
+from flexmb.solvers.motion_load_step import node_load_matrix, node_loads_iterate
 from flexmb.solvers.motion_step import with_motion_diag
 from flexmb.solvers.tree_step import (
     NONFINITE,
@@ -65,7 +66,7 @@ from flexmb.solvers.tree_step import (
 )
 
 __all__ = ["LAZY", "IterateModel", "MatrixMaps", "StepModel", "StepBuffers", "StepStart", "NewtonSettings",
-           "element_iterate", "element_matrix", "element_newton_step"]
+           "element_iterate", "element_matrix", "element_newton_step", "newton_loop"]
 
 LAZY = 4  # element_newton_step: converged by prediction, the last iterate not evaluated
 
@@ -157,112 +158,12 @@ class NewtonSettings(NamedTuple):
 
 
 @njit(cache=True)
-def _trial(arrays, bufs, start, udot_in) -> None:
-    """The pseudo-acceleration, trial state and drives of the accelerations ``udot_in`` into bufs.out_state."""
-    driven, drv_q, drv_u, drv_a = start.drives
-    u_to_q, scalar_u, ball_u = arrays.coords[0], arrays.coords[1], arrays.coords[2]
-    am, af, g, b, h = start.params
-    q1, balls1, u1, udot1, a1 = bufs.out_state
-    hdq, phi = bufs.work[0], bufs.work[1]
-    udot0, a, u0, q0, balls0 = start.udot0, start.a, start.u0, start.q0, start.balls0
-    nt = arrays.threads[1]  # the per-node passes on the joints' threads (their joints on ground split: node_twists_threads)
-    if nt > 1:
-        trial_state_threads(nt, udot0, udot_in, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q,
-                            drv_u, drv_a, hdq, phi, q1, balls1, u1, udot1, a1)
-    else:
-        trial_state(udot0, udot_in, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q, drv_u,
-                    drv_a, hdq, phi, q1, balls1, u1, udot1, a1)
-
-
-@njit(cache=True)
-def _forces(arrays, bufs, start) -> bool:
-    """Assembler.evaluate at the trial state: the tree and the bodies, the bushings, the node twists of u̇,
-    the beams' forces and mass forces, the cuts' and spring-dampers'. True where a spring-damper is below
-    l_min ((S11) of docs/spring_damper.md)."""
-    tree, fams, outs = arrays.tree, arrays.fams, bufs.outs
-    parent, child, coord_start, coord_count = tree[0], tree[1], tree[13], tree[14]
-    q1, balls1, u1, udot1, a1 = bufs.out_state
-    x, R, Vs, As, S, Sd, P, V, zeta = bufs.kin
-    wfull = bufs.wfull
-    hdq, phi, aw, w, Wtmp, mf, ground, rest, fric = bufs.work
-    nt = arrays.threads[1]
-    _evaluate(tree, arrays.bodies, arrays.gravity, arrays.springs, arrays.jforce_u, start.jf, start.loads, q1, balls1, u1, x, R,
-              Vs, As, S, Sd, P, V, zeta, bufs.Mb, wfull, bufs.tau, nt)
-    ia, ib, sa, Ea, sb, Eb, mode, Kb, Cb = fams[1]
-    if ia.size:
-        bd, bG, bA, bf, ben, bpw = outs[1]
-        bushing_forces(x, R, V, ia, ib, sa, Ea, sb, Eb, mode, Kb, Cb, wfull, bd, bG, bA, bf, ben, bpw)
-    # Evaluation.residual: r = Bᵀ (Mb B u̇ + bias + M_e B u̇) - τ; the beams' M_e B u̇ in their residual's pass
-    if nt > 1:
-        node_twists_threads(ground, rest, nt, parent, child, coord_start, coord_count, S, udot1, x, aw)
-    else:
-        _node_twists(parent, child, coord_start, coord_count, S, udot1, x, aw)
-    mf[:] = 0.0
-    beam = fams[0]
-    if beam.a.size:
-        beam_kernels.residual_and_mass_forces(beam, NodeMotion(x, R, V, zeta), arrays.gravity, 1.0, wfull, aw, mf, outs[0],
-                                              arrays.threads[0])
-    return any_cut_or_spring(fams) and cut_and_spring_forces(x, R, V, S, q1, u1, fams, outs, wfull)
-
-
-@njit(cache=True)
-def _project(arrays, kin, wrench, p, Wtmp, ground, rest) -> None:
-    """p = Bᵀ ``wrench`` (the node wrenches projected on the coordinates), on the joints' threads from their number."""
-    tree, nt = arrays.tree, arrays.threads[1]
-    S, x = kin[4], kin[0]
+def _project(tree, nt, ground, rest, S, wrench, x, Wtmp, p) -> None:
+    """p = Bᵀ ``wrench`` (the node wrenches projected on the coordinates), on ``nt`` of the joints' threads."""
     if nt > 1:
         project_node_threads(ground, rest, nt, tree[0], tree[1], tree[13], tree[14], S, wrench, x, Wtmp, p)
     else:
         _project_node(tree[0], tree[1], tree[13], tree[14], S, wrench, x, Wtmp, p)
-
-
-@njit(cache=True)
-def _residual(arrays, bufs) -> float:
-    """Eq. (1) on all coordinates into bufs.rfull and on the free ones into bufs.r, with the bearing friction's
-    torques (friction_loads, engine/friction.py eq. 1): max |r|."""
-    rfull, tau, r, free = bufs.rfull, bufs.tau, bufs.r, arrays.coords[3]
-    hdq, phi, aw, w, Wtmp, mf, ground, rest, fric = bufs.work
-    N = bufs.kin[0].shape[0]
-    bias = bufs.wfull[:N]
-    if arrays.bodies[0].size:
-        mass_times_add(bufs.Mb, aw, bias, w)
-    else:  # no node masses: Mb is +0 (the same values without its products)
-        zero_mass_times_add(aw, bias, w)
-    for i in range(N):
-        for j in range(6):
-            w[i, j] = w[i, j] + mf[i, j]
-    _project(arrays, bufs.kin, w, rfull, Wtmp, ground, rest)
-    for j in range(rfull.size):
-        rfull[j] = rfull[j] - tau[j]
-    fu = fric[0]
-    if fu.size:  # Evaluation.residual: the bearing friction torques from the reactions, subtree sums of w
-        ftau = fric[9]
-        friction_loads(w, bufs.kin[4], bufs.out_state[2], (fu, fric[1], fric[2], fric[3], fric[4]), (fric[5], fric[6], fric[7]),
-                       fric[12], ftau, fric[10])
-        for n in range(fu.size):
-            rfull[fu[n]] -= ftau[n]
-    for j in range(free.size):
-        r[j] = rfull[free[j]]
-    return _absmax(r)
-
-
-@njit(cache=True)
-def _force_scale(arrays, bufs) -> float:
-    """GeneralizedAlpha._scale: |Bᵀ Mb B u̇| + |Bᵀ bias| + |τ| (node masses only)."""
-    hdq, phi, aw, w, Wtmp, mf, ground, rest, fric = bufs.work
-    N = bufs.kin[0].shape[0]
-    n_u = bufs.rfull.size
-    bias = bufs.wfull[:N]
-    s1 = 0.0  # without bodies Mb is zero and so is its term (u̇ finite: rn is)
-    if arrays.bodies[0].size:
-        mw = np.empty((N, 6))
-        mass_times_add(bufs.Mb, aw, np.zeros((N, 6)), mw)
-        p1 = np.empty(n_u)
-        _project(arrays, bufs.kin, mw, p1, Wtmp, ground, rest)
-        s1 = _absmax(p1)
-    p2 = np.empty(n_u)
-    _project(arrays, bufs.kin, np.ascontiguousarray(bias), p2, Wtmp, ground, rest)
-    return float(s1 + _absmax(p2) + _absmax(bufs.tau)) + 1e-300
 
 
 @njit(cache=True)
@@ -274,15 +175,82 @@ def element_iterate(arrays, bufs, start, udot_in, evaluate, first):
     coordinates and on the free ones (the bearing friction's torques and radial loads written into
     bufs.work's friction arrays, engine/friction.py eq. 1). Returns (max |r|, force scale; the scale only
     at the ``first`` iteration, else 0; both 0 without ``evaluate``; inf where a spring-damper is too
-    short, (S11) of docs/spring_damper.md: ElementStep.iterate names it)."""
-    _trial(arrays, bufs, start, udot_in)
+    short, (S11) of docs/spring_damper.md, or a load of the motion not finite: ElementStep.iterate names it).
+    Each named tuple is unpacked once here and the callees get the arrays they use: a read of a tuple's
+    field in compiled code takes (and later drops) a reference to each of its arrays, some hundreds for
+    ``fams`` and ``outs`` (benchmarks/results/2026-11-28-element_step_structref.md)."""
+    tree, bodies, gravity, springs, jforce_u, coords, fams, threads = arrays
+    out_state, kin, Mb, wfull, tau, outs, rfull, r, work = bufs
+    jf, loads, drives, params, q0, balls0, u0, udot0, a = start
+    parent, child, coord_start, coord_count = tree[0], tree[1], tree[13], tree[14]
+    driven, drv_q, drv_u, drv_a = drives
+    u_to_q, scalar_u, ball_u, free = coords[0], coords[1], coords[2], coords[3]
+    am, af, g, b, h = params
+    q1, balls1, u1, udot1, a1 = out_state
+    x, R, Vs, As, S, Sd, P, V, zeta = kin
+    hdq, phi, aw, w, Wtmp, mf, ground, rest, fric = work
+    nt = threads[1]  # the per-node passes on the joints' threads (their joints on ground split: node_twists_threads)
+    if nt > 1:
+        trial_state_threads(nt, udot0, udot_in, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q,
+                            drv_u, drv_a, hdq, phi, q1, balls1, u1, udot1, a1)
+    else:
+        trial_state(udot0, udot_in, a, u0, am, af, g, b, h, q0, balls0, u_to_q, scalar_u, ball_u, driven, drv_q, drv_u,
+                    drv_a, hdq, phi, q1, balls1, u1, udot1, a1)
     if not evaluate:
         return 0.0, 0.0
-    if _forces(arrays, bufs, start):
+    # Assembler.evaluate: the tree and the bodies, then the bushings (bushing.evaluate), then the beams (beam.evaluate)
+    _evaluate(tree, bodies, gravity, springs, jforce_u, jf, loads, q1, balls1, u1, x, R, Vs, As, S, Sd, P, V, zeta, Mb, wfull,
+              tau, nt)
+    if fams[1][0].size:
+        bushing_forces(x, R, V, fams[1], wfull, outs[1])
+    # Evaluation.residual: r = Bᵀ (Mb B u̇ + bias + M_e B u̇) - τ; the beams' M_e B u̇ in their residual's pass
+    if nt > 1:
+        node_twists_threads(ground, rest, nt, parent, child, coord_start, coord_count, S, udot1, x, aw)
+    else:
+        _node_twists(parent, child, coord_start, coord_count, S, udot1, x, aw)
+    mf[:] = 0.0
+    beam = fams[0]
+    if beam.a.size:
+        beam_kernels.residual_and_mass_forces(beam, NodeMotion(x, R, V, zeta), gravity, 1.0, wfull, aw, mf, outs[0],
+                                              threads[0])
+    if any_cut_or_spring(fams) and cut_and_spring_forces(x, R, V, S, q1, u1, fams, outs, wfull):
         return np.inf, 0.0  # a spring-damper below l_min (S11): fails
-    rn = _residual(arrays, bufs)
-    scale = _force_scale(arrays, bufs) if first else 0.0
-    return rn, scale
+    if node_loads_iterate(fams[7], x, R, V, wfull):  # the loads of the motion, last (M12); one not finite
+        return np.inf, 0.0
+    N = x.shape[0]
+    bias = wfull[:N]
+    if bodies[0].size:
+        mass_times_add(Mb, aw, bias, w)
+    else:  # no node masses: Mb is +0 (the same values without its products)
+        zero_mass_times_add(aw, bias, w)
+    for i in range(N):
+        for j in range(6):
+            w[i, j] = w[i, j] + mf[i, j]
+    _project(tree, nt, ground, rest, S, w, x, Wtmp, rfull)
+    for j in range(rfull.size):
+        rfull[j] = rfull[j] - tau[j]
+    fu = fric[0]
+    if fu.size:  # Evaluation.residual: the bearing friction torques from the reactions, subtree sums of w
+        ftau = fric[9]
+        friction_loads(w, S, u1, (fu, fric[1], fric[2], fric[3], fric[4]), (fric[5], fric[6], fric[7]), fric[12], ftau, fric[10])
+        for n in range(fu.size):
+            rfull[fu[n]] -= ftau[n]
+    for j in range(free.size):
+        r[j] = rfull[free[j]]
+    rn = _absmax(r)
+    if not first:
+        return rn, 0.0
+    # GeneralizedAlpha._scale: |Bᵀ Mb B u̇| + |Bᵀ bias| + |τ| (node masses only)
+    s1 = 0.0  # without bodies Mb is zero and so is its term (u̇ finite: rn is)
+    if bodies[0].size:
+        mw = np.empty((N, 6))
+        mass_times_add(Mb, aw, np.zeros((N, 6)), mw)
+        p1 = np.empty(rfull.size)
+        _project(tree, nt, ground, rest, S, mw, x, Wtmp, p1)
+        s1 = _absmax(p1)
+    p2 = np.empty(rfull.size)
+    _project(tree, nt, ground, rest, S, np.ascontiguousarray(bias), x, Wtmp, p2)
+    return rn, float(s1 + _absmax(p2) + _absmax(tau)) + 1e-300
 
 
 @njit(cache=True)
@@ -324,25 +292,7 @@ def element_matrix(tree, fams, maps, outs, diag, terms, kin, Mb, data, threads) 
                                           threads[0], plan)
     if any_cut_or_spring(fams):
         cut_and_spring_matrix(fams, outs, scatters, ck, cc, material_only, S, x, data)
-
-
-@njit(cache=True)
-def _factorize(step, bufs, diag, sdiag, gp, bp, with_mass) -> int:
-    """S = M̄ + γ' C̄ + β' K̄ + ``diag`` (with the motion's and the bearing friction's slopes, with_motion_diag and
-    friction_diag: engine/friction.py eq. 2, into ``sdiag``) at the current iterate on the factor of
-    ``step`` (:class:`StepModel`), factorized: the column of a pivot that is not positive, else -1."""
-    arrays, maps, factor = step.model, step.maps, step.factor
-    band, indptr, indices, values, L, perm, dinv, y = factor
-    fric = bufs.work[8]
-    mdiag = with_motion_diag(arrays.springs[5], gp, bp, diag)
-    if fric[0].size:
-        friction_diag(bufs.out_state[2], fric[0], fric[8], fric[5], fric[6], fric[7], fric[10], fric[11], gp, mdiag, sdiag)
-        mdiag = sdiag
-    element_matrix(arrays.tree, arrays.fams, maps, bufs.outs, mdiag, (bp, gp, False, with_mass), bufs.kin, bufs.Mb, values,
-                   arrays.threads)
-    if band:
-        return band_factor_loaded(perm, L, dinv)
-    return dense_factor(indptr, indices, values, L)
+    node_load_matrix(fams[7], scatters[13], scatters[14], ck, cc, S, x, data)
 
 
 @njit(cache=True)
@@ -376,23 +326,32 @@ def _at_noise(dx, lever, dxws, n_dxw, bp, noise) -> bool:
 
 @njit(cache=True)
 def element_newton_step(args, bufs, start, diag, newton, info) -> None:
+    """The whole Newton loop of ``GeneralizedAlpha.step`` (:func:`newton_loop`) with the model's arrays of ``args``,
+    a flexmb.solvers.step_args.StepArgs of the :class:`StepModel` (one pointer from Python; its field read once)."""
+    model, maps, factor = args.step
+    newton_loop(model, maps, factor, bufs, start, diag, newton, info)
+
+
+@njit(cache=True)
+def newton_loop(arrays, maps, factor, bufs, start, diag, newton, info) -> None:
     """The whole Newton loop of ``GeneralizedAlpha.step`` for a model of ElementStep.applies on the dense
     factor (flexmb/engine/dense_cholesky.py) or the band factor (flexmb/engine/band_cholesky.py) with a
     fresh factor per step: the loop of the Python step around :func:`element_iterate`,
     :func:`element_matrix`, the factor's factorization and solves, the same tests in the same order (the
     residual test, the predicted convergence, divergence), so the same result bit for bit; S's diagonal
-    ``diag`` gets the bearing friction's slope at each factorized iterate (friction_diag, engine/friction.py
-    eq. 2). ``args``: a flexmb.solvers.step_args.StepArgs of the :class:`StepModel` (on the band factor S's
-    values go straight into its band storage: the maps are the band's positions, ElementStep.band_maps,
-    the same values as loaded from the pattern, bit for bit); ``bufs``: :class:`StepBuffers`; ``start``:
-    :class:`StepStart`; ``newton``: :class:`NewtonSettings`. Writes ``info`` = (iterations,
-    factorizations, residual, status, column of a failed pivot); status LAZY: converged by prediction, the
-    last iterate not evaluated (its state only)."""
-    step = args.step
-    arrays, factor = step.model, step.factor
-    free = arrays.coords[3]
+    ``diag`` gets the motion's and the bearing friction's slopes at each factorized iterate (with_motion_diag,
+    friction_diag, engine/friction.py eq. 2). ``arrays``: :class:`IterateModel`; ``maps``: :class:`MatrixMaps` (on
+    the band factor S's values go straight into its band storage: the band's positions, ElementStep.band_maps, the
+    same values as loaded from the pattern, bit for bit); ``factor``: ElementStep.factor_arrays; ``bufs``:
+    :class:`StepBuffers`; ``start``: :class:`StepStart`; ``newton``: :class:`NewtonSettings`. Writes ``info`` =
+    (iterations, factorizations, residual, status, column of a failed pivot); status LAZY: converged by
+    prediction, the last iterate not evaluated (its state only). The named tuples are unpacked once
+    (element_iterate's docstring says why)."""
+    tree, springs, free, fams, threads = arrays.tree, arrays.springs, arrays.coords[3], arrays.fams, arrays.threads
+    out_state, kin, Mb, outs, r, fric = bufs.out_state, bufs.kin, bufs.Mb, bufs.outs, bufs.r, bufs.work[8]
     gp, bp, rtol, atol_udot, eps_pos, length_scale, max_iter, lazy, with_mass, lever = newton
-    udot1, nf, r = bufs.out_state[3], free.size, bufs.r
+    band, indptr, indices, values, L, perm, dinv, y = factor
+    udot1, nf = out_state[3], free.size
     ud, dx, sdiag = start.udot0.copy(), np.empty(nf), diag.copy()
     r_hist, dxs = np.empty(int(max_iter) + 1), np.empty(int(max_iter) + 1)
     dxws = np.empty(int(max_iter) + 1)  # the corrections' node motions, for the round-off floor (N1)
@@ -412,8 +371,8 @@ def element_newton_step(args, bufs, start, diag, newton, info) -> None:
             info[3] = NONFINITE
             return
         settled, changed, noise, stuck = True, False, 0.0, False
-        if any_with_state(arrays.fams):  # the updates of the cuts, actuators, couplings
-            settled, changed, noise, stuck = iterate_flags(arrays.fams, bufs.outs)
+        if any_with_state(fams):  # the updates of the cuts, actuators, couplings
+            settled, changed, noise, stuck = iterate_flags(fams, outs)
         if stuck:  # a cut or actuator stuck (its newton_update raises): the Python step names it
             info[3] = NOT_CONVERGED
             return
@@ -426,8 +385,13 @@ def element_newton_step(args, bufs, start, diag, newton, info) -> None:
         if it == max_iter or newton_diverging(r_hist, it):
             info[3] = NOT_CONVERGED
             return
-        if not fresh or changed:
-            bad = _factorize(step, bufs, diag, sdiag, gp, bp, with_mass)
+        if not fresh or changed:  # S at the iterate with the motion's and the friction's slopes, factorized
+            mdiag = with_motion_diag(springs[5], gp, bp, diag)
+            if fric[0].size:
+                friction_diag(out_state[2], fric[0], fric[8], fric[5], fric[6], fric[7], fric[10], fric[11], gp, mdiag, sdiag)
+                mdiag = sdiag
+            element_matrix(tree, fams, maps, outs, mdiag, (bp, gp, False, with_mass), kin, Mb, values, threads)
+            bad = band_factor_loaded(perm, L, dinv) if band else dense_factor(indptr, indices, values, L)
             if bad >= 0:
                 info[3], info[4] = NOT_POSITIVE, bad
                 return

@@ -1,7 +1,7 @@
 """Many fixed steps of a model of bodies, beams, bushings and spring-dampers in one compiled call (issue 38: closed
 loops at tree speed).
 
-:func:`flexmb.solvers.element_step.element_newton_step` runs the whole Newton loop of one
+:func:`flexmb.solvers.element_kernels.newton_loop` runs the whole Newton loop of one
 generalized-α step on the dense or band factor in one compiled call; what is left per step in
 Python (the step's wrapper, new arrays for its state and evaluation, the error estimate, the work
 integrals, the step history) costs about as much as the step on a loop of ten windows.
@@ -35,12 +35,12 @@ from numba import njit
 from flexmb.elements.rigid_cut import _elastic
 from flexmb.engine.assembly import Evaluation, LazyEvaluation
 from flexmb.solvers.cut_projection import begin_cuts, bushings_at, cut_arrays, end_cuts
-from flexmb.solvers.element_kernels import LAZY, NewtonSettings, StepStart, element_newton_step
+from flexmb.solvers.element_kernels import LAZY, NewtonSettings, StepStart, newton_loop
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _all_finite
 from flexmb.solvers.recorder import Recorder
 from flexmb.solvers.step_args import step_args
 from flexmb.solvers.step_control import ErrorEstimate
-from flexmb.solvers.tree_run import MAX_COORDINATE_STEPS, MAX_LOAD_VALUES, MAX_STEPS, Taken, book_steps, step_measures, step_taken
+from flexmb.solvers.tree_run import MAX_COORDINATE_STEPS, MAX_LOAD_VALUES, MAX_STEPS, Taken, step_measures, step_taken
 from flexmb.solvers.tree_step import OK
 from flexmb.state import State
 
@@ -133,8 +133,8 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
         springs[5][4][0] = steps[k, 1]  # the step's end time: the spring-dampers' force laws' (flexmb/solvers/law_step.py)
         start = StepStart(jf_all[k], loads, (driven, driven_q[k], driven_u[k], driven_a[k]), (am, af, g, b, h), q, balls,
                           u, udot, a)
-        element_newton_step(args, buffers, start, diag, NewtonSettings(gp, bp, rtol, atol_udot, eps_pos, length_scale,
-                                                                       max_iter, lazy, with_mass, lever), info)
+        newton_loop(model, maps, factor, buffers, start, diag, NewtonSettings(gp, bp, rtol, atol_udot, eps_pos, length_scale,
+                                                                              max_iter, lazy, with_mass, lever), info)
         status = int(info[3])
         if (status != OK and status != LAZY) or not _all_finite(q1, u1, udot1, balls1):
             return k
@@ -177,6 +177,19 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
     return steps.shape[0]
 
 
+def step_times(t: float, dt: float, n: int) -> np.ndarray:
+    """(n, 3) = (step size, end time of the step, time of the state after it) of ``n`` steps of ``dt`` from ``t``,
+    as GeneralizedAlpha.advance takes them (TreeRun.run's times: a sequential sum); one step without the sums'
+    arrays (the same operations on floats: t + dt, min(dt, (t + dt) - t), t + h)."""
+    if n == 1:
+        t1 = t + dt
+        h = min(dt, t1 - t)
+        return np.array([[h, t + h, t1]])
+    times = np.cumsum(np.concatenate(([t], np.full(n, dt))))
+    h = np.minimum(dt, times[1:] - times[:-1])
+    return np.column_stack((h, times[:-1] + h, times[1:]))
+
+
 class ElementRun:
     """The fixed steps of a model of the compiled element step between output rows in one compiled
     call (module docstring), for one run: the integrator ``integ``, the recorder and the error
@@ -198,12 +211,17 @@ class ElementRun:
         families with element state, only rigid cuts, not beside beams or spring-dampers
         (PROJECTED_PER_STEP: where the cuts project with their own factor, rigid_cut._elastic, the
         dissipation at the projected state is compiled for bushings only: flexmb/solvers/cut_projection.py),
-        no joint forces of the motion (their work and samples: docs/motion_forces.md (M6), (M7))."""
+        no joint forces or loads of the motion (their work and samples: docs/motion_forces.md (M6), (M7), (M13), (M15)), no
+        follower loads."""
         model, asm = integ.model, integ.asm
         if callback is not None:
             return "a callback sees every step's state in Python"
         if model.mforce_u.size:
             return "the work and samples of joint forces of the motion are taken in Python after each step"
+        if any(ld.follower for ld in model.loads):  # their values are set per step (docs/motion_forces.md (M19))
+            return "follower loads are turned at each step's time, set in Python"
+        if "motion_load" in model.elements and model.elements["motion_load"].n:  # docs/motion_forces.md §8
+            return "the work and samples of loads of the motion are taken in Python after each step"
         if integ.element_step is None or not integ.compiled_newton or integ.chol.kind not in ("dense", "band") \
                 or integ._reusing():
             return "each step's Newton loop is not one compiled call"
@@ -233,6 +251,8 @@ class ElementRun:
         self.cuts = bool(m.elements["rigid_cut"].n)
         self._own: tuple | None = None  # the step arrays this run's last call began (ElementStep.begin's reuse)
         self._args: tuple | None = None  # (StepArgs, key) of the last call's buffers (_buffers)
+        self._newton_key: tuple | None = None  # what _newton's tuple was made of
+        self._newton_args: tuple = ()
 
     def run(self, st: State, a: np.ndarray, dt: float, n: int) -> tuple[State, np.ndarray, Evaluation | None, Taken]:
         """Up to ``n`` steps of ``dt`` from (st, a), as GeneralizedAlpha.advance takes them when no
@@ -242,9 +262,7 @@ class ElementRun:
         count and the recorder's work integrals are updated."""
         integ, rec, est, es, m = self.integ, self.rec, self.est, self.es, self.model
         n = min(n, self.max_steps)
-        times = np.cumsum(np.concatenate(([st.t], np.full(n, dt))))  # as TreeRun.run: advance()'s times
-        h = np.minimum(dt, times[1:] - times[:-1])
-        steps = np.column_stack((h, times[:-1] + h, times[1:]))
+        steps = step_times(st.t, dt, n)
         drives, jf, loads_all = es.inputs(steps[:, 1])
         # the joint forces at the states' times for the power: those at the step ends where the times are the same
         jf_p = jf if not m.jforce_f or np.array_equal(steps[:, 1], steps[:, 2]) else es.joint_forces(steps[:, 2])
@@ -261,9 +279,7 @@ class ElementRun:
         prev, work = rec.work_arrays()
         log = np.empty((n, 4))
         info = np.zeros(5)
-        newton = (float(integ.rtol), float(integ.atol_udot), float(integ._eps_pos), float(integ.length_scale),
-                  int(integ.max_iter), bool(self._lazy()), es.with_mass, np.ascontiguousarray(integ._lever, dtype=float),
-                  np.ascontiguousarray(integ.c_diag, dtype=float), np.ascontiguousarray(integ.k_diag, dtype=float))
+        newton = self._newton()
         cuts = None
         if self.cuts:  # the cuts' arrays (CutModel, CutWork); None without rigid cuts (element_run's branches pruned)
             elastic = _elastic(m, "rigid_cut")
@@ -280,9 +296,8 @@ class ElementRun:
         integ.timings["compiled_step"] += time.perf_counter() - t0
         if not done:
             return st, a, None, Taken(np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
-        taken = book_steps(rec, est, float(v_scale[0]), (prev, work), steps[:done], log[:done])
-        integ.note_element_steps(taken.h, taken.factorizations)
-        elements = {k: v.copy() for k, v in st.elements.items()}
+        taken = self._book(float(v_scale[0]), prev, work, steps[:done], log[:done])
+        elements = {k: v.copy() for k, v in st.elements.items()} if st.elements else {}
         if cuts is not None:  # the factor after the last step taken (its end step may have refactorized S: counted)
             cut_work = cuts[1]
             key = cut_work.key
@@ -301,7 +316,8 @@ class ElementRun:
         es.end_run(st1, float(steps[last, 1]), loads_all[last] if m.loads else loads_all[0])
         lazy = int(info[3]) == LAZY
         ev = LazyEvaluation(integ.asm, st1, es.kinematics()) if lazy else es.evaluation()
-        if not lazy:
+        if not lazy:  # the accepted iterate's node wrenches (element_iterate's), for the row's reactions
+            ev.wrenches_known = (ev.residual_known[1], es.work[3].copy())
             rec.set_drive(es.rfull[es.driven].copy() if es.driven.size else np.zeros(0))
         return st1, a1, ev, taken
 
@@ -312,6 +328,31 @@ class ElementRun:
         buffers = self.es.step_buffers
         self._args = step_args(buffers, tuple(buffers), self._args)
         return self._args[0]
+
+    def _newton(self) -> tuple:
+        """element_run's ``newton``: the integrator's settings and diagonals, made again only where one changed."""
+        integ = self.integ
+        key = (integ.rtol, integ.atol_udot, integ._eps_pos, integ.length_scale, integ.max_iter, self._lazy(),
+               self.es.with_mass, integ._lever, integ.c_diag, integ.k_diag)
+        if self._newton_key is None or any(a is not b for a, b in zip(key, self._newton_key)):
+            self._newton_args = (float(integ.rtol), float(integ.atol_udot), float(integ._eps_pos), float(integ.length_scale),
+                                 int(integ.max_iter), bool(self._lazy()), self.es.with_mass,
+                                 np.ascontiguousarray(integ._lever, dtype=float),
+                                 np.ascontiguousarray(integ.c_diag, dtype=float), np.ascontiguousarray(integ.k_diag, dtype=float))
+            self._newton_key = key
+        return self._newton_args
+
+    def _book(self, v_scale: float, prev: np.ndarray, work: np.ndarray, steps: np.ndarray, log: np.ndarray) -> Taken:
+        """After element_run took ``steps`` (k, 3) with ``log`` (k, 4): what tree_run.book_steps and
+        GeneralizedAlpha.note_element_steps do, at once, with views of this call's arrays (made per call): the error
+        scale, the recorder's work integrals (prev, work) and step history, the integrator's step counts."""
+        self.est.set_scale(v_scale)
+        self.rec.set_work(prev, work)
+        h = steps[:, 0]
+        taken = Taken(steps[:, 2], h, log[:, 0].astype(np.int64), log[:, 1].astype(np.int64))
+        self.rec.log.add_accepted(steps[:, 1], h, taken.iterations, log[:, 3])
+        self.integ.note_element_steps(h, taken.factorizations)
+        return taken
 
     def _lazy(self) -> bool:
         """Whether a converged step may be taken without evaluating its last iterate (GeneralizedAlpha.step)."""

@@ -5,8 +5,8 @@ In a generalized-α step of :class:`flexmb.solvers.generalized_alpha.Generalized
 iteration forms a trial state, evaluates it and forms eq. (1) of engine/assembly.py; a
 factorization also assembles the iteration matrix. In Python that is some forty calls and as many
 small arrays per iteration, several times the arithmetic on small models. For models whose forces
-are those of rigid bodies, beams, joint springs, dampers, drives, applied joint forces,
-fixed-axes nodal loads and bearing friction (:meth:`ElementStep.applies`), the kernels of
+are those of rigid bodies, beams, joint springs, dampers, drives, applied joint forces, nodal and follower
+loads, loads of the motion and bearing friction (:meth:`ElementStep.applies`), the kernels of
 flexmb/solvers/element_kernels.py do one iteration's work in one compiled call (element_iterate) and
 write the iteration matrix's values M̄ + γ' C̄ + β' K̄ straight into the factor's matrix (element_matrix);
 on the dense and band factors the whole Newton loop is one call (element_newton_step, :meth:`ElementStep.newton`),
@@ -33,6 +33,7 @@ from flexmb.engine.friction import JointFriction, friction_arrays, friction_diag
 from flexmb.engine.iteration_matrix import ElementScatter
 from flexmb.engine.kinematics import Kinematics
 from flexmb.model import Model
+from flexmb.solvers import motion_load_step as load_step
 from flexmb.solvers.actuator_step import SHORT, actuator_arrays, actuator_error, set_targets
 from flexmb.solvers.element_families import (
     coupling_arrays,
@@ -73,20 +74,21 @@ def _maps(x: ElementScatter) -> tuple:
 def _band_maps(dst: np.ndarray, lower: tuple, es: ElementStep, nt: int) -> MatrixMaps:
     """The MatrixMaps of ``es`` on the band factor (BandCholesky.dst ``dst``: pattern position -> band position,
     -1 in the upper triangle) of the families' lower-triangle scatters ``lower`` (beams, bushings, rigid cuts,
-    spring-dampers, couplings, actuators, rotational ones), the beams' thread plan for ``nt`` threads."""
+    spring-dampers, couplings, actuators, rotational ones, loads of the motion), the beams' thread plan for ``nt`` threads."""
 
     def banded(x: ElementScatter) -> ElementScatter:
         pos = x.pos.astype(np.int64)
         pos[pos >= 0] = dst[pos[pos >= 0]]  # the lower triangle's positions: all in the band
         return replace(x, pos=pos.astype(x.pos.dtype) if pos.max(initial=0) < 2**31 else pos)
 
-    bsc, bscb, bscr, bscs, bscc, bsca, bsro = (banded(x) for x in lower)
+    bsc, bscb, bscr, bscs, bscc, bsca, bsro, bsml = (banded(x) for x in lower)
     bplan = bsc.thread_plan(nt)
     mpos = dst[es.mbar[0]]  # M̄'s pairs in both triangles: the lower one's
     sc = es.scatters  # the block buffers shared
     return MatrixMaps(es.pairs, (mpos[mpos >= 0], es.mbar[1][mpos >= 0]), dst[es.diag_pos],
                       ((*_maps(bsc), bsc.skip, (bplan.doff, bplan.dmap)), _maps(bscb), sc[2], _maps(bscr), sc[4],
-                       _maps(bscs), sc[6], _maps(bscc), sc[8], _maps(bsca), sc[10], _maps(bsro), sc[12]))
+                       _maps(bscs), sc[6], _maps(bscc), sc[8], _maps(bsca), sc[10], _maps(bsro), sc[12],
+                       _maps(bsml), sc[14]))
 
 
 class ElementStep(CompiledStep):
@@ -97,13 +99,13 @@ class ElementStep(CompiledStep):
 
     #: the element families whose forces and blocks the compiled iterates form (elements/beam/kernels.py,
     #: elements/cut_kernels.py); a model with any other family takes the Python iterates
-    FAMILIES = ("bushing", "beam", "rigid_cut", "spring_damper", "actuator", "coupling", "rotational_spring_damper")
+    FAMILIES = ("bushing", "beam", "rigid_cut", "spring_damper", "actuator", "coupling", "rotational_spring_damper",
+                "motion_load")
 
     @staticmethod
     def applies(model: Model, asm, cholmod: bool) -> bool:
-        """On a matrix factor (CHOLMOD, dense, band), a model whose forces are those of bushings, beams,
-        rigid cuts, spring-dampers and couplings (and rigid bodies as the only node masses), with or without
-        bearing friction, without follower loads or spring-damper force laws numba does not compile."""
+        """On a matrix factor, a model of the families :attr:`FAMILIES` (rigid bodies the only node masses) whose
+        user functions numba compiles (element_step_refusal)."""
         return not ElementStep.refusal(model, asm, cholmod)
 
     @staticmethod
@@ -135,6 +137,7 @@ class ElementStep(CompiledStep):
         self.actuator, self._n_actuator = actuator_arrays(model), model.elements["actuator"].n  # actuator_step.py
         self.rotational = rotational_arrays(model, self.springs[5][4])  # the step's time: the torque laws' too
         self._n_rotational = model.elements["rotational_spring_damper"].n
+        self.motion_load = load_step.node_load_inputs(model)  # the loads of the motion (flexmb/solvers/motion_load_step.py)
         free = np.asarray(model.free_u, dtype=i64)
         im = asm.matrices.get(free)
         group = {f.name: k for k, (f, _, _) in enumerate(asm.with_blocks)}
@@ -146,7 +149,8 @@ class ElementStep(CompiledStep):
                                       np.zeros(0, dtype=i64))
             return im.groups[group[name]].lower_only(im.indices, im.indptr)
 
-        sc, scb, scr, scs = lower("beam", 2), lower("bushing", 2), lower("rigid_cut", 2), lower("spring_damper", 2)
+        sc, scb, scr, scs, scml = (lower(f, m) for f, m in (("beam", 2), ("bushing", 2), ("rigid_cut", 2), ("spring_damper", 2),
+                                                            ("motion_load", 1)))
         scc, sca, scro = lower("coupling", 4), lower("actuator", 2), lower("rotational_spring_damper", 2)
         self.pairs = (asm.matrices.pairs.pa, asm.matrices.pairs.pb)
         self.mbar = (np.asarray(im.mbar_pos, dtype=i64), np.asarray(im.mbar_src, dtype=i64))
@@ -157,10 +161,10 @@ class ElementStep(CompiledStep):
         self.scatters = ((*_maps(sc), sc.skip, (plan.doff, plan.dmap)), _maps(scb), np.empty((bu.n, 12, 12)), _maps(scr),
                          np.empty((rc.n, 12, 12)), _maps(scs), np.empty((sd.n, 12, 12)), _maps(scc),
                          np.empty((self._n_coupling, 24, 24)), _maps(sca), np.empty((self._n_actuator, 12, 12)), _maps(scro),
-                         np.empty((self._n_rotational, 12, 12)))
+                         np.empty((self._n_rotational, 12, 12)), _maps(scml), np.empty((len(self.motion_load[1]), 6, 6)))
         # on the band factor the compiled loop writes S straight into its band storage: the same positions remapped
         self.band_maps = None if band_dst is None else _band_maps(np.asarray(band_dst, dtype=i64), (sc, scb, scr, scs, scc,
-                                                                                                  sca, scro), self, nt)
+                                                                                                  sca, scro, scml), self, nt)
         self.with_mass = bool(asm.node_mass)
         N, n_u, n = model.n_nodes, model.n_u, d.n
         parent = self.tree[0]  # the joints on ground (parent N) and the others, in tree order (node_twists_threads)
@@ -188,6 +192,7 @@ class ElementStep(CompiledStep):
         Families without elements share one set of empty outputs (element_families.family_outputs)."""
         drives, jf, loads = self.inputs(np.array([t1])) if inputs is None else inputs
         step_motion(self.springs[5], st, t1)
+        load_step.step_node_loads(self.springs[6], self.motion_load, self.model, st, t1)  # follower loads, loads of the motion
         self._st, self._a, self._t1, self._params = st, a, t1, params
         self._drives = (self.driven, drives[0][0], drives[1][0], drives[2][0])
         self._jf, self._loads = jf[0], loads[0]
@@ -251,12 +256,13 @@ class ElementStep(CompiledStep):
             raise actuator_error(self.model.elements["actuator"], self.actuator, self.outs[5], self._t1)
         if self._n_rotational and self.outs[6][6][0] >= 0.0:  # (R12) or a law not finite (R15): as its evaluate
             raise rotational_failure(self.model.elements["rotational_spring_damper"], self.outs[6], self._t1)
+        load_step.node_load_check(self.motion_load, self.model, self._t1)  # a load not finite: as MotionLoads.evaluate
         return rn, scale
 
     @property
     def fams(self) -> tuple:
         """The compiled families' arrays: beams, bushings, rigid cuts, spring-dampers, couplings, actuators, rotational ones."""
-        return self.beam, self.bushing, self.rigid, self.spring, self.coupling, self.actuator, self.rotational
+        return self.beam, self.bushing, self.rigid, self.spring, self.coupling, self.actuator, self.rotational, self.motion_load
 
     def kernel_args(self, chol) -> StepArgs:
         """The kernels' StepArgs (flexmb/solvers/step_args.py) of this model on the dense or band factor ``chol``:

@@ -407,7 +407,17 @@ class GeneralizedAlpha:
 
     def note_element_steps(self, h: np.ndarray, factorizations: np.ndarray) -> None:
         """Count the steps of sizes h with their factorizations taken by flexmb.solvers.element_run, as
-        advance() and the compiled element Newton step count them (the factor is the last refactored step's)."""
+        advance() and the compiled element Newton step count them (the factor is the last refactored step's);
+        one step (a run with a row every step) without arrays made."""
+        if h.size == 1:
+            hk, nfac = float(h[0]), int(factorizations[0])
+            if nfac:
+                self.chol.n_factorize += nfac
+                c_a = (1 - self.af) / (1 - self.am)
+                self._factor_key = (self.gamma * hk * c_a, self.beta * hk * hk * c_a)
+            self.min_step = min(self.min_step, hk)
+            self.substeps += 1
+            return
         refactored = np.flatnonzero(factorizations)
         if refactored.size:
             self.chol.n_factorize += int(factorizations.sum())

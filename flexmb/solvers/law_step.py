@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from numba import cfunc, njit, types
 
-from flexmb.elements.spring_damper import SpringDamperData, law_tangent, law_value, too_short
+from flexmb.elements.spring_damper import SpringDamperData, law_failure, law_tangent, law_value, too_short
 from flexmb.elements.spring_damper_kernels import spring_damper_forces
 from flexmb.errors import SolverError
 from flexmb.model import Model
@@ -207,7 +207,7 @@ def spring_damper_laws_iterate(x, R, V, spring, out, w):
     finite, or -1; 1.0 for a law)."""
     ia, ib, sa, sb, k, c, L0, F0, lmin, addr, laws, tm = spring
     G, nv, ra, rb, l, ldot, F, energy, power, flags, kk, cc = out
-    short = spring_damper_forces(x, R, V, ia, ib, sa, sb, k, c, L0, F0, lmin, w, G, nv, ra, rb, l, ldot, F, energy, power)
+    short = spring_damper_forces(x, R, V, spring, w, out)
     flags[0], flags[1] = float(short), 0.0
     if short >= 0:
         return
@@ -231,13 +231,7 @@ def spring_damper_laws_iterate(x, R, V, spring, out, w):
 def spring_failure(data: SpringDamperData, out: tuple, t: float) -> SolverError:
     """The SolverError of a failed spring-damper iterate (``out`` of spring_damper_laws_iterate): the element
     shorter than its l_min (S11), or the law whose value is not finite, named as the Python step names them."""
-    e = int(out[9][0])
-    if out[9][1] == 0.0:
-        return too_short(data, e, float(out[4][e]), t)
-    try:
-        law_value(data, e, float(out[4][e]), float(out[5][e]), t)
-    except SolverError as exc:
-        return exc
-    return SolverError(f"t = {t:.6g}: spring-damper '{data.names[e]}': its force law compiled with numba is not finite at "
-                       f"length {out[4][e]:.6g} m, rate {out[5][e]:.6g} m/s (docs/spring_damper.md (S12))", t,
-                       hint="give a law that is finite over the motion")
+    return law_failure(out[9], lambda e: too_short(data, e, float(out[4][e]), t),
+                       lambda e: law_value(data, e, float(out[4][e]), float(out[5][e]), t),
+                       lambda e: f"spring-damper '{data.names[e]}': its force law compiled with numba is not finite at "
+                       f"length {out[4][e]:.6g} m, rate {out[5][e]:.6g} m/s (docs/spring_damper.md (S12))", t)

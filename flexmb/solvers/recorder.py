@@ -67,41 +67,53 @@ class StepLog:
     """The step history: one entry per step attempt (columns of flexmb.results.checks.STEP_COLUMNS:
     where it ended, its size, Newton iterations (-1: it failed), the error estimate err (E3 of
     flexmb.solvers.step_control; NaN where none was computed) and its status, 0 accepted, 1
-    rejected by the error, 2 Newton failed or a non-finite value)."""
+    rejected by the error, 2 Newton failed or a non-finite value).
 
-    def __init__(self) -> None:
-        self._rows: list[tuple[float, float, int, float, int]] = []
-        self._chunks: list[dict[str, np.ndarray]] = []  # entries added as columns, in order with _rows
+    The entries are written in place into preallocated columns (doubled when full), one attempt by
+    :meth:`add` or the accepted steps of a compiled call by :meth:`add_accepted`, in the order added:
+    no tuple, dict or array per entry (a run with a row every step adds one entry per call)."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self._cols = {k: np.empty(max(1, capacity), dtype=d) for k, d in STEP_COLUMNS.items()}
         self._n = 0
         self.counts = [0, 0, 0]  # attempts by status, over the whole run
 
+    def _reserve(self, k: int) -> tuple[np.ndarray, ...]:
+        """The columns with room for ``k`` more entries (each doubled, its entries kept, when they have not)."""
+        need = self._n + k
+        cap = next(iter(self._cols.values())).size
+        if need > cap:
+            size = max(need, 2 * cap)
+            for key, col in self._cols.items():
+                grown = np.empty(size, dtype=col.dtype)
+                grown[:self._n] = col[:self._n]
+                self._cols[key] = grown
+        return tuple(self._cols.values())
+
     def add(self, t: float, h: float, iterations: int, error: float, status: int) -> None:
-        self._rows.append((t, h, iterations, error, status))
-        self._n += 1
+        """One step attempt."""
+        ct, ch, ci, ce, cs = self._reserve(1)
+        n = self._n
+        ct[n], ch[n], ci[n], ce[n], cs[n] = t, h, iterations, error, status
+        self._n = n + 1
         self.counts[status] += 1
 
     def add_accepted(self, t: np.ndarray, h: np.ndarray, iterations: np.ndarray, error: np.ndarray) -> None:
-        """Add accepted steps given as columns (flexmb.solvers.tree_run: no tuple per step)."""
-        self._pack()
-        cols = (t, h, iterations, error, np.zeros(t.size, dtype=np.int64))
-        self._chunks.append({k: np.asarray(c, dtype=d) for (k, d), c in zip(STEP_COLUMNS.items(), cols)})
-        self._n += t.size
-        self.counts[0] += t.size
-
-    def _pack(self) -> None:
-        """The rows added one by one so far as a chunk of columns."""
-        if self._rows:
-            rows, self._rows = self._rows, []
-            self._chunks.append({k: np.array(c, dtype=d) for (k, d), c in zip(STEP_COLUMNS.items(), zip(*rows))})
+        """Add accepted steps given as columns (flexmb.solvers.tree_run, element_run: no tuple per step)."""
+        k = t.size
+        ct, ch, ci, ce, cs = self._reserve(k)
+        n = self._n
+        ct[n:n + k], ch[n:n + k], ci[n:n + k], ce[n:n + k], cs[n:n + k] = t, h, iterations, error, 0
+        self._n = n + k
+        self.counts[0] += k
 
     def __len__(self) -> int:
         return self._n
 
     def take(self) -> dict[str, np.ndarray]:
-        """The entries since the last take, as columns; the log is then empty."""
-        self._pack()
-        chunks, self._chunks, self._n = self._chunks, [], 0
-        return {k: np.concatenate([c[k] for c in chunks]) if chunks else np.array((), dtype=d) for k, d in STEP_COLUMNS.items()}
+        """The entries since the last take, as columns (copies); the log is then empty."""
+        n, self._n = self._n, 0
+        return {k: col[:n].copy() for k, col in self._cols.items()}
 
 
 @njit(cache=True)
@@ -428,16 +440,19 @@ class Recorder:
             v["motion_loads"][i][s, :6] = hold[s, :6]
             v["motion_loads"][i][s, 6] = hold[s, 13]
         # element strain energy apart from gravity and joint springs (energies() sums them)
+        strain = ev.strain_energy
+        dissipated, drive_work, load_work = work["dissipated"], work["drive_work"], work["load_work"]
         v["energy__kinetic"][i] = T
-        v["energy__potential"][i] = V - ev.strain_energy
-        v["energy__strain"][i] = ev.strain_energy
-        for k, w in work.items():
-            v[f"energy__{k}"][i] = w
+        v["energy__potential"][i] = V - strain
+        v["energy__strain"][i] = strain
+        v["energy__dissipated"][i] = dissipated
+        v["energy__drive_work"][i] = drive_work
+        v["energy__load_work"][i] = load_work
         if not np.isfinite(b.F[i]).all():  # a run never reports a NaN or inf as a result
             row = {k: a[i] for k, a in v.items()}
             raise self._nonfinite(st, ev, row_source(m, row) or "output row")
-        self.energy.add(float(st.t), float(T), float(V - ev.strain_energy), float(ev.strain_energy), work["dissipated"],
-                        work["drive_work"], work["load_work"])  # the row's values (ENERGY_KEYS' order)
+        self.energy.add(float(st.t), float(T), float(V - strain), float(strain), dissipated, drive_work,
+                        load_work)  # the row's values (ENERGY_KEYS' order)
 
     def commit(self) -> None:
         """Keep the row written last; write the block when it is full or the writer says so."""

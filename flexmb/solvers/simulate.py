@@ -36,6 +36,7 @@ def simulate(
     model: Model,
     t_end: float,
     dt: float | str,
+    *,
     rho_inf: float = RHO_INF,
     output_every: int = 1,
     rtol: float = 1e-10,
@@ -47,7 +48,6 @@ def simulate(
     progress: Callable[[float, int], None] | None = None,
     reuse_factor: bool | str = "auto",
     linear_solver: str = "auto",
-    *,
     tol: float | None = None,
     output_dt: float | None = None,
     dt_max: float | None = None,
@@ -55,6 +55,9 @@ def simulate(
 ) -> Result:
     """Integrate ``model`` from its initial state (or ``state``) to ``t_end`` with step ``dt``; the
     initial state with its free FE nodes carried along (flexmb.solvers.initial.relaxed_start, ``meta["start"]``).
+    ``model``, ``t_end`` and ``dt`` may be given by position; every other setting is a keyword-only option,
+    passed by name (``simulate(model, 1.0, 1e-3, rho_inf=0.8)``; a case's settings: ``simulate(model,
+    **RunSettings(...).as_dict())``, flexmb.settings).
 
     **Fixed steps** (``dt`` a number, the default way): steps of ``dt`` from t0 (0 or
     ``state.t``), and where t_end - t0 is no multiple of dt the last step is shortened to end

@@ -26,7 +26,9 @@ Rigid cuts, prescribed-length actuators and rigid couplings are held by the meth
 (docs/statics.md §2; flexmb/solvers/statics_constraints.py): each load step solves the residual with the
 constraints' forces λ + αΦ at fixed λ (ST4), updates λ ← λ + αΦ (ST5) and solves again until every row
 is closed to its family's tolerance (ST7), the penalty α chosen once from the loads' scale (ST6) and
-raised tenfold where the closure falls slowly. Their forces are reported in the result (ST9).
+raised tenfold where the closure falls slowly. Their forces are reported in the result (ST9). Above
+FD_TANGENT_LIMIT free coordinates the assembled tangent gains the constraint forces' geometric stiffness
+and the weights' and nodal loads' (ST10; flexmb/solvers/constraint_stiffness.py).
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ from flexmb.elements import has_element_forces
 from flexmb.engine.assembly import Assembler
 from flexmb.errors import ModelError, SolverError
 from flexmb.model import Model
-from flexmb.solvers.statics_constraints import MAX_GROWTH, MAX_UPDATES, SLOW, StaticConstraints
+from flexmb.solvers.constraint_stiffness import geometric_stiffness
+from flexmb.solvers.statics_constraints import MAX_GROWTH, MAX_UPDATES, SLOW, StaticConstraints, _rows
 from flexmb.state import State
 
 __all__ = ["StaticResult", "static_equilibrium"]
@@ -66,7 +69,10 @@ class StaticResult:
     (docs/statics.md §2): ``constraint_forces`` their forces by family and name (ST9; read them as
     :attr:`actuator_forces`, :attr:`cut_forces`, :attr:`coupling_forces`), ``multiplier_updates`` the
     multiplier updates (ST5) of each accepted step, ``closure`` the largest closure over its tolerance
-    at the end (at most 1).
+    at the end (at most 1). ``newton_residuals``: the largest residual of every Newton iterate [N or N m],
+    one tuple per Newton solve (rejected load steps included; with constraints one solve per multiplier
+    update): its ratios show the convergence rate (quadratic: each about the square of the last, relative
+    to the force scale).
     """
 
     state: State
@@ -80,6 +86,7 @@ class StaticResult:
     constraint_forces: dict[str, dict] = field(default_factory=dict)
     multiplier_updates: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
     closure: float = 0.0
+    newton_residuals: tuple[tuple[float, ...], ...] = ()
 
     @property
     def total_iterations(self) -> int:
@@ -170,8 +177,10 @@ def static_equilibrium(
     its: list[int] = []
     ups: list[int] = []
     rejected: list[float] = []
+    history: list[list[float]] = []
     if free.size:
         solver = _Newton(model, asm, free, tol, max_iter, cons)
+        history = solver.history
         if cons.active:
             st = solver.penalties(st)
         if not auto:
@@ -211,7 +220,8 @@ def static_equilibrium(
     forces = cons.forces(asm, ev) if cons.active else {}
     closure = cons.closure(ev)[0] if cons.active else 0.0
     return StaticResult(st, ev.kin.x + model.origin, ev.kin.R, np.array(lams, dtype=float), np.array(its, dtype=int),
-                        tuple(rejected), res, model.node_names, forces, np.array(ups, dtype=int), closure)
+                        tuple(rejected), res, model.node_names, forces, np.array(ups, dtype=int), closure,
+                        tuple(tuple(h) for h in history))
 
 
 class _Newton:
@@ -225,12 +235,20 @@ class _Newton:
         # constraints on small models, central differences of the residual along the retraction
         self.use_elements = has_element_forces(model) and not (cons.active and free.size <= FD_TANGENT_LIMIT)
         self.k_diag = asm.stiffness_damping_diag(free)[0]
+        self.history: list[list[float]] = []  # the largest residual of every iterate, per Newton solve
 
     def tangent(self, st: State, ev, lam: float):
         """The static tangent ∂r/∂q at ``st`` (evaluated as ``ev``) on the free coordinates: sparse
-        assembled, or dense by central differences."""
+        assembled (with constraints plus their forces' and the loads' stiffness, docs/statics.md (ST10)), or
+        dense by central differences."""
         if self.use_elements:
-            return sp.csc_matrix(self.asm.iteration_matrix(ev, self.free, 0.0, 1.0, self.k_diag, with_mass=False))
+            K = sp.csc_matrix(self.asm.iteration_matrix(ev, self.free, 0.0, 1.0, self.k_diag, with_mass=False))
+            if self.cons.active:  # (ST10): the constraint forces' geometric stiffness at this iterate's forces
+                forces = [_rows(f.name, self.model, d, prep, ev.elements[f.name]).force
+                          for f, d, prep in self.cons.families]
+                K = K + sp.csc_matrix(geometric_stiffness(self.model, self.asm, self.cons, st, forces, self.free,
+                                                                     load_factor=lam))
+            return K
         return _fd_tangent(self.model, self.asm, st, lam, self.free)
 
     def penalties(self, st: State) -> State:
@@ -272,9 +290,11 @@ class _Newton:
         """Newton iterations at load factor ``lam`` (the constraints' multipliers held): (state, iterations)."""
         model, asm, free = self.model, self.asm, self.free
         last_dx = np.inf
+        self.history.append([])
         for it in range(self.max_iter + 1):
             ev = asm.evaluate(st, load_factor=lam)
             r = ev.residual(st.udot)[free]
+            self.history[-1].append(float(np.abs(r).max(initial=0.0)))
             scale = _force_scale(ev) + 1e-300
             if not np.all(np.isfinite(r)):
                 raise _NewtonFailure(f"static solve, load factor {lam:.3g}: non-finite residual.")

@@ -175,8 +175,10 @@ class TreeRun:
     @staticmethod
     def applies(integ: GeneralizedAlpha, callback) -> bool:
         """A compiled tree step, no callback (it sees every step's state in Python) and no joint forces of the
-        motion (their work and samples are taken in Python after each step: docs/motion_forces.md (M6), (M7))."""
-        return integ.tree_step is not None and callback is None and not integ.model.mforce_u.size
+        motion (their work and samples are taken in Python after each step: docs/motion_forces.md (M6), (M7)), no
+        follower loads (turned per iterate at one step's time: docs/motion_forces.md (M19))."""
+        return (integ.tree_step is not None and callback is None and not integ.model.mforce_u.size
+                and not any(ld.follower for ld in integ.model.loads))
 
     def __init__(self, integ: GeneralizedAlpha, rec: Recorder, est: ErrorEstimate) -> None:
         self.integ, self.rec, self.est = integ, rec, est

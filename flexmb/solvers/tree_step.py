@@ -43,6 +43,7 @@ from flexmb.engine.kinematics import (
 from flexmb.engine.tree_pairs import NO_PAIRS, pair_arrays, pair_forces, pair_matrix
 from flexmb.engine.tree_solver import TreeSolver, _factor, _solve, _solve_position, position_tangent_setup
 from flexmb.model import Model
+from flexmb.solvers.motion_load_step import follower_inputs, follower_wrenches, step_node_loads
 from flexmb.solvers.motion_step import (
     add_motion_diag,
     add_motion_forces,
@@ -200,6 +201,7 @@ def _evaluate(tree, bodies, gravity, springs, jforce_u, jforce_val, loads, q, ba
     N = x.shape[0]
     accumulate(node, R, np.ascontiguousarray(V[:, 3:]), mass, com, inertia, gravity, 1.0, Mb, wfull)
     bias = wfull[:N]
+    follower_wrenches(springs[6], R, loads)  # the follower loads turned by R (flexmb/solvers/motion_load_step.py (M19))
     for i in range(N):
         for j in range(6):
             bias[i, j] -= loads[i, j]
@@ -377,7 +379,8 @@ class CompiledStep:
         spring_u = np.asarray(m.spring_u, dtype=i64)
         # the joint springs, and the joint forces of the motion compiled (flexmb/solvers/motion_step.py, motion_inputs)
         self.springs = (spring_u, np.asarray(m.u_to_q, dtype=i64)[spring_u], np.asarray(m.spring_k, dtype=float),
-                        np.asarray(m.spring_rest, dtype=float), np.asarray(m.spring_c, dtype=float), motion_inputs(m))
+                        np.asarray(m.spring_rest, dtype=float), np.asarray(m.spring_c, dtype=float), motion_inputs(m),
+                        follower_inputs(m))  # [6]: the follower loads (flexmb/solvers/motion_load_step.py)
         self.jforce_u = np.asarray(m.jforce_u, dtype=i64)
         self.driven = np.asarray(m.driven, dtype=i64)
         free = np.asarray(m.free_u, dtype=i64)
@@ -444,12 +447,12 @@ class TreeStep(CompiledStep):
     @staticmethod
     def applies(model: Model, asm) -> bool:
         """A rigid tree without friction, element state, families other than node masses (but spring-dampers
-        each across one joint: engine/tree_pairs.py), or follower loads (their forces depend on the rotations
-        and stay in the Python step)."""
+        each across one joint: engine/tree_pairs.py); follower loads are turned in its evaluation
+        (flexmb/solvers/motion_load_step.py (M19))."""
         pairs = asm.tree_pairs is not None and not asm.exact_tangent and len(asm.families) == 1
         return ((asm.rigid_tree and not asm.families or pairs) and not asm.with_state and model.friction_u.size == 0
                 and len(asm.node_mass) == 1 and asm.node_mass[0][0] is FAMILIES["body"]
-                and not any(ld.follower for ld in model.loads) and model.free_u.size > 0
+                and model.free_u.size > 0
                 and (not model.mforce_u.size or compile_motion(model)[0] is not None))
 
     @staticmethod
@@ -459,8 +462,6 @@ class TreeStep(CompiledStep):
             return "bearing friction (engine/friction.py) is evaluated in Python"
         if model.mforce_u.size and compile_motion(model)[0] is None:  # a force numba does not compile: it and why
             return compile_motion(model)[1]
-        if any(ld.follower for ld in model.loads):
-            return "follower loads (their forces turn with the nodes) are evaluated in Python"
         if asm.tree_pairs is not None and asm.exact_tangent:
             return "the exact tangent (exact_tangent=True) of the spring-dampers is formed in Python"
         names = sorted({f.name for f, _, _ in asm.families if asm.tree_pairs is None or f.name != "spring_damper"}
@@ -507,6 +508,7 @@ class TreeStep(CompiledStep):
         evaluation); the element state is carried over."""
         drives, jf, loads = self.inputs(np.array([t1]))
         step_motion(self.springs[5], st, t1)
+        step_node_loads(self.springs[6], (np.zeros(0),), self.model, st, t1)  # the follower loads' values at t1
         n_u = self.model.n_u
         q1, balls1, u1, udot1, a1 = (np.empty_like(st.q), np.empty_like(st.balls), np.empty(n_u), np.empty(n_u), np.empty(n_u))
         kin, Mb, wfull, tau, rfull = self.buffers()
