@@ -27,7 +27,6 @@ line between the two node origins (PointPairDrawing) of cell kind ``rotational_s
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -46,7 +45,7 @@ from flexmb.elements.family import (
     listing,
     ordered_sum,
 )
-from flexmb.elements.spring_damper import PointPairDrawing, law_failure
+from flexmb.elements.spring_damper import PointPairDrawing, finite_law_value, law_failure
 from flexmb.errors import ModelError, SolverError
 from flexmb.timefunctions import derivative
 
@@ -146,16 +145,9 @@ accepted step, the reference of (R3) that carries the turns from step to step (r
 
 def law_value(data: RotationalSpringDamperData, e: int, phi: float, rate: float, t: float) -> float:
     """Element ``e``'s torque law at (φ, φ', t) (R15) as a float; SolverError naming it if not finite."""
-    value = data.law[e](phi, rate, t)
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        f = math.nan
-    if not math.isfinite(f):
-        raise SolverError(f"t = {t:.6g}: rotational spring-damper '{data.names[e]}': its torque law at angle {phi:.6g} "
-                          f"rad, rate {rate:.6g} rad/s gives {value!r}, not a finite torque [N m] "
-                          "(docs/rotational_spring_damper.md (R15))", t, hint="give a law that is finite over the motion")
-    return f
+    return finite_law_value(data.law[e](phi, rate, t), t, f"rotational spring-damper '{data.names[e]}': its torque law at "
+                            f"angle {phi:.6g} rad, rate {rate:.6g} rad/s",
+                            "torque [N m] (docs/rotational_spring_damper.md (R15))")
 
 
 def law_tangent(data: RotationalSpringDamperData, e: int, phi: float, rate: float, t: float) -> tuple[float, float]:
