@@ -2,13 +2,14 @@
 
 What it measures
 ----------------
-The models of tests/test_motion_load_compiled.py, each with its Newton loop in Python and compiled:
+The models of benchmarks/motion_load_models.py (those tests/test_motion_load_compiled.py checks), each with its
+Newton loop in Python and compiled:
 
 * ``drag``: a rod on a pin with a tip body on a second pin, the tip under a quadratic drag -c |v| v;
 * ``pd``: a body on a free joint held by a PD position controller (force and moment, a moving target);
 * ``pd_sampled``: the same controller sampled every 10 ms (held wrench, no tangent);
 * ``follower_beam``: a damped 4-element strip on a pin with a joint spring, a follower force and moment at
-  its tip;
+  its tip, a fixed force on its middle node;
 * ``follower_tree``: a rigid double pendulum with a follower thrust (the O(n) tree factor's compiled step).
 
 ``python``: the compiled step switched off (ElementStep.applies / TreeStep.applies False: the Python Newton
@@ -33,51 +34,16 @@ import time
 
 import numpy as np
 
-G = 9.81
-SECTION = dict(E=2.1e11, G=8.1e10, A=1e-4, Iy=1e-9, Iz=1e-9, J=2e-9, rho=7800.0)
 MODELS = ("drag", "pd", "pd_sampled", "follower_beam", "follower_tree")
 
 
 def build(name: str):
-    """The model ``name`` of the module docstring (those of tests/test_motion_load_compiled.py)."""
-    import flexmb as fm
+    """The model ``name`` of the module docstring (benchmarks/motion_load_models.py, which the tests check)."""
+    import motion_load_models as mlm
 
-    if name == "drag":
-        mb = fm.ModelBuilder(gravity=(0.0, -G, 0.0))
-        mb.add_node("rod", position=(0.0, 0.0, 0.0))
-        mb.add_body("rod", node="rod", mass=1.0, com=(0.5, 0.0, 0.0), inertia=np.diag([1e-4, 1 / 12, 1 / 12]))
-        mb.add_joint("pin", "revolute", "ground", "rod", axis=(0.0, 0.0, 1.0))
-        mb.add_node("tip", position=(1.0, 0.0, 0.0))
-        mb.add_body("tip", node="tip", mass=0.2, com=(0.0, 0.0, 0.0), inertia=np.eye(3) * 1e-4)
-        mb.add_joint("wrist", "revolute", "rod", "tip", point=(1.0, 0.0, 0.0), axis=(0.0, 0.0, 1.0), q0=0.3)
-        mb.add_load("drag", "tip", lambda t, x, R, v, w: -0.8 * np.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + 1e-12) * v)
-    elif name in ("pd", "pd_sampled"):
-        mb = fm.ModelBuilder(gravity=(0.0, 0.0, -G))
-        mb.add_node("b", position=(0.2, 0.1, 1.0))
-        mb.add_body("b", node="b", mass=0.5, com=(0.02, 0.0, 0.0), inertia=np.diag([2e-3, 3e-3, 4e-3]))
-        mb.add_joint("j", "free", "ground", "b", u0=(0.3, -0.2, 0.1, 1.0, -2.0, 0.5))
-
-        def pd(t, x, R, v, w):
-            target = np.array([0.2 + 0.1 * np.sin(3.0 * t), 0.1, 1.0 - 0.05 * t])
-            return np.concatenate((-400.0 * (x - target) - 6.0 * v, -0.05 * w))
-
-        mb.add_load("pd", "b", pd, period=0.01 if name == "pd_sampled" else None)
-    elif name == "follower_beam":
-        mb = fm.ModelBuilder(gravity=(0.0, -G, 0.0))
-        nodes = mb.add_flexible_link("link", (0.0, 0.0, 0.0), (0.5, 0.0, 0.0), 4, fm.BeamSection(**SECTION), damping=1e-4)
-        mb.add_joint("pin", "revolute", "ground", nodes[0], axis=(0.0, 0.0, 1.0))
-        mb.add_joint_spring("pin", stiffness=2.0, damping=0.01)
-        mb.add_load("push", nodes[-1], force=lambda t: np.array([0.0, -0.3 * (1.0 + np.sin(4.0 * t)), 0.05]),
-                    moment=(0.0, 0.0, 0.002), follower=True)
-    else:
-        mb = fm.ModelBuilder(gravity=(0.0, -G, 0.0))
-        for k, nm in enumerate(("a", "b")):
-            mb.add_node(nm, position=(0.5 * k, 0.0, 0.0))
-            mb.add_body(nm, node=nm, mass=1.0, com=(0.25, 0.0, 0.0), inertia=np.diag([1e-3, 0.02, 0.02]))
-        mb.add_joint("j1", "revolute", "ground", "a", axis=(0.0, 0.0, 1.0))
-        mb.add_joint("j2", "revolute", "a", "b", point=(0.5, 0.0, 0.0), axis=(0.0, 0.0, 1.0), q0=0.4)
-        mb.add_load("thrust", "b", force=lambda t: np.array([0.0, 2.0 + np.cos(2.0 * t), 0.0]), follower=True)
-    return mb.compile()
+    builders = dict(drag=mlm.drag_pendulum, pd=mlm.pd_body, pd_sampled=lambda: mlm.pd_body(0.01),
+                    follower_beam=mlm.follower_beam, follower_tree=mlm.follower_pendulum)
+    return builders[name]()
 
 
 def _integrator(model, variant: str):

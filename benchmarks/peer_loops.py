@@ -20,9 +20,8 @@ default, for both):
 
 * flexmb (joint coordinates: a revolute joint per crank on the ground and per coupler on crank j-1, the
   tree; each window cut where coupler j meets crank j's tip), ``fm.simulate(model, t_end, dt, rho_inf,
-  output_every)`` with flexmb's other defaults (rtol 1e-10). The model is a copy of
-  ``tests/cut_mechanisms.n_four_bar`` (benchmarks do not import tests/; ``tests/test_peer_loops_models.py``
-  checks the copy against it):
+  output_every)`` with flexmb's other defaults (rtol 1e-10). The model is
+  ``benchmarks/n_four_bar_model.n_four_bar``, the one the cut tests check (tests/cut_mechanisms.py imports it):
   - ``bushing k``: each cut a revolute bushing (free rotation z) of stiffness k on the translations and
     k L^2 on the two tilts, flexmb's default damping (--fm-k, default 1e9 and 1e10);
   - ``rigid``: each cut ``add_rigid_cut(free_rotation="z")`` (augmented Lagrangian). Rigid cuts may fail
@@ -140,44 +139,16 @@ def accuracy(n: int, t, x, theta0: float, t_cov: float, dt: float) -> dict:
 
 # ---------------------------------------------------------------- flexmb
 
-def rod_inertia(m: float, length: float, e):
-    """Inertia of a uniform rod of mass m and length ``length`` along the unit vector e, about its centre."""
-    import numpy as np
-
-    e = np.asarray(e, float) / np.linalg.norm(e)
-    return m * length**2 / 12 * (np.eye(3) - np.outer(e, e))
-
-
 def fm_n_four_bar(fm, n: int, cut: str = "elastic", k: float = 1e9, theta0: float = math.pi / 2, planar: bool = False):
-    """flexmb's N-four-bar: a copy of tests/cut_mechanisms.n_four_bar at scale 1, x0 = 0 (``cut``
-    "elastic": revolute bushings of stiffness k, k L^2 on the tilts, default damping; "rigid":
-    add_rigid_cut). Crank i's node is at its pivot, coupler j's at B_{j-1}: node "coupler1" is B0.
-    ``planar``: a planar model (``ModelBuilder(planar="xy")``): every cut holds only its in-plane
-    translations (the bushings' tz and tilt stiffness are dropped)."""
-    import numpy as np
+    """flexmb's N-four-bar: benchmarks/n_four_bar_model.n_four_bar (the model the cut tests check) at scale 1
+    (L = 1 m, 1 kg rods, B0's x-velocity V0 = 1 m/s), x0 = 0 (``cut`` "elastic": revolute bushings of
+    stiffness k, k L^2 on the tilts, default damping; "rigid": add_rigid_cut). Crank i's node is at its
+    pivot, coupler j's at B_{j-1}: node "coupler1" is B0. ``planar``: a planar model
+    (``ModelBuilder(planar="xy")``): every cut holds only its in-plane translations. ``fm``: flexmb,
+    imported by the caller (after the BLAS environment is set)."""
+    from n_four_bar_model import n_four_bar
 
-    z = (0.0, 0.0, 1.0)
-    w = V0 / (L * np.sin(theta0))
-    e = np.array([np.cos(theta0), np.sin(theta0), 0.0])
-    mb = fm.ModelBuilder(gravity=(0.0, -GRAVITY, 0.0), planar="xy" if planar else None)
-    for i in range(n + 1):
-        O = np.array([i * L, 0.0, 0.0])
-        mb.add_node(f"crank{i}", O)
-        mb.add_body(f"crank{i}", f"crank{i}", MASS, L / 2 * e, rod_inertia(MASS, L, e))
-        mb.add_joint(f"O{i}", "revolute", "ground", f"crank{i}", point=O, axis=z, u0=-w)
-    for j in range(1, n + 1):
-        P = np.array([(j - 1) * L, 0.0, 0.0]) + L * e
-        mb.add_node(f"coupler{j}", P)
-        mb.add_body(f"coupler{j}", f"coupler{j}", MASS, (L / 2, 0.0, 0.0), rod_inertia(MASS, L, (1, 0, 0)))
-        mb.add_joint(f"A{j}", "revolute", f"crank{j - 1}", f"coupler{j}", point=P, axis=z, u0=w)
-    for j in range(1, n + 1):
-        P = np.array([j * L, 0.0, 0.0]) + L * e
-        if cut == "rigid":
-            mb.add_rigid_cut(f"cut{j}", f"coupler{j}", f"crank{j}", point=P, free_rotation="z")
-        else:
-            mb.add_bushing(f"cut{j}", f"coupler{j}", f"crank{j}", stiffness=[k, k, k, k * L**2, k * L**2, 0.0], point=P,
-                           free_rotation="z")
-    return mb.compile()
+    return n_four_bar(n, cut, k=k, g=GRAVITY, theta0=theta0, planar=planar)
 
 
 def run_flexmb(n: int, t_end: float, dt: float, rho_inf: float, cut: str, k: float, theta0: float,

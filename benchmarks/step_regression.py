@@ -14,8 +14,14 @@ A checkout is ``LABEL=DIR``: DIR's own ``.venv/bin/python`` when it has one, els
     python benchmarks/step_regression.py before=/path/to/old after=. --rounds 3 --repeats 3
     python benchmarks/step_regression.py before=/path/to/old after=. --cases rigid_chain falling_link
     python benchmarks/step_regression.py --worker --repeats 3      # one process: JSON lines on stdout
+    python benchmarks/step_regression.py A=/a B=/b --path step --cases zahariev_six_link change_point_four_bar
     python benchmarks/step_regression.py before=/old after=. --output-every 1 100 --cases change_point_four_bar
 
+``--path run`` (the default) times the runs as a user makes them: fixed steps without a callback, so a model of the
+compiled element step takes its whole-run call between output rows (flexmb/solvers/element_run.py); ``--path
+step`` passes a callback that does nothing, so every step is one call from Python (step_backends.py
+CompiledElementNewton: the step-by-step path). ``--compile`` also times, per checkout and round, a first run in a
+process with empty numba caches (NUMBA_CACHE_DIR a new folder): numba's compile of every kernel the cases use.
 ``--output-every`` times each case at each of the given output intervals instead of its own (a row every
 step against one every 100: what a row costs); ``--cases`` keeps the cases whose label contains one of the words.
 """
@@ -28,6 +34,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -92,10 +99,14 @@ def _seed_case(stem: str):
     return case.build(params), settings
 
 
-def worker(repeats: int, every: list[int] | None = None, cases: list[str] | None = None) -> None:
+def _no_op(state, evaluation) -> None:
+    """A callback that does nothing: every step then returns to Python (``--path step``)."""
+
+
+def worker(repeats: int, every: list[int] | None = None, cases: list[str] | None = None, path: str = "run") -> None:
     """Time every case (those whose label contains one of ``cases``, None: all) ``repeats`` times after one
-    warm-up run, at each output interval of ``every`` (None: the case's own); one JSON line per case and
-    interval on stdout."""
+    warm-up run on ``path``, at each output interval of ``every`` (None: the case's own); one JSON line per case
+    and interval on stdout."""
     import flexmb as fm
 
     print(json.dumps({"flexmb": fm.__file__}), flush=True)
@@ -103,7 +114,11 @@ def worker(repeats: int, every: list[int] | None = None, cases: list[str] | None
         if cases and not any(c in label for c in cases):
             continue
         model, settings = _case(stem, n)
+        if path == "step":
+            settings["callback"] = _no_op
+        t0 = time.process_time()
         fm.simulate(model, min(t_end, 0.05), **settings)  # numba's compile / cache load
+        print(json.dumps({"case": label, "first": time.process_time() - t0}), flush=True)
         for k in every or [None]:
             run = settings if k is None else {**settings, "output_every": k}
             times, steps, status = [], 0, ""
@@ -131,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("checkouts", nargs="*", help="LABEL=DIR")
     ap.add_argument("--rounds", type=int, default=3, help="processes per checkout (order swapped every round)")
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per case and process")
+    ap.add_argument("--path", choices=("run", "step"), default="run", help="whole-run calls or one call per step")
+    ap.add_argument("--compile", action="store_true", help="also time a first run on empty numba caches")
     ap.add_argument("--output-every", type=int, nargs="+", help="output intervals to time each case at (default: its own)")
     ap.add_argument("--cases", nargs="+", help="only the cases whose label contains one of these (default: all)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -138,22 +155,33 @@ def main(argv: list[str] | None = None) -> int:
     options = (["--output-every", *map(str, a.output_every)] if a.output_every else []) + \
         (["--cases", *a.cases] if a.cases else [])
     if a.worker:
-        worker(a.repeats, a.output_every, a.cases)
+        worker(a.repeats, a.output_every, a.cases, a.path)
         return 0
     checkouts = [(s.split("=", 1)[0], Path(s.split("=", 1)[1]).resolve()) for s in a.checkouts]
     ms: dict[tuple[str, str], list[float]] = {}
+    first: dict[str, list[float]] = {}
     for rnd in range(a.rounds):
         for label, d in checkouts[:: 1 if rnd % 2 == 0 else -1]:
             cmd, env = _command(d)
-            out = subprocess.run([*cmd, str(Path(__file__).resolve()), "--worker", "--repeats", str(a.repeats), *options],
-                                 capture_output=True, text=True, env=env, cwd=str(d))
+            worker_cmd = [*cmd, str(Path(__file__).resolve()), "--worker", "--repeats", str(a.repeats), "--path", a.path,
+                          *options]
+            if a.compile:  # a first run on empty caches: the compile seconds of the first case
+                with tempfile.TemporaryDirectory() as cache:
+                    cold = subprocess.run([*worker_cmd[:4], "0", *worker_cmd[5:]], capture_output=True, text=True,
+                                          env={**env, "NUMBA_CACHE_DIR": cache}, cwd=str(d))
+                seconds = [json.loads(x).get("first") for x in cold.stdout.splitlines()]
+                first.setdefault(label, []).append(sum(s for s in seconds if s is not None))
+                print(f"# round {rnd} {label}: first runs on empty caches {first[label][-1]:.1f} s", file=sys.stderr,
+                      flush=True)
+            out = subprocess.run(worker_cmd, capture_output=True, text=True, env=env, cwd=str(d))
             if out.returncode != 0:
                 print(out.stderr, file=sys.stderr)
                 return 1
             for line in out.stdout.splitlines():
                 r = json.loads(line)
-                if "flexmb" in r:
-                    print(f"# round {rnd} {label}: flexmb from {r['flexmb']}", file=sys.stderr, flush=True)
+                if "flexmb" in r or "first" in r:
+                    if "flexmb" in r:
+                        print(f"# round {rnd} {label}: flexmb from {r['flexmb']}", file=sys.stderr, flush=True)
                     continue
                 ms.setdefault((r["case"], label), []).extend(1e3 * s / max(r["steps"], 1) for s in r["seconds"])
                 print(f"#   {r['case']}: {r['steps']} steps, {r['status']}, ms/step "
@@ -165,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     for label in dict.fromkeys(case for case, _ in ms):
         cells = [f"{min(v):.4f} ({statistics.median(v):.4f})" if (v := ms.get((label, c))) else "-" for c, _ in checkouts]
         print(f"| {label} | " + " | ".join(cells) + " |")
+    if first:
+        print("\nfirst runs of all cases on empty numba caches, process s (compile and run), per round: "
+              + "; ".join(f"{c}: " + ", ".join(f"{s:.1f}" for s in first[c]) for c, _ in checkouts))
     return 0
 
 

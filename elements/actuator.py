@@ -65,7 +65,7 @@ from flexmb.elements.spring_damper import (
     length_rate_force,
     point_pair_arrays,
 )
-from flexmb.errors import ModelError, SolverError, StartWarning
+from flexmb.errors import SolverError, StartWarning
 
 if TYPE_CHECKING:  # type hints only
     from flexmb.builder.records import ActuatorSpec
@@ -73,7 +73,7 @@ if TYPE_CHECKING:  # type hints only
     from flexmb.model import Model
     from flexmb.state import State
 
-__all__ = ["ActuatorData", "ActuatorEvaluation", "Actuators", "FAMILY", "refuse_actuators"]
+__all__ = ["ActuatorData", "ActuatorEvaluation", "Actuators", "FAMILY"]
 
 START_GAP = 1e-6  # a start whose length differs from L(0) beyond this fraction of the model's size warns
 
@@ -381,17 +381,6 @@ class Actuators(PointPairDrawing, TwoNodeFamily):
                         f"{L0:.6g} m (at assembly {data.length0[e]:.6g} m); tolerance {data.tol[e]:.3g} m; penalty "
                         f"α = {KAPPA:g} m_ref / β' per step")
         return ["actuators (prescribed length, augmented Lagrangian, docs/actuator.md):"] + listing(rows, limit)
-
-
-def refuse_actuators(model: Model, who: str) -> None:
-    """Raise ModelError naming the first prescribed-length actuator of ``model``: ``who`` (a static or
-    modal solver) has no augmented-Lagrangian iteration to hold it."""
-    d = model.elements.get(FAMILY.name)
-    if d is not None and d.n:
-        raise ModelError(f"{who}: actuator '{d.names[0]}' prescribes a length that only the time integrator's augmented "
-                         "Lagrangian holds; this solver does not support prescribed-length actuators. Run the time "
-                         "integrator (flexmb.simulate), or replace the actuator by a stiff spring-damper "
-                         f"(ModelBuilder.add_spring_damper('{d.names[0]}', ..., stiffness=...)).")
 
 
 #: the registered instance (flexmb.elements.FAMILIES["actuator"])

@@ -6,7 +6,9 @@ arithmetic is in elements/coupling_kernels.py, which the compiled Newton steps c
 A coupling holds q_b = r q_a + c0 between two scalar coordinates of tree joints (C1): elastically, with
 a mesh stiffness k and damping c and the force f = k g + c ġ on the gap g = q_b - r q_a - c0 (C3), or
 rigidly, f the multiplier of an index-3 augmented Lagrangian as the rigid cut's (docs/rigid_cut.md):
-penalty α = κ m_ref / β' per step (C13), λ updated at every Newton iterate after the first (C11), the
+penalty α = κ m_ref / β' per step (C13), raised tenfold (up to 100 times) where the gap stagnates and a
+SolverError naming the coupling where it stays open at the largest penalty (the rigid cut's update
+(AL11), shared: docs/coupling.md §6, (C17)), λ updated at every Newton iterate after the first (C11), the
 step accepted when |g| is within its tolerance (C14), velocities and accelerations projected after it
 (C15). The coupling applies -f to q_b and r f to q_a (C2): the generalized force of ½ k g² (or of λ g).
 
@@ -15,7 +17,8 @@ row j of its joint's relative twist (C5)-(C6), so the coupling's node wrenches G
 (Bᵀ) to exactly f on q_b and -r f on q_a and nothing else, and its blocks (k GᵀG, C9) to exactly
 k [[r², -r], [-r, 1]] on (q_a, q_b) (C10). As an element family: four node slots (the two joints'
 parents and children), blocks over them (so the O(n) tree factor gives way to a matrix factor), no
-mass, internal state (λ, penalty, Newton phase, m_ref) used by the rigid ones. Output ``gap_rate_force``
+mass, internal state (the rigid cut's columns: λ, penalty, its largest value, Newton phase, last
+relative gap; then m_ref: elements/coupling_kernels.py) used by the rigid ones. Output ``gap_rate_force``
 (Result.couplings, rows named Result.coupling_names).
 """
 
@@ -28,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from flexmb.elements import coupling_kernels as kernels
-from flexmb.elements.coupling_kernels import KAPPA, LAM, MREF, N_STATE, PEN, PHASE
+from flexmb.elements.coupling_kernels import ESCALATION, KAPPA, LAM, MREF, N_STATE, PHASE, PREV, SMAX, S
 from flexmb.elements.family import (
     ElementData,
     ElementFamily,
@@ -42,14 +45,14 @@ from flexmb.elements.family import (
     ordered_sum,
     unstarted_state,
 )
-from flexmb.errors import ModelError
+from flexmb.errors import ModelError, SolverError
 
 if TYPE_CHECKING:  # type hints only
     from flexmb.engine.kinematics import Kinematics
     from flexmb.model import Model
     from flexmb.state import State
 
-__all__ = ["CouplingSpec", "CouplingData", "CouplingEvaluation", "Couplings", "FAMILY", "TOLERANCE", "refuse_rigid_couplings"]
+__all__ = ["CouplingSpec", "CouplingData", "CouplingEvaluation", "Couplings", "FAMILY", "TOLERANCE"]
 
 TOLERANCE = 1e-10  # (C14): the rigid couplings' closure tolerance, rad (translations: times the model's size)
 
@@ -101,7 +104,8 @@ class CouplingData(ElementData):
 @dataclass
 class CouplingEvaluation(FamilyEvaluation):
     """The couplings at one state: gap g, its rate ġ, force f, multiplier λ of this iterate and
-    penalty α (rigid ones; 0 elastic), the rows G (n_el, 24) of (C7)."""
+    penalty α (rigid ones; 0 elastic), the rows G (n_el, 24) of (C7), the size ``ell`` the gap is computed
+    from (C16), and ``alpha_next``, the next iterate's penalties where the Newton update raised them (AL11)."""
 
     g: np.ndarray | None = None
     gdot: np.ndarray | None = None
@@ -109,13 +113,16 @@ class CouplingEvaluation(FamilyEvaluation):
     lam: np.ndarray | None = None
     alpha: np.ndarray | None = None
     G: np.ndarray | None = None
+    ell: np.ndarray | None = None
+    alpha_next: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
 class CouplingPrep:
     """The couplings' indices in a model (Couplings.prepare): coordinates ua, ub (in u) and qa, qb
     (in q), the node slots with ground as N, each end's tree child, the ends' joint coordinates
-    split into translations and rotations (coupling_kernels module docstring)."""
+    split into translations and rotations (coupling_kernels module docstring), and the lever of the
+    position noise (C16): the model's size for a rotation q_b, else 1."""
 
     ua: np.ndarray
     ub: np.ndarray
@@ -129,6 +136,7 @@ class CouplingPrep:
     n_r: np.ndarray
     own_t: np.ndarray
     own_pos: np.ndarray
+    lever: np.ndarray
 
 
 class Couplings(ElementFamily):
@@ -202,8 +210,9 @@ class Couplings(ElementFamily):
                                  "them and let the coupling move the other, or remove the coupling.")
         N = model.n_nodes
         nodes = np.where(data.nodes < 0, N, data.nodes).astype(np.int64)
+        lever = np.where(np.asarray(model.rotation_u)[ub], model.size, 1.0) if n else np.zeros(0)  # (C16)
         return CouplingPrep(ua, ub, model.u_to_q[ua].astype(np.int64), model.u_to_q[ub].astype(np.int64), nodes,
-                            tree_child, t_idx, n_t, r_idx, n_r, own_t, own_pos)
+                            tree_child, t_idx, n_t, r_idx, n_r, own_t, own_pos, lever.astype(float))
 
     def dissipates(self, data: CouplingData) -> bool:
         return bool(np.any(data.c != 0.0))
@@ -221,23 +230,24 @@ class Couplings(ElementFamily):
         G = np.empty((n, 24))
         kernels.coupling_rows(kin.S, kin.x, prep.nodes, prep.tree_child, prep.t_idx, prep.n_t, prep.r_idx, prep.n_r,
                               prep.own_t, prep.own_pos, data.ratio, G)
-        g, gdot, force, lam, alpha, energy, power = (np.empty(n) for _ in range(7))
+        g, gdot, force, lam, alpha, energy, power, ell = (np.empty(n) for _ in range(8))
         st = self._internal(data, state)
-        kernels.coupling_forces(np.ascontiguousarray(state.q, dtype=float), np.ascontiguousarray(state.u, dtype=float),
-                                (prep.qa, prep.qb, prep.ua, prep.ub, data.ratio, data.offset, data.k, data.c, data.rigid,
-                                 prep.nodes), st, G, w, (g, gdot, force, lam, alpha, energy, power))
-        # (C16): the round-off of g, amplified by the penalty, as node motion
-        lever = np.where(model.rotation_u[prep.ub], model.size, 1.0)
-        mag = np.abs(state.q[prep.qb]) + np.abs(data.ratio * state.q[prep.qa]) + np.abs(data.offset)
-        noise = float(np.max(np.where(data.rigid, 16 * np.finfo(float).eps * KAPPA * mag * lever, 0.0), initial=0.0))
+        # (C16): the round-off of g, amplified by the penalty, as node motion (the kernel's noise)
+        _, _, noise = kernels.coupling_forces(
+            np.ascontiguousarray(state.q, dtype=float), np.ascontiguousarray(state.u, dtype=float),
+            (prep.qa, prep.qb, prep.ua, prep.ub, data.ratio, data.offset, data.k, data.c, data.rigid, prep.nodes,
+             prep.lever), st, G, w, (g, gdot, force, lam, alpha, energy, power, ell))
         return CouplingEvaluation(strain_energy=float(ordered_sum(energy)), dissipation=float(ordered_sum(power)),
-                                  position_noise=noise, g=g, gdot=gdot, force=force, lam=lam, alpha=alpha, G=G)
+                                  position_noise=float(noise), g=g, gdot=gdot, force=force, lam=lam, alpha=alpha, G=G,
+                                  ell=ell)
 
     def blocks(self, model: Model, data: CouplingData, prep: Any, fe: CouplingEvaluation, kin: Kinematics, ck: float,
                cc: float, cm: float, material_only: bool, exact_tangent: bool) -> np.ndarray:
-        """(C9): (ck k + cc c) GᵀG, rigid ck α GᵀG; exact (g is linear in the coordinates)."""
+        """(C9): (ck k + cc c) GᵀG, rigid ck α GᵀG with the next iterate's penalties (AL11); exact (g is
+        linear in the coordinates)."""
         out = np.empty((data.n, 24, 24))
-        kernels.coupling_blocks(fe.G, data.k, data.c, fe.alpha, data.rigid, float(ck), float(cc), out)
+        alpha = fe.alpha if fe.alpha_next is None else fe.alpha_next
+        kernels.coupling_blocks(fe.G, data.k, data.c, alpha, data.rigid, float(ck), float(cc), out)
         return out
 
     def output(self, model: Model, data: CouplingData, fe: CouplingEvaluation | None, name: str) -> np.ndarray:
@@ -248,20 +258,38 @@ class Couplings(ElementFamily):
 
     # ------------------------------------------------------------------ the augmented Lagrangian of the rigid ones
     def begin_step(self, model: Model, data: CouplingData, prep: Any, state: State, ctx: StepContext) -> np.ndarray:
-        """(C13): the step's penalty factor κ / β' and the first-iterate phase; λ stays the last step's."""
+        """(C13): the step's penalty factor κ / β', its largest value ESCALATION κ / β' (AL11) and the
+        first-iterate phase; λ stays the last step's."""
         st = self._internal(data, state).copy()
-        st[:, PEN] = np.where(data.rigid, KAPPA / ctx.bp, 0.0)
+        s = np.where(data.rigid, KAPPA / ctx.bp, 0.0)
+        st[:, S], st[:, SMAX], st[:, PREV] = s, ESCALATION * s, np.inf
         st[:, PHASE] = np.where(data.rigid, 0.0, -1.0)
         return st
 
     def newton_update(self, model: Model, data: CouplingData, prep: Any, fe: CouplingEvaluation,
-                      state: State) -> tuple[np.ndarray, bool]:
-        """(C11)'s multiplier for the next iterate; settled when every rigid coupling is within (C14)."""
-        st = self._internal(data, state).copy()
-        st[:, LAM] = np.where(data.rigid, fe.lam, 0.0)
-        st[:, PHASE] = np.where(data.rigid, np.maximum(st[:, PHASE], 0.0) + 1.0, -1.0)
-        settled = bool(np.all(~data.rigid | (np.abs(fe.g) <= data.tol)))
-        return st, settled
+                      state: State) -> tuple[np.ndarray, bool, bool]:
+        """(C11)'s multiplier for the next iterate, settled when every rigid coupling is within (C14), the
+        penalty raised where the gap stagnates (the rigid cuts' update, (AL3), (AL4), (AL11), (AL13):
+        kernels.coupling_update); SolverError naming a coupling whose gap stays open at its largest penalty."""
+        st = np.ascontiguousarray(self._internal(data, state), dtype=float)
+        nxt, alpha_next = np.empty_like(st), np.empty(data.n)
+        settled, changed, stuck = kernels.coupling_update(st, fe.lam, fe.g, fe.ell, data.rigid, data.tol, nxt, alpha_next)
+        if stuck >= 0:
+            raise self.stuck_error(data, fe, stuck, state.t)
+        if changed:
+            fe.alpha_next = alpha_next
+        return nxt, bool(settled), bool(changed)
+
+    @staticmethod
+    def stuck_error(data: CouplingData, fe: CouplingEvaluation, e: int, t: float) -> SolverError:
+        """The SolverError of coupling ``e`` whose gap stagnates open at its largest penalty (docs/coupling.md §6)."""
+        return SolverError(
+            f"t = {t:.6g}: coupling '{data.names[e]}' cannot hold {data.coordinate_b[e]} = {data.ratio[e]:g} "
+            f"{data.coordinate_a[e]} + {data.offset[e]:g}: its gap g stays at {fe.g[e]:.3e} (tolerance {data.tol[e]:.3g}) "
+            f"with the penalty at its largest (α = {fe.alpha[e]:.3g}) and force f = {fe.force[e]:.6g}: another constraint "
+            "on these coordinates fights it (a drive, a locked or very stiff joint, a rigid cut, an actuator or another "
+            f"coupling; docs/coupling.md §6). Remove the constraint that contradicts the coupling, or give the coupling "
+            f"a mesh stiffness (ModelBuilder.add_coupling('{data.names[e]}', ..., stiffness=...)) so that it yields.", t)
 
     def newton_failure(self, model: Model, data: CouplingData, prep: Any, fe: CouplingEvaluation, ev: Any) -> list[str]:
         """The rigid couplings left open (at most three, largest first)."""
@@ -298,7 +326,7 @@ class Couplings(ElementFamily):
         st[:, LAM] = np.where(data.rigid, fe.force, 0.0)
         st[:, PHASE] = -1.0
         rig = np.flatnonzero(data.rigid)
-        w = ctx.bp * fe.alpha[rig]
+        w = ctx.bp * (fe.alpha if fe.alpha_next is None else fe.alpha_next)[rig]  # the step's last factor
         J = self._rows(model, data, prep, ctx.free)
         solve = ctx.solve_projection if _elastic(model, data) and ctx.solve_projection is not None else ctx.solve
         for v, pass_lam in ((state.u, False), (state.udot, True)):
@@ -347,7 +375,7 @@ class Couplings(ElementFamily):
         """Close the rigid couplings, project the velocities, and set m_ref (C13) and the multipliers of
         the constrained accelerations λ0 = W⁻¹(c0 - Φ_q,f M̄⁻¹ r0) (docs/coupling.md §3)."""
         st = self._internal(data, state).copy()
-        st[:, LAM], st[:, PEN], st[:, PHASE] = 0.0, 0.0, -1.0
+        st[:, LAM], st[:, S], st[:, SMAX], st[:, PHASE] = 0.0, 0.0, 0.0, -1.0
         state.elements = {**state.elements, self.name: st}
         if not data.rigid.any():
             return
@@ -386,17 +414,6 @@ class Couplings(ElementFamily):
 
     def node_roles(self, model: Model, data: CouplingData) -> dict[int, list[str]]:
         return {}
-
-
-def refuse_rigid_couplings(model: Model, who: str) -> None:
-    """Raise ModelError naming the first rigid coupling of ``model``: ``who`` (a static or modal solver)
-    has no augmented-Lagrangian iteration, where a rigid coupling has neither stiffness nor force."""
-    d = model.elements.get(FAMILY.name)
-    if d is not None and d.rigid.any():
-        name = d.names[int(np.argmax(d.rigid))]
-        raise ModelError(f"{who}: coupling '{name}' is rigid, held only by the time integrator's augmented Lagrangian; "
-                         f"this solver does not support rigid couplings. Give it a mesh stiffness here "
-                         f"(ModelBuilder.add_coupling('{name}', ..., stiffness=...)).")
 
 
 def _elastic(model: Model, data: CouplingData) -> bool:

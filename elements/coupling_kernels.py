@@ -13,13 +13,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["LAM", "PEN", "PHASE", "MREF", "N_STATE", "KAPPA", "coordinate_row", "coupling_rows", "coupling_forces",
-           "coupling_blocks"]
+from flexmb.elements.rigid_cut_kernels import EPS, ESCALATION, KAPPA, PHASE, PREV, SMAX, S, rigid_cut_update
+from flexmb.elements.rigid_cut_kernels import N_STATE as CUT_STATE
 
-# internal state per coupling (State.elements["coupling"], (n, N_STATE)); docs/coupling.md §3
-LAM, PEN, PHASE, MREF = 0, 1, 2, 3  # multiplier λ, penalty factor s (α = s m_ref), Newton phase, m_ref (C13)
-N_STATE = 4
-KAPPA = 1e4  # (C13): α = κ m_ref / β', the rigid cut's factor (docs/rigid_cut.md (AL7))
+__all__ = ["LAM", "S", "SMAX", "PHASE", "PREV", "MREF", "N_STATE", "KAPPA", "coordinate_row", "coupling_rows",
+           "coupling_forces", "coupling_update", "coupling_blocks"]
+
+# internal state per coupling (State.elements["coupling"], (n, N_STATE)): the rigid cuts' columns
+# (elements/rigid_cut_kernels.py: the multiplier λ in column LAM, the penalty factor S (α = S m_ref), its
+# largest value in the step SMAX, the Newton phase PHASE, the last relative closure PREV), then m_ref (C13),
+# so that the rigid cuts' Newton update (AL3), (AL4), (AL11), (AL13) serves the couplings unchanged
+# (coupling_update); docs/coupling.md §3 and §6
+LAM = 0
+MREF = CUT_STATE
+N_STATE = CUT_STATE + 1
 
 
 @njit(cache=True)
@@ -112,25 +119,33 @@ def coupling_rows(S, x, nodes, tree_child, t_idx, n_t, r_idx, n_r, own_t, own_po
 
 @njit(cache=True)
 def coupling_forces(q, u, arrays, st, G, w, out):
-    """``arrays`` = (qa, qb, ua, ub, ratio, offset, k, c, rigid, nodes), ``out`` = (g, ġ, f, λ, α, energy,
-    power): (C2)-(C4), (C8), (C11)-(C12): per coupling the gap g = q_b - r q_a - c0, its rate ġ = u_b - r u_a,
-    the force f (elastic: k g + c ġ; rigid: λ + α g, the multiplier of this iterate λ = λ_st + α g after
-    the first (C11), λ alone once accepted), its node wrenches Gᵀ f added to w (N + 1, 6; residual
-    sense), the strain energy (½ k g², rigid λ g + ½ α g²) and dissipated power c ġ². Returns their sums."""
-    qa, qb, ua, ub, ratio, offset, k, c, rigid, nodes = arrays
-    g, gdot, force, lam, alpha, energy, power = out
+    """``arrays`` = (qa, qb, ua, ub, ratio, offset, k, c, rigid, nodes, lever), ``out`` = (g, ġ, f, λ, α,
+    energy, power, ell): (C2)-(C4), (C8), (C11)-(C12): per coupling the gap g = q_b - r q_a - c0, its rate
+    ġ = u_b - r u_a, the force f (elastic: k g + c ġ; rigid: λ + α g with α = S m_ref, the multiplier of
+    this iterate λ = λ_st + α g after the first (C11), λ_st where the coupling keeps its λ (PREV < 0,
+    docs/rigid_cut.md (AL13)), λ alone once accepted), its node wrenches Gᵀ f added to w (N + 1, 6;
+    residual sense), the strain energy (½ k g², rigid λ g + ½ α g²), the dissipated power c ġ² and ell,
+    the size |q_b| + |r q_a| + |c0| the gap is computed from. Returns (the sums of energy and power, the
+    position noise (C16): 16 eps κ' ell times ``lever`` (the model's size for a rotation q_b, else 1), κ'
+    = κ times the step's escalation (AL11))."""
+    qa, qb, ua, ub, ratio, offset, k, c, rigid, nodes, lever = arrays
+    g, gdot, force, lam, alpha, energy, power, ell = out
     E = 0.0
     P = 0.0
+    noise = 0.0
     for e in range(qa.size):
         g[e] = q[qb[e]] - ratio[e] * q[qa[e]] - offset[e]
         gdot[e] = u[ub[e]] - ratio[e] * u[ua[e]]
+        ell[e] = abs(q[qb[e]]) + abs(ratio[e] * q[qa[e]]) + abs(offset[e])
         if rigid[e]:
             ph = st[e, PHASE]
-            alpha[e] = st[e, PEN] * st[e, MREF]
-            lam[e] = st[e, LAM] + (alpha[e] * g[e] if ph >= 1 else 0.0)
+            alpha[e] = st[e, S] * st[e, MREF]
+            lam[e] = st[e, LAM] + (alpha[e] * g[e] if ph >= 1 and st[e, PREV] >= 0.0 else 0.0)
             force[e] = lam[e] + (alpha[e] * g[e] if ph >= 0 else 0.0)
             energy[e] = lam[e] * g[e] + 0.5 * alpha[e] * g[e] * g[e]
             power[e] = 0.0
+            grown = ESCALATION * st[e, S] / st[e, SMAX] if st[e, SMAX] > 0 else 0.0  # κ'/κ (AL11)
+            noise = max(noise, 16 * EPS * KAPPA * grown * ell[e] * lever[e])
         else:
             alpha[e] = 0.0
             lam[e] = 0.0
@@ -143,7 +158,34 @@ def coupling_forces(q, u, arrays, st, G, w, out):
             node = nodes[e, slot]
             for i in range(6):
                 w[node, i] += G[e, 6 * slot + i] * force[e]
-    return E, P
+    return E, P, noise
+
+
+@njit(cache=True)
+def coupling_update(st, lam, g, ell, rigid, tol, nxt, alpha_next):
+    """The Newton update of the couplings after an iterate: the rigid cuts' (rigid_cut_kernels.rigid_cut_update,
+    docs/rigid_cut.md (AL3), (AL4), (AL11), (AL13)) on each rigid coupling's one row, the gap g against ``tol``
+    (C14), ``ell`` its size (round-off): the next state into ``nxt`` (λ of this iterate, the phase advanced, the
+    penalty raised tenfold where the gap stagnates, up to SMAX) and the next matrix's penalties α = S m_ref into
+    ``alpha_next`` (n,); elastic couplings keep no state (λ 0, phase -1). Returns (settled: every rigid coupling
+    within its tolerance, changed: a penalty grew, the first stuck coupling or -1: open, its gap stagnating at
+    the largest penalty)."""
+    n = st.shape[0]
+    lam6, phi6, scale6, a6 = np.zeros((n, 6)), np.zeros((n, 6)), np.zeros((n, 6)), np.empty((n, 6))
+    mask = np.zeros((n, 6), dtype=np.bool_)
+    for e in range(n):
+        if rigid[e]:
+            mask[e, 0] = True
+            lam6[e, 0] = lam[e]
+            phi6[e, 0] = g[e]
+            scale6[e, 0] = st[e, MREF]
+    settled, changed, stuck = rigid_cut_update(st, lam6, phi6, mask, scale6, tol, np.full(n, np.inf), ell, nxt, a6)
+    for e in range(n):
+        alpha_next[e] = a6[e, 0]
+        if not rigid[e]:
+            nxt[e, LAM] = 0.0
+            nxt[e, PHASE] = -1.0
+    return settled, changed, stuck
 
 
 @njit(cache=True)

@@ -100,7 +100,7 @@ from flexmb.elements.family import (
 )
 from flexmb.elements.rigid_cut_kernels import ESCALATION, KAPPA, LAM, N_STATE, PHASE, PREV, SMAX, S
 from flexmb.elements.rigid_cut_start import rigid_cut_defaults
-from flexmb.errors import ModelError, SolverError, StartWarning
+from flexmb.errors import SolverError, StartWarning
 
 if TYPE_CHECKING:  # type hints only
     from flexmb.builder.records import RigidCutSpec
@@ -108,8 +108,7 @@ if TYPE_CHECKING:  # type hints only
     from flexmb.model import Model
     from flexmb.state import State
 
-__all__ = ["RigidCutData", "RigidCutEvaluation", "RigidCuts", "FAMILY", "KAPPA", "ESCALATION", "TOLERANCE", "model_size",
-           "refuse_rigid_cuts"]
+__all__ = ["RigidCutData", "RigidCutEvaluation", "RigidCuts", "FAMILY", "KAPPA", "ESCALATION", "TOLERANCE", "model_size"]
 
 TOLERANCE = 1e-10  # (AL4): the default closure tolerance, relative to the model's size (rotations: rad)
 
@@ -491,17 +490,6 @@ def _elastic(model: Model, own: str) -> bool:
 
     return bool(model.spring_u.size) or any(n != own and n in FAMILIES and FAMILIES[n].has_blocks and d.n
                                             for n, d in model.elements.items())
-
-
-def refuse_rigid_cuts(model: Model, who: str) -> None:
-    """Raise ModelError naming the first rigid cut of ``model``: ``who`` (a static or modal solver)
-    has no augmented-Lagrangian iteration, where a rigid cut has neither stiffness nor force."""
-    rc = model.elements.get(FAMILY.name)
-    if rc is not None and rc.n:
-        raise ModelError(f"{who}: rigid cut '{rc.names[0]}' is held only by the time integrator's augmented Lagrangian; "
-                         f"this solver does not support rigid cuts. Model the cut as a stiff bushing here "
-                         f"(ModelBuilder.add_bushing('{rc.names[0]}', ..., stiffness=...)), or use flexmb.analysis.rigid "
-                         "for the rigid mechanism.")
 
 
 def _pinv(W: np.ndarray) -> np.ndarray:

@@ -7,7 +7,8 @@ Two kinds of element (``mode``):
 
 * AXIS, a torsion spring-damper about a unit axis e carried by node a: its angle φ is the angle, about e,
   of a reference vector carried by node b against the same vector carried by node a (R1)-(R3), measured
-  from the assembly configuration and taken on the branch nearest the rest angle; its rate φ' = g·(ω_b -
+  from the assembly configuration and taken within half a turn of the last accepted step's angle (the
+  element state, (R3a): the turns are counted); its rate φ' = g·(ω_b -
   ω_a) (R4)-(R5); the torque T = k (φ - φ0) + c φ' + T0 (R6), or a torque law T = f(φ, φ', t) (R15), acts
   as the moments -g T on node a and g T on node b (R7).
 * FREE, an isotropic rotational spring-damper on the relative rotation vector ψ = log(R_b C R_aᵀ) (R8):
@@ -18,14 +19,14 @@ dissipated, as a spring-damper's force law). The blocks of the iteration matrix 
 (symmetric positive semi-definite), the symmetric part of the complete tangent (R14) for the exact tangent.
 
 As an element family (flexmb.elements): two nodes per element (node a may be ground), a loop edge, blocks
-over its two nodes, no mass, no internal state. Output ``angle_rate_torque`` recorded with the
+over its two nodes, no mass, internal state: the reference angle of (R3) (column REF, updated by end_step,
+(R3a)). Output ``angle_rate_torque`` recorded with the
 spring-dampers (Result.spring_dampers after their rows, named by Result.spring_damper_names); drawn as a
 line between the two node origins (PointPairDrawing) of cell kind ``rotational_spring_damper``.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -44,7 +45,7 @@ from flexmb.elements.family import (
     listing,
     ordered_sum,
 )
-from flexmb.elements.spring_damper import PointPairDrawing, law_failure
+from flexmb.elements.spring_damper import PointPairDrawing, finite_law_value, law_failure
 from flexmb.errors import ModelError, SolverError
 from flexmb.timefunctions import derivative
 
@@ -98,6 +99,10 @@ class RotationalSpringDamperData(ElementData):
     law_tangent: tuple = ()  # per element (∂T/∂φ, ∂T/∂φ')(φ, φ', t) or None: complex steps       (n_el)
     laws: np.ndarray | None = None  # the indices of the elements with a torque law               (n_law)
 
+    def initial_state(self) -> np.ndarray:
+        """(n_el, 1): the reference angle REF of (R3) at assembly, the rest angle (the branch nearest it)."""
+        return np.array(self.rest, dtype=float).reshape(-1, 1)
+
 
 @dataclass
 class RotationalSpringDamperEvaluation(FamilyEvaluation):
@@ -123,24 +128,26 @@ def perpendicular(e: np.ndarray) -> np.ndarray:
     return u / np.linalg.norm(u)
 
 
-def kernel_arrays(data: RotationalSpringDamperData, prep: tuple[np.ndarray, np.ndarray]) -> tuple:
-    """The kernels' ``rot`` (rotational_forces): (ia, ib, mode, ea, ua, ub, C, k, c, rest, T0), ends from ``prep``."""
+def kernel_arrays(data: RotationalSpringDamperData, prep: tuple[np.ndarray, np.ndarray],
+                  ref: np.ndarray | None = None) -> tuple:
+    """The kernels' ``rot`` (rotational_forces): (ia, ib, mode, ea, ua, ub, C, k, c, rest, T0, ref), ends from
+    ``prep``, ``ref`` the reference angles of (R3) (the element state's column REF; None: the rest angles, the
+    state at assembly)."""
+    ref = np.array(data.rest, dtype=float) if ref is None else np.ascontiguousarray(ref, dtype=float)
     return (prep[0], prep[1], np.asarray(data.mode, dtype=np.int64), data.ea, data.ua, data.ub, data.C, data.k, data.c,
-            data.rest, data.T0)
+            data.rest, data.T0, ref)
+
+
+REF = 0
+"""The column of the element state (State.elements["rotational_spring_damper"], (n_el, 1)): the angle φ of the last
+accepted step, the reference of (R3) that carries the turns from step to step (rest at assembly; AXIS only)."""
 
 
 def law_value(data: RotationalSpringDamperData, e: int, phi: float, rate: float, t: float) -> float:
     """Element ``e``'s torque law at (φ, φ', t) (R15) as a float; SolverError naming it if not finite."""
-    value = data.law[e](phi, rate, t)
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        f = math.nan
-    if not math.isfinite(f):
-        raise SolverError(f"t = {t:.6g}: rotational spring-damper '{data.names[e]}': its torque law at angle {phi:.6g} "
-                          f"rad, rate {rate:.6g} rad/s gives {value!r}, not a finite torque [N m] "
-                          "(docs/rotational_spring_damper.md (R15))", t, hint="give a law that is finite over the motion")
-    return f
+    return finite_law_value(data.law[e](phi, rate, t), t, f"rotational spring-damper '{data.names[e]}': its torque law at "
+                            f"angle {phi:.6g} rad, rate {rate:.6g} rad/s",
+                            "torque [N m] (docs/rotational_spring_damper.md (R15))")
 
 
 def law_tangent(data: RotationalSpringDamperData, e: int, phi: float, rate: float, t: float) -> tuple[float, float]:
@@ -177,6 +184,7 @@ class RotationalSpringDampers(PointPairDrawing, TwoNodeFamily):
     label = "rotational spring-damper"
     plural = "rotational spring-dampers"
     has_blocks = True
+    has_state = True  # the reference angle of (R3), the last accepted step's: the turns are counted (end_step)
     outputs = (Output("angle_rate_torque", ("rotational_spring_damper_angle", "rotational_spring_damper_rate",
                                             "rotational_spring_damper_torque"),
                       "about an axis: angle φ [rad], its rate φ' [rad/s] and torque T [N m] (R3), (R4), (R6); isotropic: "
@@ -224,7 +232,8 @@ class RotationalSpringDampers(PointPairDrawing, TwoNodeFamily):
         ia, ib = prep
         n = data.n
         g, angle, rate, torque, energy, power = np.empty((n, 3)), *(np.empty(n) for _ in range(5))
-        bad = kernels.rotational_forces(kin.R, kin.V, kernel_arrays(data, prep), w, (g, angle, rate, torque, energy, power))
+        bad = kernels.rotational_forces(kin.R, kin.V, kernel_arrays(data, prep, self.reference(data, state)), w,
+                                        (g, angle, rate, torque, energy, power))
         if bad >= 0:
             raise degenerate(data, bad, state.t)
         k, c = data.k, data.c
@@ -237,6 +246,19 @@ class RotationalSpringDampers(PointPairDrawing, TwoNodeFamily):
                 w[ia[e], 3:] -= g[e] * f  # (R7); row N (ground) is discarded
                 w[ib[e], 3:] += g[e] * f
         return self.evaluation(kin.R, kin.V, g, angle, rate, torque, energy, power, k, c)
+
+    @staticmethod
+    def reference(data: RotationalSpringDamperData, state: State) -> np.ndarray:
+        """The reference angles of (R3) in ``state`` (n_el,): its element state's REF column, or the rest angles."""
+        st = state.elements.get(FAMILY.name) if state.elements else None
+        return np.array(data.rest, dtype=float) if st is None else np.ascontiguousarray(np.asarray(st)[:, REF], dtype=float)
+
+    def end_step(self, model: Model, data: RotationalSpringDamperData, prep: Any, fe: RotationalSpringDamperEvaluation,
+                 state: State, ctx: Any) -> None:
+        """(R3a): the accepted angle of every AXIS element becomes its reference for the next step (the turns carried)."""
+        st = self.reference(data, state)
+        st = np.where(np.asarray(data.mode) == kernels.AXIS, fe.angle, st).reshape(-1, 1)
+        state.elements = {**state.elements, self.name: st}
 
     @staticmethod
     def evaluation(R: np.ndarray, V: np.ndarray, g: np.ndarray, angle: np.ndarray, rate: np.ndarray, torque: np.ndarray,

@@ -81,9 +81,9 @@ def inverse_left_jacobian(psi, J):
 
 
 @njit(cache=True)
-def _axis_angle(Ra, Rb, ea, ua, ub, rest, g, basis):
-    """(R1)-(R5) of one AXIS element: its angle (nearest rest (R3)) and ρ; g (3) ∂φ/∂θ_b; basis (4, 3)
-    = (e, u, v, u_b) global."""
+def _axis_angle(Ra, Rb, ea, ua, ub, ref, g, basis):
+    """(R1)-(R5) of one AXIS element: its angle (within half a turn of the reference angle ``ref``: the last
+    accepted step's, (R3)) and ρ; g (3) ∂φ/∂θ_b; basis (4, 3) = (e, u, v, u_b) global."""
     for i in range(3):
         basis[0, i] = Ra[i, 0] * ea[0] + Ra[i, 1] * ea[1] + Ra[i, 2] * ea[2]
         basis[1, i] = Ra[i, 0] * ua[0] + Ra[i, 1] * ua[1] + Ra[i, 2] * ua[2]
@@ -97,23 +97,24 @@ def _axis_angle(Ra, Rb, ea, ua, ub, rest, g, basis):
     ss = wb[0] * v[0] + wb[1] * v[1] + wb[2] * v[2]
     h = wb[0] * e[0] + wb[1] * e[1] + wb[2] * e[2]
     r2 = cc * cc + ss * ss
-    d = math.atan2(ss, cc) - rest
-    d -= 2.0 * math.pi * math.floor((d + math.pi) / (2.0 * math.pi))  # (R3): the branch nearest the rest angle
+    d = math.atan2(ss, cc) - ref
+    d -= 2.0 * math.pi * math.floor((d + math.pi) / (2.0 * math.pi))  # (R3): the branch nearest the reference
     if r2 > 0.0:
         f = h / r2
         for i in range(3):
             g[i] = e[i] - f * (cc * u[i] + ss * v[i])  # (R5)
-    return rest + d, math.sqrt(r2)
+    return ref + d, math.sqrt(r2)
 
 
 @njit(cache=True)
 def rotational_forces(R, V, rot, w, out):
     """Every rotational spring-damper at the node orientations R and twists V, ``rot`` = (ia, ib, mode, ea, ua, ub,
-    C, k, c, rest, T0) its arrays (ends ia, ib, N = ground; the fields of RotationalSpringDamperData): (R1)-(R5) or
+    C, k, c, rest, T0, ref) its arrays (ends ia, ib, N = ground; the fields of RotationalSpringDamperData, then the
+    reference angles of (R3): the element state, the angles of the last accepted step): (R1)-(R5) or
     (R8), the torque (R6) or (R10) into ``out`` = (g, angle, rate, torque, energy, power), its node moments (R7)
     added to w, its energy and dissipated power (R11). An AXIS element whose reference vector ρ falls below
     RHO_MIN (R12) adds nothing (all its values zero). Returns the first such element, or -1."""
-    ia, ib, mode, ea, ua, ub, C, k, c, rest, T0 = rot
+    ia, ib, mode, ea, ua, ub, C, k, c, rest, T0, ref = rot
     g, angle, rate, torque, energy, power = out
     N = R.shape[0]
     bad = -1
@@ -125,7 +126,7 @@ def rotational_forces(R, V, rot, w, out):
         for i in range(3):  # the relative angular velocity ω_b - ω_a
             wr[i] = V[b, 3 + i] - (0.0 if a == N else V[a, 3 + i])
         if mode[e] == 0:  # AXIS
-            phi, rho = _axis_angle(Ra, R[b], ea[e], ua[e], ub[e], rest[e], g[e], basis)
+            phi, rho = _axis_angle(Ra, R[b], ea[e], ua[e], ub[e], ref[e], g[e], basis)
             if rho < RHO_MIN:  # (R12)
                 if bad < 0:
                     bad = e

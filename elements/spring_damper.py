@@ -53,8 +53,8 @@ if TYPE_CHECKING:  # type hints only
     from flexmb.model import Model
     from flexmb.state import State
 
-__all__ = ["PointPairData", "PointPairEvaluation", "point_pair_arrays", "length_rate_force", "law_failure", "SpringDamperData",
-           "SpringDamperEvaluation", "SpringDampers", "FAMILY", "L_MIN", "too_short"]
+__all__ = ["PointPairData", "PointPairEvaluation", "point_pair_arrays", "length_rate_force", "law_failure", "finite_law_value",
+           "SpringDamperData", "SpringDamperEvaluation", "SpringDampers", "FAMILY", "L_MIN", "too_short"]
 
 #: (S11): an element shorter than this fraction of its length at assembly has no direction: the iterate fails
 L_MIN = 1e-8
@@ -144,18 +144,25 @@ class SpringDamperEvaluation(PointPairEvaluation):
     c: np.ndarray | None = None
 
 
-def law_value(data: SpringDamperData, e: int, l: float, ldot: float, t: float) -> float:
-    """Element ``e``'s force law at (l, l', t) (S12) as a float; SolverError naming it if not finite."""
-    value = data.law[e](l, ldot, t)
+def finite_law_value(value: Any, t: float, at: str, finite: str) -> float:
+    """A force or torque law's result ``value`` as a float (S12); a SolverError at time ``t`` if it is not a
+    finite number: ``at`` names the element, its law and where it was taken, ``finite`` what the value is (its
+    unit and equation). Spring-dampers' force laws and rotational spring-dampers' torque laws (R15)."""
     try:
         f = float(value)
     except (TypeError, ValueError):
         f = math.nan
     if not math.isfinite(f):
-        raise SolverError(f"t = {t:.6g}: spring-damper '{data.names[e]}': its force law at length {l:.6g} m, rate "
-                          f"{ldot:.6g} m/s gives {value!r}, not a finite tension [N] (docs/spring_damper.md (S12))", t,
+        raise SolverError(f"t = {t:.6g}: {at} gives {value!r}, not a finite {finite}", t,
                           hint="give a law that is finite over the motion")
     return f
+
+
+def law_value(data: SpringDamperData, e: int, l: float, ldot: float, t: float) -> float:
+    """Element ``e``'s force law at (l, l', t) (S12) as a float; SolverError naming it if not finite."""
+    return finite_law_value(data.law[e](l, ldot, t), t,
+                            f"spring-damper '{data.names[e]}': its force law at length {l:.6g} m, rate {ldot:.6g} m/s",
+                            "tension [N] (docs/spring_damper.md (S12))")
 
 
 def law_tangent(data: SpringDamperData, e: int, l: float, ldot: float, t: float) -> tuple[float, float]:

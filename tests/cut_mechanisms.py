@@ -12,17 +12,17 @@ each checked against its closed form or exact solution, given below).
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 
 import flexmb as fm
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from n_four_bar_model import n_four_bar, rod_inertia  # noqa: E402, F401 - the A02 model the benchmarks time too
+
 Z = (0.0, 0.0, 1.0)
-
-
-def rod_inertia(m: float, length: float, e) -> np.ndarray:
-    """Inertia of a uniform rod of mass m and length ``length`` along the unit vector e, about its centre."""
-    e = np.asarray(e, float) / np.linalg.norm(e)
-    return m * length**2 / 12 * (np.eye(3) - np.outer(e, e))
 
 
 def ramp(theta_s: float, W: float, T: float):
@@ -217,42 +217,6 @@ def slider_crank(cut: str = "elastic", theta: float = 0.6, r: float = 0.2, ell: 
 
 
 # ------------------------------------------------------------------------------------------ IFToMM A02
-def n_four_bar(N: int, cut: str = "rigid", x0: float = 0.0, scale: float = 1.0, k: float = 1e9,
-               g: float = 9.81, theta0: float = np.pi / 2) -> fm.Model:
-    """The IFToMM benchmark A02, the N-four-bar mechanism: N parallelogram windows side by side in the
-    x-y plane, 2N + 1 uniform rods of length L = ``scale`` and mass ``scale``³ kg (Froude-similar copies
-    for scale != 1), gravity -y. Cranks i = 0..N turn about z at (x0 + i L, 0), upright at the start;
-    coupler j = 1..N lies on top of window j from the tip of crank j-1, and window j is cut where coupler
-    j meets crank j's tip: ``cut`` "rigid" (add_rigid_cut) or "elastic" (a revolute bushing of stiffness
-    k, k L² on the tilts, default damping). B0, crank 0's tip, starts with x-velocity √scale m/s (1 m/s
-    at scale 1): every crank turns at -1/√scale rad/s and the couplers translate. The rods are
-    horizontal, where the mechanism gains N degrees of freedom, whenever the cranks' angle is kπ.
-    ``theta0``: the cranks' angle from +x at the start (upright, π/2, as in Exudyn's IFToMM example; the
-    x-velocity of B0 sets the cranks' rate -√scale/(L sin θ0))."""
-    L, m = scale, scale**3
-    w = 1.0 / (np.sqrt(scale) * np.sin(theta0))
-    e = np.array([np.cos(theta0), np.sin(theta0), 0.0])
-    mb = fm.ModelBuilder(gravity=(0.0, -g, 0.0))
-    for i in range(N + 1):
-        O = np.array([x0 + i * L, 0.0, 0.0])
-        mb.add_node(f"crank{i}", O)
-        mb.add_body(f"crank{i}", f"crank{i}", m, L / 2 * e, rod_inertia(m, L, e))
-        mb.add_joint(f"O{i}", "revolute", "ground", f"crank{i}", point=O, axis=Z, u0=-w)
-    for j in range(1, N + 1):
-        P = np.array([x0 + (j - 1) * L, 0.0, 0.0]) + L * e
-        mb.add_node(f"coupler{j}", P)
-        mb.add_body(f"coupler{j}", f"coupler{j}", m, (L / 2, 0.0, 0.0), rod_inertia(m, L, (1, 0, 0)))
-        mb.add_joint(f"A{j}", "revolute", f"crank{j - 1}", f"coupler{j}", point=P, axis=Z, u0=w)
-    for j in range(1, N + 1):
-        P = np.array([x0 + j * L, 0.0, 0.0]) + L * e
-        if cut == "rigid":
-            mb.add_rigid_cut(f"cut{j}", f"coupler{j}", f"crank{j}", point=P, free_rotation="z")
-        else:
-            mb.add_bushing(f"cut{j}", f"coupler{j}", f"crank{j}", stiffness=[k, k, k, k * L**2, k * L**2, 0.0], point=P,
-                           free_rotation="z")
-    return mb.compile()
-
-
 def n_four_bar_angle(N: int, t: np.ndarray, scale: float = 1.0, g: float = 9.81, theta0: float = np.pi / 2) -> np.ndarray:
     """The exact crank angle θ(t) of :func:`n_four_bar` (from +x, θ(0) = θ0): the one-degree-of-freedom
     motion of the parallelogram branch, (N+1)/3 m L² θ'' + N m L² θ'' = -((N+1)/2 + N) m g L cos θ, solved

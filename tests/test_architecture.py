@@ -376,9 +376,6 @@ point, simulate, has 15 (docs/architecture.md, P6)."""
 # Functions over either bound that take their arrays one by one still, each to group them in named
 # structures as the beam kernels do. The list only shrinks: a new function groups its arrays from the start.
 OVER_12_PARAMETERS_FOR_NOW = {
-    "flexmb/solvers/cut_projection.py::end_cuts",
-    "flexmb/solvers/element_step.py::element_iterate", "flexmb/solvers/element_step.py::element_matrix",
-    "flexmb/solvers/element_step.py::element_newton_step",
     "elements/rigid_cut_kernels.py::rigid_cut_forces",
 }
 

@@ -11,8 +11,8 @@ large constrained models with the constraint forces' and the weights' stiffness 
 * a gear pair held by a rigid coupling, a spring on one shaft: ω² = k / (J_a + r² J_b);
 * a pendulum held by a prescribed-length actuator has no degree of freedom (refused by name); a rod
   hanging from it swings at ω² = 3g / (2ℓ);
-* 22 such four-bars side by side (66 free coordinates: the assembled tangent): the same equilibrium and
-  frequency as one, Newton converging quadratically.
+* 22 such four-bars side by side (66 free coordinates: statics' assembled tangent, the modes' grouped one):
+  the same equilibrium and frequency as one, Newton converging quadratically.
 
 Tolerances: the hand frequency to 1e-6 relative (the brief's bound; the central differences of the
 tangent, step 1e-6, are accurate to about 1e-10 of the force scale), poses to 1e-9 rad (the static solve's
@@ -172,8 +172,8 @@ def test_stiff_bushings_approach_the_rigid_cut_as_one_over_k() -> None:
     """Closed by a bushing of stiffness k instead, its lowest frequency tends to the rigid cut's: the
     bushing's compliance adds 1/k to the loop's, ten times the stiffness, a tenth of the difference. The
     bushing models are linearised by :func:`constrained_modes` too (no rows: the central-difference tangent
-    of (MO6), with the preloaded bushing's geometric stiffness and gravity's, which the assembled tangent
-    of ``natural_frequencies``' elastic path leaves out: docs/modal.md §4)."""
+    of (MO6), with the preloaded bushing's geometric stiffness and gravity's, as ``natural_frequencies``'
+    own path for them: docs/modal.md §3, tests/test_modal.py)."""
     th, f_hand = hand_frequency()
     rigid = four_bar().compile()
     f_rigid = natural_frequencies(rigid, static_equilibrium(rigid).state, n_modes=1)[0][0]
@@ -245,9 +245,10 @@ N_LOOPS = 22  # 66 free coordinates: above FD_TANGENT_LIMIT
 
 
 def test_many_four_bars_converge_quadratically_to_the_small_models_equilibrium() -> None:
-    """N_LOOPS four-bars side by side in parallel planes (the assembled tangent with the cuts' geometric
-    stiffness and the weights', docs/statics.md (ST10)): each at the crank angle of one alone (the
-    central-difference tangent), its N_LOOPS frequencies that of one alone, and the last
+    """N_LOOPS four-bars side by side in parallel planes (statics: the assembled tangent with the cuts' geometric
+    stiffness and the weights', docs/statics.md (ST10); modes: the grouped differences, docs/modal.md (MO10)):
+    each at the crank angle of one alone (the central-difference tangent), its N_LOOPS frequencies that of
+    one alone, and the last
     iterates of each Newton solve converging quadratically: r_{k+1} ≤ C r_k² / F (F the force scale)."""
     mb = None
     for i in range(N_LOOPS):
@@ -269,5 +270,5 @@ def test_many_four_bars_converge_quadratically_to_the_small_models_equilibrium()
                 checked += 1
     assert checked >= 2
     res = constrained_modes(model, eq.state, n_modes=N_LOOPS)
-    assert res.tangent == "assembled" and res.dof == N_LOOPS
+    assert res.tangent == "grouped" and res.dof == N_LOOPS
     np.testing.assert_allclose(res.frequencies, f_hand, rtol=1e-6)

@@ -1,5 +1,6 @@
-"""The models of benchmarks/peer_loops.py (no timing here): its copy of the A02 N-four-bar builds the same
-flexmb model as tests/cut_mechanisms.n_four_bar, its exact motion is n_four_bar_angle's, and its exudyn
+"""The models of benchmarks/peer_loops.py (no timing here): its A02 N-four-bar (fm_n_four_bar, its arguments
+passed to benchmarks/n_four_bar_model.n_four_bar) builds the same flexmb model as tests/cut_mechanisms.n_four_bar
+called as the tests call it, its exact motion is n_four_bar_angle's, and its exudyn
 models (when the benchmark-only exudyn is installed) follow that exact motion."""
 
 import math

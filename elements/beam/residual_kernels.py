@@ -18,6 +18,14 @@ __all__ = ["residual", "residual_and_mass_forces", "mass_forces", "mass_pattern"
 
 
 @njit(cache=True, inline="always")
+def _node_pair(v, ia, ib, out):
+    """out (12) = (v[ia], v[ib]): the rows (6 each) of the element's two nodes ia, ib in ``v`` (N, 6) (node
+    velocities or accelerations), copied in place (no views)."""
+    for i in range(6):
+        out[i], out[6 + i] = v[ia, i], v[ib, i]
+
+
+@njit(cache=True, inline="always")
 def _corotated(x, R, beam, e, Rr, p, Bl, k, work):
     """Co-rotated frame Rr[k] (3,3), local deformations p[k] (7), Bl[k] (7,12) and Wr (3,12)
     (eq. 1–4) of element e of ``beam`` (BeamArrays) at node positions x and orientations R; returns
@@ -247,8 +255,7 @@ def _residual_range(lo, hi, beam, motion, g, load_factor, F, out, acc, Fm):
     mg = np.empty(3)
     for e in range(lo, hi):
         ia, ib = a[e], b[e]
-        for i in range(6):
-            Ve[i], Ve[6 + i] = V[ia, i], V[ib, i]
+        _node_pair(V, ia, ib, Ve)
         chord[e] = _corotated(x, R, beam, e, frames, p_out, Bl_out, e, work)
         for i in range(7):
             pe[i] = p_out[e, i]
@@ -307,8 +314,7 @@ def _residual_range(lo, hi, beam, motion, g, load_factor, F, out, acc, Fm):
             Pl[i] = 0.0
             fl_[i] = 0.0
         if with_acc:  # the mass forces' local accelerations (mass_forces: Rr^T blockwise)
-            for i in range(6):
-                Ae[i], Ae[6 + i] = acc[ia, i], acc[ib, i]
+            _node_pair(acc, ia, ib, Ae)
             _rot_blocks(frames, e, Ae, al, True)
             for i in range(12):
                 ml[i] = 0.0
@@ -417,9 +423,7 @@ def _mass_forces_range(lo, hi, a, b, frames, Mnz, nz_r, nz_c, acc, F):
     t1 = np.empty(12)
     t2 = np.empty(12)
     for e in range(lo, hi):
-        ia, ib = a[e], b[e]
-        for i in range(6):
-            Ae[i], Ae[6 + i] = acc[ia, i], acc[ib, i]
+        _node_pair(acc, a[e], b[e], Ae)
         _rot_blocks(frames, e, Ae, t1, True)
         _local_mass_times(Mnz, e, nz_r, nz_c, t1, t2)
         _rot_blocks(frames, e, t2, F[e], False)

@@ -9,27 +9,42 @@ constrained model need beyond the assembled element stiffness.
 * :func:`geometric_stiffness`: K_geo = ∂g/∂q at fixed f (MO3), central differences along the Lie-group
   retraction, each needing only the kinematics and the constrained families' rows (no element forces);
   optionally with the stiffness of the rigid bodies' weights and the nodal loads (MO4), which the
-  assembled element tangent does not have.
+  assembled element tangent does not have;
+* :func:`static_tangent`: the full derivative ∂r₀/∂q of the static residual without the constraints (MO9),
+  sparse, by central differences grouped over columns whose rows do not overlap (MO10), checked along one
+  direction (MO11), the beams' consistent tangent assembled and their elastic wrenches held in the
+  differences: the stiffness of the elements, the joint springs, and the geometric stiffness of the
+  weights, the loads and the preloaded elements, which the assembled tangent leaves out.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
+import scipy.sparse as sp
 
 from flexmb.elements import loads as load_kernels
-from flexmb.engine.assembly import Assembler, Evaluation
+from flexmb.engine.assembly import Assembler, Evaluation, _add_blocks
 from flexmb.engine.kinematics import KinematicsBuffers
 from flexmb.model import Model
 from flexmb.solvers.statics_constraints import ROW_CUTOFF, StaticConstraints, _rows, _scales
 from flexmb.state import State
 
-__all__ = ["ConstraintMatrix", "FD_STEP", "constraint_force", "constraint_matrix", "geometric_stiffness"]
+__all__ = ["ASSEMBLED", "CHECK_TOL", "ConstraintMatrix", "FD_STEP", "StaticTangent", "constraint_force", "constraint_matrix",
+           "geometric_stiffness", "static_tangent"]
 
 #: (MO3): the central-difference step of the geometric stiffness along the retraction [rad or m]: its
 #: truncation error is of order FD_STEP² of the curvature terms, its round-off ε / FD_STEP of the forces
 FD_STEP = 1e-6
+#: (MO10): element families whose consistent tangent (their ``exact_tangent`` blocks) is the whole derivative of
+#: their node wrenches: assembled, their wrenches held fixed in the differences (a fine beam mesh's axial
+#: stiffness would bury the prestress's in the differences' truncation error, of order (h / element length)²)
+ASSEMBLED = ("beam",)
+#: (MO11): the directional check of the grouped tangent: a difference above this fraction of |K| |v| means an
+#: entry outside the assumed pattern, and the tangent is formed again column by column
+CHECK_TOL = 1e-6
 
 
 @dataclass
@@ -131,4 +146,124 @@ def _moving(model: Model, asm: Assembler, cons: StaticConstraints, st: State, fr
         u[k] = 1.0
         out[j] = bool(np.any(ev.twists(u)[nodes] != 0.0))
         u[k] = 0.0
+    return out
+
+
+@dataclass
+class StaticTangent:
+    """The static tangent of :func:`static_tangent`: ``K`` (n_f, n_f) sparse, ∂r₀/∂q on the free coordinates
+    (MO9); ``groups`` the column groups differenced together (MO10), two residual evaluations each;
+    ``check`` the relative difference of the directional check (MO11); ``dense``: whether the check failed
+    and every column was differenced alone over all rows."""
+
+    K: sp.csc_matrix
+    groups: int
+    check: float
+    dense: bool
+
+
+def static_tangent(model: Model, asm: Assembler, st: State, free: np.ndarray, load_factor: float = 1.0,
+                   step: float = FD_STEP) -> StaticTangent:
+    """(MO9)-(MO11): K = ∂r₀/∂q (n_f, n_f) on the coordinates ``free`` at ``st`` (taken as it is: pass a state at
+    rest), r₀ = eq. (1) of flexmb/engine/assembly.py at u̇ = 0 with gravity and the loads at ``load_factor``:
+    every force the residual has (elements, joint springs, weights, nodal loads) with all its stiffness.
+    The families of ASSEMBLED add their consistent tangent Bᵀ K_e B; the rest by central differences along the
+    retraction of r₀ with those families' wrenches held fixed (their turning with the tree stays in it), the
+    step ``step`` rad for a rotation and ``step`` × the model's size for a translation (MO10), grouped over
+    the columns of the iteration matrix's structural pattern whose rows do not overlap; one directional
+    difference checks the result (MO11), and where it differs by more than CHECK_TOL the tangent is formed
+    column by column over all rows instead."""
+    P = sp.csc_matrix(asm.structural_pattern(free), dtype=bool)
+    P.sort_indices()
+    h = np.where(model.rotation_u[free], step, step * model.size)
+    held = _Held(model, asm, st, load_factor)
+    groups = _column_groups(P)
+    n_groups = int(groups.max(initial=-1)) + 1
+    data = np.zeros(P.nnz)
+    col = np.repeat(np.arange(free.size), np.diff(P.indptr))
+    for g in range(n_groups):
+        cols = np.flatnonzero(groups == g)
+        D = _difference(model, held, st, free, cols, h[cols])
+        pos = np.flatnonzero(groups[col] == g)
+        data[pos] = D[P.indices[pos]] / h[col[pos]]
+    K = sp.csc_matrix((data, P.indices, P.indptr), shape=P.shape) + held.assembled(free)
+    check = _check(model, held, st, free, K, h, step)
+    if check <= CHECK_TOL:
+        return StaticTangent(K, n_groups, check, False)
+    full = np.column_stack([_difference(model, held, st, free, np.array([j]), h[j:j + 1]) / h[j]
+                            for j in range(free.size)]) if free.size else np.zeros((0, 0))
+    K = sp.csc_matrix(full) + held.assembled(free)
+    return StaticTangent(K, free.size, _check(model, held, st, free, K, h, step), True)
+
+
+class _Held:
+    """r₀ with the wrenches of the families of ASSEMBLED held at those of ``st`` (MO10), and their assembled
+    consistent tangent."""
+
+    def __init__(self, model: Model, asm: Assembler, st: State, load_factor: float) -> None:
+        self.model, self.asm, self.load_factor = model, asm, load_factor
+        self.families = tuple(a for a in asm.with_blocks if a[0].name in ASSEMBLED)
+        self.ev = asm.evaluate(st, load_factor=load_factor)
+        self.w0 = self.wrenches(st, self.ev.kin)
+
+    def wrenches(self, st: State, kin) -> np.ndarray:
+        """The node wrenches (N, 6) of the families of ASSEMBLED at ``st`` (kinematics ``kin``) without their
+        loads (at the load factor 0: a beam's distributed weight, whose stiffness its tangent does not have,
+        stays in the differences)."""
+        N = self.model.n_nodes
+        w = np.zeros((N + 1, 6))
+        for f, d, prep in self.families:
+            f.evaluate(self.model, d, prep, st, kin, 0.0, np.zeros((N, 6, 6)), w)
+        return w[:N]
+
+    def residual(self, st: State, free: np.ndarray) -> np.ndarray:
+        """r₀ on ``free`` at ``st``, the families of ASSEMBLED with their wrenches of the base state."""
+        ev = self.asm.evaluate(st, load_factor=self.load_factor)
+        r = ev.residual(st.udot)
+        if self.families:
+            r = r - ev.project(self.wrenches(st, ev.kin) - self.w0)
+        return r[free]
+
+    def assembled(self, free: np.ndarray) -> sp.csc_matrix:
+        """Bᵀ K_e B on ``free`` of the families of ASSEMBLED (their consistent tangent; zero without them)."""
+        adders = [partial(_add_blocks, f, self.model, d, prep, self.ev.elements[f.name], 1.0, 0.0, 0.0, False, True)
+                  if (f, d, prep) in self.families else None for f, d, prep in self.asm.with_blocks]
+        if not self.families:
+            return sp.csc_matrix((free.size, free.size))
+        return sp.csc_matrix(self.asm.matrices.get(np.asarray(free)).assemble(
+            self.asm.matrices.pairs, self.ev.Mb, self.ev.kin, adders, np.zeros(free.size), False))
+
+
+def _difference(model: Model, held: _Held, st: State, free: np.ndarray, cols: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """(MO10): [r₀(q ⊕ d) − r₀(q ⊕ −d)] / 2, d = Σ h_j e_j over the free coordinates ``cols`` (the families of
+    ASSEMBLED held)."""
+    dq = np.zeros(model.n_u)
+    dq[free[cols]] = h
+    return 0.5 * (held.residual(st.retract(model, dq), free) - held.residual(st.retract(model, -dq), free))
+
+
+def _check(model: Model, held: _Held, st: State, free: np.ndarray, K: sp.csc_matrix, h: np.ndarray,
+           step: float) -> float:
+    """(MO11): |K_d v − ∂r₀/∂q v| / (|K_d| |v|) along v = ±h / step (a fixed sign pattern), K_d the differenced
+    part of ``K`` (without the assembled families' tangent), the derivative by one central difference of step
+    ``step``; 0 for a tangent without entries."""
+    if not free.size:
+        return 0.0
+    Kd = K - held.assembled(free)
+    v = np.where(np.random.default_rng(0).random(free.size) < 0.5, -1.0, 1.0) * h / step
+    d = _difference(model, held, st, free, np.arange(free.size), step * v) / step
+    scale = float(np.max(abs(Kd) @ np.abs(v), initial=0.0))
+    return float(np.abs(Kd @ v - d).max() / scale) if scale > 0.0 else float(np.abs(d).max() > 0.0)
+
+
+def _column_groups(P: sp.csc_matrix) -> np.ndarray:
+    """(MO10): a group number per column of the pattern ``P`` (greedy, in column order) such that no two
+    columns of a group have a row in common."""
+    C = sp.csc_matrix((P.T.astype(np.int64) @ P.astype(np.int64)) != 0)
+    out = np.full(P.shape[1], -1)
+    for j in range(P.shape[1]):
+        nb = out[C.indices[C.indptr[j]:C.indptr[j + 1]]]
+        used = np.zeros(P.shape[1] + 1, dtype=bool)
+        used[nb[nb >= 0]] = True
+        out[j] = int(np.argmin(used))
     return out

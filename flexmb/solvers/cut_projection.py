@@ -42,7 +42,7 @@ from flexmb.engine.band_cholesky import band_factor_loaded, band_solve
 from flexmb.engine.dense_cholesky import dense_factor, dense_solve
 from flexmb.engine.kinematics import _forward, _node_twists, _project_node
 from flexmb.engine.tree_data import KinematicsArrays
-from flexmb.solvers.element_step import element_matrix
+from flexmb.solvers.element_kernels import element_matrix
 from flexmb.solvers.tree_step import _absmax
 
 __all__ = ["CutModel", "CutWork", "cut_arrays", "begin_cuts", "end_cuts", "bushings_at"]
@@ -163,20 +163,18 @@ def _solve(work, gp, bp, matrix, elastic) -> bool:
     the step's first solve (``solve_projection``: Assembler.iteration_matrix(projection=True): M̄ and
     the cuts' penalty blocks, no diagonal). False where a factorization meets a pivot that is not
     positive."""
-    (tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, with_mass, kin, Mb, factor, threads) = matrix
+    (tree, fams, maps, outs, diag, with_mass, kin, Mb, factor, threads) = matrix
     band, indptr, indices, values, L, perm, dinv, y = work.projection if elastic else factor
     key = work.key
     if elastic:
         if key[8] == 0.0:
-            element_matrix(tree, pairs, mbar, diag_pos, work.zero_diag, work.fams, outs, scatters, bp, 0.0, False, with_mass,
-                           kin[4], kin[0], Mb, values, threads)
+            element_matrix(tree, work.fams, maps, outs, work.zero_diag, (bp, 0.0, False, with_mass), kin, Mb, values, threads)
             bad = band_factor_loaded(perm, L, dinv) if band else dense_factor(indptr, indices, values, L)
             if bad >= 0:
                 return False
             key[8] = 1.0
     elif not (key[0] > 0.0 and key[1] == gp and key[2] == bp):
-        element_matrix(tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, bp, gp, False, with_mass, kin[4], kin[0], Mb,
-                       values, threads)
+        element_matrix(tree, fams, maps, outs, diag, (bp, gp, False, with_mass), kin, Mb, values, threads)
         bad = band_factor_loaded(perm, L, dinv) if band else dense_factor(indptr, indices, values, L)
         if bad >= 0:
             return False
@@ -224,13 +222,15 @@ def _acceleration_rates(tree, kin, cuts, G, work, udot) -> None:
 
 
 @njit(cache=True)
-def end_cuts(tree, kin, cuts, work, cut_outs, free, u, udot, q, balls, gp, bp, matrix, threads) -> bool:
+def end_cuts(tree, kin, cuts, work, cut_outs, free, state, gp, bp, matrix, threads) -> bool:
     """RigidCuts.end_step at the converged iterate (its kinematics ``kin``, the cuts' outputs
-    ``cut_outs`` of element_newton_step): the state work.state = the iterate's next state with the
-    multipliers the cut forces (AL8) and the accepted phase; the velocities ``u`` projected (AL5),
-    the kinematics at them into work.kin, the accelerations ``udot`` projected with the multipliers
-    updated (AL6, AL9), each up to three passes, in place. ``matrix``: what refactorizes S
-    (:func:`_solve`). False where a factorization failed (the step is then left to the Python path)."""
+    ``cut_outs`` of element_newton_step) of ``state`` = (q, balls, u, u̇): the state work.state = the
+    iterate's next state with the multipliers the cut forces (AL8) and the accepted phase; the velocities
+    ``u`` projected (AL5), the kinematics at them into work.kin, the accelerations ``udot`` projected with
+    the multipliers updated (AL6, AL9), each up to three passes, in place. ``matrix`` = (tree, fams, maps,
+    outs, diag, with_mass, kin, Mb, factor, threads): what refactorizes S (:func:`_solve`). False where a
+    factorization failed (the step is then left to the Python path)."""
+    q, balls, u, udot = state
     G, alpha_mat, force, nxt = cut_outs[1], cut_outs[9], cut_outs[6], cut_outs[8]
     st, pen, c = work.state, work.penalty, work.rates
     work.key[8] = 0.0  # no projection factor yet for this step

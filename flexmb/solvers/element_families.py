@@ -16,7 +16,7 @@ from numba import njit
 from flexmb.elements import FAMILIES
 from flexmb.elements.beam.kernel_data import beam_results
 from flexmb.elements.coupling import CouplingEvaluation
-from flexmb.elements.coupling_kernels import LAM, N_STATE, PHASE, coupling_blocks, coupling_forces, coupling_rows
+from flexmb.elements.coupling_kernels import N_STATE, coupling_blocks, coupling_forces, coupling_rows, coupling_update
 from flexmb.elements.family import FamilyEvaluation
 from flexmb.elements.rigid_cut_kernels import closure_scales, penalty_blocks, rigid_cut_forces, rigid_cut_update
 from flexmb.elements.rotational_spring_damper import kernel_arrays
@@ -40,7 +40,8 @@ from flexmb.solvers.motion_step import _call, compile_motion
 
 __all__ = ["cut_and_spring_forces", "cut_and_spring_matrix", "any_cut_or_spring", "any_with_state", "coupling_arrays",
            "coupling_outputs", "cut_outputs", "family_outputs", "iterate_evaluations",
-           "iterate_flags", "stuck_error", "element_step_refusal", "rotational_arrays", "rotational_outputs"]
+           "iterate_flags", "stuck_error", "element_step_refusal", "rotational_arrays", "rotational_outputs",
+           "set_reference"]
 
 
 @njit(cache=True)
@@ -67,28 +68,22 @@ def _rigid_cuts(x, R, rigid, out, wfull):
 
 @njit(cache=True)
 def _couplings(S, x, q, u, cp, out, wfull):
-    """The couplings of an iterate (Couplings.evaluate, then Couplings.newton_update, same arithmetic): rows
-    G (C7), forces into wfull with the state ``cst`` of this iterate (C2)-(C4), (C11), the next state ``nxt``
-    (copied into ``cst``) and ``flags`` = (strain energy, dissipated power, settled (C14), position noise
-    (C16)). ``cp``: coupling_arrays; ``out``: coupling_outputs."""
+    """The couplings of an iterate (Couplings.evaluate, then Couplings.newton_update, same kernels): rows
+    G (C7), forces into wfull with the state ``cst`` of this iterate (C2)-(C4), (C11), then the next state
+    ``nxt`` (coupling_update: (AL3), (AL4), (AL11), (AL13); copied into ``cst``), the penalties of the next
+    matrix ``alpha_mat`` and ``flags`` = (strain energy, dissipated power, settled (C14), position noise
+    (C16), stuck coupling or -1, changed). ``cp``: coupling_arrays; ``out``: coupling_outputs."""
     qa, qb, ua, ub, ratio, offset, k, c, rigid, nodes, tree_child, t_idx, n_t, r_idx, n_r, own_t, own_pos, tol, lever = cp
-    G, g, gdot, force, lam, alpha, energy, power, cst, nxt, flags = out
+    G, g, gdot, force, lam, alpha, energy, power, cst, nxt, flags, alpha_mat, ell = out
     coupling_rows(S, x, nodes, tree_child, t_idx, n_t, r_idx, n_r, own_t, own_pos, ratio, G)
-    E, P = coupling_forces(q, u, (qa, qb, ua, ub, ratio, offset, k, c, rigid, nodes), cst, G, wfull,
-                           (g, gdot, force, lam, alpha, energy, power))
-    settled = True
-    noise = 0.0
-    for e in range(qa.size):
-        for j in range(cst.shape[1]):
-            nxt[e, j] = cst[e, j]
-        nxt[e, LAM] = lam[e] if rigid[e] else 0.0
-        nxt[e, PHASE] = max(cst[e, PHASE], 0.0) + 1.0 if rigid[e] else -1.0
-        if rigid[e]:
-            settled = settled and abs(g[e]) <= tol[e]
-            mag = abs(q[qb[e]]) + abs(ratio[e] * q[qa[e]]) + abs(offset[e])
-            noise = max(noise, 16 * np.finfo(np.float64).eps * 1e4 * mag * lever[e])
-    flags[0], flags[1], flags[3] = E, P, noise
+    E, P, noise = coupling_forces(q, u, (qa, qb, ua, ub, ratio, offset, k, c, rigid, nodes, lever), cst, G, wfull,
+                                  (g, gdot, force, lam, alpha, energy, power, ell))
+    settled, changed, stuck = coupling_update(cst, lam, g, ell, rigid, tol, nxt, alpha_mat)
+    if not changed:
+        alpha_mat[:] = alpha
+    flags[0], flags[1], flags[3], flags[4] = E, P, noise, float(stuck)
     flags[2] = 1.0 if settled else 0.0
+    flags[5] = 1.0 if changed else 0.0
     cst[:] = nxt
 
 
@@ -130,7 +125,7 @@ def cut_and_spring_forces(x, R, V, S, q, u, fams, outs, wfull) -> bool:
     rot = fams[6]
     if rot[0].size:  # the rotational spring-dampers (rotational_spring_damper.evaluate), after the couplings
         ro = outs[6]
-        bad = rotational_forces(R, V, rot[:11], wfull, (ro[0], ro[1], ro[2], ro[3], ro[4], ro[5]))
+        bad = rotational_forces(R, V, rot[:12], wfull, (ro[0], ro[1], ro[2], ro[3], ro[4], ro[5]))
         ro[6][0], ro[6][1] = float(bad), 0.0
         if bad >= 0 or not _torque_laws(rot, ro, wfull):
             return True
@@ -141,7 +136,7 @@ def cut_and_spring_forces(x, R, V, S, q, u, fams, outs, wfull) -> bool:
 def iterate_flags(fams, outs) -> tuple:
     """(settled, changed, position noise, stuck) of an iterate's families with element state (the
     Assembler's newton_update and Evaluation.position_noise): the rigid cuts' (``outs[2]``), the
-    actuators' (``outs[5]``) and the couplings' (``outs[4]``, (C14), (C16) of docs/coupling.md)."""
+    actuators' (``outs[5]``) and the couplings' (``outs[4]``, (C14), (C16) of docs/coupling.md, (AL11))."""
     settled, changed, noise, stuck = True, False, 0.0, False
     if fams[2][0].size:
         f = outs[2][11]
@@ -151,7 +146,9 @@ def iterate_flags(fams, outs) -> tuple:
         settled, changed, noise = settled and f[2] > 0.0, changed or f[3] > 0.0, max(noise, f[1])
         stuck = stuck or f[STUCK] >= 0.0
     if fams[4][0].size:
-        settled, noise = settled and outs[4][10][2] > 0.0, max(noise, outs[4][10][3])
+        f = outs[4][10]
+        settled, changed, noise = settled and f[2] > 0.0, changed or f[5] > 0.0, max(noise, f[3])
+        stuck = stuck or f[4] >= 0.0
     return settled, changed, noise, stuck
 
 
@@ -159,8 +156,8 @@ def iterate_flags(fams, outs) -> tuple:
 def _torque_laws(rot, ro, wfull) -> bool:
     """The rotational spring-dampers' torque laws (R15) after the linear elements, as RotationalSpringDampers.evaluate
     (same arithmetic): T = f(φ, φ', t), its power, moments (R7) and tangents k, c; False (``ro[6]`` = (the element,
-    1.0)) where a law's value is not finite. ``rot[11:]`` = (the laws' addresses, their elements, the step's time)."""
-    ia, ib, addr, laws, t = rot[0], rot[1], rot[11], rot[12], rot[13][0]
+    1.0)) where a law's value is not finite. ``rot[12:]`` = (the laws' addresses, their elements, the step's time)."""
+    ia, ib, addr, laws, t = rot[0], rot[1], rot[12], rot[13], rot[14][0]
     g, angle, rate, torque, power, kk, cc = ro[0], ro[1], ro[2], ro[3], ro[5], ro[7], ro[8]
     for i in range(laws.size):
         e = laws[i]
@@ -202,7 +199,7 @@ def cut_and_spring_matrix(fams, outs, scatters, ck, cc, material_only, S, x, dat
         actuator_matrix(outs[5], scatters[9], scatters[10], ck, S, x, data)
     if coupling[0].size:  # (C9): exact, the same in every mode
         out, cblocks = outs[4], scatters[8]
-        coupling_blocks(out[0], coupling[6], coupling[7], out[5], coupling[8], ck, cc, cblocks)
+        coupling_blocks(out[0], coupling[6], coupling[7], out[11], coupling[8], ck, cc, cblocks)  # next penalties (AL11)
         cn, canc_ptr, canc_coord, cpos_ptr, cpos, cmax_ne = scatters[7]
         _scatter_elements(cn, canc_ptr, canc_coord, cpos_ptr, cpos, S, x, cblocks, cmax_ne, data)
     if rot[0].size:  # (R13): the time step's and the material blocks are the same
@@ -217,15 +214,16 @@ def coupling_arrays(model: Model) -> tuple:
     """The couplings' arrays of the compiled iterates (_couplings' ``cp``; empty without couplings)."""
     d = model.elements["coupling"]
     p = FAMILIES["coupling"].prepare(model, d)
-    lever = np.where(np.asarray(model.rotation_u)[p.ub], model.size, 1.0) if d.n else np.zeros(0)
     return (p.qa, p.qb, p.ua, p.ub, d.ratio, d.offset, d.k, d.c, d.rigid, p.nodes, p.tree_child, p.t_idx, p.n_t, p.r_idx,
-            p.n_r, p.own_t, p.own_pos, d.tol, lever)
+            p.n_r, p.own_t, p.own_pos, d.tol, p.lever)
 
 
 def coupling_outputs(n: int, elements: dict) -> tuple:
-    """New arrays for the couplings' iterates (_couplings' ``out``), their state ``cst`` that of ``elements``."""
+    """New arrays for the couplings' iterates (_couplings' ``out``: G, g, ġ, f, λ, α, energy, power, ``cst``, ``nxt``,
+    flags, ``alpha_mat``, ell), their state ``cst`` that of ``elements``."""
     cst = np.array(elements["coupling"], dtype=float) if n else np.zeros((0, N_STATE))
-    return (np.empty((n, 24)), *(np.empty(n) for _ in range(7)), cst, np.empty_like(cst), np.zeros(4))
+    return (np.empty((n, 24)), *(np.empty(n) for _ in range(7)), cst, np.empty_like(cst), np.zeros(6), np.empty(n),
+            np.empty(n))
 
 
 def cut_outputs(n: int, elements: dict) -> tuple:
@@ -241,7 +239,8 @@ def family_outputs(n: tuple, spring: tuple, rotational: tuple, elements: dict, k
     their element counts (beams, bushings, rigid cuts, spring-dampers, couplings, actuators, rotational spring-dampers).
     New arrays where ``keep`` is None, else for a family with elements where ``fresh`` or where it has element state
     (rigid cuts, couplings, actuators: their ``cst`` that of ``elements``); ``keep``'s otherwise (the last step's, or
-    for a family without elements one set of empty outputs shared by every step: nothing writes them)."""
+    for a family without elements one set of empty outputs shared by every step: nothing writes them). The rotational
+    spring-dampers' reference angles (R3) are set from ``elements`` (:func:`set_reference`)."""
     nb = n[1]
     new = (lambda: beam_results(n[0]),
            lambda: (np.empty((nb, 6)), np.empty((nb, 6, 12)), np.empty((nb, 3, 3)), np.empty((nb, 6)), np.empty(nb),
@@ -249,17 +248,27 @@ def family_outputs(n: tuple, spring: tuple, rotational: tuple, elements: dict, k
            lambda: cut_outputs(n[2], elements), lambda: spring_outputs(spring), lambda: coupling_outputs(n[4], elements),
            lambda: actuator_outputs(n[5], elements), lambda: rotational_outputs(n[6], rotational[7], rotational[8]))
     state = (False, False, True, False, True, True, False)
+    set_reference(rotational, elements)  # the step's reference angles (R3), from its element state
     return tuple(make() if keep is None or (n[k] and (fresh or state[k])) else keep[k] for k, make in enumerate(new))
 
 
 def rotational_arrays(model: Model, time: np.ndarray) -> tuple:
     """The rotational spring-dampers' arrays of the compiled iterates: (ia, ib, mode, ea, ua, ub, C, k, c, rest, T0,
-    the torque laws' addresses (n_law,), their elements (n_law,), the time (1,): the step's, ``time``)."""
+    ref: the reference angles of (R3), set per step from the element state by :func:`set_reference`, the torque
+    laws' addresses (n_law,), their elements (n_law,), the time (1,): the step's, ``time``)."""
     d = model.elements["rotational_spring_damper"]
     addr = compile_torque_laws(model)[0]
     laws = np.array(d.laws if addr is not None and addr.size else (), dtype=np.int64)
     return (*kernel_arrays(d, FAMILIES["rotational_spring_damper"].prepare(model, d)),
             addr if addr is not None else np.zeros(0, dtype=np.int64), laws, time)
+
+
+def set_reference(rot: tuple, elements: dict) -> None:
+    """The step's reference angles of (R3) (``elements``' rotational spring-damper state, the last accepted step's
+    angles) into ``rot`` (rotational_arrays), as RotationalSpringDampers.evaluate reads them."""
+    st = elements.get("rotational_spring_damper")
+    if st is not None and rot[11].size:
+        rot[11][:] = np.asarray(st)[:, 0]
 
 
 def rotational_outputs(n: int, k: np.ndarray, c: np.ndarray) -> tuple:
@@ -293,10 +302,12 @@ def iterate_evaluations(es: Any, kin: Kinematics) -> dict:
     if es._n_actuator:
         family_evals["actuator"] = actuator_evaluation(es.actuator, es.outs[5])
     if es._n_coupling:
-        G, g, gdot, force, lam, alpha, energy, power, _, _, flags = es.outs[4]
-        family_evals["coupling"] = CouplingEvaluation(strain_energy=float(flags[0]), dissipation=float(flags[1]),
-                                                      position_noise=float(flags[3]), g=g, gdot=gdot, force=force,
-                                                      lam=lam, alpha=alpha, G=G)
+        G, g, gdot, force, lam, alpha, energy, power, _, _, flags, alpha_mat, ell = es.outs[4]
+        fe = CouplingEvaluation(strain_energy=float(flags[0]), dissipation=float(flags[1]), position_noise=float(flags[3]),
+                                g=g, gdot=gdot, force=force, lam=lam, alpha=alpha, G=G, ell=ell)
+        if flags[5] > 0.0:  # the last update raised the penalties (Couplings.newton_update)
+            fe.alpha_next = alpha_mat
+        family_evals["coupling"] = fe
     if es.motion_load[0].size:  # the loads of the motion (flexmb/solvers/motion_load_step.py)
         family_evals["motion_load"] = node_load_evaluation(es.motion_load, es.model, kin.V, es._st)
     if es._n_rotational:
@@ -307,18 +318,24 @@ def iterate_evaluations(es: Any, kin: Kinematics) -> dict:
 
 
 def stuck_error(es: Any, t: float) -> Exception:
-    """The SolverError of the compiled step ``es``'s rigid cut (first, in registry order) or actuator stuck at its
-    largest penalty at the last iterate (RigidCuts.newton_update, Actuators.newton_update raise it)."""
+    """The SolverError of the compiled step ``es``'s rigid cut, actuator or coupling (the first in registry order, as
+    the Python step's newton_update raises it) stuck at its largest penalty at the last iterate
+    (RigidCuts.newton_update, Actuators.newton_update, Couplings.newton_update)."""
     if es._n_rigid and es.outs[2][11][4] >= 0.0:
         return FAMILIES["rigid_cut"].stuck_error(es.model, es.evaluation().elements["rigid_cut"], int(es.outs[2][11][4]), t)
-    return actuator_error(es.model.elements["actuator"], es.actuator, es.outs[5], t)
+    err = actuator_error(es.model.elements["actuator"], es.actuator, es.outs[5], t) if es._n_actuator else None
+    if err is None and es._n_coupling and es.outs[4][10][4] >= 0.0:
+        fe = iterate_evaluations(es, es.kinematics())["coupling"]
+        return FAMILIES["coupling"].stuck_error(es.model.elements["coupling"], fe, int(es.outs[4][10][4]), t)
+    return err
 
 
 def element_step_refusal(model: Model, asm, cholmod: bool, compiled: tuple[str, ...]) -> str:
     """Why a model takes the Python Newton iterates instead of the compiled element step
     (ElementStep.refusal; empty if it takes them): no matrix factor (``cholmod`` False), no unknowns,
     the exact tangent, a force law, force or load of the motion numba does not compile, or a
-    family not among ``compiled`` (or with element state other than rigid cuts', actuators' and couplings', or node masses
+    family not among ``compiled`` (or with element state other than rigid cuts', actuators', couplings' and rotational
+    spring-dampers', or node masses
     other than rigid bodies'). Prescribed-length actuators' user functions of time are evaluated once per step in Python
     (flexmb/solvers/actuator_step.py): they need not compile. Bearing
     friction is compiled (flexmb/engine/friction.py, friction_loads)."""
@@ -337,7 +354,8 @@ def element_step_refusal(model: Model, asm, cholmod: bool, compiled: tuple[str, 
     if not asm.families:
         return "no element family"
     other = sorted({f.name for f, _, _ in asm.families if f.name not in compiled}
-                   | {f.name for f, _, _ in asm.with_state if f.name not in ("rigid_cut", "actuator", "coupling")}
+                   | {f.name for f, _, _ in asm.with_state if f.name not in ("rigid_cut", "actuator", "coupling",
+                                                             "rotational_spring_damper")}
                    | {f.name for f, _, _ in asm.node_mass if f is not FAMILIES["body"]})
     if other:
         return f"element famil{'y' if len(other) == 1 else 'ies'} {', '.join(repr(n) for n in other)} not compiled"

@@ -1,7 +1,7 @@
 """Many fixed steps of a model of bodies, beams, bushings and spring-dampers in one compiled call (issue 38: closed
 loops at tree speed).
 
-:func:`flexmb.solvers.element_step.element_newton_step` runs the whole Newton loop of one
+:func:`flexmb.solvers.element_kernels.newton_loop` runs the whole Newton loop of one
 generalized-α step on the dense or band factor in one compiled call; what is left per step in
 Python (the step's wrapper, new arrays for its state and evaluation, the error estimate, the work
 integrals, the step history) costs about as much as the step on a loop of ten windows.
@@ -35,7 +35,7 @@ from numba import njit
 from flexmb.elements.rigid_cut import _elastic
 from flexmb.engine.assembly import Evaluation, LazyEvaluation
 from flexmb.solvers.cut_projection import begin_cuts, bushings_at, cut_arrays, end_cuts
-from flexmb.solvers.element_step import LAZY, element_newton_step
+from flexmb.solvers.element_kernels import LAZY, NewtonSettings, StepStart, newton_loop
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _all_finite
 from flexmb.solvers.recorder import Recorder
 from flexmb.solvers.step_args import step_args
@@ -91,12 +91,13 @@ def _dissipation(order, outs) -> float:
 
 
 @njit(cache=True)
-def element_run(args, inputs, alpha, newton, steps, state, est, power, log, info, cuts) -> int:
+def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log, info, cuts) -> int:
     """Take the steps ``steps`` (K, 3) = (step size, end time of the step, time of the state after
     it) from ``state`` = (q, balls, u, u̇, a) (updated in place to the last step taken).
 
-    ``args``: element_newton_step's model and buffer arguments (ElementStep.run_arguments) in a
-    flexmb.solvers.step_args.StepArgs (one pointer to unbox per call, not their arrays);
+    ``args``, ``bufs``: element_newton_step's model arrays (ElementStep.kernel_args: element_kernels.StepModel)
+    and the step's buffers (element_kernels.StepBuffers), each in a flexmb.solvers.step_args.StepArgs (one
+    pointer to unbox per call, not their arrays);
     ``inputs`` = (joint forces (K, n) at the step ends, the same at the states' times for the power,
     nodal loads (K or 1, N, 6), with loads, (driven, q, q̇, q̈ (K, n_driven) each));
     ``alpha`` = (αm, αf, γ, β); ``newton`` = (rtol, atol_u̇, eps_pos, length scale, max_iter, lazy,
@@ -110,8 +111,10 @@ def element_run(args, inputs, alpha, newton, steps, state, est, power, log, info
     (end_cuts, (AL5), (AL6), (AL8), (AL9)), the pseudo-acceleration from the projected u̇ and the error
     estimate and powers at the projected state (newton_loop.accept). Returns the number of
     steps taken (module docstring)."""
-    (tree, bodies, gravity, springs, jforce_u, coords, fams, out_state, kin, Mb, wfull, tau, outs, rfull, r, work, pairs,
-     mbar, diag_pos, scatters, factor, threads) = args.step
+    model, maps, factor = args.step
+    tree, bodies, gravity, springs, jforce_u, coords, fams, threads = model
+    buffers = bufs.step
+    out_state, kin, Mb, wfull, tau, outs, rfull, r, work = buffers
     jf_all, jf_power, loads_all, with_loads, drives_all = inputs
     driven, driven_q, driven_u, driven_a = drives_all
     am, af, g, b = alpha
@@ -137,12 +140,10 @@ def element_run(args, inputs, alpha, newton, steps, state, est, power, log, info
         if cuts is not None:  # Assembler.begin_step
             begin_cuts(cuts[1].accepted, cuts[0].scaled, bp, outs[2][7])
         springs[5][4][0] = steps[k, 1]  # the step's end time: the spring-dampers' force laws' (flexmb/solvers/law_step.py)
-        element_newton_step(tree, bodies, gravity, springs, jforce_u, jf_all[k], loads,
-                            (driven, driven_q[k], driven_u[k], driven_a[k]), coords, fams, (am, af, g, b, h), q, balls, u,
-                            udot, a, out_state, kin, Mb, wfull, tau, outs, rfull, r, work, pairs, mbar, diag_pos, diag,
-                            scatters, factor,
-                            (gp, bp, rtol, atol_udot, eps_pos, length_scale, max_iter, lazy, with_mass, lever), info,
-                            threads)
+        start = StepStart(jf_all[k], loads, (driven, driven_q[k], driven_u[k], driven_a[k]), (am, af, g, b, h), q, balls,
+                          u, udot, a)
+        newton_loop(model, maps, factor, buffers, start, diag, NewtonSettings(gp, bp, rtol, atol_udot, eps_pos, length_scale,
+                                                                              max_iter, lazy, with_mass, lever), info)
         status = int(info[3])
         if (status != OK and status != LAZY) or not _all_finite(q1, u1, udot1, balls1):
             return k
@@ -154,8 +155,8 @@ def element_run(args, inputs, alpha, newton, steps, state, est, power, log, info
                 key[0], key[1], key[2] = 1.0, gp, bp
             if outs[2][11][3] > 0.0:  # the accepted iterate raised the penalties: the factor is not S's
                 key[0] = 0.0
-            matrix = (tree, pairs, mbar, diag_pos, diag, fams, outs, scatters, with_mass, kin, Mb, factor, threads)
-            if not end_cuts(tree, kin, cut_model, cut_work, outs[2], coords[3], u1, udot1, q1, balls1, gp, bp, matrix,
+            matrix = (tree, fams, maps, outs, diag, with_mass, kin, Mb, factor, threads)
+            if not end_cuts(tree, kin, cut_model, cut_work, outs[2], coords[3], (q1, balls1, u1, udot1), gp, bp, matrix,
                             threads):
                 return k
             for j in range(a1.size):
@@ -259,8 +260,7 @@ class ElementRun:
         self.spring = (np.asarray(m.spring_c, dtype=float), np.asarray(m.spring_u, dtype=np.int64))
         self.cuts = bool(m.elements["rigid_cut"].n)
         self._own: tuple | None = None  # the step arrays this run's last call began (ElementStep.begin's reuse)
-        self._args: tuple | None = None  # (StepArgs, key) of the last call (_step_args)
-        self._quick: tuple | None = None  # the objects the last StepArgs was made for, in short (_step_args)
+        self._args: tuple | None = None  # (StepArgs, key) of the last call's buffers (_buffers)
         self._newton_key: tuple | None = None  # what _newton's tuple was made of
         self._newton_args: tuple = ()
 
@@ -299,7 +299,8 @@ class ElementRun:
                               st.elements.get("rigid_cut", np.zeros((0, 10))), integ._factor_key,
                               es.factor_arrays(integ._pchol if elastic else integ.chol))
         t0 = time.perf_counter()
-        done = element_run(self._step_args(), (jf, jf_p, loads_all, bool(m.loads), (es.driven, *drives)),
+        done = element_run(es.kernel_args(integ.chol), self._buffers(), (jf, jf_p, loads_all, bool(m.loads),
+                                                                         (es.driven, *drives)),
                            (integ.am, integ.af, integ.gamma, integ.beta), newton, steps, (q, balls, u, udot, a1),
                            (est.c, est.ell, v_scale), (prev, work, *self.spring, self.order), log, info, cuts)
         integ.timings["compiled_step"] += time.perf_counter() - t0
@@ -330,21 +331,12 @@ class ElementRun:
             rec.set_drive(es.rfull[es.driven].copy() if es.driven.size else np.zeros(0))
         return st1, a1, ev, taken
 
-    def _step_args(self):
-        """The StepArgs of the begun step's arguments on the integrator's factor (ElementStep.run_arguments): the
-        last call's again where the step's buffers, outputs and factor arrays are the same objects
-        (flexmb/solvers/step_args.py), so a call unboxes one structure, not their arrays. Where the step reused
-        the last call's arrays (ElementStep.begin's ``reuse``: the same out_state and outputs) on the same factor
-        and factor arrays, the arguments are not gathered again."""
-        chol, es = self.integ.chol, self.es
-        factor = es.factor_arrays(chol)  # the band's L.reshape(-1) is a new view per call: L itself instead
-        quick = (es, es.out_state, es.outs, chol, chol.L, *factor[1:3], *factor[5:], getattr(chol, "values", None))
-        if self._args is not None and self._quick is not None and all(a is b for a, b in zip(quick, self._quick)):
-            return self._args[0]
-        arguments = es.run_arguments(chol)
-        key = (es, chol, *arguments[7:16], *arguments[17:20], *arguments[20])
-        self._args = step_args(arguments, key, self._args)
-        self._quick = quick
+    def _buffers(self):
+        """The StepArgs of the begun step's buffers (ElementStep.step_buffers: element_kernels.StepBuffers): the last
+        call's again where they are the same objects (flexmb/solvers/step_args.py), so a call unboxes one
+        structure, not their arrays."""
+        buffers = self.es.step_buffers
+        self._args = step_args(buffers, tuple(buffers), self._args)
         return self._args[0]
 
     def _newton(self) -> tuple:

@@ -31,6 +31,7 @@ from flexmb.engine.iteration_matrix import _scatter_elements
 from flexmb.errors import SolverError
 from flexmb.model import Model
 from flexmb.motion_loads import LOAD_HOLD_KEY
+from flexmb.solvers.motion_step import compile_each
 from flexmb.state import State
 
 __all__ = ["LOAD_SIGNATURE", "compile_node_loads", "node_load_refusal", "node_load_inputs", "follower_inputs",
@@ -198,16 +199,7 @@ def compile_node_loads(model: Model) -> tuple[np.ndarray | None, str]:
     data = model.elements.get("motion_load")
     if data is None or not data.n:
         return np.zeros(0, dtype=np.int64), ""
-    for name, ld in zip(data.names, data.load):
-        if getattr(ld, "compiled", None) is None:
-            try:
-                ld.compiled = _compile(ld)
-            except Exception as exc:  # numba's typing and lowering errors: reported, the Python loop takes the model
-                first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
-                ld.compiled = f"load of the motion {name!r} does not compile with numba ({type(exc).__name__}: {first})"
-        if isinstance(ld.compiled, str):
-            return None, ld.compiled
-    return np.array([ld.compiled.address for ld in data.load], dtype=np.int64), ""
+    return compile_each(data.load, data.names, "load of the motion", _compile)
 
 
 def node_load_refusal(model: Model) -> str:

@@ -15,6 +15,7 @@ Newton loop, and the reason names the force and numba's error.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,8 +27,8 @@ from flexmb.model import Model
 from flexmb.motion_forces import HOLD_KEY
 from flexmb.state import State
 
-__all__ = ["MOTION_SIGNATURE", "compile_motion", "motion_inputs", "step_motion", "motion_evaluation", "add_motion_forces",
-           "add_motion_diag", "with_motion_diag"]
+__all__ = ["MOTION_SIGNATURE", "compile_each", "compile_motion", "motion_inputs", "step_motion", "motion_evaluation",
+           "add_motion_forces", "add_motion_diag", "with_motion_diag"]
 
 #: combined(i, which, t, q, u, held) -> force i's value (which 0), k (1) or c (2) at (t, q, u); held: its held value
 MOTION_SIGNATURE = types.float64(types.int64, types.float64, types.float64, types.float64, types.float64)
@@ -76,22 +77,31 @@ def _compile(mf: Any) -> Any:
     return cfunc(MOTION_SIGNATURE, error_model="numpy")(ns["one"])
 
 
+def compile_each(items: Sequence[Any], names: Sequence[str], what: str,
+                 compile_one: Callable[[Any], Any]) -> tuple[np.ndarray | None, str]:
+    """The addresses (n,) of the C functions of ``items`` (user functions of the motion: joint forces here,
+    node loads in flexmb/solvers/motion_load_step.py) and ``""``, or None and why not: the first item whose
+    function numba does not compile, named ``<what> '<name>'`` with numba's error's first line. Each item
+    keeps its C function, or that reason, in ``item.compiled`` (``compile_one(item)``, called once)."""
+    for item, name in zip(items, names):
+        if getattr(item, "compiled", None) is None:
+            try:
+                item.compiled = compile_one(item)
+            except Exception as exc:  # numba's typing and lowering errors: reported, the Python loop takes the model
+                first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
+                item.compiled = f"{what} {name!r} does not compile with numba ({type(exc).__name__}: {first})"
+        if isinstance(item.compiled, str):
+            return None, item.compiled
+    return np.array([item.compiled.address for item in items], dtype=np.int64), ""
+
+
 def compile_motion(model: Model) -> tuple[np.ndarray | None, str]:
     """The addresses (n_mforce,) of the forces' C functions compiled with numba (MOTION_SIGNATURE) and ``""``,
     or None and why not: the first force whose function (or tangent) numba does not compile, with numba's
-    error's first line. Each force keeps its C function (``MotionForce.compiled``), compiled once."""
+    error's first line (:func:`compile_each`). Each force keeps its C function (``MotionForce.compiled``), compiled once."""
     if not model.mforce_u.size:
         return None, ""
-    for mf in model.mforce:
-        if mf.compiled is None:
-            try:
-                mf.compiled = _compile(mf)
-            except Exception as exc:  # numba's typing and lowering errors: reported, the Python loop takes the model
-                first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
-                mf.compiled = f"joint force {mf.name!r} does not compile with numba ({type(exc).__name__}: {first})"
-        if isinstance(mf.compiled, str):
-            return None, mf.compiled
-    return np.array([mf.compiled.address for mf in model.mforce], dtype=np.int64), ""
+    return compile_each(model.mforce, [mf.name for mf in model.mforce], "joint force", _compile)
 
 
 def motion_inputs(model: Model) -> tuple:

@@ -205,7 +205,7 @@ def _compiled_iterate(integ: GeneralizedAlpha, b: BegunStep, n: _Newton, it: int
     n.r_all, n.r = es.rfull, es.r
     n.settled, changed, n.noise, stuck = es.cut_flags  # the rigid cuts' update at this iterate (newton_update)
     if stuck >= 0:
-        raise stuck_error(es, b.t1)  # the rigid cut's or actuator's message (element_families.py)
+        raise stuck_error(es, b.t1)  # the rigid cut's, actuator's or coupling's message (element_families.py)
     if changed:
         integ._factor_key = None
     if integ.asm.with_state:

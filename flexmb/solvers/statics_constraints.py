@@ -29,8 +29,6 @@ import numpy as np
 from flexmb.elements.actuator_kernels import MREF as A_MREF
 from flexmb.elements.coupling_kernels import LAM as C_LAM
 from flexmb.elements.coupling_kernels import MREF as C_MREF
-from flexmb.elements.coupling_kernels import PEN as C_PEN
-from flexmb.elements.coupling_kernels import PHASE as C_PHASE
 from flexmb.elements.rigid_cut_kernels import LAM, PHASE, PREV, SMAX, S
 from flexmb.engine.assembly import Assembler, Evaluation
 from flexmb.errors import ModelError
@@ -54,6 +52,9 @@ ROW_CUTOFF = 1e-12
 
 #: the families statics holds by (ST4)-(ST5); any other family with internal state is refused
 HELD = ("rigid_cut", "actuator", "coupling")
+#: families whose internal state only carries a reference from step to step (a rotational spring-damper's turns,
+#: docs/rotational_spring_damper.md (R3)): statics evaluates them with the state it is given
+TRACKED = ("rotational_spring_damper",)
 
 
 @dataclass
@@ -102,9 +103,9 @@ def _with_penalty(name: str, data, st: np.ndarray, s: np.ndarray) -> np.ndarray:
     out = np.array(st, dtype=float, copy=True)
     if name == "coupling":
         rigid = np.asarray(data.rigid)
-        out[:, C_PEN] = np.where(rigid, s, 0.0)
+        s = np.where(rigid, s, 0.0)
         out[:, C_MREF] = np.where(rigid, 1.0, out[:, C_MREF])
-        out[:, C_PHASE] = np.where(rigid, 0.0, -1.0)
+        out[:, S], out[:, SMAX], out[:, PHASE], out[:, PREV] = s, s, np.where(rigid, 0.0, -1.0), np.inf
         return out
     out[:, S], out[:, SMAX], out[:, PHASE], out[:, PREV] = s, s, 0.0, np.inf
     if name == "actuator":
@@ -118,7 +119,7 @@ def _with_multipliers(name: str, data, st: np.ndarray, force: np.ndarray, phase:
     if name == "coupling":
         rigid = np.asarray(data.rigid)
         out[:, C_LAM] = np.where(rigid, force[:, 0], 0.0)
-        out[:, C_PHASE] = np.where(rigid, phase, -1.0)
+        out[:, PHASE] = np.where(rigid, phase, -1.0)
         return out
     if name == "actuator":
         out[:, 0] = force[:, 0]
@@ -132,7 +133,7 @@ def _in_phase0(name: str, data, st: np.ndarray) -> np.ndarray:
     """The internal state ``st`` in the phase 0 (force λ + αΦ, λ held), all else kept."""
     out = np.array(st, dtype=float, copy=True)
     if name == "coupling":
-        out[:, C_PHASE] = np.where(np.asarray(data.rigid), 0.0, -1.0)
+        out[:, PHASE] = np.where(np.asarray(data.rigid), 0.0, -1.0)
     else:
         out[:, PHASE] = 0.0
     return out
@@ -145,7 +146,7 @@ class StaticConstraints:
     def __init__(self, model: Model, asm: Assembler) -> None:
         self.model = model
         for f, d, _ in asm.with_state:
-            if f.name not in HELD and d.n:
+            if f.name not in HELD and f.name not in TRACKED and d.n:
                 raise ModelError(f"static_equilibrium: element family '{f.name}' ({d.names[0]!r} ...) keeps an internal "
                                  "state that statics does not know how to hold; run the time integrator "
                                  "(flexmb.simulate) for this model.")
@@ -199,11 +200,8 @@ class StaticConstraints:
         """(ST7): ``st`` with every penalty ``factor`` times larger (where the multiplier updates converge slowly)."""
         def grow(name: str, data, s: np.ndarray) -> np.ndarray:
             out = np.array(s, dtype=float, copy=True)
-            if name == "coupling":
-                out[:, C_PEN] *= factor
-            else:
-                out[:, S] *= factor
-                out[:, SMAX] *= factor
+            out[:, S] *= factor
+            out[:, SMAX] *= factor
             return out
         return self._map(st, grow)
 

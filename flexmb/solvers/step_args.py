@@ -1,14 +1,16 @@
-"""The compiled element step's model and buffer arguments in one structure numba passes as a single pointer
-(issue 38: loop models at their step speed; issue 35: kernels that take named structures, docs/architecture.md P6).
+"""The compiled element step's arguments in structures numba passes as a single pointer (issue 38: loop models at
+their step speed; issue 35: kernels that take named structures, docs/architecture.md P6).
 
-A call from Python into a compiled function unboxes every array of its tuple arguments, about 0.1 µs each:
-:func:`flexmb.solvers.element_run.element_run` took the 239 arrays of the element step
-(:meth:`flexmb.solvers.element_step.ElementStep.run_arguments`: the tree, the families' model arrays, the scatter
-plans, the factor's arrays and the step's buffers) at every call, once per output row. :class:`StepArgs` holds that
-tuple in a numba StructRef (``numba.experimental.structref``: a reference-counted structure, boxed as one pointer;
-unlike a jitclass it keeps ``cache=True``), built once with :func:`new_step_args` and passed to every call while
-its arrays stay the same (:func:`step_args` keeps it); the compiled code reads the tuple back with ``args.step``.
-Nothing is copied: the structure refers to the same arrays, so the arithmetic is the same bit for bit.
+A call from Python into a compiled function unboxes every array of its tuple arguments, about 0.1 µs each: the
+element step's model arrays alone (flexmb/solvers/element_kernels.py StepModel: the tree, the families' model
+arrays, the scatter plans and the factor's arrays) are some two hundred. :class:`StepArgs` holds such a tuple in a
+numba StructRef (``numba.experimental.structref``: a reference-counted structure, boxed as one pointer; unlike a
+jitclass it keeps ``cache=True``), built once with :func:`new_step_args` and passed to every call while its arrays
+stay the same (:func:`step_args` keeps it); the compiled code reads the tuple back with ``args.step``. The step's
+StepModel is held so for every call of element_newton_step (ElementStep.kernel_args: the step-by-step path and
+flexmb.solvers.element_run.element_run alike), the step's buffers (StepBuffers) too for the whole-run call, where
+they stay the same over its calls. Nothing is copied: the structure refers to the same arrays, so the arithmetic
+is the same bit for bit.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ __all__ = ["StepArgs", "StepArgsType", "new_step_args", "step_args"]
 
 @structref.register
 class StepArgsType(types.StructRef):
-    """numba's type of :class:`StepArgs`: one field ``step``, the tuple of ElementStep.run_arguments."""
+    """numba's type of :class:`StepArgs`: one field ``step``, the tuple it holds (a StepModel, StepBuffers)."""
 
     def preprocess_fields(self, fields):
         """The fields' types without literal values (a tuple's integers and flags as plain types)."""
@@ -30,7 +32,7 @@ class StepArgsType(types.StructRef):
 
 
 class StepArgs(structref.StructRefProxy):
-    """The element step's arguments (ElementStep.run_arguments) as one compiled structure (module docstring);
+    """A tuple of the element step's arguments (a StepModel or StepBuffers) as one compiled structure (module docstring);
     made by :func:`new_step_args`, read in compiled code as ``args.step``."""
 
 

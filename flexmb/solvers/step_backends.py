@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Protocol
 from flexmb.elements import FAMILIES
 from flexmb.engine import parallel
 from flexmb.engine.assembly import LazyEvaluation
-from flexmb.solvers.element_step import LAZY, ElementStep
+from flexmb.solvers.element_kernels import LAZY
+from flexmb.solvers.element_step import ElementStep
 from flexmb.solvers.law_step import has_laws
 from flexmb.solvers.newton_loop import BegunStep, StepInfo, StepResult, accept
 from flexmb.solvers.tree_step import OK, TreeStep
