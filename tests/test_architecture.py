@@ -207,11 +207,9 @@ def _knots(graph: dict[str, set[str]]) -> list[set[str]]:
 
 # Knots of the declared-import graph (type-only and function-level imports counted) that are being
 # untied (issue 35, item 4); the list only shrinks: a knot not listed fails, a listed one gone must leave.
-KNOTS_FOR_NOW = [
-    # the run modules and the step: GeneralizedAlpha offers whole runs, the runs read its settings (type hints, deferred)
-    {"flexmb.solvers.element_run", "flexmb.solvers.generalized_alpha", "flexmb.solvers.newton_loop",
-     "flexmb.solvers.step_backends", "flexmb.solvers.tree_run"},
-]
+# The last, the solvers' (generalized_alpha, newton_loop, step_backends, tree_run, element_run), is untied: the
+# step, its back-ends and the whole runs read the integrator through flexmb/solvers/integrator_protocol.py.
+KNOTS_FOR_NOW: list[set[str]] = []
 
 
 def _knot_problems(knots: list[set[str]], allowed: list[set[str]]) -> list[str]:

@@ -8,10 +8,17 @@
   succeed) leaves the step to the Python Newton loop: the states after every step are those of the
   compiled back-end and of an integrator with the Python iterates alone, bit for bit (three paths:
   the compiled step, the Python loop around the compiled iterates, the Python loop and iterates),
-  failed and halved steps included.
+  failed and halved steps included;
+* what the step (newton_loop), the back-ends and the whole runs (tree_run, element_run) read and write of the
+  integrator is exactly what the ``Integrator`` Protocol names (flexmb/solvers/integrator_protocol.py: they
+  import no GeneralizedAlpha, docs/architecture.md P4), and a GeneralizedAlpha has all of it.
 """
 
 from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +27,9 @@ from test_tree_step import chain, featured_tree
 
 from flexmb.solvers import step_backends
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha
+from flexmb.solvers.integrator_protocol import Integrator
+
+STEP_MODULES = ("newton_loop", "step_backends", "tree_run", "element_run")  # below the integrator, reading it
 
 
 def test_the_backend_is_chosen_once_with_its_reason() -> None:
@@ -81,3 +91,25 @@ def test_a_declining_backend_leaves_the_python_step_bit_for_bit(monkeypatch, bui
     assert compiled.substeps == python.substeps == offered.substeps
     for k, (x, y, z) in enumerate(zip(a, b, c)):
         assert np.array_equal(x, y) and np.array_equal(y, z), f"step {k}"
+
+
+def _integrator_reads(source: str) -> set[str]:
+    """The attributes a module reads or writes of the integrator: of ``integ`` and of ``self.integ``."""
+    out = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute):
+            v = node.value
+            if (isinstance(v, ast.Name) and v.id == "integ") or (isinstance(v, ast.Attribute) and v.attr == "integ"):
+                out.add(node.attr)
+    return out
+
+
+def test_the_integrator_protocol_names_what_the_step_modules_use_and_the_integrator_has_it() -> None:
+    assert _integrator_reads("integ.a = self.integ.b(integ.c)\nx.integ_d = 1") == {"a", "b", "c"}
+    named = set(Integrator.__annotations__) | {n for n, v in vars(Integrator).items()
+                                               if inspect.isfunction(v) and not n.startswith("__")}
+    folder = Path(step_backends.__file__).parent
+    used = set().union(*(_integrator_reads((folder / f"{m}.py").read_text()) for m in STEP_MODULES))
+    assert used == named, f"used, not named: {sorted(used - named)}; named, not used: {sorted(named - used)}"
+    for integ in (GeneralizedAlpha(chain(3)), GeneralizedAlpha(featured_flexible())):
+        assert not [n for n in sorted(named) if not hasattr(integ, n)]

@@ -7,7 +7,7 @@ Python (the step's wrapper, new arrays for its state and evaluation, the error e
 integrals, the step history) costs about as much as the step on a loop of ten windows.
 :func:`element_run` runs the steps between two output rows of a fixed-step run
 (flexmb.solvers.simulate) in one call, as :mod:`flexmb.solvers.tree_run` does for rigid trees:
-per step the same Newton loop, the same finiteness test as ``_check_finite``, the same error
+per step the same Newton loop, the same finiteness test as ``check_finite``, the same error
 estimate (step_control eq. E3, recorded in the step history), the same powers (the joint dampers',
 the drives', the loads' and the elements' dissipation, summed in the order of
 ``Evaluation.element_dissipation``, less the bearing friction's power) and the same trapezoidal work integrals as the recorder
@@ -36,7 +36,8 @@ from flexmb.elements.rigid_cut import _elastic
 from flexmb.engine.assembly import Evaluation, LazyEvaluation
 from flexmb.solvers.cut_projection import begin_cuts, bushings_at, cut_arrays, end_cuts
 from flexmb.solvers.element_kernels import LAZY, NewtonSettings, StepStart, newton_loop
-from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _all_finite
+from flexmb.solvers.integrator_protocol import Integrator
+from flexmb.solvers.nonfinite import all_finite
 from flexmb.solvers.recorder import Recorder
 from flexmb.solvers.step_args import step_args
 from flexmb.solvers.step_control import ErrorEstimate
@@ -145,7 +146,7 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
         newton_loop(model, maps, factor, buffers, start, diag, NewtonSettings(gp, bp, rtol, atol_udot, eps_pos, length_scale,
                                                                               max_iter, lazy, with_mass, lever), info)
         status = int(info[3])
-        if (status != OK and status != LAZY) or not _all_finite(q1, u1, udot1, balls1):
+        if (status != OK and status != LAZY) or not all_finite(q1, u1, udot1, balls1):
             return k
         kin_end = kin
         if cuts is not None:  # newton_loop.accept: the factor key of CompiledElementNewton, RigidCuts.end_step, a1, the state
@@ -161,7 +162,7 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
                 return k
             for j in range(a1.size):
                 a1[j] = (af * udot[j] + c_f * udot1[j] - am * a[j]) / c_m
-            if not _all_finite(q1, u1, udot1, balls1):
+            if not all_finite(q1, u1, udot1, balls1):
                 return k
             kin_end = cut_work.kin  # the evaluation at the projected state (ev1 of _accept)
             if cut_model.elastic:  # its bushings' dissipation
@@ -206,12 +207,12 @@ class ElementRun:
     estimate of the run. ``applies(integ, callback)``: whether a run can use it."""
 
     @staticmethod
-    def applies(integ: GeneralizedAlpha, callback) -> bool:
+    def applies(integ: Integrator, callback) -> bool:
         """Whether a fixed-step run of ``integ`` with ``callback`` takes it: :meth:`refusal` names no reason."""
         return not ElementRun.refusal(integ, callback)
 
     @staticmethod
-    def refusal(integ: GeneralizedAlpha, callback=None) -> str:
+    def refusal(integ: Integrator, callback=None) -> str:
         """Why a fixed-step run of ``integ`` with ``callback`` steps one by one from Python instead
         (empty if it takes the whole-run call; ``flexmb info`` says it): the whole Newton loop compiled
         (GeneralizedAlpha.newton_path: the dense or band factor, no factor kept over steps), no callback
@@ -248,7 +249,7 @@ class ElementRun:
             return "bearing friction beside rigid cuts: its power at the projected state is summed in Python"
         return ""
 
-    def __init__(self, integ: GeneralizedAlpha, rec: Recorder, est: ErrorEstimate) -> None:
+    def __init__(self, integ: Integrator, rec: Recorder, est: ErrorEstimate) -> None:
         self.integ, self.rec, self.est = integ, rec, est
         self.es = integ.element_step
         m = integ.model

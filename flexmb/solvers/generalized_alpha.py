@@ -44,15 +44,12 @@ from flexmb.settings import RHO_INF
 from flexmb.solvers import step_backends
 from flexmb.solvers.element_step import ElementStep
 from flexmb.solvers.newton_loop import StepInfo, StepResult, begin_step, newton_step
-from flexmb.solvers.nonfinite import all_finite, check_finite, evaluation_source, nonfinite_error
+from flexmb.solvers.nonfinite import check_finite, evaluation_source, nonfinite_error
 from flexmb.solvers.step_backends import StepBackend
 from flexmb.solvers.tree_step import TreeStep, _absmax
 from flexmb.state import State, _retract_balls
 
 __all__ = ["GeneralizedAlpha", "alpha_parameters", "StepInfo"]
-
-# the whole-run modules and simulate take the finiteness tests from here (flexmb.solvers.nonfinite)
-_all_finite, _check_finite = all_finite, check_finite
 
 log = logging.getLogger("flexmb")
 

@@ -22,7 +22,6 @@ import functools
 import math
 import time as _time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,12 +30,10 @@ from flexmb.engine.assembly import Evaluation, LazyEvaluation
 from flexmb.errors import NewtonFailure
 from flexmb.model import Model
 from flexmb.solvers.element_families import stuck_error
+from flexmb.solvers.integrator_protocol import Integrator
 from flexmb.solvers.nonfinite import evaluation_source, nonfinite_error
 from flexmb.solvers.tree_step import _absmax, _absmax_at, _update, corrected
 from flexmb.state import State
-
-if TYPE_CHECKING:  # type hints only
-    from flexmb.solvers.generalized_alpha import GeneralizedAlpha
 
 __all__ = ["StepInfo", "BegunStep", "begin_step", "newton_step", "accept"]
 
@@ -72,7 +69,7 @@ class BegunStep:
     lazy: bool
 
 
-def begin_step(integ: GeneralizedAlpha, st: State, a: np.ndarray, h: float, t1: float) -> BegunStep:
+def begin_step(integ: Integrator, st: State, a: np.ndarray, h: float, t1: float) -> BegunStep:
     """The step's weights γ' = γ h (1-αf)/(1-αm) and β' = β h² (1-αf)/(1-αm) of (G5), the families' state
     for this step size (ElementFamily.begin_step, e.g. a rigid cut's penalty) and the lazy acceptance:
     on a matrix factor without element state, and not where the compiled iterates evaluate every
@@ -120,7 +117,7 @@ class _Newton:
     dxws: list[float] = field(default_factory=list)
 
 
-def newton_step(integ: GeneralizedAlpha, b: BegunStep) -> StepResult:
+def newton_step(integ: Integrator, b: BegunStep) -> StepResult:
     """The begun step's Newton loop in Python: from the predictor (G6), iterates (G2)–(G4) with their
     residuals of eq. (1) until (G7) or (G9) holds and every family has settled, correcting by (G8) with
     the factor refreshed by (G10). Raises NewtonFailure after ``max_iter`` iterations or on divergence,
@@ -154,7 +151,7 @@ def newton_step(integ: GeneralizedAlpha, b: BegunStep) -> StepResult:
     raise AssertionError("unreachable")
 
 
-def _python_iterate(integ: GeneralizedAlpha, b: BegunStep, n: _Newton, it: int) -> StepResult | None:
+def _python_iterate(integ: Integrator, b: BegunStep, n: _Newton, it: int) -> StepResult | None:
     """Iterate ``it`` in Python: the trial state of (G2)–(G4) at the accelerations n.udot1 (one compiled
     pass, numpy's arithmetic), the drives applied, its evaluation and residual of eq. (1) and the
     families' Newton update; the step itself where the last correction predicted convergence (G9: taken
@@ -189,7 +186,7 @@ def _python_iterate(integ: GeneralizedAlpha, b: BegunStep, n: _Newton, it: int) 
     return None
 
 
-def _compiled_iterate(integ: GeneralizedAlpha, b: BegunStep, n: _Newton, it: int) -> StepResult | None:
+def _compiled_iterate(integ: Integrator, b: BegunStep, n: _Newton, it: int) -> StepResult | None:
     """Iterate ``it`` by the compiled element step (ElementStep.iterate: the same (G2)–(G4) and residual
     as :func:`_python_iterate`, State and Evaluation built only when used) with the rigid cuts' update;
     the step itself where the last correction predicted convergence (G9)."""
@@ -215,7 +212,7 @@ def _compiled_iterate(integ: GeneralizedAlpha, b: BegunStep, n: _Newton, it: int
     return None
 
 
-def _tolerances(integ: GeneralizedAlpha, b: BegunStep, n: _Newton) -> None:
+def _tolerances(integ: Integrator, b: BegunStep, n: _Newton) -> None:
     """The first iterate's tolerances (G7): the force scale F of the residual test, the correction
     tolerance δ_tol (corrections this small change the accelerations by < rtol/10 of their size and the
     velocities by h times that) and the velocity scale of the round-off test of (G9)."""
@@ -225,7 +222,7 @@ def _tolerances(integ: GeneralizedAlpha, b: BegunStep, n: _Newton) -> None:
     n.vscale = u_max + b.h * udot_max + 1e-3 * integ.length_scale / b.h
 
 
-def _converged(integ: GeneralizedAlpha, b: BegunStep, n: _Newton, it: int) -> StepResult:
+def _converged(integ: Integrator, b: BegunStep, n: _Newton, it: int) -> StepResult:
     """The converged iterate ``it`` accepted (:func:`accept`), its residual of eq. (1) known."""
     es = integ.element_step
     if es is not None:
@@ -237,7 +234,7 @@ def _converged(integ: GeneralizedAlpha, b: BegunStep, n: _Newton, it: int) -> St
     return st1, a1, ev, StepInfo(it, n.nfac, n.rn, b.h)
 
 
-def _restart(integ: GeneralizedAlpha, b: BegunStep, n: _Newton) -> None:
+def _restart(integ: Integrator, b: BegunStep, n: _Newton) -> None:
     """Restart the step from its predictor with a fresh factor (G10), once per step."""
     n.restarted = True
     n.udot1 = n.udot_start.copy()
@@ -251,7 +248,7 @@ def _restart(integ: GeneralizedAlpha, b: BegunStep, n: _Newton) -> None:
     n.predicted = False
 
 
-def _failure(integ: GeneralizedAlpha, b: BegunStep, n: _Newton, it: int) -> NewtonFailure:
+def _failure(integ: Integrator, b: BegunStep, n: _Newton, it: int) -> NewtonFailure:
     """The NewtonFailure of a step that did not converge: its time, iterations, residual history and
     the coordinates of the largest residuals, with the families' notes (Assembler.newton_failure)."""
     m, free, ev = integ.model, integ.free, n.ev
@@ -265,7 +262,7 @@ def _failure(integ: GeneralizedAlpha, b: BegunStep, n: _Newton, it: int) -> Newt
         f"{_names(m, worst)}", b.t1, notes)
 
 
-def _correct(integ: GeneralizedAlpha, b: BegunStep, n: _Newton) -> None:
+def _correct(integ: Integrator, b: BegunStep, n: _Newton) -> None:
     """The correction of (G8), S δu̇ = r, u̇ ← u̇ - δu̇, on a factor refreshed where (G10) asks (new step
     weights, no reuse, or a contraction rate θ above ``theta_refresh``), and the prediction of (G9)."""
     gp, bp = b.gp, b.bp
@@ -288,7 +285,7 @@ def _correct(integ: GeneralizedAlpha, b: BegunStep, n: _Newton) -> None:
         n.predicted = n.predicted or _at_noise(n.dxws, bp, n.noise)
 
 
-def accept(integ: GeneralizedAlpha, b: BegunStep, st1: State, ev: Evaluation, elements: dict, a1: np.ndarray
+def accept(integ: Integrator, b: BegunStep, st1: State, ev: Evaluation, elements: dict, a1: np.ndarray
            ) -> tuple[State, np.ndarray, Evaluation]:
     """The converged state (G11) with the element families' internal state, after their end-of-step
     corrections (ElementFamily.end_step; nothing to do for stateless families), its pseudo-acceleration

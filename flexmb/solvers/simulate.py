@@ -21,8 +21,9 @@ from flexmb.results.rundir import RunWriter
 from flexmb.settings import RHO_INF
 from flexmb.solvers.element_run import ElementRun
 from flexmb.solvers.energy_check import FAIL_RATIO, EnergyWarning, model_energy, stiff_parts
-from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _check_finite
+from flexmb.solvers.generalized_alpha import GeneralizedAlpha
 from flexmb.solvers.initial import relaxed_start
+from flexmb.solvers.nonfinite import check_finite
 from flexmb.solvers.recorder import Recorder, check_keep
 from flexmb.solvers.run_settings import AUTO, check_auto, check_settings, step_count
 from flexmb.solvers.step_control import DEFAULT_TOL, ErrorEstimate, StepController, interpolate, shifted_acceleration
@@ -322,7 +323,7 @@ class _Run:
             a_use = shifted_acceleration(a, a_prev, h_try, h_prev, dalpha)  # (E4)
             try:
                 st1, a1, ev1, info = integ.step(st, a_use, h_try, t1)
-                _check_finite(st1, m)
+                check_finite(st1, m)
             except SolverError as exc:
                 rec.log.add(t1, h_try, -1, math.nan, 2)
                 fail_first = h_try if fail_first is None else fail_first

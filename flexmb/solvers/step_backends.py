@@ -20,19 +20,19 @@ back-end or a linear solver is: the step reads ``kind`` and calls ``try_step``.
 from __future__ import annotations
 
 import time as _time
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from flexmb.elements import FAMILIES
 from flexmb.engine import parallel
 from flexmb.engine.assembly import LazyEvaluation
 from flexmb.solvers.element_kernels import LAZY
+from flexmb.solvers.element_run import ElementRun
 from flexmb.solvers.element_step import ElementStep
+from flexmb.solvers.integrator_protocol import Integrator
 from flexmb.solvers.law_step import has_laws
 from flexmb.solvers.newton_loop import BegunStep, StepInfo, StepResult, accept
+from flexmb.solvers.tree_run import TreeRun
 from flexmb.solvers.tree_step import OK, TreeStep
-
-if TYPE_CHECKING:  # type hints only
-    from flexmb.solvers.generalized_alpha import GeneralizedAlpha
 
 __all__ = ["StepBackend", "CompiledTreeStep", "CompiledElementNewton", "choose_backend", "matrix_choice", "describe_solver",
            "run_path"]
@@ -46,7 +46,7 @@ class StepBackend(Protocol):
 
     name: str  # what it is, e.g. "tree_step"
 
-    def try_step(self, integ: GeneralizedAlpha, b: BegunStep) -> StepResult | None:
+    def try_step(self, integ: Integrator, b: BegunStep) -> StepResult | None:
         """The begun step ``b`` of ``integ`` taken whole, or None where it did not succeed (nothing left
         behind: no factor kept, no factorization counted)."""
 
@@ -60,7 +60,7 @@ class CompiledTreeStep:
     def __init__(self, tree: TreeStep) -> None:
         self.tree = tree
 
-    def try_step(self, integ: GeneralizedAlpha, b: BegunStep) -> StepResult | None:
+    def try_step(self, integ: Integrator, b: BegunStep) -> StepResult | None:
         """The step, or None if it did not succeed (its factorizations are then not counted)."""
         t0 = _time.perf_counter()
         integ._t = b.t1
@@ -81,7 +81,7 @@ class CompiledElementNewton:
     def __init__(self, es: ElementStep) -> None:
         self.es = es
 
-    def try_step(self, integ: GeneralizedAlpha, b: BegunStep) -> StepResult | None:
+    def try_step(self, integ: Integrator, b: BegunStep) -> StepResult | None:
         """The step, or None if it did not succeed (the factor is then not kept, its factorizations not
         counted, as for the compiled tree step: the Python loop repeats the step)."""
         es = self.es
@@ -107,7 +107,7 @@ class CompiledElementNewton:
         return st1, a1, ev, StepInfo(it, nfac, rn, b.h)
 
 
-def choose_backend(integ: GeneralizedAlpha) -> tuple[StepBackend | None, str]:
+def choose_backend(integ: Integrator) -> tuple[StepBackend | None, str]:
     """The compiled back-end of ``integ``'s steps (None: the Python Newton loop alone) and how each step's
     Newton loop runs, with the reason where it runs in Python (``flexmb info``)."""
     if integ.chol is None:
@@ -120,7 +120,7 @@ def choose_backend(integ: GeneralizedAlpha) -> tuple[StepBackend | None, str]:
     return matrix_choice(integ)
 
 
-def matrix_choice(integ: GeneralizedAlpha) -> tuple[StepBackend | None, str]:
+def matrix_choice(integ: Integrator) -> tuple[StepBackend | None, str]:
     """:func:`choose_backend` on a matrix factor (dense, band, CHOLMOD): the compiled Newton loop where the
     element step applies on the dense or band factor without factor reuse, else the Python loop (around
     the compiled iterates where the element step applies), and the family or setting that keeps it there."""
@@ -135,7 +135,7 @@ def matrix_choice(integ: GeneralizedAlpha) -> tuple[StepBackend | None, str]:
                   f"Python ({why}; flexmb/solvers/element_step.py)")
 
 
-def describe_solver(integ: GeneralizedAlpha, fixed_steps: bool | None = None, callback: bool | None = None) -> str:
+def describe_solver(integ: Integrator, fixed_steps: bool | None = None, callback: bool | None = None) -> str:
     """GeneralizedAlpha.describe_solver: the factor and why it was chosen, how each step's Newton loop runs
     (:func:`choose_backend`), the beams' threads and the run path (:func:`run_path`)."""
     chol = integ.chol
@@ -163,14 +163,10 @@ def describe_solver(integ: GeneralizedAlpha, fixed_steps: bool | None = None, ca
     return f"{chol.describe(n)}{how}{run}"
 
 
-def run_path(integ: GeneralizedAlpha, fixed_steps: bool | None = None, callback: bool | None = None) -> str:
+def run_path(integ: Integrator, fixed_steps: bool | None = None, callback: bool | None = None) -> str:
     """GeneralizedAlpha.run_path: whether a run's steps between two output rows go through one compiled call
     (flexmb/solvers/tree_run.py for a rigid tree, flexmb/solvers/element_run.py on a matrix factor) or one
     by one from Python, and why."""
-    # the run modules import generalized_alpha, which imports this one: imported where asked (a cycle otherwise)
-    from flexmb.solvers.element_run import ElementRun
-    from flexmb.solvers.tree_run import TreeRun
-
     if integ.chol.kind == "tree":
         module, why = "tree_run", ("" if TreeRun.applies(integ, None) else "each step's Newton loop is not one compiled call"
                                    if integ.tree_step is None else "follower loads are turned at each step's time, set "

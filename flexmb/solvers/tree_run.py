@@ -5,7 +5,7 @@ tree in one compiled call; what is left per step in Python (the call's unboxing 
 arrays, the step's wrapper, the error estimate, the work integrals, the step history) costs
 more than the step. :func:`tree_run` runs the steps between two output rows of a fixed-step
 run (flexmb.solvers.simulate) in one call: per step the same Newton loop, the same finiteness
-test as ``_check_finite``, the same error estimate (step_control eq. E3, recorded in the step
+test as ``check_finite``, the same error estimate (step_control eq. E3, recorded in the step
 history), and the same powers and trapezoidal work integrals as the recorder
 (flexmb.solvers.recorder.step_powers), in the same order, so a run gives the same numbers bit
 for bit with or without it (tests/test_tree_run.py). The drives, applied joint forces and nodal
@@ -31,7 +31,8 @@ from numba import njit
 from flexmb.elements.family import ordered_sum
 from flexmb.engine.assembly import Evaluation
 from flexmb.engine.tree_data import DriveValues, KinematicsArrays, StepInputs, StepState, TreeOutputs
-from flexmb.solvers.generalized_alpha import GeneralizedAlpha, _all_finite
+from flexmb.solvers.integrator_protocol import Integrator
+from flexmb.solvers.nonfinite import all_finite
 from flexmb.solvers.recorder import Recorder, step_powers
 from flexmb.solvers.step_control import ErrorEstimate, _error_size, _twist_size
 from flexmb.solvers.tree_step import OK, newton_step
@@ -179,7 +180,7 @@ def run_steps(args, inputs, params, steps, state, kin, ev, est, power, log) -> i
         loads = loads_all[0] if one_load else loads_all[k]
         drives = DriveValues(driven, driven_q[k], driven_u[k], driven_a[k])
         newton_step(args, StepInputs(inputs.jforce[k], loads, drives), p, state, end, kin, ev, info)
-        if int(info[3]) != OK or not _all_finite(end.q, end.u, end.udot, end.balls):
+        if int(info[3]) != OK or not all_finite(end.q, end.u, end.udot, end.balls):
             return k
         powers = PowerInputs(springs[4], springs[0], end.u, loads if inputs.with_loads else no_loads, inputs.jforce_power[k],
                              jforce_u, ordered_sum(power_sd) if with_sd else 0.0, with_sd)
@@ -221,14 +222,14 @@ class TreeRun:
     estimate of the run. ``applies(integ, callback)``: whether a run can use it."""
 
     @staticmethod
-    def applies(integ: GeneralizedAlpha, callback) -> bool:
+    def applies(integ: Integrator, callback) -> bool:
         """A compiled tree step, no callback (it sees every step's state in Python) and no joint forces of the
         motion (their work and samples are taken in Python after each step: docs/motion_forces.md (M6), (M7)), no
         follower loads (turned per iterate at one step's time: docs/motion_forces.md (M19))."""
         return (integ.tree_step is not None and callback is None and not integ.model.mforce_u.size
                 and not any(ld.follower for ld in integ.model.loads))
 
-    def __init__(self, integ: GeneralizedAlpha, rec: Recorder, est: ErrorEstimate) -> None:
+    def __init__(self, integ: Integrator, rec: Recorder, est: ErrorEstimate) -> None:
         self.integ, self.rec, self.est = integ, rec, est
         ts = integ.tree_step
         self.ts = ts
