@@ -1,4 +1,6 @@
-"""Process time per step of seed cases, the falling flexible link and the falling rigid chain under several checkouts.
+"""Process time per step of seed cases and benchmark models under several checkouts.
+
+The models: seed cases, the falling flexible link, the falling rigid chain and the N-four-bar closed by rigid cuts.
 
 Guards against the step regression of issue 38 (beam/loop models' compiled step 35-75 % slower than at
 2b9f5e9). Each checkout is timed in its own process, the checkouts one after the other and their order
@@ -38,8 +40,9 @@ import tempfile
 import time
 from pathlib import Path
 
-# (label, case file stem, or None for the falling link, "chain" / "chain_step" for the falling rigid chain, t_end [s],
-# n_elements of the falling link or links of the chain)
+# (label, case file stem, or None for the falling link, "chain" / "chain_step" for the falling rigid chain,
+# "rigid_four_bar" for the N-four-bar with rigid cuts, t_end [s], n_elements of the falling link, links of the chain
+# or windows of the four-bar)
 CASES = [
     ("zahariev_six_link", "zahariev_six_link", 4.0, 0),
     ("change_point_four_bar", "change_point_four_bar", 2.6, 0),
@@ -49,6 +52,8 @@ CASES = [
     ("rigid_chain_N10_step", "chain_step", 0.3, 10),
     ("rigid_chain_N100_run", "chain", 0.3, 100),
     ("rigid_chain_N100_step", "chain_step", 0.3, 100),
+    ("rigid_cut_four_bar_N10", "rigid_four_bar", 0.5, 10),
+    ("rigid_cut_four_bar_N40", "rigid_four_bar", 0.5, 40),
 ]
 
 
@@ -77,10 +82,21 @@ def _rigid_chain(n: int, per_step: bool):
     return fm_chain(fm, n), settings
 
 
+def _rigid_four_bar(n: int):
+    """benchmarks/peer_loops.py's N-four-bar of n windows closed by rigid cuts (benchmarks/n_four_bar_model.py; the
+    cranks upright at the start, dt 1e-3 s, rho_inf 0.9, a row every 10 steps): the rigid cuts' kernels
+    (elements/rigid_cut_kernels.py) in the compiled element step."""
+    from n_four_bar_model import n_four_bar
+
+    return n_four_bar(n, "rigid"), dict(dt=1e-3, rho_inf=0.9, output_every=10)
+
+
 def _case(stem: str | None, n: int):
     """The model and run settings of one row of CASES."""
     if stem is None:
         return _falling_link(n)
+    if stem == "rigid_four_bar":
+        return _rigid_four_bar(n)
     if stem.startswith("chain"):
         return _rigid_chain(n, stem == "chain_step")
     return _seed_case(stem)

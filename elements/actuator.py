@@ -46,6 +46,7 @@ from flexmb.elements.actuator_kernels import MREF, N_STATE
 from flexmb.elements.actuator_rows import Line, Rows
 from flexmb.elements.family import (
     NodeTable,
+    PenaltyEvaluation,
     StartContext,
     StepContext,
     TwoNodeFamily,
@@ -93,19 +94,14 @@ class ActuatorData(PointPairData):
 
 
 @dataclass
-class ActuatorEvaluation(PointPairEvaluation):
+class ActuatorEvaluation(PointPairEvaluation, PenaltyEvaluation):
     """The actuators at one state: G, ``nv``, ``ra``, ``rb``, ``l``, ``ldot`` as for a spring-damper
-    (:class:`~flexmb.elements.spring_damper.PointPairEvaluation`), the prescribed (L, L', L'') ``target``
-    (n_el, 3), closure ``phi``, penalty ``alpha`` (and ``alpha_next`` for the next matrix), multiplier
-    ``lam`` and force ``force`` of this iterate ((n_el, 6), column 0; elements/actuator_kernels.py), the
-    closure's size ``ell`` (n_el,)."""
+    (:class:`~flexmb.elements.spring_damper.PointPairEvaluation`), closure ``phi``, penalty ``alpha`` (and
+    ``alpha_next`` for the next matrix), multiplier ``lam`` and force ``force`` of this iterate ((n_el, 6),
+    column 0; elements/actuator_kernels.py; :class:`~flexmb.elements.family.PenaltyEvaluation`), the
+    prescribed (L, L', L'') ``target`` (n_el, 3), the closure's size ``ell`` (n_el,)."""
 
     target: np.ndarray | None = None
-    phi: np.ndarray | None = None
-    alpha: np.ndarray | None = None
-    alpha_next: np.ndarray | None = None
-    lam: np.ndarray | None = None
-    force: np.ndarray | None = None
     ell: np.ndarray | None = None
 
 
@@ -184,7 +180,7 @@ class Actuators(PointPairDrawing, TwoNodeFamily):
                cc: float, cm: float, material_only: bool, exact_tangent: bool) -> np.ndarray:
         """ck α GᵀG (A7), with the penalties of the next iterate (AL11)."""
         out = np.empty((data.n, 12, 12))
-        kernels.actuator_blocks(fe.G, fe.alpha if fe.alpha_next is None else fe.alpha_next, float(ck), out)
+        kernels.actuator_blocks(fe.G, fe.matrix_penalties(), float(ck), out)
         return out
 
     def dissipates(self, data: ActuatorData) -> bool:
@@ -239,7 +235,7 @@ class Actuators(PointPairDrawing, TwoNodeFamily):
         st[:, 0] = fe.force[:, 0]  # (AL8)
         st[:, PHASE] = -1.0
         state.elements = {**state.elements, self.name: st}
-        alpha = fe.alpha if fe.alpha_next is None else fe.alpha_next
+        alpha = fe.matrix_penalties()
         w = ctx.bp * alpha[:, 0]
         ops = Line(model, prep, fe)
         target = self.targets(data, state.t)

@@ -25,26 +25,35 @@ from numba import njit
 
 from flexmb.rotations import jl_inv_into, logm_into
 
-__all__ = ["WORK", "cut_deformations", "deformations_at", "bushing_forces", "bushing_blocks", "add_generalized", "FULL",
-           "SPHERICAL", "BushingArrays", "BushingResults", "CutDeformation"]
+__all__ = ["WORK", "CUT_FRAMES", "cut_deformations", "deformations_at", "bushing_forces", "bushing_blocks", "add_generalized",
+           "FULL", "SPHERICAL", "BushingArrays", "BushingResults", "CutDeformation"]
 
 WORK = 12  # the scratch matrices of _deformation
 FULL, SPHERICAL = -1, 3  # free-rotation modes: none (a weld), all (a spherical joint); 0, 1, 2: about axis x, y, z
 
 
-class BushingArrays(NamedTuple):
-    """The bushings' model arrays (n elements) as bushing_forces reads them (elements/bushing.py's
-    BushingData and the family's prepared end indices)."""
+#: The cut frames' arrays (n cuts, elements/bushing.py's CutData and the family's prepared end indices): the
+#: first fields of the cut families' kernel arrays, BushingArrays and the rigid cuts' RigidCutArrays
+#: (elements/rigid_cut_kernels.py), declared once here.
+CUT_FRAMES = (
+    ("ia", np.ndarray),  # end a's node (int64; N = ground)                                     (n)
+    ("ib", np.ndarray),  # end b's node (int64; N = ground)                                     (n)
+    ("sa", np.ndarray),  # the cut point in node a's axes                                      (n x 3)
+    ("Ea", np.ndarray),  # the cut axes in node a's axes (columns)                             (n x 3 x 3)
+    ("sb", np.ndarray),  # the cut point in node b's axes                                      (n x 3)
+    ("Eb", np.ndarray),  # the cut axes in node b's axes (columns)                             (n x 3 x 3)
+    ("mode", np.ndarray),  # free-rotation mode (int64): FULL, SPHERICAL or an axis 0, 1, 2      (n)
+)
 
-    ia: np.ndarray  # end a's node (int64; N = ground)                                     (n)
-    ib: np.ndarray  # end b's node (int64; N = ground)                                     (n)
-    sa: np.ndarray  # the cut point in node a's axes                                      (n x 3)
-    Ea: np.ndarray  # the cut axes in node a's axes (columns)                             (n x 3 x 3)
-    sb: np.ndarray  # the cut point in node b's axes                                      (n x 3)
-    Eb: np.ndarray  # the cut axes in node b's axes (columns)                             (n x 3 x 3)
-    mode: np.ndarray  # free-rotation mode (int64): FULL, SPHERICAL or an axis 0, 1, 2      (n)
-    K: np.ndarray  # stiffness on the deformation d                                       (n x 6 x 6)
-    C: np.ndarray  # damping on its rate d'                                               (n x 6 x 6)
+
+class BushingArrays(NamedTuple("BushingFields", [*CUT_FRAMES,
+                                                  ("K", np.ndarray),  # stiffness on the deformation d  (n x 6 x 6)
+                                                  ("C", np.ndarray)])):  # damping on its rate d'        (n x 6 x 6)
+    """The bushings' model arrays (n elements) as bushing_forces reads them (elements/bushing.py's
+    BushingData and the family's prepared end indices): the cut frames (CUT_FRAMES), then the stiffness K
+    on the deformation d and the damping C on its rate d' (n x 6 x 6 each)."""
+
+    __slots__ = ()
 
 
 class BushingResults(NamedTuple):
@@ -230,14 +239,17 @@ def deformations_at(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode, d, G, A):
 
 
 @njit(cache=True)
-def add_generalized(G, f, ia, ib, w):
+def add_generalized(G, f, ia, ib, w, mask=None):
     """w[ia[e]] += (Gᵀ f)[:6], w[ib[e]] += (Gᵀ f)[6:] for every element in order (the node wrenches of
-    generalized forces f (n, 6) on the deformation, residual sense); w (N + 1, 6), row N ground."""
+    generalized forces f (n, 6) on the deformation, residual sense); w (N + 1, 6), row N ground. With
+    ``mask`` (n, 6) (bool), Gᵀ Pᵀ f: the rows it holds only (the rigid cuts' closure rows,
+    elements/rigid_cut_kernels.py); None (numba compiles the test away): every row."""
     for e in range(ia.size):
         for j in range(12):
             s = 0.0
             for i in range(6):
-                s += G[e, i, j] * f[e, i]
+                if mask is None or mask[e, i]:
+                    s += G[e, i, j] * f[e, i]
             if j < 6:
                 w[ia[e], j] += s
             else:

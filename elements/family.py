@@ -24,9 +24,9 @@ if TYPE_CHECKING:  # type hints only: the engine and the model stand above the e
     from flexmb.model import Model
     from flexmb.state import State
 
-__all__ = ["CutFrames", "ElementData", "ElementFamily", "FamilyEvaluation", "NodeTable", "Output", "StartContext", "StepContext",
-           "TwoNodeFamily", "NodePairDrawing", "frozen_arrays", "listing", "origin_potential", "ordered_sum", "unstarted_state",
-           "GROUND"]
+__all__ = ["CutFrames", "ElementData", "ElementFamily", "FamilyEvaluation", "PenaltyEvaluation", "NodeTable", "Output",
+           "StartContext", "StepContext", "TwoNodeFamily", "NodePairDrawing", "frozen_arrays", "listing", "origin_potential",
+           "ordered_sum", "unstarted_state", "GROUND"]
 
 @njit(cache=True)
 def ordered_sum(a) -> float:
@@ -125,6 +125,25 @@ class FamilyEvaluation:
     #: the power [W] of the family's applied loads (node loads of the motion, flexmb.elements.motion_load),
     #: counted with the nodal loads' work (load work) in the energy balance
     load_power: float = 0.0
+
+
+@dataclass
+class PenaltyEvaluation(FamilyEvaluation):
+    """A family held by an augmented Lagrangian at one iterate (the rigid cuts, docs/rigid_cut.md (AL1)-(AL11);
+    the actuators, docs/actuator.md): the closure ``phi``, the penalties ``alpha`` the iterate used and
+    ``alpha_next``, those of the next matrix where the iterate's update raised them (AL11; None: unchanged),
+    the multipliers ``lam`` of this iterate (AL3) and the force ``force`` (AL1)."""
+
+    phi: np.ndarray | None = None
+    alpha: np.ndarray | None = None
+    alpha_next: np.ndarray | None = None
+    lam: np.ndarray | None = None
+    force: np.ndarray | None = None
+
+    def matrix_penalties(self) -> np.ndarray | None:
+        """The penalties of the iteration matrix's blocks (AL2): ``alpha_next`` where the last update raised
+        them (AL11), else ``alpha``."""
+        return self.alpha if self.alpha_next is None else self.alpha_next
 
 
 @dataclass(frozen=True)

@@ -88,9 +88,9 @@ from flexmb.elements.bushing import (
 from flexmb.elements.cut_contract import CutStart
 from flexmb.elements.family import (
     CutFrames,
-    FamilyEvaluation,
     NodePairDrawing,
     NodeTable,
+    PenaltyEvaluation,
     StartContext,
     StepContext,
     TwoNodeFamily,
@@ -134,17 +134,12 @@ class RigidCutData(CutData):
 
 
 @dataclass
-class RigidCutEvaluation(FamilyEvaluation):
-    """The rigid cuts at one state: closure Φ (n_el, 6, zero on free rows), G (n_el, 6, 12), the
-    penalties α used (n_el, 6) and those for the next matrix, the multipliers of this iterate, the
-    cut forces (n_el, 6), the end poses and twists."""
+class RigidCutEvaluation(PenaltyEvaluation):
+    """The rigid cuts at one state: closure Φ (n_el, 6, zero on free rows), the penalties α used (n_el, 6)
+    and those for the next matrix, the multipliers of this iterate, the cut forces (n_el, 6)
+    (:class:`~flexmb.elements.family.PenaltyEvaluation`), G (n_el, 6, 12), the end poses and twists."""
 
-    phi: np.ndarray | None = None
     G: np.ndarray | None = None
-    alpha: np.ndarray | None = None
-    alpha_next: np.ndarray | None = None
-    lam: np.ndarray | None = None
-    force: np.ndarray | None = None
     xa: np.ndarray | None = None
     Ra: np.ndarray | None = None
     xb: np.ndarray | None = None
@@ -211,8 +206,10 @@ class RigidCuts(NodePairDrawing, TwoNodeFamily):
         d, G, A = np.empty((n, 6)), np.empty((n, 6, 12)), np.empty((n, 3, 3))
         phi, alpha, lam, force = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
         st = np.ascontiguousarray(self._internal(data, state), dtype=float)
-        energy, noise = kernels.rigid_cut_forces(kin.x, kin.R, ia, ib, data.sa, data.Ea, data.sb, data.Eb, data.mode,
-                                                 data.mask, data.alpha_scale, st, w, d, G, A, phi, alpha, lam, force)
+        cuts = kernels.RigidCutArrays(ia, ib, data.sa, data.Ea, data.sb, data.Eb, data.mode, data.mask, data.alpha_scale,
+                                      data.tol, data.tol_rot)
+        energy, noise = kernels.rigid_cut_forces(kin.x, kin.R, cuts, st, w,
+                                                 kernels.RigidCutResults(d, G, A, phi, alpha, lam, force))
         return self.evaluation(kin.x, kin.R, ia, ib, energy, noise, phi, G, A, alpha, lam, force)
 
     @staticmethod
@@ -228,7 +225,7 @@ class RigidCuts(NodePairDrawing, TwoNodeFamily):
     def blocks(self, model: Model, data: RigidCutData, prep: Any, fe: RigidCutEvaluation, kin: Kinematics, ck: float,
                cc: float, cm: float, material_only: bool, exact_tangent: bool) -> np.ndarray:
         """ck Gᵀ α G (AL2), with the penalties of the next iterate (AL11)."""
-        alpha = fe.alpha if fe.alpha_next is None else fe.alpha_next
+        alpha = fe.matrix_penalties()
         out = np.empty((data.n, 12, 12))
         kernels.penalty_blocks(fe.G, alpha, float(ck), out)
         return out
@@ -327,7 +324,7 @@ class RigidCuts(NodePairDrawing, TwoNodeFamily):
         st[:, PHASE] = -1.0
         state.elements = {**state.elements, self.name: st}
         rows = data.mask
-        alpha = fe.alpha if fe.alpha_next is None else fe.alpha_next
+        alpha = fe.matrix_penalties()
         w = ctx.bp * alpha
         ops = _Closure(model, data, prep, fe.G)
         free = ctx.free

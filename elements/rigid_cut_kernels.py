@@ -10,18 +10,26 @@ largest value within the step, PHASE the Newton phase (-1: accepted, the cut for
 first iterate of a step, force λ + αΦ; >= 1: later iterates, λ updated at the iterate) and PREV the
 closure of the previous iterate relative to the tolerance, negative where the cut keeps its λ for the
 rest of the step (AL13: closed, its closure no longer falling).
+
+The forces' kernel takes its arrays grouped as the bushings' kernel does (elements/cut_kernels.py,
+docs/architecture.md P6): the model's arrays of the cuts in one :class:`RigidCutArrays`, what it writes
+per cut in one :class:`RigidCutResults`, each unpacked once at the top of the kernel. The compiled
+steps pass their own plain tuples of the same fields in the same order (flexmb/solvers/element_step.py).
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
-from flexmb.elements.cut_kernels import WORK, _deformation, add_generalized, cut_deformations
+from flexmb.elements.cut_kernels import CUT_FRAMES, WORK, _deformation, add_generalized, cut_deformations
 from flexmb.rotations import expm_into
 
-__all__ = ["LAM", "S", "SMAX", "PHASE", "PREV", "N_STATE", "EPS", "KAPPA", "ESCALATION", "rigid_cut_forces", "penalty_blocks",
-           "rigid_cut_update", "closure_scales", "relative_closures", "closure_rates", "closure_wrenches", "gdot_times_v"]
+__all__ = ["LAM", "S", "SMAX", "PHASE", "PREV", "N_STATE", "EPS", "KAPPA", "ESCALATION", "RigidCutArrays",
+           "RigidCutResults", "rigid_cut_forces", "penalty_blocks", "rigid_cut_update", "closure_scales", "relative_closures",
+           "closure_rates", "closure_wrenches", "gdot_times_v"]
 
 LAM, S, SMAX, PHASE, PREV = slice(0, 6), 6, 7, 8, 9
 N_STATE = 10
@@ -29,6 +37,32 @@ EPS = float(np.finfo(float).eps)
 KAPPA = 1e4  # (AL7): β'α W >= κ in the cut's heaviest direction, the closure falls ~ 1e4 per iteration
 ESCALATION = 100.0  # (AL11): α may grow up to this factor within a step
 _L0 = 0  # first column of LAM (numba-friendly index)
+
+
+class RigidCutArrays(NamedTuple("RigidCutFields", [*CUT_FRAMES,
+                                                    ("mask", np.ndarray),  # held directions (tx, ..., rz) (bool) (n x 6)
+                                                    ("alpha_scale", np.ndarray),  # α per unit penalty factor (AL7) (n x 6)
+                                                    ("tol", np.ndarray),  # closure tolerance, translations [m] (AL4) (n)
+                                                    ("tol_rot", np.ndarray)])):  # ... of the rotations [rad] (AL4) (n)
+    """The rigid cuts' model arrays (n cuts) as the compiled iterates read them (elements/rigid_cut.py's
+    RigidCutData and the family's prepared end indices): the cut frames (CUT_FRAMES of
+    elements/cut_kernels.py), then the held directions ``mask`` (tx, ty, tz, rx, ry, rz), the penalty
+    per unit penalty factor ``alpha_scale`` (AL7) and the closure tolerances ``tol`` [m] and ``tol_rot``
+    [rad] (AL4)."""
+
+    __slots__ = ()
+
+
+class RigidCutResults(NamedTuple):
+    """What rigid_cut_forces writes per cut."""
+
+    d: np.ndarray  # the deformation, eq. (1)-(2) of elements/bushing.py                  (n x 6)
+    G: np.ndarray  # its derivative ∂d/∂X over (x_a, θ_a, x_b, θ_b)                        (n x 6 x 12)
+    A: np.ndarray  # the cut axes R_a E_a (columns, global)                               (n x 3 x 3)
+    phi: np.ndarray  # the closure Φ = P d (AL0), zero on free rows                       (n x 6)
+    alpha: np.ndarray  # the penalty α of this iterate (AL7), zero on free rows           (n x 6)
+    lam: np.ndarray  # the multipliers λ of this iterate (AL3)                            (n x 6)
+    force: np.ndarray  # the cut force λ + αΦ, λ once accepted (AL1, AL8)                 (n x 6)
 
 
 @njit(cache=True)
@@ -62,13 +96,16 @@ def relative_closures(phi, tol, tol_rot, out):
 
 
 @njit(cache=True)
-def rigid_cut_forces(x, R, ia, ib, sa, Ea, sb, Eb, mode, mask, alpha_scale, st, w, d, G, A, phi, alpha, lam, force):
-    """The cuts at the node poses x, R with internal state ``st`` (module docstring): deformations d,
-    G, A (elements/cut_kernels.py), the closure Φ = P d on the held rows ``mask``, the penalty α = S ×
-    alpha_scale there, the multipliers of this iterate λ = λ_st + αΦ after the first (AL3; λ_st where
-    the cut keeps its λ, PREV < 0: AL13), the cut
-    force λ + αΦ from the first iterate on, λ once accepted (AL1, AL8), its node wrenches added to w
-    (residual sense). Returns (strain energy Σ λΦ + ½αΦ², position noise 16 eps κ' ℓ (N1))."""
+def rigid_cut_forces(x, R, cuts, st, w, out):
+    """The cuts ``cuts`` (a RigidCutArrays, or a tuple of its eleven arrays in its order) at the node
+    poses x, R with internal state ``st`` (module docstring), into ``out`` (a RigidCutResults, or a tuple
+    of its seven arrays): deformations d, G, A (elements/cut_kernels.py), the closure Φ = P d on the held
+    rows ``mask``, the penalty α = S × alpha_scale there, the multipliers of this iterate λ = λ_st + αΦ
+    after the first (AL3; λ_st where the cut keeps its λ, PREV < 0: AL13), the cut force λ + αΦ from the
+    first iterate on, λ once accepted (AL1, AL8), its node wrenches added to w (residual sense).
+    Returns (strain energy Σ λΦ + ½αΦ², position noise 16 eps κ' ℓ (N1))."""
+    ia, ib, sa, Ea, sb, Eb, mode, mask, alpha_scale, _, _ = cuts  # tol, tol_rot: rigid_cut_update's
+    d, G, A, phi, alpha, lam, force = out
     cut_deformations(x, R, ia, ib, sa, Ea, sb, Eb, mode, d, G, A)
     n = ia.size
     energy = 0.0
@@ -169,16 +206,7 @@ def closure_rates(G, mask, V, ia, ib, out):
 def closure_wrenches(G, mask, f, ia, ib, w):
     """w (N + 1, 6) = Gᵀ Pᵀ f: the node wrenches of cut forces f (n, 6) on the held rows (row N ground)."""
     w[:] = 0.0
-    for e in range(ia.size):
-        for j in range(12):
-            s = 0.0
-            for i in range(6):
-                if mask[e, i]:
-                    s += G[e, i, j] * f[e, i]
-            if j < 6:
-                w[ia[e], j] += s
-            else:
-                w[ib[e], j - 6] += s
+    add_generalized(G, f, ia, ib, w, mask)
 
 
 @njit(cache=True)

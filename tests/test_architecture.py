@@ -372,10 +372,9 @@ a function's options are no longer a list a user reads through in its docstring,
 an option object (as the run settings are in flexmb.settings.RunSettings). The widest public entry
 point, simulate, has 15 (docs/architecture.md, P6)."""
 # Functions over either bound that take their arrays one by one still, each to group them in named
-# structures as the beam kernels do. The list only shrinks: a new function groups its arrays from the start.
-OVER_12_PARAMETERS_FOR_NOW = {
-    "elements/rigid_cut_kernels.py::rigid_cut_forces",
-}
+# structures as the beam kernels do. Empty since the rigid cuts' kernel took RigidCutArrays; it stays empty:
+# a new function groups its arrays from the start.
+OVER_12_PARAMETERS_FOR_NOW: set[str] = set()
 
 
 def _widths(args: ast.arguments) -> tuple[int, int]:

@@ -209,3 +209,46 @@ def test_rigid_cut_beside_elastic_elements_keeps_the_energy_balance():
         out[cut] = (res.coordinate("O4.q"), np.ptp(res.total_energy))
     assert np.abs(out["rigid"][0] - out["joint"][0]).max() < 1e-7
     assert out["rigid"][1] < 2 * out["joint"][1]
+
+
+def test_closure_wrenches_are_gt_pt_f_on_the_held_rows_and_the_bushings_wrenches_take_every_row():
+    """The cut kernels' node wrenches against numpy's products: the rigid cuts' closure_wrenches
+    Gᵀ Pᵀ f on the held rows only (elements/rigid_cut_kernels.py), the bushings' add_generalized Gᵀ f
+    on all six (elements/cut_kernels.py), each end's half to its node (row N: ground)."""
+    from flexmb.elements.cut_kernels import add_generalized
+    from flexmb.elements.rigid_cut_kernels import closure_wrenches
+
+    rng = np.random.default_rng(35)
+    n, N = 5, 3
+    G, f = rng.standard_normal((n, 6, 12)), rng.standard_normal((n, 6))
+    mask = rng.random((n, 6)) < 0.6
+    ia, ib = np.array([0, 1, 3, 2, 0]), np.array([1, 2, 0, 3, 1])
+    for held, kernel in ((mask, lambda w: closure_wrenches(G, mask, f, ia, ib, w)),
+                         (np.ones((n, 6), bool), lambda w: add_generalized(G, f, ia, ib, w))):
+        expected = np.zeros((N + 1, 6))
+        for e in range(n):
+            g = G[e].T @ np.where(held[e], f[e], 0.0)
+            expected[ia[e]] += g[:6]
+            expected[ib[e]] += g[6:]
+        w = np.zeros((N + 1, 6))
+        kernel(w)
+        np.testing.assert_allclose(w, expected, rtol=1e-13, atol=1e-13)
+    assert not np.allclose(expected, 0.0)
+
+
+def test_the_cut_kernels_arrays_share_the_cut_frames_in_the_order_the_compiled_step_passes_them():
+    """RigidCutArrays and BushingArrays start with the cut frames (CUT_FRAMES), and the compiled element
+    step's plain tuples hold the same arrays in that order (docs/architecture.md P6)."""
+    from flexmb.elements.cut_kernels import CUT_FRAMES, BushingArrays
+    from flexmb.elements.rigid_cut_kernels import RigidCutArrays
+    from flexmb.engine.assembly import Assembler
+    from flexmb.solvers.element_step import ElementStep
+
+    frames = tuple(name for name, _ in CUT_FRAMES)
+    assert RigidCutArrays._fields == (*frames, "mask", "alpha_scale", "tol", "tol_rot")
+    assert BushingArrays._fields == (*frames, "K", "C")
+    model = four_bar(cut="rigid")
+    data = model.elements["rigid_cut"]
+    es = ElementStep(model, Assembler(model))
+    for name, array in zip(RigidCutArrays._fields[2:], es.rigid[2:]):
+        assert np.array_equal(array, getattr(data, name)), name

@@ -43,6 +43,27 @@ def _advance(kk, S, u, xd, dS, Z):
         Z[_DV, i] += dS[kk, i] * u[kk]
 
 
+@njit(cache=True, inline="always")
+def _add_axis(kk, S, u, udot, Z, iv):
+    """Axis kk of a joint into the frame's twist and acceleration (rows _V, _A of Z) in
+    position_tangent_setup: A += S_kk u̇_kk + V_bias × S_kk u_kk, V += S_kk u_kk (V_bias = Z[iv])."""
+    _mx(Z, iv, S, kk, Z, _T1)
+    for i in range(6):
+        Z[_A, i] += S[kk, i] * udot[kk] + Z[_T1, i] * u[kk]
+        Z[_V, i] += S[kk, i] * u[kk]
+
+
+@njit(cache=True, inline="always")
+def _inertia_rows(I, i, a, b, r):
+    """Row r of node i's spatial inertia I[i] (6, 6) times the twists a and b (6): ((I a)_r, (I b)_r)."""
+    s1 = 0.0
+    s2 = 0.0
+    for q in range(6):
+        s1 += I[i, r, q] * a[q]
+        s2 += I[i, r, q] * b[q]
+    return s1, s2
+
+
 @njit(cache=True)
 def position_tangent_setup(tree, S, u, udot, Mb, x, w, work):
     """What position_tangent_apply needs at one state (axes S, u, u̇, node mass blocks Mb, positions
@@ -66,37 +87,22 @@ def position_tangent_setup(tree, S, u, udot, Mb, x, w, work):
         for m in range(3):  # translations: bias velocity of the parent
             kk = uT[k, m]
             if kk >= 0:
-                _mx(Z, _VP, S, kk, Z, _T1)
-                for i in range(6):
-                    Z[_A, i] += S[kk, i] * udot[kk] + Z[_T1, i] * u[kk]
-                    Z[_V, i] += S[kk, i] * u[kk]
+                _add_axis(kk, S, u, udot, Z, _VP)
         for m in range(2):
             kk = uR[k, m]
             if kk >= 0:
-                _mx(Z, _V, S, kk, Z, _T1)
-                for i in range(6):
-                    Z[_A, i] += S[kk, i] * udot[kk] + Z[_T1, i] * u[kk]
-                    Z[_V, i] += S[kk, i] * u[kk]
+                _add_axis(kk, S, u, udot, Z, _V)
         if uB[k, 0] >= 0:
             for i in range(6):
                 Z[_VP, i] = Z[_V, i]
             for m in range(3):
-                kk = uB[k, m]
-                _mx(Z, _VP, S, kk, Z, _T1)
-                for i in range(6):
-                    Z[_A, i] += S[kk, i] * udot[kk] + Z[_T1, i] * u[kk]
-                    Z[_V, i] += S[kk, i] * u[kk]
+                _add_axis(uB[k, m], S, u, udot, Z, _VP)
         for i in range(6):
             V[c, i], A[c, i] = Z[_V, i], Z[_A, i]
     for i in range(N):
+        Vi, Ai = V[i], A[i]
         for r in range(6):
-            s1 = 0.0
-            s2 = 0.0
-            for q in range(6):
-                s1 += I[i, r, q] * V[i, q]
-                s2 += I[i, r, q] * A[i, q]
-            IV[i, r] = s1
-            IA[i, r] = s2
+            IV[i, r], IA[i, r] = _inertia_rows(I, i, Vi, Ai, r)
         F[i, 0], F[i, 1], F[i, 2] = w[i, 0], w[i, 1], w[i, 2]
         F[i, 3] = w[i, 3] + x[i, 1] * w[i, 2] - x[i, 2] * w[i, 1]
         F[i, 4] = w[i, 4] + x[i, 2] * w[i, 0] - x[i, 0] * w[i, 2]
@@ -186,14 +192,9 @@ def _force_variations(eps, V, dV, dA, I, IV, IA, A, gravity, Z, dF):
         for r in range(6):
             Z[_T1, r] = dA[i, r] - Z[_T1, r]  # z1 = δA - ε × A
             Z[_T2, r] = dV[i, r] - Z[_T2, r]  # z2 = δV - ε × V
+        z1, z2 = Z[_T1], Z[_T2]
         for r in range(6):
-            s1 = 0.0
-            s2 = 0.0
-            for q in range(6):
-                s1 += I[i, r, q] * Z[_T1, q]
-                s2 += I[i, r, q] * Z[_T2, q]
-            dF[i, r] = s1
-            Z[_T3, r] = s2  # y = I z2, then + ε ×* I V
+            dF[i, r], Z[_T3, r] = _inertia_rows(I, i, z1, z2, r)  # y = I z2, then + ε ×* I V
         _fx_add(eps, i, IA, i, dF, i)
         _fx_add(eps, i, IV, i, Z, _T3)
         _fx_add(dV, i, IV, i, dF, i)

@@ -49,13 +49,12 @@ def _rigid_cuts(x, R, rigid, out, wfull):
     """The rigid cuts of an iterate (rigid_cut.evaluate, then rigid_cut.newton_update): forces into wfull
     with the state ``cst`` this iterate was started with, then the next state ``nxt`` (copied into
     ``cst`` for the next iterate), the penalties of the next matrix ``alpha_mat`` and ``flags`` =
-    (strain energy, position noise, settled, changed, stuck cut or -1). ``rigid`` = (ia, ib, sa, Ea,
-    sb, Eb, mode, mask, alpha_scale, tol, tol_rot); ``out`` = (d, G, A, phi, alpha, lam, force, cst,
-    nxt, alpha_mat, scale, flags)."""
+    (strain energy, position noise, settled, changed, stuck cut or -1). ``rigid``: the fields of a
+    RigidCutArrays (ia, ib, sa, Ea, sb, Eb, mode, mask, alpha_scale, tol, tol_rot); ``out`` = (d, G, A,
+    phi, alpha, lam, force: a RigidCutResults' fields, then cst, nxt, alpha_mat, scale, flags)."""
     ia, ib, sa, Ea, sb, Eb, mode, mask, alpha_scale, tol, tol_rot = rigid
     d, G, A, phi, alpha, lam, force, cst, nxt, alpha_mat, scal, flags = out
-    energy, noise = rigid_cut_forces(x, R, ia, ib, sa, Ea, sb, Eb, mode, mask, alpha_scale, cst, wfull, d, G, A, phi, alpha,
-                                     lam, force)
+    energy, noise = rigid_cut_forces(x, R, rigid, cst, wfull, (d, G, A, phi, alpha, lam, force))
     closure_scales(x, R, ia, ib, sa, sb, scal)
     settled, changed, stuck = rigid_cut_update(cst, lam, phi, mask, alpha_scale, tol, tol_rot, scal, nxt, alpha_mat)
     if not changed:
