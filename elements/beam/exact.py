@@ -117,12 +117,15 @@ def global_mass(Rr, Ml) -> np.ndarray:
 def section_forces(fl: np.ndarray, L0: np.ndarray) -> np.ndarray:
     """Element outputs (n,6) from local forces: axial force N, shear forces Vy, Vz, torque T,
     bending moments My, Mz (mean of the two ends; shear from the end-moment gradient)."""
-    N = fl[:, 0]
-    T = fl[:, 4]
     My1, Mz1, My2, Mz2 = fl[:, 2], fl[:, 3], fl[:, 5], fl[:, 6]
-    Vy = (Mz1 + Mz2) / L0
-    Vz = -(My1 + My2) / L0
-    return np.stack([N, Vy, Vz, T, 0.5 * (My2 - My1), 0.5 * (Mz2 - Mz1)], axis=1)
+    out = np.empty((fl.shape[0], 6))  # the columns written in place (an output row's: no stack of temporaries)
+    out[:, 0] = fl[:, 0]
+    np.divide(Mz1 + Mz2, L0, out=out[:, 1])
+    np.divide(-(My1 + My2), L0, out=out[:, 2])
+    out[:, 3] = fl[:, 4]
+    np.multiply(0.5, My2 - My1, out=out[:, 4])
+    np.multiply(0.5, Mz2 - Mz1, out=out[:, 5])
+    return out
 
 
 def tangent(x1, R1, x2, R2, C1, C2, L0, Kl, eps: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:

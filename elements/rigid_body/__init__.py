@@ -93,7 +93,7 @@ class RigidBodies(ElementFamily):
     def energies(self, model: Model, data: BodyData, fe: FamilyEvaluation, kin: Kinematics) -> tuple[float, float]:
         """No kinetic energy of its own (the node masses' is the assembly's); the weight's potential,
         of the global positions (the model frame's plus ``model.origin``)."""
-        V = potential_energy(kin.x[data.node], kin.R[data.node], data.mass, data.com, model.gravity)
+        V = _potential_energy_at(kin.x, kin.R, data.node, data.mass, data.com, model.gravity)
         return 0.0, V + origin_potential(model, data.mass)
 
     # ------------------------------------------------------------------ presentation
@@ -140,6 +140,20 @@ def _potential_energy(x, R, mass, com, g) -> float:
         gx = 0.0
         for r in range(3):
             gx += (x[k, r] + R[k, r, 0] * com[k, 0] + R[k, r, 1] * com[k, 1] + R[k, r, 2] * com[k, 2]) * g[r]
+        V -= mass[k] * gx
+    return V
+
+
+@njit(cache=True)
+def _potential_energy_at(x, R, node, mass, com, g) -> float:
+    """:func:`potential_energy` of the bodies on the nodes ``node`` of x (N,3), R (N,3,3): the same sum in the
+    same order, read in place (an output row takes no copies of the bodies' node positions and rotations)."""
+    V = 0.0
+    for k in range(mass.size):
+        i = node[k]
+        gx = 0.0
+        for r in range(3):
+            gx += (x[i, r] + R[i, r, 0] * com[k, 0] + R[i, r, 1] * com[k, 1] + R[i, r, 2] * com[k, 2]) * g[r]
         V -= mass[k] * gx
     return V
 

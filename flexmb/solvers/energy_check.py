@@ -124,8 +124,9 @@ class EnergyCheck:
         if e - self._e0 > self.growth:
             self.growth = e - self._e0
             self.t_growth = t
-            self.terms_growth = tuple(v - v0 for v, v0 in zip((kinetic, potential, strain, dissipated, drive_work, load_work),
-                                                               self._first))
+            f = self._first  # the terms' changes, written out (no generator per row where the balance rises)
+            self.terms_growth = (kinetic - f[0], potential - f[1], strain - f[2], dissipated - f[3], drive_work - f[4],
+                                 load_work - f[5])
 
     @property
     def ratio(self) -> float:
