@@ -54,6 +54,9 @@ CASES = [
     ("rigid_chain_N100_step", "chain_step", 0.3, 100),
     ("rigid_cut_four_bar_N10", "rigid_four_bar", 0.5, 10),
     ("rigid_cut_four_bar_N40", "rigid_four_bar", 0.5, 40),
+    ("rotational_chain_N10", "rotational", 0.5, 10),
+    ("follower_beam", "follower_beam", 0.5, 0),
+    ("follower_tree", "follower_tree", 0.5, 0),
 ]
 
 
@@ -91,12 +94,46 @@ def _rigid_four_bar(n: int):
     return n_four_bar(n, "rigid"), dict(dt=1e-3, rho_inf=0.9, output_every=10)
 
 
+def _rotational_chain(n: int):
+    """A chain of n links on revolute joints about z under gravity, each joint also held by a rotational
+    spring-damper about its axis (docs/rotational_spring_damper.md: element state, the turns counted), the first
+    joint driven at two turns a second (dt 1e-3 s, a row every 50 steps)."""
+    import numpy as np
+
+    import flexmb as fm
+
+    mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    prev = "ground"
+    for i in range(n):
+        name = f"l{i}"
+        mb.add_node(name, (0.2 * i, 0.0, 0.0))
+        mb.add_body(name, name, 1.0, (0.1, 0.0, 0.0), np.diag([1e-4, 3.4e-3, 3.4e-3]))
+        mb.add_joint(f"j{i}", "revolute", prev, name, point=(0.2 * i, 0.0, 0.0), axis=(0, 0, 1))
+        mb.add_rotational_spring_damper(f"s{i}", prev, name, axis=(0, 0, 1), stiffness=5.0, damping=0.05)
+        prev = name
+    w = 4.0 * np.pi
+    mb.add_drive("j0", lambda t: w * t, lambda t: w, lambda t: 0.0)
+    return mb.compile(), dict(dt=1e-3, output_every=50)
+
+
+def _follower(stem: str):
+    """benchmarks/motion_load_models.py's follower beam or follower pendulum (a rigid tree) (dt 1e-3 s, a row every
+    50 steps)."""
+    from motion_load_models import follower_beam, follower_pendulum
+
+    return (follower_beam if stem == "follower_beam" else follower_pendulum)(), dict(dt=1e-3, output_every=50)
+
+
 def _case(stem: str | None, n: int):
     """The model and run settings of one row of CASES."""
     if stem is None:
         return _falling_link(n)
     if stem == "rigid_four_bar":
         return _rigid_four_bar(n)
+    if stem == "rotational":
+        return _rotational_chain(n)
+    if stem.startswith("follower"):
+        return _follower(stem)
     if stem.startswith("chain"):
         return _rigid_chain(n, stem == "chain_step")
     return _seed_case(stem)

@@ -322,3 +322,84 @@ def test_one_step_count_is_that_of_the_arrays() -> None:
     assert (one.substeps, one.min_step, one.chol.n_factorize, one._factor_key) == \
         (many.substeps, many.min_step, many.chol.n_factorize, many._factor_key)
     assert one._factor_key is not None and one.chol.n_factorize == 3
+
+
+def wound_disk(law: bool = False, blow_up: float = math.inf) -> fm.Model:
+    """tests/test_rotational_spring_damper_turns.py's disk driven through 2.5 turns by a torsion spring-damper to
+    ground, a free wheel beside it; ``law``: the spring a torque law f(φ, φ', t) = k φ + c φ' + 0.2 sin φ + 0.01 t
+    (its power f φ' depends on the angle, so on the reference angle of (R3) the step's end sets (R3a), and on the
+    time) and the wheel tied to the disk by an isotropic element; the drive's angle infinite after ``blow_up``."""
+    from test_rotational_spring_damper_turns import A, C, J, K, T
+
+    mb = fm.ModelBuilder(gravity=(0, 0, 0))
+    mb.add_node("d", (0.1, 0.2, 0.0))
+    mb.add_body("d", "d", 1.0, (0.0, 0.0, 0.0), np.diag([0.1, 0.15, J]))
+    mb.add_joint("O", "revolute", "ground", "d", axis=(0, 0, 1))
+    mb.add_drive("O", lambda t: math.inf if t > blow_up else A * (3 * (t / T) ** 2 - 2 * (t / T) ** 3),
+                 lambda t: A * (6 * t / T**2 - 6 * t**2 / T**3), lambda t: A * (6 / T**2 - 12 * t / T**3))
+    mb.add_node("p", (1.0, 0.0, 0.0))
+    mb.add_body("p", "p", 1.0, (0.0, 0.0, 0.0), np.eye(3) * 0.1)
+    mb.add_joint("P", "revolute", "ground", "p", axis=(0, 0, 1), u0=0.5)
+    if law:
+        mb.add_rotational_spring_damper("rs", "ground", "d", axis=(0, 0, 1),
+                                        law=lambda p, v, t: K * p + C * v + 0.2 * np.sin(p) + 0.01 * t)
+        mb.add_rotational_spring_damper("free", "d", "p", stiffness=0.5, damping=0.01)  # isotropic
+    else:
+        mb.add_rotational_spring_damper("rs", "ground", "d", axis=(0, 0, 1), stiffness=K, damping=C)
+    return mb.compile()
+
+
+@pytest.mark.parametrize("build, solver, t_end, dt, every", [
+    ("wound", "auto", 1.0, 1e-3, 10),  # 2.5 turns: the references carried from step to step inside the call
+    ("wound", "band", 0.2013, 1e-3, 1),  # the band factor, a row every step, a shortened last step
+    ("law", "dense", 1.0, 2e-3, 7),  # a torque law of the angle and time, an isotropic element beside
+    ("tumbling", "auto", 0.3, 1e-3, 10),  # a tumbling body: an isotropic and an axis element, a spring-damper
+], ids=["wound", "wound_band_every_step", "wound_law", "tumbling"])
+def test_rotational_spring_dampers_run_compiled_bit_for_bit(monkeypatch, build, solver, t_end, dt, every) -> None:
+    """Rotational spring-dampers' reference angles (R3a of docs/rotational_spring_damper.md) set at every step's end
+    inside the compiled run: the same rows, element outputs, steps, energy balance and counters as the per-step path
+    (newton_loop.accept in Python); the spring wound 2.5 turns keeps its angle, the joint's, on every row, 5π at the
+    end."""
+    from test_rotational_spring_damper import free_body
+    from test_rotational_spring_damper_turns import A
+
+    model = free_body() if build == "tumbling" else wound_disk(law=build == "law")
+    assert ElementRun.refusal(GeneralizedAlpha(model, linear_solver=solver)) == ""
+    fast, slow, calls = _both(monkeypatch, model, t_end, dt, output_every=every, linear_solver=solver)
+    assert fast.status == "finished"
+    _assert_same(fast, slow)
+    np.testing.assert_array_equal(fast.spring_dampers, slow.spring_dampers)
+    assert calls and sum(calls) >= fast.stats["steps"] - len(fast.t)
+    if build != "tumbling" and t_end == 1.0:  # the angle is the joint's (no jump of 2π), 5π at the end
+        angle = fast.spring_dampers[:, 0, 0]
+        np.testing.assert_allclose(angle, fast.coordinate("O.q"), rtol=0, atol=64 * np.finfo(float).eps * A)
+        assert abs(angle[-1] - A) <= 64 * np.finfo(float).eps * A
+
+
+def test_a_run_of_turning_springs_that_fails_gives_the_python_message(monkeypatch) -> None:
+    """The wound disk's drive turns infinite at t > 0.05: the compiled call stops at that step, the Python step
+    repeats it from the reference angles of the last step taken and fails with the same message."""
+    fast, slow, calls = _both(monkeypatch, wound_disk(blow_up=0.05), 0.2, 1e-3, output_every=10)
+    _assert_same(fast, slow)
+    assert fast.status.startswith("failed") and "non-finite" in fast.status
+    assert sum(calls) == 49 and calls[-1] == 9
+
+
+@pytest.mark.parametrize("solver", ["dense", "band"])
+def test_follower_loads_run_compiled_bit_for_bit(monkeypatch, solver) -> None:
+    """benchmarks/motion_load_models.py's follower beam (a follower force and moment at the tip, a fixed force on the
+    middle node): the follower loads' values at every step's end evaluated before the call (tree_run.follower_values),
+    turned per iterate inside it; the same run as step by step, the load work included, and the load worked."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from motion_load_models import follower_beam
+
+    model = follower_beam()
+    assert ElementRun.refusal(GeneralizedAlpha(model, linear_solver=solver)) == ""
+    fast, slow, calls = _both(monkeypatch, model, 0.2, 1e-3, output_every=7, linear_solver=solver)
+    assert fast.status == "finished"
+    _assert_same(fast, slow)
+    assert calls and sum(calls) >= fast.stats["steps"] - len(fast.t)
+    assert np.abs(fast.energy["load_work"]).max() > 1e-4

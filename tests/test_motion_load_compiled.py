@@ -56,12 +56,13 @@ def test_the_compiled_element_step_is_the_python_step_bit_for_bit(monkeypatch, b
 
 
 def test_the_compiled_tree_step_takes_follower_loads_bit_for_bit(monkeypatch) -> None:
-    """A rigid tree with a follower load takes the compiled tree step (its runs step by step from Python: the
-    loads' values are set per step); the Python tree loop gives the same bits."""
+    """A rigid tree with a follower load takes the compiled tree step and its fixed-step runs the whole-run call (the
+    loads' values at every step's end evaluated before it: tree_run.follower_values); the Python tree loop gives the
+    same bits."""
     model = follower_pendulum()
     integ = GeneralizedAlpha(model)
     assert integ.chol.kind == "tree" and integ.tree_step is not None
-    assert "follower loads are turned at each step's time" in integ.describe_solver()
+    assert "whole runs compiled between output rows" in integ.describe_solver(fixed_steps=True, callback=False)
     fast = fm.simulate(model, 0.5, 1e-3, output_every=10)
     with monkeypatch.context() as mp:
         mp.setattr(TreeStep, "applies", staticmethod(lambda model, asm: False))

@@ -5,11 +5,12 @@ compiled run's call exactly where the text says "whole runs compiled between out
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 from cut_mechanisms import four_bar, n_four_bar
-from test_element_run import beam_loop, bushing_loop
+from test_element_run import beam_loop, bushing_loop, wound_disk
 from test_tree_step import chain
 
 import flexmb as fm
@@ -19,6 +20,9 @@ from flexmb.solvers.generalized_alpha import GeneralizedAlpha
 from flexmb.solvers.tree_run import TreeRun
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from motion_load_models import follower_beam, follower_pendulum  # noqa: E402
+
 WHOLE = "whole runs compiled between output rows"
 
 MODELS = {
@@ -29,6 +33,10 @@ MODELS = {
     "rigid_cuts_beside_beams": (lambda: beam_loop(rigid=True), {}),
     "rigid_cut_four_bar": (lambda: four_bar("rigid"), {}),
     "chain": (lambda: chain(4), {}),
+    "rotational_spring_damper": (lambda: wound_disk(), {}),  # element state: the turns counted inside the call
+    "rotational_torque_law_band": (lambda: wound_disk(law=True), {"linear_solver": "band"}),
+    "follower_beam": (follower_beam, {}),  # follower loads: their values per step evaluated before the call
+    "follower_tree": (follower_pendulum, {}),
 }
 
 
@@ -60,6 +68,17 @@ def test_what_info_says_is_what_a_run_does(monkeypatch, name) -> None:
         assert taken == 19, (text, taken)  # every step but the last (Python: it may be shortened)
     else:
         assert text.startswith("steps one by one from Python (no whole-run call: ") and taken == 0, (text, taken)
+
+
+@pytest.mark.parametrize("name", ["rotational_spring_damper", "rotational_torque_law_band", "follower_beam",
+                                  "follower_tree"])
+def test_turning_springs_and_follower_loads_take_the_whole_run(name) -> None:
+    """Rotational spring-dampers (their reference angles (R3a) set in the call) and follower loads (their values at
+    every step's end evaluated before it), on the element run and the tree run: `flexmb info` names the whole run."""
+    build, kw = MODELS[name]
+    text = GeneralizedAlpha(build(), **kw).run_path(fixed_steps=True, callback=False)
+    module = "tree_run" if name == "follower_tree" else "element_run"
+    assert text.startswith(WHOLE) and f"flexmb/solvers/{module}.py" in text, text
 
 
 def test_the_reasons_named() -> None:

@@ -114,3 +114,26 @@ def test_calls_of_a_large_tree_stay_short(monkeypatch) -> None:
     fast, slow, calls = _both(monkeypatch, chain(10), 0.2, 1e-3, output_every=1000)
     _assert_same(fast, slow)
     assert max(calls) == 40 and sum(calls) == 199
+
+
+def test_follower_loads_run_compiled_bit_for_bit(monkeypatch) -> None:
+    """benchmarks/motion_load_models.py's rigid double pendulum with a follower thrust in its second link's axes: the
+    thrust's values at every step's end evaluated before the call (tree_run.follower_values), turned per iterate
+    inside it; the same run as step by step, the load work included; the work balances the energy."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from motion_load_models import follower_pendulum
+
+    from flexmb.solvers.generalized_alpha import GeneralizedAlpha
+
+    model = follower_pendulum()
+    assert TreeRun.applies(GeneralizedAlpha(model), None)
+    fast, slow, calls = _both(monkeypatch, model, 0.5, 1e-3, output_every=10)
+    _assert_same(fast, slow)
+    assert fast.status == "finished" and sum(calls) == 499
+    e = fast.energy
+    assert np.abs(e["load_work"]).max() > 0.1  # the thrust worked
+    total = e["kinetic"] + e["potential"] + e["dissipated"] - e["drive_work"] - e["load_work"]
+    assert np.abs(total - total[0]).max() < 2e-3 * (np.abs(e["kinetic"]).max() + np.abs(e["load_work"]).max())

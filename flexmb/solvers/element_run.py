@@ -32,9 +32,12 @@ import time
 import numpy as np
 from numba import njit
 
+from flexmb.elements import FAMILIES
 from flexmb.elements.rigid_cut import _elastic
+from flexmb.elements.rotational_spring_damper_kernels import AXIS, rotational_forces
 from flexmb.engine.assembly import Evaluation, LazyEvaluation
 from flexmb.solvers.cut_projection import begin_cuts, bushings_at, cut_arrays, end_cuts
+from flexmb.solvers.element_families import _torque_laws
 from flexmb.solvers.element_kernels import LAZY, NewtonSettings, StepStart, newton_loop
 from flexmb.solvers.integrator_protocol import Integrator
 from flexmb.solvers.nonfinite import all_finite
@@ -48,6 +51,7 @@ from flexmb.solvers.tree_run import (
     ErrorInputs,
     PowerInputs,
     Taken,
+    follower_values,
     step_measures,
     step_taken,
 )
@@ -92,6 +96,24 @@ def _dissipation(order, outs) -> float:
 
 
 @njit(cache=True)
+def _rotational_end(rot, ro, R, V, w, ref_prev) -> bool:
+    """newton_loop.accept of the rotational spring-dampers (RotationalSpringDampers.end_step, (R3a) of
+    docs/rotational_spring_damper.md): the accepted angles ``ro[1]`` of the AXIS elements become their reference
+    angles ``rot[11]`` (the old ones kept in ``ref_prev``), then the elements evaluated again at the accepted state
+    (R, V) with them, as the accept's evaluation ev1 (their angles, torques and dissipated powers into ``ro``; their
+    moments into the scratch ``w``, not the step's). False where a torque law's value is not finite there (R15)."""
+    mode, ref = rot[2], rot[11]
+    ref_prev[:] = ref
+    for e in range(ref.size):
+        if mode[e] == AXIS:
+            ref[e] = ro[1][e]
+    w[:] = 0.0
+    bad = rotational_forces(R, V, rot[:12], w, (ro[0], ro[1], ro[2], ro[3], ro[4], ro[5]))
+    ro[6][0], ro[6][1] = float(bad), 0.0
+    return bad < 0 and _torque_laws(rot, ro, w)
+
+
+@njit(cache=True)
 def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log, info, cuts) -> int:
     """Take the steps ``steps`` (K, 3) = (step size, end time of the step, time of the state after
     it) from ``state`` = (q, balls, u, u̇, a) (updated in place to the last step taken).
@@ -100,11 +122,16 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
     and the step's buffers (element_kernels.StepBuffers), each in a flexmb.solvers.step_args.StepArgs (one
     pointer to unbox per call, not their arrays);
     ``inputs`` = (joint forces (K, n) at the step ends, the same at the states' times for the power,
-    nodal loads (K or 1, N, 6), with loads, (driven, q, q̇, q̈ (K, n_driven) each));
+    nodal loads (K or 1, N, 6), with loads, (driven, q, q̇, q̈ (K, n_driven) each), the follower loads' values
+    (K, n_loads, 6) at the step ends (tree_run.follower_values; (1, 0, 6) without follower loads), set per step as
+    motion_load_step.step_node_loads sets them and turned per iterate (docs/motion_forces.md (M19)));
     ``alpha`` = (αm, αf, γ, β); ``newton`` = (rtol, atol_u̇, eps_pos, length scale, max_iter, lazy,
     with node masses, lever, c_diag, k_diag); ``est`` = (C of E2, ℓ, [V]): the error estimate, V
     updated; ``power`` = ([t, p_diss, p_drive, p_load] of the last state, work (3,), joint dampers'
-    c and u, family codes of the dissipation in the assembler's order) updated; ``log`` (K, 4) =
+    c and u, family codes of the dissipation in the assembler's order, two scratch arrays of the rotational
+    spring-dampers' end of step: (N+1, 6), (n_rot,), _rotational_end) updated; each step taken ends with the
+    rotational spring-dampers' reference angles set to its angles ((R3a): the next step counts the turns on from
+    there) and their dissipation at them, as the Python step's accept; ``log`` (K, 4) =
     (iterations, factorizations, residual, error) per step; ``info`` (5,) element_newton_step's of
     the last step tried; ``cuts`` = (CutModel, CutWork of flexmb/solvers/cut_projection.py) of a model with rigid
     cuts, None without (numba prunes the cuts' branches then: their 105 arrays are not passed per call):
@@ -116,12 +143,14 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
     tree, bodies, gravity, springs, jforce_u, coords, fams, threads = model
     buffers = bufs.step
     out_state, kin, Mb, wfull, tau, outs, rfull, r, work = buffers
-    jf_all, jf_power, loads_all, with_loads, drives_all = inputs
+    jf_all, jf_power, loads_all, with_loads, drives_all, followers = inputs
     driven, driven_q, driven_u, driven_a = drives_all
     am, af, g, b = alpha
     rtol, atol_udot, eps_pos, length_scale, max_iter, lazy, with_mass, lever, c_diag, k_diag = newton
     c_err, ell, v_scale = est
-    prev, wrk, spring_c, spring_u, order = power
+    prev, wrk, spring_c, spring_u, order, rot_w, ref_prev = power
+    rot = fams[6]
+    follower = springs[6][2]  # the follower loads' values of the step (motion_load_step.follower_inputs)
     q, balls, u, udot, a = state
     q1, balls1, u1, udot1, a1 = out_state
     c_a = (1 - af) / (1 - am)
@@ -141,6 +170,8 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
         if cuts is not None:  # Assembler.begin_step
             begin_cuts(cuts[1].accepted, cuts[0].scaled, bp, outs[2][7])
         springs[5][4][0] = steps[k, 1]  # the step's end time: the spring-dampers' force laws' (flexmb/solvers/law_step.py)
+        if followers.shape[1]:  # the follower loads' values at the step's end (motion_load_step.step_node_loads)
+            follower[:, :] = followers[k]
         start = StepStart(jf_all[k], loads, (driven, driven_q[k], driven_u[k], driven_a[k]), (am, af, g, b, h), q, balls,
                           u, udot, a)
         newton_loop(model, maps, factor, buffers, start, diag, NewtonSettings(gp, bp, rtol, atol_udot, eps_pos, length_scale,
@@ -167,6 +198,9 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
             kin_end = cut_work.kin  # the evaluation at the projected state (ev1 of _accept)
             if cut_model.elastic:  # its bushings' dissipation
                 bushings_at(cut_work, fams[1], outs[1])
+        if rot[0].size and not _rotational_end(rot, outs[6], kin.R, kin.V, rot_w, ref_prev):
+            rot[11][:] = ref_prev  # the step is not taken: the references of its start again
+            return k
         # a lazy step (the last evaluated iterate's kinematics) is taken only where no element dissipates
         powers = PowerInputs(spring_c, spring_u, u1, loads if with_loads else no_loads, jf_power[k], jforce_u,
                              _dissipation(order, outs) if status == OK else 0.0, status == OK)
@@ -180,6 +214,8 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
             pw[0] = pw[0] - p_fric
             finite = finite and math.isfinite(pw[0])
         if not finite:
+            if rot[0].size:
+                rot[11][:] = ref_prev
             return k
         step_taken(k, steps[k, 2], motion, err, pw, v_scale, prev, wrk, state, out_state, info, log)
         if cuts is not None:
@@ -222,30 +258,33 @@ class ElementRun:
         families with element state, only rigid cuts, not beside beams or spring-dampers
         (PROJECTED_PER_STEP: where the cuts project with their own factor, rigid_cut._elastic, the
         dissipation at the projected state is compiled for bushings only: flexmb/solvers/cut_projection.py),
-        no joint forces or loads of the motion (their work and samples: docs/motion_forces.md (M6), (M7), (M13), (M15)), no
-        follower loads."""
+        and rotational spring-dampers (their reference angles (R3a) set per step in the call: _rotational_end),
+        not beside rigid cuts; no joint forces or loads of the motion (their work and samples:
+        docs/motion_forces.md (M6), (M7), (M13), (M15)). Follower loads take it: their values at every step's end are
+        evaluated before the call (tree_run.follower_values)."""
         model, asm = integ.model, integ.asm
         if callback is not None:
             return "a callback sees every step's state in Python"
         if model.mforce_u.size:
             return "the work and samples of joint forces of the motion are taken in Python after each step"
-        if any(ld.follower for ld in model.loads):  # their values are set per step (docs/motion_forces.md (M19))
-            return "follower loads are turned at each step's time, set in Python"
         if "motion_load" in model.elements and model.elements["motion_load"].n:  # docs/motion_forces.md §8
             return "the work and samples of loads of the motion are taken in Python after each step"
         if integ.element_step is None or not integ.compiled_newton or integ.chol.kind not in ("dense", "band") \
                 or integ._reusing():
             return "each step's Newton loop is not one compiled call"
-        state = sorted({f.name for f, _, _ in asm.with_state if f.name != "rigid_cut"})
+        state = sorted({f.name for f, _, _ in asm.with_state if f.name not in ("rigid_cut", "rotational_spring_damper")})
         if state:
             return f"element state of {', '.join(repr(n) for n in state)} is updated in Python"
+        if model.elements["rigid_cut"].n and model.elements["rotational_spring_damper"].n:
+            return "rigid cuts beside rotational spring-dampers project per step in Python"
         beside = sorted({f.name for f, _, _ in asm.families if f.name in PROJECTED_PER_STEP})
-        if asm.with_state and _elastic(model, "rigid_cut") and beside:
+        cuts = bool(model.elements["rigid_cut"].n)
+        if cuts and _elastic(model, "rigid_cut") and beside:
             return f"rigid cuts beside {' and '.join(n.replace('_', '-') + 's' for n in beside)} project per step in Python"
         other = sorted({f.name for f, _, _ in asm.families if f.name not in DISSIPATION_CODES})
         if other:
             return f"the dissipation of {', '.join(repr(n) for n in other)} is summed in Python"
-        if model.friction_u.size and asm.with_state:
+        if model.friction_u.size and cuts:
             return "bearing friction beside rigid cuts: its power at the projected state is summed in Python"
         return ""
 
@@ -260,6 +299,10 @@ class ElementRun:
         self.order = np.array([DISSIPATION_CODES[f.name] for f, _, _ in integ.asm.families], dtype=np.int64)
         self.spring = (np.asarray(m.spring_c, dtype=float), np.asarray(m.spring_u, dtype=np.int64))
         self.cuts = bool(m.elements["rigid_cut"].n)
+        n_rot = m.elements["rotational_spring_damper"].n  # their end of step's scratch arrays (_rotational_end)
+        self.rot_work = (np.zeros((m.n_nodes + 1 if n_rot else 0, 6)), np.zeros(n_rot))
+        self.rotational = bool(n_rot)
+        self.followers = any(ld.follower for ld in m.loads)
         self._own: tuple | None = None  # the step arrays this run's last call began (ElementStep.begin's reuse)
         self._args: tuple | None = None  # (StepArgs, key) of the last call's buffers (_buffers)
         self._newton_key: tuple | None = None  # what _newton's tuple was made of
@@ -275,6 +318,7 @@ class ElementRun:
         n = min(n, self.max_steps)
         steps = step_times(st.t, dt, n)
         drives, jf, loads_all = es.inputs(steps[:, 1])
+        followers = follower_values(m, steps[:, 1]) if self.followers else np.zeros((1, 0, 6))
         # the joint forces at the states' times for the power: those at the step ends where the times are the same
         jf_p = jf if not m.jforce_f or np.array_equal(steps[:, 1], steps[:, 2]) else es.joint_forces(steps[:, 2])
         # the buffers of a step begun at the first one's time inputs (ElementStep.begin), used by every step
@@ -286,6 +330,9 @@ class ElementRun:
                  reuse=self._own is not None and es.out_state is self._own,
                  inputs=((drives[0][:1], drives[1][:1], drives[2][:1]), jf[:1], loads_all[:1]))
         self._own = es.out_state
+        if self.rotational:  # the reference angles (R3) of st (begin's reuse leaves those of the step it began last)
+            rot = self.model.elements["rotational_spring_damper"]
+            es.rotational[11][:] = FAMILIES["rotational_spring_damper"].reference(rot, st)
         v_scale = np.array([est.v])
         prev, work = rec.work_arrays()
         log = np.empty((n, 4))
@@ -301,9 +348,10 @@ class ElementRun:
                               es.factor_arrays(integ._pchol if elastic else integ.chol))
         t0 = time.perf_counter()
         done = element_run(es.kernel_args(integ.chol), self._buffers(), (jf, jf_p, loads_all, bool(m.loads),
-                                                                         (es.driven, *drives)),
+                                                                         (es.driven, *drives), followers),
                            (integ.am, integ.af, integ.gamma, integ.beta), newton, steps, (q, balls, u, udot, a1),
-                           (est.c, est.ell, v_scale), (prev, work, *self.spring, self.order), log, info, cuts)
+                           (est.c, est.ell, v_scale), (prev, work, *self.spring, self.order, *self.rot_work), log, info,
+                           cuts)
         integ.timings["compiled_step"] += time.perf_counter() - t0
         if not done:
             return st, a, None, Taken(np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -315,12 +363,19 @@ class ElementRun:
             integ._factor_key = (float(key[5]), float(key[6])) if key[4] > 0.0 else None
             integ.chol.n_factorize += int(key[7])
             elements["rigid_cut"] = cut_work.accepted.copy()
+        if self.rotational:  # (R3a): the last step's angles, the next step's references (RotationalSpringDampers.end_step)
+            elements["rotational_spring_damper"] = es.rotational[11].reshape(-1, 1).copy()
         last = done - 1
         st1 = State(float(steps[last, 2]), q, balls, u, udot, elements)
         if done < n:  # the state after the last step taken; its evaluation is not kept (the caller steps on in Python)
             return st1, a1, None, taken
         if self.cuts:  # newton_loop.accept: the projected state evaluated, the converged iterate's drive forces
             ev = integ._evaluate(st1)
+            ev.drive_forces = es.rfull[es.driven].copy() if m.driven.size else None
+            rec.set_drive(es.rfull[es.driven].copy() if es.driven.size else np.zeros(0))
+            return st1, a1, ev, taken
+        if self.rotational:  # newton_loop.accept's evaluation ev1: at the step's end time, with the new references
+            ev = integ._evaluate(State(float(steps[last, 1]), q, balls, u, udot, elements))
             ev.drive_forces = es.rfull[es.driven].copy() if m.driven.size else None
             rec.set_drive(es.rfull[es.driven].copy() if es.driven.size else np.zeros(0))
             return st1, a1, ev, taken

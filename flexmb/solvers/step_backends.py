@@ -169,9 +169,8 @@ def run_path(integ: Integrator, fixed_steps: bool | None = None, callback: bool 
     by one from Python, and why."""
     if integ.chol.kind == "tree":
         module, why = "tree_run", ("" if TreeRun.applies(integ, None) else "each step's Newton loop is not one compiled call"
-                                   if integ.tree_step is None else "follower loads are turned at each step's time, set "
-                                   "in Python" if not integ.model.mforce_u.size else "the work and samples of joint "
-                                   "forces of the motion are taken in Python after each step")
+                                   if integ.tree_step is None else "the work and samples of joint forces of the motion "
+                                   "are taken in Python after each step")
     else:
         module, why = "element_run", ElementRun.refusal(integ, None)
     if why:

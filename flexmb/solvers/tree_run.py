@@ -16,6 +16,10 @@ The call stops at the first step that does not converge, meets a non-finite valu
 that is not positive, or whose powers are not finite, and returns how many steps it took: the
 Python step then repeats that step, halving it or raising the SolverError that names where
 (same arithmetic, so the same failure).
+
+Follower loads (docs/motion_forces.md (M19)) take the call too: their force and moment, functions of time, are
+evaluated in Python at every step's end first (:func:`follower_values`, as motion_load_step.step_node_loads sets
+them for one step) and set per step in the call, before its iterates turn them by their nodes' rotations.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from numba import njit
 from flexmb.elements.family import ordered_sum
 from flexmb.engine.assembly import Evaluation
 from flexmb.engine.tree_data import DriveValues, KinematicsArrays, StepInputs, StepState, TreeOutputs
+from flexmb.model import Model
 from flexmb.solvers.integrator_protocol import Integrator
 from flexmb.solvers.nonfinite import all_finite
 from flexmb.solvers.recorder import Recorder, step_powers
@@ -38,8 +43,8 @@ from flexmb.solvers.step_control import ErrorEstimate, _error_size, _twist_size
 from flexmb.solvers.tree_step import OK, newton_step
 from flexmb.state import State
 
-__all__ = ["ErrorInputs", "PowerInputs", "RunInputs", "TreeRun", "Taken", "book_steps", "tree_run", "run_steps",
-           "step_measures", "step_taken"]
+__all__ = ["ErrorInputs", "PowerInputs", "RunInputs", "TreeRun", "Taken", "book_steps", "follower_values", "tree_run",
+           "run_steps", "step_measures", "step_taken"]
 
 MAX_STEPS = 1000
 """Steps of one call at most (Ctrl-C and the progress report are seen between calls)."""
@@ -81,6 +86,20 @@ class RunInputs(NamedTuple):
     loads: np.ndarray  # the nodal loads (one row for all steps if K is not its length)         (K x N x 6 or 1 x N x 6)
     with_loads: bool  # whether the model has loads (without: zeros and no load power)
     drives: tuple  # the drives' (q, q̇, q̈), (K x n_d) each
+    followers: np.ndarray  # the follower loads' values at the steps' ends (follower_values)  (K x n_l x 6 or 1 x 0 x 6)
+
+
+def follower_values(model: Model, times: np.ndarray) -> np.ndarray:
+    """The values (force, moment) of every nodal load of ``model`` at the step end times ``times`` (K,), in the loads'
+    order: (K, n_loads, 6), what motion_load_step.step_node_loads sets for a step ending at each time (the same
+    calls, the same numbers); the compiled runs set them per step into the follower loads' inputs (M19)."""
+    out = np.empty((times.size, len(model.loads), 6))
+    for k in range(times.size):
+        t1 = float(times[k])
+        for i, ld in enumerate(model.loads):
+            out[k, i, :3] = np.asarray(ld.force(t1), dtype=float)
+            out[k, i, 3:] = np.asarray(ld.moment(t1), dtype=float)
+    return out
 
 
 @njit(cache=True)
@@ -155,7 +174,8 @@ def run_steps(args, inputs, params, steps, state, kin, ev, est, power, log) -> i
     in place to the last step taken); per step k the RunInputs ``inputs``: the drives (q, q̇, q̈) (K,
     n_driven) each, the applied joint forces ``jforce[k]`` (their values for the power:
     ``jforce_power[k]``, at the state's time) and the nodal loads ``loads[k]`` (or ``loads[0]`` for
-    all if it has one row; without ``with_loads`` zeros, and no load power, as in the recorder).
+    all if it has one row; without ``with_loads`` zeros, and no load power, as in the recorder), the follower
+    loads' values ``followers[k]`` (none: no follower loads).
     The KinematicsArrays ``kin`` and the TreeOutputs ``ev`` hold the last step's evaluation
     (tree_newton_step). ``est``: the ErrorInputs of the error estimate, V updated; ``power`` = ([t,
     p_diss, p_drive, p_load] of the last state, work (3,)) updated; ``log`` (K, 4) = (iterations,
@@ -174,8 +194,11 @@ def run_steps(args, inputs, params, steps, state, kin, ev, est, power, log) -> i
     power_sd = solver.pairs[2][8]  # the spring-dampers' dissipated powers (S6) of the step's iterate (engine/tree_pairs.py)
     with_sd = solver.pairs[0][0].size > 0
     no_loads = np.zeros((0, 6))
+    followers, follower = inputs.followers, springs[6][2]
     for k in range(steps.shape[0]):
         h = steps[k, 0]
+        if followers.shape[1]:  # the follower loads' values at the step's end (motion_load_step.step_node_loads)
+            follower[:, :] = followers[k]
         p = (am, af, g, b, h, rtol, atol_udot, eps_pos, length_scale, max_iter, position_tangent)
         loads = loads_all[0] if one_load else loads_all[k]
         drives = DriveValues(driven, driven_q[k], driven_u[k], driven_a[k])
@@ -224,10 +247,9 @@ class TreeRun:
     @staticmethod
     def applies(integ: Integrator, callback) -> bool:
         """A compiled tree step, no callback (it sees every step's state in Python) and no joint forces of the
-        motion (their work and samples are taken in Python after each step: docs/motion_forces.md (M6), (M7)), no
-        follower loads (turned per iterate at one step's time: docs/motion_forces.md (M19))."""
-        return (integ.tree_step is not None and callback is None and not integ.model.mforce_u.size
-                and not any(ld.follower for ld in integ.model.loads))
+        motion (their work and samples are taken in Python after each step: docs/motion_forces.md (M6), (M7)).
+        Follower loads take it (:func:`follower_values`)."""
+        return integ.tree_step is not None and callback is None and not integ.model.mforce_u.size
 
     def __init__(self, integ: Integrator, rec: Recorder, est: ErrorEstimate) -> None:
         self.integ, self.rec, self.est = integ, rec, est
@@ -255,6 +277,7 @@ class TreeRun:
         steps = np.column_stack((h, times[:-1] + h, times[1:]))
         drives, jf, loads_all = ts.inputs(steps[:, 1])
         jf_p = ts.joint_forces(steps[:, 2])  # the recorder's power takes them at the state's time
+        followers = follower_values(m, steps[:, 1]) if any(ld.follower for ld in m.loads) else np.zeros((1, 0, 6))
         q, balls, u, udot, a1 = st.q.copy(), st.balls.copy(), st.u.copy(), st.udot.copy(), a.copy()
         kin, Mb, wfull, tau, rfull = ts.buffers()
         v_scale = np.array([est.v])
@@ -262,7 +285,7 @@ class TreeRun:
         log = np.empty((n, 4))
         t0 = time.perf_counter()
         # plain tuples at the call (tree_run names them: RunInputs, StepState, KinematicsArrays, TreeOutputs, ErrorInputs)
-        done = tree_run(ts.args, (jf, jf_p, loads_all, bool(m.loads), drives), integ.tree_params(dt), steps,
+        done = tree_run(ts.args, (jf, jf_p, loads_all, bool(m.loads), drives, followers), integ.tree_params(dt), steps,
                         (q, balls, u, udot, a1), tuple(kin), (Mb, wfull, tau, rfull), (est.c, est.ell, v_scale, ts.driven),
                         (prev, work), log)
         integ.timings["compiled_step"] += time.perf_counter() - t0
