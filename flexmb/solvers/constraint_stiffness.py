@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from flexmb.elements import loads as load_kernels
-from flexmb.engine.assembly import Assembler, Evaluation, _add_blocks
+from flexmb.engine.assembly import Assembler, Evaluation, _add_blocks, _BlockWeights
 from flexmb.engine.kinematics import KinematicsBuffers
 from flexmb.model import Model
 from flexmb.solvers.statics_constraints import ROW_CUTOFF, StaticConstraints, _rows, _scales
@@ -226,7 +226,8 @@ class _Held:
 
     def assembled(self, free: np.ndarray) -> sp.csc_matrix:
         """Bᵀ K_e B on ``free`` of the families of ASSEMBLED (their consistent tangent; zero without them)."""
-        adders = [partial(_add_blocks, f, self.model, d, prep, self.ev.elements[f.name], 1.0, 0.0, 0.0, False, True)
+        adders = [partial(_add_blocks, f, self.model, d, prep, self.ev.elements[f.name],
+                           _BlockWeights(1.0, 0.0, 0.0, False, True))
                   if (f, d, prep) in self.families else None for f, d, prep in self.asm.with_blocks]
         if not self.families:
             return sp.csc_matrix((free.size, free.size))
