@@ -104,15 +104,21 @@ def cantilever(variant: str, offset: bool = False) -> fm.Model:
     return mb.compile()
 
 
-def pendulum(variant: str) -> fm.Model:
-    """A rigid double pendulum (benchmarks/motion_load_models.py's follower_pendulum) under gravity, its second
-    link pushed by a follower thrust (0, 2 + cos 2t, 0) in its own axes."""
+def _pendulum_links() -> fm.ModelBuilder:
+    """The double pendulum's two links and joints under gravity, without its load."""
     mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
     for k, name in enumerate(("a", "b")):
         mb.add_node(name, position=(0.5 * k, 0.0, 0.0))
         mb.add_body(name, node=name, mass=1.0, com=(0.25, 0.0, 0.0), inertia=np.diag([1e-3, 0.02, 0.02]))
     mb.add_joint("j1", "revolute", "ground", "a", axis=(0.0, 0.0, 1.0))
     mb.add_joint("j2", "revolute", "a", "b", point=(0.5, 0.0, 0.0), axis=(0.0, 0.0, 1.0), q0=0.4)
+    return mb
+
+
+def pendulum(variant: str) -> fm.Model:
+    """A rigid double pendulum (benchmarks/motion_load_models.py's follower_pendulum) under gravity, its second
+    link pushed by a follower thrust (0, 2 + cos 2t, 0) in its own axes."""
+    mb = _pendulum_links()
     _add_follower(mb, "thrust", "b", lambda t: 2.0 + math.cos(2.0 * t), variant)
     return mb.compile()
 
@@ -288,12 +294,7 @@ def check(name: str) -> None:
 def _fixed_model(name: str, F: np.ndarray) -> fm.Model:
     """The model ``name`` with its follower load replaced by a fixed (global) force F."""
     if name == "pendulum":
-        mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
-        for k, nm in enumerate(("a", "b")):
-            mb.add_node(nm, position=(0.5 * k, 0.0, 0.0))
-            mb.add_body(nm, node=nm, mass=1.0, com=(0.25, 0.0, 0.0), inertia=np.diag([1e-3, 0.02, 0.02]))
-        mb.add_joint("j1", "revolute", "ground", "a", axis=(0.0, 0.0, 1.0))
-        mb.add_joint("j2", "revolute", "a", "b", point=(0.5, 0.0, 0.0), axis=(0.0, 0.0, 1.0), q0=0.4)
+        mb = _pendulum_links()
         mb.add_load("thrust", "b", force=tuple(F[:3]))
         return mb.compile()
     mb = fm.ModelBuilder(gravity=(0.0, 0.0, 0.0))
