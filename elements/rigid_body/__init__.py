@@ -128,20 +128,12 @@ class RigidBodies(ElementFamily):
 
 
 def potential_energy(x: np.ndarray, R: np.ndarray, mass: np.ndarray, com: np.ndarray, g: np.ndarray) -> float:
-    """Gravitational potential energy  -sum m g . x_com (one compiled pass)."""
-    return _potential_energy(np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(R, dtype=float),
-                             np.asarray(mass, dtype=float), np.asarray(com, dtype=float), np.asarray(g, dtype=float))
-
-
-@njit(cache=True)
-def _potential_energy(x, R, mass, com, g) -> float:
-    V = 0.0
-    for k in range(mass.size):
-        gx = 0.0
-        for r in range(3):
-            gx += (x[k, r] + R[k, r, 0] * com[k, 0] + R[k, r, 1] * com[k, 1] + R[k, r, 2] * com[k, 2]) * g[r]
-        V -= mass[k] * gx
-    return V
+    """Gravitational potential energy  -sum m g . x_com of bodies k on the rows k of x, R (one compiled pass,
+    :func:`_potential_energy_at` with the k-th body on row k)."""
+    mass = np.asarray(mass, dtype=float)
+    return _potential_energy_at(np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(R, dtype=float),
+                                np.arange(mass.size, dtype=np.int64), mass, np.asarray(com, dtype=float),
+                                np.asarray(g, dtype=float))
 
 
 @njit(cache=True)
