@@ -30,7 +30,8 @@ from flexmb.state import State
 __all__ = ["MOTION_SIGNATURE", "compile_each", "compile_motion", "motion_inputs", "step_motion", "motion_evaluation",
            "add_motion_forces", "add_motion_diag", "with_motion_diag"]
 
-#: combined(i, which, t, q, u, held) -> force i's value (which 0), k (1) or c (2) at (t, q, u); held: its held value
+#: The C signature of ``combined(i, which, t, q, u, held)``: force i's value (``which`` 0), stiffness (1) or
+#: damping (2) at ``(t, q, u)``, with ``held`` its held value.
 MOTION_SIGNATURE = types.float64(types.int64, types.float64, types.float64, types.float64, types.float64)
 
 
