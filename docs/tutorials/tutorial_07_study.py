@@ -73,10 +73,15 @@ if __name__ == "__main__":
 # --nthreads 1`` on each, the case file and the sweep folder on a shared file system. Here a local
 # cluster of two worker processes stands in for it; the table is the same, number for number.
 if __name__ == "__main__":
+    import logging
+
     import distributed
 
+    # silence_logs: a worker whose heartbeat meets the scheduler already closed at the end logs that with a
+    # traceback (Dask's shutdown order, not an error of the sweep): only critical messages are shown
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None, worker_dashboard_address=None) as cluster, \
+                                  dashboard_address=None, worker_dashboard_address=None,
+                                  silence_logs=logging.CRITICAL) as cluster, \
             distributed.Client(cluster) as client:
         d = fm.sweep(CASE, grid={"length": [0.5, 0.75, 1.0, 1.25, 1.5]}, params={"t_end": 1.0},
                      outputs=["coordinate:elbow.q"], out_dir=OUT / "dask", client=client, progress=False)

@@ -215,7 +215,9 @@ def node_load_inputs(model: Model) -> tuple:
     addr, _ = compile_node_loads(model)
     data = model.elements.get("motion_load")
     n = int(data.n) if data is not None and addr is not None else 0
-    node = np.asarray(data.node, dtype=np.int64) if n else np.zeros(0, dtype=np.int64)
+    # a copy: the model's node array is read-only, numba would type it apart from the empty array of a model without
+    # these loads and compile every kernel of the step once more for it (minutes at the first run)
+    node = np.array(data.node, dtype=np.int64) if n else np.zeros(0, dtype=np.int64)
     sampled = np.array([ld.sampled for ld in data.load] if n else [], dtype=np.int64)
     return (addr if n else np.zeros(0, dtype=np.int64), node, sampled, np.zeros((n, 6)),
             np.asarray(model.origin, dtype=float).copy(), np.zeros(1), np.zeros(N_IN), np.zeros(N_OUT), np.zeros((n, 6)),
