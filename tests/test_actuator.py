@@ -316,3 +316,18 @@ def test_a_cylinder_on_a_rigid_loop_starts_on_both_constraints() -> None:
     pc = res.x[:, i_c] + np.einsum("nij,j->ni", res.R[:, i_c], B_ - A_)
     pr = res.x[:, i_r] + np.einsum("nij,j->ni", res.R[:, i_r], B_ - C)
     assert np.abs(pc - pr).max() <= tol
+
+
+def test_flexmb_animate_draws_the_cylinder(stroke_run, tmp_path) -> None:
+    """``flexmb animate`` (issue 34 item 1: the elements in the animation): the actuator's cell in its own style
+    (orange, solid, wider than a spring-damper's), its ground end not drawn as a centre of mass; the GIF is written."""
+    from flexmb.results.animation import _point_groups, _style, animate
+
+    _, _, res = stroke_run
+    kind_no = cell_kinds().index("actuator")
+    assert _style(kind_no)[:4] == ("actuator", "tab:orange", 3.0, "solid")
+    cells, kind, _ = lines(res.drawing)
+    n_points = len(next(iter(frames(res, res.drawing)))[2])
+    groups = _point_groups(res.drawing, res, n_points, cells, kind)
+    assert not set(groups["com"]) & set(cells[kind == kind_no].ravel())
+    assert animate(res, tmp_path / "boom.gif").stat().st_size > 0
