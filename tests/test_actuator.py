@@ -331,3 +331,19 @@ def test_flexmb_animate_draws_the_cylinder(stroke_run, tmp_path) -> None:
     groups = _point_groups(res.drawing, res, n_points, cells, kind)
     assert not set(groups["com"]) & set(cells[kind == kind_no].ravel())
     assert animate(res, tmp_path / "boom.gif").stat().st_size > 0
+
+
+def test_the_actuators_quantities_by_name(stroke_run) -> None:
+    """``cyl.length``, ``cyl.rate``, ``cyl.force`` (issue 34 item 6: the new elements' length, rate and force by name)
+    are Result.actuator's columns, in ``Result.history`` and in a sweep's ``--output`` columns; a bare name asks
+    for a suffix."""
+    from flexmb.app.table import named_outputs
+
+    _, _, res = stroke_run
+    for k, quantity in enumerate(("length", "rate", "force")):
+        np.testing.assert_array_equal(res.history(f"cyl.{quantity}"), res.actuator("cyl")[:, k])
+    out = named_outputs(res, None, {}, ["final:cyl.force", "peak:cyl.rate"])
+    assert out["cyl.force"] == res.actuator("cyl", "force")[-1]
+    assert out["peak[cyl.rate]"] == np.abs(res.actuator("cyl", "rate")).max()
+    with pytest.raises(fm.ModelError, match="suffix"):
+        res.history("cyl")
