@@ -316,3 +316,34 @@ def test_a_cylinder_on_a_rigid_loop_starts_on_both_constraints() -> None:
     pc = res.x[:, i_c] + np.einsum("nij,j->ni", res.R[:, i_c], B_ - A_)
     pr = res.x[:, i_r] + np.einsum("nij,j->ni", res.R[:, i_r], B_ - C)
     assert np.abs(pc - pr).max() <= tol
+
+
+def test_flexmb_animate_draws_the_cylinder(stroke_run, tmp_path) -> None:
+    """``flexmb animate`` (issue 34 item 1: the elements in the animation): the actuator's cell in its own style
+    (orange, solid, wider than a spring-damper's), its ground end not drawn as a centre of mass; the GIF is written."""
+    from flexmb.results.animation import _point_groups, _style, animate
+
+    _, _, res = stroke_run
+    kind_no = cell_kinds().index("actuator")
+    assert _style(kind_no)[:4] == ("actuator", "tab:orange", 3.0, "solid")
+    cells, kind, _ = lines(res.drawing)
+    n_points = len(next(iter(frames(res, res.drawing)))[2])
+    groups = _point_groups(res.drawing, res, n_points, cells, kind)
+    assert not set(groups["com"]) & set(cells[kind == kind_no].ravel())
+    assert animate(res, tmp_path / "boom.gif").stat().st_size > 0
+
+
+def test_the_actuators_quantities_by_name(stroke_run) -> None:
+    """``cyl.length``, ``cyl.rate``, ``cyl.force`` (issue 34 item 6: the new elements' length, rate and force by name)
+    are Result.actuator's columns, in ``Result.history`` and in a sweep's ``--output`` columns; a bare name asks
+    for a suffix."""
+    from flexmb.app.table import named_outputs
+
+    _, _, res = stroke_run
+    for k, quantity in enumerate(("length", "rate", "force")):
+        np.testing.assert_array_equal(res.history(f"cyl.{quantity}"), res.actuator("cyl")[:, k])
+    out = named_outputs(res, None, {}, ["final:cyl.force", "peak:cyl.rate"])
+    assert out["cyl.force"] == res.actuator("cyl", "force")[-1]
+    assert out["peak[cyl.rate]"] == np.abs(res.actuator("cyl", "rate")).max()
+    with pytest.raises(fm.ModelError, match="suffix"):
+        res.history("cyl")

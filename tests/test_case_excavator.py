@@ -152,6 +152,49 @@ def test_held_pose_stick_bending_moment_matches_statics(pose, held):
     assert max(tols) < 0.05 * np.abs(hand).max()  # and the check is sharp
 
 
+@pytest.mark.parametrize("pose", HELD)
+def test_held_pose_stick_stress_matches_statics(pose, held):
+    """The summary's largest normal stress in the stick (case.stick_stress: |N|/A plus the bending stress of the
+    larger end moment at the box's outer fibre) against the statics of the part beyond each section, as in
+    test_held_pose_stick_bending_moment_matches_statics: the end moments m(s) and the axial force N(s) = −Σ f · e1 of
+    what acts beyond s, the stress |N|/A + max(|m(s0)|, |m(s1)|) (depth/2)/I_z of each element past the head; the
+    tolerance that of the moments and forces under the compliance, through the same section moduli."""
+    from types import SimpleNamespace
+
+    angles = np.radians(P["poses"][pose])
+    g = case.geometry(P, angles)
+    model, static, res = held[pose]
+    F3 = static.actuator_forces["bucket_cylinder"]
+    sec, n = case.stick_section(P), int(P["n_elements"])
+    w = G * P["rho"] * sec.A
+    nose = 0.12 * P["stick_mass"]
+    L, e1 = P["stick_length"], (g["C"] - g["B"]) / P["stick_length"]
+    cross = lambda r, f: r[0] * f[1] - r[1] * f[0]  # noqa: E731
+    down = np.array([0.0, -1.0])
+
+    def beyond(s: float) -> tuple[float, float, float]:
+        """Moment about the stick's point at s, axial force and Σ|f|, Σ|f||r| of what acts beyond s."""
+        Ps = g["B"] + s * e1
+        forces = [(w * (L - s) * down, Ps + (L - s) / 2 * e1), (nose * G * down, g["C"]),
+                  (P["side_link_mass"] * G * down, (g["E"] + g["D"]) / 2),
+                  (P["h_link_mass"] * G * down, (g["D"] + g["F"]) / 2), (P["bucket_mass"] * G * down, g["bucket_com"]),
+                  (F3 * (g["A3"] - g["D"]) / np.linalg.norm(g["A3"] - g["D"]), g["D"])]
+        return (sum(cross(r - Ps, f) for f, r in forces), -sum(f @ e1 for f, _ in forces),
+                sum(np.linalg.norm(f) for f, _ in forces), sum(np.linalg.norm(f) * np.linalg.norm(r - Ps) for f, r in forces))
+
+    Le, c = L / n, P["depth"] / 2
+    angle = compliance_angle(*hand_forces(angles))
+    hand, tols = [], []
+    for k in range(1, n):
+        (m0, N0, f0, s0), (m1, N1, f1, s1) = beyond(k * Le), beyond((k + 1) * Le)
+        hand.append(abs(N0 + N1) / 2 / sec.A + max(abs(m0), abs(m1)) * c / sec.Iz)
+        tols.append(2 * (max(f0, f1) / sec.A + max(s0, s1) * c / sec.Iz) * angle)
+    stress = case.stick_stress(model, SimpleNamespace(element_forces=res.element_forces[:1, 1:]), P)[0]
+    assert abs(stress - max(hand)) < max(tols), (stress, hand, tols)
+    assert max(tols) < 0.05 * max(hand)  # the check is sharp
+    assert case.stick_stress(model, res, P)[0] >= stress  # the summary's value: the head's element too
+
+
 def test_linkage_sigma_against_its_determinant():
     """Eq. (2): |det J| = |ED| sin(cylinder, side link) · |DF| |CF| sin(DFC); σ_min → 0 at the toggle."""
     rng = np.random.default_rng(7)

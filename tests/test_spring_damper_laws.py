@@ -132,3 +132,52 @@ def test_a_force_actuator_law_is_compiled_with_its_argument_order() -> None:
     assert "force laws compiled with numba" in GeneralizedAlpha(act).describe_solver()
     a, b = fm.simulate(act, 0.1, 1e-3), fm.simulate(sd, 0.1, 1e-3)
     np.testing.assert_array_equal(a.q, b.q)
+
+
+def test_law_tangents_by_complex_step_match_central_differences_and_the_derivatives() -> None:
+    """(S13) and (R15): the tangents (∂F/∂l, ∂F/∂l') the blocks take from a force law, and (∂T/∂φ, ∂T/∂φ') from a
+    rotational spring-damper's torque law. A law that carries the complex step (``hardening``): its tangents are the
+    analytic derivatives to round-off (16 eps of the derivative's size) and agree with central differences of the law
+    (step 1e-6: truncation h² |F'''| / 6 ~ 1e-8 and round-off eps |F| / h ~ 1e-10 of the size, asserted 1e-7). A law
+    that does not (``stop``: min): Richardson central differences, the derivative of the branch it is on to 1e-9
+    relative. A given tangent (``pushes_tangent``) is returned as given."""
+    from flexmb.elements import rotational_spring_damper as rotational
+    from flexmb.elements import spring_damper as sd
+
+    eps = np.finfo(float).eps
+    data = law_chain().elements["spring_damper"]
+    law, stp, floor = (data.names.index(n) for n in ("law", "stop", "floor"))
+    for l, v, t in ((0.31, -0.4, 0.0), (0.18, 1.3, 0.7), (0.29, 0.05, 2.0)):
+        s = l - L0
+        exact = (K + 3 * 4e4 * s * s, C * (1.0 + 10.0 * t))
+        got = sd.law_tangent(data, law, l, v, t)
+        h = 1e-6
+        fd = ((hardening(l + h, v, t) - hardening(l - h, v, t)) / (2 * h),
+              (hardening(l, v + h, t) - hardening(l, v - h, t)) / (2 * h))
+        for g, e, f in zip(got, exact, fd):
+            assert abs(g - e) <= 16 * eps * abs(e), (g, e)
+            assert abs(g - f) <= 1e-7 * abs(e), (g, f)
+        # min(K (l - L0), 3) + C v: slope K below the stop at l = L0 + 3 / K = 0.265 m, 0 above it
+        dl, dv = sd.law_tangent(data, stp, l, v, t)
+        assert dl == pytest.approx(K if s < 3.0 / K else 0.0, rel=1e-9, abs=1e-9 * K)
+        assert dv == pytest.approx(C, rel=1e-9)
+        assert sd.law_tangent(data, floor, l, v, t) == pushes_tangent(l, v, t)
+    # the torque law of a rotational spring-damper: the same, on φ and φ'
+    mb = fm.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    mb.add_node("d", (0.0, 0.0, 0.0))
+    mb.add_body("d", "d", 1.0, (0.0, 0.0, 0.0), np.diag([0.1, 0.15, 0.2]))
+    mb.add_joint("O", "revolute", "ground", "d", axis=(0, 0, 1))
+
+    def torque(p, w, t):
+        return 50.0 * np.sin(p) + 0.3 * w * w * w * (1.0 + t)
+
+    mb.add_rotational_spring_damper("rs", "ground", "d", axis=(0, 0, 1), law=torque)
+    rdata = mb.compile().elements["rotational_spring_damper"]
+    for p, w, t in ((0.4, -1.1, 0.0), (2.9, 0.6, 1.5)):
+        exact = (50.0 * np.cos(p), 0.9 * w * w * (1.0 + t))
+        got = rotational.law_tangent(rdata, 0, p, w, t)
+        h = 1e-6
+        fd = ((torque(p + h, w, t) - torque(p - h, w, t)) / (2 * h), (torque(p, w + h, t) - torque(p, w - h, t)) / (2 * h))
+        for g, e, f in zip(got, exact, fd):
+            assert abs(g - e) <= 16 * eps * (abs(e) + 50.0), (g, e)
+            assert abs(g - f) <= 1e-7 * (abs(e) + 50.0), (g, f)

@@ -195,3 +195,25 @@ def test_tree_factor_gives_the_dense_factors_motion() -> None:
     assert motion > 0.1  # the chain moved
     assert diff[1e-10] <= 1e-3 * diff[1e-6]  # four decades of tolerance: at least three of difference
     assert diff[1e-10] <= 1e-10 * 1e2 * motion  # and at rtol 1e-10 a hundred times the tolerance of the motion
+
+
+def test_the_speed_benchmarks_chain_takes_the_compiled_tree_path() -> None:
+    """benchmarks/spring_chain.py's 100-link chain (issue 34: per step at most 1.5 times the chain with joint
+    springs, on a compiled path, benchmarks/results/2026-11-28-spring_chain.md): both variants take the O(n) tree
+    factor, each step's Newton loop in one compiled call and the whole-run call between output rows, and the
+    solver's text (what ``flexmb info`` prints after "linear solver:") says so, naming the spring-dampers."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import spring_chain as bench
+
+    for variant in ("tsda", "joint"):
+        model = bench.chain(100, variant, 2000.0, 2.0)
+        integ = GeneralizedAlpha(model, rho_inf=0.9)
+        assert integ.chol.kind == "tree" and integ.tree_step is not None, variant
+        assert TreeRun.applies(integ, None), variant
+        text = integ.describe_solver(fixed_steps=True, callback=False)
+        assert "O(n) tree factorization" in text and "each step's Newton loop in one compiled call" in text, text
+        assert "in Python" not in text, text
+        assert ("spring-dampers across single joints" in text) == (variant == "tsda"), text
