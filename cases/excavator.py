@@ -15,10 +15,15 @@ bucket: its dead point) and the H-link within 34° of folding onto the bucket li
 close the loop too, but its stiffness would be a guess that adds a stiff mode; the rigid cut runs
 with about 3.3 Newton iterations per step through the whole cycle.
 
-Source and estimates. The lengths are those a manufacturer's data sheet gives for a 20 t machine,
-a Caterpillar 320 with its reach boom and medium stick (boom 5.7 m, stick 2.9 m, bucket about
-1 m³, operating weight about 22 t), taken from memory of the published sheet, not from a copy of it:
-check them before quoting them. Everything a data sheet does not give is estimated from the usual
+Source and estimates. The lengths are those of Caterpillar's data sheet "320 Hydraulic Excavator,
+Technical Specifications" (Caterpillar Inc., the Tier 4 Final editions of 2017-2019): reach boom 5.7 m,
+reach stick R2.9 (2.9 m), operating weight 22 500 kg with a 1.19 m³ bucket. The same sheet gives the
+cylinders (:data:`DATA_SHEET`): boom cylinders of 120 mm bore and 1260 mm stroke (two of them, as on every
+machine of this class), the stick's 140 mm
+and 1504 mm, the bucket's 120 mm and 1104 mm, at most 35 MPa in the circuit (38 MPa in lift mode): the
+cycle below uses 671, 527 and 593 mm of those strokes, and its largest pushes (241, 313 and 142 kN) stay
+below what the full bores give at 35 MPa (792, 539 and 396 kN; tests/test_case_excavator.py checks both).
+Everything a data sheet does not give is estimated from the usual
 proportions of such machines and said here: the boom foot 2.0 m above the ground, the pin positions
 of the cylinders and of the bucket linkage (:data:`DEFAULTS` ``points``), the masses (boom 1850 kg,
 stick 1000 kg of which the box beam carries its own 537 kg and the rest sits on its ends, side link
@@ -82,6 +87,10 @@ import flexmb as fm
 
 Z = (0.0, 0.0, 1.0)
 CYLINDERS = ("boom_cylinder", "arm_cylinder", "bucket_cylinder")
+#: The data sheet's cylinders (module docstring): bore [m], stroke [m] and how many act together, and the circuit's
+#: largest pressure [Pa] outside lift mode; the model's one boom cylinder stands for the pair.
+DATA_SHEET = {"boom_cylinder": (0.120, 1.260, 2), "arm_cylinder": (0.140, 1.504, 1), "bucket_cylinder": (0.120, 1.104, 1),
+              "pressure": 35e6}
 
 DEFAULTS = dict(
     boom_length=5.7, stick_length=2.9, foot=[0.0, 2.0],

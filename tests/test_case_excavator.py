@@ -260,6 +260,12 @@ def test_cycle_runs_from_the_command_line(cycle):
         if pose == 0:  # sharp at the start; near the dead point σ turns fast with A3 (|∂σ/∂A3| ~ 1.8 against
             assert tol < 0.05 * sigma_min(angles)  # 0.38 at the start) and the bound M is loose: not there
     assert s["linkage_sigma_min_m"] < 0.2 * s["linkage_sigma_min_start_m"]
+    # the machine of the data sheet could run this cycle: each cylinder moves within its stroke and pushes no harder
+    # than its full bore at the circuit's pressure (the pull, on the rod side's smaller area, is not in the sheet)
+    for c in case.CYLINDERS:
+        bore, stroke, count = case.DATA_SHEET[c]
+        assert s[f"{c}_stroke_mm"] < 1e3 * stroke, (c, s[f"{c}_stroke_mm"])
+        assert s[f"{c}_push_max_kN"] < 1e-3 * count * np.pi * bore**2 / 4 * case.DATA_SHEET["pressure"], c
 
 
 def sigma_min(angles, shift_a3=(0.0, 0.0)) -> float:
