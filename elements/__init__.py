@@ -29,10 +29,11 @@ A family whose elements join two nodes ``data.a`` (ground allowed) and ``data.b`
 node N); one that draws a line between two points (spring-dampers, actuators) also takes
 ``PointPairDrawing`` (elements/spring_damper.py), its ``drawing_prefix`` naming its cell kind and keys,
 and one drawn as a line from node a to node b (bushings, rigid cuts, beams) ``NodePairDrawing``
-(elements/family.py). The arrays such families share are base classes of their data: ``PointPairData``
-(``a``, ``b``, ``sa``, ``sb``; compiled by ``point_pair_arrays``) and ``CutData`` (elements/bushing.py:
-``a``, ``b``, the cut frame ``sa``, ``Ea``, ``sb``, ``Eb``, ``mode``; compiled by ``cut_arrays``,
-``place_cut``).
+(elements/family.py); a loop cut between two node frames (bushings, rigid cuts) subclasses ``CutFamily``
+(elements/cut_family.py), which takes both and declares the cut, its blocks and its cut-force outputs. The
+arrays such families share are base classes of their data: ``PointPairData`` (``a``, ``b``, ``sa``, ``sb``;
+compiled by ``point_pair_arrays``) and ``CutData`` (elements/cut_family.py: ``a``, ``b``, the cut frame
+``sa``, ``Ea``, ``sb``, ``Eb``, ``mode``; compiled by ``cut_arrays``, ``place_cut``).
 
 Engine (flexmb/engine/assembly.py, iteration_matrix.py), with ``model: Model`` and the kinematics
 ``kin`` (node poses x, R, twists V, velocity-product accelerations ζ at one state)::
@@ -117,7 +118,10 @@ Loop cuts (issue 12)
   it joins and the directions its rigid equivalent holds). The rigid-equivalent model
   (flexmb.analysis.rigid: ``model_cuts``, ``has_cuts``), the singular-value monitor and ``flexmb info``
   read every cut family through it, in registry order, naming none: tests/test_cut_extension.py
-  registers a test-only cut kind that way.
+  registers a test-only cut kind that way. A cut between two node frames whose data is a ``CutData``
+  subclasses ``CutFamily`` (elements/cut_family.py: the cut, its blocks, the cut-force outputs, the
+  drawing), says in ``held(data)`` what its rigid equivalent holds and in ``cut_force(fe)`` which force
+  is its cut force, and gets ``cut_frames`` and the outputs from it (bushings, rigid cuts).
 * ``rigid_cut`` (elements/rigid_cut.py): the rigid-limit cut by augmented Lagrangian (index 3, Bayo
   & Ledesma), a two-node family with internal state (λ, the penalty factor, the Newton phase):
   ``evaluate`` applies the multiplier update λ' = λ + αΦ at its own iterate and adds Φ_qᵀ(λ' + αΦ);
@@ -127,9 +131,10 @@ Loop cuts (issue 12)
   the multipliers of the initial accelerations. (Updating λ with Φ of the iterate *before* its
   Newton correction instead makes the iteration circle with period six and never settle.)
 * Cut forces as outputs: bushings and rigid cuts declare the same ``CUT_OUTPUTS``
-  (elements/bushing.py: ``cut_force`` in cut axes and ``cut_force_global``, field ``cut_forces`` /
-  ``cut_forces_global``, names ``cut_names``); families sharing a field fill it one after the other
-  (:func:`recorded_fields`), the ParaView cell arrays sit on each family's own cells.
+  (elements/cut_family.py, eq. (3) of elements/bushing.py: ``cut_force`` in cut axes and
+  ``cut_force_global``, field ``cut_forces`` / ``cut_forces_global``, names ``cut_names``); families
+  sharing a field fill it one after the other (:func:`recorded_fields`), the ParaView cell arrays sit
+  on each family's own cells.
 
 Force elements (issue 34)
 ------------------------

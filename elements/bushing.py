@@ -51,20 +51,9 @@ import numpy as np
 
 from flexmb.elements import cut_kernels
 from flexmb.elements.cut_contract import ZETA, CutStart, ElasticCutRows, cut_modes
+from flexmb.elements.cut_family import DIRECTIONS, CutData, CutFamily, constrained_mask, cut_arrays, place_cut
 from flexmb.elements.cut_kernels import BushingArrays, BushingResults
-from flexmb.elements.family import (
-    CutFrames,
-    ElementData,
-    FamilyEvaluation,
-    NodePairDrawing,
-    NodeTable,
-    Output,
-    TwoNodeFamily,
-    frozen_arrays,
-    listing,
-    ordered_sum,
-)
-from flexmb.rotations import cross
+from flexmb.elements.family import FamilyEvaluation, NodeTable, frozen_arrays, listing, ordered_sum
 
 if TYPE_CHECKING:  # type hints only
     from flexmb.builder.records import BushingSpec
@@ -72,74 +61,11 @@ if TYPE_CHECKING:  # type hints only
     from flexmb.model import Model
     from flexmb.state import State
 
-__all__ = ["CutData", "BushingData", "BushingEvaluation", "Bushings", "FAMILY", "CUT_OUTPUTS", "DIRECTIONS", "constrained_mask",
-           "held_directions", "cut_wrenches", "cut_output", "deformation", "place_cut", "cut_arrays"]
+__all__ = ["BushingData", "BushingEvaluation", "Bushings", "FAMILY", "deformation"]
 
 log = logging.getLogger("flexmb")
 
 FULL, FREE_X, FREE_Y, FREE_Z, SPHERICAL = -1, 0, 1, 2, 3
-
-#: the six deformation directions of a cut, in bushing axes: translations, then rotations
-DIRECTIONS = ("tx", "ty", "tz", "rx", "ry", "rz")
-
-#: the cut-force outputs of every cut family (eq. (3)): recorded into Result.cut_forces (bushing axes) and
-#: Result.cut_forces_global, rows named by Result.cut_names; ParaView cell data on the cuts' cells
-CUT_OUTPUTS = (
-    Output("cut_force", ("cut_force_x", "cut_force_y", "cut_force_z", "cut_moment_x", "cut_moment_y", "cut_moment_z"),
-           "force [N] and moment [N m] the cut exerts on its end b, at the cut point, in the cut's axes (node a's "
-           "bushing axes A)", field="cut_forces", names_field="cut_names"),
-    Output("cut_force_global", ("cut_force_global_x", "cut_force_global_y", "cut_force_global_z", "cut_moment_global_x",
-                                "cut_moment_global_y", "cut_moment_global_z"),
-           "the same wrench in global axes", field="cut_forces_global", names_field="cut_names"),
-)
-
-
-def constrained_mask(mode: np.ndarray, stiff: np.ndarray) -> np.ndarray:
-    """(n, 6) bool: the directions a cut holds — those with ``stiff`` (n, 6) true, minus the rotation a
-    revolute cut frees (mode 0, 1, 2) and all rotations of a spherical one (mode 3)."""
-    mask = np.array(stiff, dtype=bool).reshape(-1, 6)
-    for i, m in enumerate(np.asarray(mode)):
-        if 0 <= m <= 2:
-            mask[i, 3 + m] = False
-        elif m == 3:
-            mask[i, 3:] = False
-    return mask
-
-
-def held_directions(k: int) -> np.ndarray:
-    """(6,) bool over (tx, ty, tz, rx, ry, rz): all True for a spatial cut (``k`` = -1); for a
-    planar cut whose axis ``k`` (0, 1, 2) lies along its plane's normal, the two translations
-    across that axis and the rotation about it (docs/planar.md (P3))."""
-    held = np.ones(6, bool)
-    if k >= 0:
-        held[:] = False
-        held[[i for i in range(3) if i != k]] = True
-        held[3 + k] = True
-    return held
-
-
-def cut_arrays(records: Sequence[Any], **more: np.ndarray) -> dict[str, Any]:
-    """The compile arrays of cuts (bushings and rigid cuts) for ``records``, zero, that :func:`place_cut`
-    fills: ``names``, the end nodes ``a``, ``b``, the points and axes ``sa``, ``Ea``, ``sb``, ``Eb`` and
-    ``mode``; then the family's own arrays ``more``."""
-    n = len(records)
-    return dict(names=tuple(s.name for s in records), a=np.zeros(n, int), b=np.zeros(n, int), sa=np.zeros((n, 3)),
-                Ea=np.zeros((n, 3, 3)), sb=np.zeros((n, 3)), Eb=np.zeros((n, 3, 3)), mode=np.zeros(n, int), **more)
-
-
-def place_cut(out: dict[str, np.ndarray], i: int, spec: Any, nodes: NodeTable, who: str) -> None:
-    """Write cut ``i``'s end nodes ``a``, ``b``, its point and axes in the two node frames (``sa``,
-    ``Ea``, ``sb``, ``Eb``, eq. (1)) and its free rotation ``mode`` into the compile arrays ``out``,
-    from a spec with node_a (ground allowed), node_b, point, axes, free_rotation (bushings and
-    rigid cuts)."""
-    a = nodes.index(spec.node_a, who, ground=True)
-    b = nodes.index(spec.node_b, who)
-    Xa, Ra = nodes.frame(a)
-    Xb, Rb = nodes.frame(b)
-    out["a"][i], out["b"][i] = a, b
-    out["sa"][i], out["Ea"][i] = Ra.T @ (spec.point - Xa), Ra.T @ spec.axes
-    out["sb"][i], out["Eb"][i] = Rb.T @ (spec.point - Xb), Rb.T @ spec.axes
-    out["mode"][i] = spec.free_rotation
 
 
 def deformation(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode):
@@ -157,46 +83,6 @@ def deformation(xa, Ra, xb, Rb, sa, Ea, sb, Eb, mode):
                                 f(mode, dtype=np.int64), d, G, A)
     return d, G
 
-
-def cut_wrenches(G: np.ndarray, f: np.ndarray, xb: np.ndarray, Rb: np.ndarray, sb: np.ndarray,
-                 A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Eq. (3): the wrench (force, moment at the cut point p_b) a cut with deformation derivative
-    ``G`` (n, 6, 12) and generalized force ``f`` (n, 6) on its deformation exerts on its end b
-    (pose ``xb``, ``Rb``; point offset ``sb`` in b's axes), in the cut axes ``A`` (n, 3, 3, global
-    columns) and globally: two (n, 6) arrays."""
-    wb = -np.einsum("nji,nj->ni", G[:, :, 6:], f)
-    rb = np.einsum("nij,nj->ni", Rb, sb)
-    glob = np.concatenate([wb[:, :3], wb[:, 3:] - cross(rb, wb[:, :3])], axis=1)
-    At = np.swapaxes(A, 1, 2)
-    loc = np.concatenate([np.einsum("nij,nj->ni", At, glob[:, :3]), np.einsum("nij,nj->ni", At, glob[:, 3:])], axis=1)
-    return loc, glob
-
-
-def cut_output(fe: Any, f: np.ndarray | None, sb: np.ndarray, name: str) -> np.ndarray:
-    """The cut force of eq. (3) as the output ``name``: in the cut axes (``cut_force``) or globally
-    (``cut_force_global``), for a cut family's evaluation ``fe`` (G, xb, Rb, A; None: no elements)
-    with generalized force ``f`` on the deformation (a bushing's elastic force, a rigid cut's multipliers)."""
-    if fe is None:
-        return np.zeros((0, 6))
-    cached = fe.__dict__.get("_cut_wrenches")  # both outputs of a row from one evaluation: computed once
-    if cached is None or cached[0] is not f:
-        cached = (f, *cut_wrenches(fe.G, f, fe.xb, fe.Rb, sb, fe.A))
-        fe.__dict__["_cut_wrenches"] = cached
-    return cached[1] if name == "cut_force" else cached[2]
-
-
-@dataclass(frozen=True, eq=False)
-class CutData(ElementData):
-    """The arrays every loop cut has (bushings, rigid cuts; :func:`cut_arrays`, :func:`place_cut`): its
-    ends and the cut frame in the two node frames, eq. (1)."""
-
-    a: np.ndarray  # node index of end a, -1 = ground                                   (n_el)
-    b: np.ndarray  # node index of end b                                                (n_el)
-    sa: np.ndarray  # cut point rel. to node a, node a axes (global for ground)         (n_el x 3)
-    Ea: np.ndarray  # cut axes (columns) in node a axes                                 (n_el x 3 x 3)
-    sb: np.ndarray  # cut point rel. to node b, node b axes                             (n_el x 3)
-    Eb: np.ndarray  # cut axes (columns) in node b axes                                 (n_el x 3 x 3)
-    mode: np.ndarray  # free rotation: -1 none, 0/1/2 about cut x/y/z, 3 all            (n_el)
 
 
 @dataclass(frozen=True, eq=False)
@@ -225,17 +111,12 @@ class BushingEvaluation(FamilyEvaluation):
     A: np.ndarray | None = None
 
 
-class Bushings(NodePairDrawing, TwoNodeFamily):
-    """The ``"bushing"`` family (module docstring)."""
+class Bushings(CutFamily):
+    """The ``"bushing"`` family (module docstring; a :class:`~flexmb.elements.cut_family.CutFamily`)."""
 
     name = "bushing"
     label = "bushing"
     plural = "bushings"
-    cut = True
-    has_blocks = True
-    outputs = CUT_OUTPUTS
-    cell_kind = "bushing"
-    drawing_keys = ("bushing_a", "bushing_b")
     builder_table = "bushings"
 
     def compile(self, records: Sequence[BushingSpec], nodes: NodeTable) -> BushingData:
@@ -253,11 +134,10 @@ class Bushings(NodePairDrawing, TwoNodeFamily):
                 out["C"][i] = s.damping
         return BushingData(**frozen_arrays(out))
 
-    def cut_frames(self, model: Model, data: BushingData) -> CutFrames:
-        """The bushings made rigid: each holds its directions of nonzero diagonal stiffness less its
-        free rotation (:func:`constrained_mask`)."""
-        return CutFrames(data.names, data.a, data.b, data.sa, data.Ea, data.sb, data.Eb, data.mode,
-                         constrained_mask(data.mode, np.diagonal(data.K, axis1=1, axis2=2) > 0), np.zeros(data.n, bool))
+    def held(self, data: BushingData) -> np.ndarray:
+        """The bushings made rigid (``cut_frames``, the cut table, ``describe``): each holds its directions of
+        nonzero diagonal stiffness less its free rotation (:func:`~flexmb.elements.cut_family.constrained_mask`)."""
+        return constrained_mask(data.mode, np.diagonal(data.K, axis1=1, axis2=2) > 0)
 
     def cut_defaults(self, model: Model, data: BushingData, start: CutStart) -> BushingData:
         """The default damping (D8), (D6) of the bushings left to the compiler (``auto_damping``) that
@@ -305,7 +185,7 @@ class Bushings(NodePairDrawing, TwoNodeFamily):
     def elastic_rows(self, model: Model, data: BushingData) -> ElasticCutRows:
         """The bushings' held directions (nonzero diagonal stiffness less the free rotation)."""
         k = np.diagonal(data.K, axis1=1, axis2=2)
-        return ElasticCutRows(self.label, data.names, constrained_mask(data.mode, k > 0), k,
+        return ElasticCutRows(self.label, data.names, self.held(data), k,
                               np.diagonal(data.C, axis1=1, axis2=2), np.asarray(data.m_eff), np.asarray(data.start_force),
                               np.asarray(data.auto_damping, bool))
 
@@ -341,17 +221,15 @@ class Bushings(NodePairDrawing, TwoNodeFamily):
         cut_kernels.bushing_blocks(fe.G, data.K, data.C, float(ck), float(cc), out)
         return out
 
-    def output(self, model: Model, data: BushingData, fe: BushingEvaluation | None, name: str) -> np.ndarray:
-        """The cut force, eq. (3), in bushing axes (``cut_force``) or global (``cut_force_global``)."""
-        if name not in ("cut_force", "cut_force_global"):
-            return super().output(model, data, fe, name)
-        return cut_output(fe, None if fe is None else fe.f, data.sb, name)
+    def cut_force(self, fe: BushingEvaluation) -> np.ndarray:
+        """f = K d + C d': the cut force of eq. (3) (outputs ``cut_force``, ``cut_force_global``)."""
+        return fe.f
 
     # ------------------------------------------------------------------ presentation (drawing: NodePairDrawing)
     def describe(self, model: Model, data: BushingData, limit: int) -> list[str]:
         """One line per bushing: its ends and the directions it holds (nonzero stiffness less its free
         rotation), and for a planar bushing its plane (docs/planar.md (P3))."""
-        held = constrained_mask(data.mode, np.diagonal(data.K, axis1=1, axis2=2) > 0)
+        held = self.held(data)
         rows = []
         for e, (n, a, b) in enumerate(zip(data.names, data.a, data.b)):
             dirs = ", ".join(DIRECTIONS[i] for i in np.flatnonzero(held[e])) or "nothing"

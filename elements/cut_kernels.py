@@ -32,7 +32,7 @@ WORK = 12  # the scratch matrices of _deformation
 FULL, SPHERICAL = -1, 3  # free-rotation modes: none (a weld), all (a spherical joint); 0, 1, 2: about axis x, y, z
 
 
-#: The cut frames' arrays (n cuts, elements/bushing.py's CutData and the family's prepared end indices): the
+#: The cut frames' arrays (n cuts, elements/cut_family.py's CutData and the family's prepared end indices): the
 #: first fields of the cut families' kernel arrays, BushingArrays and the rigid cuts' RigidCutArrays
 #: (elements/rigid_cut_kernels.py), declared once here.
 CUT_FRAMES = (

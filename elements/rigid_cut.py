@@ -75,25 +75,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from flexmb.elements import rigid_cut_kernels as kernels
-from flexmb.elements.bushing import (
-    CUT_OUTPUTS,
-    DIRECTIONS,
-    CutData,
-    constrained_mask,
-    cut_arrays,
-    cut_output,
-    held_directions,
-    place_cut,
-)
 from flexmb.elements.cut_contract import CutStart
+from flexmb.elements.cut_family import DIRECTIONS, CutData, CutFamily, constrained_mask, cut_arrays, held_directions, place_cut
 from flexmb.elements.family import (
-    CutFrames,
-    NodePairDrawing,
     NodeTable,
     PenaltyEvaluation,
     StartContext,
     StepContext,
-    TwoNodeFamily,
     frozen_arrays,
     listing,
     unstarted_state,
@@ -118,7 +106,7 @@ START_GAP = 1e-6  # a start found open beyond this fraction of the model's size 
 @dataclass(frozen=True, eq=False)
 class RigidCutData(CutData):
     """Compiled rigid cuts (``Model.elements["rigid_cut"]``): the frames of
-    :class:`~flexmb.elements.bushing.CutData`, then:"""
+    :class:`~flexmb.elements.cut_family.CutData`, then:"""
 
     mask: np.ndarray  # held directions (tx, ty, tz, rx, ry, rz) (bool)                 (n_el x 6)
     tol: np.ndarray  # closure tolerance of the translations [m]                       (n_el)
@@ -148,19 +136,15 @@ class RigidCutEvaluation(PenaltyEvaluation):
     A: np.ndarray | None = None
 
 
-class RigidCuts(NodePairDrawing, TwoNodeFamily):
-    """The ``"rigid_cut"`` family (module docstring)."""
+class RigidCuts(CutFamily):
+    """The ``"rigid_cut"`` family (module docstring; a :class:`~flexmb.elements.cut_family.CutFamily`)."""
 
     name = "rigid_cut"
     label = "rigid cut"
     plural = "rigid cuts"
-    cut = True
-    has_blocks = True
+    rigid = True
     has_state = True
     projection_blocks = True
-    outputs = CUT_OUTPUTS
-    cell_kind = "rigid_cut"
-    drawing_keys = ("rigid_cut_a", "rigid_cut_b")
     builder_table = "rigid_cuts"
 
     def compile(self, records: Sequence[RigidCutSpec], nodes: NodeTable) -> RigidCutData:
@@ -181,10 +165,9 @@ class RigidCuts(NodePairDrawing, TwoNodeFamily):
         out["mask"] = constrained_mask(out["mode"], held)
         return RigidCutData(**frozen_arrays(out))
 
-    def cut_frames(self, model: Model, data: RigidCutData) -> CutFrames:
-        """The rigid cuts as they are: each holds its directions ``mask``."""
-        return CutFrames(data.names, data.a, data.b, data.sa, data.Ea, data.sb, data.Eb, data.mode, data.mask,
-                         np.ones(data.n, bool))
+    def held(self, data: RigidCutData) -> np.ndarray:
+        """The rigid cuts as they are (``cut_frames``): each holds its directions ``mask``."""
+        return data.mask
 
     def cut_defaults(self, model: Model, data: RigidCutData, start: CutStart) -> RigidCutData:
         """The penalty scales (AL7), the redundancy (AL12) and the refusal of cuts the drives open on a
@@ -446,11 +429,10 @@ class RigidCuts(NodePairDrawing, TwoNodeFamily):
                       "(flexmb.solvers.initial.consistent_state).", StartWarning, stacklevel=2)
 
     # ------------------------------------------------------------------ outputs
-    def output(self, model: Model, data: RigidCutData, fe: RigidCutEvaluation | None, name: str) -> np.ndarray:
-        """The cut force, eq. (3) of elements/bushing.py with the multipliers as f."""
-        if name not in ("cut_force", "cut_force_global"):
-            return super().output(model, data, fe, name)
-        return cut_output(fe, None if fe is None else fe.force, data.sb, name)
+    def cut_force(self, fe: RigidCutEvaluation) -> np.ndarray:
+        """The multipliers λ (+ αΦ at an iterate): the f of the cut force, eq. (3) of elements/bushing.py
+        (outputs ``cut_force``, ``cut_force_global``)."""
+        return fe.force
 
     # ------------------------------------------------------------------ presentation (drawing: NodePairDrawing)
     def describe(self, model: Model, data: RigidCutData, limit: int) -> list[str]:

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from flexmb.element_data import ElementData
-from flexmb.elements.bushing import DIRECTIONS
 from flexmb.elements.cut_contract import CutStart, prescribed_path
+from flexmb.elements.cut_family import DIRECTIONS
 from flexmb.elements.family import frozen_arrays
 from flexmb.errors import ModelError
 

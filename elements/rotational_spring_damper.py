@@ -39,15 +39,13 @@ from flexmb.elements.family import (
     ElementData,
     FamilyEvaluation,
     NodeTable,
-    Output,
     TwoNodeFamily,
     frozen_arrays,
     listing,
     ordered_sum,
 )
-from flexmb.elements.spring_damper import PointPairDrawing, finite_law_value, law_failure
+from flexmb.elements.spring_damper import PointPairDrawing, finite_law_value, law_derivatives, law_failure, spring_damper_output
 from flexmb.errors import ModelError, SolverError
-from flexmb.timefunctions import derivative
 
 if TYPE_CHECKING:  # type hints only
     from flexmb.engine.kinematics import Kinematics
@@ -151,12 +149,9 @@ def law_value(data: RotationalSpringDamperData, e: int, phi: float, rate: float,
 
 
 def law_tangent(data: RotationalSpringDamperData, e: int, phi: float, rate: float, t: float) -> tuple[float, float]:
-    """(∂T/∂φ, ∂T/∂φ') of element ``e``'s torque law (R15): the given tangent, or complex steps."""
-    if data.law_tangent[e] is not None:
-        dl, dv = data.law_tangent[e](phi, rate, t)
-        return float(dl), float(dv)
-    law = data.law[e]
-    return derivative(lambda s: law(s, rate, t), phi), derivative(lambda v: law(phi, v, t), rate)
+    """(∂T/∂φ, ∂T/∂φ') of element ``e``'s torque law (R15): the given tangent, or complex steps (law_derivatives of
+    elements/spring_damper.py)."""
+    return law_derivatives(data.law[e], data.law_tangent[e], phi, rate, t)
 
 
 def degenerate(data: RotationalSpringDamperData, e: int, t: float) -> SolverError:
@@ -185,11 +180,10 @@ class RotationalSpringDampers(PointPairDrawing, TwoNodeFamily):
     plural = "rotational spring-dampers"
     has_blocks = True
     has_state = True  # the reference angle of (R3), the last accepted step's: the turns are counted (end_step)
-    outputs = (Output("angle_rate_torque", ("rotational_spring_damper_angle", "rotational_spring_damper_rate",
-                                            "rotational_spring_damper_torque"),
-                      "about an axis: angle φ [rad], its rate φ' [rad/s] and torque T [N m] (R3), (R4), (R6); isotropic: "
-                      "|ψ| [rad], its rate, |T| [N m] (R10) (docs/rotational_spring_damper.md)",
-                      field="spring_dampers", names_field="spring_damper_names"),)
+    outputs = (spring_damper_output("angle_rate_torque", ("rotational_spring_damper_angle", "rotational_spring_damper_rate",
+                                                          "rotational_spring_damper_torque"),
+                                    "about an axis: angle φ [rad], its rate φ' [rad/s] and torque T [N m] (R3), (R4), (R6); "
+                                    "isotropic: |ψ| [rad], its rate, |T| [N m] (R10) (docs/rotational_spring_damper.md)"),)
     drawing_prefix = "rotational_spring_damper"  # cell_kind and drawing keys: PointPairDrawing
 
     def compile(self, records: Sequence[RotationalSpringDamperSpec], nodes: NodeTable) -> RotationalSpringDamperData:

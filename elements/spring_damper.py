@@ -53,7 +53,8 @@ if TYPE_CHECKING:  # type hints only
     from flexmb.model import Model
     from flexmb.state import State
 
-__all__ = ["PointPairData", "PointPairEvaluation", "point_pair_arrays", "length_rate_force", "law_failure", "finite_law_value",
+__all__ = ["PointPairData", "PointPairEvaluation", "point_pair_arrays", "length_rate_force", "spring_damper_output",
+           "law_failure", "finite_law_value", "law_derivatives",
            "SpringDamperData", "SpringDamperEvaluation", "SpringDampers", "FAMILY", "L_MIN", "too_short"]
 
 #: (S11): an element shorter than this fraction of its length at assembly has no direction: the iterate fails
@@ -77,11 +78,18 @@ class PointPairData(ElementData):
         return pa, model.X0[b] + model.R0[b] @ self.sb[e] + model.origin
 
 
+def spring_damper_output(name: str, columns: tuple[str, ...], doc: str) -> Output:
+    """An output ``name`` (its ``columns``; ``doc`` says what they are) recorded in ``Result.spring_dampers``,
+    rows named by ``spring_damper_names``: the field the spring-dampers, the actuators (:func:`length_rate_force`)
+    and the rotational spring-dampers (``angle_rate_torque``) fill one after the other."""
+    return Output(name, columns, doc, field="spring_dampers", names_field="spring_damper_names")
+
+
 def length_rate_force(doc: str) -> Output:
     """The output ``length_rate_force`` of point-to-point elements: length, rate and force columns, recorded
-    in ``Result.spring_dampers`` (rows named by ``spring_damper_names``); ``doc`` says what they are."""
-    return Output("length_rate_force", ("spring_damper_length", "spring_damper_rate", "spring_damper_force"), doc,
-                  field="spring_dampers", names_field="spring_damper_names")
+    in ``Result.spring_dampers`` (:func:`spring_damper_output`); ``doc`` says what they are."""
+    return spring_damper_output("length_rate_force", ("spring_damper_length", "spring_damper_rate", "spring_damper_force"),
+                                doc)
 
 
 def point_pair_arrays(records: Sequence[Any], nodes: NodeTable, label: str, **more: np.ndarray) -> dict[str, Any]:
@@ -165,14 +173,21 @@ def law_value(data: SpringDamperData, e: int, l: float, ldot: float, t: float) -
                             "tension [N] (docs/spring_damper.md (S12))")
 
 
+def law_derivatives(law: Callable[[Any, Any, float], Any], tangent: Callable[[float, float, float], Any] | None, x: float,
+                    rate: float, t: float) -> tuple[float, float]:
+    """(∂f/∂x, ∂f/∂x') of a law f(x, x', t) at (x, x' = ``rate``, t): its given ``tangent``(x, x', t), or (None)
+    complex steps (central differences for a law that does not take complex arguments), as drives. A
+    spring-damper's force law (S13), a rotational spring-damper's torque law (R15)."""
+    if tangent is not None:
+        dl, dv = tangent(x, rate, t)
+        return float(dl), float(dv)
+    return derivative(lambda s: law(s, rate, t), x), derivative(lambda v: law(x, v, t), rate)
+
+
 def law_tangent(data: SpringDamperData, e: int, l: float, ldot: float, t: float) -> tuple[float, float]:
     """(∂F/∂l, ∂F/∂l') of element ``e``'s force law at (l, l', t) (S13): the given tangent, or
-    complex steps (central differences for a law that does not take complex arguments), as drives."""
-    if data.law_tangent[e] is not None:
-        dl, dv = data.law_tangent[e](l, ldot, t)
-        return float(dl), float(dv)
-    law = data.law[e]
-    return derivative(lambda s: law(s, ldot, t), l), derivative(lambda v: law(l, v, t), ldot)
+    complex steps (:func:`law_derivatives`)."""
+    return law_derivatives(data.law[e], data.law_tangent[e], l, ldot, t)
 
 
 def too_short(data: SpringDamperData, e: int, length: float, t: float) -> SolverError:

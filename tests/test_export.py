@@ -26,7 +26,7 @@ from meshio.xdmf import TimeSeriesReader
 
 from flexmb.app.casefile import load_case
 from flexmb.elements.beam import SECTION_FORCES as FORCE_NAMES
-from flexmb.elements.bushing import CUT_OUTPUTS
+from flexmb.elements.cut_family import CUT_OUTPUTS
 from flexmb.elements.particle_body import ParticleBodyData
 from flexmb.results.drawing import cell_kinds, drawing_of, frames, lines
 from flexmb.results.paraview import write_pvd, write_xdmf

@@ -34,7 +34,7 @@ import scipy.sparse.linalg as spla
 
 from flexmb.elements import FAMILIES
 from flexmb.elements import bushing as bushing_kernels
-from flexmb.elements.bushing import DIRECTIONS
+from flexmb.elements.cut_family import DIRECTIONS
 from flexmb.elements.family import CutFrames
 from flexmb.engine.assembly import Assembler, Evaluation
 from flexmb.errors import ModelError, SolverError

@@ -36,6 +36,7 @@ import argparse
 import sys
 import traceback
 import warnings
+from collections.abc import Callable
 
 from flexmb.app.casefile import load_case, resolve_params
 from flexmb.app.cli_common import (
@@ -198,15 +199,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    def common(sp):
-        sp.add_argument("--debug", action="store_true", help="print the traceback of errors")
+    def command(name: str, func: Callable[[argparse.Namespace], int], **text: str) -> argparse.ArgumentParser:
+        """The subcommand ``name`` (``text``: its help and description) that runs ``func``, with the exit
+        codes in its epilog; every subcommand takes --debug too (added last, after all are declared)."""
+        sp = sub.add_parser(name, epilog=codes, **text)
+        sp.set_defaults(func=func)
+        return sp
 
     def params(sp):
         sp.add_argument("--param", "-p", action="append", metavar="NAME=VALUE",
                         help="set a case parameter; VALUE is a Python literal (2.5, 'text', [1, 2]) or a bare word")
 
-    r = sub.add_parser("run", epilog=codes, help="run a case file", description="Run a case file: simulate, stream the result to "
-                       "DIR, write ParaView files (DIR/paraview), plots (DIR/*.png) and the case's summary.")
+    r = command("run", cmd_run, help="run a case file", description="Run a case file: simulate, stream the result to "
+                "DIR, write ParaView files (DIR/paraview), plots (DIR/*.png) and the case's summary.")
     r.add_argument("case", metavar="CASE", help="case file (Python, with DEFAULTS and build())")
     params(r)
     r.add_argument("--t-end", type=float, help="end time [s] (default: the case's t_end)")
@@ -220,47 +225,39 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--every", type=int, metavar="N",
                    help=f"write every N-th output row to ParaView (default: at most {MAX_FRAMES} frames)")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    common(r)
-    r.set_defaults(func=cmd_run)
 
-    i = sub.add_parser("info", epilog=codes, help="describe a case's model", description="Print the nodes, bodies, elements, "
-                       "joints, the joint tree, the loops and where each is cut, and the degrees of freedom.")
+    i = command("info", cmd_info, help="describe a case's model", description="Print the nodes, bodies, elements, "
+                "joints, the joint tree, the loops and where each is cut, and the degrees of freedom.")
     i.add_argument("case", metavar="CASE")
     params(i)
-    common(i)
-    i.set_defaults(func=cmd_info)
 
-    e = sub.add_parser("export", epilog=codes, help="write a result for ParaView", description="Write a result (run directory or "
-                       ".npz) for ParaView: pvd = VTU files + .pvd collection (default), xdmf = XDMF 3 + HDF5.")
+    e = command("export", cmd_export, help="write a result for ParaView", description="Write a result (run directory or "
+                ".npz) for ParaView: pvd = VTU files + .pvd collection (default), xdmf = XDMF 3 + HDF5.")
     e.add_argument("result", metavar="RESULT")
     e.add_argument("--format", choices=("pvd", "xdmf"), default="pvd", help="file format (default pvd)")
     e.add_argument("--out", metavar="DIR", help="output directory (default: RESULT/paraview)")
     e.add_argument("--name", help="file name stem (default: the case name)")
     e.add_argument("--every", type=int, metavar="N", help=f"every N-th output row (default: at most {MAX_FRAMES} frames)")
     e.add_argument("--overwrite", action="store_true", help="replace existing files of the same name")
-    common(e)
-    e.set_defaults(func=cmd_export)
 
-    pl = sub.add_parser("plot", epilog=codes, help="plot time histories",
-                        description="Plot quantities of a result into PNG files: "
-                        + "; ".join(f"'{k}' = {v}" for k, v in PLOT_WORDS.items())
-                        + "; or names of coordinates (together in one plot), nodes (x, y, z) or beam elements "
-                        "(their six section forces); or quantities by name into quantities.png: a coordinate's rate "
-                        "NAME.u and acceleration NAME.udot (NAME: a coordinate or a one-coordinate joint), a "
-                        "spring-damper's NAME.length, NAME.rate, NAME.force, a loop cut's NAME.fx ... NAME.mz, a "
-                        "beam element's NAME.N, .Vy, .Vz, .T, .My, .Mz.")
+    pl = command("plot", cmd_plot, help="plot time histories",
+                 description="Plot quantities of a result into PNG files: "
+                 + "; ".join(f"'{k}' = {v}" for k, v in PLOT_WORDS.items())
+                 + "; or names of coordinates (together in one plot), nodes (x, y, z) or beam elements "
+                 "(their six section forces); or quantities by name into quantities.png: a coordinate's rate "
+                 "NAME.u and acceleration NAME.udot (NAME: a coordinate or a one-coordinate joint), a "
+                 "spring-damper's NAME.length, NAME.rate, NAME.force, a loop cut's NAME.fx ... NAME.mz, a "
+                 "beam element's NAME.N, .Vy, .Vz, .T, .My, .Mz.")
     pl.add_argument("result", metavar="RESULT")
     pl.add_argument("quantity", metavar="QUANTITY", nargs="+")
     pl.add_argument("--out", metavar="DIR", help="output directory (default: RESULT/plots)")
-    common(pl)
-    pl.set_defaults(func=cmd_plot)
 
-    an = sub.add_parser("animate", epilog=codes, help="write an animation (GIF or MP4) of the motion",
-                        description="Draw the mechanism of a result (run directory or .npz) at its output times into "
-                        "an animation that opens anywhere, without ParaView: beams, rigid bodies, joints and bushings, "
-                        "the time in the title, fixed axes that hold the whole motion. GIF (default) or MP4 (needs "
-                        "ffmpeg), chosen by the file name. Written inside a run directory, the file is recorded in its "
-                        "manifest (a later 'flexmb run --overwrite' removes it).")
+    an = command("animate", cmd_animate, help="write an animation (GIF or MP4) of the motion",
+                 description="Draw the mechanism of a result (run directory or .npz) at its output times into "
+                 "an animation that opens anywhere, without ParaView: beams, rigid bodies, joints and bushings, "
+                 "the time in the title, fixed axes that hold the whole motion. GIF (default) or MP4 (needs "
+                 "ffmpeg), chosen by the file name. Written inside a run directory, the file is recorded in its "
+                 "manifest (a later 'flexmb run --overwrite' removes it).")
     an.add_argument("result", metavar="RESULT")
     an.add_argument("--out", metavar="FILE", help="animation file, ending in .gif or .mp4 (default: RESULT/animation.gif; "
                     "for RESULT.npz: RESULT.gif)")
@@ -272,17 +269,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="xy, xz, yz: that plane (first letter across); 3d; auto (default): the plane of the motion, "
                     "or 3d if it is spatial")
     an.add_argument("--overwrite", action="store_true", help="replace an existing file of that name")
-    common(an)
-    an.set_defaults(func=cmd_animate)
 
-    sw = sub.add_parser("sweep", epilog=codes, help="run a case for many parameter sets (local processes or Dask)",
-                        description="Run a case file for every combination of --grid values, the runs of a JSON file, "
-                        "or --samples random sets, each into its own result directory DIR/run_NNNN, and write "
-                        "DIR/summary.csv: one row per run with its parameters, status, wall time, steps, Newton "
-                        "iterations, energy-balance error, peak axial force, the case's summary and the --output "
-                        "columns. Runs go to local worker processes (all cores), or to a Dask cluster with "
-                        "--scheduler. Rerunning the same command resumes: finished runs are skipped. A failing run "
-                        "is recorded with its reason and the sweep goes on.")
+    sw = command("sweep", cmd_sweep, help="run a case for many parameter sets (local processes or Dask)",
+                 description="Run a case file for every combination of --grid values, the runs of a JSON file, "
+                 "or --samples random sets, each into its own result directory DIR/run_NNNN, and write "
+                 "DIR/summary.csv: one row per run with its parameters, status, wall time, steps, Newton "
+                 "iterations, energy-balance error, peak axial force, the case's summary and the --output "
+                 "columns. Runs go to local worker processes (all cores), or to a Dask cluster with "
+                 "--scheduler. Rerunning the same command resumes: finished runs are skipped. A failing run "
+                 "is recorded with its reason and the sweep goes on.")
     sw.add_argument("case", metavar="CASE", help="case file (Python, with DEFAULTS and build())")
     sw.add_argument("--grid", "-g", action="append", metavar="NAME=V1,V2,...",
                     help="values of a parameter (Python literals, as for --param); several --grid: every combination")
@@ -311,8 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="on resume, run the failed runs again (default: keep their record)")
     sw.add_argument("--no-postprocess", action="store_true", help="skip the case's postprocess (its plots and summary columns)")
     sw.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
-    common(sw)
-    sw.set_defaults(func=cmd_sweep)
+    for sp in sub.choices.values():  # every subcommand, its last option
+        sp.add_argument("--debug", action="store_true", help="print the traceback of errors")
     return p
 
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from flexmb.elements import elastic_cut_rows
-from flexmb.elements.bushing import DIRECTIONS
 from flexmb.elements.cut_contract import ElasticCutRows
+from flexmb.elements.cut_family import DIRECTIONS
 from flexmb.model import Model
 
 __all__ = ["cut_table", "RESOLVED", "CLOSURE_TOLERANCE"]

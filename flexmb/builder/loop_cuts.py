@@ -13,7 +13,7 @@ from flexmb.builder import arguments as args
 from flexmb.builder import planar
 from flexmb.builder.record_tables import RecordTables
 from flexmb.builder.records import BushingSpec, RigidCutSpec, readonly
-from flexmb.elements.bushing import held_directions
+from flexmb.elements.cut_family import held_directions
 from flexmb.errors import ModelError
 
 __all__ = ["LoopCuts"]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from flexmb.builder import arguments as args
-from flexmb.elements.bushing import DIRECTIONS, constrained_mask, held_directions
+from flexmb.elements.cut_family import DIRECTIONS, constrained_mask, held_directions
 from flexmb.errors import ModelError
 
 if TYPE_CHECKING:

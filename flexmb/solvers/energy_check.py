@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from flexmb.elements import elastic_cut_rows
-from flexmb.elements.bushing import DIRECTIONS
+from flexmb.elements.cut_family import DIRECTIONS
 from flexmb.model import Model
 
 if TYPE_CHECKING:  # type hints only
