@@ -189,14 +189,20 @@ def op_rigid_cut(draw, i):
     return "add_rigid_cut", (f"cut{i}", node(draw, allow_ground=True), node(draw)), kw
 
 
-def op_actuator(draw, i):
-    """add_actuator: a prescribed length (a number or L(t) near the points' distance), a force law, or
-    bad combinations and values."""
+def _end_points(draw) -> dict:
+    """The keyword arguments of a two-point element's ends: each of point_a and point_b given three times in four."""
     kw = {}
     if draw(st.integers(0, 3)):
         kw["point_a"] = vector(draw)
     if draw(st.integers(0, 3)):
         kw["point_b"] = vector(draw)
+    return kw
+
+
+def op_actuator(draw, i):
+    """add_actuator: a prescribed length (a number or L(t) near the points' distance), a force law, or
+    bad combinations and values."""
+    kw = _end_points(draw)
     amp = draw(FLOAT)
     lengths = [1.0, lambda t, a=amp: 1.0 + 0.1 * a * math.sin(t)]
     bad_lengths = [-1.0, 0.0, math.nan, "1", lambda t: math.nan * (1 + t), lambda t: 1 / 0, lambda t: "x", 1e300]
@@ -215,11 +221,7 @@ def op_actuator(draw, i):
 def op_spring_damper(draw, i):
     """add_spring_damper: linear (stiffness, damping, rest length, preload) or a force law F(l, l', t) with or
     without its tangent, and bad values and combinations (a law beside stiffness, a tangent without a law)."""
-    kw = {}
-    if draw(st.integers(0, 3)):
-        kw["point_a"] = vector(draw)
-    if draw(st.integers(0, 3)):
-        kw["point_b"] = vector(draw)
+    kw = _end_points(draw)
     amp = draw(FLOAT)
     laws = [lambda l, v, t, a=amp: 50.0 * a * (l - 1.0) + v, lambda l, v, t: min(20.0 * l, 5.0) + 0.1 * v]
     bad_laws = [3.0, lambda l, v, t: math.nan, lambda l, v, t: "x", lambda l: 0.0, lambda l, v, t: 1 / 0]
