@@ -160,9 +160,11 @@ def worker(repeats: int, every: list[int] | None = None, cases: list[str] | None
     """Time every case (those whose label contains one of ``cases``, None: all) ``repeats`` times after one
     warm-up run on ``path``, at each output interval of ``every`` (None: the case's own); one JSON line per case
     and interval on stdout."""
+    _elements_from_checkout()
     import flexmb as fm
+    import flexmb.elements as fe
 
-    print(json.dumps({"flexmb": fm.__file__}), flush=True)
+    print(json.dumps({"flexmb": fm.__file__, "elements": fe.__file__}), flush=True)
     for label, stem, t_end, n in CASES:
         if cases and not any(c in label for c in cases):
             continue
@@ -184,13 +186,36 @@ def worker(repeats: int, every: list[int] | None = None, cases: list[str] | None
             print(json.dumps({"case": name, "steps": steps, "status": status, "seconds": times}), flush=True)
 
 
+def _elements_from_checkout() -> None:
+    """In a worker run with ``PYTHONPATH=DIR`` (:func:`_command`), import ``flexmb.elements`` from DIR/elements too.
+
+    ``flexmb.elements`` is the top-level folder ``elements/`` mapped into the package by the editable install; a
+    checkout without its own virtual environment would otherwise take the elements of the installed checkout beside
+    its own flexmb/ (a mixed import: what the 2026-11-28 A/B runs through PYTHONPATH measured)."""
+    root = os.environ.get("STEP_REGRESSION_CHECKOUT")
+    if not root:
+        return
+    import importlib.abc
+    import importlib.util
+
+    class _Elements(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name != "flexmb.elements":
+                return None
+            d = Path(root) / "elements"
+            return importlib.util.spec_from_file_location(name, d / "__init__.py", submodule_search_locations=[str(d)])
+
+    sys.meta_path.insert(0, _Elements())
+
+
 def _command(directory: Path) -> tuple[list[str], dict[str, str]]:
-    """The interpreter (and environment) that imports flexmb from ``directory``."""
+    """The interpreter (and environment) that imports flexmb and its elements from ``directory``."""
     env = dict(os.environ)
     py = directory / ".venv" / "bin" / "python"
     if py.exists():
         return [str(py)], env
     env["PYTHONPATH"] = str(directory)
+    env["STEP_REGRESSION_CHECKOUT"] = str(directory)
     return [sys.executable], env
 
 
@@ -234,7 +259,12 @@ def main(argv: list[str] | None = None) -> int:
                 r = json.loads(line)
                 if "flexmb" in r or "first" in r:
                     if "flexmb" in r:
-                        print(f"# round {rnd} {label}: flexmb from {r['flexmb']}", file=sys.stderr, flush=True)
+                        print(f"# round {rnd} {label}: flexmb from {r['flexmb']}, its elements from {r['elements']}",
+                              file=sys.stderr, flush=True)
+                        mixed = [f for f in (r["flexmb"], r["elements"]) if not Path(f).resolve().is_relative_to(d.resolve())]
+                        if mixed:  # a worker that measured another checkout's code: refuse the comparison
+                            print(f"step_regression: {label}={d} imported {mixed} from outside it", file=sys.stderr)
+                            return 1
                     continue
                 ms.setdefault((r["case"], label), []).extend(1e3 * s / max(r["steps"], 1) for s in r["seconds"])
                 print(f"#   {r['case']}: {r['steps']} steps, {r['status']}, ms/step "
