@@ -175,7 +175,7 @@ def law_value(data: SpringDamperData, e: int, l: float, ldot: float, t: float) -
 
 def law_derivatives(law: Callable[[Any, Any, float], Any], tangent: Callable[[float, float, float], Any] | None, x: float,
                     rate: float, t: float) -> tuple[float, float]:
-    """(∂f/∂x, ∂f/∂x') of a law f(x, x', t) at (x, x' = ``rate``, t): its given ``tangent``(x, x', t), or (None)
+    """(∂f/∂x, ∂f/∂x') of a law f(x, x', t) at (x, x' = ``rate``, t): its given ``tangent(x, x', t)``, or (None)
     complex steps (central differences for a law that does not take complex arguments), as drives. A
     spring-damper's force law (S13), a rotational spring-damper's torque law (R15)."""
     if tangent is not None:
