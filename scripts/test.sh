@@ -7,4 +7,4 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/setup-paraview.sh
 export FLEXMB_REQUIRE_PARAVIEW=1
-.venv/bin/python -m pytest -q "$@"
+.venv/bin/python -m pytest -q --durations=30 "$@"  # the 30 slowest tests listed: the suite's budget is 15 min

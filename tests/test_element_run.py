@@ -96,9 +96,9 @@ def test_the_compiled_run_is_the_python_run_bit_for_bit(monkeypatch, build, solv
 
 def test_the_compiled_run_applies_to_loops_of_bushings_not_to_rigid_cuts_or_callbacks() -> None:
     """What takes the compiled run: bushing and beam models on the dense or band factor without a
-    callback, and rigid cuts beside bodies, bushings and joint springs; rigid cuts beside beams or
-    spring-dampers (their dissipation at the projected state is not compiled), CHOLMOD and a callback
-    take one step per call."""
+    callback, and rigid cuts beside bodies, bushings, joint springs and spring-dampers (their force laws
+    too); rigid cuts beside beams (their dissipation at the projected state is not compiled), CHOLMOD and a
+    callback take one step per call."""
     integ = GeneralizedAlpha(bushing_loop())
     assert ElementRun.applies(integ, None) and not ElementRun.applies(integ, lambda st, ev: None)
     assert not ElementRun.applies(GeneralizedAlpha(bushing_loop(), linear_solver="cholmod"), None)
@@ -107,13 +107,24 @@ def test_the_compiled_run_applies_to_loops_of_bushings_not_to_rigid_cuts_or_call
     assert ElementRun.applies(GeneralizedAlpha(mixed_loop()), None)  # a bushing beside the rigid cut
     assert ElementRun.applies(GeneralizedAlpha(mixed_loop(spring=True)), None)  # a joint spring beside it
     assert not ElementRun.applies(GeneralizedAlpha(beam_loop(rigid=True)), None)  # a beam beside it
-    assert not ElementRun.applies(GeneralizedAlpha(mixed_loop(spring_damper=True)), None)  # a spring-damper beside it
+    assert ElementRun.applies(GeneralizedAlpha(mixed_loop(spring_damper=True)), None)  # a spring-damper beside it
+    assert ElementRun.applies(GeneralizedAlpha(mixed_loop(spring_damper=True, law=True)), None)  # a force law
+    assert ElementRun.applies(GeneralizedAlpha(mixed_loop(rotational=True)), None)  # a rotational spring-damper
 
 
-def mixed_loop(spring: bool = False, spring_damper: bool = False) -> fm.Model:
+def _strut_law(l: float, ldot: float, t: float) -> float:
+    """An asymmetric damper beside a spring of rest length 0.9 m whose stiffness grows in time (its force
+    depends on l, l' and t; tanh as in cases/quarter_car.py's damper)."""
+    return 50.0 * (1.0 + t) * (l - 0.9) + 0.5 * ldot * (1.0 + 0.5 * math.tanh(ldot / 0.1))
+
+
+def mixed_loop(spring: bool = False, spring_damper: bool = False, law: bool = False, rotational: bool = False
+               ) -> fm.Model:
     """A four-bar (tests/cut_mechanisms.py, four_bar) closed by a rigid cut with a torsional bushing
-    from the ground to the rocker (or, ``spring``, a damped spring on the crank's joint): the cut's
-    projection takes its own factor (rigid_cut._elastic)."""
+    from the ground to the rocker (or, ``spring``, a damped spring on the crank's joint, or, ``spring_damper``,
+    a spring-damper from the ground to the coupler, with ``law`` a force law, or, ``rotational``, a torsion
+    spring-damper about z from the ground to the rocker): the cut's projection takes its own factor
+    (rigid_cut._elastic)."""
     a, b, c, d = GRASHOF
     th0 = 1.0
     A = np.array([a * np.cos(th0), a * np.sin(th0), 0.0])
@@ -129,10 +140,12 @@ def mixed_loop(spring: bool = False, spring_damper: bool = False) -> fm.Model:
     mb.add_joint("O4", "revolute", "ground", "rocker", point=O4, axis=Z)
     mb.add_rigid_cut("B", "coupler", "rocker", point=B, free_rotation="z")
     if spring_damper:  # from the ground to the coupler's middle
-        mb.add_spring_damper("strut", "ground", "coupler", stiffness=50.0, damping=0.5, point_a=(0.5 * d, -0.5, 0.0),
-                             point_b=(A + B) / 2)
+        kw = dict(force_law=_strut_law) if law else dict(stiffness=50.0, damping=0.5)
+        mb.add_spring_damper("strut", "ground", "coupler", point_a=(0.5 * d, -0.5, 0.0), point_b=(A + B) / 2, **kw)
     elif spring:
         mb.add_joint_spring("O2", stiffness=2.0, damping=0.1)
+    elif rotational:  # its reference angle (R3a) set at each step's end, its power at the projected state
+        mb.add_rotational_spring_damper("twist", "ground", "rocker", axis=Z, stiffness=2.0, damping=0.1)
     else:
         mb.add_bushing("twist", "ground", "rocker", stiffness=[1e6] * 5 + [2.0], point=O4)
     return mb.compile()
@@ -150,8 +163,11 @@ def _drive(t: float) -> tuple[float, float, float]:
     (lambda: slider_crank("rigid", drive=(lambda t: 3.0 * t, lambda t: 3.0, lambda t: 0.0))[0], "auto", 0.2, 1e-3, 10),
     (mixed_loop, "auto", 0.3, 1e-3, 10),  # a bushing beside the cut: the projection's own factor, its dissipation
     (lambda: mixed_loop(spring=True), "band", 0.3, 1e-3, 10),  # a damped joint spring beside it, the band factor
+    (lambda: mixed_loop(spring_damper=True), "auto", 0.3, 1e-3, 10),  # a spring-damper: its dissipation projected
+    (lambda: mixed_loop(spring_damper=True, law=True), "band", 0.3, 1e-3, 1),  # a force law of (l, l', t)
+    (lambda: mixed_loop(rotational=True), "auto", 0.3, 1e-3, 10),  # a rotational spring-damper: (R3a) in the call
 ], ids=["n_four_bar_rigid", "n_four_bar_rigid_band", "four_bar_driven", "slider_crank_load", "bushing_beside",
-        "spring_beside_band"])
+        "spring_beside_band", "spring_damper_beside", "force_law_beside_band", "rotational_beside"])
 def test_rigid_cuts_run_compiled_bit_for_bit(monkeypatch, build, solver, t_end, dt, every) -> None:
     """Rigid cuts' begin and end of step (AL5-AL9 of docs/rigid_cut.md) inside the compiled run: the
     same rows, cut forces, steps, energy balance and counters (factorizations of the end steps

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from cut_mechanisms import four_bar, n_four_bar
-from test_element_run import beam_loop, bushing_loop, wound_disk
+from test_element_run import beam_loop, bushing_loop, mixed_loop, wound_disk
 from test_tree_step import chain
 
 import flexmb as fm
@@ -32,6 +32,8 @@ MODELS = {
     "rigid_cut_n_four_bar": (lambda: n_four_bar(3, "rigid"), {}),
     "rigid_cuts_beside_beams": (lambda: beam_loop(rigid=True), {}),
     "rigid_cut_four_bar": (lambda: four_bar("rigid"), {}),
+    "rigid_cut_beside_force_law": (lambda: mixed_loop(spring_damper=True, law=True), {}),  # projected in the call
+    "rigid_cut_beside_rotational": (lambda: mixed_loop(rotational=True), {}),
     "chain": (lambda: chain(4), {}),
     "rotational_spring_damper": (lambda: wound_disk(), {}),  # element state: the turns counted inside the call
     "rotational_torque_law_band": (lambda: wound_disk(law=True), {"linear_solver": "band"}),
@@ -71,10 +73,11 @@ def test_what_info_says_is_what_a_run_does(monkeypatch, name) -> None:
 
 
 @pytest.mark.parametrize("name", ["rotational_spring_damper", "rotational_torque_law_band", "follower_beam",
-                                  "follower_tree"])
+                                  "follower_tree", "rigid_cut_beside_force_law", "rigid_cut_beside_rotational"])
 def test_turning_springs_and_follower_loads_take_the_whole_run(name) -> None:
     """Rotational spring-dampers (their reference angles (R3a) set in the call) and follower loads (their values at
-    every step's end evaluated before it), on the element run and the tree run: `flexmb info` names the whole run."""
+    every step's end evaluated before it), on the element run and the tree run, and rigid cuts beside a force law or a
+    rotational spring-damper (their power at the projected state in the call): `flexmb info` names the whole run."""
     build, kw = MODELS[name]
     text = GeneralizedAlpha(build(), **kw).run_path(fixed_steps=True, callback=False)
     module = "tree_run" if name == "follower_tree" else "element_run"

@@ -15,8 +15,9 @@ the step's (``solve`` of _accept: the factor key), so a run gives the same numbe
 either path (tests/test_element_run.py). A model whose iteration matrix has stiffness or damping
 beside the cuts' penalty (bushings, joint springs: rigid_cut._elastic) projects with the factor of
 M̄ + β' K̄_c instead (``solve_projection``, a second factor made at the step's first solve), and its
-bushings' dissipation is taken at the projected state (:func:`bushings_at`); with beams (their
-dissipation there is not compiled) the model stays on the per-step path (ElementRun.applies).
+bushings' and spring-dampers' dissipation is taken at the projected state (:func:`bushings_at`,
+:func:`springs_at`); with beams (their dissipation there is not compiled) the model stays on the
+per-step path (ElementRun.applies).
 """
 
 from __future__ import annotations
@@ -43,9 +44,10 @@ from flexmb.engine.dense_cholesky import dense_factor, dense_solve
 from flexmb.engine.kinematics import _forward, _node_twists, _project_node
 from flexmb.engine.tree_data import KinematicsArrays
 from flexmb.solvers.element_kernels import element_matrix
+from flexmb.solvers.law_step import spring_damper_laws_iterate
 from flexmb.solvers.tree_step import _absmax
 
-__all__ = ["CutModel", "CutWork", "cut_arrays", "begin_cuts", "end_cuts", "bushings_at"]
+__all__ = ["CutModel", "CutWork", "cut_arrays", "begin_cuts", "end_cuts", "bushings_at", "springs_at"]
 
 N_STATE = 10
 KEY = 9
@@ -116,7 +118,7 @@ def cut_arrays(fams: tuple, penalty: np.ndarray, elastic: bool, kin: tuple, n_u:
     e6 = (n, 6)
     no_bushings = tuple(a[:0] for a in fams[1])
     no_actuators = type(fams[5])(*(a[:0] for a in fams[5]))  # ElementRun: no actuators (their state in Python)
-    no_springs = tuple(a[:0] for a in fams[3])  # beside spring-dampers the cuts project per step (ElementRun.applies)
+    no_springs = tuple(a[:0] for a in fams[3])  # no mass: not in the projection's matrix (springs_at: their power)
     work = CutWork(KinematicsArrays(*(np.empty_like(a) for a in kin)), np.empty((N, 6)), np.empty(e6), np.empty(e6),
                    np.empty((N + 1, 6)), np.empty((N, 6)), np.empty(n_u), np.empty(n_free), np.empty(e6), np.empty(e6),
                    np.empty((n, N_STATE)), np.array(state, dtype=float).reshape(n, N_STATE), k, projection,
@@ -273,3 +275,18 @@ def bushings_at(work, bushing, bushing_outs) -> None:
     if bushing[0].size:
         k2 = work.kin
         bushing_forces(k2[0], k2[1], k2[7], bushing, work.scratch, bushing_outs)
+
+
+@njit(cache=True)
+def springs_at(work, spring, spring_outs) -> bool:
+    """The spring-dampers' forces, energies and powers, their force laws' too (SpringDampers.evaluate;
+    ``spring_outs`` as spring_damper_laws_iterate's) at the kinematics work.kin of the projected state, at the
+    step's end time (the laws' time array, set for the step): the dissipation of the evaluation there
+    (newton_loop.accept's ``ev1``, the recorder's power). False where an element is shorter than its l_min
+    (docs/spring_damper.md (S11)) or a law's value is not finite there (S12): the step is then left to the
+    Python path, which names it."""
+    if spring[0].size == 0:
+        return True
+    k2 = work.kin
+    spring_damper_laws_iterate(k2[0], k2[1], k2[7], spring, spring_outs, work.scratch)
+    return spring_outs[9][0] < 0.0

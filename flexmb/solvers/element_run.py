@@ -36,7 +36,7 @@ from flexmb.elements import FAMILIES
 from flexmb.elements.rigid_cut import _elastic
 from flexmb.elements.rotational_spring_damper_kernels import AXIS, rotational_forces
 from flexmb.engine.assembly import Evaluation, LazyEvaluation
-from flexmb.solvers.cut_projection import begin_cuts, bushings_at, cut_arrays, end_cuts
+from flexmb.solvers.cut_projection import begin_cuts, bushings_at, cut_arrays, end_cuts, springs_at
 from flexmb.solvers.element_families import _torque_laws
 from flexmb.solvers.element_kernels import LAZY, NewtonSettings, StepStart, newton_loop
 from flexmb.solvers.integrator_protocol import Integrator
@@ -64,7 +64,7 @@ BEAM, BUSHING, RIGID_CUT, SPRING_DAMPER, ROTATIONAL = 0, 1, 2, 3, 4
 DISSIPATION_CODES = {"beam": BEAM, "bushing": BUSHING, "rigid_cut": RIGID_CUT, "spring_damper": SPRING_DAMPER,
                      "rotational_spring_damper": ROTATIONAL}
 """Codes of the families whose dissipation a step's power sums (``dissipation`` of :func:`element_run`)."""
-PROJECTED_PER_STEP = ("beam", "spring_damper", "rotational_spring_damper")
+PROJECTED_PER_STEP = ("beam",)
 """Families beside which a model's rigid cuts keep their end-of-step projections per step."""
 
 
@@ -196,9 +196,12 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
             if not all_finite(q1, u1, udot1, balls1):
                 return k
             kin_end = cut_work.kin  # the evaluation at the projected state (ev1 of _accept)
-            if cut_model.elastic:  # its bushings' dissipation
+            if cut_model.elastic:  # its bushings' and spring-dampers' dissipation
                 bushings_at(cut_work, fams[1], outs[1])
-        if rot[0].size and not _rotational_end(rot, outs[6], kin.R, kin.V, rot_w, ref_prev):
+                if not springs_at(cut_work, fams[3], outs[3]):
+                    return k
+        # (R3a) and the rotational spring-dampers' dissipation at the projected state (positions as the iterate's)
+        if rot[0].size and not _rotational_end(rot, outs[6], kin_end.R, kin_end.V, rot_w, ref_prev):
             rot[11][:] = ref_prev  # the step is not taken: the references of its start again
             return k
         # a lazy step (the last evaluated iterate's kinematics) is taken only where no element dissipates
@@ -255,13 +258,13 @@ class ElementRun:
         (it sees every step's state in Python), only families whose dissipation the compiled run sums
         (DISSIPATION_CODES), bearing friction only without rigid cuts (its power is that of the last
         iterate's torques, friction_loads; the cuts' projections move the state), and, of the
-        families with element state, only rigid cuts, not beside beams or spring-dampers
-        (PROJECTED_PER_STEP: where the cuts project with their own factor, rigid_cut._elastic, the
-        dissipation at the projected state is compiled for bushings only: flexmb/solvers/cut_projection.py),
-        and rotational spring-dampers (their reference angles (R3a) set per step in the call: _rotational_end),
-        not beside rigid cuts; no joint forces or loads of the motion (their work and samples:
-        docs/motion_forces.md (M6), (M7), (M13), (M15)). Follower loads take it: their values at every step's end are
-        evaluated before the call (tree_run.follower_values)."""
+        families with element state, only rigid cuts, not beside beams (PROJECTED_PER_STEP: where the cuts
+        project with their own factor, rigid_cut._elastic, the dissipation at the projected state is compiled
+        for bushings, spring-dampers and rotational spring-dampers only: flexmb/solvers/cut_projection.py),
+        and rotational spring-dampers (their reference angles (R3a) set per step in the call: _rotational_end,
+        their dissipation at the projected state beside rigid cuts); no joint forces or loads of the motion (their
+        work and samples: docs/motion_forces.md (M6), (M7), (M13), (M15)). Follower loads take it: their values at
+        every step's end are evaluated before the call (tree_run.follower_values)."""
         model, asm = integ.model, integ.asm
         if callback is not None:
             return "a callback sees every step's state in Python"
@@ -275,8 +278,6 @@ class ElementRun:
         state = sorted({f.name for f, _, _ in asm.with_state if f.name not in ("rigid_cut", "rotational_spring_damper")})
         if state:
             return f"element state of {', '.join(repr(n) for n in state)} is updated in Python"
-        if model.elements["rigid_cut"].n and model.elements["rotational_spring_damper"].n:
-            return "rigid cuts beside rotational spring-dampers project per step in Python"
         beside = sorted({f.name for f, _, _ in asm.families if f.name in PROJECTED_PER_STEP})
         cuts = bool(model.elements["rigid_cut"].n)
         if cuts and _elastic(model, "rigid_cut") and beside:
