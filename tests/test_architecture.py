@@ -14,6 +14,8 @@
   reader and a type checker see that every stage reads the compiled model (issue 13, P2);
 * every module of flexmb and of its elements package has at most 600 lines (issue 35), but for the
   few named while they are being split;
+* no function of flexmb or of its elements package spans more than 80 lines, docstring included
+  (issue 35), but for the hot numba kernels named in LONGER_THAN_80_FOR_NOW, to split with a measured A/B;
 * no module asks which class a linear solver or a step back-end is (``isinstance``/``issubclass`` on
   TreeSolver, DenseCholesky, BandCholesky, SparseCholesky, CholeskyFactor, TreeStep, ElementStep or the
   back-ends of flexmb/solvers/step_backends.py) but the factories that make them
@@ -452,6 +454,65 @@ def test_the_public_entry_points_take_their_options_by_name():
         assert [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD] == positional, f.__name__
         options = [p for p in params if p.kind is p.KEYWORD_ONLY]
         assert 0 < len(options) <= MAX_OPTIONS and all(p.default is not p.empty for p in options), f.__name__
+
+
+# ------------------------------------------------------------------ function length (issue 35)
+MAX_FUNCTION_LINES = 80
+"""The most lines a function of flexmb or its elements spans, from its ``def`` line to its last line,
+docstring and nested functions included: a reader must hold it in mind. A longer one is split into
+well-named pieces (a long docstring may move its detail to the module docstring or docs/)."""
+# Functions over MAX_FUNCTION_LINES for now: hot numba kernels, to split with a measured A/B (splitting a
+# compiled kernel changes what numba inlines and can change its speed). The list only shrinks.
+LONGER_THAN_80_FOR_NOW: set[str] = {
+    "flexmb/engine/kinematics.py::_forward_joints",
+    "elements/beam/residual_kernels.py::_residual_range",
+    "flexmb/solvers/element_run.py::element_run",
+    "elements/beam/matrix_kernels.py::_free_pair_matrix",
+    "flexmb/solvers/element_kernels.py::element_iterate",
+}
+
+
+def _long_functions(root: Path, limit: int = MAX_FUNCTION_LINES) -> dict[str, int]:
+    """'path::name' of the functions and methods below ``root`` longer than ``limit`` lines (``def`` line to
+    last line; decorators not counted), with their length, paths relative to ``root``'s parent."""
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > limit:
+                    out[f"{path.relative_to(root.parent).as_posix()}::{node.name}"] = n
+    return out
+
+
+def _length_problems(long: dict[str, int], allowed: set[str]) -> list[str]:
+    """What the function-length test reports: long functions not allowed, allowed ones no longer long."""
+    return ([f"{f}: {n} lines, over {MAX_FUNCTION_LINES}: split it into well-named pieces"
+             for f, n in sorted(long.items()) if f not in allowed]
+            + [f"{f}: at most {MAX_FUNCTION_LINES} lines now (or gone): take it off LONGER_THAN_80_FOR_NOW"
+               for f in sorted(allowed - set(long))])
+
+
+def test_no_function_is_longer_than_80_lines():
+    problems = _length_problems(_long_functions(PKG) | _long_functions(ELEMENTS), LONGER_THAN_80_FOR_NOW)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_length_check_finds_a_planted_long_function(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    body = lambda n, indent=4: "".join(f"{' ' * indent}x{i} = {i}\n" for i in range(n))  # noqa: E731
+    (pkg / "m.py").write_text(f'def fits():\n    """Doc."""\n{body(MAX_FUNCTION_LINES - 2)}\n'  # 80 lines: fits
+                              f"def long():\n{body(MAX_FUNCTION_LINES)}\n"  # 81 lines
+                              f"class C:\n    def method(self):\n{body(90, 8)}\n"  # a method: 91 lines
+                              # 81 lines, its nested function's included, its decorator's not
+                              f"@decorated\ndef outer():\n    def inner():\n{body(3, 8)}{body(MAX_FUNCTION_LINES - 4)}")
+    long = _long_functions(pkg)
+    assert long == {"pkg/m.py::long": 81, "pkg/m.py::method": 91, "pkg/m.py::outer": 81}
+    assert _length_problems(long, {"pkg/m.py::method", "pkg/m.py::outer"}) == [
+        "pkg/m.py::long: 81 lines, over 80: split it into well-named pieces"]
+    assert _length_problems({}, {"pkg/m.py::long"}) == [
+        "pkg/m.py::long: at most 80 lines now (or gone): take it off LONGER_THAN_80_FOR_NOW"]
 
 
 # ------------------------------------------------------------------ no class tests on solvers (issue 35)

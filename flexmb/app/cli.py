@@ -192,7 +192,8 @@ def cmd_info(args) -> int:
 
 # ---------------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``flexmb`` command."""
+    """The argument parser of the ``flexmb`` command: the subcommands run, info, export, plot, animate and
+    sweep, each declared by its ``_add_*`` function below, in that order."""
     codes = "exit codes: 0 ok, 1 run failed or incomplete, 2 usage or bad input, 3 internal error, 130 interrupted"
     p = _Parser(prog="flexmb", description="flexmb: sparse finite-element flexible multibody dynamics.", epilog=codes)
     p.add_argument("--version", action="version", version=f"flexmb {__version__}")
@@ -206,14 +207,29 @@ def build_parser() -> argparse.ArgumentParser:
         sp.set_defaults(func=func)
         return sp
 
-    def params(sp):
-        sp.add_argument("--param", "-p", action="append", metavar="NAME=VALUE",
-                        help="set a case parameter; VALUE is a Python literal (2.5, 'text', [1, 2]) or a bare word")
+    for add in (_add_run, _add_info, _add_export, _add_plot, _add_animate, _add_sweep):
+        add(command)
+    for sp in sub.choices.values():  # every subcommand, its last option
+        sp.add_argument("--debug", action="store_true", help="print the traceback of errors")
+    return p
 
+
+_Command = Callable[..., argparse.ArgumentParser]
+"""build_parser's ``command(name, func, help=..., description=...)``: adds a subcommand, returns its parser."""
+
+
+def _params(sp: argparse.ArgumentParser) -> None:
+    """The repeatable --param NAME=VALUE option of the subcommands that build a case."""
+    sp.add_argument("--param", "-p", action="append", metavar="NAME=VALUE",
+                    help="set a case parameter; VALUE is a Python literal (2.5, 'text', [1, 2]) or a bare word")
+
+
+def _add_run(command: _Command) -> None:
+    """``flexmb run CASE``: simulate a case file into a run directory."""
     r = command("run", cmd_run, help="run a case file", description="Run a case file: simulate, stream the result to "
                 "DIR, write ParaView files (DIR/paraview), plots (DIR/*.png) and the case's summary.")
     r.add_argument("case", metavar="CASE", help="case file (Python, with DEFAULTS and build())")
-    params(r)
+    _params(r)
     r.add_argument("--t-end", type=float, help="end time [s] (default: the case's t_end)")
     r.add_argument("--dt", type=_dt_arg, help="time step [s], or 'auto' for error-controlled steps (default: the case's dt)")
     r.add_argument("--tol", type=float, help="error tolerance of --dt auto (default 1e-4: error per unit step relative "
@@ -226,11 +242,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"write every N-th output row to ParaView (default: at most {MAX_FRAMES} frames)")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
+
+def _add_info(command: _Command) -> None:
+    """``flexmb info CASE``: describe a case's model."""
     i = command("info", cmd_info, help="describe a case's model", description="Print the nodes, bodies, elements, "
                 "joints, the joint tree, the loops and where each is cut, and the degrees of freedom.")
     i.add_argument("case", metavar="CASE")
-    params(i)
+    _params(i)
 
+
+def _add_export(command: _Command) -> None:
+    """``flexmb export RESULT``: write a result for ParaView."""
     e = command("export", cmd_export, help="write a result for ParaView", description="Write a result (run directory or "
                 ".npz) for ParaView: pvd = VTU files + .pvd collection (default), xdmf = XDMF 3 + HDF5.")
     e.add_argument("result", metavar="RESULT")
@@ -240,6 +262,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--every", type=int, metavar="N", help=f"every N-th output row (default: at most {MAX_FRAMES} frames)")
     e.add_argument("--overwrite", action="store_true", help="replace existing files of the same name")
 
+
+def _add_plot(command: _Command) -> None:
+    """``flexmb plot RESULT QUANTITY...``: plot time histories into PNG files."""
     pl = command("plot", cmd_plot, help="plot time histories",
                  description="Plot quantities of a result into PNG files: "
                  + "; ".join(f"'{k}' = {v}" for k, v in PLOT_WORDS.items())
@@ -252,6 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("quantity", metavar="QUANTITY", nargs="+")
     pl.add_argument("--out", metavar="DIR", help="output directory (default: RESULT/plots)")
 
+
+def _add_animate(command: _Command) -> None:
+    """``flexmb animate RESULT``: an animation (GIF or MP4) of the motion."""
     an = command("animate", cmd_animate, help="write an animation (GIF or MP4) of the motion",
                  description="Draw the mechanism of a result (run directory or .npz) at its output times into "
                  "an animation that opens anywhere, without ParaView: beams, rigid bodies, joints and bushings, "
@@ -270,6 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "or 3d if it is spatial")
     an.add_argument("--overwrite", action="store_true", help="replace an existing file of that name")
 
+
+def _add_sweep(command: _Command) -> None:
+    """``flexmb sweep CASE``: run a case for many parameter sets."""
     sw = command("sweep", cmd_sweep, help="run a case for many parameter sets (local processes or Dask)",
                  description="Run a case file for every combination of --grid values, the runs of a JSON file, "
                  "or --samples random sets, each into its own result directory DIR/run_NNNN, and write "
@@ -286,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--range", action="append", metavar="NAME=LO:HI[:log]",
                     help="uniform (or log-uniform) range of a parameter for --samples; integers for integer parameters")
     sw.add_argument("--seed", type=int, default=0, help="random seed of --samples (default 0)")
-    params(sw)
+    _params(sw)
     sw.add_argument("--t-end", type=float, help="end time [s] of every run (default: the case's t_end)")
     sw.add_argument("--dt", type=_dt_arg, help="time step [s] of every run, or 'auto' (default: the case's dt)")
     sw.add_argument("--tol", type=float, help="error tolerance of --dt auto")
@@ -306,9 +337,6 @@ def build_parser() -> argparse.ArgumentParser:
                     help="on resume, run the failed runs again (default: keep their record)")
     sw.add_argument("--no-postprocess", action="store_true", help="skip the case's postprocess (its plots and summary columns)")
     sw.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
-    for sp in sub.choices.values():  # every subcommand, its last option
-        sp.add_argument("--debug", action="store_true", help="print the traceback of errors")
-    return p
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -264,45 +264,23 @@ def sweep(case: str | Path | Any, grid: Mapping[str, Sequence[Any]] | None = Non
     parameter sets and collect a summary table. ``case`` and ``grid`` may be given by position; every
     other argument is a keyword-only option, passed by name.
 
-    The runs: ``grid`` (name -> values, every combination), ``runs`` (a list of dicts) or
-    ``samples`` random sets from ``ranges`` with ``seed`` (see :func:`sample_runs`); exactly one
-    of them. ``params``: fixed overrides for every run (like ``flexmb run --param``). Names
-    the case does not declare are refused before anything runs; a bad *value* makes that run
-    an error. ``outputs``: extra columns (see :func:`run_one`: ``node:NAME``,
-    ``coordinate:NAME``, ``peak_force:PATTERN`` or callables). ``out_dir``: the sweep
-    directory (default ``runs/<case>_sweep``); an existing one is resumed (``resume=False``
-    refuses it). Execution: ``client`` (a ``dask.distributed.Client`` or a
-    ``concurrent.futures.Executor``), else ``scheduler`` (a Dask address), else ``workers``
-    local processes (default: all cores; 0 = in this process). ``progress``: True (stderr),
-    False or a stream. Returns a :class:`SweepSummary`; Ctrl-C stops the sweep after writing
-    the table of the runs done (``interrupted``), then raises KeyboardInterrupt."""
+    The runs: ``grid`` (name -> values, every combination), ``runs`` (a list of dicts) or ``samples`` random
+    sets from ``ranges`` with ``seed`` (see :func:`sample_runs`); exactly one of them. ``params``: fixed
+    overrides for every run (like ``flexmb run --param``). Names the case does not declare are refused before
+    anything runs; a bad *value* makes that run an error. ``outputs``: extra columns (see :func:`run_one`:
+    ``node:NAME``, ``coordinate:NAME``, ``peak_force:PATTERN`` or callables). ``out_dir``: the sweep directory
+    (default ``runs/<case>_sweep``); an existing one is resumed (``resume=False`` refuses it); ``retry_failed``:
+    runs that failed are run again on resume; ``postprocess``: False skips the case's postprocess. Execution:
+    ``client`` (a ``dask.distributed.Client`` or a ``concurrent.futures.Executor``), else ``scheduler`` (a Dask
+    address), else ``workers`` local processes (default: all cores; 0 = in this process). ``progress``: True
+    (stderr), False or a stream. Returns a :class:`SweepSummary`; Ctrl-C stops the sweep after writing the table
+    of the runs done (``interrupted``), then raises KeyboardInterrupt."""
     try:
         cs = case if isinstance(case, Case) else load_case(case)
     except CaseError as exc:
         raise StudyError(str(exc), exc.hint) from exc
     case_path = str(Path(cs.path).resolve())
-    given = [k for k, v in (("grid", grid), ("runs", runs), ("samples", samples)) if v is not None]
-    if len(given) != 1:
-        raise StudyError(f"give exactly one of grid, runs or samples (got {', '.join(given) or 'none'})",
-                         "a grid: --grid name=v1,v2; random samples: --samples N --range name=lo:hi")
-    if grid is not None:
-        points = expand_grid(grid)
-    elif runs is not None:
-        points = [dict(r) for r in runs]
-        if not points or not all(isinstance(r, Mapping) for r in runs):
-            raise StudyError("runs must be a non-empty list of dicts (parameter name -> value)", "e.g. runs=[{'E': 1e9}]")
-    else:
-        if not ranges:
-            raise StudyError("samples need ranges of the parameters to draw", "e.g. --range damping=0:0.1")
-        points = sample_runs(ranges, samples, seed, cs.defaults)
-    base = dict(params or {})
-    varied: list[str] = []
-    for p in points:
-        varied += [k for k in p if k not in varied]
-    unknown = [k for k in [*base, *varied] if k not in cs.defaults]
-    if unknown:
-        raise StudyError(f"unknown parameter '{unknown[0]}' for case '{cs.name}'",
-                         f"known parameters: {', '.join(sorted(cs.defaults))}")
+    points, base, varied = _run_sets(cs, (grid, runs, samples), ranges, seed, params)
     overrides = [{**base, **p} for p in points]
     if client is None and scheduler is not None:
         require_dask(scheduler)
@@ -312,14 +290,7 @@ def sweep(case: str | Path | Any, grid: Mapping[str, Sequence[Any]] | None = Non
             "varied": varied, "runs": json_normal(overrides),
             "outputs": [o if isinstance(o, str) else getattr(o, "__name__", repr(o)) for o in outputs]}
     old = _load_json(out / "sweep.json")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        if not isinstance(old, dict) or old.get("format") != SWEEP_FORMAT:
-            raise StudyError(f"'{out}' exists and is not a flexmb sweep directory", "choose another output directory")
-        if not resume:
-            raise StudyError(f"sweep directory '{out}' already exists", "resume it (the default) or choose another one")
-        if old.get("case") != case_path:
-            raise StudyError(f"sweep directory '{out}' holds a sweep of another case ({old.get('case')})",
-                             "choose another output directory")
+    _check_sweep_dir(out, old, resume, case_path)
     width = max(4, len(str(len(overrides) - 1)))
     dirs = [out / f"run_{i:0{width}d}" for i in range(len(overrides))]
     rows, tasks = _resume(dirs, overrides, retry_failed)
@@ -327,11 +298,7 @@ def sweep(case: str | Path | Any, grid: Mapping[str, Sequence[Any]] | None = Non
     write_json(out / "sweep.json", {**spec, "created": (old or {}).get("created") or _time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     table = out / "summary.csv"
     skipped = len(rows) + sum(1 for _, sim in tasks if not sim)
-    stream = sys.stderr if progress is True else (progress or None)
-    failed0 = sum(1 for r in rows.values() if r.get("status") not in DONE)
-    bar = SweepProgress(len(overrides), len(rows), skipped, failed0, stream) if stream else None
-    if bar and tasks:
-        bar.show()
+    bar = _progress_bar(progress, len(overrides), rows, skipped, bool(tasks))
 
     def with_params(i: int, row: dict) -> dict:
         return {"run": dirs[i].name, **{k: points[i][k] for k in varied if k in points[i]}, **row}
@@ -360,18 +327,83 @@ def sweep(case: str | Path | Any, grid: Mapping[str, Sequence[Any]] | None = Non
             bar.close()
     ordered = [rows[k] for k in sorted(rows)]
     write_table(table, ordered, varied)
+    ran = sum(1 for i, sim in tasks if sim and i in rows)
+    summary = _close_sweep(out, table, ordered, (len(overrides), ran, skipped), wall0, interrupted)
+    if interrupted:
+        raise KeyboardInterrupt
+    return summary
+
+
+def _run_sets(cs: Case, chosen: tuple[Any, Any, Any], ranges: Mapping[str, Sequence[Any]] | None, seed: int,
+              params: Mapping[str, Any] | None) -> tuple[list[dict[str, Any]], dict[str, Any], list[str]]:
+    """(the parameter sets varied, one per run; the fixed overrides ``params``; the names varied, in order of
+    appearance) of :func:`sweep`'s ``chosen`` = (grid, runs, samples), exactly one of them given; names the
+    case ``cs`` does not declare are refused."""
+    grid, runs, samples = chosen
+    given = [k for k, v in (("grid", grid), ("runs", runs), ("samples", samples)) if v is not None]
+    if len(given) != 1:
+        raise StudyError(f"give exactly one of grid, runs or samples (got {', '.join(given) or 'none'})",
+                         "a grid: --grid name=v1,v2; random samples: --samples N --range name=lo:hi")
+    if grid is not None:
+        points = expand_grid(grid)
+    elif runs is not None:
+        points = [dict(r) for r in runs]
+        if not points or not all(isinstance(r, Mapping) for r in runs):
+            raise StudyError("runs must be a non-empty list of dicts (parameter name -> value)", "e.g. runs=[{'E': 1e9}]")
+    else:
+        if not ranges:
+            raise StudyError("samples need ranges of the parameters to draw", "e.g. --range damping=0:0.1")
+        points = sample_runs(ranges, samples, seed, cs.defaults)
+    base = dict(params or {})
+    varied: list[str] = []
+    for p in points:
+        varied += [k for k in p if k not in varied]
+    unknown = [k for k in [*base, *varied] if k not in cs.defaults]
+    if unknown:
+        raise StudyError(f"unknown parameter '{unknown[0]}' for case '{cs.name}'",
+                         f"known parameters: {', '.join(sorted(cs.defaults))}")
+    return points, base, varied
+
+
+def _progress_bar(progress: bool | TextIO, n_runs: int, rows: dict[int, dict], skipped: int,
+                  to_run: bool) -> SweepProgress | None:
+    """The sweep's progress lines on ``progress`` (True: stderr; False: none), shown at once if runs are
+    ``to_run``, counting the ``rows`` of the runs done already."""
+    stream = sys.stderr if progress is True else (progress or None)
+    failed0 = sum(1 for r in rows.values() if r.get("status") not in DONE)
+    bar = SweepProgress(n_runs, len(rows), skipped, failed0, stream) if stream else None
+    if bar and to_run:
+        bar.show()
+    return bar
+
+
+def _check_sweep_dir(out: Path, old: Any, resume: bool, case_path: str) -> None:
+    """Refuse a sweep directory ``out`` that exists and is not empty unless it is a sweep of the same case
+    (its sweep.json read as ``old``) to resume."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        if not isinstance(old, dict) or old.get("format") != SWEEP_FORMAT:
+            raise StudyError(f"'{out}' exists and is not a flexmb sweep directory", "choose another output directory")
+        if not resume:
+            raise StudyError(f"sweep directory '{out}' already exists", "resume it (the default) or choose another one")
+        if old.get("case") != case_path:
+            raise StudyError(f"sweep directory '{out}' holds a sweep of another case ({old.get('case')})",
+                             "choose another output directory")
+
+
+def _close_sweep(out: Path, table: Path, ordered: list[dict], counts: tuple[int, int, int], wall0: float,
+                 interrupted: bool) -> SweepSummary:
+    """The sweep's summary of its rows ``ordered``, ``counts`` = (runs, ran, skipped), also written to
+    sweep.json as its ``last`` sweep."""
+    n_runs, ran, skipped = counts
     failed = sum(1 for r in ordered if r.get("status") not in DONE)
     stopped = sum(1 for r in ordered if r.get("status") == "stopped")
-    ran = sum(1 for i, sim in tasks if sim and i in rows)
-    summary = SweepSummary(out, table, len(overrides), ran, skipped, failed, _time.perf_counter() - wall0, ordered,
+    summary = SweepSummary(out, table, n_runs, ran, skipped, failed, _time.perf_counter() - wall0, ordered,
                            interrupted, stopped)
     write_json(out / "sweep.json", {**_load_json(out / "sweep.json"),
                                     "last": {"runs": summary.n_runs, "ran": summary.ran, "skipped": summary.skipped,
                                              "failed": summary.failed, "stopped": summary.stopped,
                                              "wall_time_s": summary.wall_time_s, "interrupted": interrupted,
                                              "ended": _time.strftime("%Y-%m-%dT%H:%M:%S%z")}})
-    if interrupted:
-        raise KeyboardInterrupt
     return summary
 
 

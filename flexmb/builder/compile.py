@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from flexmb.model import Model, NodalLoad
 from flexmb.motion_forces import HOLD_KEY, initial_hold, initial_load_hold
 from flexmb.motion_loads import LOAD_HOLD_KEY
 from flexmb.rotations import expm
-from flexmb.topology import GROUND, build_tree, find_loops
+from flexmb.topology import GROUND, Tree, build_tree, find_loops
 
 if TYPE_CHECKING:
     from flexmb.builder.record_tables import RecordTables
@@ -120,17 +120,42 @@ def compile(builder: RecordTables) -> Model:
         ends.append((GROUND, i))
     names = [j.name for j in joints]
     tree = build_tree(nn, ends, names, node_names)
+    joint_fields, u_start = _joint_fields(tree, joints, (X0, R0, origin), index)
+    loads = tuple(NodalLoad(ld.name, index[ld.node], ld.force, ld.moment, ld.follower,
+                            -1 if ld.axes_node is None else index[ld.axes_node]) for ld in builder.loads.values())
+    table = NodeTable(tuple(node_names), X0, R0, MappingProxyType(index), origin)
+    elements = {name: fam.compile(list(fam.records(builder)), table) for name, fam in FAMILIES.items()}
+    f = _frozen
+    return _with_start_holds(Model(
+        node_names=tuple(node_names),
+        X0=f(X0 - origin), R0=f(R0), origin=f(origin), gravity=f(builder.gravity.copy()), tree=tree,
+        **joint_fields,
+        loads=loads,
+        **_joint_force_fields(builder, joint_fields["joint_names"], joint_fields["joint_kinds"], u_start),
+        auto_free_nodes=tuple(node_names[i] for i in auto),
+        elements=MappingProxyType(elements),
+        loops=find_loops(
+            node_names,
+            [(j.name, e[0], e[1]) for j, e in zip(joints[: len(joints) - len(auto)], ends) if j.kind.name != "free"],
+            [edge for name, fam in FAMILIES.items() for edge in fam.loop_edges(elements[name])],
+        ),
+        plane_normal=None if builder.planar is None else f(builder.planar),
+    ))
+
+
+def _joint_fields(tree: Tree, joints: list[JointSpec], frames: tuple[np.ndarray, np.ndarray, np.ndarray],
+                  index: dict[str, int]) -> tuple[dict[str, Any], list[int]]:
+    """(the Model's joint and coordinate fields, each joint's first velocity coordinate) of the ``joints``
+    in the order of ``tree``: points and axes in parent node axes, ``frames`` = (node positions X0,
+    rotations R0, the model frame's origin), the coordinates laid out joint by joint."""
+    X0, R0, origin = frames
     nj = len(tree.order)
     jp = np.zeros((nj, 3))
     jax = np.zeros((nj, 3, 3))
     jrc = np.zeros((nj, 3))
     jC = np.zeros((nj, 3, 3))
     kinds, jnames, u_start, q_start, jball = [], [], [], [], []
-    coord_names: list[str] = []
-    u_is_ball: list[bool] = []
-    q0: list[float] = []
-    u0: list[float] = []
-    balls0: list[np.ndarray] = []
+    coords = _Coordinates([], [], [], [], [])
     nu = nq = 0
     for k, j_idx in enumerate(tree.order):
         jt = joints[j_idx]
@@ -156,28 +181,60 @@ def compile(builder: RecordTables) -> Model:
         jnames.append(jt.name)
         u_start.append(nu)
         q_start.append(nq)
-        jball.append(len(balls0) if jt.kind.has_ball else -1)
-        ci = 0
-        for comp, _ in jt.kind.components:
-            if comp == "B":
-                rv = jt.q0[ci:ci + 3]
-                balls0.append(expm(rv))
-                u0.extend(jt.u0[ci:ci + 3])
-                coord_names += [f"{jt.name}.w{a}" for a in "xyz"]
-                u_is_ball += [True] * 3
-                ci += 3
-            else:
-                q0.append(jt.q0[ci])
-                u0.append(jt.u0[ci])
-                coord_names.append(f"{jt.name}.{comp.lower()}{ci}" if jt.kind.n_u > 1 else f"{jt.name}.q")
-                u_is_ball.append(False)
-                ci += 1
+        jball.append(len(coords.balls0) if jt.kind.has_ball else -1)
+        _add_coordinates(jt, coords)
         nu += jt.kind.n_u
         nq += jt.kind.n_scalar
-    u_is_ball_a = np.array(u_is_ball, dtype=bool)
+    u_is_ball_a = np.array(coords.u_is_ball, dtype=bool)
     u_to_q = np.full(nu, -1, dtype=int)
     u_to_q[~u_is_ball_a] = np.arange(nq)
-    # drives, springs and joint forces refer to (joint name, scalar dof)
+    f = _frozen
+    return dict(
+        joint_names=tuple(jnames), joint_kinds=tuple(kinds),
+        joint_parent=f(tree.parent), joint_child=f(tree.child),
+        joint_point=f(jp), joint_axes=f(jax), joint_child_offset=f(jrc), joint_child_rot=f(jC),
+        joint_u_start=f(np.array(u_start, dtype=int)), joint_q_start=f(np.array(q_start, dtype=int)),
+        joint_ball=f(np.array(jball, dtype=int)),
+        coordinate_names=tuple(coords.names), u_is_ball=f(u_is_ball_a), u_to_q=f(u_to_q),
+        q0=f(np.array(coords.q0, dtype=float)), balls0=f(np.array(coords.balls0).reshape(-1, 3, 3)),
+        u0=f(np.array(coords.u0, dtype=float)),
+    ), u_start
+
+
+class _Coordinates(NamedTuple):
+    """The coordinates laid out so far, joint by joint (lists the compiler appends to)."""
+
+    names: list[str]
+    u_is_ball: list[bool]
+    q0: list[float]
+    u0: list[float]
+    balls0: list[np.ndarray]
+
+
+def _add_coordinates(jt: JointSpec, coords: _Coordinates) -> None:
+    """Append joint ``jt``'s coordinates to ``coords``: a ball's three rotation velocities (its initial
+    rotation expm(q0)), one scalar coordinate for each other component."""
+    ci = 0
+    for comp, _ in jt.kind.components:
+        if comp == "B":
+            rv = jt.q0[ci:ci + 3]
+            coords.balls0.append(expm(rv))
+            coords.u0.extend(jt.u0[ci:ci + 3])
+            coords.names.extend([f"{jt.name}.w{a}" for a in "xyz"])
+            coords.u_is_ball.extend([True] * 3)
+            ci += 3
+        else:
+            coords.q0.append(jt.q0[ci])
+            coords.u0.append(jt.u0[ci])
+            coords.names.append(f"{jt.name}.{comp.lower()}{ci}" if jt.kind.n_u > 1 else f"{jt.name}.q")
+            coords.u_is_ball.append(False)
+            ci += 1
+
+
+def _joint_force_fields(builder: RecordTables, jnames: tuple[str, ...], kinds: tuple[JointKind, ...],
+                        u_start: list[int]) -> dict[str, Any]:
+    """The Model's fields of the drives, joint springs, joint forces and joint friction, which refer to
+    (joint name, scalar dof): each sorted by the velocity coordinate it acts on."""
     scalar_u = {}
     for k, name in enumerate(jnames):
         scalar_u[name] = [u_start[k] + i for i, (cmp, _) in enumerate(_expand(kinds[k])) if cmp != "B"]
@@ -190,22 +247,8 @@ def compile(builder: RecordTables) -> Model:
                       if s.motion is not None), key=lambda x: x[0])
     fric = sorted(((jnames.index(s.joint), s.mu, s.pin_radius, s.omega_eps) for s in builder.frictions.values()),
                   key=lambda x: x[0])
-    loads = tuple(NodalLoad(ld.name, index[ld.node], ld.force, ld.moment, ld.follower,
-                            -1 if ld.axes_node is None else index[ld.axes_node]) for ld in builder.loads.values())
-    table = NodeTable(tuple(node_names), X0, R0, MappingProxyType(index), origin)
-    elements = {name: fam.compile(list(fam.records(builder)), table) for name, fam in FAMILIES.items()}
     f = _frozen
-    return _with_start_holds(Model(
-        node_names=tuple(node_names),
-        X0=f(X0 - origin), R0=f(R0), origin=f(origin), gravity=f(builder.gravity.copy()), tree=tree,
-        joint_names=tuple(jnames), joint_kinds=tuple(kinds),
-        joint_parent=f(tree.parent), joint_child=f(tree.child),
-        joint_point=f(jp), joint_axes=f(jax), joint_child_offset=f(jrc), joint_child_rot=f(jC),
-        joint_u_start=f(np.array(u_start, dtype=int)), joint_q_start=f(np.array(q_start, dtype=int)),
-        joint_ball=f(np.array(jball, dtype=int)),
-        coordinate_names=tuple(coord_names), u_is_ball=f(u_is_ball_a), u_to_q=f(u_to_q),
-        q0=f(np.array(q0, dtype=float)), balls0=f(np.array(balls0).reshape(-1, 3, 3)), u0=f(np.array(u0, dtype=float)),
-        loads=loads,
+    return dict(
         driven=f(np.array([u for u, _ in driven], dtype=int)), drives=tuple(d for _, d in driven),
         spring_u=f(np.array([s[0] for s in springs], dtype=int)),
         spring_k=f(np.array([s[1] for s in springs], dtype=float)),
@@ -218,15 +261,7 @@ def compile(builder: RecordTables) -> Model:
         friction_mu=f(np.array([c[1] for c in fric], dtype=float)),
         friction_radius=f(np.array([c[2] for c in fric], dtype=float)),
         friction_omega_eps=f(np.array([c[3] for c in fric], dtype=float)),
-        auto_free_nodes=tuple(node_names[i] for i in auto),
-        elements=MappingProxyType(elements),
-        loops=find_loops(
-            node_names,
-            [(j.name, e[0], e[1]) for j, e in zip(joints[: len(joints) - len(auto)], ends) if j.kind.name != "free"],
-            [edge for name, fam in FAMILIES.items() for edge in fam.loop_edges(elements[name])],
-        ),
-        plane_normal=None if builder.planar is None else f(builder.planar),
-    ))
+    )
 
 
 def _with_start_holds(model: Model) -> Model:

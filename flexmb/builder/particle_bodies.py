@@ -137,7 +137,29 @@ def add_particle_body(
     nodes = mb.nodes
     if not isinstance(reference_node, str) or reference_node == "ground" or reference_node not in nodes:
         raise ModelError(f"{who}: reference node {reference_node!r} is not a node of the model (known: {list(nodes)[:20]}).")
-    x_ref, R_ref = nodes[reference_node].position, nodes[reference_node].rotation
+    mass, c, J, n_normal = _body_quantities(who, kind, nodes[reference_node], (mass, com, inertia), plane_normal)
+    prim_names, P = _primary_particles(who, kind, particle_nodes, nodes)
+    label = [f"particle {i + 1} ({'node ' + repr(nm) if nm else 'point ' + str(P[i].tolist())})"
+             for i, nm in enumerate(prim_names)]
+    size = max(float(np.linalg.norm(P - P.mean(axis=0), axis=1).max()), float(np.linalg.norm(c - P.mean(axis=0))), 1e-300)
+    _check_placement(who, kind, P, label, size)  # singular systems refused saying which particle to move
+    # ---- midpoint (secondary) particles
+    pairs = _MIDPOINTS[kind]
+    mids = np.array([(P[i] + P[j]) / 2 for i, j in pairs]).reshape(-1, 3)
+    mid_names = _midpoint_names(who, kind, midpoint_nodes, nodes, mids, size)
+    X = np.vstack([P, mids])
+    m, planar = _particle_masses(who, kind, P, X, (mass, c, J), n_normal, size)
+    _warn_negative_masses(who, label + [f"midpoint particle of {i + 1} and {j + 1}" for i, j in pairs], m, mass)
+    node_names = _create_nodes(mb, who, name, reference_node, (prim_names, P), (pairs, mid_names, mids), len(m))
+    return ParticleBodySpec(name, kind, reference_node, tuple(node_names), tuple(float(v) for v in m), len(P), planar)
+
+
+def _body_quantities(who: str, kind: str, ref: Any, body: tuple[Any, Any, Any],
+                     plane_normal: Any) -> tuple[float, np.ndarray, np.ndarray | float, np.ndarray | None]:
+    """The body's checked (mass, centre of mass c, inertia J about it, unit plane normal or None), c and
+    J in global axes, from ``body`` = (mass, com, inertia) given in the axes of the reference node ``ref``."""
+    mass, com, inertia = body
+    x_ref, R_ref = ref.position, ref.rotation
     mass = args.number(mass, who, "mass", positive=True)
     c = x_ref + R_ref @ args.vector(com, 3, who, "com")
     J_in = _as_inertia(inertia, who, scalar_ok=kind != "spatial" and not (kind == "general" and plane_normal is None))
@@ -148,8 +170,13 @@ def add_particle_body(
         if np.linalg.norm(n_normal) < 1e-12:
             raise ModelError(f"{who}: plane_normal has zero length.")
         n_normal = n_normal / np.linalg.norm(n_normal)
+    return mass, c, J, n_normal
 
-    # ---- primary particles: node names or points (nodes fixed to the reference created below)
+
+def _primary_particles(who: str, kind: str, particle_nodes: Any,
+                       nodes: Mapping[str, Any]) -> tuple[list[str | None], np.ndarray]:
+    """The primary particles: their node names (None for a point, whose node is created later) and
+    their positions, one row each."""
     if isinstance(particle_nodes, str):
         entries = [particle_nodes]
     elif isinstance(particle_nodes, (list, tuple, np.ndarray)):
@@ -172,40 +199,44 @@ def add_particle_body(
         else:
             prim_names.append(None)
             prim_pos.append(args.vector(e, 3, who, f"particle {i + 1}"))
-    P = np.array(prim_pos, dtype=float).reshape(-1, 3)
-    label = [f"particle {i + 1} ({'node ' + repr(nm) if nm else 'point ' + str(P[i].tolist())})"
-             for i, nm in enumerate(prim_names)]
-    size = max(float(np.linalg.norm(P - P.mean(axis=0), axis=1).max()), float(np.linalg.norm(c - P.mean(axis=0))), 1e-300)
+    return prim_names, np.array(prim_pos, dtype=float).reshape(-1, 3)
 
-    # ---- placement checks (singular systems refused saying which particle to move)
-    _check_placement(who, kind, P, label, size)
 
-    # ---- midpoint (secondary) particles
+def _midpoint_names(who: str, kind: str, midpoint_nodes: Any, nodes: Mapping[str, Any], mids: np.ndarray,
+                    size: float) -> list[str | None]:
+    """The nodes the user names for the midpoint particles at ``mids`` (checked to be there), None for
+    each midpoint whose node is created later."""
     pairs = _MIDPOINTS[kind]
-    mids = np.array([(P[i] + P[j]) / 2 for i, j in pairs]).reshape(-1, 3)
     mid_names: list[str | None] = [None] * len(pairs)
-    if midpoint_nodes is not None:
-        if kind == "general":
-            raise ModelError(f"{who}: a general particle body has no midpoint particles; list every node in particle_nodes.")
-        if isinstance(midpoint_nodes, str):
-            given = [midpoint_nodes]
-        elif isinstance(midpoint_nodes, (list, tuple)):
-            given = list(midpoint_nodes)
-        else:
-            raise ModelError(f"{who}: midpoint_nodes = {midpoint_nodes!r} must be a list of node names.")
-        if len(given) != len(pairs):
-            raise ModelError(f"{who}: midpoint_nodes needs {len(pairs)} node(s), for the pairs "
-                             f"{[(i + 1, j + 1) for i, j in pairs]}; got {len(given)}.")
-        for k, (nm, (i, j)) in enumerate(zip(given, pairs)):
-            if not isinstance(nm, str) or nm not in nodes:
-                raise ModelError(f"{who}: midpoint node {nm!r} is not a node of the model.")
-            if np.linalg.norm(nodes[nm].position - mids[k]) > _TOL * size:
-                raise ModelError(f"{who}: midpoint node '{nm}' at {nodes[nm].position.tolist()} is not at the midpoint "
-                                 f"{mids[k].tolist()} of particles {i + 1} and {j + 1}.")
-            mid_names[k] = nm
-    X = np.vstack([P, mids])
+    if midpoint_nodes is None:
+        return mid_names
+    if kind == "general":
+        raise ModelError(f"{who}: a general particle body has no midpoint particles; list every node in particle_nodes.")
+    if isinstance(midpoint_nodes, str):
+        given = [midpoint_nodes]
+    elif isinstance(midpoint_nodes, (list, tuple)):
+        given = list(midpoint_nodes)
+    else:
+        raise ModelError(f"{who}: midpoint_nodes = {midpoint_nodes!r} must be a list of node names.")
+    if len(given) != len(pairs):
+        raise ModelError(f"{who}: midpoint_nodes needs {len(pairs)} node(s), for the pairs "
+                         f"{[(i + 1, j + 1) for i, j in pairs]}; got {len(given)}.")
+    for k, (nm, (i, j)) in enumerate(zip(given, pairs)):
+        if not isinstance(nm, str) or nm not in nodes:
+            raise ModelError(f"{who}: midpoint node {nm!r} is not a node of the model.")
+        if np.linalg.norm(nodes[nm].position - mids[k]) > _TOL * size:
+            raise ModelError(f"{who}: midpoint node '{nm}' at {nodes[nm].position.tolist()} is not at the midpoint "
+                             f"{mids[k].tolist()} of particles {i + 1} and {j + 1}.")
+        mid_names[k] = nm
+    return mid_names
 
-    # ---- the linear system for the masses (solved in centred, scaled coordinates)
+
+def _particle_masses(who: str, kind: str, P: np.ndarray, X: np.ndarray, body: tuple[float, np.ndarray, Any],
+                     n_normal: np.ndarray | None, size: float) -> tuple[np.ndarray, bool]:
+    """(the masses of the particles at X, whether the model is planar): the linear system for them (Attia
+    eq. 2.1; solved in centred, scaled coordinates) reproducing ``body`` = (mass, centre of mass c, inertia
+    J), refused when singular or without a solution."""
+    mass, c, J = body
     o = X.mean(axis=0)
     L = max(float(np.sqrt(np.mean(np.sum((X - o) ** 2, axis=1)))), 1e-300)
     planar = kind in ("planar", "rod") or (kind == "general" and n_normal is not None)
@@ -220,31 +251,7 @@ def add_particle_body(
         A = pk.rod_system(((X - o) @ e / L)[None])
         b = pk.rod_rhs(np.array([1.0]), np.array([(c - o) @ e / L]), np.array([Jt / (mass * L * L)]))
     elif planar:
-        if kind == "planar":
-            n = np.cross(P[1] - P[0], P[2] - P[0])
-            n /= np.linalg.norm(n)
-            if n_normal is not None and np.linalg.norm(np.cross(n, n_normal)) > 1e-6:
-                raise ModelError(f"{who}: plane_normal {n_normal.tolist()} is not normal to the plane of the primary particles.")
-        else:
-            n = n_normal
-            dev = np.abs((X - X[0]) @ n).max()
-            if dev > _TOL * size:
-                raise ModelError(f"{who}: the particles do not lie in one plane normal to plane_normal "
-                                 f"(out of plane by {_fmt(dev)}).")
-        dev = abs((c - X[0]) @ n)
-        if dev > _TOL * size:
-            raise ModelError(f"{who}: the centre of mass is {_fmt(dev)} out of the particles' plane; a planar particle "
-                             "model cannot carry it (use kind='spatial').")
-        e1 = X[1] - X[0] if kind == "general" else P[2] - P[0]
-        e1 = e1 - (e1 @ n) * n
-        if np.linalg.norm(e1) < 1e-300:
-            e1 = np.cross(n, [1.0, 0, 0]) if abs(n[0]) < 0.9 else np.cross(n, [0, 1.0, 0])
-        e1 /= np.linalg.norm(e1)
-        e2 = np.cross(n, e1)
-        xi = np.stack([(X - o) @ e1, (X - o) @ e2], axis=1) / L
-        Jn = J if np.ndim(J) == 0 else float(n @ J @ n)
-        A = pk.planar_system(xi[None])
-        b = pk.planar_rhs(np.array([1.0]), np.array([[(c - o) @ e1, (c - o) @ e2]]) / L, np.array([Jn / (mass * L * L)]))
+        A, b = _planar_system(who, kind, (P, X, o, L), body, n_normal, size)
     else:
         A = pk.spatial_system(((X - o) / L)[None])
         b = pk.spatial_rhs(np.array([1.0]), ((c - o) / L)[None], (J / (mass * L * L))[None])
@@ -258,9 +265,46 @@ def add_particle_body(
         raise ModelError(f"{who}: no particle masses on these {len(X)} particles reproduce the body's {conds} "
                          f"(rank {np.linalg.matrix_rank(A[0], 1e-10)} of {A.shape[1]} conditions); add particles or move them "
                          "(e.g. not all on one line or plane).")
+    return m, planar
 
-    # ---- negative masses: still equivalent, but say what it means
-    all_label = label + [f"midpoint particle of {i + 1} and {j + 1}" for i, j in pairs]
+
+def _planar_system(who: str, kind: str, points: tuple[np.ndarray, np.ndarray, np.ndarray, float],
+                   body: tuple[float, np.ndarray, Any], n_normal: np.ndarray | None,
+                   size: float) -> tuple[np.ndarray, np.ndarray]:
+    """The planar system (A, b) for the masses, in the particles' plane: ``points`` = (primaries P, all
+    particles X, their centre o, their scale L); the plane, and the centre of mass in it, are checked."""
+    P, X, o, L = points
+    mass, c, J = body
+    if kind == "planar":
+        n = np.cross(P[1] - P[0], P[2] - P[0])
+        n /= np.linalg.norm(n)
+        if n_normal is not None and np.linalg.norm(np.cross(n, n_normal)) > 1e-6:
+            raise ModelError(f"{who}: plane_normal {n_normal.tolist()} is not normal to the plane of the primary particles.")
+    else:
+        n = n_normal
+        dev = np.abs((X - X[0]) @ n).max()
+        if dev > _TOL * size:
+            raise ModelError(f"{who}: the particles do not lie in one plane normal to plane_normal "
+                             f"(out of plane by {_fmt(dev)}).")
+    dev = abs((c - X[0]) @ n)
+    if dev > _TOL * size:
+        raise ModelError(f"{who}: the centre of mass is {_fmt(dev)} out of the particles' plane; a planar particle "
+                         "model cannot carry it (use kind='spatial').")
+    e1 = X[1] - X[0] if kind == "general" else P[2] - P[0]
+    e1 = e1 - (e1 @ n) * n
+    if np.linalg.norm(e1) < 1e-300:
+        e1 = np.cross(n, [1.0, 0, 0]) if abs(n[0]) < 0.9 else np.cross(n, [0, 1.0, 0])
+    e1 /= np.linalg.norm(e1)
+    e2 = np.cross(n, e1)
+    xi = np.stack([(X - o) @ e1, (X - o) @ e2], axis=1) / L
+    Jn = J if np.ndim(J) == 0 else float(n @ J @ n)
+    A = pk.planar_system(xi[None])
+    b = pk.planar_rhs(np.array([1.0]), np.array([[(c - o) @ e1, (c - o) @ e2]]) / L, np.array([Jn / (mass * L * L)]))
+    return A, b
+
+
+def _warn_negative_masses(who: str, all_label: list[str], m: np.ndarray, mass: float) -> None:
+    """Negative masses: still equivalent, but say what it means (a warning pointing at the user's call)."""
     neg = np.flatnonzero(m < -1e-12 * mass)
     if neg.size:
         items = ", ".join(f"{all_label[k]}: {_fmt(m[k])} kg" for k in neg)
@@ -270,14 +314,25 @@ def add_particle_body(
             "nodes; the generalized mass matrix stays positive definite as long as those nodes move with the body (and, "
             "for a planar or rod model, the body moves in its plane): compile() checks both. For positive masses, "
             "place the primaries about one radius of gyration from the centre of mass, around it.",
-            pk.NegativeParticleMassWarning, stacklevel=3)
+            pk.NegativeParticleMassWarning, stacklevel=4)  # this, add_particle_body, the builder's method, the user
 
-    # ---- create nodes, fixed joints and point masses
+
+def _create_nodes(mb: ParticleBodyHost, who: str, name: str, reference_node: str,
+                  primaries: tuple[list[str | None], np.ndarray], midpoints: tuple[Any, list[str | None], np.ndarray],
+                  n_particles: int) -> list[str]:
+    """The particles' node names, in order: the given ones, and the nodes (with fixed joints to the reference
+    node) created for the particles given as points, ``primaries`` = (names, positions) and ``midpoints`` =
+    (pairs, names, positions) with None for a node to create; refuses names of nodes, joints or point-mass
+    bodies already in use."""
+    prim_names, P = primaries
+    pairs, mid_names, mids = midpoints
+    nodes = mb.nodes
+    R_ref = nodes[reference_node].rotation
     for nm in [f"{name}.{i + 1}" for i, v in enumerate(prim_names) if v is None] + (
             [f"{name}.m{i + 1}{j + 1}" for (i, j), v in zip(pairs, mid_names) if v is None]):
         if nm in nodes or f"{nm}:fixed" in mb.joints:
             raise ModelError(f"{who}: a node '{nm}' or joint '{nm}:fixed' already exists; rename the body or give the node.")
-    for k in range(len(m)):
+    for k in range(n_particles):
         if f"{name}.p{k + 1}" in mb.bodies:
             raise ModelError(f"{who}: a body called '{name}.p{k + 1}' already exists; rename the particle body.")
     node_names: list[str] = []
@@ -291,7 +346,7 @@ def add_particle_body(
             nm = mb.add_node(f"{name}.m{i + 1}{j + 1}", x, R_ref)
             mb.add_joint(f"{nm}:fixed", "fixed", reference_node, nm)
         node_names.append(nm)
-    return ParticleBodySpec(name, kind, reference_node, tuple(node_names), tuple(float(v) for v in m), len(P), planar)
+    return node_names
 
 
 def _check_placement(who: str, kind: str, P: np.ndarray, label: list[str], size: float) -> None:

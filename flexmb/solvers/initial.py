@@ -392,6 +392,20 @@ def consistent_state(model: Model, independent=None, state: State | None = None,
     rocker's angle and speed equal the closed-form four-bar's to 1e-12 (tests/test_initial.py)."""
     st = model.initial_state() if state is None else state.copy()
     st.apply_drives(model, st.t)
+    held = _hold_given(model, independent, st)
+    closure, pins = _loop_closure(model)
+    if closure is not None:
+        D = np.flatnonzero(~held)
+        st = _close_positions(model, closure, st, D, tol, max_iter)
+        _close_velocities(model, closure, st, D, rtol)
+    if relax:
+        st, _ = relax_free_nodes(model, st, extra=pins)
+    return st
+
+
+def _hold_given(model: Model, independent, st: State) -> np.ndarray:
+    """Which velocity coordinates are held (the driven ones and the ``independent`` ones of
+    :func:`consistent_state`), the given values written into ``st``."""
     held = np.zeros(model.n_u, dtype=bool)
     held[model.driven] = True
     for k, q, u in _independent_values(model, independent, st):
@@ -403,56 +417,64 @@ def consistent_state(model: Model, independent=None, state: State | None = None,
             st.q[model.u_to_q[k]] = q
         if u is not None:
             st.u[k] = u
-    closure, pins = _loop_closure(model)
-    if closure is not None:
-        D = np.flatnonzero(~held)
-        size = 1.0 + float(np.ptp(model.X0, axis=0).max(initial=0.0))
-        for it in range(max_iter + 1):
-            c, J = closure.closure(st)
-            worst = int(np.argmax(np.abs(c))) if c.size else 0
-            if not c.size or np.abs(c).max() <= tol * size:
-                break
-            dx = np.linalg.lstsq(J[:, D], -c, rcond=None)[0] if D.size else np.zeros(0)
-            if it == max_iter or not np.all(np.isfinite(dx)) or np.abs(dx).max(initial=0.0) <= 1e-15 * size:
-                raise SolverError(
-                    f"consistent start: the loops do not close with the given coordinates (largest residual "
-                    f"{abs(c[worst]):.3e} in '{closure.constraint_names[worst]}' after {it} iterations): the given "
-                    "values put the mechanism where it cannot be assembled; give values on a reachable configuration.",
-                    st.t)
-            dq = np.zeros(model.n_u)
-            dq[D] = dx
-            st = st.retract(model, dq)
+    return held
+
+
+def _close_positions(model: Model, closure: RigidClosure, st: State, D: np.ndarray, tol: float,
+                     max_iter: int) -> State:
+    """``st`` with the loops closed by Newton's method on the coordinates D (:func:`consistent_state`
+    eq. (1)); a SolverError if they do not close."""
+    size = 1.0 + float(np.ptp(model.X0, axis=0).max(initial=0.0))
+    for it in range(max_iter + 1):
         c, J = closure.closure(st)
-        norms = np.linalg.norm(J[:, D], axis=0)
-        Z = D[norms > 1e-9 * max(float(norms.max(initial=0.0)), 1e-300)]
-        u0 = st.u.copy()
-        u0[Z] = 0.0
-        b = -J @ u0
-        if Z.size:
-            U, s, Vt = np.linalg.svd(J[:, Z], full_matrices=True)
-            rank = int(np.sum(s > rtol * s.max(initial=0.0)))
-            if rank < Z.size:
-                v = Vt[-1]
-                moving = [model.coordinate_names[Z[i]] for i in np.argsort(-np.abs(v)) if abs(v[i]) > 0.1]
-                raise SolverError(
-                    f"consistent start: the coordinates {moving} are not determined by the given ones (the rigid "
-                    f"closure Jacobian over {[model.coordinate_names[i] for i in Z]} has rank {rank} < {Z.size}; "
-                    f"singular values {np.array2string(s, precision=3)}). Either the mechanism has "
-                    f"{Z.size - rank} more degree(s) of freedom than were given, or it is at a singular configuration "
-                    "(a change point, where the rigid loops can leave on more than one branch). Give one of "
-                    f"{moving} as independent too (its velocity chooses the branch).", st.t)
-            st.u[Z] = Vt[:rank].T @ ((U[:, :rank].T @ b) / s[:rank])
-        res = J @ st.u
-        scale = max(float(np.abs(J).max(initial=0.0) * np.abs(st.u).max(initial=0.0)), 1e-300)
-        if np.abs(res).max(initial=0.0) > 1e-9 * scale:
-            i = int(np.argmax(np.abs(res)))
+        worst = int(np.argmax(np.abs(c))) if c.size else 0
+        if not c.size or np.abs(c).max() <= tol * size:
+            break
+        dx = np.linalg.lstsq(J[:, D], -c, rcond=None)[0] if D.size else np.zeros(0)
+        if it == max_iter or not np.all(np.isfinite(dx)) or np.abs(dx).max(initial=0.0) <= 1e-15 * size:
             raise SolverError(
-                f"consistent start: the given velocities do not close the loops (rate {res[i]:.3e} of "
-                f"'{closure.constraint_names[i]}'): give fewer independent velocities, or values the loops allow.",
+                f"consistent start: the loops do not close with the given coordinates (largest residual "
+                f"{abs(c[worst]):.3e} in '{closure.constraint_names[worst]}' after {it} iterations): the given "
+                "values put the mechanism where it cannot be assembled; give values on a reachable configuration.",
                 st.t)
-    if relax:
-        st, _ = relax_free_nodes(model, st, extra=pins)
+        dq = np.zeros(model.n_u)
+        dq[D] = dx
+        st = st.retract(model, dq)
     return st
+
+
+def _close_velocities(model: Model, closure: RigidClosure, st: State, D: np.ndarray, rtol: float) -> None:
+    """Solve the loops' velocity condition for the coordinates Z of D they involve, in place in ``st.u``
+    (:func:`consistent_state` eq. (2)); a SolverError where it does not determine them or the given
+    velocities leave a rate."""
+    c, J = closure.closure(st)
+    norms = np.linalg.norm(J[:, D], axis=0)
+    Z = D[norms > 1e-9 * max(float(norms.max(initial=0.0)), 1e-300)]
+    u0 = st.u.copy()
+    u0[Z] = 0.0
+    b = -J @ u0
+    if Z.size:
+        U, s, Vt = np.linalg.svd(J[:, Z], full_matrices=True)
+        rank = int(np.sum(s > rtol * s.max(initial=0.0)))
+        if rank < Z.size:
+            v = Vt[-1]
+            moving = [model.coordinate_names[Z[i]] for i in np.argsort(-np.abs(v)) if abs(v[i]) > 0.1]
+            raise SolverError(
+                f"consistent start: the coordinates {moving} are not determined by the given ones (the rigid "
+                f"closure Jacobian over {[model.coordinate_names[i] for i in Z]} has rank {rank} < {Z.size}; "
+                f"singular values {np.array2string(s, precision=3)}). Either the mechanism has "
+                f"{Z.size - rank} more degree(s) of freedom than were given, or it is at a singular configuration "
+                "(a change point, where the rigid loops can leave on more than one branch). Give one of "
+                f"{moving} as independent too (its velocity chooses the branch).", st.t)
+        st.u[Z] = Vt[:rank].T @ ((U[:, :rank].T @ b) / s[:rank])
+    res = J @ st.u
+    scale = max(float(np.abs(J).max(initial=0.0) * np.abs(st.u).max(initial=0.0)), 1e-300)
+    if np.abs(res).max(initial=0.0) > 1e-9 * scale:
+        i = int(np.argmax(np.abs(res)))
+        raise SolverError(
+            f"consistent start: the given velocities do not close the loops (rate {res[i]:.3e} of "
+            f"'{closure.constraint_names[i]}'): give fewer independent velocities, or values the loops allow.",
+            st.t)
 
 
 def _independent_values(model: Model, independent, st: State):

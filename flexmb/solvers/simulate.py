@@ -34,90 +34,58 @@ __all__ = ["simulate"]
 
 
 def simulate(
-    model: Model,
-    t_end: float,
-    dt: float | str,
-    *,
-    rho_inf: float = RHO_INF,
-    output_every: int = 1,
-    rtol: float = 1e-10,
-    max_halvings: int = 10,
-    state: State | None = None,
-    raise_on_failure: bool = False,
-    callback: Callable[[State, object], str | None] | None = None,
-    out: str | Path | RunWriter | None = None,
-    progress: Callable[[float, int], None] | None = None,
-    reuse_factor: bool | str = "auto",
-    linear_solver: str = "auto",
-    tol: float | None = None,
-    output_dt: float | None = None,
-    dt_max: float | None = None,
-    keep: str | int | None = None,
+    model: Model, t_end: float, dt: float | str, *, rho_inf: float = RHO_INF, output_every: int = 1, rtol: float = 1e-10,
+    max_halvings: int = 10, state: State | None = None, raise_on_failure: bool = False,
+    callback: Callable[[State, object], str | None] | None = None, out: str | Path | RunWriter | None = None,
+    progress: Callable[[float, int], None] | None = None, reuse_factor: bool | str = "auto", linear_solver: str = "auto",
+    tol: float | None = None, output_dt: float | None = None, dt_max: float | None = None, keep: str | int | None = None
 ) -> Result:
     """Integrate ``model`` from its initial state (or ``state``) to ``t_end`` with step ``dt``; the
     initial state with its free FE nodes carried along (flexmb.solvers.initial.relaxed_start, ``meta["start"]``).
     ``model``, ``t_end`` and ``dt`` may be given by position; every other setting is a keyword-only option,
     passed by name (``simulate(model, 1.0, 1e-3, rho_inf=0.8)``; a case's settings: ``simulate(model,
-    **RunSettings(...).as_dict())``, flexmb.settings).
+    **RunSettings(...).as_dict())``, flexmb.settings). Both kinds of step in full: docs/guide/integrator.md.
 
-    **Fixed steps** (``dt`` a number, the default way): steps of ``dt`` from t0 (0 or
-    ``state.t``), and where t_end - t0 is no multiple of dt the last step is shortened to end
-    exactly at t_end (t_end = 1, dt = 0.3: at 0.3, 0.6, 0.9 and 1.0; dt > t_end: one step of
-    t_end). Where it is one (to 1e-9 of a step) the last time is the sum of the steps, t_end to
-    round-off, so a shorter run's rows are the first rows of a longer one, bit for bit. A step
-    whose Newton iteration fails is retried with halved steps down to dt / 2**max_halvings
+    **Fixed steps** (``dt`` a number, the default way): steps of ``dt`` from t0 (0 or ``state.t``), the last
+    one shortened to end exactly at t_end where t_end - t0 is no multiple of dt (t_end = 1, dt = 0.3: at 0.3,
+    0.6, 0.9 and 1.0); where it is one, a shorter run's rows are the first rows of a longer one, bit for bit.
+    A step whose Newton iteration fails is retried with halved steps down to dt / 2**max_halvings
     (GeneralizedAlpha.advance). Records every ``output_every``-th step and always the last one.
 
-    **Error-controlled steps** (``dt="auto"``, flexmb.solvers.step_control): each step's local
-    error is estimated from its two pseudo-accelerations, C h² (a_{n+1} - a_n) (step_control
-    eq. E2), measured at the nodes per unit step relative to the motion (E3), and the step is
-    accepted if that is at most ``tol`` (default 1e-4): the global error is then about
-    tol × (the largest node speed) × (t_end - t0). The step grows where the motion is smooth
-    (at most twice per step, up to ``dt_max``, default (t_end - t0)/20) and shrinks where it
-    is not (singular configurations, drive transients, stiff transients); a Newton failure
-    rejects and halves the step, and the run fails only when a step of h/2**max_halvings fails
-    (h: the first failed one), naming it. Rows: at t0 + k ``output_dt`` and t_end, computed
-    between steps from the dense output (step_control: Hermite interpolation, forces and
-    energies evaluated at that state), or without ``output_dt`` at every ``output_every``-th
-    step. The run ends at t_end exactly. ``result.steps`` holds every step attempt (time, size,
-    Newton iterations, error estimate, accepted/rejected/failed), in both modes.
+    **Error-controlled steps** (``dt="auto"``, flexmb.solvers.step_control): a step is accepted if its local
+    error, C h² (a_{n+1} - a_n) at the nodes per unit step relative to the motion (step_control eqs. E2, E3),
+    is at most ``tol`` (default 1e-4; the global error is then about tol × (the largest node speed) ×
+    (t_end - t0)). The step grows at most twice per step, up to ``dt_max`` (default (t_end - t0)/20); a Newton
+    failure halves it, and the run fails when a step of h/2**max_halvings fails (h: the first failed one).
+    Rows: at t0 + k ``output_dt`` and t_end (dense output), or without ``output_dt`` at every
+    ``output_every``-th step. ``result.steps`` holds every step attempt (time, size, Newton iterations,
+    error estimate, accepted/rejected/failed), in both modes.
 
-    ``reuse_factor``: keep the factorized iteration matrix across steps while Newton converges
-    fast: True, False (refactorize every step) or "auto" (reuse where refactorizing costs more
-    than a few residual evaluations); same results.
-
-    ``linear_solver``: "auto" (the O(n) tree factorization for rigid trees, a dense factor for other
-    models of at most 64 unknowns, a band factor for larger banded ones such as long flexible links,
-    CHOLMOD otherwise), "tree", "dense", "band" or "cholmod" (GeneralizedAlpha).
-    On a Newton failure the steps computed so far are returned with ``status`` saying why (or
-    the SolverError is raised if ``raise_on_failure``); so is a step whose outputs (drive forces,
-    reactions, energies, element forces, ...) are not finite: a run that says ``finished`` holds
-    finite numbers only. A failure at the start (the initial accelerations or outputs) raises
+    ``reuse_factor``: keep the factorized iteration matrix across steps while Newton converges fast: True, False
+    (refactorize every step) or "auto" (reuse where refactorizing costs more than a few residual evaluations);
+    same results. ``linear_solver``: "auto" (the O(n) tree factorization for rigid trees, a dense factor for other
+    models of at most 64 unknowns, a band factor for larger banded ones such as long flexible links, CHOLMOD
+    otherwise), "tree", "dense", "band" or "cholmod" (GeneralizedAlpha). On a Newton failure the steps computed
+    so far are returned with ``status`` saying why (or the SolverError is raised if ``raise_on_failure``); so is
+    a step whose outputs (drive forces, reactions, energies, element forces, ...) are not finite: a run that says
+    ``finished`` holds finite numbers only. A failure at the start (the initial accelerations or outputs) raises
     the SolverError. Invalid settings raise :class:`flexmb.errors.SettingsError` (a ValueError)
-    naming the argument, before anything is written.
-    ``result.stats`` holds wall time, steps (accepted; with a fixed dt: of dt, the shortened last
-    one included), sub-steps (halved steps counted one by one), rejected and failed step
-    attempts, the smallest, largest and mean step taken, Newton iterations, factorizations,
-    symbolic analyses, the time split (assembly, factorization, solve) and the energy balance's
-    largest rise and the energy the run moved (``energy_growth``, ``energy_scale``, J: flexmb.solvers.
-    energy_check; a rise above 40 % of it warns with an :class:`~flexmb.solvers.energy_check.EnergyWarning`:
-    a fast transient dt does not resolve, e.g. a spring far too stiff for dt started away from equilibrium; a rise
-    by orders of magnitude, above 100 times what the model had and was given and its energy scale, also ends the
-    run with status ``failed: energy balance grew from ... to ... J ...``, raised as a SolverError if
-    ``raise_on_failure``).
+    naming the argument, before anything is written. ``result.stats``: wall time, step counts, Newton
+    iterations, factorizations, the time split and the energy balance (docs/guide/integrator.md, "Run
+    statistics"); a rise of the balance above 40 % of the energy the run moved warns with an
+    :class:`~flexmb.solvers.energy_check.EnergyWarning`, one by orders of magnitude also ends the run with status
+    ``failed: energy balance grew from ... to ... J ...``, raised as a SolverError if ``raise_on_failure``.
 
-    ``out``: a directory (or a :class:`flexmb.results.rundir.RunWriter`) the output rows and the
-    step history are streamed to while the run goes, closed with the run's status; it must not
-    exist yet (or be empty). ``keep``: the rows kept in memory (flexmb.solvers.recorder):
-    ``"all"`` (the default without ``out``), ``"none"`` (the default with ``out``: memory stays
-    bounded by the model whatever the run's length, and the result returned is read lazily
-    from ``out``, flexmb.load) or an int N (the last N rows, returned as the result).
-    ``callback(state, evaluation)`` is called after every accepted step; if it returns a
-    non-empty string the run ends there with ``status = "stopped: <that string>"`` (the last
-    step is recorded). ``progress(t, newton_iterations)`` is called after every accepted step
-    (the last one at ``t_end``). Ctrl-C
-    (KeyboardInterrupt) closes the streamed run with status ``interrupted`` and is then
-    re-raised, so scripts stop as the user asked; ``flexmb.load(out)`` returns what was computed.
+    ``out``: a directory (or a :class:`flexmb.results.rundir.RunWriter`) the output rows and the step history are
+    streamed to while the run goes, closed with the run's status; it must not exist yet (or be empty). ``keep``:
+    the rows kept in memory (flexmb.solvers.recorder): ``"all"`` (the default without ``out``), ``"none"`` (the
+    default with ``out``: memory stays bounded by the model whatever the run's length, and the result returned is
+    read lazily from ``out``, flexmb.load) or an int N (the last N rows, returned as the result).
+    ``callback(state, evaluation)`` is called after every accepted step; if it returns a non-empty string the run
+    ends there with ``status = "stopped: <that string>"`` (the last step is recorded). ``progress(t,
+    newton_iterations)`` is called after every accepted step (the last one at ``t_end``). Ctrl-C
+    (KeyboardInterrupt) closes the streamed run with status ``interrupted`` and is then re-raised, so scripts
+    stop as the user asked; ``flexmb.load(out)`` returns what was computed.
     """
     output_every, max_halvings = check_settings(t_end, dt, rho_inf, output_every, rtol, max_halvings, state, callback,
                                                  progress)
@@ -130,15 +98,44 @@ def simulate(
                              linear_solver=linear_solver)
     writer = out if (out is None or isinstance(out, RunWriter)) else RunWriter(out)
     rec = Recorder(model, integ, writer, keep)
-    integ.log = rec.log
-    integ.estimator = ErrorEstimate(model, integ.beta, integ.gamma, integ.length_scale, t_end - t0)
     settings = {"t_end": t_end, "dt": dt, "rho_inf": rho_inf, "output_every": output_every, "rtol": rtol,
                 "max_halvings": max_halvings, "reuse_factor": reuse_factor, "keep": keep}
     if auto:
         settings.update(tol=DEFAULT_TOL if tol is None else tol, output_dt=output_dt, dt_max=dt_max)
+    run = _begin(_Run(model, integ, rec, callback, progress), writer, settings, t0)
+    st, start_meta, stats = _run_and_close(run, writer, state, settings, (raise_on_failure, t0, wall0))
+    if (not run.status.startswith("failed") or run.status.startswith("failed: energy balance")) and rec.energy.created():
+        _energy_warning(model, integ, rec, st, run.h_max if auto else float(dt), auto)
+    if raise_on_failure and run.status.startswith("failed: energy balance"):
+        raise SolverError(run.status[len("failed: "):], rec.energy.t_growth)
+    if keep == "none" and writer is not None:
+        from flexmb.results.load import load  # the rows are on disk only: read them when used
+
+        return load(writer.path)
+    return rec.result(run.status, stats, {"settings": settings, **start_meta})
+
+
+def _begin(run: _Run, writer: RunWriter | None, settings: dict, t0: float) -> _Run:
+    """``run`` with its integrator's step log and error estimate set, and the streamed run's files
+    begun with the output's template and the ``settings``."""
+    integ, rec = run.integ, run.rec
+    integ.log = rec.log
+    integ.estimator = ErrorEstimate(run.m, integ.beta, integ.gamma, integ.length_scale, settings["t_end"] - t0)
     if writer is not None:
         writer.begin(rec.template(), settings)
-    run = _Run(model, integ, rec, callback, progress)
+    return run
+
+
+def _run_and_close(run: _Run, writer: RunWriter | None, state: State | None, settings: dict,
+                   how: tuple[bool, float, float]) -> tuple[State, dict, dict]:
+    """(the start state, the start's meta data, the run's statistics) of the steps of ``run`` from ``state``
+    (or the model's relaxed start) with ``settings``, ``how`` = (raise_on_failure, t0, the wall clock's start):
+    a SolverError ends the run with status ``failed: ...`` (raised if raise_on_failure), Ctrl-C with
+    ``interrupted``; the energy balance's check and the streamed run's closing happen whatever the end."""
+    raise_on_failure, t0, wall0 = how
+    model, integ, rec = run.m, run.integ, run.rec
+    t_end, dt = settings["t_end"], settings["dt"]
+    auto = dt == AUTO
     start_meta: dict = {}  # the relaxed start (flexmb/solvers/initial.py): free FE nodes carried along, strain energy
     try:
         st, start_meta = relaxed_start(model) if state is None else (state.copy(), {})
@@ -152,9 +149,10 @@ def simulate(
         rec.commit()
         try:
             if auto:
-                run.auto(st, t_end, settings["tol"], output_dt, dt_max, output_every, max_halvings)
+                run.auto(st, t_end, settings["tol"], settings["output_dt"], settings["dt_max"], settings["output_every"],
+                         settings["max_halvings"])
             else:
-                run.fixed(st, t_end, dt, output_every)
+                run.fixed(st, t_end, dt, settings["output_every"])
         except SolverError as exc:
             run.status = f"failed: {exc}"
             if raise_on_failure:
@@ -176,15 +174,7 @@ def simulate(
                     rec.flush()
             finally:
                 writer.close(run.status, stats, start_meta)
-    if (not run.status.startswith("failed") or run.status.startswith("failed: energy balance")) and rec.energy.created():
-        _energy_warning(model, integ, rec, st, run.h_max if auto else float(dt), auto)
-    if raise_on_failure and run.status.startswith("failed: energy balance"):
-        raise SolverError(run.status[len("failed: "):], rec.energy.t_growth)
-    if keep == "none" and writer is not None:
-        from flexmb.results.load import load  # the rows are on disk only: read them when used
-
-        return load(writer.path)
-    return rec.result(run.status, stats, {"settings": settings, **start_meta})
+    return st, start_meta, stats
 
 
 def _energy_warning(model: Model, integ: GeneralizedAlpha, rec: Recorder, start: State, h: float, auto: bool) -> None:

@@ -34,6 +34,7 @@ and the weights' and nodal loads' (ST10; flexmb/solvers/constraint_stiffness.py)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -156,27 +157,12 @@ def static_equilibrium(
     naming the load factor and the coordinates that do not converge, or the constraint that does not
     close; ModelError for a model with an element family whose internal state statics cannot hold.
     """
-    auto = isinstance(load_steps, str)
-    if auto and load_steps != "auto":
-        raise ValueError(f"load_steps = {load_steps!r}: give 'auto' or a positive integer number of steps")
-    if not auto and not (isinstance(load_steps, (int, np.integer)) and not isinstance(load_steps, bool) and load_steps >= 1):
-        raise ValueError(f"load_steps = {load_steps!r}: give 'auto' or a positive integer number of steps")
-    if not (isinstance(min_increment, (int, float)) and 0 < min_increment <= 1):
-        raise ValueError(f"min_increment = {min_increment!r} must be a number in (0, 1]")
+    auto = _check_steps(load_steps, min_increment)
     asm = Assembler(model, exact_tangent=True)
     cons = StaticConstraints(model, asm)
-    st = (model.initial_state() if state is None else state.copy())
-    st.t = t
-    st.u[:] = 0.0
-    st.udot[:] = 0.0
-    st.apply_drives(model, t)
-    st.u[model.driven] = 0.0
-    st.udot[model.driven] = 0.0
+    st = _at_rest(model, state, t)
     free = model.free_u
-    lams: list[float] = []
-    its: list[int] = []
-    ups: list[int] = []
-    rejected: list[float] = []
+    steps = _Steps([], [], [], [])
     history: list[list[float]] = []
     if free.size:
         solver = _Newton(model, asm, free, tol, max_iter, cons)
@@ -184,44 +170,94 @@ def static_equilibrium(
         if cons.active:
             st = solver.penalties(st)
         if not auto:
-            for step in range(1, load_steps + 1):
-                lam = step / load_steps
-                try:
-                    st, n, k = solver.solve(st, lam)
-                except _NewtonFailure as exc:
-                    raise SolverError(exc.message + (" Use more load_steps." if "converge" in exc.message else ""),
-                                      t) from None
-                lams.append(lam)
-                its.append(n)
-                ups.append(k)
+            st = _equal_steps(solver, st, load_steps, t, steps)
         else:
-            lam, dlam = 0.0, 1.0
-            while lam < 1.0:
-                target = 1.0 if dlam >= 1.0 - lam else lam + dlam
-                try:
-                    st, n, k = solver.solve(st, target)
-                except _NewtonFailure as exc:
-                    rejected.append(target)
-                    dlam *= 0.5
-                    if dlam < min_increment:
-                        raise SolverError(
-                            f"{exc.message} Automatic load stepping gave up at load factor {lam:.6g}: the increment "
-                            f"{2 * dlam:.3g} failed and min_increment = {min_increment:.3g} ({len(rejected)} failed "
-                            "tries).", t) from None
-                    continue
-                lams.append(target)
-                its.append(n)
-                ups.append(k)
-                lam = target
-                if n <= FAST_ITERATIONS:
-                    dlam *= 2.0
+            st = _auto_steps(solver, st, min_increment, t, steps)
     ev = asm.evaluate(st)
     res = float(np.abs(ev.residual(st.udot)[free]).max(initial=0.0))
     forces = cons.forces(asm, ev) if cons.active else {}
     closure = cons.closure(ev)[0] if cons.active else 0.0
-    return StaticResult(st, ev.kin.x + model.origin, ev.kin.R, np.array(lams, dtype=float), np.array(its, dtype=int),
-                        tuple(rejected), res, model.node_names, forces, np.array(ups, dtype=int), closure,
-                        tuple(tuple(h) for h in history))
+    return StaticResult(st, ev.kin.x + model.origin, ev.kin.R, np.array(steps.lams, dtype=float),
+                        np.array(steps.iterations, dtype=int), tuple(steps.rejected), res, model.node_names, forces,
+                        np.array(steps.updates, dtype=int), closure, tuple(tuple(h) for h in history))
+
+
+def _check_steps(load_steps: int | str, min_increment: float) -> bool:
+    """Whether the load steps are automatic; a ValueError for settings out of range."""
+    auto = isinstance(load_steps, str)
+    if auto and load_steps != "auto":
+        raise ValueError(f"load_steps = {load_steps!r}: give 'auto' or a positive integer number of steps")
+    if not auto and not (isinstance(load_steps, (int, np.integer)) and not isinstance(load_steps, bool) and load_steps >= 1):
+        raise ValueError(f"load_steps = {load_steps!r}: give 'auto' or a positive integer number of steps")
+    if not (isinstance(min_increment, (int, float)) and 0 < min_increment <= 1):
+        raise ValueError(f"min_increment = {min_increment!r} must be a number in (0, 1]")
+    return auto
+
+
+def _at_rest(model: Model, state: State | None, t: float) -> State:
+    """The start of the static solution: ``state`` (default: the model's initial state) at time ``t``, at rest,
+    the driven coordinates at their drives' positions."""
+    st = (model.initial_state() if state is None else state.copy())
+    st.t = t
+    st.u[:] = 0.0
+    st.udot[:] = 0.0
+    st.apply_drives(model, t)
+    st.u[model.driven] = 0.0
+    st.udot[model.driven] = 0.0
+    return st
+
+
+class _Steps(NamedTuple):
+    """The load steps taken so far (lists the load stepping appends to)."""
+
+    lams: list[float]  # the load factor each step reached
+    iterations: list[int]  # its Newton iterations
+    updates: list[int]  # its multiplier updates (docs/statics.md (ST4)-(ST8))
+    rejected: list[float]  # the load factors of the automatic steps that failed
+
+    def add(self, lam: float, n: int, k: int) -> None:
+        """Record a converged step to load factor ``lam`` in ``n`` iterations and ``k`` updates."""
+        self.lams.append(lam)
+        self.iterations.append(n)
+        self.updates.append(k)
+
+
+def _equal_steps(solver: _Newton, st: State, load_steps: int, t: float, steps: _Steps) -> State:
+    """The equilibrium after ``load_steps`` equal load steps from ``st``, each recorded in ``steps``."""
+    for step in range(1, load_steps + 1):
+        lam = step / load_steps
+        try:
+            st, n, k = solver.solve(st, lam)
+        except _NewtonFailure as exc:
+            raise SolverError(exc.message + (" Use more load_steps." if "converge" in exc.message else ""),
+                              t) from None
+        steps.add(lam, n, k)
+    return st
+
+
+def _auto_steps(solver: _Newton, st: State, min_increment: float, t: float, steps: _Steps) -> State:
+    """The equilibrium after automatic load steps from ``st`` (the increment rule of the module docstring:
+    start with the whole load, halve the increment where Newton fails, double it after a step that converged
+    in at most FAST_ITERATIONS iterations; give up below ``min_increment``), each recorded in ``steps``."""
+    lam, dlam = 0.0, 1.0
+    while lam < 1.0:
+        target = 1.0 if dlam >= 1.0 - lam else lam + dlam
+        try:
+            st, n, k = solver.solve(st, target)
+        except _NewtonFailure as exc:
+            steps.rejected.append(target)
+            dlam *= 0.5
+            if dlam < min_increment:
+                raise SolverError(
+                    f"{exc.message} Automatic load stepping gave up at load factor {lam:.6g}: the increment "
+                    f"{2 * dlam:.3g} failed and min_increment = {min_increment:.3g} ({len(steps.rejected)} failed "
+                    "tries).", t) from None
+            continue
+        steps.add(target, n, k)
+        lam = target
+        if n <= FAST_ITERATIONS:
+            dlam *= 2.0
+    return st
 
 
 class _Newton:
