@@ -124,7 +124,8 @@ def test_test_script_sets_up_then_runs_the_whole_suite(tmp_path):
     p = subprocess.run(["bash", str(repo / "scripts" / "test.sh")], cwd=tmp_path, capture_output=True, text=True,
                        env={k: v for k, v in _env().items() if k != "FLEXMB_REQUIRE_PARAVIEW"}, timeout=60)
     assert p.returncode == 0, p.stderr
-    assert (repo / "calls.txt").read_text().splitlines() == ["setup.sh ", "setup-paraview.sh ", "python -m pytest -q"]
+    assert (repo / "calls.txt").read_text().splitlines() == ["setup.sh ", "setup-paraview.sh ",
+                                                                "python -m pytest -q --durations=30"]
     assert "export FLEXMB_REQUIRE_PARAVIEW=1" in (ROOT / "scripts" / "test.sh").read_text()
     assert "bash scripts/test.sh" in (ROOT / ".ci" / "run").read_text()
 
