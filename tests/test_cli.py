@@ -282,8 +282,12 @@ def test_ctrl_c_exits_130_and_closes_the_run(tmp_path):
     assert np.allclose(np.diff(res.t), 2e-3, rtol=1e-9)  # every step up to the interrupt, no gap
 
 
-def test_help_everywhere():
-    for args in ([], ["run"], ["info"], ["export"], ["plot"]):
-        p = cli(*args, "--help")  # the default timeout only guards against a hang
-        assert p.returncode == 0 and "usage: flexmb" in p.stdout, args
-    assert "exit codes" in cli("--help").stdout
+def test_help_everywhere(capsys):
+    """The console script's --help (one process: the installed entry point), then every command's help in this
+    process (argparse's exit 0 after printing it): each a usage line."""
+    p = cli("--help")  # the default timeout only guards against a hang
+    assert p.returncode == 0 and "usage: flexmb" in p.stdout and "exit codes" in p.stdout
+    for command in ("run", "info", "export", "plot", "animate", "sweep"):
+        with pytest.raises(SystemExit) as stop:
+            main([command, "--help"])
+        assert stop.value.code == 0 and f"usage: flexmb {command}" in capsys.readouterr().out, command
