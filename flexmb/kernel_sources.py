@@ -11,6 +11,13 @@ is compared with the one the caches were compiled from, kept in ``flexmb/__pycac
 and where they differ the caches next to the sources (``__pycache__/*.nbi``, ``*.nbc``) are deleted.
 It costs one read of the sources per import (about 5 ms); an installed copy whose folders are not
 writable keeps numba's own caches elsewhere and is left alone.
+
+Processes that compile at the same time into one cache (a sweep's local workers after an update, the test
+suite's two workers) could otherwise give two signatures of one kernel the same data file: numba's
+``IndexDataCacheFile.save`` reads the index, takes the first free file number and writes the index back,
+with nothing between two processes. The process that loads that signature later would run the other
+signature's machine code. :func:`lock_cache_writes` makes each save hold an exclusive ``flock`` on
+``numba_cache.lock`` in the cache's folder (POSIX; elsewhere numba's saves are left as they are).
 """
 
 from __future__ import annotations
@@ -19,7 +26,15 @@ import hashlib
 import os
 from pathlib import Path
 
-__all__ = ["clear_stale_caches", "sources_digest"]
+try:
+    import fcntl
+except ImportError:  # not POSIX: numba's cache saves unlocked
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["clear_stale_caches", "lock_cache_writes", "sources_digest", "LOCK_NAME"]
+
+LOCK_NAME = "numba_cache.lock"
+"""The lock file of a numba cache folder that :func:`lock_cache_writes` holds while a cache entry is saved."""
 
 #: the folders of flexmb's kernel sources: the package and the element library beside it
 ROOTS = (Path(__file__).resolve().parent, Path(__file__).resolve().parent.parent / "elements")
@@ -66,4 +81,32 @@ def clear_stale_caches(roots: tuple[Path, ...] = ROOTS) -> int:
     return removed
 
 
+def lock_cache_writes() -> bool:
+    """Make numba's cache saves (``numba.core.caching.IndexDataCacheFile.save``: read the index, choose the
+    data file, write both) hold an exclusive ``flock`` on :data:`LOCK_NAME` in the cache's folder, so that
+    processes compiling at the same time never give two signatures one data file (module docstring). Idempotent;
+    False where ``fcntl`` is missing (the saves are left as numba has them)."""
+    if fcntl is None:
+        return False
+    from numba.core import caching
+
+    save = caching.IndexDataCacheFile.save
+    if getattr(save, "flexmb_locked", False):
+        return True
+
+    def locked_save(self, key, data):
+        """numba's save of (key, data) under the folder's lock."""
+        with open(os.path.join(self._cache_path, LOCK_NAME), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                return save(self, key, data)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    locked_save.flexmb_locked = True  # type: ignore[attr-defined]
+    caching.IndexDataCacheFile.save = locked_save
+    return True
+
+
+lock_cache_writes()  # at import, before any kernel is compiled
 clear_stale_caches()  # at import: flexmb/__init__.py imports this module before any kernel module

@@ -7,4 +7,6 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/setup-paraview.sh
 export FLEXMB_REQUIRE_PARAVIEW=1
-.venv/bin/python -m pytest -q --durations=30 "$@"  # the 30 slowest tests listed: the suite's budget is 15 min
+# two worker processes (pytest-xdist; tests/conftest.py serializes their numba cache writes); the 30 slowest tests
+# listed: the suite's budget is 15 min on two cores
+.venv/bin/python -m pytest -q -n 2 --durations=30 "$@"

@@ -125,7 +125,7 @@ def test_test_script_sets_up_then_runs_the_whole_suite(tmp_path):
                        env={k: v for k, v in _env().items() if k != "FLEXMB_REQUIRE_PARAVIEW"}, timeout=60)
     assert p.returncode == 0, p.stderr
     assert (repo / "calls.txt").read_text().splitlines() == ["setup.sh ", "setup-paraview.sh ",
-                                                                "python -m pytest -q --durations=30"]
+                                                                "python -m pytest -q -n 2 --durations=30"]
     assert "export FLEXMB_REQUIRE_PARAVIEW=1" in (ROOT / "scripts" / "test.sh").read_text()
     assert "bash scripts/test.sh" in (ROOT / ".ci" / "run").read_text()
 
