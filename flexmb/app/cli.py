@@ -251,13 +251,18 @@ def _add_info(command: _Command) -> None:
     _params(i)
 
 
+def _result_arguments(parser: argparse.ArgumentParser, out_metavar: str, out_help: str) -> None:
+    """The RESULT argument of export, plot and animate, and their ``--out`` (``out_metavar``, ``out_help``)."""
+    parser.add_argument("result", metavar="RESULT", help="a run directory (of flexmb run) or a result file (.npz)")
+    parser.add_argument("--out", metavar=out_metavar, help=out_help)
+
+
 def _add_export(command: _Command) -> None:
     """``flexmb export RESULT``: write a result for ParaView."""
     e = command("export", cmd_export, help="write a result for ParaView", description="Write a result (run directory or "
                 ".npz) for ParaView: pvd = VTU files + .pvd collection (default), xdmf = XDMF 3 + HDF5.")
-    e.add_argument("result", metavar="RESULT")
+    _result_arguments(e, "DIR", "output directory (default: RESULT/paraview)")
     e.add_argument("--format", choices=("pvd", "xdmf"), default="pvd", help="file format (default pvd)")
-    e.add_argument("--out", metavar="DIR", help="output directory (default: RESULT/paraview)")
     e.add_argument("--name", help="file name stem (default: the case name)")
     e.add_argument("--every", type=int, metavar="N", help=f"every N-th output row (default: at most {MAX_FRAMES} frames)")
     e.add_argument("--overwrite", action="store_true", help="replace existing files of the same name")
@@ -273,9 +278,8 @@ def _add_plot(command: _Command) -> None:
                  "NAME.u and acceleration NAME.udot (NAME: a coordinate or a one-coordinate joint), a "
                  "spring-damper's NAME.length, NAME.rate, NAME.force, a loop cut's NAME.fx ... NAME.mz, a "
                  "beam element's NAME.N, .Vy, .Vz, .T, .My, .Mz.")
-    pl.add_argument("result", metavar="RESULT")
+    _result_arguments(pl, "DIR", "output directory (default: RESULT/plots)")
     pl.add_argument("quantity", metavar="QUANTITY", nargs="+")
-    pl.add_argument("--out", metavar="DIR", help="output directory (default: RESULT/plots)")
 
 
 def _add_animate(command: _Command) -> None:
@@ -286,9 +290,8 @@ def _add_animate(command: _Command) -> None:
                  "the time in the title, fixed axes that hold the whole motion. GIF (default) or MP4 (needs "
                  "ffmpeg), chosen by the file name. Written inside a run directory, the file is recorded in its "
                  "manifest (a later 'flexmb run --overwrite' removes it).")
-    an.add_argument("result", metavar="RESULT")
-    an.add_argument("--out", metavar="FILE", help="animation file, ending in .gif or .mp4 (default: RESULT/animation.gif; "
-                    "for RESULT.npz: RESULT.gif)")
+    _result_arguments(an, "FILE", "animation file, ending in .gif or .mp4 (default: RESULT/animation.gif; for "
+                      "RESULT.npz: RESULT.gif)")
     an.add_argument("--every", type=int, metavar="N",
                     help=f"draw every N-th output row (default: at most {animation.MAX_FRAMES} frames)")
     an.add_argument("--fps", type=float, default=20.0, metavar="F",

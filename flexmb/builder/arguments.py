@@ -58,14 +58,7 @@ def _to_float(value: Any, who: str, what: str) -> float:
         raise ModelError(f"{who}: {what} = {_show(value)} is too large for a floating-point number.") from None
 
 
-def number(
-    value: Any,
-    who: str,
-    what: str,
-    *,
-    positive: bool = False,
-    nonnegative: bool = False,
-) -> float:
+def number(value: Any, who: str, what: str, *, positive: bool = False, nonnegative: bool = False) -> float:
     """A finite real number (``positive``: > 0, ``nonnegative``: >= 0) as a float."""
     x = _to_float(value, who, what)
     if not math.isfinite(x):

@@ -86,14 +86,8 @@ class ModelBuilder(DrivesAndLoads, LoopCuts, ForceElements, FlexibleLinks, Coord
         self._nodes[name] = NodeSpec(name, readonly(x), readonly(R))
         return name
 
-    def add_body(
-        self,
-        name: str,
-        node: str,
-        mass: float,
-        com: Sequence[float] = (0.0, 0.0, 0.0),
-        inertia: Any = None,
-    ) -> str:
+    def add_body(self, name: str, node: str, mass: float, com: Sequence[float] = (0.0, 0.0, 0.0), inertia: Any = None
+                 ) -> str:
         """Add a rigid body on ``node``: ``mass``, centre of mass ``com`` (node axes, relative to
         the node) and ``inertia`` tensor about the centre of mass in node axes (3x3)."""
         who = f"add_body: body {name!r}"
