@@ -230,18 +230,43 @@ def test_an_end_step_that_refactorizes_is_the_python_one(monkeypatch) -> None:
     penalty (AL11), so the Newton factor is not S's and the projections (AL5, AL6) refactorize it at
     the converged iterate first (newton_loop.accept's ``solve``), inside the compiled call too:
     the same run bit for bit, the factorization counted once."""
-    works = []
-    original = element_run.cut_arrays
+    counts = []
+    original = element_run.element_run
 
     def capture(*args):
-        cuts, work = original(*args)
-        works.append(work)
-        return cuts, work
-    monkeypatch.setattr(element_run, "cut_arrays", capture)
+        done = original(*args)
+        if args[-1] is not None:  # the call's own factorizations (the run's cut arrays, refilled for every call)
+            counts.append(int(args[-1][1].key[7]))
+        return done
+    monkeypatch.setattr(element_run, "element_run", capture)
     fast, slow, calls = _both(monkeypatch, four_bar("rigid", th0=2.5), 1.0, 5e-3, output_every=20)
     assert fast.status == "finished"
     _assert_same(fast, slow)
-    assert sum(int(w.key[7]) for w in works) >= 1  # the end step's own factorization, in a compiled call
+    assert sum(counts) >= 1  # the end step's own factorization, in a compiled call
+
+
+def test_a_row_every_step_keeps_the_call_arrays_of_rigid_cuts(monkeypatch) -> None:
+    """With a row every step each compiled call takes one step: the cuts' arrays (cut_arrays) and the compiled
+    structures of the step's model and buffers (new_step_args) are made once for the run and refilled per call,
+    not made again (they were, every call: half the cost of a row); the run is still the Python one bit for bit."""
+    from flexmb.solvers import step_args
+
+    made = {"cut_arrays": 0, "new_step_args": 0}
+
+    def counted(module, name):
+        original = getattr(module, name)
+
+        def count(*args):
+            made[name] += 1
+            return original(*args)
+        monkeypatch.setattr(module, name, count)
+    counted(element_run, "cut_arrays")
+    counted(step_args, "new_step_args")
+    fast, slow, calls = _both(monkeypatch, four_bar("rigid", th0=2.5), 0.2, 5e-3, output_every=1)
+    _assert_same(fast, slow)
+    assert len(calls) >= 30 and set(calls) == {1}  # a call per row
+    assert made["cut_arrays"] == 1
+    assert made["new_step_args"] <= 3  # the step's model and buffers, the slow run's model (per call before: 41)
 
 
 @pytest.mark.parametrize("every", [1, 3])

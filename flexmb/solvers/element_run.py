@@ -308,6 +308,7 @@ class ElementRun:
         self._args: tuple | None = None  # (StepArgs, key) of the last call's buffers (_buffers)
         self._newton_key: tuple | None = None  # what _newton's tuple was made of
         self._newton_args: tuple = ()
+        self._cuts: tuple | None = None  # (cut_arrays' (CutModel, CutWork), key) of the last call (_cut_arrays)
 
     def run(self, st: State, a: np.ndarray, dt: float, n: int) -> tuple[State, np.ndarray, Evaluation | None, Taken]:
         """Up to ``n`` steps of ``dt`` from (st, a), as GeneralizedAlpha.advance takes them when no
@@ -344,9 +345,8 @@ class ElementRun:
             elastic = _elastic(m, "rigid_cut")
             if elastic and integ._pchol is None:  # the cuts' projection factor (GeneralizedAlpha._projection_factor)
                 integ._pchol = integ.chol.twin()
-            cuts = cut_arrays(es.fams, m.elements["rigid_cut"].penalty, elastic, es.kin, m.n_u, integ.free.size,
-                              st.elements.get("rigid_cut", np.zeros((0, 10))), integ._factor_key,
-                              es.factor_arrays(integ._pchol if elastic else integ.chol))
+            cuts = self._cut_arrays(elastic, st.elements.get("rigid_cut", np.zeros((0, 10))),
+                                    es.factor_arrays(integ._pchol if elastic else integ.chol))
         t0 = time.perf_counter()
         done = element_run(es.kernel_args(integ.chol), self._buffers(), (jf, jf_p, loads_all, bool(m.loads),
                                                                          (es.driven, *drives), followers),
@@ -387,6 +387,28 @@ class ElementRun:
             ev.wrenches_known = (ev.residual_known[1], es.work[3].copy())
             rec.set_drive(es.rfull[es.driven].copy() if es.driven.size else np.zeros(0))
         return st1, a1, ev, taken
+
+    def _cut_arrays(self, elastic: bool, state: np.ndarray, projection: tuple) -> tuple:
+        """element_run's ``cuts`` (cut_projection.cut_arrays) with the cuts' state ``state`` at the call's start and the
+        integrator's factor key: the last call's arrays again, refilled, while the projection factor's arrays and the
+        step's kinematics buffers are the same objects (its buffers are written before they are read; the accepted
+        state and the key are set as cut_arrays sets them)."""
+        es, m, integ = self.es, self.model, self.integ
+        key = (es.kin, *(x.base if isinstance(x, np.ndarray) and x.base is not None else x for x in projection))
+        if self._cuts is None or len(self._cuts[1]) != len(key) or not all(a is b for a, b in zip(self._cuts[1], key)):
+            cuts = cut_arrays(es.fams, m.elements["rigid_cut"].penalty, elastic, es.kin, m.n_u, integ.free.size, state,
+                              integ._factor_key, projection)
+            self._cuts = (cuts, key)
+            return cuts
+        cuts = self._cuts[0]
+        work = cuts[1]
+        work.accepted[:] = np.asarray(state, dtype=float).reshape(work.accepted.shape)
+        k, fk = work.key, integ._factor_key
+        k[:] = 0.0
+        if fk is not None:
+            k[0], k[1], k[2] = 1.0, fk[0], fk[1]
+        k[4:7] = k[0:3]
+        return cuts
 
     def _buffers(self):
         """The StepArgs of the begun step's buffers (ElementStep.step_buffers: element_kernels.StepBuffers): the last

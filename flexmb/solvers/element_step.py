@@ -188,7 +188,8 @@ class ElementStep(CompiledStep):
         inputs at t1 (``inputs``: those already evaluated at t1, as :meth:`inputs` gives them) and new arrays
         for its iterates; ``elements``: the families' internal state to start the step with
         (ElementFamily.begin_step; the rigid cuts' penalties). ``reuse``: the last step's arrays but the cuts',
-        couplings' and actuators' (element_run: their evaluation is used up; kernels write before reading).
+        couplings' and actuators' (element_run: their evaluation is used up; kernels write before reading); a model
+        whose only family with state is the rigid cuts' keeps theirs too, their state copied in (the same StepBuffers).
         Families without elements share one set of empty outputs (element_families.family_outputs)."""
         drives, jf, loads = self.inputs(np.array([t1])) if inputs is None else inputs
         step_motion(self.springs[5], st, t1)
@@ -201,7 +202,11 @@ class ElementStep(CompiledStep):
             set_targets(self.actuator, self.model.elements["actuator"], t1)  # (L, L', L'')(t1) (actuator_step.py)
         self.start = StepStart(self._jf, self._loads, self._drives, params, st.q, st.balls, st.u, st.udot, a)
         if reuse and getattr(self, "outs", None) is not None:  # the cuts', couplings' and actuators' arrays new (their state)
-            if self._n_rigid or self._n_coupling or self._n_actuator:
+            if self._n_rigid and not (self._n_coupling or self._n_actuator):  # element_run's: the cuts' state in place
+                self.outs[2][7][:] = els["rigid_cut"]  # cut_outputs' cst, flags as new; StepBuffers and StepArgs kept
+                self.outs[2][11][:] = 0.0
+                self._cst0 = self.outs[2][7].copy()
+            elif self._n_rigid or self._n_coupling or self._n_actuator:
                 self.outs = family_outputs(self._sizes, self.spring, self.rotational, els, self.outs, False)
                 self._cst0, self._ccst0, self._acst0 = self.outs[2][7].copy(), self.outs[4][8].copy(), self.outs[5].cst.copy()
                 self.step_buffers = self._buffers()
