@@ -150,6 +150,9 @@ class SpringDamperEvaluation(PointPairEvaluation):
     F: np.ndarray | None = None
     k: np.ndarray | None = None
     c: np.ndarray | None = None
+    #: (data, t) while the force laws' tangents (S13) in k, c are not yet taken: SpringDampers.blocks takes them
+    #: (an evaluation that forms no matrix, an output row, never does: by complex steps they cost more than the law)
+    pending: tuple | None = None
 
 
 def finite_law_value(value: Any, t: float, at: str, finite: str) -> float:
@@ -315,15 +318,28 @@ class SpringDampers(PointPairDrawing, TwoNodeFamily):
         if short >= 0:
             raise too_short(data, short, float(l[short]), state.t)
         k, c = data.k, data.c
-        if data.laws is not None and data.laws.size:  # (S12)-(S13): the force laws, in Python
+        laws = data.laws is not None and data.laws.size
+        if laws:  # (S12): the force laws, in Python; their tangents (S13) when blocks() needs them
             k, c = k.copy(), c.copy()
             for e in data.laws:
                 f = law_value(data, e, float(l[e]), float(ldot[e]), state.t)
-                k[e], c[e] = law_tangent(data, e, float(l[e]), float(ldot[e]), state.t)
                 F[e], power[e] = f, f * ldot[e]
                 w[ia[e]] += G[e, :6] * f  # (S5); row N (ground) is discarded
                 w[ib[e]] += G[e, 6:] * f
-        return self.evaluation(G, nv, ra, rb, l, ldot, F, energy, power, k, c)
+        fe = self.evaluation(G, nv, ra, rb, l, ldot, F, energy, power, k, c)
+        if laws:
+            fe.pending = (data, state.t)
+        return fe
+
+    @staticmethod
+    def tangents(fe: SpringDamperEvaluation) -> SpringDamperEvaluation:
+        """``fe`` with its force laws' tangents (S13) in k and c at its (l, l', t), taken now if still pending."""
+        if fe.pending is not None:
+            data, t = fe.pending
+            for e in data.laws:
+                fe.k[e], fe.c[e] = law_tangent(data, e, float(fe.l[e]), float(fe.ldot[e]), t)
+            fe.pending = None
+        return fe
 
     @staticmethod
     def evaluation(G: np.ndarray, nv: np.ndarray, ra: np.ndarray, rb: np.ndarray, l: np.ndarray, ldot: np.ndarray,
@@ -339,6 +355,7 @@ class SpringDampers(PointPairDrawing, TwoNodeFamily):
         """(S8) in time steps, (S9) with ``exact_tangent``, (S10) with ``material_only`` (no mass)."""
         mode = kernels.MATERIAL if material_only else (kernels.EXACT if exact_tangent else kernels.TIME_STEP)
         out = np.empty((data.n, 12, 12))
+        self.tangents(fe)
         kernels.spring_damper_blocks(fe.G, fe.nv, fe.ra, fe.rb, fe.l, fe.F, fe.k, fe.c, float(ck), float(cc), mode, out)
         return out
 
