@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from flexmb.elements.cut_contract import CutFrames
+from flexmb.elements.cut_kernels import cut_wrenches_into
 from flexmb.elements.family import ElementData, FamilyEvaluation, NodePairDrawing, NodeTable, Output, TwoNodeFamily
-from flexmb.rotations import cross
 
 if TYPE_CHECKING:  # type hints only
     from flexmb.model import Model
@@ -94,11 +94,9 @@ def cut_wrenches(G: np.ndarray, f: np.ndarray, xb: np.ndarray, Rb: np.ndarray, s
     ``G`` (n, 6, 12) and generalized force ``f`` (n, 6) on its deformation exerts on its end b
     (pose ``xb``, ``Rb``; point offset ``sb`` in b's axes), in the cut axes ``A`` (n, 3, 3, global
     columns) and globally: two (n, 6) arrays."""
-    wb = -np.einsum("nji,nj->ni", G[:, :, 6:], f)
-    rb = np.einsum("nij,nj->ni", Rb, sb)
-    glob = np.concatenate([wb[:, :3], wb[:, 3:] - cross(rb, wb[:, :3])], axis=1)
-    At = np.swapaxes(A, 1, 2)
-    loc = np.concatenate([np.einsum("nij,nj->ni", At, glob[:, :3]), np.einsum("nij,nj->ni", At, glob[:, 3:])], axis=1)
+    n = G.shape[0]
+    loc, glob = np.empty((n, 6)), np.empty((n, 6))
+    cut_wrenches_into(G, f, xb, Rb, sb, A, loc, glob)  # compiled: an output row's cost (elements/cut_kernels.py)
     return loc, glob
 
 

@@ -26,7 +26,7 @@ from numba import njit
 from flexmb.rotations import jl_inv_into, logm_into
 
 __all__ = ["WORK", "CUT_FRAMES", "cut_deformations", "deformations_at", "bushing_forces", "bushing_blocks", "add_generalized",
-           "FULL", "SPHERICAL", "BushingArrays", "BushingResults", "CutDeformation"]
+           "FULL", "SPHERICAL", "BushingArrays", "BushingResults", "CutDeformation", "cut_wrenches_into"]
 
 WORK = 12  # the scratch matrices of _deformation
 FULL, SPHERICAL = -1, 3  # free-rotation modes: none (a weld), all (a spherical joint); 0, 1, 2: about axis x, y, z
@@ -312,3 +312,29 @@ def bushing_blocks(G, K, C, ck, cc, out):
                 for k in range(6):
                     s += G[e, k, i] * H[k, j]
                 out[e, i, j] = s
+
+
+@njit(cache=True)
+def cut_wrenches_into(G, f, xb, Rb, sb, A, loc, glob) -> None:
+    """Eq. (3) of elements/bushing.py per cut e: the wrench on end b, w_b = -G_b[e]ᵀ f[e] (G_b the columns
+    of end b), as force and moment at the cut point p_b = x_b + R_b s_b (``glob`` (n, 6), global axes) and
+    in the cut axes A[e] (``loc``). ``xb`` is not read (the moment is taken about p_b, offset R_b s_b from
+    the node): kept for the signature of elements/cut_family.py's cut_wrenches."""
+    wb = np.empty(6)
+    rb = np.empty(3)
+    for e in range(G.shape[0]):
+        for i in range(6):
+            s = 0.0
+            for j in range(6):
+                s += G[e, j, 6 + i] * f[e, j]
+            wb[i] = -s
+        for i in range(3):
+            rb[i] = Rb[e, i, 0] * sb[e, 0] + Rb[e, i, 1] * sb[e, 1] + Rb[e, i, 2] * sb[e, 2]
+        glob[e, 0], glob[e, 1], glob[e, 2] = wb[0], wb[1], wb[2]
+        glob[e, 3] = wb[3] - (rb[1] * wb[2] - rb[2] * wb[1])
+        glob[e, 4] = wb[4] - (rb[2] * wb[0] - rb[0] * wb[2])
+        glob[e, 5] = wb[5] - (rb[0] * wb[1] - rb[1] * wb[0])
+        for h in range(2):
+            for i in range(3):
+                loc[e, 3 * h + i] = (A[e, 0, i] * glob[e, 3 * h] + A[e, 1, i] * glob[e, 3 * h + 1]
+                                     + A[e, 2, i] * glob[e, 3 * h + 2])

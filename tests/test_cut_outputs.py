@@ -95,3 +95,22 @@ def test_bushings_and_rigid_cuts_share_the_cut_force_field(tmp_path):
     for name, family in (("spring", "bushing"), ("hold", "rigid_cut")):
         cell = np.flatnonzero(kind == cell_kinds().index(family))
         assert cell.size == 1 and cdata["cut_force_y"][cell[0]] == res.cut_force(name)[-1, 1]
+
+
+def test_the_compiled_cut_wrenches_are_eq_3_evaluated_directly() -> None:
+    """cut_wrenches (compiled: elements/cut_kernels.py cut_wrenches_into) against eq. (3) of elements/bushing.py
+    written out with numpy for random cuts: w_b = -G_bᵀ f, its moment moved to the cut point R_b s_b, then the cut
+    axes A; equal to round-off."""
+    from flexmb.elements.cut_family import cut_wrenches
+
+    rng = np.random.default_rng(7)
+    n = 9
+    G, f = rng.normal(size=(n, 6, 12)), 1e3 * rng.normal(size=(n, 6))
+    xb, Rb, sb, A = rng.normal(size=(n, 3)), rng.normal(size=(n, 3, 3)), rng.normal(size=(n, 3)), rng.normal(size=(n, 3, 3))
+    loc, glob = cut_wrenches(G, f, xb, Rb, sb, A)
+    for e in range(n):
+        wb = -G[e, :, 6:].T @ f[e]
+        moment = wb[3:] - np.cross(Rb[e] @ sb[e], wb[:3])
+        scale = np.abs(G[e]).max() * np.abs(f[e]).max() * (1.0 + np.abs(Rb[e] @ sb[e]).max()) * np.abs(A[e]).max()
+        np.testing.assert_allclose(glob[e], np.concatenate([wb[:3], moment]), rtol=0, atol=1e-14 * scale)
+        np.testing.assert_allclose(loc[e], np.concatenate([A[e].T @ wb[:3], A[e].T @ moment]), rtol=0, atol=1e-13 * scale)
