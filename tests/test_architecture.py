@@ -556,3 +556,47 @@ def test_the_class_test_check_finds_a_planted_isinstance(tmp_path):
         "    return isinstance(x, (int, band_cholesky.BandCholesky)) or isinstance(x, float)\n")
     (pkg / "fine.py").write_text("def g(x):\n    return x.kind == 'dense' and isinstance(x, object)\n")
     assert _class_tests(pkg) == ["pkg/solvers/planted.py:4", "pkg/solvers/planted.py:6"]
+
+
+# ------------------------------------------------------------------ the element families by name (issue 35)
+#: the compiled element step's family tuples (flexmb/solvers/family_tuples.py: Families, FamilyOutputs)
+FAMILY_TUPLES = ("fams", "outs")
+
+
+def _positional_family_reads(root: Path, names: tuple[str, ...] = FAMILY_TUPLES) -> list[str]:
+    """'path:line' of every read of ``fams`` or ``outs`` (a name, or an attribute as ``self.outs``) at a literal
+    integer index in the modules below ``root``, paths relative to ``root``'s parent: the families are read by name
+    (``fams.rigid_cut``, ``outs.spring_damper``; docs/architecture.md P6)."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        lines = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Subscript):
+                continue
+            value, index = node.value, node.slice
+            name = value.id if isinstance(value, ast.Name) else value.attr if isinstance(value, ast.Attribute) else None
+            if isinstance(index, ast.UnaryOp):  # fams[-1]
+                index = index.operand
+            if name in names and isinstance(index, ast.Constant) and isinstance(index.value, int):
+                lines.add(node.lineno)
+        out += [f"{path.relative_to(root.parent).as_posix()}:{n}" for n in sorted(lines)]
+    return out
+
+
+def test_the_solvers_read_the_element_families_by_name():
+    found = _positional_family_reads(PKG / "solvers")
+    assert not found, ("an element family read by its position in fams or outs: read it by name (fams.rigid_cut, "
+                       "outs.spring_damper; flexmb/solvers/family_tuples.py):\n" + "\n".join(found))
+
+
+def test_the_family_name_check_finds_a_planted_positional_read(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "solvers").mkdir(parents=True)
+    (pkg / "solvers" / "planted.py").write_text(
+        "def f(fams, outs, es, keep, k):\n"
+        "    a = fams[2][0].size + fams.rigid_cut[0].size\n"  # line 2: fams[2]
+        "    b = es.outs[3][9] + outs.spring_damper[9] + keep[3]\n"  # line 3: es.outs[3]
+        "    c = fams[k], outs[-1], fams[1:3], outs[CUT]\n"  # line 4: outs[-1]
+        "    return a, b, c\n")
+    assert _positional_family_reads(pkg) == ["pkg/solvers/planted.py:2", "pkg/solvers/planted.py:3",
+                                             "pkg/solvers/planted.py:4"]

@@ -37,7 +37,7 @@ ENERGY, NOISE, SETTLED, CHANGED, STUCK, SHORT = range(6)
 
 
 class ActuatorArrays(NamedTuple):
-    """The actuators' arrays of the compiled iterates (``fams[5]`` of element_step.py): end nodes (ground
+    """The actuators' arrays of the compiled iterates (``fams.actuator`` of element_step.py): end nodes (ground
     as node N) and points (A1), l_min (S11), the closure tolerance (AL4), the row mask and rotation
     tolerance the rigid cuts' update takes (column 0 held, ones), and the step's prescribed length L
     (n,) and (L, L', L'') (n, 3), written per step by :func:`set_targets`."""
@@ -55,7 +55,7 @@ class ActuatorArrays(NamedTuple):
 
 
 class ActuatorOutputs(NamedTuple):
-    """An iterate's actuator arrays (``outs[5]``): the geometry G (n, 12), nv, ra, rb (n, 3), l, l'
+    """An iterate's actuator arrays (``outs.actuator``): the geometry G (n, 12), nv, ra, rb (n, 3), l, l'
     (A1)-(A2); phi, alpha, lam, force (n, 6) (column 0, as Actuators.evaluate); ell (n,); the update's
     scale (n, 6); the state ``cst`` this iterate starts from, the next ``nxt``, the penalties of the next
     matrix ``alpha_mat`` and ``flags`` (ENERGY ... SHORT)."""

@@ -43,8 +43,10 @@ from flexmb.engine.band_cholesky import band_factor_loaded, band_solve
 from flexmb.engine.dense_cholesky import dense_factor, dense_solve
 from flexmb.engine.kinematics import _forward, _node_twists, _project_node
 from flexmb.engine.tree_data import KinematicsArrays
+from flexmb.solvers.element_families import CUT_ALPHA_MAT, CUT_FORCE, CUT_G, CUT_NXT
 from flexmb.solvers.element_kernels import element_matrix
-from flexmb.solvers.law_step import spring_damper_laws_iterate
+from flexmb.solvers.family_tuples import IA, Families
+from flexmb.solvers.law_step import SPRING_FLAGS, spring_damper_laws_iterate
 from flexmb.solvers.tree_step import _absmax
 
 __all__ = ["CutModel", "CutWork", "cut_arrays", "begin_cuts", "end_cuts", "bushings_at", "springs_at"]
@@ -96,19 +98,19 @@ class CutWork(NamedTuple):
     accepted: np.ndarray
     key: np.ndarray
     projection: tuple
-    fams: tuple
+    fams: Families
     zero_diag: np.ndarray
     scratch: np.ndarray
 
 
-def cut_arrays(fams: tuple, penalty: np.ndarray, elastic: bool, kin: tuple, n_u: int, n_free: int, state: np.ndarray,
+def cut_arrays(fams: Families, penalty: np.ndarray, elastic: bool, kin: tuple, n_u: int, n_free: int, state: np.ndarray,
                key: tuple[float, float] | None, projection: tuple) -> tuple[CutModel, CutWork]:
     """The CutModel of ElementStep's families (beams, bushings, rigid cuts (ia, ib, sa, Ea, sb, Eb,
     mode, mask, ...), spring-dampers) with the cuts' given penalties (NaN: (AL7)) and whether they project with their
     own factor ``projection`` (``elastic``: rigid_cut._elastic), and new buffers like ``kin`` (the
     step's kinematics arrays), the cuts' state ``state`` of the run's start and the integrator's
     factor key (GeneralizedAlpha._factor_key)."""
-    ia, ib, sa, Ea, sb, Eb, mode, mask = fams[2][:8]
+    ia, ib, sa, Ea, sb, Eb, mode, mask = fams.rigid_cut[:8]
     model = CutModel(ia, ib, sa, Ea, sb, Eb, mode, mask, np.isnan(np.asarray(penalty, dtype=float)), bool(elastic))
     n, N = ia.size, kin[0].shape[0]
     k = np.zeros(KEY)
@@ -116,14 +118,15 @@ def cut_arrays(fams: tuple, penalty: np.ndarray, elastic: bool, kin: tuple, n_u:
         k[0], k[1], k[2] = 1.0, key[0], key[1]
     k[4:7] = k[0:3]
     e6 = (n, 6)
-    no_bushings = tuple(a[:0] for a in fams[1])
-    no_actuators = type(fams[5])(*(a[:0] for a in fams[5]))  # ElementRun: no actuators (their state in Python)
-    no_springs = tuple(a[:0] for a in fams[3])  # no mass: not in the projection's matrix (springs_at: their power)
+    no_bushings = tuple(a[:0] for a in fams.bushing)
+    no_actuators = type(fams.actuator)(*(a[:0] for a in fams.actuator))  # ElementRun: no actuators (their state in Python)
+    no_springs = tuple(a[:0] for a in fams.spring_damper)  # no mass: not in the projection's matrix (springs_at: their power)
     work = CutWork(KinematicsArrays(*(np.empty_like(a) for a in kin)), np.empty((N, 6)), np.empty(e6), np.empty(e6),
                    np.empty((N + 1, 6)), np.empty((N, 6)), np.empty(n_u), np.empty(n_free), np.empty(e6), np.empty(e6),
                    np.empty((n, N_STATE)), np.array(state, dtype=float).reshape(n, N_STATE), k, projection,
-                   (fams[0], no_bushings, fams[2], no_springs, tuple(a[:0] for a in fams[4]), no_actuators,
-                    tuple(a[:0] for a in fams[6]), tuple(a[:0] for a in fams[7])), np.zeros(n_free),
+                   fams._replace(bushing=no_bushings, spring_damper=no_springs, coupling=tuple(a[:0] for a in fams.coupling),
+                                 actuator=no_actuators, rotational=tuple(a[:0] for a in fams.rotational),
+                                 motion_load=tuple(a[:0] for a in fams.motion_load)), np.zeros(n_free),
                    np.zeros((N + 1, 6)))
     return model, work
 
@@ -233,7 +236,7 @@ def end_cuts(tree, kin, cuts, work, cut_outs, free, state, gp, bp, matrix, threa
     outs, diag, with_mass, kin, Mb, factor, threads): what refactorizes S (:func:`_solve`). False where a
     factorization failed (the step is then left to the Python path)."""
     q, balls, u, udot = state
-    G, alpha_mat, force, nxt = cut_outs[1], cut_outs[9], cut_outs[6], cut_outs[8]
+    G, alpha_mat, force, nxt = cut_outs[CUT_G], cut_outs[CUT_ALPHA_MAT], cut_outs[CUT_FORCE], cut_outs[CUT_NXT]
     st, pen, c = work.state, work.penalty, work.rates
     work.key[8] = 0.0  # no projection factor yet for this step
     for e in range(st.shape[0]):
@@ -272,7 +275,7 @@ def bushings_at(work, bushing, bushing_outs) -> None:
     """The bushings' forces, energies and powers (bushing.evaluate; ``bushing_outs`` (d, G, A, f,
     energy, power)) at the kinematics work.kin of the projected state: the dissipation of the
     evaluation there (newton_loop.accept's ``ev1``, the recorder's power)."""
-    if bushing[0].size:
+    if bushing[IA].size:
         k2 = work.kin
         bushing_forces(k2[0], k2[1], k2[7], bushing, work.scratch, bushing_outs)
 
@@ -285,8 +288,8 @@ def springs_at(work, spring, spring_outs) -> bool:
     (newton_loop.accept's ``ev1``, the recorder's power). False where an element is shorter than its l_min
     (docs/spring_damper.md (S11)) or a law's value is not finite there (S12): the step is then left to the
     Python path, which names it."""
-    if spring[0].size == 0:
+    if spring[IA].size == 0:
         return True
     k2 = work.kin
     spring_damper_laws_iterate(k2[0], k2[1], k2[7], spring, spring_outs, work.scratch)
-    return spring_outs[9][0] < 0.0
+    return spring_outs[SPRING_FLAGS][0] < 0.0

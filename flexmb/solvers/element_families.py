@@ -34,14 +34,23 @@ from flexmb.solvers.actuator_step import (
     actuator_matrix,
     actuator_outputs,
 )
-from flexmb.solvers.law_step import compile_torque_laws, law_refusal, spring_damper_laws_iterate, spring_outputs
+from flexmb.solvers.family_tuples import IA, FamilyOutputs
+from flexmb.solvers.law_step import SPRING_FLAGS, compile_torque_laws, law_refusal, spring_damper_laws_iterate, spring_outputs
 from flexmb.solvers.motion_load_step import node_load_evaluation, node_load_refusal
 from flexmb.solvers.motion_step import _call, compile_motion
 
 __all__ = ["cut_and_spring_forces", "cut_and_spring_matrix", "any_cut_or_spring", "any_with_state", "coupling_arrays",
            "coupling_outputs", "cut_outputs", "family_outputs", "iterate_evaluations",
            "iterate_flags", "stuck_error", "element_step_refusal", "rotational_arrays", "rotational_outputs",
-           "set_reference"]
+           "set_reference", "BUSHING_G", "BUSHING_POWER", "CUT_G", "CUT_FORCE", "CUT_CST", "CUT_NXT", "CUT_ALPHA_MAT",
+           "CUT_FLAGS", "COUPLING_G", "COUPLING_CST", "COUPLING_NXT", "COUPLING_FLAGS", "COUPLING_ALPHA_MAT", "ROT_POWER",
+           "ROT_FLAGS"]
+
+# The positions in the families' output tuples (FamilyOutputs' fields: family_outputs) that other kernels read
+BUSHING_G, BUSHING_POWER = 1, 5  # outs.bushing: BushingResults' fields (d, G, A, f, energy, power)
+CUT_G, CUT_FORCE, CUT_CST, CUT_NXT, CUT_ALPHA_MAT, CUT_FLAGS = 1, 6, 7, 8, 9, 11  # outs.rigid_cut: cut_outputs
+COUPLING_G, COUPLING_CST, COUPLING_NXT, COUPLING_FLAGS, COUPLING_ALPHA_MAT = 0, 8, 9, 10, 11  # outs.coupling
+ROT_POWER, ROT_FLAGS = 5, 6  # outs.rotational: rotational_outputs
 
 
 @njit(cache=True)
@@ -91,41 +100,44 @@ def any_cut_or_spring(fams) -> bool:
     """Whether ``fams`` has rigid cuts, spring-dampers, actuators, couplings or rotational spring-dampers: the
     callers skip :func:`cut_and_spring_forces` and :func:`cut_and_spring_matrix` without (a call that passes the
     families' arrays costs about a microsecond even where it does nothing). Inlined into the caller."""
-    return fams[2][0].size > 0 or fams[3][0].size > 0 or fams[5].ia.size > 0 or fams[4][0].size > 0 or fams[6][0].size > 0
+    return (fams.rigid_cut[IA].size > 0 or fams.spring_damper[IA].size > 0 or fams.actuator.ia.size > 0
+            or fams.coupling[IA].size > 0 or fams.rotational[IA].size > 0)
 
 
 @njit(inline="always")
 def any_with_state(fams) -> bool:
     """Whether ``fams`` has rigid cuts, actuators or couplings, the families :func:`iterate_flags` reads (without
     them its flags are (True, False, 0.0, False): the caller skips the call). Inlined into the caller."""
-    return fams[2][0].size > 0 or fams[5].ia.size > 0 or fams[4][0].size > 0
+    return fams.rigid_cut[IA].size > 0 or fams.actuator.ia.size > 0 or fams.coupling[IA].size > 0
 
 
 @njit(cache=True)
 def cut_and_spring_forces(x, R, V, S, q, u, fams, outs, wfull) -> bool:
-    """The rigid cuts' forces and update (``fams[2]``, ``outs[2]``: _rigid_cuts), then the
-    spring-dampers' (``fams[3]``, ``outs[3]``: spring_damper_laws_iterate, their force laws too), then the
-    actuators' ((A4), (A5) of docs/actuator.md; ``fams[5]``, ``outs[5]``: actuator_iterate), then the couplings'
-    (``fams[4]``, ``outs[4]``: _couplings), then the rotational spring-dampers' (``fams[6]``, ``outs[6]``:
-    rotational_forces) into ``wfull``; True where a spring-damper or actuator is shorter than its l_min
+    """The rigid cuts' forces and update (``fams.rigid_cut``, ``outs.rigid_cut``: _rigid_cuts), then the
+    spring-dampers' (``fams.spring_damper``, ``outs.spring_damper``: spring_damper_laws_iterate, their force laws
+    too), then the actuators' ((A4), (A5) of docs/actuator.md; ``fams.actuator``, ``outs.actuator``: actuator_iterate),
+    then the couplings' (``fams.coupling``, ``outs.coupling``: _couplings), then the rotational spring-dampers'
+    (``fams.rotational``, ``outs.rotational``: rotational_forces) into ``wfull`` (``fams``: a family_tuples.Families,
+    ``outs``: a FamilyOutputs); True where a spring-damper or actuator is shorter than its l_min
     (docs/spring_damper.md (S11)) or a force law's value is not finite (S12), or a rotational spring-damper's angle
-    is undefined (docs/rotational_spring_damper.md (R12), ``outs[6][6][0]`` its index): the iterate fails."""
-    rigid, spring = fams[2], fams[3]
-    if rigid[0].size:  # the rigid cuts (rigid_cut.evaluate) with their state of this iterate, then their update
-        _rigid_cuts(x, R, rigid, outs[2], wfull)
-    if spring[0].size:  # the spring-dampers (spring_damper.evaluate)
-        spring_damper_laws_iterate(x, R, V, spring, outs[3], wfull)
-        if outs[3][9][0] >= 0.0:
+    is undefined (docs/rotational_spring_damper.md (R12), ``outs.rotational[ROT_FLAGS][0]`` its index): the iterate
+    fails."""
+    rigid, spring = fams.rigid_cut, fams.spring_damper
+    if rigid[IA].size:  # the rigid cuts (rigid_cut.evaluate) with their state of this iterate, then their update
+        _rigid_cuts(x, R, rigid, outs.rigid_cut, wfull)
+    if spring[IA].size:  # the spring-dampers (spring_damper.evaluate)
+        spring_damper_laws_iterate(x, R, V, spring, outs.spring_damper, wfull)
+        if outs.spring_damper[SPRING_FLAGS][0] >= 0.0:
             return True
-    if fams[5].ia.size and actuator_iterate(x, R, V, fams[5], outs[5], wfull):  # the actuators (actuator.evaluate)
+    if fams.actuator.ia.size and actuator_iterate(x, R, V, fams.actuator, outs.actuator, wfull):  # (actuator.evaluate)
         return True
-    if fams[4][0].size:  # the couplings (coupling.evaluate), last in the registry
-        _couplings(S, x, q, u, fams[4], outs[4], wfull)
-    rot = fams[6]
-    if rot[0].size:  # the rotational spring-dampers (rotational_spring_damper.evaluate), after the couplings
-        ro = outs[6]
+    if fams.coupling[IA].size:  # the couplings (coupling.evaluate), last in the registry
+        _couplings(S, x, q, u, fams.coupling, outs.coupling, wfull)
+    rot = fams.rotational
+    if rot[IA].size:  # the rotational spring-dampers (rotational_spring_damper.evaluate), after the couplings
+        ro = outs.rotational
         bad = rotational_forces(R, V, rot[:12], wfull, (ro[0], ro[1], ro[2], ro[3], ro[4], ro[5]))
-        ro[6][0], ro[6][1] = float(bad), 0.0
+        ro[ROT_FLAGS][0], ro[ROT_FLAGS][1] = float(bad), 0.0
         if bad >= 0 or not _torque_laws(rot, ro, wfull):
             return True
     return False
@@ -134,18 +146,18 @@ def cut_and_spring_forces(x, R, V, S, q, u, fams, outs, wfull) -> bool:
 @njit(cache=True)
 def iterate_flags(fams, outs) -> tuple:
     """(settled, changed, position noise, stuck) of an iterate's families with element state (the
-    Assembler's newton_update and Evaluation.position_noise): the rigid cuts' (``outs[2]``), the
-    actuators' (``outs[5]``) and the couplings' (``outs[4]``, (C14), (C16) of docs/coupling.md, (AL11))."""
+    Assembler's newton_update and Evaluation.position_noise): the rigid cuts' (``outs.rigid_cut``), the
+    actuators' (``outs.actuator``) and the couplings' (``outs.coupling``, (C14), (C16) of docs/coupling.md, (AL11))."""
     settled, changed, noise, stuck = True, False, 0.0, False
-    if fams[2][0].size:
-        f = outs[2][11]
+    if fams.rigid_cut[IA].size:
+        f = outs.rigid_cut[CUT_FLAGS]
         settled, changed, noise, stuck = f[2] > 0.0, f[3] > 0.0, f[1], f[4] >= 0.0
-    if fams[5].ia.size:
-        f = outs[5].flags
+    if fams.actuator.ia.size:
+        f = outs.actuator.flags
         settled, changed, noise = settled and f[2] > 0.0, changed or f[3] > 0.0, max(noise, f[1])
         stuck = stuck or f[STUCK] >= 0.0
-    if fams[4][0].size:
-        f = outs[4][10]
+    if fams.coupling[IA].size:
+        f = outs.coupling[COUPLING_FLAGS]
         settled, changed, noise = settled and f[2] > 0.0, changed or f[5] > 0.0, max(noise, f[3])
         stuck = stuck or f[4] >= 0.0
     return settled, changed, noise, stuck
@@ -182,27 +194,27 @@ def cut_and_spring_matrix(fams, outs, scatters, ck, cc, material_only, S, x, dat
     docs/actuator.md (``scatters`` [9], buffer [10]), then the couplings' (C9) of docs/coupling.md
     (``scatters`` [7], buffer [8]), then the rotational spring-dampers' (R13) of docs/rotational_spring_damper.md
     (``scatters`` [11], buffer [12]), added to S's values ``data``."""
-    rigid, spring, coupling, rot = fams[2], fams[3], fams[4], fams[6]
-    if rigid[0].size:  # the cuts' penalties, those of the next iterate where the last update raised them (AL2, AL11)
+    rigid, spring, coupling, rot = fams.rigid_cut, fams.spring_damper, fams.coupling, fams.rotational
+    if rigid[IA].size:  # the cuts' penalties, those of the next iterate where the last update raised them (AL2, AL11)
         cblocks = scatters[4]
-        penalty_blocks(outs[2][1], outs[2][9], ck, cblocks)
+        penalty_blocks(outs.rigid_cut[CUT_G], outs.rigid_cut[CUT_ALPHA_MAT], ck, cblocks)
         rn_, ranc_ptr, ranc_coord, rpos_ptr, rpos, rmax_ne = scatters[3]
         _scatter_elements(rn_, ranc_ptr, ranc_coord, rpos_ptr, rpos, S, x, cblocks, rmax_ne, data)
-    if spring[0].size:
-        sd, sblocks = outs[3], scatters[6]
+    if spring[IA].size:
+        sd, sblocks = outs.spring_damper, scatters[6]
         spring_damper_blocks(sd[0], sd[1], sd[2], sd[3], sd[4], sd[6], sd[10], sd[11], ck, cc,
                              MATERIAL if material_only else TIME_STEP, sblocks)
         sn, sanc_ptr, sanc_coord, spos_ptr, spos, smax_ne = scatters[5]
         scatter_pairs(sn, sanc_ptr, sanc_coord, spos_ptr, spos, S, x, sblocks, smax_ne, data)  # over the path (S16)
-    if fams[5].ia.size:  # (A7), the next iterate's penalties where the last update raised them (AL11)
-        actuator_matrix(outs[5], scatters[9], scatters[10], ck, S, x, data)
-    if coupling[0].size:  # (C9): exact, the same in every mode
-        out, cblocks = outs[4], scatters[8]
+    if fams.actuator.ia.size:  # (A7), the next iterate's penalties where the last update raised them (AL11)
+        actuator_matrix(outs.actuator, scatters[9], scatters[10], ck, S, x, data)
+    if coupling[IA].size:  # (C9): exact, the same in every mode
+        out, cblocks = outs.coupling, scatters[8]
         coupling_blocks(out[0], coupling[6], coupling[7], out[11], coupling[8], ck, cc, cblocks)  # next penalties (AL11)
         cn, canc_ptr, canc_coord, cpos_ptr, cpos, cmax_ne = scatters[7]
         _scatter_elements(cn, canc_ptr, canc_coord, cpos_ptr, cpos, S, x, cblocks, cmax_ne, data)
-    if rot[0].size:  # (R13): the time step's and the material blocks are the same
-        ro, rblocks = outs[6], scatters[12]
+    if rot[IA].size:  # (R13): the time step's and the material blocks are the same
+        ro, rblocks = outs.rotational, scatters[12]
         rotational_blocks(ro[9], ro[10], rot, (ro[7], ro[8]), ro[0], ro[3], ck, cc, MATERIAL if material_only else TIME_STEP,
                           rblocks)
         rn_, ranc_ptr, ranc_coord, rpos_ptr, rpos, rmax_ne = scatters[11]
@@ -233,13 +245,15 @@ def cut_outputs(n: int, elements: dict) -> tuple:
             np.empty(e6), cst, np.empty_like(cst), np.empty(e6), np.empty(n), np.zeros(5))
 
 
-def family_outputs(n: tuple, spring: tuple, rotational: tuple, elements: dict, keep: tuple | None, fresh: bool) -> tuple:
-    """The families' outputs ``outs`` of a step of the compiled element step (element_step.ElementStep.begin): ``n``
-    their element counts (beams, bushings, rigid cuts, spring-dampers, couplings, actuators, rotational spring-dampers).
-    New arrays where ``keep`` is None, else for a family with elements where ``fresh`` or where it has element state
-    (rigid cuts, couplings, actuators: their ``cst`` that of ``elements``); ``keep``'s otherwise (the last step's, or
-    for a family without elements one set of empty outputs shared by every step: nothing writes them). The rotational
-    spring-dampers' reference angles (R3) are set from ``elements`` (:func:`set_reference`)."""
+def family_outputs(n: tuple, spring: tuple, rotational: tuple, elements: dict, keep: FamilyOutputs | None,
+                   fresh: bool) -> FamilyOutputs:
+    """The families' outputs ``outs`` (a family_tuples.FamilyOutputs) of a step of the compiled element step
+    (element_step.ElementStep.begin): ``n`` their element counts (beams, bushings, rigid cuts, spring-dampers,
+    couplings, actuators, rotational spring-dampers). New arrays where ``keep`` is None, else for a family with elements
+    where ``fresh`` or where it has element state (rigid cuts, couplings, actuators: their ``cst`` that of
+    ``elements``); ``keep``'s otherwise (the last step's, or for a family without elements one set of empty outputs
+    shared by every step: nothing writes them). The rotational spring-dampers' reference angles (R3) are set from
+    ``elements`` (:func:`set_reference`)."""
     nb = n[1]
     new = (lambda: beam_results(n[0]),
            lambda: (np.empty((nb, 6)), np.empty((nb, 6, 12)), np.empty((nb, 3, 3)), np.empty((nb, 6)), np.empty(nb),
@@ -248,7 +262,8 @@ def family_outputs(n: tuple, spring: tuple, rotational: tuple, elements: dict, k
            lambda: actuator_outputs(n[5], elements), lambda: rotational_outputs(n[6], rotational[7], rotational[8]))
     state = (False, False, True, False, True, True, False)
     set_reference(rotational, elements)  # the step's reference angles (R3), from its element state
-    return tuple(make() if keep is None or (n[k] and (fresh or state[k])) else keep[k] for k, make in enumerate(new))
+    return FamilyOutputs(*(make() if keep is None or (n[k] and (fresh or state[k])) else keep[k]
+                           for k, make in enumerate(new)))
 
 
 def rotational_arrays(model: Model, time: np.ndarray) -> tuple:
@@ -284,24 +299,24 @@ def iterate_evaluations(es: Any, kin: Kinematics) -> dict:
     family_evals = {f.name: FamilyEvaluation() for f, _, _ in es.asm.node_mass}
     if es._n_bushing:
         ia, ib = es.bushing[0], es.bushing[1]
-        _, G, A, f, energy, power = es.outs[1]
+        _, G, A, f, energy, power = es.outs.bushing
         family_evals["bushing"] = FAMILIES["bushing"].evaluation(es.model, ia, ib, kin.x, kin.R, G, A, f, energy, power)
     if es._n_el:
-        family_evals["beam"] = FAMILIES["beam"].evaluation(*es.outs[0])
+        family_evals["beam"] = FAMILIES["beam"].evaluation(*es.outs.beam)
     if es._n_rigid:
-        d, G, A, phi, alpha, lam, force, cst, nxt, alpha_mat, scal, flags = es.outs[2]
+        d, G, A, phi, alpha, lam, force, cst, nxt, alpha_mat, scal, flags = es.outs.rigid_cut
         fe = FAMILIES["rigid_cut"].evaluation(kin.x, kin.R, es.rigid[0], es.rigid[1], flags[0], flags[1], phi, G, A,
                                               alpha, lam, force)
         if flags[3] > 0.0:  # the last update raised the penalties (RigidCuts.newton_update)
             fe.alpha_next = alpha_mat
         family_evals["rigid_cut"] = fe
     if es._n_spring:
-        G, nv, ra, rb, l, ldot, F, energy, power, _, k, c = es.outs[3]  # k, c: the force laws' tangents too (S13)
+        G, nv, ra, rb, l, ldot, F, energy, power, _, k, c = es.outs.spring_damper  # k, c: the force laws' tangents too (S13)
         family_evals["spring_damper"] = FAMILIES["spring_damper"].evaluation(G, nv, ra, rb, l, ldot, F, energy, power, k, c)
     if es._n_actuator:
-        family_evals["actuator"] = actuator_evaluation(es.actuator, es.outs[5])
+        family_evals["actuator"] = actuator_evaluation(es.actuator, es.outs.actuator)
     if es._n_coupling:
-        G, g, gdot, force, lam, alpha, energy, power, _, _, flags, alpha_mat, ell = es.outs[4]
+        G, g, gdot, force, lam, alpha, energy, power, _, _, flags, alpha_mat, ell = es.outs.coupling
         fe = CouplingEvaluation(strain_energy=float(flags[0]), dissipation=float(flags[1]), position_noise=float(flags[3]),
                                 g=g, gdot=gdot, force=force, lam=lam, alpha=alpha, G=G, ell=ell)
         if flags[5] > 0.0:  # the last update raised the penalties (Couplings.newton_update)
@@ -310,7 +325,7 @@ def iterate_evaluations(es: Any, kin: Kinematics) -> dict:
     if es.motion_load[0].size:  # the loads of the motion (flexmb/solvers/motion_load_step.py)
         family_evals["motion_load"] = node_load_evaluation(es.motion_load, es.model, kin.V, es._st)
     if es._n_rotational:
-        g, angle, rate, torque, energy, power, _, k, c = es.outs[6][:9]
+        g, angle, rate, torque, energy, power, _, k, c = es.outs.rotational[:9]
         family_evals["rotational_spring_damper"] = FAMILIES["rotational_spring_damper"].evaluation(
             kin.R, kin.V, g, angle, rate, torque, energy, power, k, c)
     return family_evals
@@ -320,12 +335,13 @@ def stuck_error(es: Any, t: float) -> Exception:
     """The SolverError of the compiled step ``es``'s rigid cut, actuator or coupling (the first in registry order, as
     the Python step's newton_update raises it) stuck at its largest penalty at the last iterate
     (RigidCuts.newton_update, Actuators.newton_update, Couplings.newton_update)."""
-    if es._n_rigid and es.outs[2][11][4] >= 0.0:
-        return FAMILIES["rigid_cut"].stuck_error(es.model, es.evaluation().elements["rigid_cut"], int(es.outs[2][11][4]), t)
-    err = actuator_error(es.model.elements["actuator"], es.actuator, es.outs[5], t) if es._n_actuator else None
-    if err is None and es._n_coupling and es.outs[4][10][4] >= 0.0:
+    cut_flags, coupling_flags = es.outs.rigid_cut[CUT_FLAGS], es.outs.coupling[COUPLING_FLAGS]
+    if es._n_rigid and cut_flags[4] >= 0.0:
+        return FAMILIES["rigid_cut"].stuck_error(es.model, es.evaluation().elements["rigid_cut"], int(cut_flags[4]), t)
+    err = actuator_error(es.model.elements["actuator"], es.actuator, es.outs.actuator, t) if es._n_actuator else None
+    if err is None and es._n_coupling and coupling_flags[4] >= 0.0:
         fe = iterate_evaluations(es, es.kinematics())["coupling"]
-        return FAMILIES["coupling"].stuck_error(es.model.elements["coupling"], fe, int(es.outs[4][10][4]), t)
+        return FAMILIES["coupling"].stuck_error(es.model.elements["coupling"], fe, int(coupling_flags[4]), t)
     return err
 
 

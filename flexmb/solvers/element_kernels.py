@@ -46,12 +46,14 @@ from flexmb.engine.kinematics import (
 from flexmb.engine.tree_data import Coordinates, DriveValues, KinematicsArrays, StepInputs, StepState, TreeOutputs
 from flexmb.engine.tree_data import StepModel as TreeStepModel
 from flexmb.solvers.element_families import (
+    BUSHING_G,
     any_cut_or_spring,
     any_with_state,
     cut_and_spring_forces,
     cut_and_spring_matrix,
     iterate_flags,
 )
+from flexmb.solvers.family_tuples import IA, Families, FamilyOutputs
 from flexmb.solvers.motion_load_step import node_load_matrix, node_loads_iterate
 from flexmb.solvers.motion_step import with_motion_diag
 from flexmb.solvers.tree_step import (
@@ -76,8 +78,9 @@ LAZY = 4  # element_newton_step: converged by prediction, the last iterate not e
 class IterateModel(NamedTuple):
     """The model's arrays an iterate reads: the tree (parent, child, ..., coord_start, coord_count), the
     bodies, gravity, the joint springs and motion (``springs``), the applied joint forces' coordinates,
-    the coordinates (u_to_q, scalar_u, ball_u, free, c_diag, k_diag), the families' arrays ``fams`` =
-    (beams, bushings, rigid cuts, spring-dampers, couplings, actuators, rotational ones) and ``threads`` =
+    the coordinates (u_to_q, scalar_u, ball_u, free, c_diag, k_diag), the families' arrays ``fams`` (a
+    family_tuples.Families: beams, bushings, rigid cuts, spring-dampers, couplings, actuators, rotational ones, loads
+    of the motion) and ``threads`` =
     (the beams' passes', the joints on ground's) threads (flexmb/engine/parallel.py)."""
 
     tree: tuple
@@ -86,7 +89,7 @@ class IterateModel(NamedTuple):
     springs: tuple
     jforce_u: np.ndarray
     coords: tuple
-    fams: tuple
+    fams: Families
     threads: tuple
 
 
@@ -113,15 +116,15 @@ class StepModel(NamedTuple):
 class StepBuffers(NamedTuple):
     """The arrays a step's iterates write: the trial state ``out_state`` = (q, balls, u, u̇, a1), the
     kinematics ``kin`` = (x, R, Vs, As, S, Sd, P, V, ζ), Mb, the node wrenches ``wfull`` (N+1, 6), τ, the
-    families' outputs ``outs``, eq. (1) on all coordinates ``rfull`` and the free ones ``r``, and ``work``
-    (ending with the bearing friction's arrays, engine/friction.py friction_arrays)."""
+    families' outputs ``outs`` (a family_tuples.FamilyOutputs), eq. (1) on all coordinates ``rfull`` and the free
+    ones ``r``, and ``work`` (ending with the bearing friction's arrays, engine/friction.py friction_arrays)."""
 
     out_state: tuple
     kin: tuple
     Mb: np.ndarray
     wfull: np.ndarray
     tau: np.ndarray
-    outs: tuple
+    outs: FamilyOutputs
     rfull: np.ndarray
     r: np.ndarray
     work: tuple
@@ -201,21 +204,21 @@ def element_iterate(arrays, bufs, start, udot_in, evaluate, first):
     # Assembler.evaluate: the tree and the bodies, then the bushings (bushing.evaluate), then the beams (beam.evaluate)
     _evaluate(TreeStepModel(tree, bodies, gravity, springs, jforce_u, coordinates), StepInputs(jf, loads, drive_values), state,
               KinematicsArrays(x, R, Vs, As, S, Sd, P, V, zeta), TreeOutputs(Mb, wfull, tau, rfull), nt)
-    if fams[1][0].size:
-        bushing_forces(x, R, V, fams[1], wfull, outs[1])
+    if fams.bushing[IA].size:
+        bushing_forces(x, R, V, fams.bushing, wfull, outs.bushing)
     # Evaluation.residual: r = Bᵀ (Mb B u̇ + bias + M_e B u̇) - τ; the beams' M_e B u̇ in their residual's pass
     if nt > 1:
         node_twists_threads(ground, rest, nt, parent, child, coord_start, coord_count, S, udot1, x, aw)
     else:
         _node_twists(parent, child, coord_start, coord_count, S, udot1, x, aw)
     mf[:] = 0.0
-    beam = fams[0]
+    beam = fams.beam
     if beam.a.size:
-        beam_kernels.residual_and_mass_forces(beam, NodeMotion(x, R, V, zeta), gravity, 1.0, wfull, aw, mf, outs[0],
+        beam_kernels.residual_and_mass_forces(beam, NodeMotion(x, R, V, zeta), gravity, 1.0, wfull, aw, mf, outs.beam,
                                               threads[0])
     if any_cut_or_spring(fams) and cut_and_spring_forces(x, R, V, S, q1, u1, fams, outs, wfull):
         return np.inf, 0.0  # a spring-damper below l_min (S11): fails
-    if node_loads_iterate(fams[7], x, R, V, wfull):  # the loads of the motion, last (M12); one not finite
+    if node_loads_iterate(fams.motion_load, x, R, V, wfull):  # the loads of the motion, last (M12); one not finite
         return np.inf, 0.0
     N = x.shape[0]
     bias = wfull[:N]
@@ -271,7 +274,7 @@ def element_matrix(tree, fams, maps, outs, diag, terms, kin, Mb, data, threads) 
     pa, pb = maps.pairs
     mbar_pos, mbar_src = maps.mbar
     diag_pos, scatters = maps.diag_pos, maps.scatters
-    beam, bushing = fams[0], fams[1]
+    beam, bushing = fams.beam, fams.bushing
     nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, skip, plan = scatters[0]
     data[:] = 0.0
     if with_mass:
@@ -281,18 +284,18 @@ def element_matrix(tree, fams, maps, outs, diag, terms, kin, Mb, data, threads) 
             data[mbar_pos[t]] += vals[mbar_src[t]]
     for t in range(diag_pos.size):
         data[diag_pos[t]] += diag[t]
-    if bushing[0].size:
+    if bushing[IA].size:
         blocks = scatters[2]
-        bushing_blocks(outs[1][1], bushing[7], bushing[8], ck, cc, blocks)
+        bushing_blocks(outs.bushing[BUSHING_G], bushing[7], bushing[8], ck, cc, blocks)  # G, K, C
         bn, banc_ptr, banc_coord, bpos_ptr, bpos, bmax_ne = scatters[1]
         _scatter_elements(bn, banc_ptr, banc_coord, bpos_ptr, bpos, S, x, blocks, bmax_ne, data)
     if beam.a.size:
-        beam_kernels.add_element_matrices(outs[0], beam, MatrixWeights(ck, cc, 1.0, material_only),
+        beam_kernels.add_element_matrices(outs.beam, beam, MatrixWeights(ck, cc, 1.0, material_only),
                                           ScatterMaps(nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, skip), S, x, data,
                                           threads[0], plan)
     if any_cut_or_spring(fams):
         cut_and_spring_matrix(fams, outs, scatters, ck, cc, material_only, S, x, data)
-    node_load_matrix(fams[7], scatters[13], scatters[14], ck, cc, S, x, data)
+    node_load_matrix(fams.motion_load, scatters[13], scatters[14], ck, cc, S, x, data)
 
 
 @njit(cache=True)

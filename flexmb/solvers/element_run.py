@@ -37,9 +37,11 @@ from flexmb.elements.rigid_cut import _elastic
 from flexmb.elements.rotational_spring_damper_kernels import AXIS, rotational_forces
 from flexmb.engine.assembly import Evaluation, LazyEvaluation
 from flexmb.solvers.cut_projection import begin_cuts, bushings_at, cut_arrays, end_cuts, springs_at
-from flexmb.solvers.element_families import _torque_laws
+from flexmb.solvers.element_families import BUSHING_POWER, CUT_CST, CUT_FLAGS, ROT_POWER, _torque_laws
 from flexmb.solvers.element_kernels import LAZY, NewtonSettings, StepStart, newton_loop
+from flexmb.solvers.family_tuples import IA
 from flexmb.solvers.integrator_protocol import Integrator
+from flexmb.solvers.law_step import SPRING_POWER
 from flexmb.solvers.nonfinite import all_finite
 from flexmb.solvers.recorder import Recorder
 from flexmb.solvers.step_args import step_args
@@ -70,25 +72,25 @@ PROJECTED_PER_STEP = ("beam",)
 
 @njit(cache=True)
 def _dissipation(order, outs) -> float:
-    """Evaluation.element_dissipation of the iterate in ``outs``: 0.0 plus each family's ordered sum
-    (elements/family.py ordered_sum), in the order of ``order`` (the assembler's families)."""
+    """Evaluation.element_dissipation of the iterate in ``outs`` (a family_tuples.FamilyOutputs): 0.0 plus each
+    family's ordered sum (elements/family.py ordered_sum), in the order of ``order`` (the assembler's families)."""
     total = 0.0
     for code in order:
         s = 0.0
         if code == BEAM:
-            en = outs[0][2]
+            en = outs.beam.energies
             for e in range(en.shape[0]):
                 s += en[e, 1]
         elif code == BUSHING:
-            pw = outs[1][5]
+            pw = outs.bushing[BUSHING_POWER]
             for e in range(pw.size):
                 s += pw[e]
         elif code == SPRING_DAMPER:  # c l'² (docs/spring_damper.md (S6)), a force law's F l' (S12)
-            pw = outs[3][8]
+            pw = outs.spring_damper[SPRING_POWER]
             for e in range(pw.size):
                 s += pw[e]
         elif code == ROTATIONAL:  # c φ'² or c |ω_b - ω_a|² (docs/rotational_spring_damper.md (R11))
-            pw = outs[6][5]
+            pw = outs.rotational[ROT_POWER]
             for e in range(pw.size):
                 s += pw[e]
         total += s  # rigid cuts: no dissipation (FamilyEvaluation.dissipation 0.0)
@@ -149,7 +151,7 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
     rtol, atol_udot, eps_pos, length_scale, max_iter, lazy, with_mass, lever, c_diag, k_diag = newton
     c_err, ell, v_scale = est
     prev, wrk, spring_c, spring_u, order, rot_w, ref_prev = power
-    rot = fams[6]
+    rot = fams.rotational
     follower = springs[6][2]  # the follower loads' values of the step (motion_load_step.follower_inputs)
     q, balls, u, udot, a = state
     q1, balls1, u1, udot1, a1 = out_state
@@ -168,7 +170,7 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
             diag[j] = gp * c_diag[j] + bp * k_diag[j]
         loads = loads_all[0] if one_load else loads_all[k]
         if cuts is not None:  # Assembler.begin_step
-            begin_cuts(cuts[1].accepted, cuts[0].scaled, bp, outs[2][7])
+            begin_cuts(cuts[1].accepted, cuts[0].scaled, bp, outs.rigid_cut[CUT_CST])
         springs[5][4][0] = steps[k, 1]  # the step's end time: the spring-dampers' force laws' (flexmb/solvers/law_step.py)
         if followers.shape[1]:  # the follower loads' values at the step's end (motion_load_step.step_node_loads)
             follower[:, :] = followers[k]
@@ -185,10 +187,10 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
             key = cut_work.key
             if info[1] > 0.0:
                 key[0], key[1], key[2] = 1.0, gp, bp
-            if outs[2][11][3] > 0.0:  # the accepted iterate raised the penalties: the factor is not S's
+            if outs.rigid_cut[CUT_FLAGS][3] > 0.0:  # the accepted iterate raised the penalties: the factor is not S's
                 key[0] = 0.0
             matrix = (tree, fams, maps, outs, diag, with_mass, kin, Mb, factor, threads)
-            if not end_cuts(tree, kin, cut_model, cut_work, outs[2], coords[3], (q1, balls1, u1, udot1), gp, bp, matrix,
+            if not end_cuts(tree, kin, cut_model, cut_work, outs.rigid_cut, coords[3], (q1, balls1, u1, udot1), gp, bp, matrix,
                             threads):
                 return k
             for j in range(a1.size):
@@ -197,11 +199,11 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
                 return k
             kin_end = cut_work.kin  # the evaluation at the projected state (ev1 of _accept)
             if cut_model.elastic:  # its bushings' and spring-dampers' dissipation
-                bushings_at(cut_work, fams[1], outs[1])
-                if not springs_at(cut_work, fams[3], outs[3]):
+                bushings_at(cut_work, fams.bushing, outs.bushing)
+                if not springs_at(cut_work, fams.spring_damper, outs.spring_damper):
                     return k
         # (R3a) and the rotational spring-dampers' dissipation at the projected state (positions as the iterate's)
-        if rot[0].size and not _rotational_end(rot, outs[6], kin_end.R, kin_end.V, rot_w, ref_prev):
+        if rot[IA].size and not _rotational_end(rot, outs.rotational, kin_end.R, kin_end.V, rot_w, ref_prev):
             rot[11][:] = ref_prev  # the step is not taken: the references of its start again
             return k
         # a lazy step (the last evaluated iterate's kinematics) is taken only where no element dissipates
@@ -217,7 +219,7 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
             pw[0] = pw[0] - p_fric
             finite = finite and math.isfinite(pw[0])
         if not finite:
-            if rot[0].size:
+            if rot[IA].size:
                 rot[11][:] = ref_prev
             return k
         step_taken(k, steps[k, 2], motion, err, pw, v_scale, prev, wrk, state, out_state, info, log)

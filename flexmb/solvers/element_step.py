@@ -36,6 +36,11 @@ from flexmb.model import Model
 from flexmb.solvers import motion_load_step as load_step
 from flexmb.solvers.actuator_step import SHORT, actuator_arrays, actuator_error, set_targets
 from flexmb.solvers.element_families import (
+    COUPLING_CST,
+    COUPLING_NXT,
+    CUT_CST,
+    CUT_NXT,
+    ROT_FLAGS,
     coupling_arrays,
     element_step_refusal,
     family_outputs,
@@ -55,7 +60,8 @@ from flexmb.solvers.element_kernels import (
     element_matrix,
     element_newton_step,
 )
-from flexmb.solvers.law_step import spring_arrays, spring_failure
+from flexmb.solvers.family_tuples import Families, FamilyOutputs
+from flexmb.solvers.law_step import SPRING_FLAGS, spring_arrays, spring_failure
 from flexmb.solvers.motion_step import motion_evaluation, step_motion, with_motion_diag
 from flexmb.solvers.step_args import StepArgs, step_args
 from flexmb.solvers.tree_step import CompiledStep
@@ -173,7 +179,7 @@ class ElementStep(CompiledStep):
                      np.flatnonzero(parent != N).astype(i64), friction_arrays(model, self.pattern, free))
         self.r, self._n_el = np.empty(free.size), n
         self._sizes = (n, bu.n, rc.n, sd.n, self._n_coupling, self._n_actuator, self._n_rotational)
-        self._no_outs: tuple | None = None  # the outputs of families without elements (begin)
+        self._no_outs: FamilyOutputs | None = None  # the outputs of families without elements (begin)
         # the beams' passes and the joints on ground on numba's threads from PARALLEL_MIN of them (engine/parallel.py)
         self.threads = (nt, parallel.threads_for(model.n_joints))  # nt: also the plan's
         # the kernels' named arguments (element_kernels.py): the model's arrays and the matrix's maps, made once
@@ -208,7 +214,7 @@ class ElementStep(CompiledStep):
                 self._cst0 = self.outs[2][7].copy()
             elif self._n_rigid or self._n_coupling or self._n_actuator:
                 self.outs = family_outputs(self._sizes, self.spring, self.rotational, els, self.outs, False)
-                self._cst0, self._ccst0, self._acst0 = self.outs[2][7].copy(), self.outs[4][8].copy(), self.outs[5].cst.copy()
+                self._cst0, self._ccst0, self._acst0 = self._state_copies()
                 self.step_buffers = self._buffers()
             return
         n_u = self.model.n_u
@@ -217,8 +223,13 @@ class ElementStep(CompiledStep):
         if self._no_outs is None:  # the outputs of families without elements, shared by every step
             self._no_outs = family_outputs((0,) * 7, self.spring, self.rotational, {}, None, True)
         self.outs = family_outputs(self._sizes, self.spring, self.rotational, els, self._no_outs, True)
-        self._cst0, self._ccst0, self._acst0 = self.outs[2][7].copy(), self.outs[4][8].copy(), self.outs[5].cst.copy()
+        self._cst0, self._ccst0, self._acst0 = self._state_copies()
         self.step_buffers = self._buffers()
+
+    def _state_copies(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Copies of the rigid cuts', couplings' and actuators' state ``cst`` at the step's start (:meth:`restart`)."""
+        outs = self.outs
+        return outs.rigid_cut[CUT_CST].copy(), outs.coupling[COUPLING_CST].copy(), outs.actuator.cst.copy()
 
     def _buffers(self) -> StepBuffers:
         """The begun step's buffers as element_kernels.StepBuffers (the same arrays)."""
@@ -227,11 +238,11 @@ class ElementStep(CompiledStep):
     def restart(self) -> None:
         """The rigid cuts' state back to that of the step's start (a Newton restart with a fresh factor)."""
         if self._n_rigid:
-            self.outs[2][7][:] = self._cst0
+            self.outs.rigid_cut[CUT_CST][:] = self._cst0
         if self._n_coupling:
-            self.outs[4][8][:] = self._ccst0
+            self.outs.coupling[COUPLING_CST][:] = self._ccst0
         if self._n_actuator:
-            self.outs[5].cst[:] = self._acst0
+            self.outs.actuator.cst[:] = self._acst0
 
     @property
     def cut_flags(self) -> tuple[bool, bool, float, int]:
@@ -244,30 +255,33 @@ class ElementStep(CompiledStep):
         """The families' internal state after the last iterate's update (the next iterate's)."""
         out = dict(self._st.elements)
         if self._n_rigid:
-            out["rigid_cut"] = self.outs[2][8].copy()
+            out["rigid_cut"] = self.outs.rigid_cut[CUT_NXT].copy()
         if self._n_coupling:
-            out["coupling"] = self.outs[4][9].copy()
+            out["coupling"] = self.outs.coupling[COUPLING_NXT].copy()
         if self._n_actuator:
-            out["actuator"] = self.outs[5].nxt.copy()
+            out["actuator"] = self.outs.actuator.nxt.copy()
         return out
 
     def iterate(self, udot: np.ndarray, evaluate: bool, first: bool) -> tuple[float, float]:
         """The iterate of accelerations ``udot`` (element_iterate): (max |r| on the free coordinates,
         force scale at the ``first`` iteration)."""
         rn, scale = element_iterate(self.iterate_model, self.step_buffers, self.start, udot, evaluate, first)
-        if self._n_spring and self.outs[3][9][0] >= 0.0:  # (S11) or a law not finite: as spring_damper.evaluate
-            raise spring_failure(self.model.elements["spring_damper"], self.outs[3], self._t1)
-        if self._n_actuator and self.outs[5].flags[SHORT] >= 0.0:  # (S11) for an actuator: as actuator.evaluate
-            raise actuator_error(self.model.elements["actuator"], self.actuator, self.outs[5], self._t1)
-        if self._n_rotational and self.outs[6][6][0] >= 0.0:  # (R12) or a law not finite (R15): as its evaluate
-            raise rotational_failure(self.model.elements["rotational_spring_damper"], self.outs[6], self._t1)
+        outs = self.outs
+        if self._n_spring and outs.spring_damper[SPRING_FLAGS][0] >= 0.0:  # (S11) or a law not finite: as its evaluate
+            raise spring_failure(self.model.elements["spring_damper"], outs.spring_damper, self._t1)
+        if self._n_actuator and outs.actuator.flags[SHORT] >= 0.0:  # (S11) for an actuator: as actuator.evaluate
+            raise actuator_error(self.model.elements["actuator"], self.actuator, outs.actuator, self._t1)
+        if self._n_rotational and outs.rotational[ROT_FLAGS][0] >= 0.0:  # (R12) or a law not finite (R15): as its evaluate
+            raise rotational_failure(self.model.elements["rotational_spring_damper"], outs.rotational, self._t1)
         load_step.node_load_check(self.motion_load, self.model, self._t1)  # a load not finite: as MotionLoads.evaluate
         return rn, scale
 
     @property
-    def fams(self) -> tuple:
-        """The compiled families' arrays: beams, bushings, rigid cuts, spring-dampers, couplings, actuators, rotational ones."""
-        return self.beam, self.bushing, self.rigid, self.spring, self.coupling, self.actuator, self.rotational, self.motion_load
+    def fams(self) -> Families:
+        """The compiled families' arrays by name (flexmb/solvers/family_tuples.py): beams, bushings, rigid cuts,
+        spring-dampers, couplings, actuators, rotational spring-dampers, loads of the motion."""
+        return Families(self.beam, self.bushing, self.rigid, self.spring, self.coupling, self.actuator, self.rotational,
+                        self.motion_load)
 
     def kernel_args(self, chol) -> StepArgs:
         """The kernels' StepArgs (flexmb/solvers/step_args.py) of this model on the dense or band factor ``chol``:

@@ -31,7 +31,9 @@ from flexmb.model import Model
 from flexmb.solvers.motion_step import MOTION_SIGNATURE, _call
 
 __all__ = ["compile_torque_laws", "compile_laws", "law_refusal", "has_laws", "spring_arrays", "spring_outputs",
-           "spring_damper_laws_iterate", "spring_failure"]
+           "spring_damper_laws_iterate", "spring_failure", "SPRING_POWER", "SPRING_FLAGS"]
+
+SPRING_POWER, SPRING_FLAGS = 8, 9  # positions in a step's spring-damper outputs (spring_outputs; FamilyOutputs.spring_damper)
 
 #: per spring-damper data: (the laws' C functions' addresses (n_law,) or None, why not); compiled once
 _COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -231,7 +233,7 @@ def spring_damper_laws_iterate(x, R, V, spring, out, w):
 def spring_failure(data: SpringDamperData, out: tuple, t: float) -> SolverError:
     """The SolverError of a failed spring-damper iterate (``out`` of spring_damper_laws_iterate): the element
     shorter than its l_min (S11), or the law whose value is not finite, named as the Python step names them."""
-    return law_failure(out[9], lambda e: too_short(data, e, float(out[4][e]), t),
+    return law_failure(out[SPRING_FLAGS], lambda e: too_short(data, e, float(out[4][e]), t),
                        lambda e: law_value(data, e, float(out[4][e]), float(out[5][e]), t),
                        lambda e: f"spring-damper '{data.names[e]}': its force law compiled with numba is not finite at "
                        f"length {out[4][e]:.6g} m, rate {out[5][e]:.6g} m/s (docs/spring_damper.md (S12))", t)

@@ -127,9 +127,9 @@ def row_source(model: Model, row: dict) -> str | None:
         ("reactions", "reaction of joint", lambda i: _list(model.joint_names[j] for j in i)),
     )
     # the element families' recorded outputs (e.g. the beams' section forces), named by element
-    named += tuple((field, f"{outs[0][1].name.replace('_', ' ')} of " + " or ".join(FAMILIES[n].label for n, _ in outs),
-                    lambda i, names=tuple(e for n, _ in outs for e in model.elements[n].names): _list(names[j] for j in i))
-                   for field, outs in recorded_fields(model).items())
+    named += tuple((field, f"{by_family[0][1].name.replace('_', ' ')} of " + " or ".join(FAMILIES[n].label for n, _ in by_family),
+                    lambda i, names=tuple(e for n, _ in by_family for e in model.elements[n].names): _list(names[j] for j in i))
+                   for field, by_family in recorded_fields(model).items())
     for key, what, name in named:
         if key in row:
             bad = _first(_bad(row[key]))

@@ -277,8 +277,8 @@ class Recorder:
         self.specs = self._specs()
         # the fields with elements and, of each, the families with elements (a field or a family without
         # elements has no values to fill: e.g. the cut forces of bushings beside no rigid cut, no concatenation)
-        self._filled = [(f, [(n, o) for n, o in outs if model.elements[n].n]) for f, outs in self.outputs.items()
-                        if sum(model.elements[n].n for n, _ in outs)]
+        self._filled = [(f, [(n, o) for n, o in by_family if model.elements[n].n]) for f, by_family in self.outputs.items()
+                        if sum(model.elements[n].n for n, _ in by_family)]
         row_bytes = 8 * sum(math.prod(s) for s, _ in self.specs.values()) or 8
         cap = writer.flush_rows if writer is not None else _BLOCK_ROWS
         self.block = _Block(self.specs, max(1, min(cap, block_bytes // row_bytes)))
@@ -311,8 +311,8 @@ class Recorder:
             "reactions": ((nj, 6), "float64"), "newton_iterations": ((), "int64")}
         # the joint forces of the motion, sampled ones held (docs/motion_forces.md (M14)); (0, 2) without them
         specs["joint_forces"] = ((int(m.mforce_u.size), 2), "float64")
-        for field, outs in self.outputs.items():
-            n_el, out = sum(m.elements[name].n for name, _ in outs), outs[0][1]
+        for field, by_family in self.outputs.items():
+            n_el, out = sum(m.elements[name].n for name, _ in by_family), by_family[0][1]
             specs[field] = ((n_el, len(out.columns)) if out.columns else (n_el,), "float64")
         specs.update({f"energy__{k}": ((), "float64") for k in ENERGY_KEYS})
         return specs
@@ -429,11 +429,11 @@ class Recorder:
         v["newton_iterations"][i] = iterations
         if m.mforce_u.size:
             v["joint_forces"][i] = recorded_forces(m, st)
-        for field, outs in self._filled:
-            if len(outs) == 1:
-                v[field][i] = asm.element_output(ev, outs[0][0], outs[0][1].name)
+        for field, by_family in self._filled:
+            if len(by_family) == 1:
+                v[field][i] = asm.element_output(ev, by_family[0][0], by_family[0][1].name)
             else:
-                v[field][i] = np.concatenate([asm.element_output(ev, name, o.name) for name, o in outs])
+                v[field][i] = np.concatenate([asm.element_output(ev, name, o.name) for name, o in by_family])
         hold = st.elements.get(LOAD_HOLD_KEY) if st.elements else None
         if hold is not None:  # a sampled node load: the value acting from st on, as the joint forces' (M14), (M15)
             s = np.array([ld.sampled for ld in m.elements["motion_load"].load])
@@ -484,8 +484,8 @@ class Recorder:
 
     def _result(self, rows: dict, steps: dict, status: str, stats: dict, meta: dict | None) -> Result:
         m = self.m
-        names = {outs[0][1].names_field: tuple(e for name, _ in outs for e in m.elements[name].names)
-                 for outs in self.outputs.values() if outs[0][1].names_field}
+        names = {by_family[0][1].names_field: tuple(e for name, _ in by_family for e in m.elements[name].names)
+                 for by_family in self.outputs.values() if by_family[0][1].names_field}
         fields = {k: a for k, a in rows.items() if not k.startswith("energy__")}
         names["joint_force_names"] = force_names(m)
         return Result(**fields, energy={k: rows[f"energy__{k}"] for k in ENERGY_KEYS},
