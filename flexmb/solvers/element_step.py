@@ -39,6 +39,7 @@ from flexmb.solvers.element_families import (
     COUPLING_CST,
     COUPLING_NXT,
     CUT_CST,
+    CUT_FLAGS,
     CUT_NXT,
     ROT_FLAGS,
     coupling_arrays,
@@ -209,9 +210,10 @@ class ElementStep(CompiledStep):
         self.start = StepStart(self._jf, self._loads, self._drives, params, st.q, st.balls, st.u, st.udot, a)
         if reuse and getattr(self, "outs", None) is not None:  # the cuts', couplings' and actuators' arrays new (their state)
             if self._n_rigid and not (self._n_coupling or self._n_actuator):  # element_run's: the cuts' state in place
-                self.outs[2][7][:] = els["rigid_cut"]  # cut_outputs' cst, flags as new; StepBuffers and StepArgs kept
-                self.outs[2][11][:] = 0.0
-                self._cst0 = self.outs[2][7].copy()
+                cut = self.outs.rigid_cut  # cut_outputs' cst and flags as new; StepBuffers and StepArgs kept
+                cut[CUT_CST][:] = els["rigid_cut"]
+                cut[CUT_FLAGS][:] = 0.0
+                self._cst0 = cut[CUT_CST].copy()
             elif self._n_rigid or self._n_coupling or self._n_actuator:
                 self.outs = family_outputs(self._sizes, self.spring, self.rotational, els, self.outs, False)
                 self._cst0, self._ccst0, self._acst0 = self._state_copies()
