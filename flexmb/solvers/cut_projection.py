@@ -49,7 +49,7 @@ from flexmb.solvers.family_tuples import IA, Families
 from flexmb.solvers.law_step import SPRING_FLAGS, spring_damper_laws_iterate
 from flexmb.solvers.tree_step import _absmax
 
-__all__ = ["CutModel", "CutWork", "cut_arrays", "begin_cuts", "end_cuts", "bushings_at", "springs_at"]
+__all__ = ["CutModel", "CutWork", "cut_arrays", "factor_key", "begin_cuts", "end_cuts", "bushings_at", "springs_at"]
 
 N_STATE = 10
 KEY = 9
@@ -113,10 +113,7 @@ def cut_arrays(fams: Families, penalty: np.ndarray, elastic: bool, kin: tuple, n
     ia, ib, sa, Ea, sb, Eb, mode, mask = fams.rigid_cut[:8]
     model = CutModel(ia, ib, sa, Ea, sb, Eb, mode, mask, np.isnan(np.asarray(penalty, dtype=float)), bool(elastic))
     n, N = ia.size, kin[0].shape[0]
-    k = np.zeros(KEY)
-    if key is not None:
-        k[0], k[1], k[2] = 1.0, key[0], key[1]
-    k[4:7] = k[0:3]
+    k = factor_key(np.empty(KEY), key)
     e6 = (n, 6)
     no_bushings = tuple(a[:0] for a in fams.bushing)
     no_actuators = type(fams.actuator)(*(a[:0] for a in fams.actuator))  # ElementRun: no actuators (their state in Python)
@@ -129,6 +126,16 @@ def cut_arrays(fams: Families, penalty: np.ndarray, elastic: bool, kin: tuple, n
                                  motion_load=tuple(a[:0] for a in fams.motion_load)), np.zeros(n_free),
                    np.zeros((N + 1, 6)))
     return model, work
+
+
+def factor_key(k: np.ndarray, key: tuple[float, float] | None) -> np.ndarray:
+    """CutWork.key ``k`` (KEY,) set for a call's start from the integrator's factor key (γ', β') or None
+    (GeneralizedAlpha._factor_key): the call's factor (0:3) and the last step's (4:7) are it, no counts."""
+    k[:] = 0.0
+    if key is not None:
+        k[0], k[1], k[2] = 1.0, key[0], key[1]
+    k[4:7] = k[0:3]
+    return k
 
 
 @njit(cache=True)

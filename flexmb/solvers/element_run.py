@@ -36,7 +36,7 @@ from flexmb.elements import FAMILIES
 from flexmb.elements.rigid_cut import _elastic
 from flexmb.elements.rotational_spring_damper_kernels import AXIS, rotational_forces
 from flexmb.engine.assembly import Evaluation, LazyEvaluation
-from flexmb.solvers.cut_projection import begin_cuts, bushings_at, cut_arrays, end_cuts, springs_at
+from flexmb.solvers.cut_projection import begin_cuts, bushings_at, cut_arrays, end_cuts, factor_key, springs_at
 from flexmb.solvers.element_families import BUSHING_POWER, CUT_CST, CUT_FLAGS, ROT_POWER, _torque_laws
 from flexmb.solvers.element_kernels import LAZY, NewtonSettings, StepStart, newton_loop
 from flexmb.solvers.family_tuples import IA
@@ -405,11 +405,7 @@ class ElementRun:
         cuts = self._cuts[0]
         work = cuts[1]
         work.accepted[:] = np.asarray(state, dtype=float).reshape(work.accepted.shape)
-        k, fk = work.key, integ._factor_key
-        k[:] = 0.0
-        if fk is not None:
-            k[0], k[1], k[2] = 1.0, fk[0], fk[1]
-        k[4:7] = k[0:3]
+        factor_key(work.key, integ._factor_key)
         return cuts
 
     def _buffers(self):
