@@ -243,17 +243,26 @@ def element_iterate(arrays, bufs, start, udot_in, evaluate, first):
     rn = _absmax(r)
     if not first:
         return rn, 0.0
-    # GeneralizedAlpha._scale: |Bᵀ Mb B u̇| + |Bᵀ bias| + |τ| (node masses only)
-    s1 = 0.0  # without bodies Mb is zero and so is its term (u̇ finite: rn is)
-    if bodies[0].size:
+    return rn, _force_scale(tree, nt, (ground, rest, S, x, Wtmp), Mb, aw, bias, tau, bodies[0].size > 0)
+
+
+@njit(cache=True)
+def _force_scale(tree, nt, projection, Mb, aw, bias, tau, with_bodies) -> float:
+    """GeneralizedAlpha._scale at the first iterate of a step: |Bᵀ Mb B u̇| + |Bᵀ bias| + |τ| (node masses
+    only: without bodies Mb is zero and so is its term; u̇ is finite where r is), with ``projection`` =
+    (ground, rest, S, x, Wtmp) of :func:`_project` and the node accelerations ``aw``."""
+    ground, rest, S, x, Wtmp = projection
+    N = x.shape[0]
+    s1 = 0.0
+    if with_bodies:
         mw = np.empty((N, 6))
         mass_times_add(Mb, aw, np.zeros((N, 6)), mw)
-        p1 = np.empty(rfull.size)
+        p1 = np.empty(tau.size)
         _project(tree, nt, ground, rest, S, mw, x, Wtmp, p1)
         s1 = _absmax(p1)
-    p2 = np.empty(rfull.size)
+    p2 = np.empty(tau.size)
     _project(tree, nt, ground, rest, S, np.ascontiguousarray(bias), x, Wtmp, p2)
-    return rn, float(s1 + _absmax(p2) + _absmax(tau)) + 1e-300
+    return float(s1 + _absmax(p2) + _absmax(tau)) + 1e-300
 
 
 @njit(cache=True)

@@ -118,29 +118,22 @@ def _rotational_end(rot, ro, R, V, w, ref_prev) -> bool:
 @njit(cache=True)
 def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log, info, cuts) -> int:
     """Take the steps ``steps`` (K, 3) = (step size, end time of the step, time of the state after
-    it) from ``state`` = (q, balls, u, u̇, a) (updated in place to the last step taken).
+    it) from ``state`` = (q, balls, u, u̇, a) (updated in place to the last step taken); returns how many.
 
-    ``args``, ``bufs``: element_newton_step's model arrays (ElementStep.kernel_args: element_kernels.StepModel)
-    and the step's buffers (element_kernels.StepBuffers), each in a flexmb.solvers.step_args.StepArgs (one
-    pointer to unbox per call, not their arrays);
+    ``args``, ``bufs``: element_newton_step's model arrays (element_kernels.StepModel) and the step's buffers
+    (element_kernels.StepBuffers), each in a flexmb.solvers.step_args.StepArgs (one pointer to unbox per call);
     ``inputs`` = (joint forces (K, n) at the step ends, the same at the states' times for the power,
     nodal loads (K or 1, N, 6), with loads, (driven, q, q̇, q̈ (K, n_driven) each), the follower loads' values
-    (K, n_loads, 6) at the step ends (tree_run.follower_values; (1, 0, 6) without follower loads), set per step as
-    motion_load_step.step_node_loads sets them and turned per iterate (docs/motion_forces.md (M19)));
-    ``alpha`` = (αm, αf, γ, β); ``newton`` = (rtol, atol_u̇, eps_pos, length scale, max_iter, lazy,
-    with node masses, lever, c_diag, k_diag); ``est`` = (C of E2, ℓ, [V]): the error estimate, V
-    updated; ``power`` = ([t, p_diss, p_drive, p_load] of the last state, work (3,), joint dampers'
-    c and u, family codes of the dissipation in the assembler's order, two scratch arrays of the rotational
-    spring-dampers' end of step: (N+1, 6), (n_rot,), _rotational_end) updated; each step taken ends with the
-    rotational spring-dampers' reference angles set to its angles ((R3a): the next step counts the turns on from
-    there) and their dissipation at them, as the Python step's accept; ``log`` (K, 4) =
-    (iterations, factorizations, residual, error) per step; ``info`` (5,) element_newton_step's of
-    the last step tried; ``cuts`` = (CutModel, CutWork of flexmb/solvers/cut_projection.py) of a model with rigid
-    cuts, None without (numba prunes the cuts' branches then: their 105 arrays are not passed per call):
-    each step begins with the cuts' penalties (begin_cuts, (AL7)) and ends with their projections
-    (end_cuts, (AL5), (AL6), (AL8), (AL9)), the pseudo-acceleration from the projected u̇ and the error
-    estimate and powers at the projected state (newton_loop.accept). Returns the number of
-    steps taken (module docstring)."""
+    (K, n_loads, 6) at the step ends (tree_run.follower_values; (1, 0, 6) without), turned per iterate
+    (docs/motion_forces.md (M19))); ``alpha`` = (αm, αf, γ, β); ``newton`` = (rtol, atol_u̇, eps_pos, length
+    scale, max_iter, lazy, with node masses, lever, c_diag, k_diag); ``est`` = (C of E2, ℓ, [V]): the error
+    estimate, V updated; ``power`` = ([t, p_diss, p_drive, p_load] of the last state, work (3,), joint dampers'
+    c and u, family codes of the dissipation in the assembler's order, the rotational spring-dampers' scratch
+    (N+1, 6), (n_rot,) of _rotational_end, which sets their reference angles to each step's ((R3a)) and takes their
+    dissipation there) updated; ``log`` (K, 4) = (iterations, factorizations, residual, error) per step; ``info``
+    (5,) element_newton_step's of the last step tried; ``cuts`` = (CutModel, CutWork of
+    flexmb/solvers/cut_projection.py) with rigid cuts, None without (numba prunes their branches: their 105 arrays
+    are not passed per call): :func:`_begin_step` and :func:`_end_rigid_cuts` (module docstring)."""
     model, maps, factor = args.step
     tree, bodies, gravity, springs, jforce_u, coords, fams, threads = model
     buffers = bufs.step
@@ -161,19 +154,11 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
     pw = np.empty(3)
     one_load = loads_all.shape[0] == 1
     no_loads = np.zeros((0, 6))
-    c_f, c_m = 1 - af, 1 - am
     for k in range(steps.shape[0]):
         h = steps[k, 0]
-        gp = g * h * c_a  # GeneralizedAlpha.step
-        bp = b * h * h * c_a
-        for j in range(diag.size):
-            diag[j] = gp * c_diag[j] + bp * k_diag[j]
+        gp, bp = _begin_step(k, steps, (g, b, c_a), (c_diag, k_diag, diag), cuts, outs.rigid_cut[CUT_CST], springs[5][4],
+                             follower, followers)
         loads = loads_all[0] if one_load else loads_all[k]
-        if cuts is not None:  # Assembler.begin_step
-            begin_cuts(cuts[1].accepted, cuts[0].scaled, bp, outs.rigid_cut[CUT_CST])
-        springs[5][4][0] = steps[k, 1]  # the step's end time: the spring-dampers' force laws' (flexmb/solvers/law_step.py)
-        if followers.shape[1]:  # the follower loads' values at the step's end (motion_load_step.step_node_loads)
-            follower[:, :] = followers[k]
         start = StepStart(jf_all[k], loads, (driven, driven_q[k], driven_u[k], driven_a[k]), (am, af, g, b, h), q, balls,
                           u, udot, a)
         newton_loop(model, maps, factor, buffers, start, diag, NewtonSettings(gp, bp, rtol, atol_udot, eps_pos, length_scale,
@@ -182,26 +167,11 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
         if (status != OK and status != LAZY) or not all_finite(q1, u1, udot1, balls1):
             return k
         kin_end = kin
-        if cuts is not None:  # newton_loop.accept: the factor key of CompiledElementNewton, RigidCuts.end_step, a1, the state
-            cut_model, cut_work = cuts
-            key = cut_work.key
-            if info[1] > 0.0:
-                key[0], key[1], key[2] = 1.0, gp, bp
-            if outs.rigid_cut[CUT_FLAGS][3] > 0.0:  # the accepted iterate raised the penalties: the factor is not S's
-                key[0] = 0.0
+        if cuts is not None:  # newton_loop.accept: the factor key, RigidCuts.end_step, a1, the state
             matrix = (tree, fams, maps, outs, diag, with_mass, kin, Mb, factor, threads)
-            if not end_cuts(tree, kin, cut_model, cut_work, outs.rigid_cut, coords[3], (q1, balls1, u1, udot1), gp, bp, matrix,
-                            threads):
+            if not _end_rigid_cuts(cuts, matrix, info, coords[3], out_state, (udot, a), (gp, bp, af, am)):
                 return k
-            for j in range(a1.size):
-                a1[j] = (af * udot[j] + c_f * udot1[j] - am * a[j]) / c_m
-            if not all_finite(q1, u1, udot1, balls1):
-                return k
-            kin_end = cut_work.kin  # the evaluation at the projected state (ev1 of _accept)
-            if cut_model.elastic:  # its bushings' and spring-dampers' dissipation
-                bushings_at(cut_work, fams.bushing, outs.bushing)
-                if not springs_at(cut_work, fams.spring_damper, outs.spring_damper):
-                    return k
+            kin_end = cuts[1].kin  # the evaluation at the projected state (ev1 of _accept)
         # (R3a) and the rotational spring-dampers' dissipation at the projected state (positions as the iterate's)
         if rot[IA].size and not _rotational_end(rot, outs.rotational, kin_end.R, kin_end.V, rot_w, ref_prev):
             rot[11][:] = ref_prev  # the step is not taken: the references of its start again
@@ -211,13 +181,8 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
                              _dissipation(order, outs) if status == OK else 0.0, status == OK)
         err, motion, finite = step_measures(tree, kin_end, a, a1, h, rfull, ErrorInputs(c_err, ell, v_scale, driven), powers,
                                             (drive, pw))
-        fric = work[8]
-        if fric[0].size:  # Recorder.power: the bearing friction dissipates -Σ τ u (its torques at the last iterate)
-            p_fric = 0.0
-            for n in range(fric[0].size):
-                p_fric += fric[9][n] * u1[fric[0][n]]
-            pw[0] = pw[0] - p_fric
-            finite = finite and math.isfinite(pw[0])
+        if work[8][0].size:  # Recorder.power: the bearing friction dissipates -Σ τ u (its torques at the last iterate)
+            finite = _with_friction_power(work[8], u1, pw) and finite
         if not finite:
             if rot[IA].size:
                 rot[11][:] = ref_prev
@@ -227,6 +192,72 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
             cuts[1].accepted[:] = cuts[1].state
             cuts[1].key[4:8] = cuts[1].key[0:4]
     return steps.shape[0]
+
+
+@njit(cache=True)
+def _begin_step(k, steps, coefficients, diagonals, cuts, cst, law_time, follower, followers) -> tuple[float, float]:
+    """The start of step k of :func:`element_run`: γ' and β' of its size (GeneralizedAlpha.step; ``coefficients``
+    = (γ, β, (1 - αf) / (1 - αm))) and the iteration matrix's joint diagonal from them (``diagonals`` = (c, k,
+    out)); the rigid cuts' penalties (Assembler.begin_step, (AL7); ``cst`` their state); the step's end time for
+    the spring-dampers' force laws (``law_time``, flexmb/solvers/law_step.py); the follower loads' values at the
+    step's end (motion_load_step.step_node_loads). Returns (γ', β')."""
+    h = steps[k, 0]
+    g, b, c_a = coefficients
+    gp = g * h * c_a
+    bp = b * h * h * c_a
+    c_diag, k_diag, diag = diagonals
+    for j in range(diag.size):
+        diag[j] = gp * c_diag[j] + bp * k_diag[j]
+    if cuts is not None:
+        begin_cuts(cuts[1].accepted, cuts[0].scaled, bp, cst)
+    law_time[0] = steps[k, 1]
+    if followers.shape[1]:
+        follower[:, :] = followers[k]
+    return gp, bp
+
+
+@njit(cache=True)
+def _end_rigid_cuts(cuts, matrix, info, free, out_state, start, weights) -> bool:
+    """The end of a step of :func:`element_run` with rigid cuts (newton_loop.accept): the factor key of
+    CompiledElementNewton (the step's factor valid unless the accepted iterate raised the penalties), the cuts'
+    projections and multipliers (end_cuts: (AL5), (AL6), (AL8), (AL9)), the pseudo-acceleration a1 from the
+    projected u̇ (``start`` = (u̇, a) of the step's start, ``weights`` = (γ', β', αf, αm)), and where the cuts
+    project with their own factor the bushings' and spring-dampers' dissipation at the projected state.
+    ``matrix`` as end_cuts takes it, ``free`` the free coordinates, ``out_state`` (q, balls, u, u̇, a) after the
+    step. False where the step is not taken (a projection failed, or a value is not finite)."""
+    cut_model, cut_work = cuts
+    tree, fams, _, outs, _, _, kin, _, _, threads = matrix
+    q1, balls1, u1, udot1, a1 = out_state
+    udot, a = start
+    gp, bp, af, am = weights
+    key = cut_work.key
+    if info[1] > 0.0:
+        key[0], key[1], key[2] = 1.0, gp, bp
+    if outs.rigid_cut[CUT_FLAGS][3] > 0.0:  # the accepted iterate raised the penalties: the factor is not S's
+        key[0] = 0.0
+    if not end_cuts(tree, kin, cut_model, cut_work, outs.rigid_cut, free, (q1, balls1, u1, udot1), gp, bp, matrix, threads):
+        return False
+    c_f, c_m = 1 - af, 1 - am
+    for j in range(a1.size):
+        a1[j] = (af * udot[j] + c_f * udot1[j] - am * a[j]) / c_m
+    if not all_finite(q1, u1, udot1, balls1):
+        return False
+    if cut_model.elastic:  # its bushings' and spring-dampers' dissipation
+        bushings_at(cut_work, fams.bushing, outs.bushing)
+        if not springs_at(cut_work, fams.spring_damper, outs.spring_damper):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _with_friction_power(fric, u1, pw) -> bool:
+    """Recorder.power: the bearing friction (``fric``, the element step's friction arrays: coordinates 0,
+    torques at the last iterate 9) dissipates -Σ τ u, taken off the dissipated power pw[0]; whether it is finite."""
+    p_fric = 0.0
+    for n in range(fric[0].size):
+        p_fric += fric[9][n] * u1[fric[0][n]]
+    pw[0] = pw[0] - p_fric
+    return math.isfinite(pw[0])
 
 
 def step_times(t: float, dt: float, n: int) -> np.ndarray:
