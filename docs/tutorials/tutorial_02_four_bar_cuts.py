@@ -17,8 +17,10 @@ and the cut forces every result records.
 # The mechanism
 # -------------
 # Crank a = 0.3 m, coupler b = 1 m, rocker c = 0.8 m, ground d = 1 m, in the x–y plane under
-# gravity, the crank starting at 1 rad. The closed form puts the rocker's pin B where the circles
-# about the crank pin A (radius b) and about O4 (radius c) meet.
+# gravity, the crank starting at 1 rad. The closed form takes the triangle of the crank pin A, the
+# rocker's pivot O4 and its pin B: its sides |O4 A| = r, |AB| = b and |O4 B| = c give the angle ψ at O4
+# between O4A and O4B (law of cosines), and the rocker's angle is that of O4A less ψ (the branch the
+# mechanism starts on; eq. (F) of docs/loops.md).
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -28,20 +30,19 @@ a, b, c, d, th0 = 0.3, 1.0, 0.8, 1.0, 1.0
 z = (0, 0, 1.0)
 
 
-def pin_b(th2):
-    """Rigid four-bar: the rocker pin B for crank angles th2 (closed form)."""
-    A = np.stack([a * np.cos(th2), a * np.sin(th2)], -1)
-    D = np.array([d, 0.0]) - A
-    r = np.linalg.norm(D, axis=-1)
-    x = (b**2 - c**2 + r**2) / (2 * r)
-    h = np.sqrt(b**2 - x**2)
-    e = D / r[..., None]
-    return A + x[..., None] * e + h[..., None] * np.stack([-e[..., 1], e[..., 0]], -1)
-
-
 def rocker_angle(th2):
-    B = pin_b(th2)
-    return np.arctan2(B[..., 1], B[..., 0] - d)
+    """Rigid four-bar: the rocker's angle at O4 (from +x, in (-π, π]) for crank angles th2 (closed form)."""
+    ax, ay = a * np.cos(th2), a * np.sin(th2)
+    r = np.hypot(ax - d, ay)
+    psi = np.arccos((c**2 + r**2 - b**2) / (2 * c * r))
+    th4 = np.arctan2(ay, ax - d) - psi
+    return np.arctan2(np.sin(th4), np.cos(th4))
+
+
+def pin_b(th2):
+    """The rocker's pin B for crank angles th2."""
+    th4 = rocker_angle(th2)
+    return np.stack([d + c * np.cos(th4), c * np.sin(th4)], -1)
 
 
 A0 = np.array([a * np.cos(th0), a * np.sin(th0), 0.0])

@@ -95,11 +95,9 @@ print(f"plate: largest difference of the joint angle {diff:.1e} rad; particle ma
       f"{np.round(plate_p.elements['particle_body'].masses[0], 4)} kg")
 
 fig, ax = plt.subplots(figsize=(7, 3))
-ax.plot(res_b.t, res_b.coordinate("pin.q"), label="rigid body")
-ax.plot(res_p.t, res_p.coordinate("pin.q"), "--", label="particle body")
-ax.set_xlabel("t [s]")
-ax.set_ylabel("pin.q [rad]")
-ax.set_title("the plate swinging: two descriptions, one motion")
+for res, style, label in ((res_b, "-", "rigid body"), (res_p, "--", "particle body")):
+    ax.plot(res.t, res.coordinate("pin.q"), style, label=label)
+ax.set(xlabel="t [s]", ylabel="pin.q [rad]", title="the plate swinging: two descriptions, one motion")
 ax.legend()
 fig.tight_layout()
 
