@@ -465,9 +465,7 @@ well-named pieces (a long docstring may move its detail to the module docstring 
 # compiled kernel changes what numba inlines and can change its speed). The list only shrinks.
 LONGER_THAN_80_FOR_NOW: set[str] = {
     "flexmb/engine/kinematics.py::_forward_joints",
-    "elements/beam/residual_kernels.py::_residual_range",
     "flexmb/solvers/element_run.py::element_run",
-    "elements/beam/matrix_kernels.py::_free_pair_matrix",
     "flexmb/solvers/element_kernels.py::element_iterate",
 }
 
