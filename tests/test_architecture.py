@@ -466,6 +466,7 @@ well-named pieces (a long docstring may move its detail to the module docstring 
 LONGER_THAN_80_FOR_NOW: set[str] = {
     "flexmb/engine/kinematics.py::_forward_joints",
     "flexmb/solvers/element_run.py::element_run",
+    "elements/beam/matrix_kernels.py::_free_pair_matrix",
     "flexmb/solvers/element_kernels.py::element_iterate",
 }
 

@@ -229,12 +229,23 @@ def _element_matrices_range(lo, hi, res, beam, weights, maps, S, x, data, values
 
 
 @njit(cache=True, inline="always")
-def _free_pair_factors(frames, Bl, Kl, Ml, e, Be, cm, G, KG, T, MT):
-    """The factors of element e's matrix between two free nodes (_free_pair_matrix), from its frame
-    frames[e], Bl[e], K_l = Kl[e], M_l = Ml[e] and the node rotations in ``Be``'s rotation blocks:
-    G = Bl B_e (7,12), KG = K_l G (7,12), T = R~ᵀ B_e (4,3,3: Rrᵀ, Rrᵀ R_a, Rrᵀ, Rrᵀ R_b) and, if
-    ``cm`` != 0, MT = M_l T (12,12) column block by column block; products with a zero entry of
-    K_l or M_l skipped (a sum started at +0 is the same without them)."""
+def _free_pair_matrix(res, beam, e, weights, Be, work, pos, off, data, values):
+    """B_eᵀ (ck K + cc C + cm M) B_e (``weights``) of element e of ``beam`` (at the residual's ``res``)
+    between two free nodes, whose B_e is
+    diag(I, R_a, I, R_b) (the node rotations R in Be's rotation blocks: scatter_block's fast path),
+    formed in the nodes' coordinates at once and only at the entries with a position (pos >= 0: the
+    lower triangle, 78 of 144, on the factors' pattern): with G = Bl B_e (7,12) the stiffness and
+    damping are (ck + cc alpha) Gᵀ K_l G plus the string stiffness on the translations (as in
+    _element_matrix), and with T = R~ᵀ B_e (4 blocks Rrᵀ, Rrᵀ R_a, Rrᵀ, Rrᵀ R_b) the mass is
+    Tᵀ M_l T. The same matrix as _element_matrix then scatter_block to round-off (other sums). The entries
+    of a row are formed three columns at a time (a node block's), the three sums side by side: each
+    entry the same sum in the same order as alone, bit for bit; a 3-block without a position is skipped,
+    the few entries of a formed block without one are computed and not written."""
+    frames, _, _, p, Bl, chord = res
+    Kl, alpha, Ml = beam.Kl, beam.alpha, beam.Ml
+    ck, cc, cm, material_only = weights
+    G, KG, T, MT = work  # work arrays (7,12), (7,12), (4,3,3), (12,12)
+    store = values.size > 0
     for k in range(7):  # G = Bl B_e
         for h in range(2):
             o = 6 * h
@@ -271,73 +282,42 @@ def _free_pair_factors(frames, Bl, Kl, Ml, e, Be, cm, G, KG, T, MT):
                         m1 += c * T[cb, k, 1]
                         m2 += c * T[cb, k, 2]
                 MT[i, 3 * cb], MT[i, 3 * cb + 1], MT[i, 3 * cb + 2] = m0, m1, m2
-
-
-@njit(cache=True, inline="always")
-def _free_pair_block(G, KG, T, MT, r, cb, cmat, N, cm):
-    """The entries (r, c:c + 3) of a free pair's matrix (_free_pair_matrix; c = 3 cb: column block
-    cb), three independent sums side by side, each the same sum in the same order as alone:
-    cmat (G[:, r]ᵀ KG) plus, in a translation block, the string stiffness N (I - r1 r1ᵀ), ± by node
-    (r1: the frame's first column, T[0]'s first row), plus, if ``cm`` != 0, cm (Tᵀ MT)."""
-    rb, rr, c = r // 3, r % 3, 3 * cb
-    s0 = s1 = s2 = 0.0
-    for k in range(7):
-        g = G[k, r]
-        s0 += g * KG[k, c]
-        s1 += g * KG[k, c + 1]
-        s2 += g * KG[k, c + 2]
-    v0, v1, v2 = cmat * s0, cmat * s1, cmat * s2
-    if rb % 2 == 0 and cb % 2 == 0:  # translations: the string stiffness N/l (I - r1 r1ᵀ), ± by node
-        f = T[0, 0, rr]
-        P0 = N * ((1.0 if rr == 0 else 0.0) - f * T[0, 0, 0])
-        P1 = N * ((1.0 if rr == 1 else 0.0) - f * T[0, 0, 1])
-        P2 = N * ((1.0 if rr == 2 else 0.0) - f * T[0, 0, 2])
-        if rb == cb:
-            v0 += P0
-            v1 += P1
-            v2 += P2
-        else:
-            v0 += -P0
-            v1 += -P1
-            v2 += -P2
-    if cm != 0.0:
-        i0 = 3 * rb
-        t0, t1, t2 = T[rb, 0, rr], T[rb, 1, rr], T[rb, 2, rr]
-        v0 += cm * (t0 * MT[i0, c] + t1 * MT[i0 + 1, c] + t2 * MT[i0 + 2, c])
-        v1 += cm * (t0 * MT[i0, c + 1] + t1 * MT[i0 + 1, c + 1] + t2 * MT[i0 + 2, c + 1])
-        v2 += cm * (t0 * MT[i0, c + 2] + t1 * MT[i0 + 1, c + 2] + t2 * MT[i0 + 2, c + 2])
-    return v0, v1, v2
-
-
-@njit(cache=True, inline="always")
-def _free_pair_matrix(res, beam, e, weights, Be, work, pos, off, data, values):
-    """B_eᵀ (ck K + cc C + cm M) B_e (``weights``) of element e of ``beam`` (at the residual's ``res``)
-    between two free nodes, whose B_e is
-    diag(I, R_a, I, R_b) (the node rotations R in Be's rotation blocks: scatter_block's fast path),
-    formed in the nodes' coordinates at once and only at the entries with a position (pos >= 0: the
-    lower triangle, 78 of 144, on the factors' pattern): with G = Bl B_e (7,12) the stiffness and
-    damping are (ck + cc alpha) Gᵀ K_l G plus the string stiffness on the translations (as in
-    _element_matrix), and with T = R~ᵀ B_e (4 blocks Rrᵀ, Rrᵀ R_a, Rrᵀ, Rrᵀ R_b) the mass is
-    Tᵀ M_l T (_free_pair_factors). The same matrix as _element_matrix then scatter_block to round-off
-    (other sums). The entries of a row are formed three columns at a time (a node block's,
-    _free_pair_block); a 3-block without a position is skipped, the few entries of a formed block
-    without one are computed and not written."""
-    frames, _, _, p, Bl, chord = res
-    Kl, alpha, Ml = beam.Kl, beam.alpha, beam.Ml
-    ck, cc, cm, material_only = weights
-    G, KG, T, MT = work  # work arrays (7,12), (7,12), (4,3,3), (12,12)
-    _free_pair_factors(frames, Bl, Kl, Ml, e, Be, cm, G, KG, T, MT)
-    store = values.size > 0
     cmat = ck + cc * alpha[e]
     N = 0.0 if material_only else Kl[e, 0, 0] * p[e, 0] / chord[e] * ck
     for r in range(12):
+        rb, rr = r // 3, r % 3
         o = off + 12 * r
-        for cb in range(4):  # the columns of a 3-block at once
+        for cb in range(4):  # the columns of a 3-block at once: three independent sums (each as one entry's)
             c = 3 * cb
             q0, q1, q2 = pos[o + c], pos[o + c + 1], pos[o + c + 2]
             if q0 < 0 and q1 < 0 and q2 < 0:
                 continue
-            v0, v1, v2 = _free_pair_block(G, KG, T, MT, r, cb, cmat, N, cm)
+            s0 = s1 = s2 = 0.0
+            for k in range(7):
+                g = G[k, r]
+                s0 += g * KG[k, c]
+                s1 += g * KG[k, c + 1]
+                s2 += g * KG[k, c + 2]
+            v0, v1, v2 = cmat * s0, cmat * s1, cmat * s2
+            if rb % 2 == 0 and cb % 2 == 0:  # translations: the string stiffness N/l (I - r1 r1ᵀ), ± by node
+                f = frames[e, rr, 0]
+                P0 = N * ((1.0 if rr == 0 else 0.0) - f * frames[e, 0, 0])
+                P1 = N * ((1.0 if rr == 1 else 0.0) - f * frames[e, 1, 0])
+                P2 = N * ((1.0 if rr == 2 else 0.0) - f * frames[e, 2, 0])
+                if rb == cb:
+                    v0 += P0
+                    v1 += P1
+                    v2 += P2
+                else:
+                    v0 += -P0
+                    v1 += -P1
+                    v2 += -P2
+            if cm != 0.0:
+                i0 = 3 * rb
+                t0, t1, t2 = T[rb, 0, rr], T[rb, 1, rr], T[rb, 2, rr]
+                v0 += cm * (t0 * MT[i0, c] + t1 * MT[i0 + 1, c] + t2 * MT[i0 + 2, c])
+                v1 += cm * (t0 * MT[i0, c + 1] + t1 * MT[i0 + 1, c + 1] + t2 * MT[i0 + 2, c + 1])
+                v2 += cm * (t0 * MT[i0, c + 2] + t1 * MT[i0 + 1, c + 2] + t2 * MT[i0 + 2, c + 2])
             if store:
                 if q0 >= 0:
                     values[o + c] = v0
