@@ -220,10 +220,165 @@ def _add_node_pairs(a, b, F, out):
             out[ib, i] += F[e, 6 + i]
 
 
+@njit(cache=True, inline="always")
+def _elastic_damping_forces(Bl, Kl, e, ae, Ve, pe, pdot, fl, s1, h, f, fl_out):
+    """Element e's elastic and damping node forces f = Bl^T (K_l p + alpha K_l Bl V) (12, Zahariev
+    eq. 13; Bl = Bl[e], K_l = Kl[e], alpha = ``ae``, p = ``pe``, V = ``Ve``), its local forces
+    K_l p into fl_out[e]; returns its strain energy and dissipated power. ``pdot`` (Bl V), ``fl``,
+    ``s1`` (K_l pdot), ``h`` (7 each): work arrays."""
+    q0 = q1 = q2 = q3 = q4 = q5 = q6 = 0.0  # pdot = Bl Ve: seven independent sums, j ascending
+    for j in range(12):
+        vj = Ve[j]
+        q0 += Bl[e, 0, j] * vj
+        q1 += Bl[e, 1, j] * vj
+        q2 += Bl[e, 2, j] * vj
+        q3 += Bl[e, 3, j] * vj
+        q4 += Bl[e, 4, j] * vj
+        q5 += Bl[e, 5, j] * vj
+        q6 += Bl[e, 6, j] * vj
+    pdot[0], pdot[1], pdot[2], pdot[3], pdot[4], pdot[5], pdot[6] = q0, q1, q2, q3, q4, q5, q6
+    _local_stiffness_times(Kl, e, pe, pdot, fl, s1)
+    U = 0.0
+    Pd = 0.0
+    for i in range(7):
+        fl_out[e, i] = fl[i]
+        fd = ae * s1[i]
+        U += 0.5 * pe[i] * fl[i]
+        Pd += pdot[i] * fd
+        h[i] = fl[i] + fd
+    for j in range(12):
+        f[j] = 0.0
+    for i in range(7):
+        hi = h[i]
+        for j in range(12):
+            f[j] += Bl[e, i, j] * hi
+    return U, Pd
+
+
+@njit(cache=True, inline="always")
+def _local_velocities(frames, e, Wr, Ve, zeta, ia, ib, vl, zl, Om):
+    """Element e's node velocities in its co-rotated frame Rr = frames[e], v_l = Rr^T V blockwise
+    (``vl``, 12), its spin W_l = Wr V (``Om``, 3) and ``zl`` = zeta_l - W_l x v_l (12, zeta_l: the
+    nodes' ``zeta`` rows ia, ib in the frame), for the inertia forces (eq. 6)."""
+    for k in range(4):
+        for i in range(3):
+            vl[3 * k + i] = frames[e, 0, i] * Ve[3 * k] + frames[e, 1, i] * Ve[3 * k + 1] + frames[e, 2, i] * Ve[3 * k + 2]
+    o0 = o1 = o2 = 0.0  # Om = Wr Ve
+    for j in range(12):
+        vj = Ve[j]
+        o0 += Wr[0, j] * vj
+        o1 += Wr[1, j] * vj
+        o2 += Wr[2, j] * vj
+    Om[0], Om[1], Om[2] = o0, o1, o2
+    for k in range(2):
+        node = ia if k == 0 else ib
+        for hh in range(2):
+            for i in range(3):
+                zl[6 * k + 3 * hh + i] = (frames[e, 0, i] * zeta[node, 3 * hh] + frames[e, 1, i] * zeta[node, 3 * hh + 1]
+                                          + frames[e, 2, i] * zeta[node, 3 * hh + 2])
+    for k in range(4):  # zl <- zeta_l - W_l x v_l
+        o = 3 * k
+        zl[o] -= Om[1] * vl[o + 2] - Om[2] * vl[o + 1]
+        zl[o + 1] -= Om[2] * vl[o] - Om[0] * vl[o + 2]
+        zl[o + 2] -= Om[0] * vl[o + 1] - Om[1] * vl[o]
+
+
+@njit(cache=True, inline="always")
+def _local_mass_pass(Mnz, e, nz_r, nz_c, vl, zl, al, Pl, fl_, ml):
+    """Pl = M_l vl, fl_ = M_l zl and ml = M_l al (12 each) in one pass over the mass pattern (M_l's
+    values: Mnz[e] at (nz_r, nz_c), mass_pattern; eq. 5-6): row by row, each row's three sums in
+    registers, the products in order. Pl and fl_ are zeroed first; ml's rows outside the pattern
+    are left as they were."""
+    for i in range(12):
+        Pl[i] = 0.0
+        fl_[i] = 0.0
+    t, nt = 0, nz_r.size
+    while t < nt:
+        r_ = nz_r[t]
+        s0 = s1_ = s2 = 0.0
+        while t < nt and nz_r[t] == r_:
+            m, c_ = Mnz[e, t], nz_c[t]
+            s0 += m * vl[c_]
+            s1_ += m * zl[c_]
+            s2 += m * al[c_]
+            t += 1
+        Pl[r_] = s0
+        fl_[r_] = s1_
+        ml[r_] = s2
+
+
+@njit(cache=True, inline="always")
+def _inertia_forces(frames, e, Wr, vl, Pl, Om, fl_, t1, f):
+    """Adds element e's inertia forces (eq. 6, with M zeta: residual's docstring) to its node forces
+    ``f`` (12): R~ [W_l x P_l + fl_ - (w_l x P_l at the rotations)] - Wr^T sum P_l x v_l, with
+    P_l = ``Pl``, v_l = ``vl``, W_l = ``Om``, fl_ = M_l (zeta_l - W_l x v_l) on entry (overwritten);
+    returns the kinetic energy. ``t1`` (12): work array."""
+    T = 0.0
+    for i in range(12):
+        T += 0.5 * vl[i] * Pl[i]
+    s30 = s31 = s32 = 0.0
+    for k in range(4):
+        o = 3 * k
+        fl_[o] += Om[1] * Pl[o + 2] - Om[2] * Pl[o + 1]
+        fl_[o + 1] += Om[2] * Pl[o] - Om[0] * Pl[o + 2]
+        fl_[o + 2] += Om[0] * Pl[o + 1] - Om[1] * Pl[o]
+        s30 += Pl[o + 1] * vl[o + 2] - Pl[o + 2] * vl[o + 1]
+        s31 += Pl[o + 2] * vl[o] - Pl[o] * vl[o + 2]
+        s32 += Pl[o] * vl[o + 1] - Pl[o + 1] * vl[o]
+    for k in (1, 3):  # Hamel term of the spatial angular velocities
+        o = 3 * k
+        fl_[o] -= vl[o + 1] * Pl[o + 2] - vl[o + 2] * Pl[o + 1]
+        fl_[o + 1] -= vl[o + 2] * Pl[o] - vl[o] * Pl[o + 2]
+        fl_[o + 2] -= vl[o] * Pl[o + 1] - vl[o + 1] * Pl[o]
+    _rot_blocks(frames, e, fl_, t1, False)
+    for j in range(12):
+        f[j] += t1[j] - (Wr[0, j] * s30 + Wr[1, j] * s31 + Wr[2, j] * s32)
+    return T
+
+
+@njit(cache=True, inline="always")
+def _weight_forces(frames, e, Wr, Bl, x, ia, ib, g, lm, L0e, pe, f):
+    """Subtracts element e's weight (eq. 7; gravity ``g``, mass times load factor ``lm``, rest
+    length ``L0e``, local deformations ``pe``) from its node forces ``f`` (12) (the bias holds
+    inertial minus applied forces); returns its weight potential. The section offset c, the weight
+    mg and Rr^T (c x mg) are kept in scalars (the same values as 3-vectors)."""
+    lf = lm / 12.0 * L0e
+    dl1 = L0e / 12.0 * (pe[3] - pe[6])
+    dl2 = L0e / 12.0 * (pe[5] - pe[2])
+    c0 = frames[e, 0, 1] * dl1 + frames[e, 0, 2] * dl2
+    c1 = frames[e, 1, 1] * dl1 + frames[e, 1, 2] * dl2
+    c2 = frames[e, 2, 1] * dl1 + frames[e, 2, 2] * dl2
+    mg0, mg1, mg2 = lm * g[0], lm * g[1], lm * g[2]
+    Wg = 0.0
+    Wg -= mg0 * (0.5 * (x[ia, 0] + x[ib, 0]) + c0)
+    Wg -= mg1 * (0.5 * (x[ia, 1] + x[ib, 1]) + c1)
+    Wg -= mg2 * (0.5 * (x[ia, 2] + x[ib, 2]) + c2)
+    g0 = c1 * mg2 - c2 * mg1
+    g1 = c2 * mg0 - c0 * mg2
+    g2 = c0 * mg1 - c1 * mg0
+    tmp0 = frames[e, 0, 0] * g0 + frames[e, 1, 0] * g1 + frames[e, 2, 0] * g2
+    tmp1 = frames[e, 0, 1] * g0 + frames[e, 1, 1] * g1 + frames[e, 2, 1] * g2
+    tmp2 = frames[e, 0, 2] * g0 + frames[e, 1, 2] * g1 + frames[e, 2, 2] * g2
+    gy = lf * (frames[e, 0, 1] * g[0] + frames[e, 1, 1] * g[1] + frames[e, 2, 1] * g[2])
+    gz = lf * (frames[e, 0, 2] * g[0] + frames[e, 1, 2] * g[1] + frames[e, 2, 2] * g[2])
+    for j in range(12):
+        fg = Wr[0, j] * tmp0 + Wr[1, j] * tmp1 + Wr[2, j] * tmp2
+        fg += gy * (Bl[e, 3, j] - Bl[e, 6, j]) + gz * (Bl[e, 5, j] - Bl[e, 2, j])
+        f[j] -= fg
+    f[0] -= 0.5 * mg0
+    f[6] -= 0.5 * mg0
+    f[1] -= 0.5 * mg1
+    f[7] -= 0.5 * mg1
+    f[2] -= 0.5 * mg2
+    f[8] -= 0.5 * mg2
+    return Wg
+
+
 @njit(cache=True)
 def _residual_range(lo, hi, beam, motion, g, load_factor, F, out, acc, Fm):
     """Elements lo:hi of :func:`residual_and_mass_forces`: each one's node forces (12) into F[e], and
-    with ``acc`` its mass forces into Fm[e], instead of the sums."""
+    with ``acc`` its mass forces into Fm[e], instead of the sums. The structures' fields are read
+    once here; the per-element pieces (inlined) take plain arrays and this call's work arrays."""
     a, b, _, _, L0, Kl, alpha, _, nz_r, nz_c, mass, Mnz = beam
     x, R, V, zeta = motion
     frames, fl_out, energies, p_out, Bl_out, chord = out
@@ -250,133 +405,24 @@ def _residual_range(lo, hi, beam, motion, g, load_factor, F, out, acc, Fm):
     h = np.empty(7)
     f = np.empty(12)
     Om = np.empty(3)
-    tmp = np.empty(3)
-    c = np.empty(3)
-    mg = np.empty(3)
     for e in range(lo, hi):
         ia, ib = a[e], b[e]
         _node_pair(V, ia, ib, Ve)
         chord[e] = _corotated(x, R, beam, e, frames, p_out, Bl_out, e, work)
         for i in range(7):
             pe[i] = p_out[e, i]
-        # elastic and damping: f = Bl^T (K p + alpha K Bl V)  (the bias holds inertial minus applied)
-        q0 = q1 = q2 = q3 = q4 = q5 = q6 = 0.0  # pdot = Bl Ve: seven independent sums, j ascending
-        for j in range(12):
-            vj = Ve[j]
-            q0 += Bl_out[e, 0, j] * vj
-            q1 += Bl_out[e, 1, j] * vj
-            q2 += Bl_out[e, 2, j] * vj
-            q3 += Bl_out[e, 3, j] * vj
-            q4 += Bl_out[e, 4, j] * vj
-            q5 += Bl_out[e, 5, j] * vj
-            q6 += Bl_out[e, 6, j] * vj
-        pdot[0], pdot[1], pdot[2], pdot[3], pdot[4], pdot[5], pdot[6] = q0, q1, q2, q3, q4, q5, q6
-        _local_stiffness_times(Kl, e, pe, pdot, fl, s1)
-        ae = alpha[e]
-        U = 0.0
-        Pd = 0.0
-        for i in range(7):
-            fl_out[e, i] = fl[i]
-            fd = ae * s1[i]
-            U += 0.5 * pe[i] * fl[i]
-            Pd += pdot[i] * fd
-            h[i] = fl[i] + fd
-        for j in range(12):
-            f[j] = 0.0
-        for i in range(7):
-            hi = h[i]
-            for j in range(12):
-                f[j] += Bl_out[e, i, j] * hi
-        # inertia in the co-rotated frame
-        for k in range(4):
-            for i in range(3):
-                vl[3 * k + i] = frames[e, 0, i] * Ve[3 * k] + frames[e, 1, i] * Ve[3 * k + 1] + frames[e, 2, i] * Ve[3 * k + 2]
-        o0 = o1 = o2 = 0.0  # Om = Wr Ve
-        for j in range(12):
-            vj = Ve[j]
-            o0 += Wr[0, j] * vj
-            o1 += Wr[1, j] * vj
-            o2 += Wr[2, j] * vj
-        Om[0], Om[1], Om[2] = o0, o1, o2
-        for k in range(2):
-            node = ia if k == 0 else ib
-            for hh in range(2):
-                for i in range(3):
-                    zl[6 * k + 3 * hh + i] = (frames[e, 0, i] * zeta[node, 3 * hh] + frames[e, 1, i] * zeta[node, 3 * hh + 1]
-                                              + frames[e, 2, i] * zeta[node, 3 * hh + 2])
-        for k in range(4):  # zl <- zeta_l - W_l x v_l
-            o = 3 * k
-            zl[o] -= Om[1] * vl[o + 2] - Om[2] * vl[o + 1]
-            zl[o + 1] -= Om[2] * vl[o] - Om[0] * vl[o + 2]
-            zl[o + 2] -= Om[0] * vl[o + 1] - Om[1] * vl[o]
-        # Pl = Ml vl and fl_ = Ml zl in one pass over the mass pattern (Ml's values: Mnz[e])
-        for i in range(12):
-            Pl[i] = 0.0
-            fl_[i] = 0.0
+        U, Pd = _elastic_damping_forces(Bl_out, Kl, e, alpha[e], Ve, pe, pdot, fl, s1, h, f, fl_out)
+        _local_velocities(frames, e, Wr, Ve, zeta, ia, ib, vl, zl, Om)  # inertia in the co-rotated frame
         if with_acc:  # the mass forces' local accelerations (mass_forces: Rr^T blockwise)
             _node_pair(acc, ia, ib, Ae)
             _rot_blocks(frames, e, Ae, al, True)
             for i in range(12):
                 ml[i] = 0.0
-        t, nt = 0, nz_r.size
-        while t < nt:  # row by row (mass_pattern's order): the rows' sums in registers, products in order
-            r_ = nz_r[t]
-            s0 = s1_ = s2 = 0.0
-            while t < nt and nz_r[t] == r_:
-                m, c_ = Mnz[e, t], nz_c[t]
-                s0 += m * vl[c_]
-                s1_ += m * zl[c_]
-                s2 += m * al[c_]
-                t += 1
-            Pl[r_] = s0
-            fl_[r_] = s1_
-            ml[r_] = s2
+        _local_mass_pass(Mnz, e, nz_r, nz_c, vl, zl, al, Pl, fl_, ml)
         if with_acc:
             _rot_blocks(frames, e, ml, Fm[e], False)
-        T = 0.0
-        for i in range(12):
-            T += 0.5 * vl[i] * Pl[i]
-        s30 = s31 = s32 = 0.0
-        for k in range(4):
-            o = 3 * k
-            fl_[o] += Om[1] * Pl[o + 2] - Om[2] * Pl[o + 1]
-            fl_[o + 1] += Om[2] * Pl[o] - Om[0] * Pl[o + 2]
-            fl_[o + 2] += Om[0] * Pl[o + 1] - Om[1] * Pl[o]
-            s30 += Pl[o + 1] * vl[o + 2] - Pl[o + 2] * vl[o + 1]
-            s31 += Pl[o + 2] * vl[o] - Pl[o] * vl[o + 2]
-            s32 += Pl[o] * vl[o + 1] - Pl[o + 1] * vl[o]
-        for k in (1, 3):  # Hamel term of the spatial angular velocities
-            o = 3 * k
-            fl_[o] -= vl[o + 1] * Pl[o + 2] - vl[o + 2] * Pl[o + 1]
-            fl_[o + 1] -= vl[o + 2] * Pl[o] - vl[o] * Pl[o + 2]
-            fl_[o + 2] -= vl[o] * Pl[o + 1] - vl[o + 1] * Pl[o]
-        _rot_blocks(frames, e, fl_, t1, False)
-        for j in range(12):
-            f[j] += t1[j] - (Wr[0, j] * s30 + Wr[1, j] * s31 + Wr[2, j] * s32)
-        # weight (eq. 7): -f_g into the bias
-        lf = load_factor * mass[e] / 12.0 * L0[e]
-        dl1 = L0[e] / 12.0 * (pe[3] - pe[6])
-        dl2 = L0[e] / 12.0 * (pe[5] - pe[2])
-        for i in range(3):
-            c[i] = frames[e, i, 1] * dl1 + frames[e, i, 2] * dl2
-            mg[i] = load_factor * mass[e] * g[i]
-        Wg = 0.0
-        for i in range(3):
-            Wg -= mg[i] * (0.5 * (x[ia, i] + x[ib, i]) + c[i])
-        g0 = c[1] * mg[2] - c[2] * mg[1]
-        g1 = c[2] * mg[0] - c[0] * mg[2]
-        g2 = c[0] * mg[1] - c[1] * mg[0]
-        for i in range(3):
-            tmp[i] = frames[e, 0, i] * g0 + frames[e, 1, i] * g1 + frames[e, 2, i] * g2
-        gy = lf * (frames[e, 0, 1] * g[0] + frames[e, 1, 1] * g[1] + frames[e, 2, 1] * g[2])
-        gz = lf * (frames[e, 0, 2] * g[0] + frames[e, 1, 2] * g[1] + frames[e, 2, 2] * g[2])
-        for j in range(12):
-            fg = Wr[0, j] * tmp[0] + Wr[1, j] * tmp[1] + Wr[2, j] * tmp[2]
-            fg += gy * (Bl_out[e, 3, j] - Bl_out[e, 6, j]) + gz * (Bl_out[e, 5, j] - Bl_out[e, 2, j])
-            f[j] -= fg
-        for i in range(3):
-            f[i] -= 0.5 * mg[i]
-            f[6 + i] -= 0.5 * mg[i]
+        T = _inertia_forces(frames, e, Wr, vl, Pl, Om, fl_, t1, f)
+        Wg = _weight_forces(frames, e, Wr, Bl_out, x, ia, ib, g, load_factor * mass[e], L0[e], pe, f)
         for j in range(12):
             F[e, j] = f[j]
         energies[e, 0] = U
