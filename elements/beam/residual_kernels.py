@@ -392,18 +392,9 @@ def _residual_range(lo, hi, beam, motion, g, load_factor, F, out, acc, Fm):
     J = np.empty((3, 3))
     th = np.empty(3)
     work = (Wr, Tw, A, J, th)  # _corotated's
-    pe = np.empty(7)
-    Ve = np.empty(12)
-    vl = np.empty(12)
-    zl = np.empty(12)
-    Pl = np.empty(12)
-    t1 = np.empty(12)
-    fl_ = np.empty(12)
-    fl = np.empty(7)
-    pdot = np.empty(7)
-    s1 = np.empty(7)
-    h = np.empty(7)
-    f = np.empty(12)
+    pe, fl, pdot, s1, h = np.empty(7), np.empty(7), np.empty(7), np.empty(7), np.empty(7)  # 7: deformations, forces
+    Ve, vl, zl, Pl = np.empty(12), np.empty(12), np.empty(12), np.empty(12)  # 12: the nodes' velocities,
+    t1, fl_, f = np.empty(12), np.empty(12), np.empty(12)  # accelerations and forces
     Om = np.empty(3)
     for e in range(lo, hi):
         ia, ib = a[e], b[e]
