@@ -18,7 +18,7 @@ and the cut forces every result records.
 # -------------
 # Crank a = 0.3 m, coupler b = 1 m, rocker c = 0.8 m, ground d = 1 m, in the x–y plane under
 # gravity, the crank starting at 1 rad. The closed form takes the triangle of the crank pin A, the
-# rocker's pivot O4 and its pin B: its sides |O4 A| = r, |AB| = b and |O4 B| = c give the angle ψ at O4
+# rocker's pivot O4 and its pin B: its sides of lengths r (O4 to A), b (A to B) and c (O4 to B) give the angle ψ at O4
 # between O4A and O4B (law of cosines), and the rocker's angle is that of O4A less ψ (the branch the
 # mechanism starts on; eq. (F) of docs/loops.md).
 import matplotlib.pyplot as plt
