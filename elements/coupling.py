@@ -327,16 +327,20 @@ class Couplings(ElementFamily):
         st[:, PHASE] = -1.0
         rig = np.flatnonzero(data.rigid)
         w = ctx.bp * (fe.alpha if fe.alpha_next is None else fe.alpha_next)[rig]  # the step's last factor
-        J = self._rows(model, data, prep, ctx.free)
+        pos = np.full(model.n_u, -1, dtype=np.int64)  # Φ_q,fᵀ by the kernel the compiled run uses
+        pos[ctx.free] = np.arange(ctx.free.size)     # (flexmb/solvers/coupling_projection.py)
+        c, forces = np.empty(rig.size), np.empty(ctx.free.size)
         solve = ctx.solve_projection if _elastic(model, data) and ctx.solve_projection is not None else ctx.solve
         for v, pass_lam in ((state.u, False), (state.udot, True)):
             for _ in range(3):
-                c = self._rates(data, prep, v)
+                kernels.coupling_rates(v, prep.ua, prep.ub, data.ratio, rig, c)
                 if np.abs(c).max(initial=0.0) <= 1e-14 * (np.abs(v).max(initial=0.0) + 1.0):
                     break
-                v[ctx.free] -= solve(J.T @ (w * c))
+                kernels.rows_transpose_times(prep.ua, prep.ub, data.ratio, rig, pos, w * c, forces)
+                v[ctx.free] -= solve(forces)
                 if pass_lam:
-                    st[rig, LAM] += w * self._rates(data, prep, v)
+                    kernels.coupling_rates(v, prep.ua, prep.ub, data.ratio, rig, c)
+                    st[rig, LAM] += w * c
         state.elements = {**state.elements, self.name: st}
 
     def _schur(self, model: Model, data: CouplingData, prep: CouplingPrep, ev: Any,

@@ -17,7 +17,7 @@ from flexmb.elements.rigid_cut_kernels import EPS, ESCALATION, KAPPA, PHASE, PRE
 from flexmb.elements.rigid_cut_kernels import N_STATE as CUT_STATE
 
 __all__ = ["LAM", "S", "SMAX", "PHASE", "PREV", "MREF", "N_STATE", "KAPPA", "coordinate_row", "coupling_rows",
-           "coupling_forces", "coupling_update", "coupling_blocks"]
+           "coupling_forces", "coupling_update", "coupling_blocks", "coupling_rates", "rows_transpose_times"]
 
 # internal state per coupling (State.elements["coupling"], (n, N_STATE)): the rigid cuts' columns
 # (elements/rigid_cut_kernels.py: the multiplier λ in column LAM, the penalty factor S (α = S m_ref), its
@@ -196,3 +196,26 @@ def coupling_blocks(G, k, c, alpha, rigid, ck, cc, out):
         for i in range(24):
             for j in range(24):
                 out[e, i, j] = f * G[e, i] * G[e, j]
+
+
+@njit(cache=True)
+def coupling_rates(v, ua, ub, ratio, rig, out):
+    """Φ_q v = v_b - r v_a (C12) of the rigid couplings ``rig`` (n_rigid,) into ``out`` (n_rigid,), for velocities
+    or accelerations v of all coordinates."""
+    for i in range(rig.size):
+        e = rig[i]
+        out[i] = v[ub[e]] - ratio[e] * v[ua[e]]
+
+
+@njit(cache=True)
+def rows_transpose_times(ua, ub, ratio, rig, pos, f, out):
+    """Φ_q,fᵀ f (C12) on the free coordinates into ``out`` (n_f,): the rigid couplings' rows e_b - r e_a with the
+    forces f (n_rigid,), ``pos`` each coordinate's position among the free ones or -1; each coupling's terms added
+    in the couplings' order."""
+    out[:] = 0.0
+    for i in range(rig.size):
+        e = rig[i]
+        if pos[ub[e]] >= 0:
+            out[pos[ub[e]]] += f[i]
+        if pos[ua[e]] >= 0:
+            out[pos[ua[e]]] -= ratio[e] * f[i]
