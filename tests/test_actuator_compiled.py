@@ -18,14 +18,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from test_actuator import L0, A, boom
+from test_element_run import _assert_same as _same_run
+from test_element_run import _both as _both_runs
 from test_element_step import _both
 from test_tree_run import _assert_same
 
 import flexmb as fm
+from flexmb.solvers.element_run import ElementRun
 from flexmb.solvers.element_step import ElementStep
 from flexmb.solvers.generalized_alpha import GeneralizedAlpha
 
 G0 = 9.81
+WHOLE = "whole runs compiled between output rows"  # what `flexmb info` says of the whole-run call (test_run_path.py)
 SECTION = fm.BeamSection(E=7e10, G=2.7e10, A=4e-4, Iy=2e-7, Iz=2e-7, J=4e-7, rho=2700.0)
 
 
@@ -130,7 +134,7 @@ def test_a_length_numba_cannot_compile_keeps_the_compiled_path(monkeypatch) -> N
     model = boom(length=_Table(), velocity=lambda t: 0.6 * np.cos(3 * t), acceleration=lambda t: -1.8 * np.sin(3 * t))
     text = GeneralizedAlpha(model).describe_solver()
     assert "whole Newton loop in one compiled call" in text and "not compiled" not in text
-    assert "element state of 'actuator' is updated in Python" in text  # whole runs: per step (element_run.py)
+    assert WHOLE in GeneralizedAlpha(model).describe_solver(fixed_steps=True, callback=False)
     fast, slow, count = _both(monkeypatch, model, 0.1, 1e-3, output_every=10)
     _assert_same(fast, slow)
     assert count["newton"] >= fast.stats["steps"] > 0
@@ -141,3 +145,32 @@ def test_the_actuator_models_take_the_compiled_step() -> None:
     for build in MODELS.values():
         integ = GeneralizedAlpha(build())
         assert ElementStep.refusal(integ.model, integ.asm, True) == ""
+
+
+@pytest.mark.parametrize("name, solver, every", [("boom", "dense", 7), ("boom", "band", 1), ("four_bar", "dense", 10),
+                                                 ("four_bar", "band", 3), ("flexible_boom", "dense", 5),
+                                                 ("flexible_boom", "band", 1)])
+def test_actuator_runs_are_compiled_between_rows_bit_for_bit(monkeypatch, name, solver, every) -> None:
+    """The whole-run call with the actuators' begin and end of step in it (actuator_projection.py) against the same
+    run step by step (their projections in Python): every row, the actuator's length, rate and force, the step
+    history, the energy balance with the drive work, the counters equal; on the boom the actuator projects with
+    the Newton factor, on the four-bar beside the rigid cut with the projection factor of both (rigid_cut._elastic),
+    on the flexible boom with the beams' mass in it (and their dissipation taken at the projected state)."""
+    model = MODELS[name]()
+    assert ElementRun.refusal(GeneralizedAlpha(model, linear_solver=solver)) == ""
+    fast, slow, calls = _both_runs(monkeypatch, model, 0.3, 1e-3, output_every=every, linear_solver=solver)
+    assert fast.status == "finished"
+    _same_run(fast, slow)
+    np.testing.assert_array_equal(fast.actuator("cyl"), slow.actuator("cyl"))
+    assert calls and sum(calls) >= fast.stats["steps"] - len(fast.t)
+    assert np.abs(fast.energy["drive_work"]).max() > 0.0
+
+
+def test_a_length_not_finite_ends_the_call_and_the_python_step_names_it(monkeypatch) -> None:
+    """A length that becomes NaN at t = 0.05 s: the compiled calls take the steps before it, the Python step
+    fails at it with the message of the step-by-step run."""
+    model = boom(lambda t: L0 + 0.1 * t if t < 0.05 else float("nan"))
+    fast, slow, calls = _both_runs(monkeypatch, model, 0.1, 1e-3, output_every=10, linear_solver="dense")
+    assert fast.status.startswith("failed") and "actuator 'cyl'" in fast.status and "not finite" in fast.status
+    _same_run(fast, slow)
+    assert sum(calls) >= 40

@@ -96,9 +96,8 @@ def test_the_compiled_run_is_the_python_run_bit_for_bit(monkeypatch, build, solv
 
 def test_the_compiled_run_applies_to_loops_of_bushings_not_to_rigid_cuts_or_callbacks() -> None:
     """What takes the compiled run: bushing and beam models on the dense or band factor without a
-    callback, and rigid cuts beside bodies, bushings, joint springs and spring-dampers (their force laws
-    too); rigid cuts beside beams (their dissipation at the projected state is not compiled), CHOLMOD and a
-    callback take one step per call."""
+    callback, and rigid cuts beside bodies, bushings, beams, joint springs and spring-dampers (their force
+    laws too); CHOLMOD and a callback take one step per call."""
     integ = GeneralizedAlpha(bushing_loop())
     assert ElementRun.applies(integ, None) and not ElementRun.applies(integ, lambda st, ev: None)
     assert not ElementRun.applies(GeneralizedAlpha(bushing_loop(), linear_solver="cholmod"), None)
@@ -106,7 +105,7 @@ def test_the_compiled_run_applies_to_loops_of_bushings_not_to_rigid_cuts_or_call
     assert not ElementRun.applies(GeneralizedAlpha(n_four_bar(2, cut="rigid"), linear_solver="cholmod"), None)
     assert ElementRun.applies(GeneralizedAlpha(mixed_loop()), None)  # a bushing beside the rigid cut
     assert ElementRun.applies(GeneralizedAlpha(mixed_loop(spring=True)), None)  # a joint spring beside it
-    assert not ElementRun.applies(GeneralizedAlpha(beam_loop(rigid=True)), None)  # a beam beside it
+    assert ElementRun.applies(GeneralizedAlpha(beam_loop(rigid=True)), None)  # a beam beside it
     assert ElementRun.applies(GeneralizedAlpha(mixed_loop(spring_damper=True)), None)  # a spring-damper beside it
     assert ElementRun.applies(GeneralizedAlpha(mixed_loop(spring_damper=True, law=True)), None)  # a force law
     assert ElementRun.applies(GeneralizedAlpha(mixed_loop(rotational=True)), None)  # a rotational spring-damper
@@ -166,8 +165,11 @@ def _drive(t: float) -> tuple[float, float, float]:
     (lambda: mixed_loop(spring_damper=True), "auto", 0.3, 1e-3, 10),  # a spring-damper: its dissipation projected
     (lambda: mixed_loop(spring_damper=True, law=True), "band", 0.3, 1e-3, 1),  # a force law of (l, l', t)
     (lambda: mixed_loop(rotational=True), "auto", 0.3, 1e-3, 10),  # a rotational spring-damper: (R3a) in the call
+    (lambda: beam_loop(rigid=True), "auto", 0.1, 5e-4, 7),  # a flexible coupler: beams' mass in the projection matrix,
+    (lambda: beam_loop(False, rigid=True), "band", 0.05, 1e-3, 1),  # their dissipation at the projected state
 ], ids=["n_four_bar_rigid", "n_four_bar_rigid_band", "four_bar_driven", "slider_crank_load", "bushing_beside",
-        "spring_beside_band", "spring_damper_beside", "force_law_beside_band", "rotational_beside"])
+        "spring_beside_band", "spring_damper_beside", "force_law_beside_band", "rotational_beside", "beam_beside",
+        "beam_beside_band"])
 def test_rigid_cuts_run_compiled_bit_for_bit(monkeypatch, build, solver, t_end, dt, every) -> None:
     """Rigid cuts' begin and end of step (AL5-AL9 of docs/rigid_cut.md) inside the compiled run: the
     same rows, cut forces, steps, energy balance and counters (factorizations of the end steps

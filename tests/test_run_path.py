@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from cut_mechanisms import four_bar, n_four_bar
+from test_actuator_compiled import flexible_boom
+from test_actuator_compiled import four_bar as pushed_four_bar
 from test_element_run import beam_loop, bushing_loop, mixed_loop, wound_disk
 from test_tree_step import chain
 
@@ -39,6 +41,8 @@ MODELS = {
     "rotational_torque_law_band": (lambda: wound_disk(law=True), {"linear_solver": "band"}),
     "follower_beam": (follower_beam, {}),  # follower loads: their values per step evaluated before the call
     "follower_tree": (follower_pendulum, {}),
+    "actuator_beside_rigid_cut": (pushed_four_bar, {"linear_solver": "band"}),  # their projections in the call
+    "actuator_beside_beams": (flexible_boom, {}),
 }
 
 
@@ -73,11 +77,13 @@ def test_what_info_says_is_what_a_run_does(monkeypatch, name) -> None:
 
 
 @pytest.mark.parametrize("name", ["rotational_spring_damper", "rotational_torque_law_band", "follower_beam",
-                                  "follower_tree", "rigid_cut_beside_force_law", "rigid_cut_beside_rotational"])
+                                  "follower_tree", "rigid_cut_beside_force_law", "rigid_cut_beside_rotational",
+                                  "rigid_cuts_beside_beams", "actuator_beside_rigid_cut", "actuator_beside_beams"])
 def test_turning_springs_and_follower_loads_take_the_whole_run(name) -> None:
     """Rotational spring-dampers (their reference angles (R3a) set in the call) and follower loads (their values at
-    every step's end evaluated before it), on the element run and the tree run, and rigid cuts beside a force law or a
-    rotational spring-damper (their power at the projected state in the call): `flexmb info` names the whole run."""
+    every step's end evaluated before it), on the element run and the tree run, rigid cuts beside a force law, a
+    rotational spring-damper or beams (their power at the projected state in the call), and prescribed-length
+    actuators beside a rigid cut or beams (their projections in the call): `flexmb info` names the whole run."""
     build, kw = MODELS[name]
     text = GeneralizedAlpha(build(), **kw).run_path(fixed_steps=True, callback=False)
     module = "tree_run" if name == "follower_tree" else "element_run"
@@ -103,11 +109,13 @@ def test_the_reasons_named() -> None:
 
 
 def test_flexmb_info_says_it_for_the_case(capsys) -> None:
-    """`flexmb info`: the Bennett linkage (bushings, fixed steps, no monitor) runs whole; the six-link case's
-    monitor sees every step, so its run goes step by step; with --param dt=auto, error-controlled steps."""
-    assert main(["info", str(ROOT / "cases" / "bennett_linkage.py")]) == EXIT_OK
-    out = capsys.readouterr().out
-    assert WHOLE in out and "flexmb/solvers/element_run.py" in out
+    """`flexmb info`: the Bennett linkage (bushings, fixed steps, no monitor) and the excavator (cylinders, a rigid
+    cut and a flexible stick) run whole; the six-link case's monitor sees every step, so its run goes step by step;
+    with --param dt=auto, error-controlled steps."""
+    for case in ("bennett_linkage.py", "excavator.py"):
+        assert main(["info", str(ROOT / "cases" / case)]) == EXIT_OK
+        out = capsys.readouterr().out
+        assert WHOLE in out and "flexmb/solvers/element_run.py" in out, case
     assert main(["info", str(ROOT / "cases" / "zahariev_six_link.py")]) == EXIT_OK
     out = capsys.readouterr().out
     assert "steps one by one from Python (the run's callback sees every step's state)" in out

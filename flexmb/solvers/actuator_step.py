@@ -9,7 +9,8 @@ The prescribed lengths (L, L', L'')(t) are user functions of time: they are eval
 per step, at the step's end time (ElementStep.begin: :func:`set_targets`), as the Python step
 evaluates them at every iterate of that step (the same values), and passed in as arrays; the
 step's start and end (begin_step's penalty, the projections (A8) of end_step) stay the family's,
-in Python, as for every family with element state beside beams (elements/family.py).
+in Python, on the per-step path; the whole-run call takes them compiled
+(flexmb/solvers/actuator_projection.py).
 """
 
 from __future__ import annotations

@@ -13,11 +13,10 @@ run), the kinematics at the projected velocities (the forward pass of ``forward_
 the factor's solve, with the Newton factor refactorized at the converged iterate where it is not
 the step's (``solve`` of _accept: the factor key), so a run gives the same numbers bit for bit on
 either path (tests/test_element_run.py). A model whose iteration matrix has stiffness or damping
-beside the cuts' penalty (bushings, joint springs: rigid_cut._elastic) projects with the factor of
-M̄ + β' K̄_c instead (``solve_projection``, a second factor made at the step's first solve), and its
-bushings' and spring-dampers' dissipation is taken at the projected state (:func:`bushings_at`,
-:func:`springs_at`); with beams (their dissipation there is not compiled) the model stays on the
-per-step path (ElementRun.applies).
+beside the cuts' penalty (bushings, beams, joint springs, actuators: rigid_cut._elastic) projects with the
+factor of M̄ + β' K̄_c instead (``solve_projection``, a second factor made at the step's first solve: M̄ with
+the beams' mass, K̄_c the blocks of the cuts, actuators and couplings), and its bushings', beams' and spring-dampers'
+dissipation is taken at the projected state (:func:`bushings_at`, :func:`beams_at`, :func:`springs_at`).
 """
 
 from __future__ import annotations
@@ -27,6 +26,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from flexmb.elements.beam import kernels as beam_kernels
+from flexmb.elements.beam.kernel_data import NodeMotion
 from flexmb.elements.cut_kernels import bushing_forces
 from flexmb.elements.rigid_cut_kernels import (
     ESCALATION,
@@ -49,7 +50,8 @@ from flexmb.solvers.family_tuples import IA, Families
 from flexmb.solvers.law_step import SPRING_FLAGS, spring_damper_laws_iterate
 from flexmb.solvers.tree_step import _absmax
 
-__all__ = ["CutModel", "CutWork", "cut_arrays", "factor_key", "begin_cuts", "end_cuts", "bushings_at", "springs_at"]
+__all__ = ["CutModel", "CutWork", "cut_arrays", "factor_key", "begin_cuts", "end_cuts", "projection_solve", "bushings_at",
+           "beams_at", "springs_at"]
 
 N_STATE = 10
 KEY = 9
@@ -81,7 +83,9 @@ class CutWork(NamedTuple):
     P Ġ V (n, 6), the penalties β'α (n, 6), the cuts' state at the step's end and after the last step
     taken (n, 10), the factor key (KEY,), and for a model with other stiffness (``elastic``) the
     projection factor (as element_newton_step's ``factor``, of GeneralizedAlpha._pchol), the element
-    families of its matrix (the bushings left out: no mass), a zero diagonal (n_f) and node wrenches
+    families of its matrix (the beams: their mass; the rigid cuts, actuators and couplings: their blocks with
+    projection_blocks; the bushings, spring-dampers, rotational spring-dampers and loads of the motion left
+    out), a zero diagonal (n_f) and node wrenches
     (N+1, 6) for the bushings' forces at the projected state."""
 
     kin: KinematicsArrays
@@ -116,13 +120,11 @@ def cut_arrays(fams: Families, penalty: np.ndarray, elastic: bool, kin: tuple, n
     k = factor_key(np.empty(KEY), key)
     e6 = (n, 6)
     no_bushings = tuple(a[:0] for a in fams.bushing)
-    no_actuators = type(fams.actuator)(*(a[:0] for a in fams.actuator))  # ElementRun: no actuators (their state in Python)
     no_springs = tuple(a[:0] for a in fams.spring_damper)  # no mass: not in the projection's matrix (springs_at: their power)
     work = CutWork(KinematicsArrays(*(np.empty_like(a) for a in kin)), np.empty((N, 6)), np.empty(e6), np.empty(e6),
                    np.empty((N + 1, 6)), np.empty((N, 6)), np.empty(n_u), np.empty(n_free), np.empty(e6), np.empty(e6),
                    np.empty((n, N_STATE)), np.array(state, dtype=float).reshape(n, N_STATE), k, projection,
-                   fams._replace(bushing=no_bushings, spring_damper=no_springs, coupling=tuple(a[:0] for a in fams.coupling),
-                                 actuator=no_actuators, rotational=tuple(a[:0] for a in fams.rotational),
+                   fams._replace(bushing=no_bushings, spring_damper=no_springs, rotational=tuple(a[:0] for a in fams.rotational),
                                  motion_load=tuple(a[:0] for a in fams.motion_load)), np.zeros(n_free),
                    np.zeros((N + 1, 6)))
     return model, work
@@ -168,25 +170,26 @@ def _held_max(c, mask) -> float:
 
 
 @njit(cache=True)
-def _solve(work, gp, bp, matrix, elastic) -> bool:
+def projection_solve(work, gp, bp, matrix, elastic) -> bool:
     """work.rhs ← S⁻¹ work.rhs with the Newton factor (newton_loop.accept's ``solve``), S first
     refactorized at the converged iterate where the factor is not that of (γ', β') (work.key); with
     ``elastic`` instead with the projection factor of M̄ + β' K̄_c at the converged iterate, made at
-    the step's first solve (``solve_projection``: Assembler.iteration_matrix(projection=True): M̄ and
-    the cuts' penalty blocks, no diagonal). False where a factorization meets a pivot that is not
+    the step's first solve (``solve_projection``: Assembler.iteration_matrix(projection=True): M̄ with the
+    beams' mass and the cuts' and actuators' penalty blocks, no diagonal). False where a factorization meets a pivot that is not
     positive."""
     (tree, fams, maps, outs, diag, with_mass, kin, Mb, factor, threads) = matrix
     band, indptr, indices, values, L, perm, dinv, y = work.projection if elastic else factor
     key = work.key
     if elastic:
         if key[8] == 0.0:
-            element_matrix(tree, work.fams, maps, outs, work.zero_diag, (bp, 0.0, False, with_mass), kin, Mb, values, threads)
+            element_matrix(tree, work.fams, maps, outs, work.zero_diag, (bp, 0.0, False, with_mass, False), kin, Mb, values,
+                           threads)
             bad = band_factor_loaded(perm, L, dinv) if band else dense_factor(indptr, indices, values, L)
             if bad >= 0:
                 return False
             key[8] = 1.0
     elif not (key[0] > 0.0 and key[1] == gp and key[2] == bp):
-        element_matrix(tree, fams, maps, outs, diag, (bp, gp, False, with_mass), kin, Mb, values, threads)
+        element_matrix(tree, fams, maps, outs, diag, (bp, gp, False, with_mass, True), kin, Mb, values, threads)
         bad = band_factor_loaded(perm, L, dinv) if band else dense_factor(indptr, indices, values, L)
         if bad >= 0:
             return False
@@ -211,7 +214,7 @@ def _correct(tree, kin, cuts, G, work, free, v, gp, bp, matrix) -> bool:
     _project_node(tree[0], tree[1], tree[13], tree[14], kin[4], work.wrenches[:N], kin[0], work.origin, work.gen)
     for j in range(free.size):
         work.rhs[j] = work.gen[free[j]]
-    if not _solve(work, gp, bp, matrix, cuts.elastic):
+    if not projection_solve(work, gp, bp, matrix, cuts.elastic):
         return False
     for j in range(free.size):
         v[free[j]] = v[free[j]] - work.rhs[j]
@@ -240,7 +243,7 @@ def end_cuts(tree, kin, cuts, work, cut_outs, free, state, gp, bp, matrix, threa
     iterate's next state with the multipliers the cut forces (AL8) and the accepted phase; the velocities
     ``u`` projected (AL5), the kinematics at them into work.kin, the accelerations ``udot`` projected with
     the multipliers updated (AL6, AL9), each up to three passes, in place. ``matrix`` = (tree, fams, maps,
-    outs, diag, with_mass, kin, Mb, factor, threads): what refactorizes S (:func:`_solve`). False where a
+    outs, diag, with_mass, kin, Mb, factor, threads): what refactorizes S (:func:`projection_solve`). False where a
     factorization failed (the step is then left to the Python path)."""
     q, balls, u, udot = state
     G, alpha_mat, force, nxt = cut_outs[CUT_G], cut_outs[CUT_ALPHA_MAT], cut_outs[CUT_FORCE], cut_outs[CUT_NXT]
@@ -285,6 +288,19 @@ def bushings_at(work, bushing, bushing_outs) -> None:
     if bushing[IA].size:
         k2 = work.kin
         bushing_forces(k2[0], k2[1], k2[7], bushing, work.scratch, bushing_outs)
+
+
+@njit(cache=True)
+def beams_at(work, beam, gravity, beam_outs, threads) -> None:
+    """The beams' forces, energies and dissipated powers (beam.evaluate; ``beam_outs`` their BeamResults) at the
+    kinematics work.kin of the projected state, on ``threads`` threads: the dissipation of the evaluation there
+    (newton_loop.accept's ``ev1``, the recorder's power); their node forces into the scratch work.scratch."""
+    if beam.a.size:
+        k2 = work.kin
+        no_acc = np.zeros((0, 6))
+        work.scratch[:] = 0.0
+        beam_kernels.residual_and_mass_forces(beam, NodeMotion(k2[0], k2[1], k2[7], k2[8]), gravity, 1.0, work.scratch,
+                                              no_acc, no_acc, beam_outs, threads)
 
 
 @njit(cache=True)

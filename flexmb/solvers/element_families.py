@@ -40,16 +40,15 @@ from flexmb.solvers.motion_load_step import node_load_evaluation, node_load_refu
 from flexmb.solvers.motion_step import _call, compile_motion
 
 __all__ = ["cut_and_spring_forces", "cut_and_spring_matrix", "any_cut_or_spring", "any_with_state", "coupling_arrays",
-           "coupling_outputs", "cut_outputs", "family_outputs", "iterate_evaluations",
-           "iterate_flags", "stuck_error", "element_step_refusal", "rotational_arrays", "rotational_outputs",
-           "set_reference", "BUSHING_G", "BUSHING_POWER", "CUT_G", "CUT_FORCE", "CUT_CST", "CUT_NXT", "CUT_ALPHA_MAT",
-           "CUT_FLAGS", "COUPLING_G", "COUPLING_CST", "COUPLING_NXT", "COUPLING_FLAGS", "COUPLING_ALPHA_MAT", "ROT_POWER",
-           "ROT_FLAGS"]
+           "coupling_outputs", "cut_outputs", "family_outputs", "iterate_evaluations", "iterate_flags", "stuck_error",
+           "element_step_refusal", "rotational_arrays", "rotational_outputs", "set_reference", "BUSHING_G", "BUSHING_POWER",
+           "CUT_G", "CUT_FORCE", "CUT_CST", "CUT_NXT", "CUT_ALPHA_MAT", "CUT_FLAGS", "COUPLING_G", "COUPLING_POWER",
+           "COUPLING_CST", "COUPLING_NXT", "COUPLING_FLAGS", "COUPLING_ALPHA_MAT", "ROT_POWER", "ROT_FLAGS"]
 
 # The positions in the families' output tuples (FamilyOutputs' fields: family_outputs) that other kernels read
 BUSHING_G, BUSHING_POWER = 1, 5  # outs.bushing: BushingResults' fields (d, G, A, f, energy, power)
 CUT_G, CUT_FORCE, CUT_CST, CUT_NXT, CUT_ALPHA_MAT, CUT_FLAGS = 1, 6, 7, 8, 9, 11  # outs.rigid_cut: cut_outputs
-COUPLING_G, COUPLING_CST, COUPLING_NXT, COUPLING_FLAGS, COUPLING_ALPHA_MAT = 0, 8, 9, 10, 11  # outs.coupling
+COUPLING_G, COUPLING_POWER, COUPLING_CST, COUPLING_NXT, COUPLING_FLAGS, COUPLING_ALPHA_MAT = 0, 7, 8, 9, 10, 11  # outs.coupling
 ROT_POWER, ROT_FLAGS = 5, 6  # outs.rotational: rotational_outputs
 
 

@@ -268,7 +268,9 @@ def _force_scale(tree, nt, projection, Mb, aw, bias, tau, with_bodies) -> float:
 @njit(cache=True)
 def element_matrix(tree, fams, maps, outs, diag, terms, kin, Mb, data, threads) -> None:
     """The iteration matrix's values on the factor's pattern into ``data`` (IterationMatrix.assemble with
-    the beams' fused kernel, same order), ``terms`` = (ck, cc, material_only, with_mass): M̄'s node-mass
+    the beams' fused kernel, same order), ``terms`` = (ck, cc, material_only, with_mass, beam_stiffness) (without
+    ``beam_stiffness`` the beams add their mass alone, B_eᵀ M B_e: the projection matrix M̄ + β' K̄_c of
+    cut_projection.projection_solve, Assembler.iteration_matrix(projection=True)): M̄'s node-mass
     pairs (composite-rigid-body algorithm, if ``with_mass``), ``diag`` on the diagonal, then every
     bushing's B_eᵀ Gᵀ (ck K + cc C) G B_e (elements/cut_kernels.py), then every beam's
     B_eᵀ (ck K + cc C + M) B_e (on threads[0] threads: elements/beam/kernels.py), the rigid cuts'
@@ -277,7 +279,7 @@ def element_matrix(tree, fams, maps, outs, diag, terms, kin, Mb, data, threads) 
     elements; CHOLMOD and dense_factor read the lower one; the beams' scatter plan ends with the (doff,
     dmap) of ElementScatter.thread_plan for threads[0] threads), the same values there bit for bit; S and
     x of the kinematics ``kin``."""
-    ck, cc, material_only, with_mass = terms
+    ck, cc, material_only, with_mass, beam_stiffness = terms
     S, x = kin[4], kin[0]
     parent, child, coord_start, coord_count = tree[0], tree[1], tree[13], tree[14]
     pa, pb = maps.pairs
@@ -299,7 +301,8 @@ def element_matrix(tree, fams, maps, outs, diag, terms, kin, Mb, data, threads) 
         bn, banc_ptr, banc_coord, bpos_ptr, bpos, bmax_ne = scatters[1]
         _scatter_elements(bn, banc_ptr, banc_coord, bpos_ptr, bpos, S, x, blocks, bmax_ne, data)
     if beam.a.size:
-        beam_kernels.add_element_matrices(outs.beam, beam, MatrixWeights(ck, cc, 1.0, material_only),
+        bk, bc = (ck, cc) if beam_stiffness else (0.0, 0.0)
+        beam_kernels.add_element_matrices(outs.beam, beam, MatrixWeights(bk, bc, 1.0, material_only),
                                           ScatterMaps(nodes, anc_ptr, anc_coord, pos_ptr, pos, max_ne, skip), S, x, data,
                                           threads[0], plan)
     if any_cut_or_spring(fams):
@@ -402,7 +405,7 @@ def newton_loop(arrays, maps, factor, bufs, start, diag, newton, info) -> None:
             if fric[0].size:
                 friction_diag(out_state[2], fric[0], fric[8], fric[5], fric[6], fric[7], fric[10], fric[11], gp, mdiag, sdiag)
                 mdiag = sdiag
-            element_matrix(tree, fams, maps, outs, mdiag, (bp, gp, False, with_mass), kin, Mb, values, threads)
+            element_matrix(tree, fams, maps, outs, mdiag, (bp, gp, False, with_mass, True), kin, Mb, values, threads)
             bad = band_factor_loaded(perm, L, dinv) if band else dense_factor(indptr, indices, values, L)
             if bad >= 0:
                 info[3], info[4] = NOT_POSITIVE, bad

@@ -20,8 +20,9 @@ that is not positive, or whose powers are not finite, and returns how many steps
 Python step then repeats that step, halving it or raising the SolverError that names where
 (same arithmetic, so the same failure). Rigid cuts begin and end every step in the call too
 (flexmb/solvers/cut_projection.py: their penalties (AL7), multipliers (AL8) and projections (AL5),
-(AL6), (AL9) of docs/rigid_cut.md, then the error estimate and powers at the projected state);
-rigid cuts in a model with beams take one compiled call per step instead (:meth:`ElementRun.applies`).
+(AL6), (AL9) of docs/rigid_cut.md), then the prescribed-length actuators (flexmb/solvers/actuator_projection.py:
+(A6), (A8) of docs/actuator.md, their prescribed values evaluated in Python for the call's steps before it), then
+the error estimate and powers at the projected state.
 """
 
 from __future__ import annotations
@@ -33,11 +34,22 @@ import numpy as np
 from numba import njit
 
 from flexmb.elements import FAMILIES
+from flexmb.elements.coupling import _elastic as coupling_projects_own
 from flexmb.elements.rigid_cut import _elastic
 from flexmb.elements.rotational_spring_damper_kernels import AXIS, rotational_forces
 from flexmb.engine.assembly import Evaluation, LazyEvaluation
-from flexmb.solvers.cut_projection import begin_cuts, bushings_at, cut_arrays, end_cuts, factor_key, springs_at
-from flexmb.solvers.element_families import BUSHING_POWER, CUT_CST, CUT_FLAGS, ROT_POWER, _torque_laws
+from flexmb.solvers.actuator_projection import actuator_work, begin_actuators, call_targets, drive_power_at, end_actuators
+from flexmb.solvers.coupling_projection import begin_couplings, coupling_work, end_couplings
+from flexmb.solvers.cut_projection import beams_at, begin_cuts, bushings_at, cut_arrays, end_cuts, factor_key, springs_at
+from flexmb.solvers.element_families import (
+    BUSHING_POWER,
+    COUPLING_CST,
+    COUPLING_POWER,
+    CUT_CST,
+    CUT_FLAGS,
+    ROT_POWER,
+    _torque_laws,
+)
 from flexmb.solvers.element_kernels import LAZY, NewtonSettings, StepStart, newton_loop
 from flexmb.solvers.family_tuples import IA
 from flexmb.solvers.integrator_protocol import Integrator
@@ -62,12 +74,13 @@ from flexmb.state import State
 
 __all__ = ["ElementRun", "element_run"]
 
-BEAM, BUSHING, RIGID_CUT, SPRING_DAMPER, ROTATIONAL = 0, 1, 2, 3, 4
+BEAM, BUSHING, RIGID_CUT, SPRING_DAMPER, ROTATIONAL, ACTUATOR, COUPLING = 0, 1, 2, 3, 4, 5, 6
 DISSIPATION_CODES = {"beam": BEAM, "bushing": BUSHING, "rigid_cut": RIGID_CUT, "spring_damper": SPRING_DAMPER,
-                     "rotational_spring_damper": ROTATIONAL}
+                     "rotational_spring_damper": ROTATIONAL, "actuator": ACTUATOR, "coupling": COUPLING}
 """Codes of the families whose dissipation a step's power sums (``dissipation`` of :func:`element_run`)."""
-PROJECTED_PER_STEP = ("beam",)
-"""Families beside which a model's rigid cuts keep their end-of-step projections per step."""
+PROJECTED_IN_THE_CALL = ("rigid_cut", "rotational_spring_damper", "actuator", "coupling")
+"""The families with element state whose begin and end of step the call takes (rotational spring-dampers: their
+reference angles (R3a), _rotational_end)."""
 
 
 @njit(cache=True)
@@ -93,7 +106,11 @@ def _dissipation(order, outs) -> float:
             pw = outs.rotational[ROT_POWER]
             for e in range(pw.size):
                 s += pw[e]
-        total += s  # rigid cuts: no dissipation (FamilyEvaluation.dissipation 0.0)
+        elif code == COUPLING:  # c ġ² (docs/coupling.md), at the projected state (end_couplings)
+            pw = outs.coupling[COUPLING_POWER]
+            for e in range(pw.size):
+                s += pw[e]
+        total += s  # rigid cuts, actuators: no dissipation (FamilyEvaluation.dissipation 0.0)
     return total
 
 
@@ -132,8 +149,9 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
     (N+1, 6), (n_rot,) of _rotational_end, which sets their reference angles to each step's ((R3a)) and takes their
     dissipation there) updated; ``log`` (K, 4) = (iterations, factorizations, residual, error) per step; ``info``
     (5,) element_newton_step's of the last step tried; ``cuts`` = (CutModel, CutWork of
-    flexmb/solvers/cut_projection.py) with rigid cuts, None without (numba prunes their branches: their 105 arrays
-    are not passed per call): :func:`_begin_step` and :func:`_end_rigid_cuts` (module docstring)."""
+    flexmb/solvers/cut_projection.py, ActuatorWork of flexmb/solvers/actuator_projection.py) with rigid cuts or
+    actuators, None without (numba prunes their branches: their 105 arrays are not passed per call):
+    :func:`_begin_step` and :func:`_end_rigid_cuts` (module docstring)."""
     model, maps, factor = args.step
     tree, bodies, gravity, springs, jforce_u, coords, fams, threads = model
     buffers = bufs.step
@@ -156,8 +174,9 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
     no_loads = np.zeros((0, 6))
     for k in range(steps.shape[0]):
         h = steps[k, 0]
-        gp, bp = _begin_step(k, steps, (g, b, c_a), (c_diag, k_diag, diag), cuts, outs.rigid_cut[CUT_CST], springs[5][4],
-                             follower, followers)
+        gp, bp = _begin_step(k, steps, (g, b, c_a), (c_diag, k_diag, diag), cuts,
+                             (outs.rigid_cut[CUT_CST], fams.actuator, outs.actuator.cst, fams.coupling[8],
+                              outs.coupling[COUPLING_CST]), springs[5][4], follower, followers)
         loads = loads_all[0] if one_load else loads_all[k]
         start = StepStart(jf_all[k], loads, (driven, driven_q[k], driven_u[k], driven_a[k]), (am, af, g, b, h), q, balls,
                           u, udot, a)
@@ -169,7 +188,7 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
         kin_end = kin
         if cuts is not None:  # newton_loop.accept: the factor key, RigidCuts.end_step, a1, the state
             matrix = (tree, fams, maps, outs, diag, with_mass, kin, Mb, factor, threads)
-            if not _end_rigid_cuts(cuts, matrix, info, coords[3], out_state, (udot, a), (gp, bp, af, am)):
+            if not _end_rigid_cuts(k, cuts, matrix, info, coords[3], out_state, (udot, a), (gp, bp, af, am), gravity):
                 return k
             kin_end = cuts[1].kin  # the evaluation at the projected state (ev1 of _accept)
         # (R3a) and the rotational spring-dampers' dissipation at the projected state (positions as the iterate's)
@@ -183,22 +202,25 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
                                             (drive, pw))
         if work[8][0].size:  # Recorder.power: the bearing friction dissipates -Σ τ u (its torques at the last iterate)
             finite = _with_friction_power(work[8], u1, pw) and finite
+        if cuts is not None:  # Recorder.power: the actuators' drive power (ev1's)
+            finite = _with_drive_power(cuts[2], pw) and finite
         if not finite:
             if rot[IA].size:
                 rot[11][:] = ref_prev
             return k
         step_taken(k, steps[k, 2], motion, err, pw, v_scale, prev, wrk, state, out_state, info, log)
         if cuts is not None:
-            cuts[1].accepted[:] = cuts[1].state
-            cuts[1].key[4:8] = cuts[1].key[0:4]
+            _accept_states(cuts)
     return steps.shape[0]
 
 
 @njit(cache=True)
-def _begin_step(k, steps, coefficients, diagonals, cuts, cst, law_time, follower, followers) -> tuple[float, float]:
+def _begin_step(k, steps, coefficients, diagonals, cuts, csts, law_time, follower, followers) -> tuple[float, float]:
     """The start of step k of :func:`element_run`: γ' and β' of its size (GeneralizedAlpha.step; ``coefficients``
     = (γ, β, (1 - αf) / (1 - αm))) and the iteration matrix's joint diagonal from them (``diagonals`` = (c, k,
-    out)); the rigid cuts' penalties (Assembler.begin_step, (AL7); ``cst`` their state); the step's end time for
+    out)); the rigid cuts', actuators' and couplings' penalties (Assembler.begin_step, (AL7), (A6), (C13);
+    ``csts`` = (the cuts' state, the ActuatorArrays, the actuators' state, which couplings are rigid, the
+    couplings' state)) and the actuators' prescribed lengths; the step's end time for
     the spring-dampers' force laws (``law_time``, flexmb/solvers/law_step.py); the follower loads' values at the
     step's end (motion_load_step.step_node_loads). Returns (γ', β')."""
     h = steps[k, 0]
@@ -209,7 +231,9 @@ def _begin_step(k, steps, coefficients, diagonals, cuts, cst, law_time, follower
     for j in range(diag.size):
         diag[j] = gp * c_diag[j] + bp * k_diag[j]
     if cuts is not None:
-        begin_cuts(cuts[1].accepted, cuts[0].scaled, bp, cst)
+        begin_cuts(cuts[1].accepted, cuts[0].scaled, bp, csts[0])
+        begin_actuators(k, cuts[2], csts[1], bp, csts[2])
+        begin_couplings(cuts[3], csts[3], bp, csts[4])
     law_time[0] = steps[k, 1]
     if followers.shape[1]:
         follower[:, :] = followers[k]
@@ -217,15 +241,17 @@ def _begin_step(k, steps, coefficients, diagonals, cuts, cst, law_time, follower
 
 
 @njit(cache=True)
-def _end_rigid_cuts(cuts, matrix, info, free, out_state, start, weights) -> bool:
-    """The end of a step of :func:`element_run` with rigid cuts (newton_loop.accept): the factor key of
-    CompiledElementNewton (the step's factor valid unless the accepted iterate raised the penalties), the cuts'
-    projections and multipliers (end_cuts: (AL5), (AL6), (AL8), (AL9)), the pseudo-acceleration a1 from the
+def _end_rigid_cuts(k, cuts, matrix, info, free, out_state, start, weights, gravity) -> bool:
+    """The end of step k of :func:`element_run` with rigid cuts or actuators (newton_loop.accept): the factor key
+    of CompiledElementNewton (the step's factor valid unless the accepted iterate raised the penalties), the cuts'
+    projections and multipliers (end_cuts: (AL5), (AL6), (AL8), (AL9)), then the actuators' (end_actuators: (AL8),
+    (A8), (AL9) of docs/actuator.md; their drive power at the projected state), then the couplings' (end_couplings:
+    (C15) of docs/coupling.md; their dissipation at the projected state), the pseudo-acceleration a1 from the
     projected u̇ (``start`` = (u̇, a) of the step's start, ``weights`` = (γ', β', αf, αm)), and where the cuts
-    project with their own factor the bushings' and spring-dampers' dissipation at the projected state.
+    project with their own factor the bushings', beams' and spring-dampers' dissipation at the projected state.
     ``matrix`` as end_cuts takes it, ``free`` the free coordinates, ``out_state`` (q, balls, u, u̇, a) after the
     step. False where the step is not taken (a projection failed, or a value is not finite)."""
-    cut_model, cut_work = cuts
+    cut_model, cut_work, act_work, coupling_work_ = cuts
     tree, fams, _, outs, _, _, kin, _, _, threads = matrix
     q1, balls1, u1, udot1, a1 = out_state
     udot, a = start
@@ -237,16 +263,45 @@ def _end_rigid_cuts(cuts, matrix, info, free, out_state, start, weights) -> bool
         key[0] = 0.0
     if not end_cuts(tree, kin, cut_model, cut_work, outs.rigid_cut, free, (q1, balls1, u1, udot1), gp, bp, matrix, threads):
         return False
+    if not end_actuators(k, tree, kin, fams.actuator, outs.actuator, act_work, cut_work, free, (q1, balls1, u1, udot1),
+                         (gp, bp), matrix, threads):
+        return False
+    if not end_couplings(tree, fams.coupling, outs.coupling, coupling_work_, cut_work, free, (q1, balls1, u1, udot1), gp, bp,
+                         matrix, threads):
+        return False
+    if not drive_power_at(k, cut_work.kin, fams.actuator, act_work):  # the actuators' power at the projected state
+        return False
     c_f, c_m = 1 - af, 1 - am
     for j in range(a1.size):
         a1[j] = (af * udot[j] + c_f * udot1[j] - am * a[j]) / c_m
     if not all_finite(q1, u1, udot1, balls1):
         return False
-    if cut_model.elastic:  # its bushings' and spring-dampers' dissipation
+    if cut_model.elastic:  # its bushings', beams' and spring-dampers' dissipation (``gravity``: the beams' weight)
         bushings_at(cut_work, fams.bushing, outs.bushing)
+        beams_at(cut_work, fams.beam, gravity, outs.beam, threads[0])
         if not springs_at(cut_work, fams.spring_damper, outs.spring_damper):
             return False
     return True
+
+
+@njit(cache=True)
+def _with_drive_power(act_work, pw) -> bool:
+    """Recorder.power: the actuators' drive power at the projected state (``act_work``: actuator_projection's
+    ActuatorWork) added to the drive power pw[1] (Evaluation.element_drive_power, a sum from 0.0); whether pw[1] is
+    finite."""
+    if act_work.state.shape[0]:
+        pw[1] = pw[1] + (0.0 + act_work.power[0])
+    return math.isfinite(pw[1])
+
+
+@njit(cache=True)
+def _accept_states(cuts) -> None:
+    """The step taken: the rigid cuts', actuators' and couplings' state at its end (``cuts`` of :func:`element_run`)
+    becomes that of the last step taken, the factor key after it the current one's."""
+    cuts[1].accepted[:] = cuts[1].state
+    cuts[1].key[4:8] = cuts[1].key[0:4]
+    cuts[2].accepted[:] = cuts[2].state
+    cuts[3].accepted[:] = cuts[3].state
 
 
 @njit(cache=True)
@@ -291,9 +346,10 @@ class ElementRun:
         (it sees every step's state in Python), only families whose dissipation the compiled run sums
         (DISSIPATION_CODES), bearing friction only without rigid cuts (its power is that of the last
         iterate's torques, friction_loads; the cuts' projections move the state), and, of the
-        families with element state, only rigid cuts, not beside beams (PROJECTED_PER_STEP: where the cuts
-        project with their own factor, rigid_cut._elastic, the dissipation at the projected state is compiled
-        for bushings, spring-dampers and rotational spring-dampers only: flexmb/solvers/cut_projection.py),
+        families with element state, only rigid cuts and actuators (PROJECTED_IN_THE_CALL: where they project
+        with their own factor, rigid_cut._elastic, the dissipation at the projected state is compiled for bushings,
+        beams, spring-dampers and rotational spring-dampers: flexmb/solvers/cut_projection.py,
+        flexmb/solvers/actuator_projection.py),
         and rotational spring-dampers (their reference angles (R3a) set per step in the call: _rotational_end,
         their dissipation at the projected state beside rigid cuts); no joint forces or loads of the motion (their
         work and samples: docs/motion_forces.md (M6), (M7), (M13), (M15)). Follower loads take it: their values at
@@ -308,18 +364,15 @@ class ElementRun:
         if integ.element_step is None or not integ.compiled_newton or integ.chol.kind not in ("dense", "band") \
                 or integ._reusing():
             return "each step's Newton loop is not one compiled call"
-        state = sorted({f.name for f, _, _ in asm.with_state if f.name not in ("rigid_cut", "rotational_spring_damper")})
+        state = sorted({f.name for f, _, _ in asm.with_state if f.name not in PROJECTED_IN_THE_CALL})
         if state:
             return f"element state of {', '.join(repr(n) for n in state)} is updated in Python"
-        beside = sorted({f.name for f, _, _ in asm.families if f.name in PROJECTED_PER_STEP})
-        cuts = bool(model.elements["rigid_cut"].n)
-        if cuts and _elastic(model, "rigid_cut") and beside:
-            return f"rigid cuts beside {' and '.join(n.replace('_', '-') + 's' for n in beside)} project per step in Python"
         other = sorted({f.name for f, _, _ in asm.families if f.name not in DISSIPATION_CODES})
         if other:
             return f"the dissipation of {', '.join(repr(n) for n in other)} is summed in Python"
-        if model.friction_u.size and cuts:
-            return "bearing friction beside rigid cuts: its power at the projected state is summed in Python"
+        if model.friction_u.size and any(model.elements[n].n for n in ("rigid_cut", "actuator", "coupling")):
+            return ("bearing friction beside rigid cuts, actuators or couplings: its power at the projected state is summed "
+                    "in Python")
         return ""
 
     def __init__(self, integ: Integrator, rec: Recorder, est: ErrorEstimate) -> None:
@@ -333,6 +386,9 @@ class ElementRun:
         self.order = np.array([DISSIPATION_CODES[f.name] for f, _, _ in integ.asm.families], dtype=np.int64)
         self.spring = (np.asarray(m.spring_c, dtype=float), np.asarray(m.spring_u, dtype=np.int64))
         self.cuts = bool(m.elements["rigid_cut"].n)
+        self.actuators = m.elements["actuator"]
+        self.couplings = m.elements["coupling"]
+        self.projects = self.cuts or bool(self.actuators.n) or bool(self.couplings.n)  # state set at each step's end
         n_rot = m.elements["rotational_spring_damper"].n  # their end of step's scratch arrays (_rotational_end)
         self.rot_work = (np.zeros((m.n_nodes + 1 if n_rot else 0, 6)), np.zeros(n_rot))
         self.rotational = bool(n_rot)
@@ -350,8 +406,13 @@ class ElementRun:
         (:class:`flexmb.solvers.tree_run.Taken`). The step history, the error scale, the factor
         count and the recorder's work integrals are updated."""
         integ, rec, est, es, m = self.integ, self.rec, self.est, self.es, self.model
-        n = min(n, self.max_steps)
-        steps = step_times(st.t, dt, n)
+        steps = step_times(st.t, dt, min(n, self.max_steps))
+        targets = call_targets(self.actuators, steps) if self.actuators.n else None  # the call stops before a step
+        if targets is not None:  # whose prescribed lengths are not finite
+            steps = steps[:targets[0].shape[0]]
+        n = steps.shape[0]
+        if not n:
+            return st, a, None, Taken(np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
         drives, jf, loads_all = es.inputs(steps[:, 1])
         followers = follower_values(m, steps[:, 1]) if self.followers else np.zeros((1, 0, 6))
         # the joint forces at the states' times for the power: those at the step ends where the times are the same
@@ -373,13 +434,7 @@ class ElementRun:
         log = np.empty((n, 4))
         info = np.zeros(5)
         newton = self._newton()
-        cuts = None
-        if self.cuts:  # the cuts' arrays (CutModel, CutWork); None without rigid cuts (element_run's branches pruned)
-            elastic = _elastic(m, "rigid_cut")
-            if elastic and integ._pchol is None:  # the cuts' projection factor (GeneralizedAlpha._projection_factor)
-                integ._pchol = integ.chol.twin()
-            cuts = self._cut_arrays(elastic, st.elements.get("rigid_cut", np.zeros((0, 10))),
-                                    es.factor_arrays(integ._pchol if elastic else integ.chol))
+        cuts = self._projections(st, targets) if self.projects else None  # None: element_run's branches pruned
         t0 = time.perf_counter()
         done = element_run(es.kernel_args(integ.chol), self._buffers(), (jf, jf_p, loads_all, bool(m.loads),
                                                                          (es.driven, *drives), followers),
@@ -391,19 +446,15 @@ class ElementRun:
             return st, a, None, Taken(np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
         taken = self._book(float(v_scale[0]), prev, work, steps[:done], log[:done])
         elements = {k: v.copy() for k, v in st.elements.items()} if st.elements else {}
-        if cuts is not None:  # the factor after the last step taken (its end step may have refactorized S: counted)
-            cut_work = cuts[1]
-            key = cut_work.key
-            integ._factor_key = (float(key[5]), float(key[6])) if key[4] > 0.0 else None
-            integ.chol.n_factorize += int(key[7])
-            elements["rigid_cut"] = cut_work.accepted.copy()
+        if cuts is not None:
+            self._after_projections(cuts, elements)
         if self.rotational:  # (R3a): the last step's angles, the next step's references (RotationalSpringDampers.end_step)
             elements["rotational_spring_damper"] = es.rotational[11].reshape(-1, 1).copy()
         last = done - 1
         st1 = State(float(steps[last, 2]), q, balls, u, udot, elements)
         if done < n:  # the state after the last step taken; its evaluation is not kept (the caller steps on in Python)
             return st1, a1, None, taken
-        if self.cuts:  # newton_loop.accept: the projected state evaluated, the converged iterate's drive forces
+        if self.projects:  # newton_loop.accept: the projected state evaluated, the converged iterate's drive forces
             ev = integ._evaluate(st1)
             ev.drive_forces = es.rfull[es.driven].copy() if m.driven.size else None
             rec.set_drive(es.rfull[es.driven].copy() if es.driven.size else np.zeros(0))
@@ -420,6 +471,37 @@ class ElementRun:
             ev.wrenches_known = (ev.residual_known[1], es.work[3].copy())
             rec.set_drive(es.rfull[es.driven].copy() if es.driven.size else np.zeros(0))
         return st1, a1, ev, taken
+
+    def _projections(self, st: State, targets: tuple[np.ndarray, np.ndarray] | None) -> tuple:
+        """element_run's ``cuts`` = (CutModel, CutWork, ActuatorWork, CouplingWork) for a call from ``st``: the rigid
+        cuts' arrays (:meth:`_cut_arrays`), the actuators' with the prescribed values ``targets`` of the call's steps
+        (actuator_projection.call_targets; None without actuators), the couplings'; the projection factor made where
+        a family projects with it (rigid_cut._elastic, coupling._elastic)."""
+        m, integ, acts, couplings = self.model, self.integ, self.actuators, self.couplings
+        elastic = _elastic(m, "rigid_cut")
+        act_elastic = bool(acts.n) and _elastic(m, "actuator")
+        coupling_elastic = bool(couplings.rigid.any()) and coupling_projects_own(m, couplings)
+        own = (self.cuts and elastic) or act_elastic or coupling_elastic
+        if own and integ._pchol is None:  # the projection factor (GeneralizedAlpha._projection_factor)
+            integ._pchol = integ.chol.twin()
+        cuts = self._cut_arrays(elastic, st.elements.get("rigid_cut", np.zeros((0, 10))),
+                                self.es.factor_arrays(integ._pchol if own else integ.chol))
+        none = np.zeros((0, 0, 3))
+        act = actuator_work(acts, m.n_nodes, act_elastic, st.elements.get("actuator", acts.initial_state()),
+                            *(targets if targets is not None else (none, none)))
+        return (*cuts, act, coupling_work(m, couplings, integ.free, coupling_elastic,
+                                          st.elements.get("coupling", couplings.initial_state())))
+
+    def _after_projections(self, cuts: tuple, elements: dict) -> None:
+        """After a call with rigid cuts, actuators or couplings: the integrator's factor key after the last step taken
+        (its end step may have refactorized S: counted) and the families' state after it into ``elements``."""
+        integ = self.integ
+        key = cuts[1].key
+        integ._factor_key = (float(key[5]), float(key[6])) if key[4] > 0.0 else None
+        integ.chol.n_factorize += int(key[7])
+        for name, work in (("rigid_cut", cuts[1]), ("actuator", cuts[2]), ("coupling", cuts[3])):
+            if self.model.elements[name].n:
+                elements[name] = work.accepted.copy()
 
     def _cut_arrays(self, elastic: bool, state: np.ndarray, projection: tuple) -> tuple:
         """element_run's ``cuts`` (cut_projection.cut_arrays) with the cuts' state ``state`` at the call's start and the

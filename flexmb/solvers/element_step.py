@@ -331,8 +331,8 @@ class ElementStep(CompiledStep):
         if fric[0].size:
             friction_diag(self.out_state[2], fric[0], fric[8], fric[5], fric[6], fric[7], fric[10], fric[11], float(gp),
                           diag.copy(), diag)
-        element_matrix(self.tree, self.fams, self.maps, self.outs, diag, (float(bp), float(gp), bool(material_only),
-                                                                            self.with_mass), self.kin, self.Mb, out, self.threads)
+        terms = (float(bp), float(gp), bool(material_only), self.with_mass, True)
+        element_matrix(self.tree, self.fams, self.maps, self.outs, diag, terms, self.kin, self.Mb, out, self.threads)
 
     def state(self) -> State:
         """The current iterate as a State at the step's end (element state carried over)."""
