@@ -57,6 +57,7 @@ CASES = [
     ("rotational_chain_N10", "rotational", 0.5, 10),
     ("follower_beam", "follower_beam", 0.5, 0),
     ("follower_tree", "follower_tree", 0.5, 0),
+    ("excavator", "excavator", 1.0, 0),  # cylinders (actuators), a rigid cut and a flexible stick
 ]
 
 
