@@ -41,6 +41,11 @@ def _stroke(t):
 def four_bar() -> fm.Model:
     """A four-bar closed by a rigid cut at B, its crank pushed by a cylinder from a ground point P
     (tests/test_actuator.py's rigid loop)."""
+    return four_bar_builder().compile()
+
+
+def four_bar_builder() -> fm.ModelBuilder:
+    """The builder of :func:`four_bar`, not compiled (tests/test_coupling_run.py adds a geared flywheel)."""
     mb = fm.ModelBuilder(gravity=(0.0, -G0, 0.0))
     O, A_, B_, C = np.zeros(3), np.array([0.0, 1.0, 0.0]), np.array([2.0, 1.2, 0.0]), np.array([2.0, 0.0, 0.0])
     for name, at, m, com in (("crank", O, 1.0, (0, 0.5, 0)), ("coupler", A_, 2.0, (1.0, 0.1, 0)),
@@ -54,7 +59,7 @@ def four_bar() -> fm.Model:
     P, Q = np.array([-1.0, -0.5, 0.0]), np.array([0.0, 0.5, 0.0])
     Lc = float(np.linalg.norm(Q - P))
     mb.add_actuator("cyl", "ground", "crank", point_a=P, point_b=Q, length=lambda t: Lc + 0.1 * np.sin(2 * t))
-    return mb.compile()
+    return mb
 
 
 def flexible_boom() -> fm.Model:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_actuator_compiled import four_bar_builder
 from test_coupling import branched_model, gear_pair, rack_and_pinion
 from test_element_run import _assert_same, _both
 from test_run_path import WHOLE
@@ -24,19 +25,7 @@ from flexmb.solvers.generalized_alpha import GeneralizedAlpha
 def _geared() -> fm.Model:
     """The four-bar of tests/test_actuator_compiled.py (a rigid cut at B, a cylinder pushing the crank) with a
     flywheel on a revolute joint to ground geared to the crank's joint O (ratio -2.5: an external gear pair)."""
-    mb = fm.ModelBuilder(gravity=(0.0, -9.81, 0.0))
-    O, A_, B_, C = np.zeros(3), np.array([0.0, 1.0, 0.0]), np.array([2.0, 1.2, 0.0]), np.array([2.0, 0.0, 0.0])
-    for name, at, m, com in (("crank", O, 1.0, (0, 0.5, 0)), ("coupler", A_, 2.0, (1.0, 0.1, 0)),
-                             ("rocker", C, 1.0, (0, 0.6, 0))):
-        mb.add_node(name, at)
-        mb.add_body(name, name, m, com, np.eye(3) * 0.1)
-    mb.add_joint("O", "revolute", "ground", "crank", axis=(0, 0, 1))
-    mb.add_joint("A", "revolute", "crank", "coupler", axis=(0, 0, 1))
-    mb.add_joint("C", "revolute", "ground", "rocker", axis=(0, 0, 1))
-    mb.add_rigid_cut("B", "coupler", "rocker", point=B_, free_rotation="z")
-    P, Q = np.array([-1.0, -0.5, 0.0]), np.array([0.0, 0.5, 0.0])
-    Lc = float(np.linalg.norm(Q - P))
-    mb.add_actuator("cyl", "ground", "crank", point_a=P, point_b=Q, length=lambda t: Lc + 0.1 * np.sin(2 * t))
+    mb = four_bar_builder()
     mb.add_node("fly", (-0.5, -1.0, 0.0))
     mb.add_body("fly", "fly", 0.5, (0.0, 0.0, 0.0), np.diag([0.01, 0.01, 0.02]))
     mb.add_joint("F", "revolute", "ground", "fly", axis=(0, 0, 1))
