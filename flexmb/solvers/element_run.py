@@ -149,8 +149,9 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
     (N+1, 6), (n_rot,) of _rotational_end, which sets their reference angles to each step's ((R3a)) and takes their
     dissipation there) updated; ``log`` (K, 4) = (iterations, factorizations, residual, error) per step; ``info``
     (5,) element_newton_step's of the last step tried; ``cuts`` = (CutModel, CutWork of
-    flexmb/solvers/cut_projection.py, ActuatorWork of flexmb/solvers/actuator_projection.py) with rigid cuts or
-    actuators, None without (numba prunes their branches: their 105 arrays are not passed per call):
+    flexmb/solvers/cut_projection.py, ActuatorWork of flexmb/solvers/actuator_projection.py, CouplingWork of
+    flexmb/solvers/coupling_projection.py) with rigid cuts, actuators or couplings, None
+    without (numba prunes their branches: their 105 arrays are not passed per call):
     :func:`_begin_step` and :func:`_end_rigid_cuts` (module docstring)."""
     model, maps, factor = args.step
     tree, bodies, gravity, springs, jforce_u, coords, fams, threads = model
@@ -242,7 +243,7 @@ def _begin_step(k, steps, coefficients, diagonals, cuts, csts, law_time, followe
 
 @njit(cache=True)
 def _end_rigid_cuts(k, cuts, matrix, info, free, out_state, start, weights, gravity) -> bool:
-    """The end of step k of :func:`element_run` with rigid cuts or actuators (newton_loop.accept): the factor key
+    """The end of step k of :func:`element_run` with rigid cuts, actuators or couplings (newton_loop.accept): the factor key
     of CompiledElementNewton (the step's factor valid unless the accepted iterate raised the penalties), the cuts'
     projections and multipliers (end_cuts: (AL5), (AL6), (AL8), (AL9)), then the actuators' (end_actuators: (AL8),
     (A8), (AL9) of docs/actuator.md; their drive power at the projected state), then the couplings' (end_couplings:
