@@ -48,10 +48,11 @@ from flexmb.solvers.element_families import CUT_ALPHA_MAT, CUT_FORCE, CUT_G, CUT
 from flexmb.solvers.element_kernels import element_matrix
 from flexmb.solvers.family_tuples import IA, Families
 from flexmb.solvers.law_step import SPRING_FLAGS, spring_damper_laws_iterate
+from flexmb.solvers.step_args import new_step_args
 from flexmb.solvers.tree_step import _absmax
 
-__all__ = ["CutModel", "CutWork", "cut_arrays", "factor_key", "begin_cuts", "end_cuts", "projection_solve", "bushings_at",
-           "beams_at", "springs_at"]
+__all__ = ["CutModel", "CutWork", "cut_arrays", "held_cuts", "factor_key", "begin_cuts", "end_cuts", "projection_solve",
+           "bushings_at", "beams_at", "springs_at"]
 
 N_STATE = 10
 KEY = 9
@@ -85,8 +86,8 @@ class CutWork(NamedTuple):
     projection factor (as element_newton_step's ``factor``, of GeneralizedAlpha._pchol), the element
     families of its matrix (the beams: their mass; the rigid cuts, actuators and couplings: their blocks with
     projection_blocks; the bushings, spring-dampers, rotational spring-dampers and loads of the motion left
-    out), a zero diagonal (n_f) and node wrenches
-    (N+1, 6) for the bushings' forces at the projected state."""
+    out; in the compiled call held in a flexmb.solvers.step_args.StepArgs, :func:`held_cuts`), a zero diagonal
+    (n_f) and node wrenches (N+1, 6) for the bushings' forces at the projected state."""
 
     kin: KinematicsArrays
     twists: np.ndarray
@@ -128,6 +129,20 @@ def cut_arrays(fams: Families, penalty: np.ndarray, elastic: bool, kin: tuple, n
                                  motion_load=tuple(a[:0] for a in fams.motion_load)), np.zeros(n_free),
                    np.zeros((N + 1, 6)))
     return model, work
+
+
+@njit(cache=True)
+def held_cuts(cuts: tuple) -> tuple:
+    """element_run's ``cuts`` = (CutModel, CutWork, ActuatorWork, CouplingWork) for its steps: the CutWork's
+    projection families ``fams`` held in a flexmb.solvers.step_args.StepArgs, read as ``fams.step`` only where the
+    projection factor is made (:func:`projection_solve`). The end of a step passes the work to some ten calls, and
+    a call that takes a tuple references every array in it (docs/architecture.md P6): a hundred for the families.
+    Made inside the call, so the call's argument stays plain named tuples, which numba types from Python by their
+    fingerprint (a StructRef among them would have it type the whole argument field by field, about 1 ms per call)."""
+    model, w, act, coupling = cuts
+    held = CutWork(w.kin, w.twists, w.rates, w.forces, w.wrenches, w.origin, w.gen, w.rhs, w.gdv, w.penalty, w.state,
+                   w.accepted, w.key, w.projection, new_step_args(w.fams), w.zero_diag, w.scratch)
+    return model, held, act, coupling
 
 
 def factor_key(k: np.ndarray, key: tuple[float, float] | None) -> np.ndarray:
@@ -176,19 +191,23 @@ def projection_solve(work, gp, bp, matrix, elastic) -> bool:
     ``elastic`` instead with the projection factor of M̄ + β' K̄_c at the converged iterate, made at
     the step's first solve (``solve_projection``: Assembler.iteration_matrix(projection=True): M̄ with the
     beams' mass and the cuts' and actuators' penalty blocks, no diagonal). False where a factorization meets a pivot that is not
-    positive."""
-    (tree, fams, maps, outs, diag, with_mass, kin, Mb, factor, threads) = matrix
+    positive. ``matrix`` = (a flexmb.solvers.step_args.StepArgs of (tree, fams, maps, outs, diag, with_mass, kin, Mb,
+    factor, threads), the Newton factor's arrays ``factor``): the structure is read (its some 270 arrays referenced)
+    only where S or the projection factor is made, not at every solve (docs/architecture.md P6)."""
+    held, factor = matrix
     band, indptr, indices, values, L, perm, dinv, y = work.projection if elastic else factor
     key = work.key
     if elastic:
         if key[8] == 0.0:
-            element_matrix(tree, work.fams, maps, outs, work.zero_diag, (bp, 0.0, False, with_mass, False), kin, Mb, values,
-                           threads)
+            (tree, _, maps, outs, _, with_mass, kin, Mb, _, threads) = held.step
+            element_matrix(tree, work.fams.step, maps, outs, work.zero_diag, (bp, 0.0, False, with_mass, False), kin, Mb,
+                           values, threads)
             bad = band_factor_loaded(perm, L, dinv) if band else dense_factor(indptr, indices, values, L)
             if bad >= 0:
                 return False
             key[8] = 1.0
     elif not (key[0] > 0.0 and key[1] == gp and key[2] == bp):
+        (tree, fams, maps, outs, diag, with_mass, kin, Mb, _, threads) = held.step
         element_matrix(tree, fams, maps, outs, diag, (bp, gp, False, with_mass, True), kin, Mb, values, threads)
         bad = band_factor_loaded(perm, L, dinv) if band else dense_factor(indptr, indices, values, L)
         if bad >= 0:
@@ -242,8 +261,8 @@ def end_cuts(tree, kin, cuts, work, cut_outs, free, state, gp, bp, matrix, threa
     ``cut_outs`` of element_newton_step) of ``state`` = (q, balls, u, u̇): the state work.state = the
     iterate's next state with the multipliers the cut forces (AL8) and the accepted phase; the velocities
     ``u`` projected (AL5), the kinematics at them into work.kin, the accelerations ``udot`` projected with
-    the multipliers updated (AL6, AL9), each up to three passes, in place. ``matrix`` = (tree, fams, maps,
-    outs, diag, with_mass, kin, Mb, factor, threads): what refactorizes S (:func:`projection_solve`). False where a
+    the multipliers updated (AL6, AL9), each up to three passes, in place. ``matrix``: what solves with and
+    refactorizes S (:func:`projection_solve`'s). False where a
     factorization failed (the step is then left to the Python path)."""
     q, balls, u, udot = state
     G, alpha_mat, force, nxt = cut_outs[CUT_G], cut_outs[CUT_ALPHA_MAT], cut_outs[CUT_FORCE], cut_outs[CUT_NXT]

@@ -40,8 +40,9 @@ from flexmb.solvers.motion_load_step import node_load_evaluation, node_load_refu
 from flexmb.solvers.motion_step import _call, compile_motion
 
 __all__ = ["cut_and_spring_forces", "cut_and_spring_matrix", "any_cut_or_spring", "any_with_state", "coupling_arrays",
-           "coupling_outputs", "cut_outputs", "family_outputs", "iterate_evaluations", "iterate_flags", "stuck_error",
-           "element_step_refusal", "rotational_arrays", "rotational_outputs", "set_reference", "BUSHING_G", "BUSHING_POWER",
+           "coupling_outputs", "cut_outputs", "family_outputs", "iterate_evaluations", "iterate_flags", "flag_arrays",
+           "flags_of", "stuck_error", "element_step_refusal", "rotational_arrays", "rotational_outputs", "set_reference",
+           "BUSHING_G", "BUSHING_POWER",
            "CUT_G", "CUT_FORCE", "CUT_CST", "CUT_NXT", "CUT_ALPHA_MAT", "CUT_FLAGS", "COUPLING_G", "COUPLING_POWER",
            "COUPLING_CST", "COUPLING_NXT", "COUPLING_FLAGS", "COUPLING_ALPHA_MAT", "ROT_POWER", "ROT_FLAGS"]
 
@@ -146,17 +147,37 @@ def cut_and_spring_forces(x, R, V, S, q, u, fams, outs, wfull) -> bool:
 def iterate_flags(fams, outs) -> tuple:
     """(settled, changed, position noise, stuck) of an iterate's families with element state (the
     Assembler's newton_update and Evaluation.position_noise): the rigid cuts' (``outs.rigid_cut``), the
-    actuators' (``outs.actuator``) and the couplings' (``outs.coupling``, (C14), (C16) of docs/coupling.md, (AL11))."""
+    actuators' (``outs.actuator``) and the couplings' (``outs.coupling``, (C14), (C16) of docs/coupling.md, (AL11)):
+    :func:`flags_of` the :func:`flag_arrays`."""
+    return flags_of(flag_arrays(fams, outs))
+
+
+@njit(cache=True)
+def flag_arrays(fams, outs) -> tuple:
+    """The flags arrays :func:`flags_of` reads: the rigid cuts' (``outs.rigid_cut[CUT_FLAGS]``), the actuators'
+    (``outs.actuator.flags``), the couplings' (``outs.coupling[COUPLING_FLAGS]``), each empty where the model has
+    none of the family. A Newton loop takes them once per step and reads its iterates' flags from these three arrays
+    alone (a call that takes ``fams`` and ``outs`` references their some 180 arrays: docs/architecture.md P6)."""
+    none = np.zeros(0)
+    return (outs.rigid_cut[CUT_FLAGS] if fams.rigid_cut[IA].size else none,
+            outs.actuator.flags if fams.actuator.ia.size else none,
+            outs.coupling[COUPLING_FLAGS] if fams.coupling[IA].size else none)
+
+
+@njit(cache=True)
+def flags_of(flags) -> tuple:
+    """:func:`iterate_flags` from the flags arrays ``flags`` of :func:`flag_arrays`."""
+    rigid, act, coupling = flags
     settled, changed, noise, stuck = True, False, 0.0, False
-    if fams.rigid_cut[IA].size:
-        f = outs.rigid_cut[CUT_FLAGS]
+    if rigid.size:
+        f = rigid
         settled, changed, noise, stuck = f[2] > 0.0, f[3] > 0.0, f[1], f[4] >= 0.0
-    if fams.actuator.ia.size:
-        f = outs.actuator.flags
+    if act.size:
+        f = act
         settled, changed, noise = settled and f[2] > 0.0, changed or f[3] > 0.0, max(noise, f[1])
         stuck = stuck or f[STUCK] >= 0.0
-    if fams.coupling[IA].size:
-        f = outs.coupling[COUPLING_FLAGS]
+    if coupling.size:
+        f = coupling
         settled, changed, noise = settled and f[2] > 0.0, changed or f[5] > 0.0, max(noise, f[3])
         stuck = stuck or f[4] >= 0.0
     return settled, changed, noise, stuck

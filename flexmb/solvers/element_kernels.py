@@ -51,7 +51,8 @@ from flexmb.solvers.element_families import (
     any_with_state,
     cut_and_spring_forces,
     cut_and_spring_matrix,
-    iterate_flags,
+    flag_arrays,
+    flags_of,
 )
 from flexmb.solvers.family_tuples import IA, Families, FamilyOutputs
 from flexmb.solvers.motion_load_step import node_load_matrix, node_loads_iterate
@@ -370,6 +371,7 @@ def newton_loop(arrays, maps, factor, bufs, start, diag, newton, info) -> None:
     ud, dx, sdiag = start.udot0.copy(), np.empty(nf), diag.copy()
     r_hist, dxs = np.empty(int(max_iter) + 1), np.empty(int(max_iter) + 1)
     dxws = np.empty(int(max_iter) + 1)  # the corrections' node motions, for the round-off floor (N1)
+    with_state, flags = any_with_state(fams), flag_arrays(fams, outs)  # once per step (flag_arrays: why)
     n_dx = n_dxw = nfac = 0
     fresh = predicted = False
     scale = dx_tol = vscale = 0.0
@@ -386,8 +388,8 @@ def newton_loop(arrays, maps, factor, bufs, start, diag, newton, info) -> None:
             info[3] = NONFINITE
             return
         settled, changed, noise, stuck = True, False, 0.0, False
-        if any_with_state(fams):  # the updates of the cuts, actuators, couplings
-            settled, changed, noise, stuck = iterate_flags(fams, outs)
+        if with_state:  # the updates of the cuts, actuators, couplings
+            settled, changed, noise, stuck = flags_of(flags)
         if stuck:  # a cut or actuator stuck (its newton_update raises): the Python step names it
             info[3] = NOT_CONVERGED
             return

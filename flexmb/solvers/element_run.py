@@ -40,7 +40,16 @@ from flexmb.elements.rotational_spring_damper_kernels import AXIS, rotational_fo
 from flexmb.engine.assembly import Evaluation, LazyEvaluation
 from flexmb.solvers.actuator_projection import actuator_work, begin_actuators, call_targets, drive_power_at, end_actuators
 from flexmb.solvers.coupling_projection import begin_couplings, coupling_work, end_couplings
-from flexmb.solvers.cut_projection import beams_at, begin_cuts, bushings_at, cut_arrays, end_cuts, factor_key, springs_at
+from flexmb.solvers.cut_projection import (
+    beams_at,
+    begin_cuts,
+    bushings_at,
+    cut_arrays,
+    end_cuts,
+    factor_key,
+    held_cuts,
+    springs_at,
+)
 from flexmb.solvers.element_families import (
     BUSHING_POWER,
     COUPLING_CST,
@@ -56,7 +65,7 @@ from flexmb.solvers.integrator_protocol import Integrator
 from flexmb.solvers.law_step import SPRING_POWER
 from flexmb.solvers.nonfinite import all_finite
 from flexmb.solvers.recorder import Recorder
-from flexmb.solvers.step_args import step_args
+from flexmb.solvers.step_args import new_step_args, step_args
 from flexmb.solvers.step_control import ErrorEstimate
 from flexmb.solvers.tree_run import (
     MAX_COORDINATE_STEPS,
@@ -173,6 +182,10 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
     pw = np.empty(3)
     one_load = loads_all.shape[0] == 1
     no_loads = np.zeros((0, 6))
+    # what the projections solve with and refactorize S from (cut_projection.projection_solve): one reference
+    matrix = (new_step_args((tree, fams, maps, outs, diag, with_mass, kin, Mb, factor, threads)), factor)
+    if cuts is not None:
+        held = held_cuts(cuts)  # the projection families held as one reference (held_cuts)
     for k in range(steps.shape[0]):
         h = steps[k, 0]
         gp, bp = _begin_step(k, steps, (g, b, c_a), (c_diag, k_diag, diag), cuts,
@@ -188,10 +201,9 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
             return k
         kin_end = kin
         if cuts is not None:  # newton_loop.accept: the factor key, RigidCuts.end_step, a1, the state
-            matrix = (tree, fams, maps, outs, diag, with_mass, kin, Mb, factor, threads)
-            if not _end_rigid_cuts(k, cuts, matrix, info, coords[3], out_state, (udot, a), (gp, bp, af, am), gravity):
+            if not _end_rigid_cuts(k, held, matrix, info, coords[3], out_state, (udot, a), (gp, bp, af, am), gravity):
                 return k
-            kin_end = cuts[1].kin  # the evaluation at the projected state (ev1 of _accept)
+            kin_end = held[1].kin  # the evaluation at the projected state (ev1 of _accept)
         # (R3a) and the rotational spring-dampers' dissipation at the projected state (positions as the iterate's)
         if rot[IA].size and not _rotational_end(rot, outs.rotational, kin_end.R, kin_end.V, rot_w, ref_prev):
             rot[11][:] = ref_prev  # the step is not taken: the references of its start again
@@ -204,14 +216,14 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
         if work[8][0].size:  # Recorder.power: the bearing friction dissipates -Σ τ u (its torques at the last iterate)
             finite = _with_friction_power(work[8], u1, pw) and finite
         if cuts is not None:  # Recorder.power: the actuators' drive power (ev1's)
-            finite = _with_drive_power(cuts[2], pw) and finite
+            finite = _with_drive_power(held[2], pw) and finite
         if not finite:
             if rot[IA].size:
                 rot[11][:] = ref_prev
             return k
         step_taken(k, steps[k, 2], motion, err, pw, v_scale, prev, wrk, state, out_state, info, log)
         if cuts is not None:
-            _accept_states(cuts)
+            _accept_states(held)
     return steps.shape[0]
 
 
@@ -253,7 +265,7 @@ def _end_rigid_cuts(k, cuts, matrix, info, free, out_state, start, weights, grav
     ``matrix`` as end_cuts takes it, ``free`` the free coordinates, ``out_state`` (q, balls, u, u̇, a) after the
     step. False where the step is not taken (a projection failed, or a value is not finite)."""
     cut_model, cut_work, act_work, coupling_work_ = cuts
-    tree, fams, _, outs, _, _, kin, _, _, threads = matrix
+    tree, fams, _, outs, _, _, kin, _, _, threads = matrix[0].step
     q1, balls1, u1, udot1, a1 = out_state
     udot, a = start
     gp, bp, af, am = weights
