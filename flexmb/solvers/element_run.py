@@ -178,12 +178,9 @@ def element_run(args, bufs, inputs, alpha, newton, steps, state, est, power, log
     q1, balls1, u1, udot1, a1 = out_state
     c_a = (1 - af) / (1 - am)
     diag = np.empty(c_diag.size)
-    drive = np.empty(driven.size)
-    pw = np.empty(3)
-    one_load = loads_all.shape[0] == 1
-    no_loads = np.zeros((0, 6))
-    # what the projections solve with and refactorize S from (cut_projection.projection_solve): one reference
-    matrix = (new_step_args((tree, fams, maps, outs, diag, with_mass, kin, Mb, factor, threads)), factor)
+    drive, pw = np.empty(driven.size), np.empty(3)
+    one_load, no_loads = loads_all.shape[0] == 1, np.zeros((0, 6))
+    matrix = (new_step_args((tree, fams, maps, outs, diag, with_mass, kin, Mb, factor, threads)), factor)  # projection_solve's
     if cuts is not None:
         held = held_cuts(cuts)  # the projection families held as one reference (held_cuts)
     for k in range(steps.shape[0]):
